@@ -1,0 +1,252 @@
+//! The acceptance set: the change's intent, as `.shipmoor/acceptance.yaml` (or its `.draft`).
+//!
+//! In: the file's bytes and the name to show for it. Out: a validated [`AcceptanceSet`] whose
+//! criteria carry their tags, or every problem in the file at once, each with line, column and a
+//! `help:` saying how to fix it.
+//!
+//! Steps: (1) parse YAML into a tree that keeps each node's position ([`parse`]); (2) validate the
+//! tree against the schema: unknown keys, types, id syntax, duplicates, lanes, checks; (3) derive
+//! each criterion's tag ([`tags`]).
+
+pub mod parse;
+pub mod tags;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, InputError};
+
+pub use tags::{tag_for, tag_matches};
+
+/// Whether a person has agreed to the acceptance set: `acceptance.yaml` is committed,
+/// `acceptance.yaml.draft` is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AcceptanceState {
+    Committed,
+    Draft,
+}
+
+impl AcceptanceState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AcceptanceState::Committed => "committed",
+            AcceptanceState::Draft => "draft",
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    /// A mechanical check decides.
+    Floor,
+    /// A judgment criterion: only the judge looks at it (full mode), and it can never pass.
+    Judge,
+}
+
+impl Lane {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lane::Floor => "floor",
+            Lane::Judge => "judge",
+        }
+    }
+}
+
+/// An explicit binding of a criterion to a mechanical check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// A runner-native test id.
+    Test(String),
+    /// A shell command: must exit non-zero at base and 0 at head.
+    Command(String),
+    /// A regex that must match, at head, inside files the change touched that match `paths`.
+    Pattern { paths: Vec<String>, regex: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Criterion {
+    pub id: String,
+    pub ac: String,
+    pub required: bool,
+    pub lane: Lane,
+    pub check: Option<Check>,
+    /// `AC-<ID>-<4 hex>`, see [`tag_for`].
+    pub tag: String,
+    /// 1-based line of the criterion's `id` in the acceptance file.
+    pub line: usize,
+}
+
+impl Criterion {
+    /// `stage1.floor.<id with - as _>` for the floor lane, `stage3.byo_judge` for the judge lane.
+    pub fn requirement(&self) -> String {
+        match self.lane {
+            Lane::Floor => format!("stage1.floor.{}", self.id.replace('-', "_")),
+            Lane::Judge => "stage3.byo_judge".to_string(),
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunnerKind {
+    Cargo,
+    Nextest,
+    Pytest,
+    Go,
+    Vitest,
+    Jest,
+    JunitCommand,
+}
+
+impl RunnerKind {
+    pub const ALL: [RunnerKind; 7] = [
+        RunnerKind::Cargo,
+        RunnerKind::Nextest,
+        RunnerKind::Pytest,
+        RunnerKind::Go,
+        RunnerKind::Vitest,
+        RunnerKind::Jest,
+        RunnerKind::JunitCommand,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunnerKind::Cargo => "cargo",
+            RunnerKind::Nextest => "nextest",
+            RunnerKind::Pytest => "pytest",
+            RunnerKind::Go => "go",
+            RunnerKind::Vitest => "vitest",
+            RunnerKind::Jest => "jest",
+            RunnerKind::JunitCommand => "junit-command",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunnerKind> {
+        RunnerKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunnerConfig {
+    pub kind: RunnerKind,
+    /// Directory of the runner's project, relative to the repository root (`.` by default).
+    pub root: String,
+    /// Extra arguments for the runner.
+    pub args: Vec<String>,
+    /// A shell command run in each worktree (in `root`) before its tests.
+    pub setup: Option<String>,
+    /// For `junit-command`: the command that runs tests and writes JUnit XML to
+    /// `$SHIPMOOR_JUNIT_OUT`.
+    pub command: Option<String>,
+    /// 1-based line of this runner entry.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JudgeConfig {
+    /// A command that reads the request JSON on stdin and writes the response JSON on stdout.
+    pub command: Option<Vec<String>>,
+    /// An OpenAI-compatible chat-completions endpoint.
+    pub url: Option<String>,
+    pub model: Option<String>,
+    /// The name of the environment variable that holds the endpoint's API key.
+    pub api_key_env: Option<String>,
+    pub timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HarnessConfig {
+    /// Globs of test-harness files this change may touch.
+    pub allow_changes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptanceSet {
+    /// The path as the user gave it (or the default), for messages and reports.
+    pub display_path: String,
+    pub state: AcceptanceState,
+    /// Hex SHA-256 of the file's bytes.
+    pub sha256: String,
+    pub criteria: Vec<Criterion>,
+    pub runners: Vec<RunnerConfig>,
+    pub judge: Option<JudgeConfig>,
+    pub harness: HarnessConfig,
+}
+
+/// Where the acceptance set was found.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub path: PathBuf,
+    pub display_path: String,
+    pub state: AcceptanceState,
+}
+
+/// Finds the acceptance file: the given path, or, when that is the default and missing, its
+/// `.draft` sibling.
+pub fn locate(repo: &Path, given: Option<&Path>) -> Result<Located, Error> {
+    let default = Path::new(".shipmoor/acceptance.yaml");
+    let (rel, explicit) = match given {
+        Some(p) => (p.to_path_buf(), true),
+        None => (default.to_path_buf(), false),
+    };
+    let path = if rel.is_absolute() {
+        rel.clone()
+    } else if explicit {
+        // An explicit relative path is relative to where the user stands, as with any CLI flag.
+        std::env::current_dir()
+            .map(|d| d.join(&rel))
+            .unwrap_or(rel.clone())
+    } else {
+        repo.join(&rel)
+    };
+    let display = rel.display().to_string();
+    if path.is_file() {
+        let state = if display.ends_with(".draft") {
+            AcceptanceState::Draft
+        } else {
+            AcceptanceState::Committed
+        };
+        return Ok(Located {
+            path,
+            display_path: display,
+            state,
+        });
+    }
+    let draft = PathBuf::from(format!("{}.draft", path.display()));
+    if draft.is_file() {
+        return Ok(Located {
+            path: draft,
+            display_path: format!("{display}.draft"),
+            state: AcceptanceState::Draft,
+        });
+    }
+    Err(Error::input(
+        InputError::new(format!("no acceptance set: `{display}` does not exist (nor `{display}.draft`)"))
+            .in_file(display.clone())
+            .help("write the criteria as .shipmoor/acceptance.yaml (see the README's acceptance file reference), or name another file with --acceptance"),
+    ))
+}
+
+/// Reads and validates the acceptance file.
+pub fn load(located: &Located) -> Result<AcceptanceSet, Error> {
+    let bytes = std::fs::read(&located.path).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the acceptance set: {e}"))
+                .in_file(located.display_path.clone()),
+        )
+    })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+        Error::input(
+            InputError::new("the acceptance set is not UTF-8 text")
+                .in_file(located.display_path.clone())
+                .help("save the file as UTF-8"),
+        )
+    })?;
+    let sha = crate::evidence::sha256_hex(&bytes);
+    parse::parse(&text, &located.display_path, located.state, sha).map_err(Error::Input)
+}

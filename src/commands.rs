@@ -1,0 +1,4 @@
+//! commands
+pub fn main_entry() -> i32 {
+    0
+}

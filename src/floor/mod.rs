@@ -1,0 +1,3 @@
+//! The deterministic floor.
+pub mod process;
+pub mod runners;

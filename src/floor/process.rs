@@ -1,0 +1,145 @@
+//! Running child processes for the floor: each in its own process group, with a timeout, output
+//! captured, and registered so that Ctrl-C can stop the whole tree before worktrees are removed.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+
+static CHILD_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Marks the run as interrupted and stops every running child's process group.
+pub fn interrupt_all() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    if let Ok(groups) = CHILD_GROUPS.lock() {
+        for pgid in groups.iter() {
+            let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+        }
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// What a finished (or stopped) child left behind.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// `None` when the child was killed by a signal (including our timeout).
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub duration: Duration,
+    pub timed_out: bool,
+    pub interrupted: bool,
+}
+
+impl Captured {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+
+    pub fn stderr_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    pub fn stdout_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr.
+///
+/// Errors only when the program cannot be started at all (not found, not executable).
+pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if interrupted() {
+        return Ok(Captured {
+            interrupted: true,
+            ..Captured::default()
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pgid = child.id() as i32;
+    if let Ok(mut g) = CHILD_GROUPS.lock() {
+        g.insert(pgid);
+    }
+    let mut out = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout pipe"))?;
+    let mut err = child
+        .stderr
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err.read_to_end(&mut buf);
+        buf
+    });
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait()? {
+            Some(status) => break status,
+            None => {
+                if start.elapsed() >= timeout {
+                    timed_out = true;
+                    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+                    break child.wait()?;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
+    // Grandchildren that outlive the child would keep the pipes open: stop the group.
+    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    if let Ok(mut g) = CHILD_GROUPS.lock() {
+        g.remove(&pgid);
+    }
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    Ok(Captured {
+        exit_code: status.code(),
+        stdout,
+        stderr,
+        duration: start.elapsed(),
+        timed_out,
+        interrupted: interrupted(),
+    })
+}
+
+/// Whether `program` can be found on `PATH` (or is a path to an executable file).
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        p.is_file()
+            && p.metadata()
+                .map(|m| m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let p = Path::new(program);
+        return is_exec(p).then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_exec(p))
+}

@@ -1,0 +1,1 @@
+//! JUnit XML reading (to be written).

@@ -1,0 +1,148 @@
+//! Test runner adapters. Each adapter can list the test ids of a project, run a chosen set of
+//! them, and read per-test results from a structured file at a path we choose. An exit code is
+//! never trusted alone: a test counts as passed only when its id is present in the results with
+//! status passed and the exit code agrees.
+//!
+//! Test ids are runner-native:
+//! - cargo and nextest: `<binary-id> <test name>`, the binary id as nextest spells it (`crate`
+//!   for the library's unit tests, `crate::name` for `tests/name.rs`, `crate::bin/name`);
+//! - pytest: the node id relative to the runner's root (`tests/test_x.py::TestA::test_b`).
+
+pub mod cargo;
+pub mod junit;
+pub mod nextest;
+pub mod pytest;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::acceptance::{RunnerConfig, RunnerKind};
+use crate::error::InputError;
+use crate::floor::process::Captured;
+
+/// What one run observed of one test.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// The test's target did not compile.
+    BuildFail,
+    /// Absent, skipped, filtered out, or the runner never ran it.
+    NotObserved,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::BuildFail => "build_fail",
+            Outcome::NotObserved => "not_observed",
+        }
+    }
+}
+
+/// A test a runner listed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TestCase {
+    /// The runner-native id (see the module doc).
+    pub id: String,
+    /// The file that holds the test, relative to the repository root, when the runner says.
+    pub file: Option<String>,
+}
+
+/// Where and how a runner runs: one worktree, one runner root.
+#[derive(Debug, Clone)]
+pub struct RunCtx {
+    /// The worktree's root.
+    pub worktree: PathBuf,
+    /// The runner's root inside the worktree (`worktree.join(config.root)`).
+    pub dir: PathBuf,
+    /// An empty directory of our own for result files (JUnit XML, tool configs); never inside
+    /// the worktree.
+    pub scratch: PathBuf,
+    /// The limit for each command the runner starts.
+    pub timeout: Duration,
+    /// Environment to set for every command (for example `CARGO_TARGET_DIR`).
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// One command a runner started, with what it left.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// What ran, as the argv (paths inside the worktree are shown relative to it).
+    pub command: Vec<String>,
+    pub captured: Captured,
+    /// The raw structured results file, when the runner wrote one.
+    pub results: Option<Vec<u8>>,
+    /// The media type of `results` (`application/xml` for JUnit, `application/json`).
+    pub results_type: Option<String>,
+}
+
+/// A build failure: the runner could not compile what holds the tests.
+#[derive(Debug, Clone, Default)]
+pub struct BuildFailure {
+    /// Files (relative to the repository root) that the compiler's error diagnostics point into.
+    pub diagnostic_files: Vec<String>,
+    /// A short excerpt of the first errors, for reports.
+    pub excerpt: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListReport {
+    pub tests: Vec<TestCase>,
+    pub invocations: Vec<Invocation>,
+    /// Set when the project does not build (or the runner cannot collect), so nothing is listed.
+    pub build_failure: Option<BuildFailure>,
+    /// Set when listing could not happen for an operational reason (timeout, runner crash).
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunReport {
+    /// One entry per requested test id. Ids the runner never reported are `NotObserved`.
+    pub outcomes: BTreeMap<String, Outcome>,
+    pub invocations: Vec<Invocation>,
+    /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
+    pub build_failure: Option<BuildFailure>,
+    /// Set when the run could not be observed for an operational reason (timeout, runner crash,
+    /// results file missing although the runner exited); affected tests are `NotObserved`.
+    pub problem: Option<String>,
+}
+
+/// A test runner adapter.
+pub trait Runner: Send + Sync {
+    fn config(&self) -> &RunnerConfig;
+
+    fn kind(&self) -> RunnerKind {
+        self.config().kind
+    }
+
+    /// Checks that the runner's tools are installed; the error says what to install.
+    fn check_tool(&self) -> Result<(), InputError>;
+
+    /// Whether a path (relative to the runner's root, `/`-separated) is part of the test suite:
+    /// the files laid over the base worktree.
+    fn is_test_file(&self, rel_path: &str) -> bool;
+
+    /// Lists every test id of the project in `ctx.dir` (building it if needed).
+    fn list(&self, ctx: &RunCtx) -> ListReport;
+
+    /// Runs exactly the given test ids once, retries off, and reads their outcomes.
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport;
+}
+
+/// The adapter for a configured runner.
+pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
+    match config.kind {
+        RunnerKind::Cargo => Some(Box::new(cargo::CargoTest::new(config))),
+        RunnerKind::Nextest => Some(Box::new(nextest::Nextest::new(config))),
+        RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
+        _ => None,
+    }
+}

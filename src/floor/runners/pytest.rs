@@ -1,0 +1,27 @@
+//! pytest adapter (to be written).
+use super::*;
+pub struct Pytest {
+    config: RunnerConfig,
+}
+impl Pytest {
+    pub fn new(config: RunnerConfig) -> Self {
+        Pytest { config }
+    }
+}
+impl Runner for Pytest {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+    fn check_tool(&self) -> Result<(), InputError> {
+        Ok(())
+    }
+    fn is_test_file(&self, _rel_path: &str) -> bool {
+        false
+    }
+    fn list(&self, _ctx: &RunCtx) -> ListReport {
+        ListReport::default()
+    }
+    fn run(&self, _ctx: &RunCtx, _ids: &[String]) -> RunReport {
+        RunReport::default()
+    }
+}

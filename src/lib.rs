@@ -1,0 +1,27 @@
+//! Shipmoor Claim Check.
+//!
+//! A change claims to meet its acceptance criteria; `shipmoor claim-check` decides, criterion by
+//! criterion, whether the claim holds. The modules follow the pipeline in the order data flows:
+//!
+//! 1. [`acceptance`]: the acceptance set (intent), its validation and the criteria's tags;
+//! 2. [`floor`]: worktrees at base and head, test runners, observations, the floor's rule;
+//! 3. [`verdict`]: the pure fusion (policy v3) of dispositions into one verdict;
+//! 4. [`evidence`]: canonical evidence records and content-addressed blobs;
+//! 5. [`report`]: the terminal report, the fix packet and `verify.md`;
+//! 6. [`attest`]: the in-toto statement carrying the Verification Summary Attestation.
+//!
+//! [`commands`] wires the stages to the command line; [`error`] maps every failure to one exit
+//! code.
+#![forbid(unsafe_code)]
+
+pub mod acceptance;
+pub mod attest;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod error;
+pub mod evidence;
+pub mod floor;
+pub mod git;
+pub mod report;
+pub mod verdict;
