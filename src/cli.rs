@@ -1,1 +1,123 @@
-//! cli
+//! The command line, as clap types only; [`crate::commands`] runs them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "shipmoor",
+    version,
+    about = "Shipmoor Claim Check: decide, criterion by criterion, whether a change meets its acceptance criteria",
+    after_help = "Exit codes: 0 READY or READY WITH GAPS · 1 BLOCKED · 4 INCONCLUSIVE · 2 usage or input error · 3 engine crash"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Run the whole check: load intent, bind, floor, fuse, write the outputs
+    ClaimCheck(ClaimCheckArgs),
+    /// Work with the acceptance set
+    #[command(subcommand)]
+    Acceptance(AcceptanceCommand),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// The deterministic floor only
+    Fast,
+    /// The floor, then the judge on what the floor left open
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Sign {
+    /// Write the statement unsigned
+    None,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimCheckArgs {
+    /// The repository to check
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// The base commit [default: the pull request's base in GitHub Actions, else the merge-base
+    /// of HEAD with the default branch]
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The head commit
+    #[arg(long, default_value = "HEAD", value_name = "REV")]
+    pub head: String,
+    /// fast: the floor only; full: the floor and the judge
+    #[arg(long, value_enum, default_value_t = Mode::Fast)]
+    pub mode: Mode,
+    /// The acceptance set [default: .shipmoor/acceptance.yaml, falling back to its .draft]
+    #[arg(long, value_name = "PATH")]
+    pub acceptance: Option<PathBuf>,
+    /// Run each bound test K times at each side; mixed results are `undecided`
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub runs: u32,
+    /// The limit for each command the floor runs, in seconds
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: u64,
+    /// How to sign the attestation
+    #[arg(long, value_enum, default_value_t = Sign::None)]
+    pub sign: Sign,
+    /// An artifact the attestation also speaks for (repeatable)
+    #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
+    pub subjects: Vec<String>,
+    /// human: the terminal report; json: the whole result on stdout
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    #[arg(long, value_name = "PATH")]
+    pub vsa_out: Option<PathBuf>,
+    #[arg(long, value_name = "PATH")]
+    pub fixes_out: Option<PathBuf>,
+    #[arg(long, value_name = "PATH")]
+    pub report_out: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub evidence_dir: Option<PathBuf>,
+    /// Where worktrees and build outputs go [default: the system's temporary directory]
+    #[arg(long, value_name = "DIR", env = "SHIPMOOR_TMPDIR")]
+    pub temp_dir: Option<PathBuf>,
+    /// No progress lines on stderr
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Pin the clock (RFC 3339), as SOURCE_DATE_EPOCH does
+    #[arg(long, hide = true, value_name = "RFC3339")]
+    pub current_time: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptanceArgs {
+    /// The repository
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// The acceptance set [default: .shipmoor/acceptance.yaml, falling back to its .draft]
+    #[arg(long, value_name = "PATH")]
+    pub acceptance: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AcceptanceCommand {
+    /// Validate the acceptance set, reporting every problem at once
+    Lint(AcceptanceArgs),
+    /// Print each criterion's tag
+    Tags {
+        #[command(flatten)]
+        args: AcceptanceArgs,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Promote .shipmoor/acceptance.yaml.draft to .shipmoor/acceptance.yaml once it validates
+    Commit(AcceptanceArgs),
+}

@@ -1,5 +1,257 @@
-//! evidence
+//! The evidence store: every observation is a record in canonical JSON (RFC 8785), and every
+//! log or results file it cites is a blob; both are content-addressed, `sha256/<hex>` under the
+//! evidence directory, and cited as `sha256:<hex>` by the reports, the fix packet and the VSA.
+//!
+//! Records and blobs are staged in memory during a run and written only when the run completes,
+//! each file atomically, so a failed or interrupted run leaves no partial evidence.
+//!
+//! Logs are made reproducible before they are hashed: the run's temporary paths become
+//! `$WORKTREE`, `$SCRATCH` and `$TMP`, and the timings runners print (`in 0.03s`, JUnit `time=`,
+//! `timestamp=`, `hostname=`) are masked, so the same inputs give the same evidence pointers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
+
+pub const RECORD_SCHEMA: &str = "claim_check.evidence.v1";
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// `sha256:<hex>` of the bytes.
+pub fn pointer(bytes: &[u8]) -> String {
+    format!("sha256:{}", sha256_hex(bytes))
+}
+
+/// RFC 8785 canonical JSON of a serializable value.
+pub fn canonical_json<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    serde_json_canonicalizer::to_vec(value).map_err(|e| format!("canonical JSON: {e}"))
+}
+
+/// In-memory staging of records and blobs for one run.
+#[derive(Debug, Default, Clone)]
+pub struct EvidenceStore {
+    items: BTreeMap<String, Vec<u8>>,
+    records: Vec<String>,
+}
+
+impl EvidenceStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores a blob and returns its pointer.
+    pub fn put_blob(&mut self, bytes: Vec<u8>) -> String {
+        let hex = sha256_hex(&bytes);
+        self.items.entry(hex.clone()).or_insert(bytes);
+        format!("sha256:{hex}")
+    }
+
+    /// Stores a record (canonical JSON) and returns its pointer.
+    pub fn put_record<T: Serialize>(&mut self, record: &T) -> Result<String, String> {
+        let bytes = canonical_json(record)?;
+        let p = self.put_blob(bytes);
+        if !self.records.contains(&p) {
+            self.records.push(p.clone());
+        }
+        Ok(p)
+    }
+
+    pub fn get(&self, pointer: &str) -> Option<&[u8]> {
+        let hex = pointer.strip_prefix("sha256:")?;
+        self.items.get(hex).map(|v| v.as_slice())
+    }
+
+    /// Pointers of every record, in the order first stored.
+    pub fn records(&self) -> &[String] {
+        &self.records
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Writes every item to `<dir>/sha256/<hex>` (atomically; existing items are left alone).
+    pub fn commit(&self, dir: &Path) -> std::io::Result<()> {
+        let sub = dir.join("sha256");
+        std::fs::create_dir_all(&sub)?;
+        for (hex, bytes) in &self.items {
+            let path = sub.join(hex);
+            if path.exists() {
+                continue;
+            }
+            write_atomic(&path, bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a file by way of a temporary sibling and a rename, so readers never see half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".shipmoor-tmp-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Replaces run-specific paths and timings in captured output (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Normalizer {
+    replacements: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Normalizer {
+    /// `paths` pairs each temporary directory with its placeholder; longer paths are replaced
+    /// first so that a worktree inside the temporary root keeps its own name.
+    pub fn new(paths: &[(PathBuf, &str)]) -> Self {
+        let mut replacements: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for (p, name) in paths {
+            let s = p.display().to_string();
+            replacements.push((s.clone().into_bytes(), name.as_bytes().to_vec()));
+            // The same directory reached through symlinks (macOS /private/tmp, say).
+            if let Ok(c) = std::fs::canonicalize(p) {
+                let c = c.display().to_string();
+                if c != s {
+                    replacements.push((c.into_bytes(), name.as_bytes().to_vec()));
+                }
+            }
+        }
+        replacements.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+        Normalizer { replacements }
+    }
+
+    pub fn apply(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for (from, to) in &self.replacements {
+            if !from.is_empty() {
+                out = replace_all(&out, from, to);
+            }
+        }
+        for (re, with) in timing_patterns() {
+            out = re.replace_all(&out, with.as_slice()).into_owned();
+        }
+        out
+    }
+
+    /// The same replacements on a string (commands shown in reports).
+    pub fn apply_str(&self, s: &str) -> String {
+        let mut out = s.to_string();
+        for (from, to) in &self.replacements {
+            if let (Ok(f), Ok(t)) = (std::str::from_utf8(from), std::str::from_utf8(to)) {
+                if !f.is_empty() {
+                    out = out.replace(f, t);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(hay[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
+    static PATTERNS: OnceLock<Vec<(Regex, Vec<u8>)>> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        let p = |re: &str, with: &str| Regex::new(re).ok().map(|r| (r, with.as_bytes().to_vec()));
+        [
+            // pytest `1 passed in 0.03s`, libtest `finished in 0.00s`, cargo `target(s) in 1.2s`,
+            // nextest `[   0.004s]` and `0.012s`, go `ok  pkg 0.01s`.
+            p(r"\bin [0-9]+(\.[0-9]+)?m?s\b", "in <t>"),
+            p(r"\[ *[0-9]+\.[0-9]+s\]", "[<t>]"),
+            p(r#"\b(time|timestamp|hostname)="[^"]*""#, r#"$1="<t>""#),
+            p(r"\b[0-9]+\.[0-9]{2,}s\b", "<t>"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_are_sha256_of_the_bytes() {
+        assert_eq!(
+            pointer(b"abc"),
+            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn records_are_canonical_json() {
+        #[derive(Serialize)]
+        struct R {
+            z: u32,
+            a: &'static str,
+        }
+        let bytes = canonical_json(&R { z: 1, a: "é\n" }).unwrap();
+        assert_eq!(bytes, "{\"a\":\"é\\n\",\"z\":1}".as_bytes());
+    }
+
+    #[test]
+    fn store_dedups_and_commits_atomically() {
+        let mut s = EvidenceStore::new();
+        let a = s.put_blob(b"x".to_vec());
+        let b = s.put_blob(b"x".to_vec());
+        assert_eq!(a, b);
+        let r = s.put_record(&serde_json::json!({"k": 1})).unwrap();
+        assert_eq!(s.records(), [r.clone()]);
+        let dir = tempfile::tempdir().unwrap();
+        s.commit(dir.path()).unwrap();
+        let hex = r.strip_prefix("sha256:").unwrap();
+        let back = std::fs::read(dir.path().join("sha256").join(hex)).unwrap();
+        assert_eq!(pointer(&back), r);
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sha256"))
+            .unwrap()
+            .collect();
+        assert_eq!(names.len(), 2);
+    }
+
+    #[test]
+    fn normalizer_masks_paths_and_timings() {
+        let n = Normalizer::new(&[
+            (PathBuf::from("/tmp/shipmoor-x"), "$TMP"),
+            (PathBuf::from("/tmp/shipmoor-x/head"), "$WORKTREE"),
+        ]);
+        let out = n.apply(
+            b"Compiling a v0.1.0 (/tmp/shipmoor-x/head)\n1 passed in 0.03s\n<testsuite time=\"0.1\" timestamp=\"2026\">\n/tmp/shipmoor-x/scratch",
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Compiling a v0.1.0 ($WORKTREE)\n1 passed in <t>\n<testsuite time=\"<t>\" timestamp=\"<t>\">\n$TMP/scratch"
+        );
+    }
 }

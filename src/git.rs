@@ -1,1 +1,420 @@
-//! git
+//! The one way this tool talks to git: a wrapper that clears the `GIT_DIR`-style variables a
+//! caller's environment may carry (hooks set them), returns typed commit ids, and manages the
+//! detached worktrees the floor runs in, removing them on drop and on Ctrl-C.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use crate::error::{Error, InputError};
+
+/// A full commit id (40 or 64 hex digits).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommitId(String);
+
+impl CommitId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn short(&self) -> &str {
+        &self.0[..7.min(self.0.len())]
+    }
+
+    /// Checks the shape only: 40 or 64 lowercase hex digits.
+    pub fn parse(s: &str) -> Option<CommitId> {
+        let ok = (s.len() == 40 || s.len() == 64)
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        ok.then(|| CommitId(s.to_string()))
+    }
+}
+
+impl fmt::Display for CommitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+const CLEARED_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+];
+
+/// A repository, by its top-level directory.
+#[derive(Debug, Clone)]
+pub struct Git {
+    root: PathBuf,
+}
+
+/// A git command's output.
+pub struct Output {
+    pub ok: bool,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).trim_end().to_string()
+    }
+}
+
+fn git_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir);
+    for v in CLEARED_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .env("GIT_OPTIONAL_LOCKS", "0");
+    cmd
+}
+
+fn run_git<I, S>(dir: &Path, args: I) -> Result<Output, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = git_command(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            Error::input(
+                InputError::new(format!("cannot run `git`: {e}"))
+                    .help("install git and make sure it is on PATH"),
+            )
+        })?;
+    Ok(Output {
+        ok: out.status.success(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+    })
+}
+
+impl Git {
+    /// Opens the repository that holds `dir`.
+    pub fn discover(dir: &Path) -> Result<Git, Error> {
+        if !dir.is_dir() {
+            return Err(Error::input(
+                InputError::new(format!("`{}` is not a directory", dir.display()))
+                    .help("pass the repository to check with --repo"),
+            ));
+        }
+        let out = run_git(dir, ["rev-parse", "--show-toplevel"])?;
+        if !out.ok {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "`{}` is not inside a git repository",
+                    dir.display()
+                ))
+                .help("run claim-check inside a git checkout, or pass one with --repo"),
+            ));
+        }
+        Ok(Git {
+            root: PathBuf::from(out.text()),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn run<I, S>(&self, args: I) -> Result<Output, Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        run_git(&self.root, args)
+    }
+
+    /// Resolves a revision to a commit id; `what` names it in the error (`--base`, say).
+    pub fn resolve(&self, rev: &str, what: &str) -> Result<CommitId, Error> {
+        let out = self.run([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])?;
+        let text = out.text();
+        match CommitId::parse(&text) {
+            Some(id) if out.ok => Ok(id),
+            _ => Err(Error::input(
+                InputError::new(format!("{what} `{rev}` is not a commit in this repository"))
+                    .help("pass a commit id, branch or tag that exists here; in a shallow clone fetch it first (`git fetch --unshallow` or `fetch-depth: 0`)"),
+            )),
+        }
+    }
+
+    pub fn is_ancestor(&self, ancestor: &CommitId, of: &CommitId) -> Result<bool, Error> {
+        Ok(self
+            .run([
+                "merge-base",
+                "--is-ancestor",
+                ancestor.as_str(),
+                of.as_str(),
+            ])?
+            .ok)
+    }
+
+    pub fn merge_base(&self, a: &CommitId, b: &CommitId) -> Result<Option<CommitId>, Error> {
+        let out = self.run(["merge-base", a.as_str(), b.as_str()])?;
+        Ok(if out.ok {
+            CommitId::parse(&out.text())
+        } else {
+            None
+        })
+    }
+
+    /// The default branch: `origin/HEAD`'s target, else `main`, `master`, `origin/main`,
+    /// `origin/master`, whichever exists first.
+    pub fn default_branch(&self) -> Result<Option<String>, Error> {
+        let out = self.run(["symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"])?;
+        if out.ok {
+            let r = out.text();
+            if let Some(name) = r.strip_prefix("refs/remotes/") {
+                return Ok(Some(name.to_string()));
+            }
+        }
+        for cand in ["main", "master", "origin/main", "origin/master"] {
+            if self
+                .run([
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{cand}^{{commit}}"),
+                ])?
+                .ok
+            {
+                return Ok(Some(cand.to_string()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Tracked files with uncommitted changes (staged or not), as `git status` shows them,
+    /// leaving out paths for which `ignore` says yes.
+    pub fn dirty_tracked(&self, ignore: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
+        let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+        if !out.ok {
+            return Err(Error::crash(format!("git status failed: {}", out.stderr)));
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|e| e.len() > 3)
+            .map(|e| String::from_utf8_lossy(&e[3..]).into_owned())
+            .filter(|p| !ignore(p))
+            .collect())
+    }
+
+    /// Files changed from `base` to `head` (renames as delete + add), with git's status letter.
+    pub fn changed_files(&self, base: &CommitId, head: &CommitId) -> Result<Vec<Change>, Error> {
+        let out = self.run([
+            "diff",
+            "--name-status",
+            "--no-renames",
+            "-z",
+            base.as_str(),
+            head.as_str(),
+        ])?;
+        if !out.ok {
+            return Err(Error::crash(format!("git diff failed: {}", out.stderr)));
+        }
+        let parts: Vec<&[u8]> = out.stdout.split(|b| *b == 0).collect();
+        let mut changes = Vec::new();
+        let mut i = 0;
+        while i + 1 < parts.len() {
+            let status = String::from_utf8_lossy(parts[i]).into_owned();
+            let path = String::from_utf8_lossy(parts[i + 1]).into_owned();
+            if let Some(c) = status.chars().next() {
+                changes.push(Change {
+                    status: c,
+                    path: path.clone(),
+                });
+            }
+            i += 2;
+        }
+        changes.sort();
+        Ok(changes)
+    }
+
+    /// The unified diff from `base` to `head`.
+    pub fn diff(&self, base: &CommitId, head: &CommitId) -> Result<Vec<u8>, Error> {
+        let out = self.run([
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            base.as_str(),
+            head.as_str(),
+        ])?;
+        Ok(out.stdout)
+    }
+
+    /// The bytes of `path` at `commit`, or `None` where it does not exist.
+    pub fn show(&self, commit: &CommitId, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let out = self.run(["show", &format!("{}:{}", commit.as_str(), path)])?;
+        Ok(out.ok.then_some(out.stdout))
+    }
+
+    /// The URL of `origin`, without credentials, or the repository's path as a file URL.
+    pub fn repo_uri(&self) -> Result<String, Error> {
+        let out = self.run(["remote", "get-url", "origin"])?;
+        if out.ok {
+            let url = strip_credentials(&out.text());
+            if !url.is_empty() {
+                return Ok(url);
+            }
+        }
+        Ok(format!("file://{}", self.root.display()))
+    }
+}
+
+/// A file changed between two commits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Change {
+    /// `A`dded, `M`odified, `D`eleted, `T`ype changed.
+    pub status: char,
+    pub path: String,
+}
+
+fn strip_credentials(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        if let Some((_, host)) = rest.split_once('@') {
+            if !rest.split('/').next().unwrap_or("").is_empty() && rest.find('@') < rest.find('/') {
+                return format!("{scheme}://{host}");
+            }
+        }
+    }
+    url.to_string()
+}
+
+// Worktrees registered here are removed by the Ctrl-C handler if the process must exit before
+// their guards drop.
+static LIVE_WORKTREES: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+/// A detached worktree, removed (with its git metadata) when dropped.
+#[derive(Debug)]
+pub struct Worktree {
+    repo: PathBuf,
+    path: PathBuf,
+    pub commit: CommitId,
+}
+
+impl Worktree {
+    pub fn add(git: &Git, path: &Path, commit: &CommitId) -> Result<Worktree, Error> {
+        if let Ok(mut live) = LIVE_WORKTREES.lock() {
+            live.push((git.root.clone(), path.to_path_buf()));
+        }
+        let out = git.run([
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+            OsStr::new(commit.as_str()),
+        ])?;
+        let wt = Worktree {
+            repo: git.root.clone(),
+            path: path.to_path_buf(),
+            commit: commit.clone(),
+        };
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "cannot create a worktree at {} for {}: {}",
+                path.display(),
+                commit,
+                out.stderr
+            )));
+        }
+        Ok(wt)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A git handle inside this worktree.
+    pub fn git(&self) -> Git {
+        Git {
+            root: self.path.clone(),
+        }
+    }
+}
+
+fn remove_worktree(repo: &Path, path: &Path) {
+    let _ = run_git(
+        repo,
+        [
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+        ],
+    );
+    if path.exists() {
+        let _ = std::fs::remove_dir_all(path);
+    }
+    let _ = run_git(repo, ["worktree", "prune"]);
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        remove_worktree(&self.repo, &self.path);
+        if let Ok(mut live) = LIVE_WORKTREES.lock() {
+            live.retain(|(_, p)| p != &self.path);
+        }
+    }
+}
+
+/// Removes every worktree still registered (the Ctrl-C path).
+pub fn remove_live_worktrees() {
+    let live: Vec<(PathBuf, PathBuf)> = LIVE_WORKTREES
+        .lock()
+        .map(|mut l| std::mem::take(&mut *l))
+        .unwrap_or_default();
+    for (repo, path) in live {
+        remove_worktree(&repo, &path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_ids_are_checked() {
+        assert!(CommitId::parse(&"a".repeat(40)).is_some());
+        assert!(CommitId::parse(&"a".repeat(39)).is_none());
+        assert!(CommitId::parse(&"A".repeat(40)).is_none());
+        assert!(CommitId::parse("HEAD").is_none());
+    }
+
+    #[test]
+    fn credentials_are_stripped_from_remote_urls() {
+        assert_eq!(
+            strip_credentials("https://user:tok@github.com/a/b.git"),
+            "https://github.com/a/b.git"
+        );
+        assert_eq!(
+            strip_credentials("https://github.com/a/b.git"),
+            "https://github.com/a/b.git"
+        );
+        assert_eq!(
+            strip_credentials("git@github.com:a/b.git"),
+            "git@github.com:a/b.git"
+        );
+    }
+}

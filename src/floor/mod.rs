@@ -1,3 +1,1355 @@
-//! The deterministic floor.
+//! The deterministic floor: binds each criterion to a mechanical check and observes it at the
+//! base and head commits. It says only yes (`satisfied`), a hard no (`unsatisfied`), "no check
+//! could be bound" (`unbound`) or "bound but not observable" (`undecided`).
+//!
+//! In: the repository, the validated acceptance set, base and head commits, the runners.
+//! Out: a [`FloorReport`]: one [`CriterionFloor`] per criterion, the commands that ran, the
+//! files laid over base; every observation stored in the evidence store.
+//!
+//! Steps:
+//! 1. head: a detached worktree at the head commit; each runner's `setup`, then its test listing;
+//! 2. bind each criterion ([`bind`]): tag, `check.test`, `check.command` or `check.pattern`;
+//! 3. head: run the bound tests `runs` times each, retries off;
+//! 4. base: a detached worktree at base with head's test files laid over it; `setup`; the same
+//!    tests, `runs` times;
+//! 5. commands at both sides, patterns at head;
+//! 6. decide each criterion with the pure rule ([`rule`]).
+//!
+//! Build outputs are never shared between the worktrees: each side has its own
+//! `CARGO_TARGET_DIR`, because a shared one has been seen to run the other side's stale binary.
+
+pub mod bind;
 pub mod process;
+pub mod rule;
 pub mod runners;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::acceptance::{AcceptanceSet, Criterion, RunnerConfig, RunnerKind};
+use crate::clock::Clock;
+use crate::error::{Error, InputError};
+use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
+use crate::git::{Change, CommitId, Git, Worktree};
+use crate::verdict::FloorResult;
+use bind::{Binding, BoundTest};
+use rule::{Decision, Finding, SideState};
+use runners::{Invocation, Outcome, RunCtx, Runner};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Base,
+    Head,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Base => "base",
+            Side::Head => "head",
+        }
+    }
+}
+
+/// What the floor needs for one run.
+pub struct FloorInput<'a> {
+    pub git: &'a Git,
+    pub acceptance: &'a AcceptanceSet,
+    pub runners: Vec<RunnerConfig>,
+    pub base: CommitId,
+    pub head: CommitId,
+    pub runs: u32,
+    pub timeout: Duration,
+    /// A fresh directory of our own for worktrees, target dirs and scratch files.
+    pub temp_root: PathBuf,
+    pub clock: &'a Clock,
+    pub progress: &'a dyn Fn(&str),
+}
+
+/// An evidence pointer with what it shows, as the fix packet and reports cite it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EvidenceRef {
+    pub pointer: String,
+    pub detail: String,
+}
+
+/// One bound test and what each side observed.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestObservation {
+    pub id: String,
+    pub runner: String,
+    pub file: Option<String>,
+    pub head: String,
+    pub base: String,
+    pub head_evidence: Vec<String>,
+    pub base_evidence: Vec<String>,
+}
+
+/// The floor's disposition for one criterion.
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionFloor {
+    pub result: FloorResult,
+    pub reason: String,
+    /// `tag`, `check.test`, `check.command`, `check.pattern` or `judge_lane`.
+    pub binding: String,
+    pub tests: Vec<TestObservation>,
+    /// The observation that decided the result.
+    pub evidence: Option<EvidenceRef>,
+    /// Every evidence record this criterion rests on.
+    pub evidence_all: Vec<String>,
+    /// What ran at base and at head for this criterion (`fail`, `pass`, `—`).
+    pub base_summary: String,
+    pub head_summary: String,
+    /// A command that reproduces the decisive observation.
+    pub reproduce: Option<String>,
+}
+
+/// One command the floor ran, for the runtime section of reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeRow {
+    pub side: String,
+    pub runner: String,
+    pub command: String,
+    pub tests: usize,
+    pub result: String,
+    pub seconds: f64,
+    pub exit_code: Option<i32>,
+    /// A bounded excerpt of the output where something failed.
+    pub excerpt: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorReport {
+    pub criteria: Vec<CriterionFloor>,
+    pub runtime: Vec<RuntimeRow>,
+    pub overlay: Vec<String>,
+    pub overlay_deleted: Vec<String>,
+    pub changed_files: usize,
+}
+
+/// An evidence record (DESIGN 7): canonical JSON, cited by pointer.
+#[derive(Debug, Serialize)]
+struct Record<'a> {
+    schema: &'static str,
+    kind: &'static str,
+    side: Option<Side>,
+    commit: &'a str,
+    overlay: Option<&'a OverlayRef>,
+    runner: Option<&'a str>,
+    root: Option<&'a str>,
+    command: &'a [String],
+    test_id: Option<&'a str>,
+    run: u32,
+    outcome: Option<&'a str>,
+    exit_code: Option<i32>,
+    duration_ms: u64,
+    stdout: Option<&'a str>,
+    stderr: Option<&'a str>,
+    results: Option<&'a str>,
+    note: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct OverlayRef {
+    from: String,
+    paths: Vec<String>,
+    deleted: Vec<String>,
+}
+
+/// The runners to use: the configured ones, or those detected from the head commit's files.
+pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, Error> {
+    let out = git.run(["ls-tree", "-r", "--name-only", "-z", head.as_str()])?;
+    if !out.ok {
+        return Err(Error::crash(format!("git ls-tree failed: {}", out.stderr)));
+    }
+    let files: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let has = |name: &str| files.iter().any(|f| f == name);
+    let mut found = Vec::new();
+    let cfg = |kind| RunnerConfig {
+        kind,
+        root: ".".into(),
+        args: vec![],
+        setup: None,
+        command: None,
+        line: 0,
+    };
+    if has("Cargo.toml") {
+        found.push(cfg(RunnerKind::Cargo));
+    }
+    let python_marker = [
+        "pytest.ini",
+        "conftest.py",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| has(f));
+    let python_tests = files.iter().any(|f| {
+        let base = f.rsplit('/').next().unwrap_or(f);
+        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
+    });
+    if python_marker || python_tests {
+        found.push(cfg(RunnerKind::Pytest));
+    }
+    Ok(found)
+}
+
+/// Checks every runner's tools before any work starts (a missing tool is an input error).
+pub fn check_tools(runners: &[RunnerConfig], display_path: &str) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    for r in runners {
+        match runners::adapter(r.clone()) {
+            Some(a) => {
+                if let Err(e) = a.check_tool() {
+                    errors.push(e);
+                }
+            }
+            None => errors.push(
+                InputError::new(format!(
+                    "runner kind `{}` is not supported by this version",
+                    r.kind.as_str()
+                ))
+                .at(display_path, r.line, 1)
+                .help("use one of: cargo, nextest, pytest"),
+            ),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Input(errors))
+    }
+}
+
+struct Ctx<'a> {
+    input: &'a FloorInput<'a>,
+    adapters: Vec<Box<dyn Runner>>,
+    store: &'a mut EvidenceStore,
+    norm: Normalizer,
+    runtime: Vec<RuntimeRow>,
+    scratch_seq: usize,
+}
+
+/// Per test, per side: the outcomes of each run and their evidence pointers.
+#[derive(Default, Clone)]
+struct Observed {
+    outcomes: Vec<Outcome>,
+    evidence: Vec<String>,
+    problem: Option<String>,
+    build_files: Option<Vec<String>>,
+}
+
+/// Runs the floor (see the module doc).
+pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorReport, Error> {
+    let adapters: Vec<Box<dyn Runner>> = input
+        .runners
+        .iter()
+        .filter_map(|r| runners::adapter(r.clone()))
+        .collect();
+    let norm = Normalizer::new(&[
+        (input.temp_root.join("head"), "$WORKTREE"),
+        (input.temp_root.join("base"), "$WORKTREE"),
+        (input.temp_root.join("scratch"), "$SCRATCH"),
+        (input.temp_root.clone(), "$TMP"),
+    ]);
+    let mut cx = Ctx {
+        input,
+        adapters,
+        store,
+        norm,
+        runtime: Vec::new(),
+        scratch_seq: 0,
+    };
+    let criteria = &input.acceptance.criteria;
+    let changes = input.git.changed_files(&input.base, &input.head)?;
+
+    let needs_tests = criteria.iter().any(bind::needs_tests);
+    let needs_worktrees = criteria.iter().any(|c| {
+        bind::needs_tests(c) || matches!(c.check, Some(crate::acceptance::Check::Command(_)))
+    });
+
+    // 1. head worktree, setup, listing.
+    let mut listings: Vec<Vec<runners::TestCase>> = vec![Vec::new(); cx.adapters.len()];
+    let mut list_problems: Vec<Option<(String, bool)>> = vec![None; cx.adapters.len()];
+    let mut list_evidence: Vec<Option<String>> = vec![None; cx.adapters.len()];
+    let head_wt = if needs_worktrees {
+        (input.progress)(&format!("head {}: creating worktree", input.head.short()));
+        Some(Worktree::add(
+            input.git,
+            &input.temp_root.join("head"),
+            &input.head,
+        )?)
+    } else {
+        None
+    };
+    let mut head_setup_failed: Vec<Option<String>> = vec![None; cx.adapters.len()];
+    if let (Some(wt), true) = (&head_wt, needs_tests) {
+        for i in 0..cx.adapters.len() {
+            if let Some(p) = cx.setup(i, wt, Side::Head, None)? {
+                head_setup_failed[i] = Some(p.clone());
+                list_problems[i] = Some((p, false));
+                continue;
+            }
+            (input.progress)(&format!(
+                "head {}: listing tests ({})",
+                input.head.short(),
+                cx.adapters[i].kind().as_str()
+            ));
+            let ctx = cx.run_ctx(i, wt, Side::Head)?;
+            let report = cx.adapters[i].list(&ctx);
+            let ev = cx.record_listing(i, Side::Head, &report)?;
+            list_evidence[i] = Some(ev);
+            if let Some(bf) = &report.build_failure {
+                list_problems[i] = Some((
+                    format!("head does not build: {}", first_line(&bf.excerpt)),
+                    true,
+                ));
+            } else if let Some(p) = &report.problem {
+                list_problems[i] = Some((p.clone(), false));
+            }
+            listings[i] = report.tests;
+        }
+    }
+    interrupted()?;
+
+    // 2. bind.
+    let bindings: Vec<Binding> = criteria.iter().map(|c| bind::bind(c, &listings)).collect();
+
+    // 3. head runs of the bound tests.
+    let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
+    for b in &bindings {
+        for t in b.tests() {
+            wanted[t.runner].insert(t.id.clone());
+        }
+    }
+    let runs = input.runs.max(1);
+    let mut head_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
+    if let Some(wt) = &head_wt {
+        for i in 0..cx.adapters.len() {
+            let ids: Vec<String> = wanted[i].iter().cloned().collect();
+            if ids.is_empty() {
+                continue;
+            }
+            for k in 1..=runs {
+                (input.progress)(&format!(
+                    "head {}: running {} bound test(s) ({}, run {k}/{runs})",
+                    input.head.short(),
+                    ids.len(),
+                    cx.adapters[i].kind().as_str()
+                ));
+                cx.run_tests(i, wt, Side::Head, None, &ids, k, &mut head_obs)?;
+            }
+        }
+    }
+    interrupted()?;
+
+    // 4. base worktree with head's test files laid over it.
+    let tags: Vec<&str> = criteria
+        .iter()
+        .zip(&bindings)
+        .filter(|(_, b)| !b.tests().is_empty())
+        .map(|(c, _)| c.tag.as_str())
+        .collect();
+    let scripts: Vec<String> = bindings
+        .iter()
+        .filter_map(|b| match b {
+            Binding::Command(cmd) => bind::command_script(cmd),
+            _ => None,
+        })
+        .collect();
+    let is_test_file = |p: &str| {
+        cx.adapters.iter().any(|a| {
+            let root = a.config().root.trim_end_matches('/');
+            let rel = if root == "." || root.is_empty() {
+                Some(p)
+            } else {
+                p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
+            };
+            rel.is_some_and(|r| a.is_test_file(r))
+        })
+    };
+    let (take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
+    let overlay = OverlayRef {
+        from: input.head.to_string(),
+        paths: take.clone(),
+        deleted: delete.clone(),
+    };
+    let any_base_work = wanted.iter().any(|w| !w.is_empty())
+        || !scripts.is_empty()
+        || bindings.iter().any(|b| matches!(b, Binding::Command(_)));
+    let mut base_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
+    let base_wt = if any_base_work {
+        (input.progress)(&format!(
+            "base {}: creating worktree, laying over {} test file(s) from head",
+            input.base.short(),
+            take.len() + delete.len()
+        ));
+        let wt = Worktree::add(input.git, &input.temp_root.join("base"), &input.base)?;
+        apply_overlay(&wt, &input.head, &take, &delete)?;
+        Some(wt)
+    } else {
+        None
+    };
+    if let Some(wt) = &base_wt {
+        for i in 0..cx.adapters.len() {
+            let ids: Vec<String> = wanted[i].iter().cloned().collect();
+            if ids.is_empty() {
+                continue;
+            }
+            if let Some(p) = cx.setup(i, wt, Side::Base, Some(&overlay))? {
+                for id in &ids {
+                    base_obs.insert(
+                        (i, id.clone()),
+                        Observed {
+                            problem: Some(p.clone()),
+                            ..Default::default()
+                        },
+                    );
+                }
+                continue;
+            }
+            for k in 1..=runs {
+                (input.progress)(&format!(
+                    "base {}: running {} bound test(s) ({}, run {k}/{runs})",
+                    input.base.short(),
+                    ids.len(),
+                    cx.adapters[i].kind().as_str()
+                ));
+                cx.run_tests(i, wt, Side::Base, Some(&overlay), &ids, k, &mut base_obs)?;
+            }
+        }
+    }
+    interrupted()?;
+
+    // 5 and 6: commands, patterns, and the decision for every criterion.
+    let mut out = Vec::new();
+    for (c, b) in criteria.iter().zip(&bindings) {
+        let cf = match b {
+            Binding::JudgeLane => CriterionFloor::simple(
+                FloorResult::NotApplicable,
+                "judgment criterion: the floor does not decide it",
+                b.kind(),
+            ),
+            Binding::Command(cmd) => {
+                let (Some(h), Some(bw)) = (&head_wt, &base_wt) else {
+                    return Err(Error::crash("worktrees missing for a command check"));
+                };
+                cx.command_check(cmd, h, bw, &overlay, runs)?
+            }
+            Binding::Pattern { paths, regex } => cx.pattern_check(c, paths, regex, &changes)?,
+            Binding::Tag(_) | Binding::ExplicitTest { .. } => decide_tests(
+                c,
+                b,
+                &cx,
+                &head_obs,
+                &base_obs,
+                &take,
+                &list_problems,
+                &list_evidence,
+            ),
+        };
+        out.push(cf);
+    }
+    drop(head_wt);
+    drop(base_wt);
+    Ok(FloorReport {
+        criteria: out,
+        runtime: cx.runtime,
+        overlay: take,
+        overlay_deleted: delete,
+        changed_files: changes.len(),
+    })
+}
+
+fn interrupted() -> Result<(), Error> {
+    if process::interrupted() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(160)
+        .collect()
+}
+
+fn apply_overlay(
+    wt: &Worktree,
+    head: &CommitId,
+    take: &[String],
+    delete: &[String],
+) -> Result<(), Error> {
+    let git = wt.git();
+    for chunk in take.chunks(200) {
+        let mut args: Vec<String> = vec!["checkout".into(), head.to_string(), "--".into()];
+        args.extend(chunk.iter().cloned());
+        let out = git.run(&args)?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "cannot lay head's test files over base: {}",
+                out.stderr
+            )));
+        }
+    }
+    for p in delete {
+        let path = wt.path().join(p);
+        if path.exists() {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+impl CriterionFloor {
+    fn simple(result: FloorResult, reason: &str, binding: &str) -> Self {
+        CriterionFloor {
+            result,
+            reason: reason.to_string(),
+            binding: binding.to_string(),
+            tests: vec![],
+            evidence: None,
+            evidence_all: vec![],
+            base_summary: "—".into(),
+            head_summary: "—".into(),
+            reproduce: None,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decide_tests(
+    c: &Criterion,
+    b: &Binding,
+    cx: &Ctx<'_>,
+    head_obs: &BTreeMap<(usize, String), Observed>,
+    base_obs: &BTreeMap<(usize, String), Observed>,
+    overlay: &[String],
+    list_problems: &[Option<(String, bool)>],
+    list_evidence: &[Option<String>],
+) -> CriterionFloor {
+    let tests = b.tests();
+    if tests.is_empty() {
+        // Nothing listed could be bound; say why, and whether the runner could list at all.
+        let listing_ev = list_evidence.iter().flatten().next().cloned();
+        let problem = list_problems.iter().flatten().next().cloned();
+        let (result, reason) = match (b, problem) {
+            (_, Some((p, true))) => (
+                FloorResult::Unsatisfied,
+                format!("{p}; no test could be listed at head"),
+            ),
+            (_, Some((p, false))) => (
+                FloorResult::Undecided,
+                format!("tests could not be listed at head: {p}"),
+            ),
+            (Binding::ExplicitTest { id, .. }, None) => (
+                FloorResult::Unsatisfied,
+                format!("check.test `{id}` names no test at head (a filter that matches nothing is never a pass)"),
+            ),
+            (_, None) if cx.adapters.is_empty() => (
+                FloorResult::Unbound,
+                "no test runner detected, so no tagged test could be found".to_string(),
+            ),
+            _ => (
+                FloorResult::Unbound,
+                format!("no test id or test file path carries the tag {}", c.tag),
+            ),
+        };
+        let mut cf = CriterionFloor::simple(result, &reason, b.kind());
+        if let Some(ev) = listing_ev {
+            cf.evidence = Some(EvidenceRef {
+                pointer: ev.clone(),
+                detail: "test listing at head".into(),
+            });
+            cf.evidence_all.push(ev);
+        }
+        return cf;
+    }
+    let attributed = |files: &Option<Vec<String>>| {
+        files
+            .as_ref()
+            .is_some_and(|fs| !fs.is_empty() && fs.iter().all(|f| overlay.contains(f)))
+    };
+    let empty = Observed::default();
+    let mut states = Vec::new();
+    let mut observations = Vec::new();
+    let mut all = Vec::new();
+    for t in tests {
+        let key = (t.runner, t.id.clone());
+        let h = head_obs.get(&key).unwrap_or(&empty);
+        let bo = base_obs.get(&key).unwrap_or(&empty);
+        let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
+        let bs = SideState::collapse(
+            &bo.outcomes,
+            bo.problem.as_deref(),
+            attributed(&bo.build_files),
+        );
+        all.extend(h.evidence.iter().cloned());
+        all.extend(bo.evidence.iter().cloned());
+        observations.push(TestObservation {
+            id: t.id.clone(),
+            runner: cx.adapters[t.runner].kind().as_str().to_string(),
+            file: t.file.clone(),
+            head: hs.label().to_string(),
+            base: bs.label().to_string(),
+            head_evidence: h.evidence.clone(),
+            base_evidence: bo.evidence.clone(),
+        });
+        states.push((hs, bs));
+    }
+    let Decision {
+        result,
+        finding,
+        decisive,
+    } = rule::decide(&states);
+    let i = decisive.unwrap_or(0);
+    let t: &BoundTest = &tests[i];
+    let (hs, bs) = &states[i];
+    let obs = &observations[i];
+    let reason = match finding {
+        Finding::FailsAtHead => format!("bound test {} fails at head", t.id),
+        Finding::DoesNotBuildAtHead => format!("bound test {} does not build at head", t.id),
+        Finding::NotObservedAtHead => format!(
+            "bound test {} was not observed passing at head (skipped, filtered out or absent)",
+            t.id
+        ),
+        Finding::FlakyAtHead => format!("flaky: bound test {} gave mixed results at head", t.id),
+        Finding::UnobservableAtHead => format!(
+            "bound test {} could not be observed at head: {}",
+            t.id,
+            unobservable(hs)
+        ),
+        Finding::FailToPass => format!(
+            "{} fails at base and passes at head",
+            if tests.len() == 1 { t.id.clone() } else { format!("{} of {} bound tests: {}", count_fail_base(&states), tests.len(), t.id) }
+        ),
+        Finding::FlakyAtBase => format!("flaky: bound test {} gave mixed results at base", t.id),
+        Finding::BaseDoesNotBuild => format!(
+            "base does not build: the compiler's errors point outside the laid-over test files ({})",
+            t.id
+        ),
+        Finding::UnobservableAtBase => format!(
+            "bound test {} could not be observed at base: {}",
+            t.id,
+            unobservable(bs)
+        ),
+        Finding::NotObservedAtBase => format!(
+            "bound test {} was not observed at base (it cannot be laid over base: it lives in a file that is not a test file)",
+            t.id
+        ),
+        Finding::ProvesNothing => format!(
+            "proves nothing: bound test {} already passes at base",
+            t.id
+        ),
+        Finding::NoTests => "no bound test".to_string(),
+    };
+    let (ptr, side_label) = match finding {
+        Finding::FailToPass
+        | Finding::FlakyAtBase
+        | Finding::BaseDoesNotBuild
+        | Finding::UnobservableAtBase
+        | Finding::NotObservedAtBase
+        | Finding::ProvesNothing => (obs.base_evidence.last().cloned(), ("base", bs.label())),
+        _ => (obs.head_evidence.last().cloned(), ("head", hs.label())),
+    };
+    let evidence = ptr.map(|pointer| EvidenceRef {
+        pointer,
+        detail: format!("{}, {} at {}", t.id, past(side_label.1), side_label.0),
+    });
+    all.sort();
+    all.dedup();
+    CriterionFloor {
+        result,
+        reason,
+        binding: b.kind().to_string(),
+        base_summary: summarize(states.iter().map(|(_, b)| b)),
+        head_summary: summarize(states.iter().map(|(h, _)| h)),
+        tests: observations,
+        evidence,
+        evidence_all: all,
+        reproduce: Some(reproduce(cx.adapters[t.runner].config(), &t.id)),
+    }
+}
+
+fn count_fail_base(states: &[(SideState, SideState)]) -> usize {
+    states
+        .iter()
+        .filter(|(_, b)| {
+            matches!(
+                b,
+                SideState::Fail | SideState::BuildFail { attributed: true }
+            )
+        })
+        .count()
+}
+
+fn unobservable(s: &SideState) -> String {
+    match s {
+        SideState::Unobservable(p) => p.clone(),
+        other => other.label().to_string(),
+    }
+}
+
+fn past(label: &str) -> &str {
+    match label {
+        "pass" => "passed",
+        "fail" => "failed",
+        "build_fail" => "did not build",
+        "not_observed" => "not observed",
+        "flaky" => "flaky",
+        _ => "unobservable",
+    }
+}
+
+/// One word for a side across several tests: the same state for all, or `mixed`.
+fn summarize<'a>(mut it: impl Iterator<Item = &'a SideState>) -> String {
+    let Some(first) = it.next() else {
+        return "—".into();
+    };
+    if it.all(|s| s.label() == first.label()) {
+        first.label().to_string()
+    } else {
+        "mixed".into()
+    }
+}
+
+impl Ctx<'_> {
+    fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
+        self.scratch_seq += 1;
+        let p = self
+            .input
+            .temp_root
+            .join("scratch")
+            .join(format!("{:03}-{label}", self.scratch_seq));
+        std::fs::create_dir_all(&p)?;
+        Ok(p)
+    }
+
+    fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
+        let root = &self.adapters[i].config().root;
+        let dir = if root == "." {
+            wt.path().to_path_buf()
+        } else {
+            wt.path().join(root)
+        };
+        let target: PathBuf = self.input.temp_root.join("target").join(side.as_str());
+        let scratch = self.scratch(&format!(
+            "{}-{}",
+            side.as_str(),
+            self.adapters[i].kind().as_str()
+        ))?;
+        Ok(RunCtx {
+            worktree: wt.path().to_path_buf(),
+            dir,
+            scratch,
+            timeout: self.input.timeout,
+            env: vec![
+                (OsString::from("CARGO_TARGET_DIR"), target.into_os_string()),
+                (
+                    OsString::from("SHIPMOOR_SIDE"),
+                    OsString::from(side.as_str()),
+                ),
+            ],
+        })
+    }
+
+    /// Runs a runner's `setup` in a worktree; `Some(problem)` when it failed.
+    fn setup(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+    ) -> Result<Option<String>, Error> {
+        let Some(setup) = self.adapters[i].config().setup.clone() else {
+            return Ok(None);
+        };
+        (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
+        let ctx = self.run_ctx(i, wt, side)?;
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(&setup).current_dir(&ctx.dir);
+        for (k, v) in &ctx.env {
+            cmd.env(k, v);
+        }
+        let cap = process::run(cmd, self.input.timeout)
+            .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+        let argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
+        let inv = Invocation {
+            command: argv,
+            captured: cap.clone(),
+            results: None,
+            results_type: None,
+        };
+        let commit = if side == Side::Head {
+            &self.input.head
+        } else {
+            &self.input.base
+        };
+        let ptrs = self.store_invocation(&inv)?;
+        let note = if cap.success() {
+            None
+        } else {
+            Some("setup failed")
+        };
+        self.put(&Record {
+            schema: RECORD_SCHEMA,
+            kind: "setup",
+            side: Some(side),
+            commit: commit.as_str(),
+            overlay,
+            runner: Some(self.adapters[i].kind().as_str()),
+            root: Some(&self.adapters[i].config().root.clone()),
+            command: &inv.command,
+            test_id: None,
+            run: 1,
+            outcome: None,
+            exit_code: cap.exit_code,
+            duration_ms: self.ms(cap.duration),
+            stdout: Some(&ptrs.0),
+            stderr: Some(&ptrs.1),
+            results: None,
+            note,
+        })?;
+        self.push_runtime(
+            side,
+            i,
+            &inv,
+            0,
+            if cap.success() {
+                "ok".into()
+            } else {
+                "setup failed".into()
+            },
+        );
+        interrupted()?;
+        Ok((!cap.success()).then(|| {
+            if cap.timed_out {
+                format!("setup `{setup}` timed out")
+            } else {
+                format!("setup `{setup}` failed (exit {})", code(cap.exit_code))
+            }
+        }))
+    }
+
+    fn ms(&self, d: Duration) -> u64 {
+        if self.input.clock.is_pinned() {
+            0
+        } else {
+            d.as_millis() as u64
+        }
+    }
+
+    fn put<T: Serialize>(&mut self, r: &T) -> Result<String, Error> {
+        self.store.put_record(r).map_err(Error::crash)
+    }
+
+    fn store_invocation(
+        &mut self,
+        inv: &Invocation,
+    ) -> Result<(String, String, Option<String>), Error> {
+        let out = self.store.put_blob(self.norm.apply(&inv.captured.stdout));
+        let err = self.store.put_blob(self.norm.apply(&inv.captured.stderr));
+        let res = inv
+            .results
+            .as_ref()
+            .map(|r| self.store.put_blob(self.norm.apply(r)));
+        Ok((out, err, res))
+    }
+
+    fn record_listing(
+        &mut self,
+        i: usize,
+        side: Side,
+        report: &runners::ListReport,
+    ) -> Result<String, Error> {
+        let commit = if side == Side::Head {
+            self.input.head.clone()
+        } else {
+            self.input.base.clone()
+        };
+        let mut last = String::new();
+        for inv in &report.invocations {
+            let (o, e, r) = self.store_invocation(inv)?;
+            let command: Vec<String> = inv.command.iter().map(|a| self.norm.apply_str(a)).collect();
+            let note = report
+                .build_failure
+                .as_ref()
+                .map(|_| "does not build".to_string())
+                .or_else(|| report.problem.clone())
+                .unwrap_or_else(|| format!("{} tests listed", report.tests.len()));
+            last = self.put(&Record {
+                schema: RECORD_SCHEMA,
+                kind: "listing",
+                side: Some(side),
+                commit: commit.as_str(),
+                overlay: None,
+                runner: Some(self.adapters[i].kind().as_str()),
+                root: Some(&self.adapters[i].config().root.clone()),
+                command: &command,
+                test_id: None,
+                run: 1,
+                outcome: None,
+                exit_code: inv.captured.exit_code,
+                duration_ms: self.ms(inv.captured.duration),
+                stdout: Some(&o),
+                stderr: Some(&e),
+                results: r.as_deref(),
+                note: Some(&note),
+            })?;
+            let summary = if inv.captured.success() {
+                format!("{} listed", report.tests.len())
+            } else {
+                note.clone()
+            };
+            self.push_runtime(side, i, inv, report.tests.len(), summary);
+        }
+        Ok(last)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_tests(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+        ids: &[String],
+        k: u32,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let ctx = self.run_ctx(i, wt, side)?;
+        let report = self.adapters[i].run(&ctx, ids);
+        interrupted()?;
+        let commit = if side == Side::Head {
+            self.input.head.clone()
+        } else {
+            self.input.base.clone()
+        };
+        let mut blobs = Vec::new();
+        for inv in &report.invocations {
+            blobs.push(self.store_invocation(inv)?);
+        }
+        // Cite the invocation that ran the tests: the last one (earlier ones build).
+        let (stdout, stderr, results) = blobs.last().cloned().unwrap_or_default();
+        let last = report.invocations.last();
+        let command: Vec<String> = last
+            .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
+            .unwrap_or_default();
+        let exit_code = last.and_then(|inv| inv.captured.exit_code);
+        let duration: Duration = report
+            .invocations
+            .iter()
+            .map(|inv| inv.captured.duration)
+            .sum();
+        let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
+        for id in ids {
+            let outcome = report
+                .outcomes
+                .get(id)
+                .copied()
+                .unwrap_or(Outcome::NotObserved);
+            *counts.entry(outcome).or_default() += 1;
+            let note = match outcome {
+                Outcome::BuildFail => report
+                    .build_failure
+                    .as_ref()
+                    .map(|b| format!("errors in: {}", b.diagnostic_files.join(", "))),
+                Outcome::NotObserved => report.problem.clone(),
+                _ => None,
+            };
+            let ptr = self.put(&Record {
+                schema: RECORD_SCHEMA,
+                kind: "test",
+                side: Some(side),
+                commit: commit.as_str(),
+                overlay,
+                runner: Some(self.adapters[i].kind().as_str()),
+                root: Some(&self.adapters[i].config().root.clone()),
+                command: &command,
+                test_id: Some(id),
+                run: k,
+                outcome: Some(outcome.as_str()),
+                exit_code,
+                duration_ms: self.ms(duration),
+                stdout: Some(&stdout),
+                stderr: Some(&stderr),
+                results: results.as_deref(),
+                note: note.as_deref(),
+            })?;
+            let entry = obs.entry((i, id.clone())).or_default();
+            entry.outcomes.push(outcome);
+            entry.evidence.push(ptr);
+            if outcome == Outcome::NotObserved && report.problem.is_some() {
+                entry.problem = report.problem.clone();
+            }
+            if let Some(bf) = &report.build_failure {
+                entry.build_files = Some(bf.diagnostic_files.clone());
+            }
+        }
+        let result = counts
+            .iter()
+            .map(|(o, n)| format!("{n} {}", past(o.as_str())))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (n, inv) in report.invocations.iter().enumerate() {
+            let is_last = n + 1 == report.invocations.len();
+            let summary = if is_last {
+                result.clone()
+            } else if inv.captured.success() {
+                "built".to_string()
+            } else {
+                "build failed".to_string()
+            };
+            self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
+        }
+        Ok(())
+    }
+
+    fn push_runtime(
+        &mut self,
+        side: Side,
+        i: usize,
+        inv: &Invocation,
+        tests: usize,
+        result: String,
+    ) {
+        let failed = !inv.captured.success();
+        let excerpt = failed.then(|| {
+            excerpt(
+                &self.norm.apply(&inv.captured.stdout),
+                &self.norm.apply(&inv.captured.stderr),
+            )
+        });
+        self.runtime.push(RuntimeRow {
+            side: match side {
+                Side::Head => "head".into(),
+                Side::Base => "base (+ head test files)".into(),
+            },
+            runner: self
+                .adapters
+                .get(i)
+                .map(|a| a.kind().as_str().to_string())
+                .unwrap_or_else(|| "command".into()),
+            command: inv
+                .command
+                .iter()
+                .map(|a| self.norm.apply_str(a))
+                .collect::<Vec<_>>()
+                .join(" "),
+            tests,
+            result,
+            seconds: if self.input.clock.is_pinned() {
+                0.0
+            } else {
+                (inv.captured.duration.as_secs_f64() * 10.0).round() / 10.0
+            },
+            exit_code: inv.captured.exit_code,
+            excerpt,
+        });
+    }
+
+    fn command_check(
+        &mut self,
+        cmd: &str,
+        head: &Worktree,
+        base: &Worktree,
+        overlay: &OverlayRef,
+        runs: u32,
+    ) -> Result<CriterionFloor, Error> {
+        let mut sides = Vec::new();
+        for (side, wt) in [(Side::Head, head), (Side::Base, base)] {
+            let mut outcomes = Vec::new();
+            let mut evidence = Vec::new();
+            let mut problem = None;
+            for k in 1..=runs {
+                (self.input.progress)(&format!(
+                    "{}: check.command `{cmd}` (run {k}/{runs})",
+                    side.as_str()
+                ));
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(cmd).current_dir(wt.path());
+                c.env("SHIPMOOR_SIDE", side.as_str());
+                let cap = process::run(c, self.input.timeout)
+                    .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+                interrupted()?;
+                let outcome = match cap.exit_code {
+                    _ if cap.timed_out => {
+                        problem =
+                            Some(format!("timed out after {}s", self.input.timeout.as_secs()));
+                        Outcome::NotObserved
+                    }
+                    Some(0) => Outcome::Pass,
+                    // The shell's "not found" and "not executable": the check did not run.
+                    Some(126) | Some(127) => Outcome::NotObserved,
+                    Some(_) => Outcome::Fail,
+                    None => {
+                        problem = Some("killed by a signal".into());
+                        Outcome::NotObserved
+                    }
+                };
+                let inv = Invocation {
+                    command: vec!["sh".into(), "-c".into(), cmd.to_string()],
+                    captured: cap.clone(),
+                    results: None,
+                    results_type: None,
+                };
+                let (o, e, _) = self.store_invocation(&inv)?;
+                let commit = if side == Side::Head {
+                    self.input.head.clone()
+                } else {
+                    self.input.base.clone()
+                };
+                let ptr = self.put(&Record {
+                    schema: RECORD_SCHEMA,
+                    kind: "command",
+                    side: Some(side),
+                    commit: commit.as_str(),
+                    overlay: (side == Side::Base).then_some(overlay),
+                    runner: None,
+                    root: None,
+                    command: &inv.command,
+                    test_id: None,
+                    run: k,
+                    outcome: Some(outcome.as_str()),
+                    exit_code: cap.exit_code,
+                    duration_ms: self.ms(cap.duration),
+                    stdout: Some(&o),
+                    stderr: Some(&e),
+                    results: None,
+                    note: problem.as_deref(),
+                })?;
+                self.runtime.push(RuntimeRow {
+                    side: if side == Side::Head {
+                        "head".into()
+                    } else {
+                        "base (+ head test files)".into()
+                    },
+                    runner: "check.command".into(),
+                    command: cmd.to_string(),
+                    tests: 1,
+                    result: format!("exit {}", code(cap.exit_code)),
+                    seconds: if self.input.clock.is_pinned() {
+                        0.0
+                    } else {
+                        (cap.duration.as_secs_f64() * 10.0).round() / 10.0
+                    },
+                    exit_code: cap.exit_code,
+                    excerpt: (!cap.success()).then(|| {
+                        excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))
+                    }),
+                });
+                outcomes.push(outcome);
+                evidence.push(ptr);
+            }
+            sides.push((
+                SideState::collapse(&outcomes, problem.as_deref(), false),
+                evidence,
+            ));
+        }
+        let (hs, hev) = sides.remove(0);
+        let (bs, bev) = sides.remove(0);
+        let d = rule::decide(&[(hs.clone(), bs.clone())]);
+        let reason = match d.finding {
+            Finding::FailToPass => format!("`{cmd}` exits non-zero at base and 0 at head"),
+            Finding::ProvesNothing => format!("proves nothing: `{cmd}` already exits 0 at base"),
+            Finding::FailsAtHead => format!("`{cmd}` exits non-zero at head"),
+            Finding::NotObservedAtHead => {
+                format!("`{cmd}` could not be run at head (command not found)")
+            }
+            Finding::NotObservedAtBase => format!(
+                "`{cmd}` could not be run at base (command not found), so it shows no change"
+            ),
+            Finding::FlakyAtHead | Finding::FlakyAtBase => {
+                format!("flaky: `{cmd}` gave mixed results")
+            }
+            _ => format!(
+                "`{cmd}` could not be observed: {} at head, {} at base",
+                unobservable(&hs),
+                unobservable(&bs)
+            ),
+        };
+        let at_base = matches!(
+            d.finding,
+            Finding::FailToPass
+                | Finding::ProvesNothing
+                | Finding::NotObservedAtBase
+                | Finding::FlakyAtBase
+                | Finding::UnobservableAtBase
+        );
+        let (ptr, side, state) = if at_base {
+            (bev.last(), "base", &bs)
+        } else {
+            (hev.last(), "head", &hs)
+        };
+        let mut all: Vec<String> = hev.iter().chain(bev.iter()).cloned().collect();
+        all.sort();
+        all.dedup();
+        Ok(CriterionFloor {
+            result: d.result,
+            reason,
+            binding: "check.command".into(),
+            tests: vec![],
+            evidence: ptr.map(|p| EvidenceRef {
+                pointer: p.clone(),
+                detail: format!("`{cmd}`, {} at {side}", past(state.label())),
+            }),
+            evidence_all: all,
+            base_summary: bs.label().into(),
+            head_summary: hs.label().into(),
+            reproduce: Some(cmd.to_string()),
+        })
+    }
+
+    fn pattern_check(
+        &mut self,
+        c: &Criterion,
+        paths: &[String],
+        regex: &str,
+        changes: &[Change],
+    ) -> Result<CriterionFloor, Error> {
+        let mut gb = globset::GlobSetBuilder::new();
+        for p in paths {
+            let g = globset::Glob::new(p).map_err(|e| Error::crash(format!("glob `{p}`: {e}")))?;
+            gb.add(g);
+        }
+        let set = gb
+            .build()
+            .map_err(|e| Error::crash(format!("globs: {e}")))?;
+        let re =
+            regex::Regex::new(regex).map_err(|e| Error::crash(format!("regex `{regex}`: {e}")))?;
+        let mut considered = Vec::new();
+        let mut matches = Vec::new();
+        for ch in changes
+            .iter()
+            .filter(|ch| ch.status != 'D' && set.is_match(&ch.path))
+        {
+            considered.push(ch.path.clone());
+            if let Some(bytes) = self.input.git.show(&self.input.head, &ch.path)? {
+                let text = String::from_utf8_lossy(&bytes);
+                for (n, line) in text.lines().enumerate() {
+                    if re.is_match(line) {
+                        matches.push(serde_json::json!({"path": ch.path, "line": n + 1, "text": line.trim().chars().take(200).collect::<String>()}));
+                    }
+                }
+            }
+        }
+        let record = serde_json::json!({
+            "schema": RECORD_SCHEMA,
+            "kind": "pattern",
+            "commit": self.input.head.as_str(),
+            "criterion": c.id,
+            "paths": paths,
+            "regex": regex,
+            "considered": considered,
+            "matches": matches,
+        });
+        let ptr = self.put(&record)?;
+        let (result, reason, detail) = if let Some(m) = matches.first() {
+            let loc = format!("{}:{}", m["path"].as_str().unwrap_or(""), m["line"]);
+            (
+                FloorResult::Satisfied,
+                format!("`{regex}` matches at head in a file this change touched ({loc})"),
+                format!("{loc}, matched at head"),
+            )
+        } else {
+            (
+                FloorResult::Unsatisfied,
+                format!(
+                    "`{regex}` matches nothing at head in the {} changed file(s) under {}",
+                    considered.len(),
+                    paths.join(", ")
+                ),
+                "no match at head".to_string(),
+            )
+        };
+        Ok(CriterionFloor {
+            result,
+            reason,
+            binding: "check.pattern".into(),
+            tests: vec![],
+            evidence: Some(EvidenceRef {
+                pointer: ptr.clone(),
+                detail,
+            }),
+            evidence_all: vec![ptr],
+            base_summary: "—".into(),
+            head_summary: if result == FloorResult::Satisfied {
+                "match".into()
+            } else {
+                "no match".into()
+            },
+            reproduce: None,
+        })
+    }
+}
+
+fn code(c: Option<i32>) -> String {
+    c.map(|c| c.to_string()).unwrap_or_else(|| "signal".into())
+}
+
+/// The last lines of a failed command's output, bounded.
+fn excerpt(stdout: &[u8], stderr: &[u8]) -> String {
+    let pick = |b: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(b)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.chars().take(200).collect())
+            .collect()
+    };
+    let mut lines = pick(stdout);
+    if lines.is_empty() {
+        lines = pick(stderr);
+    }
+    let n = lines.len();
+    lines[n.saturating_sub(12)..].join("\n")
+}
+
+/// Whether a path is one of this tool's outputs (left out of the dirty-tree check).
+pub fn is_output_path(p: &str) -> bool {
+    p.starts_with(".shipmoor/evidence/")
+        || p == ".shipmoor/verify.md"
+        || (p.starts_with(".shipmoor/claim-check.") && p.ends_with(".json"))
+}
+
+/// A command a person can paste to run one test the way the floor did.
+pub fn reproduce(config: &RunnerConfig, id: &str) -> String {
+    let cd = if config.root == "." {
+        String::new()
+    } else {
+        format!("cd {} && ", config.root)
+    };
+    let (binary, name) = id.split_once(' ').unwrap_or(("", id));
+    match config.kind {
+        RunnerKind::Pytest => format!("{cd}pytest {id}"),
+        RunnerKind::Nextest => {
+            format!("{cd}cargo nextest run -E 'binary_id({binary}) & test(={name})'")
+        }
+        RunnerKind::Cargo => {
+            let target = match binary.split_once("::") {
+                Some((_, t)) if t.starts_with("bin/") => format!("--bin {}", &t[4..]),
+                Some((_, t)) => format!("--test {t}"),
+                None => "--lib".to_string(),
+            };
+            format!("{cd}cargo test {target} -- --exact {name}")
+        }
+        other => format!("{cd}{} {id}", other.as_str()),
+    }
+}

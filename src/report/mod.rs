@@ -1,1 +1,220 @@
-//! report
+//! What a person (or a program) reads after a run: the run's result model, the terminal report,
+//! the fix packet (`claim_check.fixes.v2`) and `verify.md`.
+//!
+//! In: the acceptance set, the floor's dispositions, the fused verdict. Out: a [`RunResult`]
+//! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
+//! renderers are pure functions of the result, so the same run always renders the same bytes.
+
+pub mod fixes;
+pub mod terminal;
+pub mod verify_md;
+
+use serde::Serialize;
+
+use crate::acceptance::{AcceptanceSet, Criterion, Lane};
+use crate::floor::{CriterionFloor, FloorReport, RuntimeRow};
+use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult, Verdict};
+
+pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
+
+/// Where a criterion goes next, as `verify.md`'s `route_to` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RouteTo {
+    Proceed,
+    Fix,
+    Human,
+    AuthorCheck,
+    FollowUp,
+}
+
+impl RouteTo {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteTo::Proceed => "proceed",
+            RouteTo::Fix => "fix",
+            RouteTo::Human => "human",
+            RouteTo::AuthorCheck => "author-check",
+            RouteTo::FollowUp => "follow-up",
+        }
+    }
+}
+
+/// The judge's part of a criterion's disposition.
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeOutcome {
+    pub result: JudgeResult,
+    pub rationale: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionResult {
+    pub id: String,
+    pub ac: String,
+    pub tag: String,
+    pub required: bool,
+    pub lane: Lane,
+    pub requirement: String,
+    /// One word for the criterion's state: satisfied, unsatisfied, unbound, undecided, blocked,
+    /// abstained, not_judged.
+    pub disposition: String,
+    pub route_to: RouteTo,
+    pub floor: CriterionFloor,
+    pub judge: JudgeOutcome,
+}
+
+impl CriterionResult {
+    pub fn fusion_input(&self) -> FusionInput {
+        FusionInput {
+            required: self.required,
+            lane: self.lane,
+            floor: self.floor.result,
+            judge: self.judge.result,
+        }
+    }
+
+    /// The claim-record verdict of `verify.md`.
+    pub fn claim_verdict(&self) -> &'static str {
+        match self.disposition.as_str() {
+            "satisfied" => "VERIFIED",
+            "unsatisfied" | "blocked" => "NOT VERIFIED",
+            _ => "INCONCLUSIVE",
+        }
+    }
+
+    /// The reason a person reads: the judge's when it blocked or abstained, else the floor's.
+    pub fn reason(&self) -> String {
+        match (self.judge.result, &self.judge.rationale) {
+            (JudgeResult::Block | JudgeResult::Abstain, Some(r)) => r.clone(),
+            _ => self.floor.reason.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AcceptanceInfo {
+    pub path: String,
+    pub state: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outputs {
+    pub vsa: String,
+    pub fixes: String,
+    pub report: String,
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Signing {
+    /// `unsigned`, `key` or `keyless`.
+    pub state: String,
+    pub note: String,
+}
+
+/// Everything one run decided, as `--format json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub tool_version: String,
+    pub policy: &'static str,
+    pub mode: String,
+    pub verdict: Verdict,
+    pub rule: String,
+    pub rule_reason: String,
+    pub exit_code: i32,
+    pub repository: String,
+    pub base: String,
+    pub head: String,
+    pub acceptance: AcceptanceInfo,
+    pub started_at: String,
+    pub completed_at: String,
+    pub duration_seconds: u64,
+    pub criteria: Vec<CriterionResult>,
+    pub overlay: Vec<String>,
+    pub harness_changes: Vec<String>,
+    pub runtime: Vec<RuntimeRow>,
+    pub outputs: Outputs,
+    pub signing: Signing,
+}
+
+/// Joins the acceptance set with the floor's (and the judge's) findings.
+pub fn criteria_results(
+    acceptance: &AcceptanceSet,
+    floor: &FloorReport,
+    judge: &[JudgeOutcome],
+    mode_full: bool,
+) -> Vec<CriterionResult> {
+    acceptance
+        .criteria
+        .iter()
+        .zip(&floor.criteria)
+        .enumerate()
+        .map(|(i, (c, f))| {
+            let judge = judge.get(i).cloned().unwrap_or(JudgeOutcome {
+                result: JudgeResult::None,
+                rationale: None,
+            });
+            criterion_result(c, f.clone(), judge, mode_full)
+        })
+        .collect()
+}
+
+fn criterion_result(
+    c: &Criterion,
+    mut floor: CriterionFloor,
+    mut judge: JudgeOutcome,
+    mode_full: bool,
+) -> CriterionResult {
+    if c.lane == Lane::Judge && judge.result == JudgeResult::None {
+        judge.rationale = Some(if mode_full {
+            "the judge did not answer; a person decides this judgment criterion".to_string()
+        } else {
+            "judgment criterion: the judge runs only in full mode (--mode full); a person decides"
+                .to_string()
+        });
+        floor.reason = "judgment criterion: the floor does not decide it".into();
+    }
+    let disposition = match (floor.result, judge.result) {
+        (_, JudgeResult::Block) => "blocked",
+        (FloorResult::Satisfied, _) => "satisfied",
+        (FloorResult::Unsatisfied, _) => "unsatisfied",
+        (_, JudgeResult::Abstain) => "abstained",
+        (FloorResult::Unbound, _) => "unbound",
+        (FloorResult::Undecided, _) => "undecided",
+        (FloorResult::NotApplicable, _) => "not_judged",
+    };
+    let route_to = match disposition {
+        "satisfied" => RouteTo::Proceed,
+        _ if !c.required => RouteTo::FollowUp,
+        "unsatisfied" | "blocked" => RouteTo::Fix,
+        "unbound" => RouteTo::AuthorCheck,
+        _ => RouteTo::Human,
+    };
+    CriterionResult {
+        id: c.id.clone(),
+        ac: c.ac.clone(),
+        tag: c.tag.clone(),
+        required: c.required,
+        lane: c.lane,
+        requirement: c.requirement(),
+        disposition: disposition.to_string(),
+        route_to,
+        floor,
+        judge,
+    }
+}
+
+/// Renders `f` followed by the fused verdict's rule as a sentence.
+pub fn fused_reason(f: &Fused) -> String {
+    f.rule.explain().to_string()
+}
+
+/// Shortens `sha256:<64 hex>` to `sha256:<12 hex>…` for narrow places.
+pub fn short_pointer(p: &str) -> String {
+    match p.strip_prefix("sha256:") {
+        Some(hex) if hex.len() > 12 => format!("sha256:{}…", &hex[..12]),
+        _ => p.to_string(),
+    }
+}

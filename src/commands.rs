@@ -1,4 +1,0 @@
-//! commands
-pub fn main_entry() -> i32 {
-    0
-}

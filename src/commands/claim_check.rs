@@ -1,0 +1,314 @@
+//! `shipmoor claim-check`: load intent, bind, floor, fuse, write outputs.
+//!
+//! Everything that can be wrong with the input is checked before any work starts (flags,
+//! repository, commits, a dirty tree, the acceptance set, the runners' tools), so an input
+//! error writes nothing. Outputs are rendered in memory and written at the end, each atomically.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::acceptance::{self, AcceptanceSet};
+use crate::attest::{self, Subject};
+use crate::cli::{ClaimCheckArgs, Format, Mode};
+use crate::clock::{rfc3339, Clock};
+use crate::error::{Error, InputError};
+use crate::evidence::{write_atomic, EvidenceStore};
+use crate::floor::{self, FloorInput};
+use crate::git::{CommitId, Git};
+use crate::report::{
+    self, fixes, terminal, verify_md, AcceptanceInfo, Outputs, RunResult, Signing,
+};
+use crate::verdict;
+
+struct Paths {
+    vsa: PathBuf,
+    fixes: PathBuf,
+    report: PathBuf,
+    evidence: PathBuf,
+}
+
+pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
+    let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
+        Error::input(
+            InputError::new(m)
+                .help("give seconds since 1970 (SOURCE_DATE_EPOCH) or an RFC 3339 time"),
+        )
+    })?;
+    let started = clock.now();
+    let stopwatch = clock.stopwatch();
+    let quiet = args.quiet;
+    let progress = move |msg: &str| {
+        if !quiet {
+            let _ = writeln!(std::io::stderr(), "claim-check: {msg}");
+        }
+    };
+
+    // Input checks, all before any work.
+    let git = Git::discover(&args.repo)?;
+    let subjects = args
+        .subjects
+        .iter()
+        .map(|s| Subject::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| {
+            Error::input(
+                InputError::new(format!("--subject {m}"))
+                    .help("pass --subject NAME=sha256:<64 hex digits>"),
+            )
+        })?;
+    if args.mode == Mode::Full {
+        return Err(Error::input(
+            InputError::new("--mode full needs the judge, which this version does not ship").help(
+                "run with --mode fast (the default): judgment criteria are routed to a person",
+            ),
+        ));
+    }
+    let head = git.resolve(&args.head, "--head")?;
+    let base = match &args.base {
+        Some(b) => git.resolve(b, "--base")?,
+        None => default_base(&git, &head)?,
+    };
+    if base == head {
+        return Err(Error::input(
+            InputError::new(format!(
+                "base and head are the same commit ({})",
+                head.short()
+            ))
+            .help("pass the commit the change starts from with --base"),
+        ));
+    }
+    if !git.is_ancestor(&base, &head)? {
+        return Err(Error::input(
+            InputError::new(format!(
+                "--base {} is not an ancestor of --head {}",
+                base.short(),
+                head.short()
+            ))
+            .help(
+                "pass the commit the change branched from (for example `git merge-base main HEAD`)",
+            ),
+        ));
+    }
+    let located = acceptance::locate(git.root(), args.acceptance.as_deref())?;
+    let head_is_checkout = git.resolve("HEAD", "HEAD").ok().as_ref() == Some(&head);
+    if head_is_checkout {
+        let acceptance_rel = located
+            .path
+            .strip_prefix(git.root())
+            .ok()
+            .map(|p| p.display().to_string());
+        let dirty = git
+            .dirty_tracked(|p| floor::is_output_path(p) || acceptance_rel.as_deref() == Some(p))?;
+        if !dirty.is_empty() {
+            let shown: Vec<&str> = dirty.iter().take(5).map(|s| s.as_str()).collect();
+            return Err(Error::input(
+                InputError::new(format!(
+                    "the working tree has uncommitted changes to tracked files: {}{}",
+                    shown.join(", "),
+                    if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() }
+                ))
+                .help("claim-check checks committed code: commit or stash the changes (`git stash`), or pass --head"),
+            ));
+        }
+    }
+    let set = acceptance::load(&located)?;
+    let runners = if set.runners.is_empty() {
+        floor::detect_runners(&git, &head)?
+    } else {
+        set.runners.clone()
+    };
+    let needs_runner = set.criteria.iter().any(floor::bind::needs_tests);
+    if needs_runner {
+        floor::check_tools(&runners, &set.display_path)?;
+    }
+    let paths = output_paths(&args, git.root());
+    let temp_base = match &args.temp_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir(),
+    };
+    std::fs::create_dir_all(&temp_base).map_err(|e| {
+        Error::input(
+            InputError::new(format!(
+                "cannot use {} for temporary files: {e}",
+                temp_base.display()
+            ))
+            .help("pass a writable --temp-dir"),
+        )
+    })?;
+    let temp = tempfile::Builder::new()
+        .prefix("shipmoor-")
+        .tempdir_in(&temp_base)
+        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+
+    // The floor.
+    progress(&format!(
+        "{} criteria from {} ({}); base {} · head {}",
+        set.criteria.len(),
+        set.display_path,
+        set.state.as_str(),
+        base.short(),
+        head.short()
+    ));
+    let mut store = EvidenceStore::new();
+    let input = FloorInput {
+        git: &git,
+        acceptance: &set,
+        runners,
+        base: base.clone(),
+        head: head.clone(),
+        runs: args.runs,
+        timeout: Duration::from_secs(args.timeout),
+        temp_root: temp.path().to_path_buf(),
+        clock: &clock,
+        progress: &progress,
+    };
+    let floor_report = floor::run(&input, &mut store)?;
+    drop(temp);
+
+    // Fuse and report.
+    let criteria = report::criteria_results(&set, &floor_report, &[], args.mode == Mode::Full);
+    let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
+    let fused = verdict::fuse(set.state, &inputs);
+    let completed = clock.now();
+    let result = RunResult {
+        schema: report::RESULT_SCHEMA,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        policy: verdict::POLICY,
+        mode: match args.mode {
+            Mode::Fast => "fast".into(),
+            Mode::Full => "full".into(),
+        },
+        verdict: fused.verdict,
+        rule: fused.rule.label().to_string(),
+        rule_reason: report::fused_reason(&fused),
+        exit_code: fused.verdict.exit_code(),
+        repository: git.repo_uri()?,
+        base: base.to_string(),
+        head: head.to_string(),
+        acceptance: acceptance_info(&set, &located.path, git.root()),
+        started_at: rfc3339(started),
+        completed_at: rfc3339(completed),
+        duration_seconds: stopwatch.elapsed().as_secs(),
+        criteria,
+        overlay: floor_report.overlay.clone(),
+        harness_changes: vec![],
+        runtime: floor_report.runtime.clone(),
+        outputs: Outputs {
+            vsa: shown_path(&paths.vsa, git.root()),
+            fixes: shown_path(&paths.fixes, git.root()),
+            report: shown_path(&paths.report, git.root()),
+            evidence: shown_path(&paths.evidence, git.root()),
+        },
+        signing: Signing {
+            state: "unsigned".into(),
+            note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
+        },
+    };
+    let packet = fixes::packet(&result);
+    let statement = attest::statement(&result, store.records(), &subjects);
+    let vsa_bytes = attest::statement_bytes(&statement).map_err(Error::crash)?;
+    let mut fixes_bytes = serde_json::to_vec_pretty(&packet).map_err(Error::crash)?;
+    fixes_bytes.push(b'\n');
+    let md = verify_md::render(&result, &packet);
+
+    // Write: evidence first (what the others cite), then the documents.
+    store.commit(&paths.evidence)?;
+    write_atomic(&paths.vsa, &vsa_bytes)?;
+    write_atomic(&paths.fixes, &fixes_bytes)?;
+    write_atomic(&paths.report, md.as_bytes())?;
+
+    let mut out = std::io::stdout();
+    match args.format {
+        Format::Json => {
+            let v = serde_json::json!({"result": result, "fixes": packet});
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&v).map_err(Error::crash)?
+            );
+        }
+        Format::Human => {
+            let colour =
+                out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            let _ = write!(out, "{}", terminal::render(&result, colour));
+        }
+    }
+    Ok(result.exit_code)
+}
+
+fn acceptance_info(set: &AcceptanceSet, path: &Path, root: &Path) -> AcceptanceInfo {
+    AcceptanceInfo {
+        path: shown_path(path, root),
+        state: set.state.as_str().into(),
+        sha256: set.sha256.clone(),
+    }
+}
+
+/// A path as reports show it: relative to the repository when inside it.
+fn shown_path(p: &Path, root: &Path) -> String {
+    let canon_root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let parent_canon = abs
+        .parent()
+        .and_then(|d| std::fs::canonicalize(d).ok())
+        .map(|d| d.join(abs.file_name().unwrap_or_default()))
+        .unwrap_or(abs.clone());
+    parent_canon
+        .strip_prefix(&canon_root)
+        .or_else(|_| abs.strip_prefix(root))
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| p.display().to_string())
+}
+
+fn output_paths(args: &ClaimCheckArgs, root: &Path) -> Paths {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
+    let pick = |given: &Option<PathBuf>, default: &str| match given {
+        Some(p) if p.is_absolute() => p.clone(),
+        Some(p) => cwd.join(p),
+        None => root.join(default),
+    };
+    Paths {
+        vsa: pick(&args.vsa_out, ".shipmoor/claim-check.vsa.json"),
+        fixes: pick(&args.fixes_out, ".shipmoor/claim-check.fixes.json"),
+        report: pick(&args.report_out, ".shipmoor/verify.md"),
+        evidence: pick(&args.evidence_dir, ".shipmoor/evidence"),
+    }
+}
+
+/// The pull request's base in GitHub Actions, else the merge-base of head with the default
+/// branch.
+fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
+    if let Some(sha) = pull_request_base() {
+        return git.resolve(&sha, "the pull request's base");
+    }
+    let Some(branch) = git.default_branch()? else {
+        return Err(Error::input(
+            InputError::new(
+                "cannot tell the base commit: no default branch (origin/HEAD, main or master) here",
+            )
+            .help("pass the commit the change starts from with --base"),
+        ));
+    };
+    let tip = git.resolve(&branch, "the default branch")?;
+    match git.merge_base(&tip, head)? {
+        Some(b) => Ok(b),
+        None => Err(Error::input(
+            InputError::new(format!("`{branch}` and head share no history"))
+                .help("pass the commit the change starts from with --base"),
+        )),
+    }
+}
+
+fn pull_request_base() -> Option<String> {
+    let path = std::env::var_os("GITHUB_EVENT_PATH")?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.pointer("/pull_request/base/sha")?
+        .as_str()
+        .map(str::to_string)
+}

@@ -1,0 +1,268 @@
+//! Binding criteria to checks, and choosing the files laid over the base worktree. Pure: it
+//! reads listings and the change's file list, and returns bindings and paths.
+
+use crate::acceptance::{tag_matches, Check, Criterion, Lane};
+use crate::floor::runners::TestCase;
+use crate::git::Change;
+
+/// A test, by the runner (index into the run's runners) that listed it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BoundTest {
+    pub runner: usize,
+    pub id: String,
+    pub file: Option<String>,
+}
+
+/// How a criterion is bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// A judgment criterion: no floor check.
+    JudgeLane,
+    /// Tests whose id or file path carries the tag (empty: unbound).
+    Tag(Vec<BoundTest>),
+    /// `check.test`: the tests that id names (empty: it names no test at head).
+    ExplicitTest {
+        id: String,
+        tests: Vec<BoundTest>,
+    },
+    Command(String),
+    Pattern {
+        paths: Vec<String>,
+        regex: String,
+    },
+}
+
+impl Binding {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Binding::JudgeLane => "judge_lane",
+            Binding::Tag(_) => "tag",
+            Binding::ExplicitTest { .. } => "check.test",
+            Binding::Command(_) => "check.command",
+            Binding::Pattern { .. } => "check.pattern",
+        }
+    }
+
+    pub fn tests(&self) -> &[BoundTest] {
+        match self {
+            Binding::Tag(t) => t,
+            Binding::ExplicitTest { tests, .. } => tests,
+            _ => &[],
+        }
+    }
+}
+
+/// Whether the criterion needs test listings to be bound.
+pub fn needs_tests(c: &Criterion) -> bool {
+    c.lane == Lane::Floor && matches!(c.check, None | Some(Check::Test(_)))
+}
+
+/// Binds one criterion given every runner's head listing (`listings[i]` for runner i).
+pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
+    if c.lane == Lane::Judge {
+        return Binding::JudgeLane;
+    }
+    match &c.check {
+        Some(Check::Command(cmd)) => Binding::Command(cmd.clone()),
+        Some(Check::Pattern { paths, regex }) => Binding::Pattern {
+            paths: paths.clone(),
+            regex: regex.clone(),
+        },
+        Some(Check::Test(id)) => Binding::ExplicitTest {
+            id: id.clone(),
+            tests: explicit(id, listings),
+        },
+        None => {
+            let mut tests = Vec::new();
+            for (runner, listing) in listings.iter().enumerate() {
+                for t in listing {
+                    let by_id = tag_matches(&t.id, &c.tag);
+                    let by_file = t.file.as_deref().is_some_and(|f| tag_matches(f, &c.tag));
+                    if by_id || by_file {
+                        tests.push(BoundTest {
+                            runner,
+                            id: t.id.clone(),
+                            file: t.file.clone(),
+                        });
+                    }
+                }
+            }
+            tests.sort();
+            tests.dedup();
+            Binding::Tag(tests)
+        }
+    }
+}
+
+/// The tests an explicit `check.test` id names: the exact id; a pytest node id that names every
+/// parametrization (`test_x` for `test_x[1]`, `test_x[2]`); or, for cargo and nextest, a bare
+/// test name that exactly one binary holds.
+fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
+    let mut found = Vec::new();
+    let mut by_name = Vec::new();
+    for (runner, listing) in listings.iter().enumerate() {
+        for t in listing {
+            let param =
+                t.id.strip_prefix(id)
+                    .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'));
+            let bt = BoundTest {
+                runner,
+                id: t.id.clone(),
+                file: t.file.clone(),
+            };
+            if t.id == id || param {
+                found.push(bt);
+            } else if t.id.split_once(' ').map(|(_, name)| name) == Some(id) {
+                by_name.push(bt);
+            }
+        }
+    }
+    if found.is_empty() && by_name.len() == 1 {
+        found = by_name;
+    }
+    found.sort();
+    found
+}
+
+/// The files laid over the base worktree: changed files a runner treats as tests, and every
+/// changed file whose path carries a bound criterion's tag, plus a `check.command` script the
+/// change added or edited. Returns (paths to take from head, paths to delete).
+pub fn overlay(
+    changes: &[Change],
+    is_test_file: &dyn Fn(&str) -> bool,
+    tags: &[&str],
+    command_scripts: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut take = Vec::new();
+    let mut delete = Vec::new();
+    for ch in changes {
+        let p = ch.path.as_str();
+        let wanted = is_test_file(p)
+            || tags.iter().any(|t| tag_matches(p, t))
+            || command_scripts.iter().any(|s| s == p);
+        if !wanted {
+            continue;
+        }
+        if ch.status == 'D' {
+            delete.push(ch.path.clone());
+        } else {
+            take.push(ch.path.clone());
+        }
+    }
+    take.sort();
+    delete.sort();
+    (take, delete)
+}
+
+/// The script a `check.command` runs, when its first word is a relative path
+/// (`scripts/check.sh --flag` → `scripts/check.sh`).
+pub fn command_script(cmd: &str) -> Option<String> {
+    let first = cmd.split_whitespace().next()?;
+    let first = first.strip_prefix("./").unwrap_or(first);
+    (first.contains('/') && !first.starts_with('/')).then(|| first.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::tag_for;
+
+    fn crit(id: &str, check: Option<Check>) -> Criterion {
+        Criterion {
+            id: id.into(),
+            ac: "x".into(),
+            required: true,
+            lane: Lane::Floor,
+            check,
+            tag: tag_for(id),
+            line: 1,
+        }
+    }
+
+    fn tc(id: &str, file: &str) -> TestCase {
+        TestCase {
+            id: id.into(),
+            file: Some(file.into()),
+        }
+    }
+
+    #[test]
+    fn binds_by_id_or_file_path() {
+        let c = crit("refund-idempotent", None);
+        let listing = vec![
+            tc(
+                "tests/test_a.py::test_refund_ac_refund_idempotent_10fd",
+                "tests/test_a.py",
+            ),
+            tc(
+                "tests/test_AC_REFUND_IDEMPOTENT_10fd.py::test_one",
+                "tests/test_AC_REFUND_IDEMPOTENT_10fd.py",
+            ),
+            tc("tests/test_a.py::test_other", "tests/test_a.py"),
+        ];
+        let b = bind(&c, &[listing]);
+        assert_eq!(b.tests().len(), 2);
+        let c2 = crit("audit-log", None);
+        assert_eq!(bind(&c2, &[vec![tc("a::b", "x.rs")]]), Binding::Tag(vec![]));
+    }
+
+    #[test]
+    fn explicit_ids_are_exact() {
+        let listing = vec![
+            tc("tests/t.py::test_x[1]", "tests/t.py"),
+            tc("tests/t.py::test_x[2]", "tests/t.py"),
+            tc("tests/t.py::test_xy", "tests/t.py"),
+            tc("crate::it void_called", "tests/it.rs"),
+        ];
+        let b = bind(
+            &crit("a", Some(Check::Test("tests/t.py::test_x".into()))),
+            &[listing.clone()],
+        );
+        assert_eq!(b.tests().len(), 2);
+        let b = bind(
+            &crit("a", Some(Check::Test("void_called".into()))),
+            &[listing.clone()],
+        );
+        assert_eq!(b.tests().len(), 1);
+        let b = bind(
+            &crit("a", Some(Check::Test("tests/t.py::test_z".into()))),
+            &[listing],
+        );
+        assert!(b.tests().is_empty());
+    }
+
+    #[test]
+    fn overlay_takes_test_files_tagged_files_and_scripts() {
+        let ch = |s: char, p: &str| Change {
+            status: s,
+            path: p.into(),
+        };
+        let changes = vec![
+            ch('M', "src/lib.rs"),
+            ch('A', "tests/new.rs"),
+            ch('D', "tests/old.rs"),
+            ch('A', "fixtures/ac_audit_log_fb7d.json"),
+            ch('A', "scripts/check.sh"),
+        ];
+        let (take, delete) = overlay(
+            &changes,
+            &|p| p.starts_with("tests/"),
+            &["AC-AUDIT-LOG-fb7d"],
+            &["scripts/check.sh".to_string()],
+        );
+        assert_eq!(
+            take,
+            [
+                "fixtures/ac_audit_log_fb7d.json",
+                "scripts/check.sh",
+                "tests/new.rs"
+            ]
+        );
+        assert_eq!(delete, ["tests/old.rs"]);
+        assert_eq!(
+            command_script("./scripts/check.sh --x").as_deref(),
+            Some("scripts/check.sh")
+        );
+        assert_eq!(command_script("make check"), None);
+    }
+}

@@ -1,0 +1,305 @@
+//! The floor's rule for a criterion bound to tests: a pure function over what each run observed.
+//!
+//! Per test and side, the K runs collapse into one [`SideState`]; then, for the criterion:
+//! 1. any bound test fails, does not build, or is not observed at head → `unsatisfied`
+//!    (a real, mechanical miss: it is not observed passing at head);
+//! 2. any bound test is flaky or unobservable at head → `undecided`;
+//! 3. every bound test passes at head, and at least one fails at base (or fails to build there
+//!    with the diagnostics in the laid-over test files) → `satisfied`;
+//! 4. at base something could not be observed (flaky, no base build, absent) → `undecided`;
+//! 5. every bound test already passes at base → `unsatisfied`: it proves nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::floor::runners::Outcome;
+use crate::verdict::FloorResult;
+
+/// One side's K runs of one test, collapsed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum SideState {
+    Pass,
+    Fail,
+    /// The test's target did not compile; `attributed` when the errors point only into the
+    /// test files laid over base (the new test uses the new API: a real failure at base).
+    BuildFail {
+        attributed: bool,
+    },
+    NotObserved,
+    /// Mixed results across the K runs.
+    Flaky,
+    /// The run itself could not be observed: timeout, runner crash, setup failure.
+    Unobservable(String),
+}
+
+impl SideState {
+    /// Collapses K runs. `problem` is set when the runs could not be observed at all.
+    pub fn collapse(runs: &[Outcome], problem: Option<&str>, attributed: bool) -> SideState {
+        if let Some(p) = problem {
+            if runs.iter().all(|o| *o == Outcome::NotObserved) {
+                return SideState::Unobservable(p.to_string());
+            }
+        }
+        let Some(first) = runs.first() else {
+            return SideState::NotObserved;
+        };
+        if runs.iter().any(|o| o != first) {
+            return SideState::Flaky;
+        }
+        match first {
+            Outcome::Pass => SideState::Pass,
+            Outcome::Fail => SideState::Fail,
+            Outcome::BuildFail => SideState::BuildFail { attributed },
+            Outcome::NotObserved => SideState::NotObserved,
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            SideState::Pass => "pass",
+            SideState::Fail => "fail",
+            SideState::BuildFail { .. } => "build_fail",
+            SideState::NotObserved => "not_observed",
+            SideState::Flaky => "flaky",
+            SideState::Unobservable(_) => "unobservable",
+        }
+    }
+}
+
+/// Why the rule decided as it did, for reports and the fix packet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Finding {
+    FailsAtHead,
+    DoesNotBuildAtHead,
+    NotObservedAtHead,
+    FlakyAtHead,
+    UnobservableAtHead,
+    FailToPass,
+    FlakyAtBase,
+    BaseDoesNotBuild,
+    UnobservableAtBase,
+    NotObservedAtBase,
+    ProvesNothing,
+    NoTests,
+}
+
+/// The decision for one criterion, with the index of the test that decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub result: FloorResult,
+    pub finding: Finding,
+    pub decisive: Option<usize>,
+}
+
+/// The rule (see the module doc). `tests[i]` is (head, base) of bound test i.
+pub fn decide(tests: &[(SideState, SideState)]) -> Decision {
+    let first = |pred: &dyn Fn(&SideState) -> bool, head: bool| {
+        tests
+            .iter()
+            .position(|(h, b)| if head { pred(h) } else { pred(b) })
+    };
+    let d = |result, finding, decisive| Decision {
+        result,
+        finding,
+        decisive,
+    };
+    if tests.is_empty() {
+        return d(FloorResult::Unbound, Finding::NoTests, None);
+    }
+    if let Some(i) = first(&|s| *s == SideState::Fail, true) {
+        return d(FloorResult::Unsatisfied, Finding::FailsAtHead, Some(i));
+    }
+    if let Some(i) = first(&|s| matches!(s, SideState::BuildFail { .. }), true) {
+        return d(
+            FloorResult::Unsatisfied,
+            Finding::DoesNotBuildAtHead,
+            Some(i),
+        );
+    }
+    if let Some(i) = first(&|s| *s == SideState::NotObserved, true) {
+        return d(
+            FloorResult::Unsatisfied,
+            Finding::NotObservedAtHead,
+            Some(i),
+        );
+    }
+    if let Some(i) = first(&|s| *s == SideState::Flaky, true) {
+        return d(FloorResult::Undecided, Finding::FlakyAtHead, Some(i));
+    }
+    if let Some(i) = first(&|s| matches!(s, SideState::Unobservable(_)), true) {
+        return d(FloorResult::Undecided, Finding::UnobservableAtHead, Some(i));
+    }
+    // Every bound test passes at head.
+    if let Some(i) = first(
+        &|s| {
+            matches!(
+                s,
+                SideState::Fail | SideState::BuildFail { attributed: true }
+            )
+        },
+        false,
+    ) {
+        return d(FloorResult::Satisfied, Finding::FailToPass, Some(i));
+    }
+    if let Some(i) = first(&|s| *s == SideState::Flaky, false) {
+        return d(FloorResult::Undecided, Finding::FlakyAtBase, Some(i));
+    }
+    if let Some(i) = first(
+        &|s| matches!(s, SideState::BuildFail { attributed: false }),
+        false,
+    ) {
+        return d(FloorResult::Undecided, Finding::BaseDoesNotBuild, Some(i));
+    }
+    if let Some(i) = first(&|s| matches!(s, SideState::Unobservable(_)), false) {
+        return d(FloorResult::Undecided, Finding::UnobservableAtBase, Some(i));
+    }
+    if let Some(i) = first(&|s| *s == SideState::NotObserved, false) {
+        return d(FloorResult::Undecided, Finding::NotObservedAtBase, Some(i));
+    }
+    d(FloorResult::Unsatisfied, Finding::ProvesNothing, Some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn states() -> Vec<SideState> {
+        vec![
+            SideState::Pass,
+            SideState::Fail,
+            SideState::BuildFail { attributed: true },
+            SideState::BuildFail { attributed: false },
+            SideState::NotObserved,
+            SideState::Flaky,
+            SideState::Unobservable("timeout".into()),
+        ]
+    }
+
+    #[test]
+    fn collapse_never_turns_mixed_runs_into_a_pass() {
+        use Outcome::*;
+        assert_eq!(
+            SideState::collapse(&[Pass, Pass], None, false),
+            SideState::Pass
+        );
+        assert_eq!(
+            SideState::collapse(&[Pass, Fail], None, false),
+            SideState::Flaky
+        );
+        assert_eq!(
+            SideState::collapse(&[Fail, Pass], None, false),
+            SideState::Flaky
+        );
+        assert_eq!(
+            SideState::collapse(&[Pass, NotObserved], None, false),
+            SideState::Flaky
+        );
+        assert_eq!(
+            SideState::collapse(&[], None, false),
+            SideState::NotObserved
+        );
+        assert_eq!(
+            SideState::collapse(&[NotObserved], Some("timed out"), false),
+            SideState::Unobservable("timed out".into())
+        );
+        assert_eq!(
+            SideState::collapse(&[BuildFail], None, true),
+            SideState::BuildFail { attributed: true }
+        );
+    }
+
+    /// Every pair of (head, base) states for one and for two bound tests, checked against the
+    /// rule restated as properties.
+    #[test]
+    fn exhaustive_over_one_and_two_tests() {
+        let s = states();
+        let mut cases: Vec<Vec<(SideState, SideState)>> = Vec::new();
+        for h in &s {
+            for b in &s {
+                cases.push(vec![(h.clone(), b.clone())]);
+            }
+        }
+        let singles = cases.clone();
+        for a in &singles {
+            for b in &singles {
+                cases.push(vec![a[0].clone(), b[0].clone()]);
+            }
+        }
+        for tests in &cases {
+            let got = decide(tests);
+            let all_head_pass = tests.iter().all(|(h, _)| *h == SideState::Pass);
+            let some_base_fail = tests.iter().any(|(_, b)| {
+                matches!(
+                    b,
+                    SideState::Fail | SideState::BuildFail { attributed: true }
+                )
+            });
+            // A pass needs every test passing at head and a real failure at base.
+            assert_eq!(
+                got.result == FloorResult::Satisfied,
+                all_head_pass && some_base_fail,
+                "{tests:?}"
+            );
+            // A hard failure at head is always a mechanical miss.
+            if tests
+                .iter()
+                .any(|(h, _)| matches!(h, SideState::Fail | SideState::BuildFail { .. }))
+            {
+                assert_eq!(got.result, FloorResult::Unsatisfied);
+            }
+            // Already green at base proves nothing.
+            if all_head_pass && tests.iter().all(|(_, b)| *b == SideState::Pass) {
+                assert_eq!(got.finding, Finding::ProvesNothing);
+                assert_eq!(got.result, FloorResult::Unsatisfied);
+            }
+            // Flaky anywhere never yields a pass.
+            if tests
+                .iter()
+                .any(|(h, b)| *h == SideState::Flaky || (*b == SideState::Flaky && !some_base_fail))
+            {
+                assert_ne!(got.result, FloorResult::Satisfied);
+            }
+            let i = got.decisive.expect("a decisive test");
+            assert!(i < tests.len());
+        }
+        assert_eq!(decide(&[]).result, FloorResult::Unbound);
+    }
+
+    #[test]
+    fn named_cases() {
+        use SideState::*;
+        let d = decide(&[(Pass, Fail)]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Satisfied, Finding::FailToPass)
+        );
+        let d = decide(&[(Pass, Pass)]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Unsatisfied, Finding::ProvesNothing)
+        );
+        let d = decide(&[(Fail, Fail)]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Unsatisfied, Finding::FailsAtHead)
+        );
+        let d = decide(&[(Pass, BuildFail { attributed: false })]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Undecided, Finding::BaseDoesNotBuild)
+        );
+        let d = decide(&[(Pass, NotObserved)]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Undecided, Finding::NotObservedAtBase)
+        );
+        let d = decide(&[(Flaky, Fail)]);
+        assert_eq!(
+            (d.result, d.finding),
+            (FloorResult::Undecided, Finding::FlakyAtHead)
+        );
+        let d = decide(&[(Pass, Pass), (Pass, Fail)]);
+        assert_eq!((d.result, d.decisive), (FloorResult::Satisfied, Some(1)));
+    }
+}

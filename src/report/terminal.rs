@@ -1,0 +1,122 @@
+//! The terminal report, in the shape of the "Reading the verdict" page:
+//!
+//! ```text
+//! Claim Check  BLOCKED  ·  exit 1  ·  policy v3
+//!
+//!   ✗ The Stripe PaymentIntent is voided.
+//!       requirement: stage1.floor.refund_voids_payment_intent · required · result: unsatisfied
+//!       reason: …
+//!       evidence: sha256:7ac1e4… (tests/refund/test_stripe_void.py::test_void_called, failed)
+//! ```
+//!
+//! Colour only when asked (a terminal without `NO_COLOR`); the text reads the same without it.
+
+use std::fmt::Write;
+
+use super::{short_pointer, CriterionResult, RunResult};
+use crate::verdict::Verdict;
+
+pub fn render(r: &RunResult, colour: bool) -> String {
+    let paint = |code: &str, s: &str| {
+        if colour {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    };
+    let verdict_colour = match r.verdict {
+        Verdict::Ready => "1;32",
+        Verdict::ReadyWithGaps => "1;33",
+        Verdict::Inconclusive => "1;33",
+        Verdict::Blocked => "1;31",
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Claim Check  {}  ·  exit {}  ·  policy {}",
+        paint(verdict_colour, r.verdict.as_str()),
+        r.exit_code,
+        r.policy
+    );
+    for c in &r.criteria {
+        out.push('\n');
+        criterion(&mut out, c, &paint);
+    }
+    out.push('\n');
+    let _ = writeln!(out, "  rule {}: {}", r.rule, r.rule_reason);
+    let _ = writeln!(
+        out,
+        "  base {} · head {} · {} mode · {} criteria · {}",
+        &r.base[..7.min(r.base.len())],
+        &r.head[..7.min(r.head.len())],
+        r.mode,
+        r.criteria.len(),
+        r.signing.state
+    );
+    if r.acceptance.state == "draft" {
+        let _ = writeln!(
+            out,
+            "  acceptance set {} is a draft: commit it as .shipmoor/acceptance.yaml",
+            r.acceptance.path
+        );
+    }
+    if !r.harness_changes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  harness files changed: {}",
+            r.harness_changes.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  fix packet: {} · report: {} · VSA: {}",
+        r.outputs.fixes, r.outputs.report, r.outputs.vsa
+    );
+    if r.signing.state == "unsigned" {
+        let _ = writeln!(out, "  {}", r.signing.note);
+    }
+    out
+}
+
+fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -> String) {
+    let (mark, code) = match c.disposition.as_str() {
+        "satisfied" => ("✓", "32"),
+        "unsatisfied" | "blocked" => ("✗", "31"),
+        "unbound" => ("∅", "36"),
+        _ => ("?", "33"),
+    };
+    let _ = writeln!(out, "  {} {}", paint(code, mark), c.ac);
+    if c.disposition == "satisfied" {
+        return;
+    }
+    let result = match c.disposition.as_str() {
+        "not_judged" => "not judged",
+        d => d,
+    };
+    let _ = writeln!(
+        out,
+        "      requirement: {} · {} · result: {}",
+        c.requirement,
+        if c.required { "required" } else { "optional" },
+        result
+    );
+    match c.disposition.as_str() {
+        "unbound" => {
+            let _ = writeln!(out, "      tag: {}", c.tag);
+        }
+        "abstained" | "not_judged" => {
+            let _ = writeln!(out, "      rationale: {}", c.reason());
+        }
+        _ => {
+            let _ = writeln!(out, "      reason: {}", c.reason());
+            if let Some(e) = &c.floor.evidence {
+                let _ = writeln!(
+                    out,
+                    "      evidence: {} ({})",
+                    short_pointer(&e.pointer),
+                    e.detail
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! `verify.md`: the Markdown report, after the verification playbook's `verify.md`. Every section
+//! is wrapped in `<!-- section:TAG -->…<!-- /section:TAG -->`; the body stays within
+//! [`BODY_LINE_BUDGET`] lines outside `<details>` (long tables and the claim records that do not
+//! fit are folded into `<details>` blocks, each bounded too).
+//!
+//! Sections: Verdict, Metrics, Quality Gate (the floor table), Review Findings (the judge),
+//! Runtime Verification (commands run, failing excerpts), UAT (one `Verification Claim` record
+//! per criterion), and last `## Deferred to TODO`.
+
+use std::fmt::Write;
+
+use super::fixes::FixPacket;
+use super::{short_pointer, CriterionResult, RunResult};
+use crate::acceptance::Lane;
+use crate::verdict::{JudgeResult, Verdict};
+
+pub const BODY_LINE_BUDGET: usize = 120;
+const TABLE_ROWS_IN_BODY: usize = 30;
+const EXCERPT_LINES: usize = 12;
+const MAX_EXCERPTS: usize = 3;
+
+pub fn render(r: &RunResult, packet: &FixPacket) -> String {
+    let mut doc = Doc::default();
+    doc.line(&format!(
+        "# Claim Check — {} · policy {}",
+        r.verdict.as_str(),
+        r.policy
+    ));
+    doc.blank();
+    verdict(&mut doc, r);
+    metrics(&mut doc, r, packet);
+    quality_gate(&mut doc, r);
+    review_findings(&mut doc, r);
+    runtime(&mut doc, r);
+    // The claim records get what is left of the budget once the last section is accounted for.
+    let mut tail = Doc::default();
+    deferred(&mut tail, packet);
+    let reserve = tail.body_lines() + 1;
+    uat(&mut doc, r, BODY_LINE_BUDGET.saturating_sub(reserve));
+    doc.append(tail);
+    doc.text
+}
+
+pub fn status(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ready | Verdict::ReadyWithGaps => "passed",
+        Verdict::Blocked => "failed",
+        Verdict::Inconclusive => "blocked",
+    }
+}
+
+/// Lines outside `<details>` blocks.
+pub fn body_lines(md: &str) -> usize {
+    let mut depth = 0usize;
+    let mut n = 0;
+    for line in md.lines() {
+        let t = line.trim();
+        if t.starts_with("<details") {
+            depth += 1;
+            continue;
+        }
+        if t.starts_with("</details>") {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        if depth == 0 {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[derive(Default)]
+struct Doc {
+    text: String,
+}
+
+impl Doc {
+    fn line(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.text.push('\n');
+    }
+    fn blank(&mut self) {
+        self.text.push('\n');
+    }
+    fn open(&mut self, tag: &str, heading: &str) {
+        self.line(&format!("<!-- section:{tag} -->"));
+        self.line(heading);
+    }
+    fn close(&mut self, tag: &str) {
+        self.line(&format!("<!-- /section:{tag} -->"));
+        self.blank();
+    }
+    fn body_lines(&self) -> usize {
+        body_lines(&self.text)
+    }
+    fn append(&mut self, other: Doc) {
+        self.text.push_str(&other.text);
+    }
+    /// A table whose rows past the first `TABLE_ROWS_IN_BODY` fold into `<details>`.
+    fn table(&mut self, header: &str, rows: &[String], what: &str) {
+        self.line(header);
+        let sep = format!(
+            "|{}",
+            "---|".repeat(header.matches('|').count().saturating_sub(1))
+        );
+        self.line(&sep);
+        for row in rows.iter().take(TABLE_ROWS_IN_BODY) {
+            self.line(row);
+        }
+        if rows.len() > TABLE_ROWS_IN_BODY {
+            self.blank();
+            self.line("<details>");
+            self.line(&format!(
+                "<summary>{} more {what}</summary>",
+                rows.len() - TABLE_ROWS_IN_BODY
+            ));
+            self.blank();
+            self.line(header);
+            self.line(&sep);
+            for row in &rows[TABLE_ROWS_IN_BODY..] {
+                self.line(row);
+            }
+            self.line("</details>");
+        }
+    }
+}
+
+/// Table cells: no pipes or newlines.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..7.min(sha.len())]
+}
+
+fn counts(r: &RunResult, required: bool) -> (usize, usize, usize) {
+    let mut v = (0, 0, 0);
+    for c in r.criteria.iter().filter(|c| c.required == required) {
+        match c.claim_verdict() {
+            "VERIFIED" => v.0 += 1,
+            "NOT VERIFIED" => v.1 += 1,
+            _ => v.2 += 1,
+        }
+    }
+    v
+}
+
+fn verdict(doc: &mut Doc, r: &RunResult) {
+    doc.open("verdict", "### Verdict");
+    doc.line(&format!("status: {}", status(r.verdict)));
+    doc.line(&format!("verdict: {}", r.verdict.as_str()));
+    doc.line(&format!("exit_code: {}", r.exit_code));
+    doc.line(&format!("rule: {} ({})", r.rule, r.rule_reason));
+    doc.line(&format!("mode: {}", r.mode));
+    doc.line(&format!(
+        "base: {} · head: {}",
+        short(&r.base),
+        short(&r.head)
+    ));
+    doc.line(&format!(
+        "acceptance: {} ({}, {})",
+        r.acceptance.path,
+        r.acceptance.state,
+        short_pointer(&format!("sha256:{}", r.acceptance.sha256))
+    ));
+    let (rv, rn, ri) = counts(r, true);
+    let (av, an, ai) = counts(r, false);
+    doc.line(&format!(
+        "claim_records: required VERIFIED={rv} NOT VERIFIED={rn} INCONCLUSIVE={ri}; advisory VERIFIED={av} NOT VERIFIED={an} INCONCLUSIVE={ai}"
+    ));
+    doc.line(&format!(
+        "attestation: {} ({})",
+        r.outputs.vsa, r.signing.state
+    ));
+    doc.line(&format!(
+        "started_at: {} · completed_at: {} · duration_seconds: {}",
+        r.started_at, r.completed_at, r.duration_seconds
+    ));
+    doc.close("verdict");
+}
+
+fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
+    doc.open("metrics", "### Metrics");
+    doc.line(&format!("status: {}", status(r.verdict)));
+    doc.line(&format!("duration_seconds: {}", r.duration_seconds));
+    doc.line(&format!("criteria_total: {}", r.criteria.len()));
+    doc.line(&format!(
+        "claim_records_required_not_verified: {}",
+        counts(r, true).1
+    ));
+    doc.line(&format!("blocking_findings_count: {}", p.fixes.len()));
+    doc.line(&format!("route_to_human_count: {}", p.route_to_human.len()));
+    doc.line(&format!("author_checks_count: {}", p.author_checks.len()));
+    doc.line(&format!("runtime_checks_count: {}", r.runtime.len()));
+    doc.line(&format!(
+        "harness_changes_count: {}",
+        r.harness_changes.len()
+    ));
+    doc.close("metrics");
+}
+
+fn quality_gate(doc: &mut Doc, r: &RunResult) {
+    doc.open("quality-gate", "### Quality Gate");
+    let rows: Vec<String> = r
+        .criteria
+        .iter()
+        .filter(|c| c.lane == Lane::Floor)
+        .map(|c| {
+            format!(
+                "| {} | {} | {} | {} | {} | {} |",
+                cell(&c.ac),
+                c.requirement,
+                c.floor.base_summary,
+                c.floor.head_summary,
+                c.floor.result.as_str(),
+                c.floor
+                    .evidence
+                    .as_ref()
+                    .map(|e| short_pointer(&e.pointer))
+                    .unwrap_or_else(|| "—".into())
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        doc.line("No floor-lane criteria.");
+    } else {
+        doc.table(
+            "| criterion | requirement | base | head | floor result | evidence |",
+            &rows,
+            "floor rows",
+        );
+    }
+    doc.blank();
+    if r.overlay.is_empty() {
+        doc.line("Laid over base from head: no files.");
+    } else {
+        let shown: Vec<&str> = r.overlay.iter().take(5).map(|s| s.as_str()).collect();
+        let more = r.overlay.len().saturating_sub(5);
+        doc.line(&format!(
+            "Laid over base from head: {}{}.",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if r.harness_changes.is_empty() {
+        doc.line("Harness files changed: none.");
+    } else {
+        doc.line(&format!(
+            "Harness files changed: {}.",
+            r.harness_changes.join(", ")
+        ));
+    }
+    doc.close("quality-gate");
+}
+
+fn review_findings(doc: &mut Doc, r: &RunResult) {
+    doc.open("review-findings", "### Review Findings");
+    let judged: Vec<&CriterionResult> = r
+        .criteria
+        .iter()
+        .filter(|c| c.judge.result != JudgeResult::None)
+        .collect();
+    if judged.is_empty() {
+        let open = r
+            .criteria
+            .iter()
+            .filter(|c| c.lane == Lane::Judge || !c.floor.result.settled())
+            .count();
+        if r.mode == "fast" {
+            doc.line(&format!(
+                "No judge ran (fast mode); {open} criteria the floor did not settle are routed as below."
+            ));
+        } else {
+            doc.line(&format!("The judge gave no findings; {open} criteria the floor did not settle are routed as below."));
+        }
+    } else {
+        let rows: Vec<String> = judged
+            .iter()
+            .map(|c| {
+                format!(
+                    "| {} | {} | {} | {} |",
+                    cell(&c.ac),
+                    c.judge.result.as_str(),
+                    cell(c.judge.rationale.as_deref().unwrap_or("—")),
+                    "—"
+                )
+            })
+            .collect();
+        doc.table(
+            "| criterion | decision | rationale | pointer |",
+            &rows,
+            "judge rows",
+        );
+    }
+    doc.close("review-findings");
+}
+
+fn runtime(doc: &mut Doc, r: &RunResult) {
+    doc.open("runtime-verification", "### Runtime Verification");
+    if r.runtime.is_empty() {
+        doc.line("No commands ran: no criterion is bound to a test or a command.");
+    } else {
+        let rows: Vec<String> = r
+            .runtime
+            .iter()
+            .map(|row| {
+                format!(
+                    "| {} | {} | `{}` | {} | {} | {:.1} |",
+                    row.side,
+                    row.runner,
+                    cell(&row.command).replace('`', "'"),
+                    row.tests,
+                    cell(&row.result),
+                    row.seconds
+                )
+            })
+            .collect();
+        doc.table(
+            "| side | runner | command | tests | result | seconds |",
+            &rows,
+            "commands",
+        );
+        let mut shown = 0;
+        for row in r.runtime.iter().filter(|row| row.excerpt.is_some()) {
+            if shown == MAX_EXCERPTS {
+                break;
+            }
+            let Some(ex) = &row.excerpt else { continue };
+            let lines: Vec<&str> = ex.lines().collect();
+            let start = lines.len().saturating_sub(EXCERPT_LINES);
+            doc.blank();
+            doc.line("<details>");
+            doc.line(&format!(
+                "<summary>{}: {} ({}, excerpt)</summary>",
+                row.side,
+                cell(&row.command).chars().take(100).collect::<String>(),
+                cell(&row.result)
+            ));
+            doc.blank();
+            doc.line("```");
+            for l in &lines[start..] {
+                doc.line(&l.replace("```", "'''"));
+            }
+            doc.line("```");
+            doc.line("</details>");
+            shown += 1;
+        }
+    }
+    doc.close("runtime-verification");
+}
+
+fn claim_record(c: &CriterionResult) -> Vec<String> {
+    let f = &c.floor;
+    let (condition, observable, threshold) = match f.binding.as_str() {
+        "judge_lane" => (
+            "a person (or the judge, in full mode) reads the change".to_string(),
+            "the judge's decision and its citations".to_string(),
+            "not applicable: only the floor can make a criterion pass".to_string(),
+        ),
+        "check.command" => (
+            "the command runs at base (with head's test files laid over) and at head".to_string(),
+            format!("exit code of `{}`", f.reproduce.as_deref().unwrap_or("?")),
+            "non-zero at base, 0 at head".to_string(),
+        ),
+        "check.pattern" => (
+            "the files this change touched, at head".to_string(),
+            "regex matches in the changed files".to_string(),
+            "at least one match at head".to_string(),
+        ),
+        _ if f.tests.is_empty() => (
+            "a test carrying the tag runs at base and at head".to_string(),
+            format!("a test whose id or file path contains {}", c.tag),
+            "fails at base, passes at head".to_string(),
+        ),
+        _ => (
+            "the bound test runs at base (with head's test files laid over) and at head"
+                .to_string(),
+            format!(
+                "outcome of {}",
+                f.tests
+                    .iter()
+                    .map(|t| t.id.as_str())
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if f.tests.len() > 3 { ", …" } else { "" }
+            ),
+            "fails at base, passes at head".to_string(),
+        ),
+    };
+    let side_ptr = |side: &str| -> String {
+        let ptr = f.tests.first().and_then(|t| {
+            if side == "base" {
+                t.base_evidence.last()
+            } else {
+                t.head_evidence.last()
+            }
+        });
+        match ptr {
+            Some(p) => format!(" ({})", short_pointer(p)),
+            None => String::new(),
+        }
+    };
+    let baseline = match f.base_summary.as_str() {
+        "—" => "not applicable: nothing ran at base".to_string(),
+        s => format!("base: {s}{}", side_ptr("base")),
+    };
+    let treatment = match f.head_summary.as_str() {
+        "—" => "not applicable: nothing ran at head".to_string(),
+        s => format!("head: {s}{}", side_ptr("head")),
+    };
+    let surface = match &f.reproduce {
+        Some(cmd) => format!("`{}`", cmd.replace('`', "'")),
+        None => match f.binding.as_str() {
+            "judge_lane" => "the diff base..head".to_string(),
+            _ => format!("a test carrying `{}`", c.tag),
+        },
+    };
+    vec![
+        format!("#### Verification Claim: {}", c.ac.replace('\n', " ")),
+        "| Field | Value |".into(),
+        "|---|---|".into(),
+        format!("| claim_source | `{}` |", c.requirement),
+        format!("| condition | {} |", cell(&condition)),
+        format!("| metric_or_observable | {} |", cell(&observable)),
+        format!("| threshold | {} |", cell(&threshold)),
+        format!("| smallest_disproving_surface | {} |", cell(&surface)),
+        format!("| baseline | {} |", cell(&baseline)),
+        format!("| treatment | {} |", cell(&treatment)),
+        format!("| comparison | {} |", cell(&c.reason())),
+        format!("| verdict | `{}` |", c.claim_verdict()),
+        format!("| route_to | `{}` |", c.route_to.as_str()),
+    ]
+}
+
+fn uat(doc: &mut Doc, r: &RunResult, budget: usize) {
+    doc.open("uat", "### UAT");
+    let records: Vec<Vec<String>> = r.criteria.iter().map(claim_record).collect();
+    // What stays in the body: the records that fit, keeping room for the close and a fold.
+    let used = doc.body_lines();
+    let mut room = budget.saturating_sub(used + 3);
+    let mut in_body = 0;
+    for rec in &records {
+        let need = rec.len() + 1;
+        if need > room {
+            break;
+        }
+        room -= need;
+        in_body += 1;
+    }
+    for rec in &records[..in_body] {
+        for l in rec {
+            doc.line(l);
+        }
+        doc.blank();
+    }
+    if in_body < records.len() {
+        doc.line("<details>");
+        doc.line(&format!(
+            "<summary>{} more claim records</summary>",
+            records.len() - in_body
+        ));
+        doc.blank();
+        for rec in &records[in_body..] {
+            for l in rec {
+                doc.line(l);
+            }
+            doc.blank();
+        }
+        doc.line("</details>");
+    }
+    doc.close("uat");
+}
+
+fn deferred(doc: &mut Doc, p: &FixPacket) {
+    doc.line("<!-- section:deferred -->");
+    doc.line("## Deferred to TODO");
+    let humans = p.route_to_human.len();
+    let authors = p.author_checks.len();
+    if humans + authors == 0 {
+        doc.line("Deferred to TODO: 0 findings this run.");
+    } else {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "This run routes {humans} {} to a person and asks for {authors} author check{}:",
+            if humans == 1 { "criterion" } else { "criteria" },
+            if authors == 1 { "" } else { "s" }
+        );
+        doc.line(&s);
+        let mut items: Vec<String> = p
+            .route_to_human
+            .iter()
+            .map(|h| format!("- route to human: {} ({})", h.ac, h.reason))
+            .collect();
+        items.extend(p.author_checks.iter().map(|a| {
+            format!(
+                "- author check: {} Write a test whose id or filename contains `{}`; it must fail at the base commit and pass at the head commit.",
+                a.ac, a.tag
+            )
+        }));
+        let keep = 12.min(items.len());
+        for i in &items[..keep] {
+            doc.line(&i.replace('\n', " "));
+        }
+        if items.len() > keep {
+            doc.line("<details>");
+            doc.line(&format!("<summary>{} more</summary>", items.len() - keep));
+            doc.blank();
+            for i in &items[keep..] {
+                doc.line(&i.replace('\n', " "));
+            }
+            doc.line("</details>");
+        }
+    }
+    doc.line("<!-- /section:deferred -->");
+}
