@@ -1,0 +1,108 @@
+//! `shipmoor claim-check` end to end against real `cargo test` and `cargo nextest` projects.
+
+mod common;
+
+use common::{ident, require_tool, Repo};
+
+const LIB_BASE: &str = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else { x }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn clamps_low() {\n        assert_eq!(super::clamp(-5, 0, 10), 0);\n    }\n}\n";
+const LIB_HEAD: &str = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else if x > hi { hi } else { x }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn clamps_low() {\n        assert_eq!(super::clamp(-5, 0, 10), 0);\n    }\n}\n";
+
+fn crate_repo(runner: Option<&str>) -> (Repo, String) {
+    require_tool("cargo", &["--version"], "install Rust with rustup");
+    if runner == Some("nextest") {
+        require_tool("cargo", &["nextest", "--version"], "cargo install cargo-nextest --locked");
+    }
+    let r = Repo::new();
+    r.write("Cargo.toml", "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n");
+    r.write(".gitignore", "/target\n");
+    r.write("src/lib.rs", LIB_BASE);
+    let base = r.commit("base");
+    (r, base)
+}
+
+fn acceptance(r: &Repo, runner: Option<&str>, body: &str) {
+    let runners = runner.map(|k| format!("runners:\n  - kind: {k}\n")).unwrap_or_default();
+    r.write(".shipmoor/acceptance.yaml", &format!("version: 1\ncriteria:\n{body}{runners}"));
+}
+
+fn fail_to_pass(runner: Option<&str>) {
+    let (r, base) = crate_repo(runner);
+    r.write("src/lib.rs", LIB_HEAD);
+    let id = ident("clamps-high");
+    r.write(&format!("tests/clamp_{id}.rs"), "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n");
+    // A unit test named with the tag in an existing source file, extended at head.
+    acceptance(&r, runner, "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n");
+    let head = r.commit("head");
+    let before = r.status();
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("Claim Check  READY"), "{run:?}");
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
+    assert_eq!(d["floor"]["result"], "satisfied", "{run:?}");
+    assert_eq!(d["floor"]["tests"][0]["id"], format!("clamp::clamp_{id} clamps_high"));
+    assert_eq!(d["floor"]["tests"][0]["base"], "fail");
+    assert_eq!(vsa["subject"][0]["digest"]["gitCommit"], head.as_str());
+    assert!(r.status().lines().all(|l| l.contains(".shipmoor/") && !l.contains("acceptance")), "{}", r.status());
+    let _ = before;
+    assert!(r.extra_worktrees().is_empty());
+    // Base and head never share a target dir, and neither uses the checkout's.
+    assert!(!r.exists("target"));
+}
+
+#[test]
+fn cargo_test_fail_to_pass_is_ready() {
+    fail_to_pass(None);
+}
+
+#[test]
+fn nextest_fail_to_pass_is_ready() {
+    fail_to_pass(Some("nextest"));
+}
+
+fn failing_at_head(runner: Option<&str>) {
+    let (r, base) = crate_repo(runner);
+    let id = ident("clamps-high");
+    // The fix is missing: the new test fails at base and at head.
+    r.write(&format!("tests/clamp_{id}.rs"), "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n");
+    // A unit test carrying a tag that already passes at base: proves nothing.
+    r.write("src/lib.rs", &LIB_BASE.replace("fn clamps_low()", &format!("fn clamps_low_{}()", ident("clamps-low"))));
+    acceptance(&r, runner, "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n  - id: clamps-low\n    ac: Values below the range are clamped.\n    required: false\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("fails at head"), "{run:?}");
+    let fixes = r.json(".shipmoor/claim-check.fixes.json");
+    assert_eq!(fixes["fixes"][0]["requirement"], "stage1.floor.clamps_high");
+    assert!(fixes["fixes"][0]["evidence"]["pointer"].as_str().unwrap().starts_with("sha256:"));
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][1];
+    // The unit test lives in src/lib.rs, which holds code too: at base it is not laid over, so
+    // it is absent there and proves nothing either way.
+    assert_ne!(d["floor"]["result"], "satisfied", "{run:?}");
+}
+
+#[test]
+fn cargo_test_failing_at_head_blocks() {
+    failing_at_head(None);
+}
+
+#[test]
+fn nextest_failing_at_head_blocks() {
+    failing_at_head(Some("nextest"));
+}
+
+#[test]
+fn a_new_test_that_needs_the_new_api_fails_to_build_at_base_and_counts_as_failing() {
+    let (r, base) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_HEAD}\npub fn clamp_all(xs: &mut [i32], lo: i32, hi: i32) {{\n    for x in xs.iter_mut() {{ *x = clamp(*x, lo, hi); }}\n}}\n"));
+    r.write(&format!("tests/all_{}.rs", ident("clamp-all")), "#[test]\nfn clamps_all() {\n    let mut v = [50, -5];\n    clamp::clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10, 0]);\n}\n");
+    acceptance(&r, None, "  - id: clamp-all\n    ac: A slice can be clamped in place.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
+    assert_eq!(d["floor"]["tests"][0]["base"], "build_fail", "{run:?}");
+    assert_eq!(d["floor"]["result"], "satisfied");
+}

@@ -1,0 +1,122 @@
+//! Bad input: every case is a clear message naming the file, line and fix, exit 2, nothing
+//! written, and the checkout exactly as it was.
+
+mod common;
+
+use common::{require_pytest, Repo};
+
+fn repo_with(acceptance: &str) -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    r.write("tests/test_b.py", "def test_b():\n    assert True\n");
+    r.write(".shipmoor/acceptance.yaml", acceptance);
+    r.commit("head");
+    (r, base)
+}
+
+/// Runs claim-check and asserts exit 2, no outputs, the same `git status`; returns stderr.
+fn rejected(r: &Repo, args: &[&str]) -> String {
+    rejected_env(r, args, &[])
+}
+
+fn rejected_env(r: &Repo, args: &[&str], env: &[(&str, &str)]) -> String {
+    let before = r.status();
+    let run = r.shipmoor_env(args, env);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(r.status(), before, "the checkout changed");
+    for out in ["claim-check.vsa.json", "claim-check.fixes.json", "verify.md", "evidence"] {
+        assert!(!r.exists(&format!(".shipmoor/{out}")), "{out} was written");
+    }
+    assert!(r.extra_worktrees().is_empty());
+    assert!(run.stdout.is_empty(), "{run:?}");
+    run.stderr
+}
+
+#[test]
+fn malformed_yaml_names_file_line_and_fix() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: [unclosed\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains(".shipmoor/acceptance.yaml:"), "{err}");
+    assert!(err.contains("help:"), "{err}");
+}
+
+#[test]
+fn unknown_keys_are_reported_with_a_suggestion_all_at_once() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n    requird: true\n  - id: b\n    ac: B.\n    lanes: floor\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains(".shipmoor/acceptance.yaml:5:5:"), "{err}");
+    assert!(err.contains("`requird`"), "{err}");
+    assert!(err.contains("did you mean `required`?"), "{err}");
+    assert!(err.contains(".shipmoor/acceptance.yaml:8:5:"), "{err}");
+    let lint = r.shipmoor(&["acceptance", "lint"]);
+    assert_eq!(lint.code, 2);
+    assert!(lint.stderr.contains("2 errors"), "{lint:?}");
+}
+
+#[test]
+fn duplicate_ids_name_both_lines() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n  - id: a\n    ac: B.\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains(".shipmoor/acceptance.yaml:5:"), "{err}");
+    assert!(err.contains("line 3"), "{err}");
+}
+
+#[test]
+fn an_empty_acceptance_set_is_an_input_error_never_ready() {
+    let (r, base) = repo_with("version: 1\ncriteria: []\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains("no criteria"), "{err}");
+}
+
+#[test]
+fn a_base_that_is_not_an_ancestor() {
+    let (r, _) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    r.git(&["switch", "--quiet", "--orphan", "other"]);
+    r.write("x.txt", "x");
+    let other = r.commit("unrelated");
+    r.git(&["switch", "--quiet", "main"]);
+    let err = rejected(&r, &["claim-check", "--base", &other]);
+    assert!(err.contains("is not an ancestor"), "{err}");
+    assert!(err.contains("help:"), "{err}");
+    let err = rejected(&r, &["claim-check", "--base", "no-such-ref"]);
+    assert!(err.contains("`no-such-ref` is not a commit"), "{err}");
+}
+
+#[test]
+fn a_dirty_tree_is_refused() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert False\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains("uncommitted changes to tracked files: tests/test_a.py"), "{err}");
+    assert!(err.contains("git stash"), "{err}");
+}
+
+#[test]
+fn a_missing_runner_tool_is_an_input_error() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\nrunners:\n  - kind: pytest\n");
+    // A PATH with git and nothing else.
+    let bin = tempfile::tempdir().unwrap();
+    let git = which("git");
+    std::os::unix::fs::symlink(git, bin.path().join("git")).unwrap();
+    let path = bin.path().display().to_string();
+    let err = rejected_env(&r, &["claim-check", "--base", &base], &[("PATH", &path)]);
+    assert!(err.contains("pytest"), "{err}");
+    assert!(err.contains("help:"), "{err}");
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    rejected(&r, &["claim-check", "--base", &base, "--runs", "0"]);
+    rejected(&r, &["claim-check", "--base", &base, "--subject", "app=sha1:00"]);
+    rejected(&r, &["claim-check", "--no-such-flag"]);
+}
+
+fn which(p: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|path| std::env::split_paths(&path).map(|d| d.join(p)).find(|c| c.is_file()))
+        .unwrap_or_else(|| panic!("{p} not on PATH"))
+}

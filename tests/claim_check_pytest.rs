@@ -1,0 +1,237 @@
+//! `shipmoor claim-check` end to end against real pytest projects in real git repositories.
+
+mod common;
+
+use common::{ident, require_pytest, tag, Repo};
+
+const SERVICE_BASE: &str = "def refund(order):\n    return order\n\ndef is_refunded(order):\n    return False\n";
+const SERVICE_HEAD: &str = "def refund(order):\n    order['status'] = 'refunded'\n    return order\n\ndef is_refunded(order):\n    return order.get('status') == 'refunded'\n";
+
+/// A base commit with a service and one plain test; returns (repo, base sha).
+fn base_repo() -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\ntestpaths = tests\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/refund.py", SERVICE_BASE);
+    r.write("tests/test_plain.py", "def test_plain():\n    assert 1 + 1 == 2\n");
+    let base = r.commit("base");
+    (r, base)
+}
+
+fn acceptance(r: &Repo, body: &str) {
+    r.write(".shipmoor/acceptance.yaml", &format!("version: 1\ncriteria:\n{body}"));
+}
+
+fn refunded_test(id: &str) -> String {
+    format!(
+        "from svc.refund import refund\n\ndef test_marks_{}():\n    assert refund({{}})['status'] == 'refunded'\n",
+        ident(id)
+    )
+}
+
+#[test]
+fn fail_to_pass_is_satisfied_and_ready() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    // A test file new at head: the overlay makes it run against base code, where it fails.
+    r.write(&format!("tests/test_refund_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    let head = r.commit("head");
+    let before = r.status();
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("Claim Check  READY  ·  exit 0  ·  policy v3"), "{run:?}");
+    assert!(run.stdout.contains("✓ Order is marked refunded."));
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    assert_eq!(vsa["subject"][0]["digest"]["gitCommit"], head.as_str());
+    assert_eq!(vsa["predicate"]["verificationResult"], "PASSED");
+    let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
+    assert_eq!(d["floor"]["result"], "satisfied");
+    assert_eq!(d["floor"]["tests"][0]["base"], "fail");
+    assert_eq!(d["floor"]["tests"][0]["head"], "pass");
+    let overlay = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["overlay"];
+    assert_eq!(overlay[0], format!("tests/test_refund_{}.py", ident("order-refunded")));
+    // The user's checkout is untouched but for the outputs, and no worktree is left behind.
+    assert_eq!(strip_outputs(&r.status()), before);
+    assert!(r.extra_worktrees().is_empty());
+    assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
+}
+
+#[test]
+fn a_tagged_test_that_already_passes_at_base_proves_nothing() {
+    let (r, base) = base_repo();
+    r.write(
+        &format!("tests/test_math_{}.py", ident("math-works")),
+        "def test_math():\n    assert 2 * 2 == 4\n",
+    );
+    acceptance(&r, "  - id: math-works\n    ac: Math works.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("result: unsatisfied"), "{run:?}");
+    assert!(run.stdout.contains("proves nothing"), "{run:?}");
+    let fixes = r.json(".shipmoor/claim-check.fixes.json");
+    assert!(fixes["fixes"][0]["reason"].as_str().unwrap().contains("already passes at base"));
+}
+
+#[test]
+fn a_tagged_test_failing_at_head_blocks_with_a_fix_and_evidence() {
+    let (r, base) = base_repo();
+    r.write(&format!("tests/test_void_{}.py", ident("voids-intent")), "from svc.refund import refund\n\ndef test_void():\n    assert refund({}).get('voided'), 'PaymentIntent not voided'\n");
+    acceptance(&r, "  - id: voids-intent\n    ac: The PaymentIntent is voided.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.starts_with("Claim Check  BLOCKED  ·  exit 1  ·  policy v3"));
+    let fixes = r.json(".shipmoor/claim-check.fixes.json");
+    assert_eq!(fixes["schema"], "claim_check.fixes.v2");
+    let fix = &fixes["fixes"][0];
+    assert_eq!(fix["requirement"], "stage1.floor.voids_intent");
+    assert_eq!(fix["ac"], "The PaymentIntent is voided.");
+    assert_eq!(fix["evidence"]["type"], "attestation");
+    let pointer = fix["evidence"]["pointer"].as_str().unwrap().to_string();
+    assert!(fix["evidence"]["detail"].as_str().unwrap().contains("failed at head"));
+    // The pointer names a stored record that says what was observed, and the VSA cites it.
+    let hex = pointer.strip_prefix("sha256:").unwrap();
+    let record: serde_json::Value = serde_json::from_str(&r.read(&format!(".shipmoor/evidence/sha256/{hex}"))).unwrap();
+    assert_eq!(record["outcome"], "fail");
+    assert_eq!(record["side"], "head");
+    let stdout_hex = record["stdout"].as_str().unwrap().strip_prefix("sha256:").unwrap().to_string();
+    assert!(r.exists(&format!(".shipmoor/evidence/sha256/{stdout_hex}")));
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    let cited: Vec<&str> = vsa["predicate"]["inputAttestations"].as_array().unwrap().iter().map(|a| a["digest"]["sha256"].as_str().unwrap()).collect();
+    assert!(cited.contains(&hex));
+    assert_eq!(vsa["predicate"]["verificationResult"], "FAILED");
+    let md = r.read(".shipmoor/verify.md");
+    assert!(md.contains("status: failed"));
+    assert!(md.contains("PaymentIntent not voided"), "the failure excerpt is in verify.md:\n{md}");
+}
+
+#[test]
+fn a_required_criterion_without_a_tagged_test_is_inconclusive_with_an_author_check() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    acceptance(&r, "  - id: refund-idempotent\n    ac: A refund cannot be issued twice.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("∅ A refund cannot be issued twice."));
+    assert!(run.stdout.contains("tag: AC-REFUND-IDEMPOTENT-10fd"));
+    let fixes = r.json(".shipmoor/claim-check.fixes.json");
+    let a = &fixes["author_checks"][0];
+    assert_eq!(a["tag"], "AC-REFUND-IDEMPOTENT-10fd");
+    assert_eq!(a["ac"], "A refund cannot be issued twice.");
+    assert_eq!(a["instruction"], "Write a test whose id or filename contains this exact tag. It must fail at the base commit and pass at the head commit.");
+    assert!(fixes["fixes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn only_an_optional_criterion_open_is_ready_with_gaps() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(&format!("tests/test_r_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n  - id: receipt-email\n    ac: A receipt is emailed.\n    required: false\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("Claim Check  READY WITH GAPS  ·  exit 0"), "{run:?}");
+    let md = r.read(".shipmoor/verify.md");
+    assert!(md.contains("| route_to | `follow-up` |"), "{md}");
+    assert!(md.contains("status: passed"));
+}
+
+#[test]
+fn a_draft_acceptance_set_that_would_be_ready_is_inconclusive() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(&format!("tests/test_r_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
+    r.write(".shipmoor/acceptance.yaml.draft", "version: 1\ncriteria:\n  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("rule draft-gate: acceptance set is a draft; commit it as .shipmoor/acceptance.yaml"), "{run:?}");
+    assert!(run.stdout.contains("✓ Order is marked refunded."));
+}
+
+#[test]
+fn a_filter_that_matches_no_test_is_never_a_pass() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n    check:\n      test: tests/test_missing.py::test_nothing\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("names no test at head"), "{run:?}");
+}
+
+#[test]
+fn a_skipped_tagged_test_is_not_a_pass() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(&format!("tests/test_s_{}.py", ident("order-refunded")), "import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_skipped():\n    assert True\n");
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("not observed passing at head"), "{run:?}");
+}
+
+#[test]
+fn explicit_test_command_and_pattern_checks() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write("tests/test_named.py", "from svc.refund import is_refunded, refund\n\ndef test_is_refunded():\n    assert is_refunded(refund({}))\n");
+    r.write("scripts/check.sh", "#!/bin/sh\ngrep -q \"'refunded'\" svc/refund.py\n");
+    acceptance(
+        &r,
+        "  - id: by-test\n    ac: Refunded orders read as refunded.\n    check:\n      test: tests/test_named.py::test_is_refunded\n  - id: by-command\n    ac: The service sets the refunded status.\n    check:\n      command: sh scripts/check.sh\n  - id: by-pattern\n    ac: The status is written.\n    check:\n      pattern:\n        paths: [\"svc/**\"]\n        regex: \"order\\\\['status'\\\\] = \"\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json on stdout");
+    let results: Vec<(&str, &str)> = v["result"]["criteria"].as_array().unwrap().iter().map(|c| (c["id"].as_str().unwrap(), c["floor"]["result"].as_str().unwrap())).collect();
+    assert_eq!(results, [("by-test", "satisfied"), ("by-command", "satisfied"), ("by-pattern", "satisfied")], "{run:?}");
+    assert_eq!(v["result"]["verdict"], "READY");
+    assert_eq!(v["fixes"]["schema"], "claim_check.fixes.v2");
+}
+
+#[test]
+fn runs_k_times_and_a_flaky_test_is_undecided() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    // Fails every other run, at either side: a counter kept outside the worktrees.
+    let counter = r.tmp.path().parent().unwrap().join(format!("cc-flaky-{}", std::process::id()));
+    r.write(
+        &format!("tests/test_f_{}.py", ident("order-refunded")),
+        &format!("import os\n\ndef test_flaky():\n    p = {:?}\n    n = int(open(p).read()) if os.path.exists(p) else 0\n    open(p, 'w').write(str(n + 1))\n    assert n % 2 == 0\n", counter.display().to_string()),
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--runs", "2"]);
+    let _ = std::fs::remove_file(&counter);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("result: undecided"), "{run:?}");
+    assert!(run.stdout.contains("flaky"), "{run:?}");
+}
+
+/// Status lines minus this tool's own outputs.
+fn strip_outputs(status: &str) -> String {
+    status
+        .lines()
+        .filter(|l| !l.contains(".shipmoor/claim-check.") && !l.contains(".shipmoor/verify.md") && !l.contains(".shipmoor/evidence/"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn tags_print_for_each_criterion() {
+    let (r, _) = base_repo();
+    acceptance(&r, "  - id: refund-idempotent\n    ac: A.\n  - id: audit-log\n    ac: B.\n");
+    let run = r.shipmoor(&["acceptance", "tags"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, format!("refund-idempotent  {}\naudit-log          {}\n", tag("refund-idempotent"), tag("audit-log")));
+    let lint = r.shipmoor(&["acceptance", "lint"]);
+    assert_eq!(lint.code, 0, "{lint:?}");
+}

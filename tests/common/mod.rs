@@ -1,0 +1,211 @@
+//! Shared helpers for the integration tests: real git repositories in temporary directories and
+//! the real `shipmoor` binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const PINNED_EPOCH: &str = "1796032800"; // 2026-11-30T10:00:00Z
+
+/// A git repository in a temporary directory.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+    /// Where the runs' worktrees and build outputs go (inspected by the tests).
+    pub tmp: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dir = tempfile::Builder::new()
+            .prefix("cc-repo-")
+            .tempdir()
+            .expect("temp dir");
+        let tmp = tempfile::Builder::new()
+            .prefix("cc-tmp-")
+            .tempdir()
+            .expect("temp dir");
+        let r = Repo { dir, tmp };
+        r.git(&["init", "--quiet", "--initial-branch=main"]);
+        r.git(&["config", "user.name", "Test"]);
+        r.git(&["config", "user.email", "test@example.com"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            // Fixed dates make commit ids, and so evidence, the same on every run.
+            .env("GIT_AUTHOR_DATE", "2026-11-01T10:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-11-01T10:00:00Z")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    }
+
+    pub fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.path().join(rel)).expect("remove");
+    }
+
+    /// Commits everything and returns the commit id.
+    pub fn commit(&self, msg: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "--quiet", "--allow-empty", "-m", msg]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    pub fn status(&self) -> String {
+        self.git(&["status", "--porcelain=v1", "--untracked-files=all"])
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel))
+            .unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path().join(rel).exists()
+    }
+
+    pub fn json(&self, rel: &str) -> serde_json::Value {
+        serde_json::from_str(&self.read(rel)).expect("json")
+    }
+
+    /// Runs `shipmoor ARGS` in the repository with a pinned clock.
+    pub fn shipmoor(&self, args: &[&str]) -> Run {
+        self.shipmoor_env(args, &[])
+    }
+
+    pub fn shipmoor_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_shipmoor"));
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
+            .env("SHIPMOOR_TMPDIR", self.tmp.path())
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_EVENT_PATH")
+            .env_remove("CARGO_TARGET_DIR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("shipmoor runs");
+        Run::from(out)
+    }
+
+    /// Worktrees git knows of, other than the main one.
+    pub fn extra_worktrees(&self) -> Vec<String> {
+        self.git(&["worktree", "list", "--porcelain"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .filter(|p| {
+                Path::new(p).canonicalize().ok() != self.path().canonicalize().ok()
+            })
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Leftovers in the temporary root (worktrees, target dirs).
+    pub fn tmp_leftovers(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.tmp.path())
+            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Fails with a clear message when a tool the test needs is missing.
+pub fn require_tool(program: &str, args: &[&str], install_hint: &str) {
+    let ok = Command::new(program)
+        .args(args)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "this test needs `{program} {}`, which is missing: {install_hint}",
+        args.join(" ")
+    );
+}
+
+pub fn require_pytest() {
+    let ok = ["pytest", "python3"].iter().any(|p| {
+        let args: &[&str] = if *p == "pytest" {
+            &["--version"]
+        } else {
+            &["-m", "pytest", "--version"]
+        };
+        Command::new(p)
+            .args(args)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    });
+    assert!(ok, "this test needs pytest, which is missing: pip install pytest");
+}
+
+/// The tag of a criterion id, as `shipmoor acceptance tags` prints it.
+pub fn tag(id: &str) -> String {
+    shipmoor::acceptance::tag_for(id)
+}
+
+/// The tag as it appears in Python or Rust identifiers.
+pub fn ident(id: &str) -> String {
+    tag(id).to_lowercase().replace('-', "_")
+}
+
+/// Redacts what differs between runs of the same inputs on different machines: temporary
+/// paths and commit ids.
+pub fn redact(s: &str, repo: &Repo, commits: &[(&str, &str)]) -> String {
+    let mut out = s.to_string();
+    for (sha, name) in commits {
+        out = out.replace(sha, name);
+        out = out.replace(&sha[..7], &name.to_lowercase());
+    }
+    let repo_path = repo.path().display().to_string();
+    let canon = repo.path().canonicalize().map(|p| p.display().to_string()).unwrap_or_default();
+    out = out.replace(&canon, "[REPO]").replace(&repo_path, "[REPO]");
+    out
+}
