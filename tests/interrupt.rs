@@ -22,7 +22,7 @@ fn ctrl_c_removes_worktrees_and_writes_nothing() {
     r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n");
     r.commit("head");
     let before = r.status();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+    let child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
         .args(["claim-check", "--base", &base])
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)

@@ -1,27 +1,1250 @@
-//! `cargo test` adapter (to be written).
+//! `cargo test` adapter, plus the helpers the cargo-based and other adapters share (starting
+//! commands, showing their argv, reading cargo's JSON messages and compiler errors).
+//!
+//! Test ids are `<binary-id> <test name>`, the binary id spelled as nextest spells it: the package
+//! name for the library's (or proc-macro's) unit tests, `<package>::<name>` for `tests/<name>.rs`,
+//! `<package>::<kind>/<name>` for bins, examples and benches (`fx-crate::bin/tool`). Doctests are
+//! not listed or run.
+//!
+//! # list
+//! In: the project in `ctx.dir`. Out: every test of every test binary cargo builds.
+//! 1. `cargo test --no-run --message-format=json <cargo args>` (cwd `ctx.dir`): builds the test
+//!    binaries; `compiler-artifact` messages with `profile.test` and an `executable` give each
+//!    binary's package, kind, name, `src_path` and path; `compiler-message` errors give the
+//!    build failure (files the errors point into, made repo-relative through the workspace root
+//!    that `cargo locate-project --workspace` reports).
+//! 2. for each binary: `<exe> <test args> --list --format terse` in the package's directory with
+//!    cargo's runtime variables (`CARGO_MANIFEST_DIR`, …); lines `name: test` are tests,
+//!    `name: benchmark` lines are skipped.
+//!
+//! # run
+//! In: test ids. Out: one outcome per id.
+//! 1. the same build; a failed build makes every id `BuildFail` (or, when cargo failed before
+//!    compiling anything, `NotObserved` with a problem);
+//! 2. for each binary holding requested ids: `<exe> <test args> --exact --test-threads=1 --
+//!    <names>` in the package's directory, and read libtest's pretty output: `test NAME ... ok`,
+//!    `FAILED`, `ignored`, then `test result: ...`.
+//!
+//! libtest's output is believed only when it is consistent: a summary line is present, the counts
+//! of `ok`, `FAILED` and `ignored` lines equal the summary's, and the exit code agrees (0 with no
+//! failures, 101 with some). Anything else (a crash, a test that called `exit`, stray output on
+//! the result lines) makes that binary's ids `NotObserved` with a problem: a wrong pass is worse
+//! than a missing one. Result lines are read only between `running N tests` and the `failures:`
+//! section, because the failures section replays the tests' captured output, which can contain
+//! anything.
+//!
+//! `<cargo args>` / `<test args>` are the runner config's `args` before / after a `--`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
 use super::*;
+use crate::floor::process;
+
 pub struct CargoTest {
     config: RunnerConfig,
 }
+
 impl CargoTest {
     pub fn new(config: RunnerConfig) -> Self {
         CargoTest { config }
     }
 }
+
 impl Runner for CargoTest {
     fn config(&self) -> &RunnerConfig {
         &self.config
     }
+
     fn check_tool(&self) -> Result<(), InputError> {
-        Ok(())
+        check_cargo()
     }
-    fn is_test_file(&self, _rel_path: &str) -> bool {
-        false
+
+    /// Any file under a directory named `tests` (integration tests, their modules and fixtures),
+    /// at the crate root or anywhere below it (a workspace member's `tests/`, `src/tests/` unit
+    /// test modules). Nothing else: unit tests live inside source files, which are the change.
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        under_tests_dir(rel_path)
     }
-    fn list(&self, _ctx: &RunCtx) -> ListReport {
-        ListReport::default()
+
+    fn list(&self, ctx: &RunCtx) -> ListReport {
+        let mut report = ListReport::default();
+        let (cargo_args, test_args) = split_args(&self.config.args);
+        let build = match build_tests(ctx, &cargo_args, &mut report.invocations) {
+            Build::Built(msgs) => msgs,
+            Build::Failed(bf) => {
+                report.build_failure = Some(bf);
+                return report;
+            }
+            Build::Problem(p) => {
+                report.problem = Some(p);
+                return report;
+            }
+        };
+        let mut problems = Vec::new();
+        let mut tests = BTreeSet::new();
+        for bin in &build.binaries {
+            let mut args: Vec<OsString> = test_args.iter().map(OsString::from).collect();
+            args.extend(["--list", "--format", "terse"].map(OsString::from));
+            let ran = exec(
+                ctx,
+                bin.executable.as_os_str(),
+                &args,
+                &bin.package_dir(),
+                &bin.runtime_env(ctx),
+            );
+            let what = format!("listing {}", bin.binary_id);
+            if let Some(p) = ran.operational_problem(&what) {
+                problems.push(p);
+            } else if !ran.captured().success() {
+                problems.push(exit_problem(&what, ran.captured()));
+            } else {
+                let file = worktree_relative(ctx, &bin.src_path);
+                for name in parse_terse_list(&ran.captured().stdout_lossy()) {
+                    tests.insert(TestCase {
+                        id: format!("{} {}", bin.binary_id, name),
+                        file: file.clone(),
+                    });
+                }
+            }
+            report.invocations.push(ran.invocation);
+        }
+        report.tests = tests.into_iter().collect();
+        report.problem = join_problems(problems);
+        report
     }
-    fn run(&self, _ctx: &RunCtx, _ids: &[String]) -> RunReport {
-        RunReport::default()
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        let mut report = RunReport {
+            outcomes: ids
+                .iter()
+                .map(|id| (id.clone(), Outcome::NotObserved))
+                .collect(),
+            ..RunReport::default()
+        };
+        if ids.is_empty() {
+            return report;
+        }
+        let (cargo_args, test_args) = split_args(&self.config.args);
+        let build = match build_tests(ctx, &cargo_args, &mut report.invocations) {
+            Build::Built(msgs) => msgs,
+            Build::Failed(bf) => {
+                for o in report.outcomes.values_mut() {
+                    *o = Outcome::BuildFail;
+                }
+                report.build_failure = Some(bf);
+                return report;
+            }
+            Build::Problem(p) => {
+                report.problem = Some(p);
+                return report;
+            }
+        };
+        // Requested names per binary; ids of binaries that no longer exist stay NotObserved.
+        let mut wanted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for id in ids {
+            if let Some((binary_id, name)) = id.split_once(' ') {
+                wanted.entry(binary_id).or_default().push(name);
+            }
+        }
+        let mut problems = Vec::new();
+        for bin in &build.binaries {
+            let Some(names) = wanted.get(bin.binary_id.as_str()) else {
+                continue;
+            };
+            let mut args: Vec<OsString> = test_args.iter().map(OsString::from).collect();
+            args.extend(["--exact", "--test-threads=1", "--"].map(OsString::from));
+            args.extend(names.iter().map(OsString::from));
+            let ran = exec(
+                ctx,
+                bin.executable.as_os_str(),
+                &args,
+                &bin.package_dir(),
+                &bin.runtime_env(ctx),
+            );
+            let what = format!("running {}", bin.binary_id);
+            if let Some(p) = ran.operational_problem(&what) {
+                problems.push(p);
+            } else {
+                let parsed = parse_libtest(&ran.captured().stdout_lossy());
+                match judge_libtest(&parsed, ran.captured().exit_code, names) {
+                    Ok(outcomes) => {
+                        for (name, outcome) in outcomes {
+                            report
+                                .outcomes
+                                .insert(format!("{} {}", bin.binary_id, name), outcome);
+                        }
+                    }
+                    Err(why) => problems.push(format!("{what}: {why}")),
+                }
+            }
+            report.invocations.push(ran.invocation);
+        }
+        report.problem = join_problems(problems);
+        report
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// libtest output
+// ---------------------------------------------------------------------------------------------
+
+/// Test names in the output of `--list --format terse` (`name: test`; benchmarks skipped).
+pub(super) fn parse_terse_list(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum LibtestStatus {
+    Ok,
+    Ignored,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LibtestSummary {
+    pub ok: bool,
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct LibtestOutput {
+    /// Result lines, in order, as `(name as printed, status)`.
+    pub results: Vec<(String, LibtestStatus)>,
+    /// The last `test result:` line.
+    pub summary: Option<LibtestSummary>,
+}
+
+/// Reads libtest's pretty output (see the module doc for which lines count).
+pub(super) fn parse_libtest(stdout: &str) -> LibtestOutput {
+    let mut out = LibtestOutput::default();
+    let mut in_results = false;
+    for line in stdout.lines() {
+        let line = line.trim_end_matches('\r');
+        if let Some(rest) = line.strip_prefix("running ") {
+            if rest.ends_with(" tests") || rest.ends_with(" test") {
+                in_results = true;
+                continue;
+            }
+        }
+        if line == "failures:" || line == "successes:" {
+            in_results = false;
+            continue;
+        }
+        if let Some(summary) = line.strip_prefix("test result: ") {
+            in_results = false;
+            if let Some(s) = parse_summary(summary) {
+                out.summary = Some(s);
+            }
+            continue;
+        }
+        if !in_results {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("test ") else {
+            continue;
+        };
+        let Some((name, status)) = rest.rsplit_once(" ... ") else {
+            continue;
+        };
+        let status = if status == "ok" {
+            LibtestStatus::Ok
+        } else if status.starts_with("FAILED") {
+            LibtestStatus::Failed
+        } else if status == "ignored" || status.starts_with("ignored, ") {
+            LibtestStatus::Ignored
+        } else {
+            continue;
+        };
+        out.results.push((name.to_string(), status));
+    }
+    out
+}
+
+/// `ok. 1 passed; 0 failed; 1 ignored; 0 measured; 2 filtered out; finished in 0.00s`
+fn parse_summary(s: &str) -> Option<LibtestSummary> {
+    let (verdict, counts) = s.split_once(". ")?;
+    let ok = match verdict {
+        "ok" => true,
+        "FAILED" => false,
+        _ => return None,
+    };
+    let mut passed = None;
+    let mut failed = None;
+    let mut ignored = None;
+    for part in counts.split(';') {
+        let mut words = part.split_whitespace();
+        let (Some(n), Some(what)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else {
+            continue;
+        };
+        match what {
+            "passed" => passed = Some(n),
+            "failed" => failed = Some(n),
+            "ignored" => ignored = Some(n),
+            _ => {}
+        }
+    }
+    Some(LibtestSummary {
+        ok,
+        passed: passed?,
+        failed: failed?,
+        ignored: ignored?,
+    })
+}
+
+/// Decides the outcome of each requested name from one binary's run, or says why the output
+/// cannot be believed.
+pub(super) fn judge_libtest(
+    out: &LibtestOutput,
+    exit_code: Option<i32>,
+    names: &[&str],
+) -> Result<Vec<(String, Outcome)>, String> {
+    let Some(summary) = out.summary else {
+        return Err(format!(
+            "no `test result:` line (exit code {}); the test binary crashed or exited early",
+            code_str(exit_code)
+        ));
+    };
+    let count = |s: LibtestStatus| out.results.iter().filter(|(_, st)| *st == s).count() as u64;
+    let (ok, failed, ignored) = (
+        count(LibtestStatus::Ok),
+        count(LibtestStatus::Failed),
+        count(LibtestStatus::Ignored),
+    );
+    if (ok, failed, ignored) != (summary.passed, summary.failed, summary.ignored) {
+        return Err(format!(
+            "result lines ({ok} ok, {failed} failed, {ignored} ignored) disagree with the summary \
+             ({} passed, {} failed, {} ignored)",
+            summary.passed, summary.failed, summary.ignored
+        ));
+    }
+    let exit_agrees = match exit_code {
+        Some(0) => summary.ok && summary.failed == 0,
+        Some(101) => !summary.ok && summary.failed > 0,
+        _ => false,
+    };
+    if !exit_agrees {
+        return Err(format!(
+            "exit code {} disagrees with `test result: {}` ({} failed)",
+            code_str(exit_code),
+            if summary.ok { "ok" } else { "FAILED" },
+            summary.failed
+        ));
+    }
+    let requested: BTreeSet<&str> = names.iter().copied().collect();
+    let mut seen: BTreeMap<&str, LibtestStatus> = BTreeMap::new();
+    for (printed, status) in &out.results {
+        // libtest prints `#[should_panic]` tests as `name - should panic`.
+        let name = if requested.contains(printed.as_str()) {
+            printed.as_str()
+        } else {
+            match [" - should panic", " - compile fail", " - compile"]
+                .iter()
+                .find_map(|suffix| printed.strip_suffix(suffix))
+                .filter(|n| requested.contains(n))
+            {
+                Some(n) => n,
+                None => continue,
+            }
+        };
+        let name = requested.get(name).copied().unwrap_or(name);
+        let entry = seen.entry(name).or_insert(*status);
+        if *status > *entry {
+            *entry = *status;
+        }
+    }
+    Ok(names
+        .iter()
+        .map(|n| {
+            let outcome = match seen.get(n) {
+                Some(LibtestStatus::Ok) => Outcome::Pass,
+                Some(LibtestStatus::Failed) => Outcome::Fail,
+                Some(LibtestStatus::Ignored) | None => Outcome::NotObserved,
+            };
+            (n.to_string(), outcome)
+        })
+        .collect())
+}
+
+fn code_str(code: Option<i32>) -> String {
+    code.map_or_else(|| "none (killed by a signal)".into(), |c| c.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building with cargo and reading its JSON messages (shared with nextest)
+// ---------------------------------------------------------------------------------------------
+
+pub(super) fn check_cargo() -> Result<(), InputError> {
+    if process::which("cargo").is_none() {
+        return Err(InputError::new("`cargo` was not found on PATH")
+            .help("install Rust with rustup: https://rustup.rs"));
+    }
+    Ok(())
+}
+
+/// Whether a `/`-separated relative path lies under a directory named `tests`.
+pub(super) fn under_tests_dir(rel_path: &str) -> bool {
+    let parts: Vec<&str> = rel_path.split('/').filter(|p| !p.is_empty()).collect();
+    parts
+        .iter()
+        .take(parts.len().saturating_sub(1))
+        .any(|p| *p == "tests")
+}
+
+/// Splits the runner's `args` at the first `--`: cargo's arguments, then the test binaries'.
+pub(super) fn split_args(args: &[String]) -> (Vec<String>, Vec<String>) {
+    match args.iter().position(|a| a == "--") {
+        Some(i) => (args[..i].to_vec(), args[i + 1..].to_vec()),
+        None => (args.to_vec(), Vec::new()),
+    }
+}
+
+/// A test binary cargo built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TestBinary {
+    /// As nextest spells it (see the module doc).
+    pub binary_id: String,
+    pub package_name: String,
+    pub package_version: Option<String>,
+    /// The nextest kind: `lib`, `proc-macro`, `test`, `bin`, `example`, `bench`.
+    pub kind: String,
+    pub target_name: String,
+    pub src_path: PathBuf,
+    pub executable: PathBuf,
+    pub manifest_path: PathBuf,
+}
+
+impl TestBinary {
+    /// The package's directory, where cargo runs its tests.
+    pub fn package_dir(&self) -> PathBuf {
+        self.manifest_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// The variables cargo sets when it runs a test binary, so that a direct run sees the same:
+    /// `CARGO_MANIFEST_DIR` (the one tests commonly read at run time), `CARGO_MANIFEST_PATH`,
+    /// `CARGO_PKG_NAME`, `CARGO_PKG_VERSION*`, `CARGO`, and the library search path. Not set:
+    /// the rest of `CARGO_PKG_*` (authors, description, …) and `[env]` from `.cargo/config.toml`.
+    pub fn runtime_env(&self, ctx: &RunCtx) -> Vec<(OsString, OsString)> {
+        let mut env = vec![
+            (
+                OsString::from("CARGO_MANIFEST_DIR"),
+                self.package_dir().into_os_string(),
+            ),
+            (
+                OsString::from("CARGO_MANIFEST_PATH"),
+                self.manifest_path.clone().into_os_string(),
+            ),
+            (
+                OsString::from("CARGO_PKG_NAME"),
+                OsString::from(&self.package_name),
+            ),
+        ];
+        if let Some(v) = &self.package_version {
+            env.push((OsString::from("CARGO_PKG_VERSION"), OsString::from(v)));
+            let core = v.split(['-', '+']).next().unwrap_or(v);
+            let mut parts = core.split('.');
+            for key in [
+                "CARGO_PKG_VERSION_MAJOR",
+                "CARGO_PKG_VERSION_MINOR",
+                "CARGO_PKG_VERSION_PATCH",
+            ] {
+                env.push((
+                    OsString::from(key),
+                    OsString::from(parts.next().unwrap_or("")),
+                ));
+            }
+            let pre = v
+                .split_once('-')
+                .map(|(_, p)| p.split('+').next().unwrap_or(""))
+                .unwrap_or("");
+            env.push((OsString::from("CARGO_PKG_VERSION_PRE"), OsString::from(pre)));
+        }
+        if let Some(cargo) = process::which("cargo") {
+            env.push((OsString::from("CARGO"), cargo.into_os_string()));
+        }
+        // cargo puts the build's `deps` directory on the library search path, for tests that
+        // link dylib crates.
+        let mut lib_dirs: Vec<PathBuf> = Vec::new();
+        if let Some(deps) = self.executable.parent() {
+            lib_dirs.push(deps.to_path_buf());
+            if let Some(profile) = deps.parent() {
+                lib_dirs.push(profile.to_path_buf());
+            }
+        }
+        let old = ctx
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
+        if let Some(old) = old {
+            lib_dirs.extend(std::env::split_paths(&old));
+        }
+        if let Ok(joined) = std::env::join_paths(lib_dirs) {
+            env.push((OsString::from("LD_LIBRARY_PATH"), joined));
+        }
+        env
+    }
+}
+
+/// One compiler error cargo relayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CompilerError {
+    /// The rendered diagnostic (or its message when not rendered).
+    pub rendered: String,
+    /// The files its primary spans (and the macro call sites they expand from) point into, as
+    /// rustc printed them: relative to the workspace root, or absolute.
+    pub files: Vec<String>,
+}
+
+/// What cargo's `--message-format=json` stream said.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CargoMessages {
+    /// Test binaries, one per binary id, in the order cargo reported them.
+    pub binaries: Vec<TestBinary>,
+    pub errors: Vec<CompilerError>,
+    /// The `build-finished` message's `success`, when there was one.
+    pub build_success: Option<bool>,
+    /// JSON lines that are not cargo messages (nextest prints its test list among them).
+    pub other_json: Vec<Value>,
+}
+
+/// Reads cargo's JSON message stream; lines that are not JSON are skipped.
+pub(super) fn parse_cargo_messages(stdout: &[u8]) -> CargoMessages {
+    let mut msgs = CargoMessages::default();
+    let mut seen_ids = BTreeSet::new();
+    for line in String::from_utf8_lossy(stdout).lines() {
+        let line = line.trim();
+        if !line.starts_with('{') {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        match v.get("reason").and_then(Value::as_str) {
+            Some("compiler-artifact") => {
+                if let Some(bin) = test_binary(&v) {
+                    if seen_ids.insert(bin.binary_id.clone()) {
+                        msgs.binaries.push(bin);
+                    }
+                }
+            }
+            Some("compiler-message") => {
+                if let Some(err) = compiler_error(&v) {
+                    msgs.errors.push(err);
+                }
+            }
+            Some("build-finished") => {
+                msgs.build_success = v.get("success").and_then(Value::as_bool);
+            }
+            Some(_) => {}
+            None => msgs.other_json.push(v),
+        }
+    }
+    msgs
+}
+
+fn test_binary(v: &Value) -> Option<TestBinary> {
+    if v.pointer("/profile/test").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let executable = v.get("executable").and_then(Value::as_str)?;
+    let target = v.get("target")?;
+    let kinds: Vec<&str> = target
+        .get("kind")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let target_name = target.get("name")?.as_str()?.to_string();
+    let src_path = PathBuf::from(target.get("src_path")?.as_str()?);
+    let manifest_path = PathBuf::from(v.get("manifest_path")?.as_str()?);
+    let (package_name, package_version) = parse_package_id(v.get("package_id")?.as_str()?)?;
+    let kind = nextest_kind(&kinds)?;
+    let binary_id = binary_id(&package_name, &kind, &target_name);
+    Some(TestBinary {
+        binary_id,
+        package_name,
+        package_version,
+        kind,
+        target_name,
+        src_path,
+        executable: PathBuf::from(executable),
+        manifest_path,
+    })
+}
+
+/// The kind nextest gives a target: every library crate type is `lib`.
+pub(super) fn nextest_kind(kinds: &[&str]) -> Option<String> {
+    if kinds
+        .iter()
+        .any(|k| matches!(*k, "lib" | "rlib" | "dylib" | "cdylib" | "staticlib"))
+    {
+        return Some("lib".into());
+    }
+    kinds.first().map(|k| k.to_string())
+}
+
+/// nextest's binary id: `pkg` (lib, proc-macro), `pkg::name` (test), `pkg::kind/name` (others).
+pub(super) fn binary_id(package: &str, kind: &str, target: &str) -> String {
+    match kind {
+        "lib" | "proc-macro" => package.to_string(),
+        "test" => format!("{package}::{target}"),
+        _ => format!("{package}::{kind}/{target}"),
+    }
+}
+
+/// The package name and version in a cargo package id: the current spec form
+/// (`path+file:///x/fx#fx-crate@0.1.0`, or `path+file:///x/fx-crate#0.1.0` when the name is the
+/// last path segment) and the older `name version (source)` form.
+pub(super) fn parse_package_id(id: &str) -> Option<(String, Option<String>)> {
+    if let Some((head, _)) = id.split_once(" (") {
+        let mut words = head.split_whitespace();
+        let name = words.next()?.to_string();
+        return Some((name, words.next().map(str::to_string)));
+    }
+    let (url, fragment) = match id.split_once('#') {
+        Some((u, f)) => (u, Some(f)),
+        None => (id, None),
+    };
+    let last_segment = || {
+        let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
+        path.rsplit('/').next().map(str::to_string)
+    };
+    match fragment {
+        Some(f) => match f.split_once('@') {
+            Some((name, version)) => Some((name.to_string(), Some(version.to_string()))),
+            None if f.starts_with(|c: char| c.is_ascii_digit()) => {
+                Some((last_segment()?, Some(f.to_string())))
+            }
+            None => Some((f.to_string(), None)),
+        },
+        None => Some((last_segment()?, None)),
+    }
+}
+
+fn compiler_error(v: &Value) -> Option<CompilerError> {
+    let message = v.get("message")?;
+    let level = message.get("level").and_then(Value::as_str).unwrap_or("");
+    if !level.starts_with("error") {
+        return None;
+    }
+    let text = message.get("message").and_then(Value::as_str).unwrap_or("");
+    let spans = message
+        .get("spans")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    // "aborting due to N previous errors" is a summary, not an error of its own.
+    if spans.is_empty() && text.starts_with("aborting due to") {
+        return None;
+    }
+    let mut files = Vec::new();
+    for span in spans
+        .iter()
+        .filter(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
+    {
+        // Walk from the span out through the macro expansions to the call site in user code.
+        let mut cur = Some(span);
+        let mut depth = 0;
+        while let Some(s) = cur {
+            if let Some(f) = s.get("file_name").and_then(Value::as_str) {
+                if !f.starts_with('<') && !files.iter().any(|x| x == f) {
+                    files.push(f.to_string());
+                }
+            }
+            cur = s.pointer("/expansion/span");
+            depth += 1;
+            if depth > 64 {
+                break;
+            }
+        }
+    }
+    let rendered = message
+        .get("rendered")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .unwrap_or(text)
+        .to_string();
+    Some(CompilerError { rendered, files })
+}
+
+/// The outcome of building the tests.
+pub(super) enum Build {
+    Built(CargoMessages),
+    Failed(BuildFailure),
+    Problem(String),
+}
+
+/// `cargo test --no-run --message-format=json <cargo args>` in `ctx.dir`.
+fn build_tests(ctx: &RunCtx, cargo_args: &[String], invocations: &mut Vec<Invocation>) -> Build {
+    let mut args: Vec<OsString> = ["test", "--no-run", "--message-format=json"]
+        .map(OsString::from)
+        .to_vec();
+    args.extend(cargo_args.iter().map(OsString::from));
+    let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
+    let problem = ran.operational_problem("cargo test --no-run");
+    let msgs = parse_cargo_messages(&ran.captured().stdout);
+    let exit_ok = ran.captured().success();
+    let exit_text = exit_problem("cargo test --no-run", ran.captured());
+    invocations.push(ran.invocation);
+    if let Some(p) = problem {
+        return Build::Problem(p);
+    }
+    classify_build(ctx, msgs, exit_ok, &exit_text, invocations)
+}
+
+/// Decides between a good build, a build failure (compiler errors) and an operational problem
+/// (cargo failed without a compiler error: a bad manifest, a network error, a build script).
+pub(super) fn classify_build(
+    ctx: &RunCtx,
+    msgs: CargoMessages,
+    exit_ok: bool,
+    exit_text: &str,
+    invocations: &mut Vec<Invocation>,
+) -> Build {
+    let failed = !exit_ok || msgs.build_success == Some(false);
+    if !failed {
+        return Build::Built(msgs);
+    }
+    if msgs.errors.is_empty() {
+        return Build::Problem(exit_text.to_string());
+    }
+    Build::Failed(build_failure(ctx, &msgs.errors, invocations))
+}
+
+/// The build failure: repo-relative files the errors point into, and an excerpt.
+pub(super) fn build_failure(
+    ctx: &RunCtx,
+    errors: &[CompilerError],
+    invocations: &mut Vec<Invocation>,
+) -> BuildFailure {
+    let needs_root = errors
+        .iter()
+        .flat_map(|e| &e.files)
+        .any(|f| !Path::new(f).is_absolute());
+    // rustc runs in the workspace root and prints member paths relative to it.
+    let ws_root = if needs_root {
+        workspace_root(ctx, invocations).unwrap_or_else(|| ctx.dir.clone())
+    } else {
+        ctx.dir.clone()
+    };
+    let mut files = BTreeSet::new();
+    for f in errors.iter().flat_map(|e| &e.files) {
+        let p = Path::new(f);
+        let abs = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            ws_root.join(p)
+        };
+        if let Some(rel) = worktree_relative(ctx, &abs) {
+            files.insert(rel);
+        }
+    }
+    let mut excerpt = String::new();
+    for e in errors.iter().take(10) {
+        excerpt.push_str(e.rendered.trim_end());
+        excerpt.push_str("\n\n");
+    }
+    BuildFailure {
+        diagnostic_files: files.into_iter().collect(),
+        excerpt: truncate(excerpt.trim_end(), 4000),
+    }
+}
+
+/// The workspace root, from `cargo locate-project --workspace --message-format plain`.
+fn workspace_root(ctx: &RunCtx, invocations: &mut Vec<Invocation>) -> Option<PathBuf> {
+    let args = ["locate-project", "--workspace", "--message-format", "plain"].map(OsString::from);
+    let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
+    let ok = ran.operational_problem("").is_none() && ran.captured().success();
+    let out = ran.captured().stdout_lossy();
+    invocations.push(ran.invocation);
+    if !ok {
+        return None;
+    }
+    let manifest = PathBuf::from(out.trim());
+    manifest.parent().map(Path::to_path_buf)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting commands (shared by all adapters)
+// ---------------------------------------------------------------------------------------------
+
+/// A command that ran (or could not start), recorded as an [`Invocation`].
+pub(super) struct Ran {
+    pub invocation: Invocation,
+    /// Why the command could not be started, when it could not.
+    pub spawn_error: Option<String>,
+}
+
+impl Ran {
+    pub fn captured(&self) -> &Captured {
+        &self.invocation.captured
+    }
+
+    /// An operational reason the output cannot be read: the command did not start, was
+    /// interrupted, timed out, or was killed by a signal.
+    pub fn operational_problem(&self, what: &str) -> Option<String> {
+        let c = self.captured();
+        if let Some(e) = &self.spawn_error {
+            return Some(format!("{what}: could not start: {e}"));
+        }
+        if c.interrupted {
+            return Some(format!("{what}: interrupted"));
+        }
+        if c.timed_out {
+            return Some(format!("{what}: timed out after {}s", c.duration.as_secs()));
+        }
+        if c.exit_code.is_none() {
+            return Some(format!(
+                "{what}: killed by a signal{}",
+                tail_suffix(&c.stderr)
+            ));
+        }
+        None
+    }
+}
+
+/// "<what> exited with code N: <last lines of stderr>".
+pub(super) fn exit_problem(what: &str, c: &Captured) -> String {
+    format!(
+        "{what} exited with code {}{}",
+        code_str(c.exit_code),
+        tail_suffix(if c.stderr.iter().all(u8::is_ascii_whitespace) {
+            &c.stdout
+        } else {
+            &c.stderr
+        })
+    )
+}
+
+fn tail_suffix(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+    format!(": {}", truncate(&tail, 1500))
+}
+
+/// Joins several problems into one text.
+pub(super) fn join_problems(problems: Vec<String>) -> Option<String> {
+    if problems.is_empty() {
+        None
+    } else {
+        Some(problems.join("; "))
+    }
+}
+
+/// Cuts `s` to at most `max` bytes at a character boundary, marking the cut.
+pub(super) fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// The target directory every cargo command uses: the caller's `CARGO_TARGET_DIR` from
+/// `ctx.env`, else one in the scratch directory (never the user's, never inside the worktree).
+pub(super) fn target_dir(ctx: &RunCtx) -> PathBuf {
+    ctx.env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "CARGO_TARGET_DIR")
+        .map(|(_, v)| PathBuf::from(v))
+        .unwrap_or_else(|| ctx.scratch.join("target"))
+}
+
+/// Runs one command through [`process::run`]: cwd `cwd`, `ctx.env`, the target directory,
+/// `CARGO_TERM_COLOR=never`, then `extra_env`; with `ctx.timeout`.
+pub(super) fn exec(
+    ctx: &RunCtx,
+    program: &OsStr,
+    args: &[OsString],
+    cwd: &Path,
+    extra_env: &[(OsString, OsString)],
+) -> Ran {
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(cwd);
+    for (k, v) in &ctx.env {
+        cmd.env(k, v);
+    }
+    cmd.env("CARGO_TARGET_DIR", target_dir(ctx));
+    cmd.env("CARGO_TERM_COLOR", "never");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let command = display_argv(ctx, program, args);
+    let (captured, spawn_error) = match process::run(cmd, ctx.timeout) {
+        Ok(c) => (c, None),
+        Err(e) => (
+            Captured {
+                exit_code: None,
+                stderr: format!("could not start {}: {e}", program.to_string_lossy()).into_bytes(),
+                duration: Duration::ZERO,
+                ..Captured::default()
+            },
+            Some(e.to_string()),
+        ),
+    };
+    Ran {
+        invocation: Invocation {
+            command,
+            captured,
+            results: None,
+            results_type: None,
+        },
+        spawn_error,
+    }
+}
+
+/// The argv for reports: paths inside the worktree relative to it (the worktree itself as `.`),
+/// the scratch directory as `$SCRATCH`, the target directory as `$CARGO_TARGET_DIR`.
+pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> Vec<String> {
+    let mut subs: Vec<(String, String)> = vec![
+        (
+            ctx.scratch.to_string_lossy().into_owned(),
+            "$SCRATCH".into(),
+        ),
+        (
+            target_dir(ctx).to_string_lossy().into_owned(),
+            "$CARGO_TARGET_DIR".into(),
+        ),
+        (ctx.worktree.to_string_lossy().into_owned(), String::new()),
+    ];
+    subs.retain(|(p, _)| p.len() > 1);
+    // The most specific path first, so that a target dir inside the scratch dir reads as
+    // `$CARGO_TARGET_DIR`, not `$SCRATCH/target`.
+    subs.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
+    std::iter::once(program)
+        .chain(args.iter().map(OsString::as_os_str))
+        .map(|a| display_arg(&a.to_string_lossy(), &subs))
+        .collect()
+}
+
+fn display_arg(arg: &str, subs: &[(String, String)]) -> String {
+    let mut s = arg.to_string();
+    for (path, repl) in subs {
+        let path = path.trim_end_matches('/');
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s.as_str();
+        while let Some(i) = rest.find(path) {
+            let after = &rest[i + path.len()..];
+            let before_ok = i == 0 || !rest[..i].ends_with(is_path_char);
+            if before_ok && after.starts_with('/') {
+                out.push_str(&rest[..i]);
+                // Inside the worktree: drop the prefix to make the path relative.
+                if repl.is_empty() {
+                    rest = &after[1..];
+                    if rest.is_empty() {
+                        out.push('.');
+                    }
+                } else {
+                    out.push_str(repl);
+                    rest = after;
+                }
+            } else if before_ok && !after.starts_with(is_path_char) {
+                out.push_str(&rest[..i]);
+                out.push_str(if repl.is_empty() { "." } else { repl });
+                rest = after;
+            } else {
+                out.push_str(&rest[..i + path.len()]);
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        s = out;
+    }
+    s
+}
+
+fn is_path_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '~')
+}
+
+/// `path` relative to the worktree, `/`-separated, when it lies inside it.
+pub(super) fn worktree_relative(ctx: &RunCtx, path: &Path) -> Option<String> {
+    let bases = [Some(ctx.worktree.clone()), ctx.worktree.canonicalize().ok()];
+    let paths = [Some(path.to_path_buf()), path.canonicalize().ok()];
+    for p in paths.iter().flatten() {
+        for base in bases.iter().flatten() {
+            if let Ok(rest) = p.strip_prefix(base) {
+                if let Some(rel) = normalize_relative(rest) {
+                    return Some(rel);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A relative path with `.` and `..` resolved lexically; `None` when it leaves its base or is
+/// empty.
+pub(super) fn normalize_relative(p: &Path) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("/"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> RunCtx {
+        RunCtx {
+            worktree: PathBuf::from("/tmp/wt"),
+            dir: PathBuf::from("/tmp/wt/crate"),
+            scratch: PathBuf::from("/tmp/scratch/001"),
+            timeout: Duration::from_secs(5),
+            env: vec![(
+                OsString::from("CARGO_TARGET_DIR"),
+                OsString::from("/tmp/target/base"),
+            )],
+        }
+    }
+
+    #[test]
+    fn terse_list() {
+        let out = "tests::a: test\nbench_x: benchmark\nmod::b c: test\n\n";
+        assert_eq!(parse_terse_list(out), vec!["tests::a", "mod::b c"]);
+    }
+
+    const MIXED: &str = "\nrunning 4 tests\ntest fails ... FAILED\ntest ignored ... ignored\ntest passes ... ok\ntest sp - should panic ... ok\n\nfailures:\n\n---- fails stdout ----\ntest ignored ... ok\ntest result: ok. 9 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\nthread 'fails' panicked at tests/t.rs:4:46:\n\nfailures:\n    fails\n\ntest result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 1 filtered out; finished in 0.17s\n\n";
+
+    #[test]
+    fn libtest_pretty_output() {
+        let out = parse_libtest(MIXED);
+        assert_eq!(
+            out.results,
+            vec![
+                ("fails".to_string(), LibtestStatus::Failed),
+                ("ignored".to_string(), LibtestStatus::Ignored),
+                ("passes".to_string(), LibtestStatus::Ok),
+                ("sp - should panic".to_string(), LibtestStatus::Ok),
+            ]
+        );
+        assert_eq!(
+            out.summary,
+            Some(LibtestSummary {
+                ok: false,
+                passed: 2,
+                failed: 1,
+                ignored: 1
+            })
+        );
+        let judged = judge_libtest(
+            &out,
+            Some(101),
+            &["fails", "ignored", "passes", "sp", "missing"],
+        )
+        .unwrap();
+        assert_eq!(
+            judged,
+            vec![
+                ("fails".to_string(), Outcome::Fail),
+                ("ignored".to_string(), Outcome::NotObserved),
+                ("passes".to_string(), Outcome::Pass),
+                ("sp".to_string(), Outcome::Pass),
+                ("missing".to_string(), Outcome::NotObserved),
+            ]
+        );
+    }
+
+    #[test]
+    fn libtest_exit_code_must_agree() {
+        let out = parse_libtest(MIXED);
+        assert!(judge_libtest(&out, Some(0), &["passes"]).is_err());
+        assert!(judge_libtest(&out, None, &["passes"]).is_err());
+        let ok = "running 1 test\ntest passes ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 3 filtered out; finished in 0.00s\n";
+        let out = parse_libtest(ok);
+        assert_eq!(
+            judge_libtest(&out, Some(0), &["passes"]).unwrap(),
+            vec![("passes".to_string(), Outcome::Pass)]
+        );
+        assert!(judge_libtest(&out, Some(101), &["passes"]).is_err());
+        assert!(judge_libtest(&out, Some(1), &["passes"]).is_err());
+    }
+
+    #[test]
+    fn libtest_forged_or_missing_lines_are_not_believed() {
+        // A test wrote a fake result line straight to stdout: the counts no longer match.
+        let forged = "running 1 test\ntest other ... ok\ntest passes ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert!(judge_libtest(&parse_libtest(forged), Some(0), &["other"]).is_err());
+        // The binary exited (or crashed) mid-run: no summary.
+        let crashed = "running 2 tests\ntest passes ... ok\n";
+        assert!(judge_libtest(&parse_libtest(crashed), Some(0), &["passes"]).is_err());
+        // Stray output on the result line hides the status: counts disagree.
+        let stray = "running 1 test\ntest passes ... hello\nok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        assert!(judge_libtest(&parse_libtest(stray), Some(0), &["passes"]).is_err());
+        // Nothing matched the filter: exit 0, and no pass.
+        let none = "\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 4 filtered out; finished in 0.00s\n\n";
+        assert_eq!(
+            judge_libtest(&parse_libtest(none), Some(0), &["nope"]).unwrap(),
+            vec![("nope".to_string(), Outcome::NotObserved)]
+        );
+    }
+
+    #[test]
+    fn package_ids() {
+        assert_eq!(
+            parse_package_id("path+file:///tmp/exp/fx#fx-crate@0.1.0"),
+            Some(("fx-crate".into(), Some("0.1.0".into())))
+        );
+        assert_eq!(
+            parse_package_id("path+file:///tmp/exp/fx-crate#0.1.0"),
+            Some(("fx-crate".into(), Some("0.1.0".into())))
+        );
+        assert_eq!(
+            parse_package_id("fx-crate 0.1.0 (path+file:///tmp/exp/fx)"),
+            Some(("fx-crate".into(), Some("0.1.0".into())))
+        );
+        assert_eq!(
+            parse_package_id("git+https://github.com/a/b?branch=main#c@1.2.3-rc.1"),
+            Some(("c".into(), Some("1.2.3-rc.1".into())))
+        );
+    }
+
+    #[test]
+    fn binary_ids() {
+        assert_eq!(nextest_kind(&["cdylib", "rlib"]).as_deref(), Some("lib"));
+        assert_eq!(nextest_kind(&["proc-macro"]).as_deref(), Some("proc-macro"));
+        assert_eq!(binary_id("fx-crate", "lib", "fx_crate"), "fx-crate");
+        assert_eq!(binary_id("fx-crate", "proc-macro", "fx_crate"), "fx-crate");
+        assert_eq!(binary_id("fx-crate", "test", "t"), "fx-crate::t");
+        assert_eq!(binary_id("fx-crate", "bin", "tool"), "fx-crate::bin/tool");
+        assert_eq!(
+            binary_id("fx-crate", "example", "demo"),
+            "fx-crate::example/demo"
+        );
+    }
+
+    #[test]
+    fn cargo_messages() {
+        let stdout = br#"   Compiling noise
+{"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"fx_crate","src_path":"/tmp/wt/src/lib.rs","test":true},"profile":{"test":true},"executable":"/tmp/target/debug/deps/fx_crate-1"}
+{"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"fx_crate","src_path":"/tmp/wt/src/lib.rs","test":true},"profile":{"test":false},"executable":null}
+{"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["bin"],"crate_types":["bin"],"name":"tool","src_path":"/tmp/wt/src/bin/tool.rs","test":true},"profile":{"test":false},"executable":"/tmp/target/debug/tool"}
+{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error[E0308]: mismatched types\n --> tests/t.rs:2:28\n","level":"error","message":"mismatched types","spans":[{"file_name":"tests/t.rs","is_primary":true,"expansion":null},{"file_name":"src/lib.rs","is_primary":false,"expansion":null}],"children":[{"level":"note","message":"defined here","spans":[{"file_name":"src/other.rs","is_primary":true}]}]}}
+{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error: in macro\n","level":"error","message":"in macro","spans":[{"file_name":"/home/u/.cargo/registry/src/x/mac.rs","is_primary":true,"expansion":{"span":{"file_name":"tests/helpers/mod.rs","is_primary":false,"expansion":null},"macro_decl_name":"m!"}}],"children":[]}}
+{"reason":"compiler-message","message":{"rendered":"warning: unused\n","level":"warning","message":"unused","spans":[{"file_name":"src/lib.rs","is_primary":true}],"children":[]}}
+{"reason":"compiler-message","message":{"rendered":"error: aborting due to 1 previous error\n","level":"error","message":"aborting due to 1 previous error","spans":[],"children":[]}}
+{"reason":"build-finished","success":false}
+{"rust-suites":{}}
+"#;
+        let msgs = parse_cargo_messages(stdout);
+        assert_eq!(msgs.binaries.len(), 1);
+        let b = &msgs.binaries[0];
+        assert_eq!(b.binary_id, "fx-crate");
+        assert_eq!(b.kind, "lib");
+        assert_eq!(b.src_path, PathBuf::from("/tmp/wt/src/lib.rs"));
+        assert_eq!(b.package_version.as_deref(), Some("0.1.0"));
+        assert_eq!(msgs.build_success, Some(false));
+        assert_eq!(msgs.errors.len(), 2);
+        assert_eq!(msgs.errors[0].files, vec!["tests/t.rs"]);
+        assert_eq!(
+            msgs.errors[1].files,
+            vec![
+                "/home/u/.cargo/registry/src/x/mac.rs",
+                "tests/helpers/mod.rs"
+            ]
+        );
+        assert_eq!(msgs.other_json.len(), 1);
+    }
+
+    #[test]
+    fn argv_display() {
+        let c = ctx();
+        let argv = display_argv(
+            &c,
+            OsStr::new("/tmp/target/base/debug/deps/t-1"),
+            &[
+                OsString::from("--rootdir=/tmp/wt/crate"),
+                OsString::from("shipmoor:/tmp/scratch/001/nextest.toml"),
+                OsString::from("/tmp/wt"),
+                OsString::from("/tmp/wt2/x"),
+                OsString::from("/tmp/wt/tests/t.rs::a"),
+            ],
+        );
+        assert_eq!(
+            argv,
+            vec![
+                "$CARGO_TARGET_DIR/debug/deps/t-1",
+                "--rootdir=crate",
+                "shipmoor:$SCRATCH/nextest.toml",
+                ".",
+                "/tmp/wt2/x",
+                "tests/t.rs::a",
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_paths() {
+        let c = ctx();
+        assert_eq!(
+            worktree_relative(&c, Path::new("/tmp/wt/crate/../tests/t.rs")).as_deref(),
+            Some("tests/t.rs")
+        );
+        assert_eq!(worktree_relative(&c, Path::new("/tmp/wtx/a.rs")), None);
+        assert_eq!(worktree_relative(&c, Path::new("/tmp/wt/../a.rs")), None);
+    }
+
+    #[test]
+    fn test_files_and_args() {
+        assert!(under_tests_dir("tests/t.rs"));
+        assert!(under_tests_dir("tests/fixtures/data.json"));
+        assert!(under_tests_dir("crates/a/tests/t.rs"));
+        assert!(under_tests_dir("src/tests/mod.rs"));
+        assert!(!under_tests_dir("tests"));
+        assert!(!under_tests_dir("src/lib.rs"));
+        assert!(!under_tests_dir("benches/b.rs"));
+        assert!(!under_tests_dir("src/my_tests.rs"));
+        let args: Vec<String> = ["--features", "x", "--", "--include-ignored"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            split_args(&args),
+            (
+                vec!["--features".to_string(), "x".to_string()],
+                vec!["--include-ignored".to_string()]
+            )
+        );
     }
 }

@@ -1,1 +1,453 @@
-//! JUnit XML reading (to be written).
+//! JUnit XML reading, shared by the adapters whose runners write JUnit (nextest, pytest, and the
+//! JavaScript runners).
+//!
+//! In: the raw bytes of a JUnit XML file as a runner wrote it. Out: one [`JunitCase`] per distinct
+//! `(classname, name)`, in the order of first appearance, each with the worst status any of its
+//! occurrences had.
+//!
+//! Steps: stream the document with quick-xml; require a `testsuites` or `testsuite` root (suites
+//! may nest); for every `testcase` element read `classname`, `name` and `file`, and derive the
+//! status from its children: `failure` (and the retry elements `flakyFailure`, `rerunFailure`,
+//! `flakyError`, `rerunError`) → failed, `error` → errored, `skipped` → skipped, none → passed.
+//! The message and body of the first failure-like child are kept for reports. `system-out`,
+//! `system-err` and `properties` are ignored.
+//!
+//! Why "any retry element means failed": the floor runs each test once with retries off, so a
+//! retry element means a retry happened anyway, and a test that passed only on retry must never
+//! count as a pass. Why "worst status wins" for duplicates: two cases with the same identity (for
+//! example two JavaScript tests with the same title in one file) cannot be told apart, so a pass
+//! is believed only when no occurrence said otherwise.
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+
+/// The status of one JUnit test case. The order is "how bad": later variants win when the same
+/// case appears more than once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JunitStatus {
+    Passed,
+    Skipped,
+    Errored,
+    Failed,
+}
+
+/// One test case read from a JUnit file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JunitCase {
+    pub classname: String,
+    pub name: String,
+    /// The `file` attribute, when the runner writes one.
+    pub file: Option<String>,
+    pub status: JunitStatus,
+    /// The `message` attribute of the failure, error or skip element.
+    pub message: Option<String>,
+    /// The text inside the failure, error or skip element (for example a traceback).
+    pub text: Option<String>,
+}
+
+/// The children of `testcase` that decide its status, with the status each one means.
+fn child_status(tag: &[u8]) -> Option<JunitStatus> {
+    match tag {
+        b"failure" | b"flakyFailure" | b"rerunFailure" | b"flakyError" | b"rerunError" => {
+            Some(JunitStatus::Failed)
+        }
+        b"error" => Some(JunitStatus::Errored),
+        b"skipped" => Some(JunitStatus::Skipped),
+        _ => None,
+    }
+}
+
+/// Reads a JUnit XML document. Errors when the bytes are not well-formed XML or the root element
+/// is neither `testsuites` nor `testsuite`.
+pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
+    let mut reader = Reader::from_reader(bytes);
+    // Element names must match: a truncated or garbled file must not be read as complete.
+    reader.config_mut().check_end_names = true;
+
+    let mut cases: Vec<JunitCase> = Vec::new();
+    // The element names currently open, to know where we are.
+    let mut stack: Vec<Vec<u8>> = Vec::new();
+    let mut saw_root = false;
+    // The test case being read, and the status child whose text is being collected.
+    let mut current: Option<JunitCase> = None;
+    let mut collecting: Option<(JunitStatus, String)> = None;
+
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("malformed XML at byte {}: {e}", reader.error_position()))?;
+        match event {
+            Event::Start(start) => {
+                let tag = start.name().as_ref().to_vec();
+                open_element(
+                    &start,
+                    &tag,
+                    &stack,
+                    &mut saw_root,
+                    &mut current,
+                    &mut collecting,
+                )?;
+                stack.push(tag);
+            }
+            Event::Empty(start) => {
+                let tag = start.name().as_ref().to_vec();
+                open_element(
+                    &start,
+                    &tag,
+                    &stack,
+                    &mut saw_root,
+                    &mut current,
+                    &mut collecting,
+                )?;
+                close_element(&tag, &stack, &mut cases, &mut current, &mut collecting);
+            }
+            Event::End(end) => {
+                let tag = end.name().as_ref().to_vec();
+                stack.pop();
+                close_element(&tag, &stack, &mut cases, &mut current, &mut collecting);
+            }
+            Event::Text(text) => {
+                if let Some((_, buf)) = collecting.as_mut() {
+                    let s = text.decode().map_err(|e| format!("bad text: {e}"))?;
+                    buf.push_str(&s);
+                }
+            }
+            Event::CData(data) => {
+                if let Some((_, buf)) = collecting.as_mut() {
+                    let s = data.decode().map_err(|e| format!("bad CDATA: {e}"))?;
+                    buf.push_str(&s);
+                }
+            }
+            Event::GeneralRef(reference) => {
+                if let Some((_, buf)) = collecting.as_mut() {
+                    if let Ok(Some(c)) = reference.resolve_char_ref() {
+                        buf.push(c);
+                    } else {
+                        let name = reference.decode().map_err(|e| format!("bad entity: {e}"))?;
+                        match quick_xml::escape::resolve_predefined_entity(&name) {
+                            Some(s) => buf.push_str(s),
+                            // An unknown entity is kept as written rather than failing the file.
+                            None => {
+                                buf.push('&');
+                                buf.push_str(&name);
+                                buf.push(';');
+                            }
+                        }
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if !stack.is_empty() {
+        return Err("truncated XML: unclosed elements at end of file".into());
+    }
+    if !saw_root {
+        return Err("not a JUnit file: no <testsuites> or <testsuite> root element".into());
+    }
+    Ok(merge_duplicates(cases))
+}
+
+fn open_element(
+    start: &BytesStart<'_>,
+    tag: &[u8],
+    stack: &[Vec<u8>],
+    saw_root: &mut bool,
+    current: &mut Option<JunitCase>,
+    collecting: &mut Option<(JunitStatus, String)>,
+) -> Result<(), String> {
+    if stack.is_empty() {
+        if tag != b"testsuites" && tag != b"testsuite" {
+            return Err(format!(
+                "not a JUnit file: root element is <{}>",
+                String::from_utf8_lossy(tag)
+            ));
+        }
+        *saw_root = true;
+        return Ok(());
+    }
+    if tag == b"testcase" {
+        let attr = |key: &[u8]| -> Result<Option<String>, String> {
+            match start.try_get_attribute(key) {
+                Ok(Some(a)) => a
+                    .unescape_value()
+                    .map(|v| Some(v.into_owned()))
+                    .map_err(|e| format!("bad attribute: {e}")),
+                Ok(None) => Ok(None),
+                Err(e) => Err(format!("bad attribute: {e}")),
+            }
+        };
+        *current = Some(JunitCase {
+            classname: attr(b"classname")?.unwrap_or_default(),
+            name: attr(b"name")?.unwrap_or_default(),
+            file: attr(b"file")?,
+            status: JunitStatus::Passed,
+            message: None,
+            text: None,
+        });
+        return Ok(());
+    }
+    // Only direct children of a test case decide its status.
+    if stack.last().map(|t| t.as_slice()) == Some(b"testcase".as_slice()) {
+        if let (Some(case), Some(status)) = (current.as_mut(), child_status(tag)) {
+            let message = match start.try_get_attribute(b"message") {
+                Ok(Some(a)) => a.unescape_value().ok().map(|v| v.into_owned()),
+                _ => None,
+            };
+            if status > case.status {
+                case.status = status;
+                case.message = message;
+                case.text = None;
+            } else if case.message.is_none() && status == case.status {
+                case.message = message;
+            }
+            *collecting = Some((status, String::new()));
+        }
+    }
+    Ok(())
+}
+
+fn close_element(
+    tag: &[u8],
+    stack: &[Vec<u8>],
+    cases: &mut Vec<JunitCase>,
+    current: &mut Option<JunitCase>,
+    collecting: &mut Option<(JunitStatus, String)>,
+) {
+    if tag == b"testcase" {
+        if let Some(case) = current.take() {
+            cases.push(case);
+        }
+        *collecting = None;
+        return;
+    }
+    if stack.last().map(|t| t.as_slice()) == Some(b"testcase".as_slice())
+        && child_status(tag).is_some()
+    {
+        if let (Some(case), Some((status, text))) = (current.as_mut(), collecting.take()) {
+            // Keep the body of the element that set the case's status (the first one of the
+            // worst kind).
+            if status == case.status && case.text.is_none() {
+                let trimmed = text.trim();
+                if !trimmed.is_empty() {
+                    case.text = Some(trimmed.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Merges cases with the same `(classname, name)`: the worst status wins, with its details.
+fn merge_duplicates(cases: Vec<JunitCase>) -> Vec<JunitCase> {
+    let mut out: Vec<JunitCase> = Vec::with_capacity(cases.len());
+    let mut index: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
+    for case in cases {
+        let key = (case.classname.clone(), case.name.clone());
+        match index.get(&key) {
+            Some(&i) => {
+                let kept = &mut out[i];
+                if case.status > kept.status {
+                    let file = kept.file.take().or(case.file.clone());
+                    *kept = case;
+                    if kept.file.is_none() {
+                        kept.file = file;
+                    }
+                }
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(case);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find<'a>(cases: &'a [JunitCase], classname: &str, name: &str) -> &'a JunitCase {
+        cases
+            .iter()
+            .find(|c| c.classname == classname && c.name == name)
+            .unwrap_or_else(|| panic!("no case {classname} {name} in {cases:?}"))
+    }
+
+    #[test]
+    fn reads_nextest_shape() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="nextest-run" tests="3" failures="1" errors="0">
+    <testsuite name="fx-crate::t" tests="3" failures="1">
+        <testcase name="passes" classname="fx-crate::t" time="0.009"/>
+        <testcase name="fails" classname="fx-crate::t" time="0.124">
+            <failure message="thread &apos;fails&apos; panicked at tests/t.rs:4:46" type="test failure">thread &apos;fails&apos; panicked
+  left: 2 &lt; 3</failure>
+            <system-out>test passes ... ok</system-out>
+            <system-err>boom</system-err>
+        </testcase>
+        <testcase name="flaky" classname="fx-crate::t">
+            <flakyFailure message="first try failed" type="test failure">x</flakyFailure>
+        </testcase>
+    </testsuite>
+</testsuites>"#;
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        assert_eq!(cases.len(), 3);
+        assert_eq!(
+            find(&cases, "fx-crate::t", "passes").status,
+            JunitStatus::Passed
+        );
+        let fails = find(&cases, "fx-crate::t", "fails");
+        assert_eq!(fails.status, JunitStatus::Failed);
+        assert_eq!(
+            fails.message.as_deref(),
+            Some("thread 'fails' panicked at tests/t.rs:4:46")
+        );
+        assert_eq!(
+            fails.text.as_deref(),
+            Some("thread 'fails' panicked\n  left: 2 < 3")
+        );
+        assert_eq!(
+            find(&cases, "fx-crate::t", "flaky").status,
+            JunitStatus::Failed
+        );
+    }
+
+    #[test]
+    fn reads_pytest_shape() {
+        let xml = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="2" tests="6"><testcase classname="tests.test_a" name="test_pass" time="0.000" /><testcase classname="tests.test_a" name="test_fail" time="0.000"><failure message="assert False">def test_fail():
+&gt;       assert False</failure></testcase><testcase classname="tests.test_a" name="test_skip" time="0.000"><skipped type="pytest.skip" message="nope">/x/tests/test_a.py:10: nope</skipped></testcase><testcase classname="tests.test_a" name="test_param[x::y]" time="0.000" /><testcase classname="tests.test_a.TestA.TestInner" name="test_c" time="0.000" /><testcase classname="tests.test_a" name="test_setup_error" time="0.000"><error message="failed on setup with &quot;RuntimeError: setup boom&quot;">boom</error></testcase><testcase classname="tests.test_a" name="test_xfail" time="0.000"><skipped type="pytest.xfail" message="" /></testcase></testsuite></testsuites>"#;
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        assert_eq!(cases.len(), 7);
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_pass").status,
+            JunitStatus::Passed
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_fail").status,
+            JunitStatus::Failed
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_fail").text.as_deref(),
+            Some("def test_fail():\n>       assert False")
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_skip").status,
+            JunitStatus::Skipped
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_skip").message.as_deref(),
+            Some("nope")
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_param[x::y]").status,
+            JunitStatus::Passed
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a.TestA.TestInner", "test_c").status,
+            JunitStatus::Passed
+        );
+        let setup = find(&cases, "tests.test_a", "test_setup_error");
+        assert_eq!(setup.status, JunitStatus::Errored);
+        assert_eq!(
+            setup.message.as_deref(),
+            Some("failed on setup with \"RuntimeError: setup boom\"")
+        );
+        assert_eq!(
+            find(&cases, "tests.test_a", "test_xfail").status,
+            JunitStatus::Skipped
+        );
+    }
+
+    #[test]
+    fn reads_vitest_shape_with_duplicates() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="4" failures="1" errors="0" time="0.5">
+    <testsuite name="src/a.test.ts" tests="4" failures="1" errors="0" skipped="1" time="0.01">
+        <testcase classname="src/a.test.ts" name="suite &gt; adds" time="0.001">
+        </testcase>
+        <testcase classname="src/a.test.ts" name="suite &gt; fails" time="0.002">
+            <failure message="expected 1 to be 2" type="AssertionError"><![CDATA[AssertionError: expected 1 to be 2
+ ❯ src/a.test.ts:5:20]]></failure>
+        </testcase>
+        <testcase classname="src/a.test.ts" name="dup" time="0.001"/>
+        <testcase classname="src/a.test.ts" name="dup" time="0.001">
+            <skipped/>
+        </testcase>
+        <testcase classname="src/a.test.ts" name="dup2" time="0.001">
+            <failure/>
+        </testcase>
+        <testcase classname="src/a.test.ts" name="dup2" time="0.001"/>
+    </testsuite>
+</testsuites>"#;
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        assert_eq!(cases.len(), 4);
+        assert_eq!(
+            find(&cases, "src/a.test.ts", "suite > adds").status,
+            JunitStatus::Passed
+        );
+        let fails = find(&cases, "src/a.test.ts", "suite > fails");
+        assert_eq!(fails.status, JunitStatus::Failed);
+        assert_eq!(
+            fails.text.as_deref(),
+            Some("AssertionError: expected 1 to be 2\n ❯ src/a.test.ts:5:20")
+        );
+        assert_eq!(
+            find(&cases, "src/a.test.ts", "dup").status,
+            JunitStatus::Skipped
+        );
+        assert_eq!(
+            find(&cases, "src/a.test.ts", "dup2").status,
+            JunitStatus::Failed
+        );
+    }
+
+    #[test]
+    fn bare_testsuite_root_nested_suites_and_file_attribute() {
+        let xml = r#"<testsuite name="outer">
+  <testsuite name="inner">
+    <testcase classname="A" name="t1" file="tests/a.py"/>
+    <testcase classname="A" name="t2"><rerunFailure message="again"/><failure message="final"/></testcase>
+    <testcase classname="A" name="t3"><error message="e"/><failure message="f"/></testcase>
+  </testsuite>
+</testsuite>"#;
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        assert_eq!(cases.len(), 3);
+        let t1 = find(&cases, "A", "t1");
+        assert_eq!(t1.status, JunitStatus::Passed);
+        assert_eq!(t1.file.as_deref(), Some("tests/a.py"));
+        assert_eq!(find(&cases, "A", "t2").status, JunitStatus::Failed);
+        let t3 = find(&cases, "A", "t3");
+        assert_eq!(t3.status, JunitStatus::Failed);
+        assert_eq!(t3.message.as_deref(), Some("f"));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(parse_junit(b"").is_err());
+        assert!(parse_junit(b"not xml at all").is_err());
+        assert!(parse_junit(b"<html><body/></html>").is_err());
+        assert!(parse_junit(b"<testsuites><testsuite><testcase name=\"a\">").is_err());
+        assert!(parse_junit(b"<testsuites><testsuite></testcase></testsuites>").is_err());
+    }
+
+    #[test]
+    fn empty_suites_are_fine() {
+        assert_eq!(parse_junit(b"<testsuites/>").unwrap(), vec![]);
+        assert_eq!(
+            parse_junit(b"<?xml version=\"1.0\"?><testsuites name=\"x\"></testsuites>").unwrap(),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn status_children_only_count_directly_under_testcase() {
+        // A <failure> nested in <system-out> (odd, but possible in hand-written files) does not
+        // change the status; neither does a <skipped> outside any test case.
+        let xml = r#"<testsuites><testsuite><skipped/><testcase classname="A" name="t"><system-out><failure/></system-out></testcase></testsuite></testsuites>"#;
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        assert_eq!(cases[0].status, JunitStatus::Passed);
+    }
+}

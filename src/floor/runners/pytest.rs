@@ -1,27 +1,706 @@
-//! pytest adapter (to be written).
+//! pytest adapter.
+//!
+//! Test ids are pytest node ids relative to the runner's root, which is also pytest's rootdir
+//! (`tests/test_refund.py::TestA::test_b[1]`). pytest is started as `python3 -m pytest` (or
+//! `python -m pytest`) when that works, else as `pytest`: run as a module, pytest also puts its
+//! working directory (the runner's root) on `sys.path`, so a test under `tests/` can import the
+//! project's packages the way `python -m pytest` users expect; the bare `pytest` script does not
+//! (the project's modules then fail to import). Always with `-p no:cacheprovider` and
+//! `PYTHONDONTWRITEBYTECODE=1` so nothing is written into the worktree, and `--rootdir=<dir>` so
+//! the ids do not depend on where an ini file happens to be.
+//!
+//! # list
+//! In: the project in `ctx.dir`. Out: every node id pytest collects.
+//! `pytest --collect-only -q -p no:cacheprovider --rootdir=<dir> <args> --verbosity=-1` prints one
+//! node id per line (the trailing `--verbosity=-1` beats any `-v`/`-q` in `addopts` or `args`,
+//! which would change that format). Exit 5 is an empty suite. A file that cannot be collected
+//! (exit 2: an `ImportError`, `SyntaxError` or any error while importing it) or a `conftest.py`
+//! that cannot be loaded (exit 4) is Python's compile error: `build_failure`, with the failing
+//! file and the files of the traceback inside the worktree as `diagnostic_files`. The tests that
+//! did collect are still listed next to it. Any other exit is a problem.
+//!
+//! # run
+//! In: node ids. Out: one outcome per id.
+//! 1. Ids whose file does not exist are `NotObserved` (pytest would stop with a usage error,
+//!    exit 4, and run nothing).
+//! 2. Collect the files of the remaining ids as above; an id that was not collected is `BuildFail`
+//!    when its file (or a node above it) failed to collect, else `NotObserved` (it does not exist,
+//!    or `args` deselect it). This pre-filter is why a missing id never hides the others.
+//! 3. `pytest -q -p no:cacheprovider --rootdir=<dir> --junitxml=$SCRATCH/pytest-junit.xml -o
+//!    junit_family=xunit2 <args> --continue-on-collection-errors <collected ids>`.
+//! 4. Read the JUnit file. pytest names a case `classname` = the file's path with `/` → `.` and
+//!    without `.py`, plus the class names; `name` = the function name with its parameters. A test
+//!    passes only when its case says passed and the exit code agrees (0 with no failures or
+//!    errors in the file, 1 with some); `failure`/`error` (an error in setup is a real miss too)
+//!    are `Fail`; `skipped` (also `xfail`) and absent cases are `NotObserved`. Exit 5, other exit
+//!    codes, or a missing or unreadable file are problems (failures already read stay `Fail`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Component, Path};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative, Ran};
+use super::junit::{parse_junit, JunitStatus};
 use super::*;
+use crate::floor::process;
+
 pub struct Pytest {
     config: RunnerConfig,
+    command: OnceLock<Option<PytestCommand>>,
 }
+
 impl Pytest {
     pub fn new(config: RunnerConfig) -> Self {
-        Pytest { config }
+        Pytest {
+            config,
+            command: OnceLock::new(),
+        }
     }
 }
+
+/// How pytest is started: the program and the arguments before pytest's own.
+type PytestCommand = (OsString, Vec<OsString>);
+
+/// `python3 -m pytest` (or `python -m pytest`) when that answers `--version`, else `pytest` when
+/// it is on `PATH`; `None` when neither works.
+fn find_pytest() -> Option<PytestCommand> {
+    let module = |python: &str| -> PytestCommand {
+        (
+            OsString::from(python),
+            vec![OsString::from("-m"), OsString::from("pytest")],
+        )
+    };
+    let mut candidates: Vec<PytestCommand> = vec![module("python3"), module("python")];
+    candidates.push((OsString::from("pytest"), Vec::new()));
+    candidates.into_iter().find(|(program, prefix)| {
+        if process::which(&program.to_string_lossy()).is_none() {
+            return false;
+        }
+        let mut cmd = Command::new(program);
+        cmd.args(prefix)
+            .arg("--version")
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        matches!(process::run(cmd, Duration::from_secs(60)), Ok(c) if c.success())
+    })
+}
+
+impl Pytest {
+    /// The command to start pytest with, found once per adapter.
+    fn pytest_command(&self) -> PytestCommand {
+        self.command
+            .get_or_init(find_pytest)
+            .clone()
+            // Nothing works: run the module anyway, so the failure shows in the invocation.
+            .unwrap_or_else(|| {
+                (
+                    OsString::from("python3"),
+                    vec![OsString::from("-m"), OsString::from("pytest")],
+                )
+            })
+    }
+}
+
 impl Runner for Pytest {
     fn config(&self) -> &RunnerConfig {
         &self.config
     }
+
     fn check_tool(&self) -> Result<(), InputError> {
-        Ok(())
+        match self.command.get_or_init(find_pytest) {
+            Some(_) => Ok(()),
+            None => Err(InputError::new("pytest not found").help("pip install pytest")),
+        }
     }
-    fn is_test_file(&self, _rel_path: &str) -> bool {
-        false
+
+    /// `test_*.py`, `*_test.py`, `conftest.py`, or any file under a directory named `tests` or
+    /// `test` (helpers and fixture data included).
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        is_pytest_test_file(rel_path)
     }
-    fn list(&self, _ctx: &RunCtx) -> ListReport {
-        ListReport::default()
+
+    fn list(&self, ctx: &RunCtx) -> ListReport {
+        let mut report = ListReport::default();
+        let collect = self.collect(ctx, &[], &mut report.invocations);
+        report.build_failure = collect.build_failure(ctx);
+        report.problem = collect.problem;
+        report.tests = collect
+            .ids
+            .iter()
+            .map(|id| TestCase {
+                id: id.clone(),
+                file: file_of(ctx, id),
+            })
+            .collect();
+        report
     }
-    fn run(&self, _ctx: &RunCtx, _ids: &[String]) -> RunReport {
-        RunReport::default()
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        let mut report = RunReport {
+            outcomes: ids
+                .iter()
+                .map(|id| (id.clone(), Outcome::NotObserved))
+                .collect(),
+            ..RunReport::default()
+        };
+        // 1. Only ids whose file exists under the root.
+        let files: BTreeSet<String> = ids
+            .iter()
+            .filter_map(|id| node_file(id))
+            .filter(|f| safe_relative(f) && ctx.dir.join(f).is_file())
+            .map(str::to_string)
+            .collect();
+        if files.is_empty() {
+            return report;
+        }
+        // 2. Collect those files.
+        let files: Vec<String> = files.into_iter().collect();
+        let collect = self.collect(ctx, &files, &mut report.invocations);
+        if let Some(p) = &collect.problem {
+            if collect.errors.is_empty() {
+                report.problem = Some(p.clone());
+                return report;
+            }
+        }
+        let collected: BTreeSet<&str> = collect.ids.iter().map(String::as_str).collect();
+        let mut to_run: Vec<&str> = Vec::new();
+        let mut build_failed = false;
+        for id in ids {
+            if collected.contains(id.as_str()) {
+                to_run.push(id);
+            } else if collect.errors.iter().any(|e| e.covers(id)) {
+                report.outcomes.insert(id.clone(), Outcome::BuildFail);
+                build_failed = true;
+            }
+        }
+        if build_failed {
+            report.build_failure = collect.build_failure(ctx);
+        }
+        report.problem = collect.problem.clone();
+        to_run.sort_unstable();
+        to_run.dedup();
+        if to_run.is_empty() {
+            return report;
+        }
+        // 3. Run them.
+        let junit_path = ctx.scratch.join("pytest-junit.xml");
+        // A file left by an earlier run must never be read as this run's results.
+        let _ = std::fs::remove_file(&junit_path);
+        let (program, mut args) = self.pytest_command();
+        args.extend(["-q", "-p", "no:cacheprovider"].map(OsString::from));
+        args.push(rootdir_arg(ctx));
+        let mut junit_arg = OsString::from("--junitxml=");
+        junit_arg.push(&junit_path);
+        args.push(junit_arg);
+        args.extend(["-o", "junit_family=xunit2"].map(OsString::from));
+        args.extend(self.config.args.iter().map(OsString::from));
+        args.push(OsString::from("--continue-on-collection-errors"));
+        args.extend(to_run.iter().map(OsString::from));
+        let mut ran = exec(ctx, &program, &args, &ctx.dir, &python_env());
+        let problem = ran.operational_problem("pytest");
+        let exit = ran.captured().exit_code;
+        let exit_text = exit_problem("pytest", ran.captured());
+        let junit = std::fs::read(&junit_path).ok();
+        if let Some(bytes) = &junit {
+            ran.invocation.results = Some(bytes.clone());
+            ran.invocation.results_type = Some("application/xml".into());
+        }
+        report.invocations.push(ran.invocation);
+        let mut problems: Vec<String> = report.problem.take().into_iter().collect();
+        if let Some(p) = problem {
+            problems.push(p);
+            report.problem = join_problems(problems);
+            return report;
+        }
+        // 4. Read the results.
+        let exit_believed = matches!(exit, Some(0) | Some(1));
+        if !exit_believed {
+            problems.push(exit_text);
+        }
+        let Some(bytes) = junit else {
+            if exit_believed {
+                problems.push(format!(
+                    "pytest exited with code {} but wrote no JUnit file",
+                    exit.unwrap_or(-1)
+                ));
+            }
+            report.problem = join_problems(problems);
+            return report;
+        };
+        let cases = match parse_junit(&bytes) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(format!("pytest's JUnit file is unreadable: {e}"));
+                report.problem = join_problems(problems);
+                return report;
+            }
+        };
+        let any_failed = cases
+            .iter()
+            .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored));
+        let agrees = match exit {
+            Some(0) => !any_failed,
+            Some(1) => any_failed,
+            _ => false,
+        };
+        if exit_believed && !agrees {
+            problems.push(format!(
+                "pytest exited with code {} but its JUnit file {} failures or errors",
+                exit.unwrap_or(-1),
+                if any_failed { "has" } else { "has no" }
+            ));
+        }
+        let by_key: BTreeMap<(&str, &str), JunitStatus> = cases
+            .iter()
+            .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
+            .collect();
+        // Two ids with the same JUnit identity (`a/b.py::C::t` and `a/b/C.py::t`) cannot be told
+        // apart in the file: neither is believed.
+        let mut key_count: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for id in &to_run {
+            *key_count.entry(junit_key(id)).or_default() += 1;
+        }
+        for id in &to_run {
+            let key = junit_key(id);
+            if key_count.get(&key).copied().unwrap_or(0) > 1 {
+                problems.push(format!(
+                    "{id}: its JUnit identity is shared with another id"
+                ));
+                continue;
+            }
+            let outcome = match by_key.get(&(key.0.as_str(), key.1.as_str())) {
+                Some(JunitStatus::Passed) if agrees => Outcome::Pass,
+                Some(JunitStatus::Failed | JunitStatus::Errored) => Outcome::Fail,
+                _ => Outcome::NotObserved,
+            };
+            report.outcomes.insert(id.to_string(), outcome);
+        }
+        report.problem = join_problems(problems);
+        report
+    }
+}
+
+/// What a `--collect-only` run found.
+#[derive(Debug, Default)]
+struct Collected {
+    ids: Vec<String>,
+    errors: Vec<CollectError>,
+    problem: Option<String>,
+}
+
+impl Collected {
+    fn build_failure(&self, ctx: &RunCtx) -> Option<BuildFailure> {
+        if self.errors.is_empty() {
+            return None;
+        }
+        let mut files = BTreeSet::new();
+        let mut excerpt = String::new();
+        for e in &self.errors {
+            files.extend(e.files(ctx));
+            excerpt.push_str(&e.header);
+            excerpt.push('\n');
+            excerpt.push_str(e.body.trim_end());
+            excerpt.push_str("\n\n");
+        }
+        Some(BuildFailure {
+            diagnostic_files: files.into_iter().collect(),
+            excerpt: truncate(excerpt.trim_end(), 4000),
+        })
+    }
+}
+
+impl Pytest {
+    /// `pytest --collect-only` over `paths` (the whole suite when empty).
+    fn collect(
+        &self,
+        ctx: &RunCtx,
+        paths: &[String],
+        invocations: &mut Vec<Invocation>,
+    ) -> Collected {
+        let (program, mut args) = self.pytest_command();
+        args.extend(["--collect-only", "-q", "-p", "no:cacheprovider"].map(OsString::from));
+        args.push(rootdir_arg(ctx));
+        args.extend(self.config.args.iter().map(OsString::from));
+        // Last, so that it overrides any -v/-q before it: one node id per line.
+        args.push(OsString::from("--verbosity=-1"));
+        args.extend(paths.iter().map(OsString::from));
+        let ran: Ran = exec(ctx, &program, &args, &ctx.dir, &python_env());
+        let mut out = Collected::default();
+        if let Some(p) = ran.operational_problem("pytest --collect-only") {
+            out.problem = Some(p);
+            invocations.push(ran.invocation);
+            return out;
+        }
+        let stdout = ran.captured().stdout_lossy();
+        let stderr = ran.captured().stderr_lossy();
+        out.ids = parse_collect_only(&stdout);
+        out.errors = parse_collect_errors(&stdout);
+        out.errors.extend(parse_conftest_errors(&stderr));
+        out.errors.extend(parse_conftest_errors(&stdout));
+        match ran.captured().exit_code {
+            Some(0) | Some(5) => {}
+            // Collection errors (2), or a conftest that cannot be loaded (4): build failures when
+            // we could tell which file; otherwise an operational problem.
+            _ if !out.errors.is_empty() => {}
+            _ => out.problem = Some(exit_problem("pytest --collect-only", ran.captured())),
+        }
+        invocations.push(ran.invocation);
+        out
+    }
+}
+
+fn rootdir_arg(ctx: &RunCtx) -> OsString {
+    let mut a = OsString::from("--rootdir=");
+    a.push(&ctx.dir);
+    a
+}
+
+fn python_env() -> Vec<(OsString, OsString)> {
+    vec![(
+        OsString::from("PYTHONDONTWRITEBYTECODE"),
+        OsString::from("1"),
+    )]
+}
+
+/// Whether a `/`-separated path relative to the runner's root belongs to the test suite.
+pub(super) fn is_pytest_test_file(rel_path: &str) -> bool {
+    let parts: Vec<&str> = rel_path.split('/').filter(|p| !p.is_empty()).collect();
+    let Some((base, dirs)) = parts.split_last() else {
+        return false;
+    };
+    if dirs.iter().any(|d| *d == "tests" || *d == "test") {
+        return true;
+    }
+    *base == "conftest.py"
+        || (base.starts_with("test_") && base.ends_with(".py"))
+        || base.ends_with("_test.py")
+}
+
+/// The file part of a node id (`tests/test_a.py` of `tests/test_a.py::TestA::test_b[1]`).
+fn node_file(id: &str) -> Option<&str> {
+    let file = id.split("::").next()?;
+    (!file.is_empty()).then_some(file)
+}
+
+/// A relative path that stays below its base.
+fn safe_relative(p: &str) -> bool {
+    Path::new(p)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// The repo-relative file of a node id.
+fn file_of(ctx: &RunCtx, id: &str) -> Option<String> {
+    let file = node_file(id)?;
+    worktree_relative(ctx, &ctx.dir.join(file))
+}
+
+/// pytest's JUnit `(classname, name)` for a node id (pytest's `mangle_test_address`).
+pub(super) fn junit_key(id: &str) -> (String, String) {
+    let (path, params) = match id.find('[') {
+        Some(i) => (&id[..i], &id[i..]),
+        None => (id, ""),
+    };
+    let mut names: Vec<String> = path.split("::").map(str::to_string).collect();
+    if let Some(first) = names.first_mut() {
+        let dotted = first.replace('/', ".");
+        *first = dotted.strip_suffix(".py").unwrap_or(&dotted).to_string();
+    }
+    if let Some(last) = names.last_mut() {
+        last.push_str(params);
+    }
+    let name = names.pop().unwrap_or_default();
+    (names.join("."), name)
+}
+
+/// Node ids in `--collect-only -q` output: the lines before the first blank line or section
+/// header that look like node ids.
+pub(super) fn parse_collect_only(stdout: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for line in stdout.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            if ids.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if line.starts_with('=') || line.starts_with('_') || line.starts_with('!') {
+            break;
+        }
+        if line.starts_with(char::is_whitespace) || !line.contains("::") {
+            continue;
+        }
+        ids.push(line.to_string());
+    }
+    ids
+}
+
+/// One file (or node) pytest could not collect, or a conftest it could not load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CollectError {
+    /// The node that failed, relative to the rootdir (`tests/test_x.py`), or the conftest's path
+    /// as pytest printed it (absolute).
+    pub node: String,
+    pub header: String,
+    pub body: String,
+    /// A conftest: everything below its directory fails (pytest stops altogether).
+    pub conftest: bool,
+}
+
+impl CollectError {
+    /// Whether this error is why `id` could not be collected.
+    fn covers(&self, id: &str) -> bool {
+        if self.conftest {
+            return true;
+        }
+        id == self.node
+            || id
+                .strip_prefix(self.node.as_str())
+                .is_some_and(|rest| rest.starts_with("::"))
+    }
+
+    /// Repo-relative files: the failing file, and traceback files inside the worktree (not in an
+    /// installed package).
+    fn files(&self, ctx: &RunCtx) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut push = |p: &str| {
+            let path = Path::new(p);
+            let abs = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                ctx.dir.join(path)
+            };
+            if abs.components().any(|c| {
+                matches!(
+                    c.as_os_str().to_str(),
+                    Some("site-packages" | "dist-packages")
+                )
+            }) {
+                return;
+            }
+            if let Some(rel) = worktree_relative(ctx, &abs) {
+                if !out.contains(&rel) {
+                    out.push(rel);
+                }
+            }
+        };
+        if let Some(f) = node_file(&self.node) {
+            push(f);
+        }
+        for f in traceback_files(&self.body) {
+            push(&f);
+        }
+        out
+    }
+}
+
+/// The `ERROR collecting <node>` sections of pytest's report.
+pub(super) fn parse_collect_errors(text: &str) -> Vec<CollectError> {
+    let mut out: Vec<CollectError> = Vec::new();
+    let mut current: Option<CollectError> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        let trimmed = line.trim_matches(|c: char| c == '_' || c == ' ');
+        if line.starts_with("___") {
+            if let Some(e) = current.take() {
+                out.push(e);
+            }
+            if let Some(node) = trimmed.strip_prefix("ERROR collecting ") {
+                current = Some(CollectError {
+                    node: node.trim().to_string(),
+                    header: trimmed.to_string(),
+                    body: String::new(),
+                    conftest: false,
+                });
+            }
+            continue;
+        }
+        if line.starts_with("===") || line.starts_with("!!!") {
+            if let Some(e) = current.take() {
+                out.push(e);
+            }
+            continue;
+        }
+        if let Some(e) = current.as_mut() {
+            e.body.push_str(line);
+            e.body.push('\n');
+        }
+    }
+    if let Some(e) = current.take() {
+        out.push(e);
+    }
+    out
+}
+
+/// `ImportError while loading conftest '<path>'.` and the traceback after it.
+pub(super) fn parse_conftest_errors(text: &str) -> Vec<CollectError> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line
+            .trim()
+            .strip_prefix("ImportError while loading conftest '")
+        else {
+            continue;
+        };
+        let Some(path) = rest.strip_suffix("'.") else {
+            continue;
+        };
+        let body: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("ImportError while loading conftest"))
+            .take(60)
+            .copied()
+            .collect();
+        out.push(CollectError {
+            node: path.to_string(),
+            header: line.trim().to_string(),
+            body: body.join("\n"),
+            conftest: true,
+        });
+    }
+    out
+}
+
+/// Python files a traceback points into: `path.py:12: in <module>` and `File "path.py", line 3`.
+fn traceback_files(body: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in body.lines() {
+        let line = line.trim_start_matches(['E', ' ']);
+        let mut found: Option<&str> = None;
+        if let Some(i) = line.find(".py:") {
+            let candidate = &line[..i + 3];
+            let after = &line[i + 4..];
+            if after.starts_with(|c: char| c.is_ascii_digit())
+                && !candidate.contains(char::is_whitespace)
+            {
+                found = Some(candidate);
+            }
+        }
+        if found.is_none() {
+            if let Some(start) = line.find("File \"") {
+                let rest = &line[start + 6..];
+                if let Some(end) = rest.find("\", line ") {
+                    found = Some(&rest[..end]);
+                }
+            }
+        }
+        if let Some(f) = found {
+            if f.ends_with(".py") && !out.iter().any(|x| x == f) {
+                out.push(f.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn ctx() -> RunCtx {
+        RunCtx {
+            worktree: PathBuf::from("/tmp/wt"),
+            dir: PathBuf::from("/tmp/wt/py"),
+            scratch: PathBuf::from("/tmp/scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        }
+    }
+
+    #[test]
+    fn test_files() {
+        assert!(is_pytest_test_file("test_a.py"));
+        assert!(is_pytest_test_file("pkg/a_test.py"));
+        assert!(is_pytest_test_file("pkg/conftest.py"));
+        assert!(is_pytest_test_file("tests/helpers.py"));
+        assert!(is_pytest_test_file("tests/data/x.json"));
+        assert!(is_pytest_test_file("src/test/util.py"));
+        assert!(!is_pytest_test_file("src/app.py"));
+        assert!(!is_pytest_test_file("src/testing.py"));
+        assert!(!is_pytest_test_file("tests"));
+        assert!(!is_pytest_test_file("test_a.txt"));
+    }
+
+    #[test]
+    fn junit_keys() {
+        let k = |s: &str| junit_key(s);
+        assert_eq!(
+            k("tests/test_a.py::test_pass"),
+            ("tests.test_a".into(), "test_pass".into())
+        );
+        assert_eq!(
+            k("tests/test_a.py::TestA::TestInner::test_c"),
+            ("tests.test_a.TestA.TestInner".into(), "test_c".into())
+        );
+        assert_eq!(
+            k("tests/test_a.py::test_param[x::y]"),
+            ("tests.test_a".into(), "test_param[x::y]".into())
+        );
+        assert_eq!(
+            k("tests/test_a.py::test_weird[a/b]"),
+            ("tests.test_a".into(), "test_weird[a/b]".into())
+        );
+        assert_eq!(k("test_top.py::t"), ("test_top".into(), "t".into()));
+    }
+
+    #[test]
+    fn collect_only_output() {
+        let out = "tests/sub/test_b.py::test_other\ntests/test_a.py::test_param[a b]\ntests/test_a.py::TestA::test_b\n\n==================================== ERRORS ====================================\n____________________ ERROR collecting tests/test_broken.py _____________________\nImportError while importing test module '/tmp/wt/py/tests/test_broken.py'.\nTraceback:\n/usr/lib/python3.11/importlib/__init__.py:126: in import_module\n    return _bootstrap._gcd_import(name[level:], package, level)\ntests/test_broken.py:1: in <module>\n    import nonexistent_module_xyz\nE   ModuleNotFoundError: No module named 'nonexistent_module_xyz'\n____________________ ERROR collecting tests/test_syntax.py _____________________\n/usr/lib/python3.11/site-packages/_pytest/python.py:528: in importtestmodule\n    mod = import_path(\nE     File \"/tmp/wt/py/tests/test_syntax.py\", line 1\nE       def test_y(:\nE                  ^\nE   SyntaxError: invalid syntax\n=========================== short test summary info ============================\nERROR tests/test_broken.py\nERROR tests/test_syntax.py\n!!!!!!!!!!!!!!!!!!! Interrupted: 2 errors during collection !!!!!!!!!!!!!!!!!!!!\n3 tests collected, 2 errors in 0.21s\n";
+        assert_eq!(
+            parse_collect_only(out),
+            vec![
+                "tests/sub/test_b.py::test_other",
+                "tests/test_a.py::test_param[a b]",
+                "tests/test_a.py::TestA::test_b"
+            ]
+        );
+        let errors = parse_collect_errors(out);
+        assert_eq!(errors.len(), 2);
+        assert_eq!(errors[0].node, "tests/test_broken.py");
+        assert_eq!(errors[1].node, "tests/test_syntax.py");
+        let c = ctx();
+        assert_eq!(errors[0].files(&c), vec!["py/tests/test_broken.py"]);
+        assert_eq!(errors[1].files(&c), vec!["py/tests/test_syntax.py"]);
+        assert!(errors[0].covers("tests/test_broken.py::test_x"));
+        assert!(!errors[0].covers("tests/test_broken.py2::test_x"));
+        assert!(!errors[0].covers("tests/test_a.py::test_x"));
+
+        // Nothing collected and only errors.
+        let only_errors = "\n==================================== ERRORS ====================================\n____ ERROR collecting tests/test_x.py ____\nE   NameError: x\n";
+        assert!(parse_collect_only(only_errors).is_empty());
+        assert_eq!(parse_collect_errors(only_errors).len(), 1);
+        assert!(parse_collect_only("\nno tests collected in 0.00s\n").is_empty());
+    }
+
+    #[test]
+    fn conftest_errors() {
+        let err = "ImportError while loading conftest '/tmp/wt/py/tests/conftest.py'.\ntests/conftest.py:1: in <module>\n    import nope_mod\nE   ModuleNotFoundError: No module named 'nope_mod'\n";
+        let errors = parse_conftest_errors(err);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].conftest);
+        assert!(errors[0].covers("anything.py::t"));
+        assert_eq!(errors[0].files(&ctx()), vec!["py/tests/conftest.py"]);
+    }
+
+    #[test]
+    fn traceback_file_lines() {
+        let body = "tests/test_x.py:1: in <module>\n    from app import f\napp.py:3: in <module>\n    raise X\nE     File \"/tmp/wt/py/app2.py\", line 4\n<frozen importlib._bootstrap>:1204: in _gcd_import\n";
+        assert_eq!(
+            traceback_files(body),
+            vec!["tests/test_x.py", "app.py", "/tmp/wt/py/app2.py"]
+        );
+    }
+
+    #[test]
+    fn node_files() {
+        assert_eq!(node_file("tests/a.py::t[x::y]"), Some("tests/a.py"));
+        assert!(safe_relative("tests/a.py"));
+        assert!(!safe_relative("../a.py"));
+        assert!(!safe_relative("/etc/a.py"));
     }
 }

@@ -1,0 +1,327 @@
+//! The pytest adapter against real tiny projects: listing, running, files that do not import,
+//! a broken conftest, and ids that do not exist (never a pass).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+
+const TEST_A: &str = r#"import pytest
+
+def test_pass():
+    assert True
+
+def test_fail():
+    # A failing test that prints what a passing one would look like.
+    print("tests/test_a.py::test_pass PASSED")
+    assert False
+
+@pytest.mark.skip(reason="not today")
+def test_skip():
+    pass
+
+@pytest.mark.parametrize("x", [1, 2, "a b", "x::y"])
+def test_param(x):
+    assert x != 2
+
+class TestA:
+    def test_b(self):
+        pass
+
+    class TestInner:
+        def test_c(self):
+            pass
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("setup boom")
+
+def test_setup_error(broken):
+    pass
+
+@pytest.mark.xfail
+def test_xfail():
+    assert False
+"#;
+
+const TEST_B: &str = "def test_other():\n    pass\n";
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    worktree: PathBuf,
+    dir: PathBuf,
+    scratch_root: PathBuf,
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn fixture(files: &[(&str, &str)]) -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let worktree = tmp.path().join("wt");
+    let dir = worktree.join("py");
+    for (path, text) in files {
+        write(&dir.join(path), text);
+    }
+    let scratch_root = tmp.path().join("scratch");
+    Fixture {
+        worktree,
+        dir,
+        scratch_root,
+        _tmp: tmp,
+    }
+}
+
+impl Fixture {
+    fn ctx(&self, label: &str) -> RunCtx {
+        let scratch = self.scratch_root.join(label);
+        std::fs::create_dir_all(&scratch).unwrap();
+        RunCtx {
+            worktree: self.worktree.clone(),
+            dir: self.dir.clone(),
+            scratch,
+            timeout: Duration::from_secs(300),
+            env: vec![],
+        }
+    }
+}
+
+fn adapter() -> Box<dyn Runner> {
+    runners::adapter(RunnerConfig {
+        kind: RunnerKind::Pytest,
+        root: "py".into(),
+        args: vec![],
+        setup: None,
+        command: None,
+        line: 1,
+    })
+    .unwrap()
+}
+
+fn pytest_available() -> bool {
+    let ok = adapter().check_tool().is_ok();
+    if !ok {
+        eprintln!("pytest is not installed: skipping");
+    }
+    ok
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn lists_and_runs() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[("tests/test_a.py", TEST_A), ("tests/sub/test_b.py", TEST_B)]);
+    let runner = adapter();
+
+    let listed = runner.list(&fx.ctx("list"));
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    assert!(listed.build_failure.is_none());
+    let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(
+        listed_ids,
+        vec![
+            "tests/sub/test_b.py::test_other",
+            "tests/test_a.py::test_pass",
+            "tests/test_a.py::test_fail",
+            "tests/test_a.py::test_skip",
+            "tests/test_a.py::test_param[1]",
+            "tests/test_a.py::test_param[2]",
+            "tests/test_a.py::test_param[a b]",
+            "tests/test_a.py::test_param[x::y]",
+            "tests/test_a.py::TestA::test_b",
+            "tests/test_a.py::TestA::TestInner::test_c",
+            "tests/test_a.py::test_setup_error",
+            "tests/test_a.py::test_xfail",
+        ]
+    );
+    assert_eq!(listed.tests[1].file.as_deref(), Some("py/tests/test_a.py"));
+    assert!(
+        listed.invocations[0]
+            .command
+            .iter()
+            .any(|a| a == "--rootdir=py"),
+        "{:?}",
+        listed.invocations[0].command
+    );
+
+    let requested = ids(&[
+        "tests/sub/test_b.py::test_other",
+        "tests/test_a.py::test_pass",
+        "tests/test_a.py::test_fail",
+        "tests/test_a.py::test_skip",
+        "tests/test_a.py::test_param[1]",
+        "tests/test_a.py::test_param[2]",
+        "tests/test_a.py::test_param[x::y]",
+        "tests/test_a.py::TestA::test_b",
+        "tests/test_a.py::TestA::TestInner::test_c",
+        "tests/test_a.py::test_setup_error",
+        "tests/test_a.py::test_xfail",
+        // Do not exist: a missing function, a missing parameter, a missing file.
+        "tests/test_a.py::test_nope",
+        "tests/test_a.py::test_param[3]",
+        "tests/test_gone.py::test_pass",
+    ]);
+    let report = runner.run(&fx.ctx("run"), &requested);
+    let expected: BTreeMap<String, Outcome> = [
+        ("tests/sub/test_b.py::test_other", Outcome::Pass),
+        ("tests/test_a.py::test_pass", Outcome::Pass),
+        ("tests/test_a.py::test_fail", Outcome::Fail),
+        ("tests/test_a.py::test_skip", Outcome::NotObserved),
+        ("tests/test_a.py::test_param[1]", Outcome::Pass),
+        ("tests/test_a.py::test_param[2]", Outcome::Fail),
+        ("tests/test_a.py::test_param[x::y]", Outcome::Pass),
+        ("tests/test_a.py::TestA::test_b", Outcome::Pass),
+        ("tests/test_a.py::TestA::TestInner::test_c", Outcome::Pass),
+        ("tests/test_a.py::test_setup_error", Outcome::Fail),
+        ("tests/test_a.py::test_xfail", Outcome::NotObserved),
+        ("tests/test_a.py::test_nope", Outcome::NotObserved),
+        ("tests/test_a.py::test_param[3]", Outcome::NotObserved),
+        ("tests/test_gone.py::test_pass", Outcome::NotObserved),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert!(report.problem.is_none(), "{:?}", report.problem);
+    assert!(report.build_failure.is_none());
+    let last = report.invocations.last().unwrap();
+    assert!(last.results.as_ref().is_some_and(|r| !r.is_empty()));
+    assert!(
+        last.command
+            .iter()
+            .any(|a| a == "--junitxml=$SCRATCH/pytest-junit.xml"),
+        "{:?}",
+        last.command
+    );
+    // Nothing was written into the worktree.
+    assert!(!fx.dir.join(".pytest_cache").exists());
+    assert!(!fx.dir.join("tests/__pycache__").exists());
+
+    // Only a skipped test and ids that do not exist: nothing passes.
+    let report = runner.run(
+        &fx.ctx("none"),
+        &ids(&["tests/test_a.py::test_skip", "tests/test_a.py::test_nope"]),
+    );
+    assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+}
+
+#[test]
+fn files_that_do_not_import_are_build_failures() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[
+        ("tests/sub/test_b.py", TEST_B),
+        (
+            "tests/test_broken.py",
+            "from app import new_function\n\ndef test_new():\n    assert new_function()\n",
+        ),
+        ("tests/test_syntax.py", "def test_y(:\n    pass\n"),
+        ("app.py", "def old_function():\n    return 1\n"),
+    ]);
+    let runner = adapter();
+
+    let listed = runner.list(&fx.ctx("list"));
+    let bf = listed.build_failure.expect("a build failure");
+    assert_eq!(
+        bf.diagnostic_files,
+        vec!["py/tests/test_broken.py", "py/tests/test_syntax.py"]
+    );
+    assert!(bf.excerpt.contains("new_function"), "{}", bf.excerpt);
+    // What did collect is still listed.
+    let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(listed_ids, vec!["tests/sub/test_b.py::test_other"]);
+
+    let report = runner.run(
+        &fx.ctx("run"),
+        &ids(&[
+            "tests/test_broken.py::test_new",
+            "tests/sub/test_b.py::test_other",
+        ]),
+    );
+    assert_eq!(
+        report.outcomes["tests/test_broken.py::test_new"],
+        Outcome::BuildFail
+    );
+    assert_eq!(
+        report.outcomes["tests/sub/test_b.py::test_other"],
+        Outcome::Pass,
+        "{:?}",
+        report.problem
+    );
+    let bf = report.build_failure.expect("a build failure");
+    assert_eq!(bf.diagnostic_files, vec!["py/tests/test_broken.py"]);
+}
+
+#[test]
+fn broken_conftest_fails_everything_below_it() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[
+        ("tests/sub/test_b.py", TEST_B),
+        ("tests/conftest.py", "import module_that_is_not_there\n"),
+    ]);
+    let runner = adapter();
+    let listed = runner.list(&fx.ctx("list"));
+    let bf = listed.build_failure.expect("a build failure");
+    assert_eq!(bf.diagnostic_files, vec!["py/tests/conftest.py"]);
+
+    let report = runner.run(&fx.ctx("run"), &ids(&["tests/sub/test_b.py::test_other"]));
+    assert_eq!(
+        report.outcomes["tests/sub/test_b.py::test_other"],
+        Outcome::BuildFail
+    );
+}
+
+#[test]
+fn tests_import_the_project_from_the_root() {
+    if !pytest_available() {
+        return;
+    }
+    // No `__init__.py` in tests/: the project's package imports only with the root on sys.path,
+    // as `python -m pytest` puts it.
+    let fx = fixture(&[
+        ("pytest.ini", "[pytest]\ntestpaths = tests\n"),
+        ("svc/__init__.py", ""),
+        ("svc/refund.py", "def refund(order):\n    return order\n"),
+        (
+            "tests/test_refund.py",
+            "from svc.refund import refund\n\ndef test_refund():\n    assert refund({}) == {}\n",
+        ),
+    ]);
+    let id = "tests/test_refund.py::test_refund".to_string();
+    let report = adapter().run(&fx.ctx("run"), std::slice::from_ref(&id));
+    assert_eq!(report.outcomes[&id], Outcome::Pass, "{:?}", report.problem);
+}
+
+#[test]
+fn empty_project() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[("app.py", "x = 1\n")]);
+    let listed = adapter().list(&fx.ctx("list"));
+    assert!(listed.tests.is_empty());
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    assert!(listed.build_failure.is_none());
+}
+
+#[test]
+fn test_files() {
+    let r = adapter();
+    assert!(r.is_test_file("tests/test_a.py"));
+    assert!(r.is_test_file("pkg/foo_test.py"));
+    assert!(r.is_test_file("conftest.py"));
+    assert!(r.is_test_file("test/data.json"));
+    assert!(!r.is_test_file("app.py"));
+}
