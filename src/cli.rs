@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Run the whole check: load intent, bind, floor, fuse, write the outputs
-    ClaimCheck(ClaimCheckArgs),
+    ClaimCheck(Box<ClaimCheckArgs>),
     /// Work with the acceptance set
     #[command(subcommand)]
     Acceptance(AcceptanceCommand),

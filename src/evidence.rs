@@ -228,7 +228,7 @@ mod tests {
         let b = s.put_blob(b"x".to_vec());
         assert_eq!(a, b);
         let r = s.put_record(&serde_json::json!({"k": 1})).unwrap();
-        assert_eq!(s.records(), [r.clone()]);
+        assert_eq!(s.records(), std::slice::from_ref(&r));
         let dir = tempfile::tempdir().unwrap();
         s.commit(dir.path()).unwrap();
         let hex = r.strip_prefix("sha256:").unwrap();

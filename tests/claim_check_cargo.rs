@@ -10,10 +10,17 @@ const LIB_HEAD: &str = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if 
 fn crate_repo(runner: Option<&str>) -> (Repo, String) {
     require_tool("cargo", &["--version"], "install Rust with rustup");
     if runner == Some("nextest") {
-        require_tool("cargo", &["nextest", "--version"], "cargo install cargo-nextest --locked");
+        require_tool(
+            "cargo",
+            &["nextest", "--version"],
+            "cargo install cargo-nextest --locked",
+        );
     }
     let r = Repo::new();
-    r.write("Cargo.toml", "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n");
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
     r.write(".gitignore", "/target\n");
     r.write("src/lib.rs", LIB_BASE);
     let base = r.commit("base");
@@ -21,17 +28,29 @@ fn crate_repo(runner: Option<&str>) -> (Repo, String) {
 }
 
 fn acceptance(r: &Repo, runner: Option<&str>, body: &str) {
-    let runners = runner.map(|k| format!("runners:\n  - kind: {k}\n")).unwrap_or_default();
-    r.write(".shipmoor/acceptance.yaml", &format!("version: 1\ncriteria:\n{body}{runners}"));
+    let runners = runner
+        .map(|k| format!("runners:\n  - kind: {k}\n"))
+        .unwrap_or_default();
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        &format!("version: 1\ncriteria:\n{body}{runners}"),
+    );
 }
 
 fn fail_to_pass(runner: Option<&str>) {
     let (r, base) = crate_repo(runner);
     r.write("src/lib.rs", LIB_HEAD);
     let id = ident("clamps-high");
-    r.write(&format!("tests/clamp_{id}.rs"), "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n");
+    r.write(
+        &format!("tests/clamp_{id}.rs"),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n",
+    );
     // A unit test named with the tag in an existing source file, extended at head.
-    acceptance(&r, runner, "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n");
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
     let head = r.commit("head");
     let before = r.status();
     let run = r.shipmoor(&["claim-check", "--base", &base]);
@@ -40,10 +59,19 @@ fn fail_to_pass(runner: Option<&str>) {
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
     assert_eq!(d["floor"]["result"], "satisfied", "{run:?}");
-    assert_eq!(d["floor"]["tests"][0]["id"], format!("clamp::clamp_{id} clamps_high"));
+    assert_eq!(
+        d["floor"]["tests"][0]["id"],
+        format!("clamp::clamp_{id} clamps_high")
+    );
     assert_eq!(d["floor"]["tests"][0]["base"], "fail");
     assert_eq!(vsa["subject"][0]["digest"]["gitCommit"], head.as_str());
-    assert!(r.status().lines().all(|l| l.contains(".shipmoor/") && !l.contains("acceptance")), "{}", r.status());
+    assert!(
+        r.status()
+            .lines()
+            .all(|l| l.contains(".shipmoor/") && !l.contains("acceptance")),
+        "{}",
+        r.status()
+    );
     let _ = before;
     assert!(r.extra_worktrees().is_empty());
     // Base and head never share a target dir, and neither uses the checkout's.
@@ -64,9 +92,18 @@ fn failing_at_head(runner: Option<&str>) {
     let (r, base) = crate_repo(runner);
     let id = ident("clamps-high");
     // The fix is missing: the new test fails at base and at head.
-    r.write(&format!("tests/clamp_{id}.rs"), "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n");
+    r.write(
+        &format!("tests/clamp_{id}.rs"),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n",
+    );
     // A unit test carrying a tag that already passes at base: proves nothing.
-    r.write("src/lib.rs", &LIB_BASE.replace("fn clamps_low()", &format!("fn clamps_low_{}()", ident("clamps-low"))));
+    r.write(
+        "src/lib.rs",
+        &LIB_BASE.replace(
+            "fn clamps_low()",
+            &format!("fn clamps_low_{}()", ident("clamps-low")),
+        ),
+    );
     acceptance(&r, runner, "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n  - id: clamps-low\n    ac: Values below the range are clamped.\n    required: false\n");
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
@@ -74,7 +111,10 @@ fn failing_at_head(runner: Option<&str>) {
     assert!(run.stdout.contains("fails at head"), "{run:?}");
     let fixes = r.json(".shipmoor/claim-check.fixes.json");
     assert_eq!(fixes["fixes"][0]["requirement"], "stage1.floor.clamps_high");
-    assert!(fixes["fixes"][0]["evidence"]["pointer"].as_str().unwrap().starts_with("sha256:"));
+    assert!(fixes["fixes"][0]["evidence"]["pointer"]
+        .as_str()
+        .unwrap()
+        .starts_with("sha256:"));
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][1];
     // The unit test lives in src/lib.rs, which holds code too: at base it is not laid over, so
@@ -97,7 +137,11 @@ fn a_new_test_that_needs_the_new_api_fails_to_build_at_base_and_counts_as_failin
     let (r, base) = crate_repo(None);
     r.write("src/lib.rs", &format!("{LIB_HEAD}\npub fn clamp_all(xs: &mut [i32], lo: i32, hi: i32) {{\n    for x in xs.iter_mut() {{ *x = clamp(*x, lo, hi); }}\n}}\n"));
     r.write(&format!("tests/all_{}.rs", ident("clamp-all")), "#[test]\nfn clamps_all() {\n    let mut v = [50, -5];\n    clamp::clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10, 0]);\n}\n");
-    acceptance(&r, None, "  - id: clamp-all\n    ac: A slice can be clamped in place.\n");
+    acceptance(
+        &r,
+        None,
+        "  - id: clamp-all\n    ac: A slice can be clamped in place.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -105,4 +149,22 @@ fn a_new_test_that_needs_the_new_api_fails_to_build_at_base_and_counts_as_failin
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
     assert_eq!(d["floor"]["tests"][0]["base"], "build_fail", "{run:?}");
     assert_eq!(d["floor"]["result"], "satisfied");
+}
+
+#[test]
+fn a_head_that_does_not_build_blocks_the_criteria_it_carries_and_leaves_others_unbound() {
+    let (r, base) = crate_repo(None);
+    r.write(
+        &format!("tests/high_{}.rs", ident("clamps-high")),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp_missing(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(&r, None, "  - id: clamps-high\n    ac: Values above the range are clamped.\n  - id: clamps-nan\n    ac: NaN is rejected.\n    required: false\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("head does not build"), "{run:?}");
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"];
+    assert_eq!(d[0]["floor"]["result"], "unsatisfied");
+    assert_eq!(d[1]["floor"]["result"], "unbound");
 }

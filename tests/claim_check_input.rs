@@ -27,7 +27,12 @@ fn rejected_env(r: &Repo, args: &[&str], env: &[(&str, &str)]) -> String {
     let run = r.shipmoor_env(args, env);
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(r.status(), before, "the checkout changed");
-    for out in ["claim-check.vsa.json", "claim-check.fixes.json", "verify.md", "evidence"] {
+    for out in [
+        "claim-check.vsa.json",
+        "claim-check.fixes.json",
+        "verify.md",
+        "evidence",
+    ] {
         assert!(!r.exists(&format!(".shipmoor/{out}")), "{out} was written");
     }
     assert!(r.extra_worktrees().is_empty());
@@ -58,7 +63,8 @@ fn unknown_keys_are_reported_with_a_suggestion_all_at_once() {
 
 #[test]
 fn duplicate_ids_name_both_lines() {
-    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n  - id: a\n    ac: B.\n");
+    let (r, base) =
+        repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n  - id: a\n    ac: B.\n");
     let err = rejected(&r, &["claim-check", "--base", &base]);
     assert!(err.contains(".shipmoor/acceptance.yaml:5:"), "{err}");
     assert!(err.contains("line 3"), "{err}");
@@ -90,13 +96,17 @@ fn a_dirty_tree_is_refused() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
     r.write("tests/test_a.py", "def test_a():\n    assert False\n");
     let err = rejected(&r, &["claim-check", "--base", &base]);
-    assert!(err.contains("uncommitted changes to tracked files: tests/test_a.py"), "{err}");
+    assert!(
+        err.contains("uncommitted changes to tracked files: tests/test_a.py"),
+        "{err}"
+    );
     assert!(err.contains("git stash"), "{err}");
 }
 
 #[test]
 fn a_missing_runner_tool_is_an_input_error() {
-    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\nrunners:\n  - kind: pytest\n");
+    let (r, base) =
+        repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\nrunners:\n  - kind: pytest\n");
     // A PATH with git and nothing else.
     let bin = tempfile::tempdir().unwrap();
     let git = which("git");
@@ -111,12 +121,19 @@ fn a_missing_runner_tool_is_an_input_error() {
 fn bad_flags_are_usage_errors() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
     rejected(&r, &["claim-check", "--base", &base, "--runs", "0"]);
-    rejected(&r, &["claim-check", "--base", &base, "--subject", "app=sha1:00"]);
+    rejected(
+        &r,
+        &["claim-check", "--base", &base, "--subject", "app=sha1:00"],
+    );
     rejected(&r, &["claim-check", "--no-such-flag"]);
 }
 
 fn which(p: &str) -> std::path::PathBuf {
     std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|d| d.join(p)).find(|c| c.is_file()))
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(p))
+                .find(|c| c.is_file())
+        })
         .unwrap_or_else(|| panic!("{p} not on PATH"))
 }

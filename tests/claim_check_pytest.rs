@@ -4,7 +4,8 @@ mod common;
 
 use common::{ident, require_pytest, tag, Repo};
 
-const SERVICE_BASE: &str = "def refund(order):\n    return order\n\ndef is_refunded(order):\n    return False\n";
+const SERVICE_BASE: &str =
+    "def refund(order):\n    return order\n\ndef is_refunded(order):\n    return False\n";
 const SERVICE_HEAD: &str = "def refund(order):\n    order['status'] = 'refunded'\n    return order\n\ndef is_refunded(order):\n    return order.get('status') == 'refunded'\n";
 
 /// A base commit with a service and one plain test; returns (repo, base sha).
@@ -14,13 +15,19 @@ fn base_repo() -> (Repo, String) {
     r.write("pytest.ini", "[pytest]\ntestpaths = tests\n");
     r.write("svc/__init__.py", "");
     r.write("svc/refund.py", SERVICE_BASE);
-    r.write("tests/test_plain.py", "def test_plain():\n    assert 1 + 1 == 2\n");
+    r.write(
+        "tests/test_plain.py",
+        "def test_plain():\n    assert 1 + 1 == 2\n",
+    );
     let base = r.commit("base");
     (r, base)
 }
 
 fn acceptance(r: &Repo, body: &str) {
-    r.write(".shipmoor/acceptance.yaml", &format!("version: 1\ncriteria:\n{body}"));
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        &format!("version: 1\ncriteria:\n{body}"),
+    );
 }
 
 fn refunded_test(id: &str) -> String {
@@ -35,13 +42,23 @@ fn fail_to_pass_is_satisfied_and_ready() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
     // A test file new at head: the overlay makes it run against base code, where it fails.
-    r.write(&format!("tests/test_refund_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
-    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    r.write(
+        &format!("tests/test_refund_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
     let head = r.commit("head");
     let before = r.status();
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.starts_with("Claim Check  READY  ·  exit 0  ·  policy v3"), "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("Claim Check  READY  ·  exit 0  ·  policy v3"),
+        "{run:?}"
+    );
     assert!(run.stdout.contains("✓ Order is marked refunded."));
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     assert_eq!(vsa["subject"][0]["digest"]["gitCommit"], head.as_str());
@@ -51,7 +68,10 @@ fn fail_to_pass_is_satisfied_and_ready() {
     assert_eq!(d["floor"]["tests"][0]["base"], "fail");
     assert_eq!(d["floor"]["tests"][0]["head"], "pass");
     let overlay = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["overlay"];
-    assert_eq!(overlay[0], format!("tests/test_refund_{}.py", ident("order-refunded")));
+    assert_eq!(
+        overlay[0],
+        format!("tests/test_refund_{}.py", ident("order-refunded"))
+    );
     // The user's checkout is untouched but for the outputs, and no worktree is left behind.
     assert_eq!(strip_outputs(&r.status()), before);
     assert!(r.extra_worktrees().is_empty());
@@ -72,18 +92,26 @@ fn a_tagged_test_that_already_passes_at_base_proves_nothing() {
     assert!(run.stdout.contains("result: unsatisfied"), "{run:?}");
     assert!(run.stdout.contains("proves nothing"), "{run:?}");
     let fixes = r.json(".shipmoor/claim-check.fixes.json");
-    assert!(fixes["fixes"][0]["reason"].as_str().unwrap().contains("already passes at base"));
+    assert!(fixes["fixes"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("already passes at base"));
 }
 
 #[test]
 fn a_tagged_test_failing_at_head_blocks_with_a_fix_and_evidence() {
     let (r, base) = base_repo();
     r.write(&format!("tests/test_void_{}.py", ident("voids-intent")), "from svc.refund import refund\n\ndef test_void():\n    assert refund({}).get('voided'), 'PaymentIntent not voided'\n");
-    acceptance(&r, "  - id: voids-intent\n    ac: The PaymentIntent is voided.\n");
+    acceptance(
+        &r,
+        "  - id: voids-intent\n    ac: The PaymentIntent is voided.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.starts_with("Claim Check  BLOCKED  ·  exit 1  ·  policy v3"));
+    assert!(run
+        .stdout
+        .starts_with("Claim Check  BLOCKED  ·  exit 1  ·  policy v3"));
     let fixes = r.json(".shipmoor/claim-check.fixes.json");
     assert_eq!(fixes["schema"], "claim_check.fixes.v2");
     let fix = &fixes["fixes"][0];
@@ -91,28 +119,48 @@ fn a_tagged_test_failing_at_head_blocks_with_a_fix_and_evidence() {
     assert_eq!(fix["ac"], "The PaymentIntent is voided.");
     assert_eq!(fix["evidence"]["type"], "attestation");
     let pointer = fix["evidence"]["pointer"].as_str().unwrap().to_string();
-    assert!(fix["evidence"]["detail"].as_str().unwrap().contains("failed at head"));
+    assert!(fix["evidence"]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("failed at head"));
     // The pointer names a stored record that says what was observed, and the VSA cites it.
     let hex = pointer.strip_prefix("sha256:").unwrap();
-    let record: serde_json::Value = serde_json::from_str(&r.read(&format!(".shipmoor/evidence/sha256/{hex}"))).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&r.read(&format!(".shipmoor/evidence/sha256/{hex}"))).unwrap();
     assert_eq!(record["outcome"], "fail");
     assert_eq!(record["side"], "head");
-    let stdout_hex = record["stdout"].as_str().unwrap().strip_prefix("sha256:").unwrap().to_string();
+    let stdout_hex = record["stdout"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("sha256:")
+        .unwrap()
+        .to_string();
     assert!(r.exists(&format!(".shipmoor/evidence/sha256/{stdout_hex}")));
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
-    let cited: Vec<&str> = vsa["predicate"]["inputAttestations"].as_array().unwrap().iter().map(|a| a["digest"]["sha256"].as_str().unwrap()).collect();
+    let cited: Vec<&str> = vsa["predicate"]["inputAttestations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["digest"]["sha256"].as_str().unwrap())
+        .collect();
     assert!(cited.contains(&hex));
     assert_eq!(vsa["predicate"]["verificationResult"], "FAILED");
     let md = r.read(".shipmoor/verify.md");
     assert!(md.contains("status: failed"));
-    assert!(md.contains("PaymentIntent not voided"), "the failure excerpt is in verify.md:\n{md}");
+    assert!(
+        md.contains("PaymentIntent not voided"),
+        "the failure excerpt is in verify.md:\n{md}"
+    );
 }
 
 #[test]
 fn a_required_criterion_without_a_tagged_test_is_inconclusive_with_an_author_check() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
-    acceptance(&r, "  - id: refund-idempotent\n    ac: A refund cannot be issued twice.\n");
+    acceptance(
+        &r,
+        "  - id: refund-idempotent\n    ac: A refund cannot be issued twice.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 4, "{run:?}");
@@ -130,12 +178,19 @@ fn a_required_criterion_without_a_tagged_test_is_inconclusive_with_an_author_che
 fn only_an_optional_criterion_open_is_ready_with_gaps() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
-    r.write(&format!("tests/test_r_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
     acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n  - id: receipt-email\n    ac: A receipt is emailed.\n    required: false\n");
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.starts_with("Claim Check  READY WITH GAPS  ·  exit 0"), "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("Claim Check  READY WITH GAPS  ·  exit 0"),
+        "{run:?}"
+    );
     let md = r.read(".shipmoor/verify.md");
     assert!(md.contains("| route_to | `follow-up` |"), "{md}");
     assert!(md.contains("status: passed"));
@@ -145,12 +200,23 @@ fn only_an_optional_criterion_open_is_ready_with_gaps() {
 fn a_draft_acceptance_set_that_would_be_ready_is_inconclusive() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
-    r.write(&format!("tests/test_r_{}.py", ident("order-refunded")), &refunded_test("order-refunded"));
-    r.write(".shipmoor/acceptance.yaml.draft", "version: 1\ncriteria:\n  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml.draft",
+        "version: 1\ncriteria:\n  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 4, "{run:?}");
-    assert!(run.stdout.contains("rule draft-gate: acceptance set is a draft; commit it as .shipmoor/acceptance.yaml"), "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "rule draft-gate: acceptance set is a draft; commit it as .shipmoor/acceptance.yaml"
+        ),
+        "{run:?}"
+    );
     assert!(run.stdout.contains("✓ Order is marked refunded."));
 }
 
@@ -170,11 +236,17 @@ fn a_skipped_tagged_test_is_not_a_pass() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
     r.write(&format!("tests/test_s_{}.py", ident("order-refunded")), "import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_skipped():\n    assert True\n");
-    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("not observed passing at head"), "{run:?}");
+    assert!(
+        run.stdout.contains("not observed passing at head"),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -182,7 +254,10 @@ fn explicit_test_command_and_pattern_checks() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
     r.write("tests/test_named.py", "from svc.refund import is_refunded, refund\n\ndef test_is_refunded():\n    assert is_refunded(refund({}))\n");
-    r.write("scripts/check.sh", "#!/bin/sh\ngrep -q \"'refunded'\" svc/refund.py\n");
+    r.write(
+        "scripts/check.sh",
+        "#!/bin/sh\ngrep -q \"'refunded'\" svc/refund.py\n",
+    );
     acceptance(
         &r,
         "  - id: by-test\n    ac: Refunded orders read as refunded.\n    check:\n      test: tests/test_named.py::test_is_refunded\n  - id: by-command\n    ac: The service sets the refunded status.\n    check:\n      command: sh scripts/check.sh\n  - id: by-pattern\n    ac: The status is written.\n    check:\n      pattern:\n        paths: [\"svc/**\"]\n        regex: \"order\\\\['status'\\\\] = \"\n",
@@ -191,8 +266,26 @@ fn explicit_test_command_and_pattern_checks() {
     let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json on stdout");
-    let results: Vec<(&str, &str)> = v["result"]["criteria"].as_array().unwrap().iter().map(|c| (c["id"].as_str().unwrap(), c["floor"]["result"].as_str().unwrap())).collect();
-    assert_eq!(results, [("by-test", "satisfied"), ("by-command", "satisfied"), ("by-pattern", "satisfied")], "{run:?}");
+    let results: Vec<(&str, &str)> = v["result"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap(),
+                c["floor"]["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("by-test", "satisfied"),
+            ("by-command", "satisfied"),
+            ("by-pattern", "satisfied")
+        ],
+        "{run:?}"
+    );
     assert_eq!(v["result"]["verdict"], "READY");
     assert_eq!(v["fixes"]["schema"], "claim_check.fixes.v2");
 }
@@ -202,12 +295,20 @@ fn runs_k_times_and_a_flaky_test_is_undecided() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
     // Fails every other run, at either side: a counter kept outside the worktrees.
-    let counter = r.tmp.path().parent().unwrap().join(format!("cc-flaky-{}", std::process::id()));
+    let counter = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-flaky-{}", std::process::id()));
     r.write(
         &format!("tests/test_f_{}.py", ident("order-refunded")),
         &format!("import os\n\ndef test_flaky():\n    p = {:?}\n    n = int(open(p).read()) if os.path.exists(p) else 0\n    open(p, 'w').write(str(n + 1))\n    assert n % 2 == 0\n", counter.display().to_string()),
     );
-    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n");
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base, "--runs", "2"]);
     let _ = std::fs::remove_file(&counter);
@@ -220,7 +321,11 @@ fn runs_k_times_and_a_flaky_test_is_undecided() {
 fn strip_outputs(status: &str) -> String {
     status
         .lines()
-        .filter(|l| !l.contains(".shipmoor/claim-check.") && !l.contains(".shipmoor/verify.md") && !l.contains(".shipmoor/evidence/"))
+        .filter(|l| {
+            !l.contains(".shipmoor/claim-check.")
+                && !l.contains(".shipmoor/verify.md")
+                && !l.contains(".shipmoor/evidence/")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -228,10 +333,43 @@ fn strip_outputs(status: &str) -> String {
 #[test]
 fn tags_print_for_each_criterion() {
     let (r, _) = base_repo();
-    acceptance(&r, "  - id: refund-idempotent\n    ac: A.\n  - id: audit-log\n    ac: B.\n");
+    acceptance(
+        &r,
+        "  - id: refund-idempotent\n    ac: A.\n  - id: audit-log\n    ac: B.\n",
+    );
     let run = r.shipmoor(&["acceptance", "tags"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(run.stdout, format!("refund-idempotent  {}\naudit-log          {}\n", tag("refund-idempotent"), tag("audit-log")));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "refund-idempotent  {}\naudit-log          {}\n",
+            tag("refund-idempotent"),
+            tag("audit-log")
+        )
+    );
     let lint = r.shipmoor(&["acceptance", "lint"]);
     assert_eq!(lint.code, 0, "{lint:?}");
+}
+
+#[test]
+fn a_tagged_test_file_that_does_not_import_at_head_is_unsatisfied() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        "from svc.refund import no_such_function\n\ndef test_x():\n    assert no_such_function()\n",
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n  - id: other\n    ac: Something else.\n    required: false\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        v["result"]["criteria"][0]["floor"]["result"], "unsatisfied",
+        "{run:?}"
+    );
+    assert_eq!(
+        v["result"]["criteria"][1]["floor"]["result"], "unbound",
+        "{run:?}"
+    );
 }

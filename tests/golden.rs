@@ -12,10 +12,19 @@ fn refund_repo() -> (Repo, String, String) {
     let r = Repo::new();
     r.write("pytest.ini", "[pytest]\ntestpaths = tests\n");
     r.write("svc/__init__.py", "");
-    r.write("svc/refund.py", "def refund(order, gateway):\n    return order\n");
-    r.write("tests/test_plain.py", "def test_plain():\n    assert True\n");
+    r.write(
+        "svc/refund.py",
+        "def refund(order, gateway):\n    return order\n",
+    );
+    r.write(
+        "tests/test_plain.py",
+        "def test_plain():\n    assert True\n",
+    );
     let base = r.commit("base");
-    r.write("svc/refund.py", "def refund(order, gateway):\n    order['status'] = 'refunded'\n    return order\n");
+    r.write(
+        "svc/refund.py",
+        "def refund(order, gateway):\n    order['status'] = 'refunded'\n    return order\n",
+    );
     r.write(
         &format!("tests/test_refund_{}.py", ident("order-marked-refunded")),
         "from svc.refund import refund\n\ndef test_marks_refunded():\n    assert refund({}, None)['status'] == 'refunded'\n",
@@ -90,7 +99,9 @@ fn verify_md_stays_within_its_line_budget_with_many_criteria() {
     let base = r.commit("base");
     let mut body = String::from("version: 1\ncriteria:\n");
     for i in 0..40 {
-        body.push_str(&format!("  - id: criterion-{i}\n    ac: Criterion number {i} holds.\n"));
+        body.push_str(&format!(
+            "  - id: criterion-{i}\n    ac: Criterion number {i} holds.\n"
+        ));
     }
     r.write(".shipmoor/acceptance.yaml", &body);
     r.commit("head");

@@ -44,7 +44,7 @@ pub fn main_entry() -> i32 {
 
 fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
-        Commands::ClaimCheck(args) => claim_check::run(args),
+        Commands::ClaimCheck(args) => claim_check::run(*args),
         Commands::Acceptance(cmd) => acceptance::run(cmd),
     }
 }

@@ -216,12 +216,12 @@ mod tests {
         ];
         let b = bind(
             &crit("a", Some(Check::Test("tests/t.py::test_x".into()))),
-            &[listing.clone()],
+            std::slice::from_ref(&listing),
         );
         assert_eq!(b.tests().len(), 2);
         let b = bind(
             &crit("a", Some(Check::Test("void_called".into()))),
-            &[listing.clone()],
+            std::slice::from_ref(&listing),
         );
         assert_eq!(b.tests().len(), 1);
         let b = bind(

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::acceptance::{AcceptanceSet, Criterion, RunnerConfig, RunnerKind};
+use crate::acceptance::{tag_matches, AcceptanceSet, Criterion, RunnerConfig, RunnerKind};
 use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
@@ -250,6 +250,12 @@ struct Observed {
     evidence: Vec<String>,
     problem: Option<String>,
     build_files: Option<Vec<String>>,
+    /// The first failure message seen.
+    message: Option<String>,
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 /// Runs the floor (see the module doc).
@@ -284,6 +290,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     // 1. head worktree, setup, listing.
     let mut listings: Vec<Vec<runners::TestCase>> = vec![Vec::new(); cx.adapters.len()];
     let mut list_problems: Vec<Option<(String, bool)>> = vec![None; cx.adapters.len()];
+    let mut head_build: Vec<Option<(Vec<String>, bool)>> = vec![None; cx.adapters.len()];
     let mut list_evidence: Vec<Option<String>> = vec![None; cx.adapters.len()];
     let head_wt = if needs_worktrees {
         (input.progress)(&format!("head {}: creating worktree", input.head.short()));
@@ -313,10 +320,13 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             let ev = cx.record_listing(i, Side::Head, &report)?;
             list_evidence[i] = Some(ev);
             if let Some(bf) = &report.build_failure {
+                // A partial listing (pytest collects what imports) still binds what it found;
+                // the files that failed are kept to judge the criteria they carry.
                 list_problems[i] = Some((
                     format!("head does not build: {}", first_line(&bf.excerpt)),
                     true,
                 ));
+                head_build[i] = Some((bf.diagnostic_files.clone(), report.tests.is_empty()));
             } else if let Some(p) = &report.problem {
                 list_problems[i] = Some((p.clone(), false));
             }
@@ -338,8 +348,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let runs = input.runs.max(1);
     let mut head_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
     if let Some(wt) = &head_wt {
-        for i in 0..cx.adapters.len() {
-            let ids: Vec<String> = wanted[i].iter().cloned().collect();
+        for (i, wanted) in wanted.iter().enumerate() {
+            let ids: Vec<String> = wanted.iter().cloned().collect();
             if ids.is_empty() {
                 continue;
             }
@@ -404,8 +414,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         None
     };
     if let Some(wt) = &base_wt {
-        for i in 0..cx.adapters.len() {
-            let ids: Vec<String> = wanted[i].iter().cloned().collect();
+        for (i, wanted) in wanted.iter().enumerate() {
+            let ids: Vec<String> = wanted.iter().cloned().collect();
             if ids.is_empty() {
                 continue;
             }
@@ -458,6 +468,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 &base_obs,
                 &take,
                 &list_problems,
+                &head_build,
                 &list_evidence,
             ),
         };
@@ -544,27 +555,57 @@ fn decide_tests(
     base_obs: &BTreeMap<(usize, String), Observed>,
     overlay: &[String],
     list_problems: &[Option<(String, bool)>],
+    head_build: &[Option<(Vec<String>, bool)>],
     list_evidence: &[Option<String>],
 ) -> CriterionFloor {
     let tests = b.tests();
     if tests.is_empty() {
         // Nothing listed could be bound; say why, and whether the runner could list at all.
         let listing_ev = list_evidence.iter().flatten().next().cloned();
-        let problem = list_problems.iter().flatten().next().cloned();
-        let (result, reason) = match (b, problem) {
-            (_, Some((p, true))) => (
+        let build_problem = list_problems
+            .iter()
+            .flatten()
+            .find(|(_, build)| *build)
+            .cloned();
+        let other_problem = list_problems
+            .iter()
+            .flatten()
+            .find(|(_, build)| !*build)
+            .cloned();
+        // Where head does not build, a criterion whose tag is in a file that failed, or (when
+        // nothing could be listed) anywhere in head's files, is bound to something broken.
+        let broken_file = head_build
+            .iter()
+            .flatten()
+            .flat_map(|(files, _)| files.iter())
+            .find(|f| tag_matches(f, &c.tag))
+            .cloned()
+            .or_else(|| {
+                head_build
+                    .iter()
+                    .flatten()
+                    .any(|(_, whole)| *whole)
+                    .then(|| tag_in_head(cx.input.git, &cx.input.head, &c.tag))
+                    .flatten()
+            });
+        let (result, reason) = match (b, broken_file, build_problem, other_problem) {
+            (_, Some(f), Some((p, _)), _) => (
                 FloorResult::Unsatisfied,
-                format!("{p}; no test could be listed at head"),
+                format!("{p}; the tag is in {f}, whose tests could not be listed"),
             ),
-            (_, Some((p, false))) => (
+            (_, _, _, Some((p, _))) => (
                 FloorResult::Undecided,
                 format!("tests could not be listed at head: {p}"),
             ),
-            (Binding::ExplicitTest { id, .. }, None) => (
+            (Binding::ExplicitTest { id, .. }, _, Some((p, _)), None) => (
+                FloorResult::Unsatisfied,
+                format!("check.test `{id}` could not be listed: {p}"),
+            ),
+            (Binding::ExplicitTest { id, .. }, _, None, None) => (
                 FloorResult::Unsatisfied,
                 format!("check.test `{id}` names no test at head (a filter that matches nothing is never a pass)"),
             ),
-            (_, None) if cx.adapters.is_empty() => (
+            _ if cx.adapters.is_empty() => (
                 FloorResult::Unbound,
                 "no test runner detected, so no tagged test could be found".to_string(),
             ),
@@ -625,7 +666,10 @@ fn decide_tests(
     let (hs, bs) = &states[i];
     let obs = &observations[i];
     let reason = match finding {
-        Finding::FailsAtHead => format!("bound test {} fails at head", t.id),
+        Finding::FailsAtHead => match head_obs.get(&(t.runner, t.id.clone())).and_then(|o| o.message.as_deref()) {
+            Some(m) => format!("bound test {} fails at head: {m}", t.id),
+            None => format!("bound test {} fails at head", t.id),
+        },
         Finding::DoesNotBuildAtHead => format!("bound test {} does not build at head", t.id),
         Finding::NotObservedAtHead => format!(
             "bound test {} was not observed passing at head (skipped, filtered out or absent)",
@@ -687,6 +731,35 @@ fn decide_tests(
         evidence_all: all,
         reproduce: Some(reproduce(cx.adapters[t.runner].config(), &t.id)),
     }
+}
+
+/// The first file at `head` whose path or text carries the tag (git grep, case-folded, `-` and
+/// `_` alike, whole token).
+fn tag_in_head(git: &Git, head: &CommitId, tag: &str) -> Option<String> {
+    let body: String = tag
+        .chars()
+        .map(|ch| match ch {
+            '-' | '_' => "[-_]".to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    let pattern = format!("(^|[^A-Za-z0-9]){body}([^A-Za-z0-9]|$)");
+    let files = git
+        .run(["ls-tree", "-r", "--name-only", head.as_str()])
+        .ok()?;
+    if let Some(f) = String::from_utf8_lossy(&files.stdout)
+        .lines()
+        .find(|f| tag_matches(f, tag))
+    {
+        return Some(f.to_string());
+    }
+    let out = git
+        .run(["grep", "-l", "-i", "-E", &pattern, head.as_str()])
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .next()
+        .map(|l| l.split_once(':').map(|(_, p)| p).unwrap_or(l).to_string())
 }
 
 fn count_fail_base(states: &[(SideState, SideState)]) -> usize {
@@ -947,13 +1020,6 @@ impl Ctx<'_> {
         for inv in &report.invocations {
             blobs.push(self.store_invocation(inv)?);
         }
-        // Cite the invocation that ran the tests: the last one (earlier ones build).
-        let (stdout, stderr, results) = blobs.last().cloned().unwrap_or_default();
-        let last = report.invocations.last();
-        let command: Vec<String> = last
-            .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
-            .unwrap_or_default();
-        let exit_code = last.and_then(|inv| inv.captured.exit_code);
         let duration: Duration = report
             .invocations
             .iter()
@@ -967,13 +1033,32 @@ impl Ctx<'_> {
                 .copied()
                 .unwrap_or(Outcome::NotObserved);
             *counts.entry(outcome).or_default() += 1;
+            // Cite the invocation that ran this test: the last one whose output names it
+            // (earlier ones build or collect; cargo runs one binary per invocation).
+            let name = id.rsplit([' ', ':']).next().unwrap_or(id);
+            let at = report
+                .invocations
+                .iter()
+                .rposition(|inv| {
+                    contains(&inv.captured.stdout, name)
+                        || inv.results.as_deref().is_some_and(|r| contains(r, name))
+                })
+                .unwrap_or(report.invocations.len().saturating_sub(1));
+            let (stdout, stderr, results) = blobs.get(at).cloned().unwrap_or_default();
+            let inv = report.invocations.get(at);
+            let command: Vec<String> = inv
+                .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
+                .unwrap_or_default();
+            let exit_code = inv.and_then(|inv| inv.captured.exit_code);
+            let message = report.messages.get(id).map(|m| self.norm.apply_str(m));
             let note = match outcome {
                 Outcome::BuildFail => report
                     .build_failure
                     .as_ref()
                     .map(|b| format!("errors in: {}", b.diagnostic_files.join(", "))),
                 Outcome::NotObserved => report.problem.clone(),
-                _ => None,
+                Outcome::Fail => message.clone(),
+                Outcome::Pass => None,
             };
             let ptr = self.put(&Record {
                 schema: RECORD_SCHEMA,
@@ -1003,6 +1088,9 @@ impl Ctx<'_> {
             if let Some(bf) = &report.build_failure {
                 entry.build_files = Some(bf.diagnostic_files.clone());
             }
+            if outcome == Outcome::Fail && entry.message.is_none() {
+                entry.message = message;
+            }
         }
         let result = counts
             .iter()
@@ -1014,9 +1102,11 @@ impl Ctx<'_> {
             let summary = if is_last {
                 result.clone()
             } else if inv.captured.success() {
-                "built".to_string()
-            } else {
+                "ok".to_string()
+            } else if report.build_failure.is_some() {
                 "build failed".to_string()
+            } else {
+                format!("exit {}", code(inv.captured.exit_code))
             };
             self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
         }

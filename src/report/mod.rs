@@ -82,10 +82,12 @@ impl CriterionResult {
         }
     }
 
-    /// The reason a person reads: the judge's when it blocked or abstained, else the floor's.
+    /// The reason a person reads: the judge's rationale when there is one (a block, an
+    /// abstention, or why nobody judged), else the floor's.
     pub fn reason(&self) -> String {
-        match (self.judge.result, &self.judge.rationale) {
-            (JudgeResult::Block | JudgeResult::Abstain, Some(r)) => r.clone(),
+        match (&self.judge.rationale, self.floor.result.settled()) {
+            (Some(r), false) => r.clone(),
+            (Some(r), true) if self.judge.result == JudgeResult::Block => r.clone(),
             _ => self.floor.reason.clone(),
         }
     }
@@ -171,8 +173,7 @@ fn criterion_result(
         judge.rationale = Some(if mode_full {
             "the judge did not answer; a person decides this judgment criterion".to_string()
         } else {
-            "judgment criterion: the judge runs only in full mode (--mode full); a person decides"
-                .to_string()
+            "judgment criterion: no judge ran (fast mode); a person decides".to_string()
         });
         floor.reason = "judgment criterion: the floor does not decide it".into();
     }

@@ -77,8 +77,7 @@ impl Repo {
     }
 
     pub fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path().join(rel))
-            .unwrap_or_else(|e| panic!("read {rel}: {e}"))
+        std::fs::read_to_string(self.path().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
     }
 
     pub fn exists(&self, rel: &str) -> bool {
@@ -115,9 +114,7 @@ impl Repo {
         self.git(&["worktree", "list", "--porcelain"])
             .lines()
             .filter_map(|l| l.strip_prefix("worktree "))
-            .filter(|p| {
-                Path::new(p).canonicalize().ok() != self.path().canonicalize().ok()
-            })
+            .filter(|p| Path::new(p).canonicalize().ok() != self.path().canonicalize().ok())
             .map(str::to_string)
             .collect()
     }
@@ -183,7 +180,10 @@ pub fn require_pytest() {
             .map(|o| o.status.success())
             .unwrap_or(false)
     });
-    assert!(ok, "this test needs pytest, which is missing: pip install pytest");
+    assert!(
+        ok,
+        "this test needs pytest, which is missing: pip install pytest"
+    );
 }
 
 /// The tag of a criterion id, as `shipmoor acceptance tags` prints it.
@@ -205,7 +205,11 @@ pub fn redact(s: &str, repo: &Repo, commits: &[(&str, &str)]) -> String {
         out = out.replace(&sha[..7], &name.to_lowercase());
     }
     let repo_path = repo.path().display().to_string();
-    let canon = repo.path().canonicalize().map(|p| p.display().to_string()).unwrap_or_default();
+    let canon = repo
+        .path()
+        .canonicalize()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     out = out.replace(&canon, "[REPO]").replace(&repo_path, "[REPO]");
     out
 }

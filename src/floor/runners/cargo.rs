@@ -171,7 +171,13 @@ impl Runner for CargoTest {
             if let Some(p) = ran.operational_problem(&what) {
                 problems.push(p);
             } else {
-                let parsed = parse_libtest(&ran.captured().stdout_lossy());
+                let stdout = ran.captured().stdout_lossy();
+                let parsed = parse_libtest(&stdout);
+                for (name, m) in panic_messages(&stdout) {
+                    report
+                        .messages
+                        .insert(format!("{} {}", bin.binary_id, name), m);
+                }
                 match judge_libtest(&parsed, ran.captured().exit_code, names) {
                     Ok(outcomes) => {
                         for (name, outcome) in outcomes {
@@ -193,6 +199,41 @@ impl Runner for CargoTest {
 // ---------------------------------------------------------------------------------------------
 // libtest output
 // ---------------------------------------------------------------------------------------------
+
+/// The panic message of each failed test, from libtest's `---- NAME stdout ----` sections:
+/// the line after `thread 'NAME' panicked at FILE:LINE:COL:`.
+pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    let mut lines = stdout.lines().peekable();
+    while let Some(line) = lines.next() {
+        if let Some(rest) = line.strip_prefix("---- ") {
+            current = rest.strip_suffix(" stdout ----").map(str::to_string);
+            continue;
+        }
+        let Some(name) = &current else { continue };
+        if line.starts_with("thread '") && line.contains("' panicked at ") {
+            let at = line
+                .split("' panicked at ")
+                .nth(1)
+                .unwrap_or("")
+                .trim_end_matches(':');
+            let msg = lines
+                .peek()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty())
+                .unwrap_or_default();
+            let text = if msg.is_empty() {
+                format!("panicked at {at}")
+            } else {
+                format!("{msg} ({at})")
+            };
+            out.push((name.clone(), text.chars().take(200).collect()));
+            current = None;
+        }
+    }
+    out
+}
 
 /// Test names in the output of `--list --format terse` (`name: test`; benchmarks skipped).
 pub(super) fn parse_terse_list(stdout: &str) -> Vec<String> {
@@ -1044,6 +1085,18 @@ mod tests {
     fn terse_list() {
         let out = "tests::a: test\nbench_x: benchmark\nmod::b c: test\n\n";
         assert_eq!(parse_terse_list(out), vec!["tests::a", "mod::b c"]);
+    }
+
+    #[test]
+    fn panic_messages_name_the_assertion() {
+        let out = "failures:\n\n---- clamps_high stdout ----\nthread 'clamps_high' panicked at tests/c.rs:3:5:\nassertion `left == right` failed\n  left: 50\n right: 10\n\nfailures:\n    clamps_high\n";
+        assert_eq!(
+            panic_messages(out),
+            [(
+                "clamps_high".to_string(),
+                "assertion `left == right` failed (tests/c.rs:3:5)".to_string()
+            )]
+        );
     }
 
     const MIXED: &str = "\nrunning 4 tests\ntest fails ... FAILED\ntest ignored ... ignored\ntest passes ... ok\ntest sp - should panic ... ok\n\nfailures:\n\n---- fails stdout ----\ntest ignored ... ok\ntest result: ok. 9 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\nthread 'fails' panicked at tests/t.rs:4:46:\n\nfailures:\n    fails\n\ntest result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 1 filtered out; finished in 0.17s\n\n";

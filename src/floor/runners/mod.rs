@@ -107,6 +107,9 @@ pub struct ListReport {
 pub struct RunReport {
     /// One entry per requested test id. Ids the runner never reported are `NotObserved`.
     pub outcomes: BTreeMap<String, Outcome>,
+    /// For failed tests, the failure's first line as the runner reported it (an assertion
+    /// message, a panic), for reasons a person reads.
+    pub messages: BTreeMap<String, String>,
     pub invocations: Vec<Invocation>,
     /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
     pub build_failure: Option<BuildFailure>,
@@ -135,6 +138,17 @@ pub trait Runner: Send + Sync {
 
     /// Runs exactly the given test ids once, retries off, and reads their outcomes.
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport;
+}
+
+/// The first meaningful line of a failure message, bounded.
+pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<String> {
+    let pick = |s: &str| {
+        s.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| l.chars().take(200).collect::<String>())
+    };
+    message.and_then(pick).or_else(|| text.and_then(pick))
 }
 
 /// The adapter for a configured runner.

@@ -295,6 +295,16 @@ impl Runner for Nextest {
             .iter()
             .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
             .collect();
+        for c in cases
+            .iter()
+            .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
+        {
+            if let Some(m) = super::first_message_line(c.message.as_deref(), c.text.as_deref()) {
+                report
+                    .messages
+                    .insert(format!("{} {}", c.classname, c.name), m);
+            }
+        }
         for (id, outcome) in report.outcomes.iter_mut() {
             let Some((binary_id, name)) = id.split_once(' ') else {
                 continue;

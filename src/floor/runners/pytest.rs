@@ -256,6 +256,7 @@ impl Runner for Pytest {
             .iter()
             .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
             .collect();
+        let messages = failure_messages(&cases);
         // Two ids with the same JUnit identity (`a/b.py::C::t` and `a/b/C.py::t`) cannot be told
         // apart in the file: neither is believed.
         let mut key_count: BTreeMap<(String, String), usize> = BTreeMap::new();
@@ -270,6 +271,9 @@ impl Runner for Pytest {
                 ));
                 continue;
             }
+            if let Some(m) = messages.get(&(key.0.as_str(), key.1.as_str())) {
+                report.messages.insert(id.to_string(), m.clone());
+            }
             let outcome = match by_key.get(&(key.0.as_str(), key.1.as_str())) {
                 Some(JunitStatus::Passed) if agrees => Outcome::Pass,
                 Some(JunitStatus::Failed | JunitStatus::Errored) => Outcome::Fail,
@@ -280,6 +284,18 @@ impl Runner for Pytest {
         report.problem = join_problems(problems);
         report
     }
+}
+
+/// The failure message of each failed or errored case, by (classname, name).
+fn failure_messages(cases: &[super::junit::JunitCase]) -> BTreeMap<(&str, &str), String> {
+    cases
+        .iter()
+        .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
+        .filter_map(|c| {
+            super::first_message_line(c.message.as_deref(), c.text.as_deref())
+                .map(|m| ((c.classname.as_str(), c.name.as_str()), m))
+        })
+        .collect()
 }
 
 /// What a `--collect-only` run found.
