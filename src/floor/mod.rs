@@ -840,6 +840,10 @@ impl Ctx<'_> {
                     OsString::from("SHIPMOOR_SIDE"),
                     OsString::from(side.as_str()),
                 ),
+                // Runners wrap their output to the terminal's width: pin it so the same run
+                // leaves the same logs.
+                (OsString::from("COLUMNS"), OsString::from("120")),
+                (OsString::from("LINES"), OsString::from("40")),
             ],
         })
     }
@@ -1176,7 +1180,9 @@ impl Ctx<'_> {
                 ));
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
-                c.env("SHIPMOOR_SIDE", side.as_str());
+                c.env("SHIPMOOR_SIDE", side.as_str())
+                    .env("COLUMNS", "120")
+                    .env("LINES", "40");
                 let cap = process::run(c, self.input.timeout)
                     .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
                 interrupted()?;
