@@ -168,3 +168,43 @@ fn a_head_that_does_not_build_blocks_the_criteria_it_carries_and_leaves_others_u
     assert_eq!(d[0]["floor"]["result"], "unsatisfied");
     assert_eq!(d[1]["floor"]["result"], "unbound");
 }
+
+/// Another test target that does not compile at base must not make an unrelated bound test
+/// read as failing there (cargo builds every target by default; one broken target would taint
+/// them all).
+#[test]
+fn a_broken_neighbour_target_at_base_does_not_fake_a_failure() {
+    let (r, base) = crate_repo(None);
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_HEAD}\npub fn double(x: i32) -> i32 {{ x * 2 }}\n"),
+    );
+    // Passes at base too: proves nothing.
+    r.write(
+        &format!("tests/low_{}.rs", ident("clamps-low")),
+        "#[test]\nfn clamps_low() {\n    assert_eq!(clamp::clamp(-5, 0, 10), 0);\n}\n",
+    );
+    // Needs the new API: does not build at base.
+    r.write(
+        &format!("tests/double_{}.rs", ident("doubles")),
+        "#[test]\nfn doubles() {\n    assert_eq!(clamp::double(2), 4);\n}\n",
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-low\n    ac: Low values clamp.\n  - id: doubles\n    ac: Doubling works.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"];
+    assert_eq!(c[0]["floor"]["tests"][0]["base"], "pass", "{run:?}");
+    assert_eq!(c[0]["floor"]["result"], "unsatisfied");
+    assert!(c[0]["floor"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("proves nothing"));
+    assert_eq!(c[1]["floor"]["tests"][0]["base"], "build_fail");
+    assert_eq!(c[1]["floor"]["result"], "satisfied");
+}

@@ -176,6 +176,9 @@ pub struct AcceptanceSet {
     pub runners: Vec<RunnerConfig>,
     pub judge: Option<JudgeConfig>,
     pub harness: HarnessConfig,
+    /// The pass-to-pass guard: globs over test ids; tests they match that pass at base must
+    /// still pass at head.
+    pub guard: Vec<String>,
 }
 
 /// Where the acceptance set was found.

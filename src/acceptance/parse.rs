@@ -59,6 +59,7 @@ pub fn parse(
             runners: parts.runners,
             judge: parts.judge,
             harness: parts.harness,
+            guard: parts.guard,
         }),
         _ => {
             if problems.is_empty() {
@@ -465,7 +466,9 @@ fn describe(node: &Node) -> String {
 // Step 2: the validator
 // ---------------------------------------------------------------------------------------------
 
-const TOP_KEYS: &[&str] = &["version", "criteria", "runners", "judge", "harness"];
+const TOP_KEYS: &[&str] = &[
+    "version", "criteria", "runners", "judge", "harness", "guard",
+];
 const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
@@ -479,6 +482,7 @@ struct Parts {
     runners: Vec<RunnerConfig>,
     judge: Option<JudgeConfig>,
     harness: HarnessConfig,
+    guard: Vec<String>,
 }
 
 /// The keys of one mapping, after unknown keys have been reported.
@@ -807,12 +811,29 @@ impl Validator {
             Some(e) => self.harness(e),
             None => Some(HarnessConfig::default()),
         };
+        let guard = match f.get("guard") {
+            Some(e) => self.globs(e, "guard: [\"tests/**\"]"),
+            None => Some(Vec::new()),
+        };
+        // The pass-to-pass guard reports as `stage1.floor.guard`: a criterion of that id would
+        // share its requirement.
+        if let (Some(g), Some(cs), Some(e)) = (&guard, &criteria, f.get("guard")) {
+            if !g.is_empty() && cs.iter().any(|c: &Criterion| c.id == "guard") {
+                self.report(
+                    e.key_pos,
+                    "`guard` is set and a criterion has the id `guard`: both would report as `stage1.floor.guard`",
+                    "rename that criterion (for example `guard-rail`)",
+                );
+                return None;
+            }
+        }
         version?;
         Some(Parts {
             criteria: criteria?,
             runners: runners?,
             judge: judge?,
             harness: harness?,
+            guard: guard?,
         })
     }
 
@@ -1805,7 +1826,7 @@ harness:
         assert_eq!(e.message, "unknown key `colour` in the top level");
         assert_eq!(
             help(&e),
-            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`"
+            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`"
         );
 
         let e = one_err(&minimal("judge:\n  command: [j]\n  timeout: 5\n"));

@@ -1089,8 +1089,13 @@ impl Ctx<'_> {
             if outcome == Outcome::NotObserved && report.problem.is_some() {
                 entry.problem = report.problem.clone();
             }
-            if let Some(bf) = &report.build_failure {
-                entry.build_files = Some(bf.diagnostic_files.clone());
+            if outcome == Outcome::BuildFail {
+                entry.build_files = report.build_files.get(id).cloned().or_else(|| {
+                    report
+                        .build_failure
+                        .as_ref()
+                        .map(|b| b.diagnostic_files.clone())
+                });
             }
             if outcome == Outcome::Fail && entry.message.is_none() {
                 entry.message = message;

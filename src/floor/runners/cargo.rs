@@ -131,20 +131,38 @@ impl Runner for CargoTest {
             return report;
         }
         let (cargo_args, test_args) = split_args(&self.config.args);
-        let build = match build_tests(ctx, &cargo_args, &mut report.invocations) {
-            Build::Built(msgs) => msgs,
-            Build::Failed(bf) => {
-                for o in report.outcomes.values_mut() {
-                    *o = Outcome::BuildFail;
-                }
-                report.build_failure = Some(bf);
-                return report;
-            }
-            Build::Problem(p) => {
+        // Build only the targets that hold the requested tests: another test target that does
+        // not compile at base must not make these tests read as build failures.
+        let build = match build_selected(ctx, &cargo_args, ids, &mut report.invocations) {
+            Ok(b) => b,
+            Err(p) => {
                 report.problem = Some(p);
                 return report;
             }
         };
+        if !build.failed.is_empty() {
+            let mut files = BTreeSet::new();
+            let mut excerpt = String::new();
+            for id in ids {
+                let Some((binary_id, _)) = id.split_once(' ') else {
+                    continue;
+                };
+                if let Some(bf) = build.failed.get(binary_id) {
+                    report.outcomes.insert(id.clone(), Outcome::BuildFail);
+                    report
+                        .build_files
+                        .insert(id.clone(), bf.diagnostic_files.clone());
+                    files.extend(bf.diagnostic_files.iter().cloned());
+                    if excerpt.is_empty() {
+                        excerpt = bf.excerpt.clone();
+                    }
+                }
+            }
+            report.build_failure = Some(BuildFailure {
+                diagnostic_files: files.into_iter().collect(),
+                excerpt,
+            });
+        }
         // Requested names per binary; ids of binaries that no longer exist stay NotObserved.
         let mut wanted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for id in ids {
@@ -734,6 +752,96 @@ pub(super) enum Build {
     Built(CargoMessages),
     Failed(BuildFailure),
     Problem(String),
+}
+
+/// What building the selected targets gave: the binaries that built, and per binary id that
+/// did not, its build failure.
+pub(super) struct SelectedBuild {
+    pub binaries: Vec<TestBinary>,
+    pub failed: BTreeMap<String, BuildFailure>,
+}
+
+/// The cargo target selection for a binary id: `pkg` → `--lib`, `pkg::name` → `--test name`,
+/// `pkg::bin/name` → `--bin name` (likewise `example/`, `bench/`).
+fn target_selector(binary_id: &str) -> (String, Vec<String>) {
+    match binary_id.split_once("::") {
+        None => (binary_id.to_string(), vec!["--lib".into()]),
+        Some((pkg, rest)) => {
+            let sel = match rest.split_once('/') {
+                Some((kind @ ("bin" | "example" | "bench" | "test"), name)) => {
+                    vec![format!("--{kind}"), name.to_string()]
+                }
+                _ => vec!["--test".into(), rest.to_string()],
+            };
+            (pkg.to_string(), sel)
+        }
+    }
+}
+
+/// Builds the test targets that hold `ids`, one `cargo test --no-run -p PKG <targets>` per
+/// package; when a build with several targets fails, each target is built alone so that only
+/// the targets that do not compile count as build failures. A target that does not exist at
+/// this side (its file is new) is skipped: its tests stay not observed.
+pub(super) fn build_selected(
+    ctx: &RunCtx,
+    cargo_args: &[String],
+    ids: &[String],
+    invocations: &mut Vec<Invocation>,
+) -> Result<SelectedBuild, String> {
+    let mut by_package: BTreeMap<String, BTreeSet<(String, Vec<String>)>> = BTreeMap::new();
+    for id in ids {
+        if let Some((binary_id, _)) = id.split_once(' ') {
+            let (pkg, sel) = target_selector(binary_id);
+            by_package
+                .entry(pkg)
+                .or_default()
+                .insert((binary_id.to_string(), sel));
+        }
+    }
+    let mut out = SelectedBuild {
+        binaries: Vec::new(),
+        failed: BTreeMap::new(),
+    };
+    let mut problems = Vec::new();
+    for (pkg, targets) in &by_package {
+        let mut groups: Vec<Vec<&(String, Vec<String>)>> = vec![targets.iter().collect()];
+        while let Some(group) = groups.pop() {
+            let mut args = cargo_args.to_vec();
+            args.extend(["-p".to_string(), pkg.clone()]);
+            for (_, sel) in &group {
+                args.extend(sel.iter().cloned());
+            }
+            match build_tests(ctx, &args, invocations) {
+                Build::Built(msgs) => out.binaries.extend(msgs.binaries),
+                Build::Failed(_) | Build::Problem(_) if group.len() > 1 => {
+                    groups.extend(group.iter().map(|t| vec![*t]));
+                }
+                Build::Failed(bf) => {
+                    for (binary_id, _) in &group {
+                        out.failed.insert(binary_id.clone(), bf.clone());
+                    }
+                }
+                Build::Problem(p) => problems.push(p),
+            }
+        }
+    }
+    // Problems that are only "no such target" leave those tests unobserved; any other stops.
+    let real: Vec<String> = problems
+        .into_iter()
+        .filter(|p| {
+            !p.contains("no test target")
+                && !p.contains("no bin target")
+                && !p.contains("no library targets")
+                && !p.contains("did not match any packages")
+                && !p.contains("no example target")
+                && !p.contains("no bench target")
+        })
+        .collect();
+    if real.is_empty() {
+        Ok(out)
+    } else {
+        Err(real.join("; "))
+    }
 }
 
 /// `cargo test --no-run --message-format=json <cargo args>` in `ctx.dir`.

@@ -113,6 +113,9 @@ pub struct RunReport {
     pub invocations: Vec<Invocation>,
     /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
     pub build_failure: Option<BuildFailure>,
+    /// Per `BuildFail` test, the files its own target's errors point into, where the runner
+    /// can tell targets apart (cargo builds each test target on its own after a failure).
+    pub build_files: BTreeMap<String, Vec<String>>,
     /// Set when the run could not be observed for an operational reason (timeout, runner crash,
     /// results file missing although the runner exited); affected tests are `NotObserved`.
     pub problem: Option<String>,
