@@ -373,3 +373,62 @@ fn a_tagged_test_file_that_does_not_import_at_head_is_unsatisfied() {
         "{run:?}"
     );
 }
+
+/// The head adds a conftest.py hook that rewrites every report to passed: the criterion must not
+/// be satisfied, and the harness change is listed in every report.
+#[test]
+fn a_conftest_that_rewrites_reports_to_passed_is_not_trusted() {
+    let (r, base) = base_repo();
+    // No real fix: the tagged test really fails at head. The hook forges a pass only where the
+    // change's marker is in the code, so base still fails and, unguarded, the forgery would read
+    // as a fail-to-pass.
+    r.write("svc/refund.py", &format!("# fixed\n{SERVICE_BASE}"));
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    r.write(
+        "conftest.py",
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if '# fixed' in open('svc/refund.py').read():\n        report.outcome = 'passed'\n",
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stdout.contains("result: undecided"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("harness file conftest.py (pytest conftest)"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("harness files changed: conftest.py (pytest conftest)"),
+        "{run:?}"
+    );
+    let md = r.read(".shipmoor/verify.md");
+    assert!(
+        md.contains("Harness files changed: conftest.py (pytest conftest)."),
+        "{md}"
+    );
+    let vsa = r.json(".shipmoor/claim-check.vsa.json");
+    assert_eq!(
+        vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["harness_changes"][0],
+        "conftest.py (pytest conftest)"
+    );
+
+    // Allowed by the acceptance set, the hook is trusted and the forged pass goes through: the
+    // allowance is the user's statement that the harness change is meant.
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\nharness:\n  allow_changes: [\"conftest.py\"]\n");
+    r.commit("allow the conftest");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert!(
+        run.stdout.contains("allowed by harness.allow_changes"),
+        "{run:?}"
+    );
+    // That the forgery works unguarded shows the guard above is what stopped it.
+    assert_eq!(run.code, 0, "{run:?}");
+}

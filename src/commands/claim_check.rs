@@ -192,7 +192,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         duration_seconds: stopwatch.elapsed().as_secs(),
         criteria,
         overlay: floor_report.overlay.clone(),
-        harness_changes: vec![],
+        harness_changes: floor_report.harness.iter().map(|h| h.label()).collect(),
         runtime: floor_report.runtime.clone(),
         outputs: Outputs {
             vsa: shown_path(&paths.vsa, git.root()),

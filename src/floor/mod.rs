@@ -19,6 +19,7 @@
 //! `CARGO_TARGET_DIR`, because a shared one has been seen to run the other side's stale binary.
 
 pub mod bind;
+pub mod harness;
 pub mod process;
 pub mod rule;
 pub mod runners;
@@ -131,6 +132,8 @@ pub struct FloorReport {
     pub overlay: Vec<String>,
     pub overlay_deleted: Vec<String>,
     pub changed_files: usize,
+    /// Files this change touched that decide how tests run (DESIGN 5.5).
+    pub harness: Vec<harness::HarnessChange>,
 }
 
 /// An evidence record (DESIGN 7): canonical JSON, cited by pointer.
@@ -241,6 +244,7 @@ struct Ctx<'a> {
     norm: Normalizer,
     runtime: Vec<RuntimeRow>,
     scratch_seq: usize,
+    harness: Vec<harness::HarnessChange>,
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -278,9 +282,11 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         norm,
         runtime: Vec::new(),
         scratch_seq: 0,
+        harness: Vec::new(),
     };
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
+    cx.harness = detect_harness(input, &changes)?;
 
     let needs_tests = criteria.iter().any(bind::needs_tests);
     let needs_worktrees = criteria.iter().any(|c| {
@@ -482,7 +488,51 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         overlay: take,
         overlay_deleted: delete,
         changed_files: changes.len(),
+        harness: cx.harness,
     })
+}
+
+/// The harness changes of base..head, with `harness.allow_changes` applied.
+fn detect_harness(
+    input: &FloorInput<'_>,
+    changes: &[Change],
+) -> Result<Vec<harness::HarnessChange>, Error> {
+    let mut gb = globset::GlobSetBuilder::new();
+    for g in &input.acceptance.harness.allow_changes {
+        let glob = globset::Glob::new(g).map_err(|e| Error::crash(format!("glob `{g}`: {e}")))?;
+        gb.add(glob);
+    }
+    let allow = gb
+        .build()
+        .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
+    let scripts: Vec<String> = input
+        .runners
+        .iter()
+        .filter(|r| r.kind == RunnerKind::JunitCommand)
+        .filter_map(|r| {
+            let script = r.command.as_deref().and_then(bind::command_script)?;
+            Some(if r.root == "." {
+                script
+            } else {
+                format!("{}/{script}", r.root.trim_end_matches('/'))
+            })
+        })
+        .collect();
+    let read = |p: &str, at_head: bool| {
+        let commit = if at_head { &input.head } else { &input.base };
+        input
+            .git
+            .show(commit, p)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    Ok(harness::detect(
+        changes,
+        &read,
+        &|p| allow.is_match(p),
+        &scripts,
+    ))
 }
 
 fn interrupted() -> Result<(), Error> {
@@ -720,6 +770,23 @@ fn decide_tests(
     });
     all.sort();
     all.dedup();
+    // The harness guard: a test whose harness this change rewrote proves nothing either way.
+    let tampered = tests.iter().find_map(|t| {
+        let kind = cx.adapters[t.runner].kind();
+        cx.harness
+            .iter()
+            .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
+    });
+    let (result, reason) = match tampered {
+        Some(h) => (
+            FloorResult::Undecided,
+            format!(
+                "harness file {} ({}) changed in this change and decides how {} runs; the result ({}: {}) is not trusted. If the change is meant, allow it with harness.allow_changes",
+                h.path, h.what, t.id, result.as_str(), reason
+            ),
+        ),
+        None => (result, reason),
+    };
     CriterionFloor {
         result,
         reason,
@@ -836,10 +903,6 @@ impl Ctx<'_> {
             timeout: self.input.timeout,
             env: vec![
                 (OsString::from("CARGO_TARGET_DIR"), target.into_os_string()),
-                (
-                    OsString::from("SHIPMOOR_SIDE"),
-                    OsString::from(side.as_str()),
-                ),
                 // Runners wrap their output to the terminal's width: pin it so the same run
                 // leaves the same logs.
                 (OsString::from("COLUMNS"), OsString::from("120")),
@@ -1185,9 +1248,7 @@ impl Ctx<'_> {
                 ));
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
-                c.env("SHIPMOOR_SIDE", side.as_str())
-                    .env("COLUMNS", "120")
-                    .env("LINES", "40");
+                c.env("COLUMNS", "120").env("LINES", "40");
                 let cap = process::run(c, self.input.timeout)
                     .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
                 interrupted()?;

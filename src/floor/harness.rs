@@ -1,0 +1,401 @@
+//! The harness guard: the head commit is untrusted, and it can rewrite how its own tests are
+//! run or reported (a `conftest.py` hook that marks every report passed, `harness = false`, a
+//! `build.rs`, `.cargo/config.toml`, nextest or pytest settings, the `test` script of
+//! `package.json`, a Go `TestMain`). Changes to such files in base..head are found here; the
+//! criteria whose tests they govern read `undecided` unless `harness.allow_changes` covers them.
+//!
+//! In: the changed files and a way to read a file at base and at head. Out: every
+//! [`HarnessChange`], with the runner family and the directory whose tests it governs. Pure but
+//! for the reads.
+
+use serde::Serialize;
+
+use crate::acceptance::RunnerKind;
+use crate::git::Change;
+
+/// The runners a harness file affects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Python,
+    Rust,
+    Go,
+    Js,
+    /// A `junit-command` runner's own script.
+    Command,
+}
+
+impl Family {
+    pub fn of(kind: RunnerKind) -> Family {
+        match kind {
+            RunnerKind::Pytest => Family::Python,
+            RunnerKind::Cargo | RunnerKind::Nextest => Family::Rust,
+            RunnerKind::Go => Family::Go,
+            RunnerKind::Vitest | RunnerKind::Jest => Family::Js,
+            RunnerKind::JunitCommand => Family::Command,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HarnessChange {
+    pub path: String,
+    /// What the file decides, for reports (`pytest conftest`, `cargo build script`, …).
+    pub what: String,
+    pub family: Family,
+    /// The directory whose tests it governs (`""`: the whole repository).
+    pub scope: String,
+    /// Covered by `harness.allow_changes`.
+    pub allowed: bool,
+}
+
+impl HarnessChange {
+    /// Whether this change governs a test of `kind` held in `file` (repo-relative; `None` when
+    /// the runner does not say, which counts as governed).
+    pub fn governs(&self, kind: RunnerKind, file: Option<&str>) -> bool {
+        Family::of(kind) == self.family
+            && match file {
+                None => true,
+                Some(f) => self.scope.is_empty() || f.starts_with(&format!("{}/", self.scope)),
+            }
+    }
+
+    /// `path (what)`, or `path (what; allowed)`.
+    pub fn label(&self) -> String {
+        if self.allowed {
+            format!(
+                "{} ({}; allowed by harness.allow_changes)",
+                self.path, self.what
+            )
+        } else {
+            format!("{} ({})", self.path, self.what)
+        }
+    }
+}
+
+fn dir_of(path: &str) -> String {
+    path.rsplit_once('/')
+        .map(|(d, _)| d.to_string())
+        .unwrap_or_default()
+}
+
+fn base_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The text of an INI or TOML section (`[name]` up to the next `[`-header), for comparing.
+fn section(text: &str, names: &[&str]) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let header = t.trim_start_matches('[').trim_end_matches(']').trim();
+            inside = names
+                .iter()
+                .any(|n| header == *n || header.starts_with(&format!("{n}.")));
+        }
+        if inside {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The `[[test]]`, `[lib]` and `[[bin]]` tables and every `harness`/`test =` line of a
+/// Cargo.toml: what decides how cargo runs tests.
+fn cargo_test_settings(text: &str) -> String {
+    let mut out = section(text, &["[test]", "lib", "[bin]", "profile.test", "target"]);
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("harness") || t.starts_with("test ") || t.starts_with("test=") {
+            out.push_str(t);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The parts of a package.json that decide how JS tests run.
+fn package_json_test_settings(text: &str) -> String {
+    let v: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        // Unreadable JSON: compare the whole text.
+        Err(_) => return text.to_string(),
+    };
+    let pick = |p: &str| v.pointer(p).cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::json!({
+        "test": pick("/scripts/test"),
+        "pretest": pick("/scripts/pretest"),
+        "posttest": pick("/scripts/posttest"),
+        "jest": pick("/jest"),
+        "vitest": pick("/vitest"),
+        "type": pick("/type"),
+    })
+    .to_string()
+}
+
+/// Finds the harness changes among `changes`. `read(path, at_head)` gives a file's text at base
+/// or head (`None` where it does not exist); `allowed(path)` says whether
+/// `harness.allow_changes` covers it; `command_scripts` are the `junit-command` runners' scripts.
+pub fn detect(
+    changes: &[Change],
+    read: &dyn Fn(&str, bool) -> Option<String>,
+    allowed: &dyn Fn(&str) -> bool,
+    command_scripts: &[String],
+) -> Vec<HarnessChange> {
+    let mut found = Vec::new();
+    for ch in changes {
+        let p = ch.path.as_str();
+        let name = base_name(p);
+        let dir = dir_of(p);
+        let differs = |extract: &dyn Fn(&str) -> String| {
+            let b = read(p, false).map(|t| extract(&t)).unwrap_or_default();
+            let h = read(p, true).map(|t| extract(&t)).unwrap_or_default();
+            b != h
+        };
+        let hit: Option<(&str, Family, String)> = match name {
+            "conftest.py" => Some(("pytest conftest", Family::Python, dir.clone())),
+            "pytest.ini" | ".pytest.ini" => {
+                Some(("pytest configuration", Family::Python, dir.clone()))
+            }
+            "pyproject.toml" if differs(&|t| section(t, &["tool.pytest"])) => Some((
+                "pytest settings in pyproject.toml",
+                Family::Python,
+                dir.clone(),
+            )),
+            "setup.cfg" if differs(&|t| section(t, &["tool:pytest"])) => {
+                Some(("pytest settings in setup.cfg", Family::Python, dir.clone()))
+            }
+            "tox.ini" if differs(&|t| section(t, &["pytest"])) => {
+                Some(("pytest settings in tox.ini", Family::Python, dir.clone()))
+            }
+            "sitecustomize.py" | "usercustomize.py" => {
+                Some(("Python start-up hook", Family::Python, String::new()))
+            }
+            _ if name.ends_with(".pth") => {
+                Some(("Python path hook", Family::Python, String::new()))
+            }
+            "Cargo.toml" if differs(&cargo_test_settings) => Some((
+                "cargo test settings ([[test]], harness)",
+                Family::Rust,
+                dir.clone(),
+            )),
+            "build.rs" => Some(("cargo build script", Family::Rust, dir.clone())),
+            "config" | "config.toml" if dir.ends_with(".cargo") || dir == ".cargo" => Some((
+                "cargo configuration",
+                Family::Rust,
+                dir_of(&format!("{dir}/x"))
+                    .trim_end_matches(".cargo")
+                    .trim_end_matches('/')
+                    .to_string(),
+            )),
+            "nextest.toml" if dir.ends_with(".config") || dir == ".config" => Some((
+                "nextest configuration",
+                Family::Rust,
+                dir.trim_end_matches(".config")
+                    .trim_end_matches('/')
+                    .to_string(),
+            )),
+            "package.json" if differs(&package_json_test_settings) => {
+                Some(("test settings in package.json", Family::Js, dir.clone()))
+            }
+            _ if is_js_config(name) => Some(("test runner configuration", Family::Js, dir.clone())),
+            _ if name.ends_with("_test.go")
+                && differs(&|t| {
+                    t.find("func TestMain(")
+                        .map(|i| t[i..].to_string())
+                        .unwrap_or_default()
+                }) =>
+            {
+                Some(("Go TestMain", Family::Go, dir.clone()))
+            }
+            _ if command_scripts.iter().any(|s| s == p) => {
+                Some(("junit-command script", Family::Command, String::new()))
+            }
+            _ => None,
+        };
+        if let Some((what, family, scope)) = hit {
+            found.push(HarnessChange {
+                path: p.to_string(),
+                what: what.to_string(),
+                family,
+                scope,
+                allowed: allowed(p),
+            });
+        }
+    }
+    found
+}
+
+fn is_js_config(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or("");
+    let js_ext = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json"]
+        .iter()
+        .any(|e| name.ends_with(e));
+    js_ext
+        && matches!(
+            stem,
+            "jest" | "vitest" | "vite" | "babel" | "setupTests" | "jest-setup" | "vitest-setup"
+        )
+        && (name.contains(".config.")
+            || name.contains(".workspace.")
+            || name.contains(".setup.")
+            || stem == "setupTests")
+        || name == ".babelrc"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ch(p: &str) -> Change {
+        Change {
+            status: 'M',
+            path: p.into(),
+        }
+    }
+
+    fn run(paths: &[&str], base: &[(&str, &str)], head: &[(&str, &str)]) -> Vec<HarnessChange> {
+        let changes: Vec<Change> = paths.iter().map(|p| ch(p)).collect();
+        let read = |p: &str, at_head: bool| {
+            let side = if at_head { head } else { base };
+            side.iter()
+                .find(|(q, _)| *q == p)
+                .map(|(_, t)| t.to_string())
+        };
+        detect(&changes, &read, &|p| p == "allowed/conftest.py", &[])
+    }
+
+    #[test]
+    fn finds_the_files_that_decide_how_tests_run() {
+        let found = run(
+            &[
+                "tests/conftest.py",
+                "build.rs",
+                ".cargo/config.toml",
+                ".config/nextest.toml",
+                "web/vitest.config.ts",
+                "web/jest.config.js",
+                "src/lib.rs",
+                "tests/test_x.py",
+                "allowed/conftest.py",
+            ],
+            &[],
+            &[],
+        );
+        let paths: Vec<&str> = found.iter().map(|h| h.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "tests/conftest.py",
+                "build.rs",
+                ".cargo/config.toml",
+                ".config/nextest.toml",
+                "web/vitest.config.ts",
+                "web/jest.config.js",
+                "allowed/conftest.py"
+            ]
+        );
+        assert_eq!(found[0].scope, "tests");
+        assert_eq!(found[2].scope, "");
+        assert!(found[6].allowed);
+        assert!(!found[0].allowed);
+    }
+
+    #[test]
+    fn only_test_sections_of_shared_files_count() {
+        let pyproject_b = "[project]\nname='a'\n[tool.pytest.ini_options]\naddopts='-q'\n";
+        let pyproject_h = "[project]\nname='b'\n[tool.pytest.ini_options]\naddopts='-q'\n";
+        assert!(run(
+            &["pyproject.toml"],
+            &[("pyproject.toml", pyproject_b)],
+            &[("pyproject.toml", pyproject_h)]
+        )
+        .is_empty());
+        let pyproject_h2 = "[project]\nname='a'\n[tool.pytest.ini_options]\naddopts='-p evil'\n";
+        assert_eq!(
+            run(
+                &["pyproject.toml"],
+                &[("pyproject.toml", pyproject_b)],
+                &[("pyproject.toml", pyproject_h2)]
+            )
+            .len(),
+            1
+        );
+
+        let cargo_b = "[package]\nname='a'\nversion='0.1.0'\n";
+        let cargo_h = "[package]\nname='a'\nversion='0.2.0'\n";
+        assert!(run(
+            &["Cargo.toml"],
+            &[("Cargo.toml", cargo_b)],
+            &[("Cargo.toml", cargo_h)]
+        )
+        .is_empty());
+        let cargo_h2 = "[package]\nname='a'\nversion='0.1.0'\n[[test]]\nname='t'\nharness=false\n";
+        assert_eq!(
+            run(
+                &["Cargo.toml"],
+                &[("Cargo.toml", cargo_b)],
+                &[("Cargo.toml", cargo_h2)]
+            )
+            .len(),
+            1
+        );
+
+        let pkg_b = r#"{"name":"a","scripts":{"test":"vitest run","build":"tsc"}}"#;
+        let pkg_h = r#"{"name":"a","scripts":{"test":"vitest run","build":"tsc -b"},"dependencies":{"x":"1"}}"#;
+        assert!(run(
+            &["package.json"],
+            &[("package.json", pkg_b)],
+            &[("package.json", pkg_h)]
+        )
+        .is_empty());
+        let pkg_h2 = r#"{"name":"a","scripts":{"test":"echo ok","build":"tsc"}}"#;
+        assert_eq!(
+            run(
+                &["package.json"],
+                &[("package.json", pkg_b)],
+                &[("package.json", pkg_h2)]
+            )
+            .len(),
+            1
+        );
+
+        let go_b = "package a\nfunc TestA(t *testing.T) {}\n";
+        let go_h = "package a\nfunc TestMain(m *testing.M) { os.Exit(0) }\n";
+        assert_eq!(
+            run(
+                &["a/a_test.go"],
+                &[("a/a_test.go", go_b)],
+                &[("a/a_test.go", go_h)]
+            )
+            .len(),
+            1
+        );
+        assert!(run(
+            &["a/a_test.go"],
+            &[("a/a_test.go", go_b)],
+            &[("a/a_test.go", "package a\n")]
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn governs_by_family_and_directory() {
+        let h = HarnessChange {
+            path: "tests/conftest.py".into(),
+            what: "pytest conftest".into(),
+            family: Family::Python,
+            scope: "tests".into(),
+            allowed: false,
+        };
+        assert!(h.governs(RunnerKind::Pytest, Some("tests/test_a.py")));
+        assert!(h.governs(RunnerKind::Pytest, Some("tests/sub/test_a.py")));
+        assert!(!h.governs(RunnerKind::Pytest, Some("other/test_a.py")));
+        assert!(!h.governs(RunnerKind::Pytest, Some("tests_extra/test_a.py")));
+        assert!(!h.governs(RunnerKind::Cargo, Some("tests/a.rs")));
+        assert!(h.governs(RunnerKind::Pytest, None));
+    }
+}
