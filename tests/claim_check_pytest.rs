@@ -432,3 +432,28 @@ fn a_conftest_that_rewrites_reports_to_passed_is_not_trusted() {
     // That the forgery works unguarded shows the guard above is what stopped it.
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+#[test]
+fn the_pass_to_pass_guard_catches_a_regression() {
+    let (r, base) = base_repo();
+    r.write("tests/test_kept.py", "from svc.refund import is_refunded\n\ndef test_new_orders_are_not_refunded():\n    assert not is_refunded({})\n");
+    let base2 = r.commit("a guarded test at base");
+    let _ = base;
+    // The change refunds orders but breaks is_refunded for new ones.
+    r.write("svc/refund.py", "def refund(order):\n    order['status'] = 'refunded'\n    return order\n\ndef is_refunded(order):\n    return True\n");
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\nguard: [\"tests/test_kept.py::*\", \"tests/test_plain.py::*\"]\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base2, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = v["result"]["criteria"].as_array().unwrap();
+    assert_eq!(c[0]["floor"]["result"], "satisfied");
+    assert_eq!(c[1]["requirement"], "stage1.floor.guard");
+    assert_eq!(c[1]["floor"]["result"], "unsatisfied");
+    assert!(c[1]["floor"]["reason"].as_str().unwrap().contains("regression: tests/test_kept.py::test_new_orders_are_not_refunded passes at base and failed at head"), "{run:?}");
+    assert_eq!(v["fixes"]["fixes"][0]["requirement"], "stage1.floor.guard");
+}

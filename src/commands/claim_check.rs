@@ -118,7 +118,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     } else {
         set.runners.clone()
     };
-    let needs_runner = set.criteria.iter().any(floor::bind::needs_tests);
+    let needs_runner = !set.guard.is_empty() || set.criteria.iter().any(floor::bind::needs_tests);
     if needs_runner {
         floor::check_tools(&runners, &set.display_path)?;
     }
@@ -163,8 +163,14 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         clock: &clock,
         progress: &progress,
     };
-    let floor_report = floor::run(&input, &mut store)?;
+    let mut floor_report = floor::run(&input, &mut store)?;
     drop(temp);
+    // The pass-to-pass guard reports as one more required floor criterion.
+    let mut set = set;
+    if let Some(g) = floor_report.guard.take() {
+        set.criteria.push(floor::guard_criterion(&set.guard));
+        floor_report.criteria.push(g);
+    }
 
     // Fuse and report.
     let criteria = report::criteria_results(&set, &floor_report, &[], args.mode == Mode::Full);

@@ -134,6 +134,155 @@ pub struct FloorReport {
     pub changed_files: usize,
     /// Files this change touched that decide how tests run (DESIGN 5.5).
     pub harness: Vec<harness::HarnessChange>,
+    /// The pass-to-pass guard's disposition, when the acceptance set has a `guard`.
+    pub guard: Option<CriterionFloor>,
+}
+
+/// The criterion the pass-to-pass guard reports as (`stage1.floor.guard`).
+pub fn guard_criterion(globs: &[String]) -> Criterion {
+    Criterion {
+        id: "guard".into(),
+        ac: format!(
+            "Tests that passed at base still pass at head (guard: {}).",
+            globs.join(", ")
+        ),
+        required: true,
+        lane: crate::acceptance::Lane::Floor,
+        check: None,
+        tag: crate::acceptance::tag_for("guard"),
+        line: 0,
+    }
+}
+
+/// The listed tests whose ids match a `guard` glob.
+fn guarded_tests(
+    globs: &[String],
+    listings: &[Vec<runners::TestCase>],
+) -> Result<Vec<BoundTest>, Error> {
+    if globs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut gb = globset::GlobSetBuilder::new();
+    for g in globs {
+        gb.add(globset::Glob::new(g).map_err(|e| Error::crash(format!("guard glob `{g}`: {e}")))?);
+    }
+    let set = gb
+        .build()
+        .map_err(|e| Error::crash(format!("guard: {e}")))?;
+    let mut out = Vec::new();
+    for (runner, listing) in listings.iter().enumerate() {
+        for t in listing.iter().filter(|t| set.is_match(&t.id)) {
+            out.push(BoundTest {
+                runner,
+                id: t.id.clone(),
+                file: t.file.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn decide_guard(
+    cx: &Ctx<'_>,
+    tests: &[BoundTest],
+    head_obs: &BTreeMap<(usize, String), Observed>,
+    base_obs: &BTreeMap<(usize, String), Observed>,
+    list_problems: &[Option<(String, bool)>],
+) -> CriterionFloor {
+    let empty = Observed::default();
+    let mut states = Vec::new();
+    let mut observations = Vec::new();
+    let mut all = Vec::new();
+    for t in tests {
+        let key = (t.runner, t.id.clone());
+        let h = head_obs.get(&key).unwrap_or(&empty);
+        let b = base_obs.get(&key).unwrap_or(&empty);
+        let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
+        let bs = SideState::collapse(&b.outcomes, b.problem.as_deref(), false);
+        all.extend(h.evidence.iter().chain(&b.evidence).cloned());
+        observations.push(TestObservation {
+            id: t.id.clone(),
+            runner: cx.adapters[t.runner].kind().as_str().to_string(),
+            file: t.file.clone(),
+            head: hs.label().to_string(),
+            base: bs.label().to_string(),
+            head_evidence: h.evidence.clone(),
+            base_evidence: b.evidence.clone(),
+        });
+        states.push((hs, bs));
+    }
+    let (result, finding) = rule::decide_guard(&states);
+    let globs = cx.input.acceptance.guard.join(", ");
+    let (reason, decisive) = match finding {
+        rule::GuardFinding::NoTests => (
+            match list_problems.iter().flatten().next() {
+                Some((p, _)) => format!("the guard ({globs}) could not list tests at head: {p}"),
+                None => format!("the guard ({globs}) matches no test at head"),
+            },
+            None,
+        ),
+        rule::GuardFinding::NothingPassedAtBase => (
+            format!(
+                "none of the {} guarded tests passed at base: nothing to keep",
+                tests.len()
+            ),
+            None,
+        ),
+        rule::GuardFinding::Regressed(i) => (
+            format!(
+                "regression: {} passes at base and {} at head",
+                tests[i].id,
+                past(states[i].0.label())
+            ),
+            Some((i, "head")),
+        ),
+        rule::GuardFinding::Flaky(i) => (
+            format!("flaky: {} gave mixed results at head", tests[i].id),
+            Some((i, "head")),
+        ),
+        rule::GuardFinding::Unobservable(i) => (
+            format!(
+                "{} could not be observed: {} at base, {} at head",
+                tests[i].id,
+                states[i].1.label(),
+                states[i].0.label()
+            ),
+            Some((i, "base")),
+        ),
+        rule::GuardFinding::Held(n) => (
+            format!("all {n} guarded tests that passed at base pass at head"),
+            None,
+        ),
+    };
+    let evidence = decisive.and_then(|(i, side)| {
+        let o = &observations[i];
+        let ev = if side == "head" {
+            &o.head_evidence
+        } else {
+            &o.base_evidence
+        };
+        ev.last().map(|p| EvidenceRef {
+            pointer: p.clone(),
+            detail: format!(
+                "{}, {} at {side}",
+                o.id,
+                past(if side == "head" { &o.head } else { &o.base })
+            ),
+        })
+    });
+    all.sort();
+    all.dedup();
+    CriterionFloor {
+        result,
+        reason,
+        binding: "guard".into(),
+        base_summary: summarize(states.iter().map(|(_, b)| b)),
+        head_summary: summarize(states.iter().map(|(h, _)| h)),
+        tests: observations,
+        evidence,
+        evidence_all: all,
+        reproduce: None,
+    }
 }
 
 /// An evidence record (DESIGN 7): canonical JSON, cited by pointer.
@@ -288,10 +437,12 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
 
-    let needs_tests = criteria.iter().any(bind::needs_tests);
-    let needs_worktrees = criteria.iter().any(|c| {
-        bind::needs_tests(c) || matches!(c.check, Some(crate::acceptance::Check::Command(_)))
-    });
+    let guarding = !input.acceptance.guard.is_empty();
+    let needs_tests = guarding || criteria.iter().any(bind::needs_tests);
+    let needs_worktrees = guarding
+        || criteria.iter().any(|c| {
+            bind::needs_tests(c) || matches!(c.check, Some(crate::acceptance::Check::Command(_)))
+        });
 
     // 1. head worktree, setup, listing.
     let mut listings: Vec<Vec<runners::TestCase>> = vec![Vec::new(); cx.adapters.len()];
@@ -344,12 +495,12 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     // 2. bind.
     let bindings: Vec<Binding> = criteria.iter().map(|c| bind::bind(c, &listings)).collect();
 
-    // 3. head runs of the bound tests.
+    let guarded = guarded_tests(&input.acceptance.guard, &listings)?;
+
+    // 3. head runs of the bound (and guarded) tests.
     let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
-    for b in &bindings {
-        for t in b.tests() {
-            wanted[t.runner].insert(t.id.clone());
-        }
+    for t in bindings.iter().flat_map(|b| b.tests()).chain(&guarded) {
+        wanted[t.runner].insert(t.id.clone());
     }
     let runs = input.runs.max(1);
     let mut head_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
@@ -480,6 +631,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         };
         out.push(cf);
     }
+    let guard = guarding.then(|| decide_guard(&cx, &guarded, &head_obs, &base_obs, &list_problems));
     drop(head_wt);
     drop(base_wt);
     Ok(FloorReport {
@@ -489,6 +641,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         overlay_deleted: delete,
         changed_files: changes.len(),
         harness: cx.harness,
+        guard,
     })
 }
 

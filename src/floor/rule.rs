@@ -303,3 +303,84 @@ mod tests {
         assert_eq!((d.result, d.decisive), (FloorResult::Satisfied, Some(1)));
     }
 }
+
+/// The pass-to-pass guard's rule over (head, base) of every guarded test: only tests that pass
+/// at base count; any of them not passing at head is a regression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuardFinding {
+    NoTests,
+    NothingPassedAtBase,
+    Regressed(usize),
+    Flaky(usize),
+    Unobservable(usize),
+    Held(usize),
+}
+
+pub fn decide_guard(tests: &[(SideState, SideState)]) -> (FloorResult, GuardFinding) {
+    if tests.is_empty() {
+        return (FloorResult::Undecided, GuardFinding::NoTests);
+    }
+    let kept: Vec<usize> = (0..tests.len())
+        .filter(|i| tests[*i].1 == SideState::Pass)
+        .collect();
+    if let Some(i) = tests
+        .iter()
+        .position(|(_, b)| matches!(b, SideState::Flaky | SideState::Unobservable(_)))
+    {
+        return (FloorResult::Undecided, GuardFinding::Unobservable(i));
+    }
+    if kept.is_empty() {
+        return (FloorResult::Satisfied, GuardFinding::NothingPassedAtBase);
+    }
+    if let Some(&i) = kept.iter().find(|i| {
+        matches!(
+            tests[**i].0,
+            SideState::Fail | SideState::BuildFail { .. } | SideState::NotObserved
+        )
+    }) {
+        return (FloorResult::Unsatisfied, GuardFinding::Regressed(i));
+    }
+    if let Some(&i) = kept.iter().find(|i| tests[**i].0 == SideState::Flaky) {
+        return (FloorResult::Undecided, GuardFinding::Flaky(i));
+    }
+    if let Some(&i) = kept
+        .iter()
+        .find(|i| matches!(tests[**i].0, SideState::Unobservable(_)))
+    {
+        return (FloorResult::Undecided, GuardFinding::Unobservable(i));
+    }
+    (FloorResult::Satisfied, GuardFinding::Held(kept.len()))
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    use SideState::*;
+
+    #[test]
+    fn only_tests_green_at_base_are_guarded() {
+        assert_eq!(decide_guard(&[]).0, FloorResult::Undecided);
+        assert_eq!(
+            decide_guard(&[(Pass, Pass), (Pass, Fail)]).0,
+            FloorResult::Satisfied
+        );
+        assert_eq!(
+            decide_guard(&[(Fail, Fail)]),
+            (FloorResult::Satisfied, GuardFinding::NothingPassedAtBase)
+        );
+        assert_eq!(
+            decide_guard(&[(Pass, Pass), (Fail, Pass)]),
+            (FloorResult::Unsatisfied, GuardFinding::Regressed(1))
+        );
+        assert_eq!(
+            decide_guard(&[(NotObserved, Pass)]).0,
+            FloorResult::Unsatisfied
+        );
+        assert_eq!(decide_guard(&[(Flaky, Pass)]).0, FloorResult::Undecided);
+        assert_eq!(decide_guard(&[(Pass, Flaky)]).0, FloorResult::Undecided);
+        assert_eq!(
+            decide_guard(&[(Pass, Unobservable("t".into()))]).0,
+            FloorResult::Undecided
+        );
+    }
+}
