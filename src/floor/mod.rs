@@ -571,6 +571,12 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         None
     };
     if let Some(wt) = &base_wt {
+        let rust_at_base = cx.adapters.iter().zip(&wanted).any(|(a, w)| {
+            matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest) && !w.is_empty()
+        });
+        if rust_at_base {
+            cx.seed_base_target(wt)?;
+        }
         for (i, wanted) in wanted.iter().enumerate() {
             let ids: Vec<String> = wanted.iter().cloned().collect();
             if ids.is_empty() {
@@ -1025,6 +1031,67 @@ fn summarize<'a>(mut it: impl Iterator<Item = &'a SideState>) -> String {
 }
 
 impl Ctx<'_> {
+    /// Seeds base's target dir from head's so that registry dependencies are not built twice,
+    /// removing every path package's own units so that nothing of head's code can run at base
+    /// (see [`seed_cargo_target`]). Falls back to an empty target dir when seeding fails.
+    fn seed_base_target(&mut self, base: &Worktree) -> Result<(), Error> {
+        let from = self.input.temp_root.join("target").join("head");
+        let to = self.input.temp_root.join("target").join("base");
+        if !from.is_dir() || to.exists() {
+            return Ok(());
+        }
+        (self.input.progress)(
+            "base: seeding the target dir from head's (registry dependencies only)",
+        );
+        let dir = self
+            .adapters
+            .iter()
+            .find(|a| matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest))
+            .map(|a| {
+                let root = &a.config().root;
+                if root == "." {
+                    base.path().to_path_buf()
+                } else {
+                    base.path().join(root)
+                }
+            })
+            .unwrap_or_else(|| base.path().to_path_buf());
+        let seeded = seed_cargo_target(&from, &to, &dir, self.input.timeout);
+        let (result, secs, command) = match &seeded {
+            Ok(s) => (
+                format!("seeded; {} path package(s) cleaned", s.cleaned.len()),
+                s.duration.as_secs_f64(),
+                format!(
+                    "cp -a --reflink=auto $TMP/target/head $TMP/target/base && cargo clean -p {}",
+                    s.cleaned.join(" -p ")
+                ),
+            ),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&to);
+                (
+                    format!("not seeded ({e}); base builds from scratch"),
+                    0.0,
+                    "seed target dir".to_string(),
+                )
+            }
+        };
+        self.runtime.push(RuntimeRow {
+            side: "base (+ head test files)".into(),
+            runner: "cargo".into(),
+            command,
+            tests: 0,
+            result,
+            seconds: if self.input.clock.is_pinned() {
+                0.0
+            } else {
+                (secs * 10.0).round() / 10.0
+            },
+            exit_code: Some(if seeded.is_ok() { 0 } else { 1 }),
+            excerpt: None,
+        });
+        Ok(())
+    }
+
     fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
         self.scratch_seq += 1;
         let p = self
@@ -1635,6 +1702,89 @@ fn excerpt(stdout: &[u8], stderr: &[u8]) -> String {
     }
     let n = lines.len();
     lines[n.saturating_sub(12)..].join("\n")
+}
+
+/// What seeding a target dir did.
+#[derive(Debug, Clone)]
+pub struct Seeded {
+    /// The path packages whose units were removed from the copy.
+    pub cleaned: Vec<String>,
+    pub duration: Duration,
+}
+
+/// Makes `to` a copy of the cargo target dir `from` (reflinked where the file system can) and
+/// removes from it every unit of the path packages of the project in `project_dir`, so that
+/// only registry crates (keyed by name, version and features) are reused.
+///
+/// Why not share or plainly copy: cargo's fingerprints compare mtimes and dep-info records
+/// package-relative paths, so sources older than the copied artifacts look fresh and the other
+/// checkout's test binary runs, reporting a wrong pass. `cargo clean -p` of the path packages
+/// forces them to rebuild from this checkout's sources.
+pub fn seed_cargo_target(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    project_dir: &std::path::Path,
+    timeout: Duration,
+) -> Result<Seeded, String> {
+    let started = std::time::Instant::now();
+    let mut cp = Command::new("cp");
+    cp.arg("-a").arg("--reflink=auto").arg(from).arg(to);
+    let c = process::run(cp, timeout).map_err(|e| format!("cp: {e}"))?;
+    if !c.success() {
+        return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
+    }
+    let mut meta = Command::new("cargo");
+    meta.args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(project_dir)
+        .env("CARGO_TARGET_DIR", to);
+    let m = process::run(meta, timeout).map_err(|e| format!("cargo metadata: {e}"))?;
+    if !m.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            first_line(&m.stderr_lossy())
+        ));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&m.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let mut specs: Vec<String> = v["packages"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter(|p| p["source"].is_null())
+                .filter_map(|p| {
+                    Some(format!(
+                        "{}@{}",
+                        p["name"].as_str()?,
+                        p["version"].as_str()?
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    specs.sort();
+    specs.dedup();
+    if specs.is_empty() {
+        return Err("cargo metadata lists no path package".into());
+    }
+    let mut clean = Command::new("cargo");
+    clean
+        .args(["clean", "--offline"])
+        .current_dir(project_dir)
+        .env("CARGO_TARGET_DIR", to);
+    for s in &specs {
+        clean.arg("-p").arg(s);
+    }
+    let c = process::run(clean, timeout).map_err(|e| format!("cargo clean: {e}"))?;
+    if !c.success() {
+        return Err(format!(
+            "cargo clean -p failed: {}",
+            first_line(&c.stderr_lossy())
+        ));
+    }
+    Ok(Seeded {
+        cleaned: specs,
+        duration: started.elapsed(),
+    })
 }
 
 /// Whether a path is one of this tool's outputs (left out of the dirty-tree check).
