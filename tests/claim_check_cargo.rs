@@ -208,3 +208,36 @@ fn a_broken_neighbour_target_at_base_does_not_fake_a_failure() {
     assert_eq!(c[1]["floor"]["tests"][0]["base"], "build_fail");
     assert_eq!(c[1]["floor"]["result"], "satisfied");
 }
+
+/// A base that does not build for its own reasons proves nothing about the new test: undecided,
+/// never a failure at base.
+#[test]
+fn a_base_that_does_not_build_on_its_own_is_undecided() {
+    let (r, _) = crate_repo(None);
+    r.write("src/lib.rs", "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else { x }\n} broken\n");
+    let broken_base = r.commit("a base that does not compile");
+    r.write("src/lib.rs", LIB_HEAD);
+    r.write(
+        &format!("tests/high_{}.rs", ident("clamps-high")),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: High values clamp.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &broken_base, "--format", "json"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "undecided", "{run:?}");
+    assert_eq!(c["tests"][0]["base"], "build_fail");
+    assert!(
+        c["reason"]
+            .as_str()
+            .unwrap()
+            .contains("base does not build"),
+        "{run:?}"
+    );
+}

@@ -405,6 +405,9 @@ struct Observed {
     build_files: Option<Vec<String>>,
     /// The first failure message seen.
     message: Option<String>,
+    /// Base failed to build, but builds once the test files new at head are removed: the new
+    /// tests are what does not compile against base's code.
+    builds_without_overlay: bool,
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {
@@ -603,6 +606,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 ));
                 cx.run_tests(i, wt, Side::Base, Some(&overlay), &ids, k, &mut base_obs)?;
             }
+            cx.attribute_base_build(i, wt, &input.head, &changes, &take, &ids, &mut base_obs)?;
         }
     }
     interrupted()?;
@@ -850,7 +854,7 @@ fn decide_tests(
         let bs = SideState::collapse(
             &bo.outcomes,
             bo.problem.as_deref(),
-            attributed(&bo.build_files),
+            bo.builds_without_overlay || attributed(&bo.build_files),
         );
         all.extend(h.evidence.iter().cloned());
         all.extend(bo.evidence.iter().cloned());
@@ -1089,6 +1093,61 @@ impl Ctx<'_> {
             exit_code: Some(if seeded.is_ok() { 0 } else { 1 }),
             excerpt: None,
         });
+        Ok(())
+    }
+
+    /// DESIGN 5.4: a bound test that does not compile at base counts as failing there only when
+    /// the errors point into the laid-over test files, or when base builds once the test files
+    /// new at head are removed. This runs the second check where the first did not settle it.
+    #[allow(clippy::too_many_arguments)]
+    fn attribute_base_build(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        head: &CommitId,
+        changes: &[Change],
+        overlay: &[String],
+        ids: &[String],
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let unattributed = ids.iter().any(|id| {
+            obs.get(&(i, id.clone())).is_some_and(|o| {
+                o.outcomes.contains(&Outcome::BuildFail)
+                    && !o
+                        .build_files
+                        .as_ref()
+                        .is_some_and(|fs| !fs.is_empty() && fs.iter().all(|f| overlay.contains(f)))
+            })
+        });
+        let added: Vec<String> = changes
+            .iter()
+            .filter(|c| c.status == 'A' && overlay.contains(&c.path))
+            .map(|c| c.path.clone())
+            .collect();
+        if !unattributed || added.is_empty() {
+            return Ok(());
+        }
+        (self.input.progress)(&format!(
+            "base: does it build without the {} test file(s) new at head?",
+            added.len()
+        ));
+        for p in &added {
+            let _ = std::fs::remove_file(wt.path().join(p));
+        }
+        let ctx = self.run_ctx(i, wt, Side::Base)?;
+        let report = self.adapters[i].list(&ctx);
+        self.record_listing(i, Side::Base, &report)?;
+        apply_overlay(wt, head, &added, &[])?;
+        interrupted()?;
+        if report.build_failure.is_none() && report.problem.is_none() {
+            for id in ids {
+                if let Some(o) = obs.get_mut(&(i, id.clone())) {
+                    if o.outcomes.contains(&Outcome::BuildFail) {
+                        o.builds_without_overlay = true;
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
