@@ -96,7 +96,7 @@ pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
 
 /// The tests an explicit `check.test` id names: the exact id; a pytest node id that names every
 /// parametrization (`test_x` for `test_x[1]`, `test_x[2]`); or, for cargo and nextest, a bare
-/// test name that exactly one binary holds.
+/// test name that exactly one binary holds; or a Go subtest of a listed test.
 fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
     let mut found = Vec::new();
     let mut by_name = Vec::new();
@@ -105,12 +105,21 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
             let param =
                 t.id.strip_prefix(id)
                     .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'));
+            // A Go subtest (`pkg TestA/sub`): subtests are not listed, their parent is.
+            let subtest = id
+                .strip_prefix(t.id.as_str())
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'));
             let bt = BoundTest {
                 runner,
                 id: t.id.clone(),
                 file: t.file.clone(),
             };
-            if t.id == id || param {
+            if subtest {
+                found.push(BoundTest {
+                    id: id.to_string(),
+                    ..bt
+                });
+            } else if t.id == id || param {
                 found.push(bt);
             } else if t.id.split_once(' ').map(|(_, name)| name) == Some(id) {
                 by_name.push(bt);
@@ -224,6 +233,17 @@ mod tests {
             std::slice::from_ref(&listing),
         );
         assert_eq!(b.tests().len(), 1);
+        let go = vec![tc("example.com/m TestA", "a_test.go")];
+        let b = bind(
+            &crit("a", Some(Check::Test("example.com/m TestA/sub".into()))),
+            std::slice::from_ref(&go),
+        );
+        assert_eq!(b.tests()[0].id, "example.com/m TestA/sub");
+        let b = bind(
+            &crit("a", Some(Check::Test("example.com/m TestAB".into()))),
+            &[go],
+        );
+        assert!(b.tests().is_empty());
         let b = bind(
             &crit("a", Some(Check::Test("tests/t.py::test_z".into()))),
             &[listing],

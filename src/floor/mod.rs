@@ -328,16 +328,16 @@ pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, E
         .collect();
     let has = |name: &str| files.iter().any(|f| f == name);
     let mut found = Vec::new();
-    let cfg = |kind| RunnerConfig {
+    let cfg = |kind, root: &str| RunnerConfig {
         kind,
-        root: ".".into(),
+        root: root.to_string(),
         args: vec![],
         setup: None,
         command: None,
         line: 0,
     };
     if has("Cargo.toml") {
-        found.push(cfg(RunnerKind::Cargo));
+        found.push(cfg(RunnerKind::Cargo, "."));
     }
     let python_marker = [
         "pytest.ini",
@@ -354,7 +354,40 @@ pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, E
         base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
     });
     if python_marker || python_tests {
-        found.push(cfg(RunnerKind::Pytest));
+        found.push(cfg(RunnerKind::Pytest, "."));
+    }
+    let skip = |f: &str| {
+        f.split('/')
+            .any(|c| matches!(c, "node_modules" | "vendor" | "testdata" | ".git"))
+    };
+    // Every Go module and every JavaScript package with vitest or jest is a runner of its own,
+    // rooted where its go.mod or package.json is.
+    for f in files.iter().filter(|f| !skip(f)) {
+        let (dir, name) = match f.rsplit_once('/') {
+            Some((d, n)) => (d, n),
+            None => (".", f.as_str()),
+        };
+        match name {
+            "go.mod" => found.push(cfg(RunnerKind::Go, dir)),
+            "package.json" => {
+                let text = git
+                    .show(head, f)?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                let uses = |tool: &str| {
+                    ["dependencies", "devDependencies"]
+                        .iter()
+                        .any(|k| v[k].get(tool).is_some())
+                };
+                if uses("vitest") {
+                    found.push(cfg(RunnerKind::Vitest, dir));
+                } else if uses("jest") {
+                    found.push(cfg(RunnerKind::Jest, dir));
+                }
+            }
+            _ => {}
+        }
     }
     Ok(found)
 }
@@ -375,7 +408,7 @@ pub fn check_tools(runners: &[RunnerConfig], display_path: &str) -> Result<(), E
                     r.kind.as_str()
                 ))
                 .at(display_path, r.line, 1)
-                .help("use one of: cargo, nextest, pytest"),
+                .help("use one of: cargo, nextest, pytest, go, vitest, jest, junit-command"),
             ),
         }
     }
@@ -410,8 +443,19 @@ struct Observed {
     builds_without_overlay: bool,
 }
 
+/// Whether `needle` occurs in `hay` as a whole name (not inside a longer identifier, so that
+/// `TestA` is not found in `TestAB`).
 fn contains(hay: &[u8], needle: &str) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+    let n = needle.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    !n.is_empty()
+        && hay.windows(n.len()).enumerate().any(|(i, w)| {
+            w == n
+                && (i == 0 || !ident(hay[i - 1]) || !ident(n[0]))
+                && hay
+                    .get(i + n.len())
+                    .is_none_or(|b| !ident(*b) || !ident(n[n.len() - 1]))
+        })
 }
 
 /// Runs the floor (see the module doc).
@@ -1190,6 +1234,60 @@ impl Ctx<'_> {
         })
     }
 
+    /// A fresh worktree has the code but not what the workflow installed into the checkout.
+    /// With no `setup`, a JavaScript runner reuses the checkout's `node_modules` (a link) when
+    /// the lockfile at this commit is the same as the checkout's, and says so in the report.
+    fn reuse_node_modules(&mut self, i: usize, wt: &Worktree, side: Side) {
+        let root = self.adapters[i].config().root.clone();
+        let rel = |base: &std::path::Path| {
+            if root == "." {
+                base.to_path_buf()
+            } else {
+                base.join(&root)
+            }
+        };
+        let (dir, checkout) = (rel(wt.path()), rel(self.input.git.root()));
+        if dir.join("node_modules").exists() || !checkout.join("node_modules").is_dir() {
+            return;
+        }
+        const LOCKFILES: [&str; 5] = [
+            "package-lock.json",
+            "npm-shrinkwrap.json",
+            "yarn.lock",
+            "pnpm-lock.yaml",
+            "bun.lockb",
+        ];
+        let same = LOCKFILES.iter().find_map(|name| {
+            let ours = std::fs::read(dir.join(name)).ok()?;
+            let theirs = std::fs::read(checkout.join(name)).ok()?;
+            Some((name, ours == theirs))
+        });
+        let result = match same {
+            Some((name, true)) => {
+                match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
+                    Ok(()) => format!("reused the checkout's node_modules: {name} is the same at this commit"),
+                    Err(e) => format!("could not link the checkout's node_modules: {e}"),
+                }
+            }
+            Some((name, false)) => format!("not reusing the checkout's node_modules: {name} differs at this commit; set `setup:` (for example `npm ci`)"),
+            None => "not reusing the checkout's node_modules: no lockfile to compare; set `setup:` (for example `npm ci`)".to_string(),
+        };
+        (self.input.progress)(&format!("{}: {result}", side.as_str()));
+        self.runtime.push(RuntimeRow {
+            side: match side {
+                Side::Head => "head".into(),
+                Side::Base => "base (+ head test files)".into(),
+            },
+            runner: self.adapters[i].kind().as_str().into(),
+            command: "node_modules".into(),
+            tests: 0,
+            result,
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+        });
+    }
+
     /// Runs a runner's `setup` in a worktree; `Some(problem)` when it failed.
     fn setup(
         &mut self,
@@ -1199,6 +1297,12 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
     ) -> Result<Option<String>, Error> {
         let Some(setup) = self.adapters[i].config().setup.clone() else {
+            if matches!(
+                self.adapters[i].kind(),
+                RunnerKind::Vitest | RunnerKind::Jest
+            ) {
+                self.reuse_node_modules(i, wt, side);
+            }
             return Ok(None);
         };
         (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));

@@ -9,9 +9,14 @@
 //! - pytest: the node id relative to the runner's root (`tests/test_x.py::TestA::test_b`).
 
 pub mod cargo;
+pub mod go;
+pub mod jest;
+pub mod js;
 pub mod junit;
+pub mod junit_command;
 pub mod nextest;
 pub mod pytest;
+pub mod vitest;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -160,6 +165,9 @@ pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
         RunnerKind::Cargo => Some(Box::new(cargo::CargoTest::new(config))),
         RunnerKind::Nextest => Some(Box::new(nextest::Nextest::new(config))),
         RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
-        _ => None,
+        RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
+        RunnerKind::Vitest => Some(Box::new(vitest::Vitest::new(config))),
+        RunnerKind::Jest => Some(Box::new(jest::Jest::new(config))),
+        RunnerKind::JunitCommand => Some(Box::new(junit_command::JunitCommand::new(config))),
     }
 }

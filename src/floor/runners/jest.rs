@@ -1,0 +1,68 @@
+//! jest adapter.
+//!
+//! Test ids are `<file relative to the runner root> > <describe> > … > <test title>`
+//! (`tests/refund.test.js > refund > rejects twice`): the file, then the result's
+//! `ancestorTitles` and `title` joined by ` > `. The shared machinery, and why each step is done
+//! the way it is, is in [`super::js`]; this file only names the commands.
+//!
+//! The binary is the project's own `node_modules/.bin/jest` (in the runner's root or the nearest
+//! directory above it inside the worktree), with `CI=1 NO_COLOR=1`.
+//!
+//! # list
+//! In: the project in `ctx.dir`. Out: every test of every test file jest finds, skipped and todo
+//! tests included. `jest --listTests` names files only, so:
+//! `jest --ci --watchAll=false --no-coverage --json --outputFile=$SCRATCH/jest-list.json
+//! --passWithNoTests <args> --testNamePattern=(?!)`: the pattern matches no name, so every file
+//! is loaded and collected, no test (and no hook of a describe without enabled tests) runs, and
+//! every test appears as `pending` with its `ancestorTitles` and `title`. A file that fails to
+//! load (`status: failed`, a `message`, no `assertionResults`: a syntax error, a missing module)
+//! is a build failure.
+//!
+//! # run
+//! In: test ids. Out: one outcome per id.
+//! `jest --ci --watchAll=false --no-coverage --json --outputFile=$SCRATCH/jest.json
+//! --passWithNoTests <args> --testNamePattern=^(?:<names>)$ --runTestsByPath <files>`: exactly
+//! the ids' files, and an anchored pattern over the full names as jest builds them for `-t`
+//! (titles joined by single spaces; jest matches case-insensitively, which only widens what runs:
+//! results are mapped by exact id). In jest's JSON a test filtered out by the pattern is
+//! `pending`, like a skipped one, so only `passed` with the exit code agreeing (0 when nothing
+//! failed, 1 when a test or a file failed) is a pass; a test that passed only after a
+//! `jest.retryTimes` retry (`retryReasons` not empty) is a failure.
+
+use super::js::{self, JsTool};
+use super::*;
+
+pub struct Jest {
+    config: RunnerConfig,
+}
+
+impl Jest {
+    pub fn new(config: RunnerConfig) -> Self {
+        Jest { config }
+    }
+}
+
+impl Runner for Jest {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// `node --version` works; the project's own jest is looked for when listing.
+    fn check_tool(&self) -> Result<(), InputError> {
+        js::check_node()
+    }
+
+    /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
+    /// `test` or `tests`.
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        js::is_js_test_file(rel_path)
+    }
+
+    fn list(&self, ctx: &RunCtx) -> ListReport {
+        js::list(JsTool::Jest, &self.config, ctx)
+    }
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        js::run(JsTool::Jest, &self.config, ctx, ids)
+    }
+}

@@ -1,0 +1,1464 @@
+//! The machinery the JavaScript adapters share ([`super::vitest`], [`super::jest`]): both tools
+//! write the same "jest-compatible" JSON results file, take a test-name regex (`-t`) and file
+//! filters, and fail a test file that cannot be loaded as a whole.
+//!
+//! Test ids are `<file relative to the runner root> > <describe> > … > <test title>`: the file,
+//! then the result's `ancestorTitles` and `title`, joined by ` > ` (vitest's own way of showing a
+//! full name). [`TestCase::file`] is that file relative to the repository root.
+//!
+//! # Starting the tool
+//! Always the project's own local binary, `node_modules/.bin/<tool>` in the runner's root or the
+//! nearest directory above it inside the worktree (npm workspaces hoist it to the repository
+//! root), never `npx` (which could download something else). A missing binary is a `problem`
+//! saying to run `npm ci` (or to set `setup:`), not an input error: `node_modules` is normally
+//! made by the runner's setup in each worktree. Every command runs with `CI=1` (no watch mode, no
+//! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
+//! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
+//! command so that an earlier file is never read as this command's. The runner's `args` come
+//! after our options and before our test-name pattern and file filters.
+//!
+//! # list
+//! In: the project in `ctx.dir`. Out: every test in every test file the tool finds, skipped and
+//! todo tests included, in file order. The tool runs with a test-name pattern that can match no
+//! name (`(?!)`): every file is loaded and its tests collected, none runs, and each appears in
+//! the results as skipped/pending with its titles. One way for both tools, which also reports the
+//! files that fail to load (`vitest list --json` writes nothing at all when one file fails, and
+//! `jest --listTests` names files only). A file that fails to load (status `failed`, no tests,
+//! a message) is a build failure; the tests of the other files are still listed. A file with no
+//! tests at all (vitest's "No test suite found", jest's "must contain at least one test") is
+//! neither.
+//!
+//! # run
+//! In: test ids. Out: one outcome per id.
+//! 1. Ids without a ` > `, or whose file is not a file under the root, are `NotObserved`.
+//! 2. One command over the ids' files with a pattern `^(?:A|B|…)$` that matches exactly the
+//!    requested full names: each id's titles regex-escaped and joined by `(?: | > )`, because
+//!    both tools match the pattern against the titles joined by single spaces (and a title may
+//!    itself contain ` > `). The pattern only narrows what runs; results are mapped back by the
+//!    exact id built from (file, ancestor titles, title), never by regex, so a test whose name
+//!    merely contains another's (`adds twice` for `adds`, or jest's case-insensitive match) is
+//!    never counted for it.
+//! 3. Read the results file. A file that failed to load: its requested ids are `BuildFail`, and
+//!    `build_failure.diagnostic_files` holds it plus the worktree files its error names with a
+//!    position (`/abs/path.js:3:5`, `tests/a.test.js:1:18`, vite's `At file: /src/x.js:1:19`,
+//!    babel's `SyntaxError: /abs/path.js: …`). A test passes only when its id is present with
+//!    status `passed` and the exit code agrees with the whole results file (0 when nothing
+//!    failed, 1 when a test or a file failed); `failed` is `Fail` with the first line of its
+//!    first failure message in `messages`; skipped, pending, todo, or absent is `NotObserved`.
+//!    A test that passed only on a retry (set in the tests themselves: vitest's `{ retry }` beats
+//!    `--retry=0`, jest's `jest.retryTimes`) is `Fail`: vitest keeps the earlier attempts' errors
+//!    in a passed test's `failureMessages`, jest counts its `invocations`. A test file that
+//!    failed although none of its tests did (an `afterAll` hook that threw, an unhandled error)
+//!    does not vouch for its passes: they are `NotObserved` with a problem. When one id appears
+//!    more than once (two tests with the same titles) the worst status wins. A timeout, crash,
+//!    exit code other than 0 or 1, or a missing or unreadable results file is a problem: passes
+//!    are not believed (failures already read stay `Fail`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::Value;
+
+use super::cargo::{
+    exec, exit_problem, join_problems, normalize_relative, truncate, worktree_relative,
+};
+use super::*;
+use crate::floor::process;
+
+/// The separator between the file, the describe blocks and the title in a test id.
+pub(super) const SEP: &str = " > ";
+
+/// A test-name pattern that matches no name at all (an empty negative lookahead always fails).
+pub(super) const MATCHES_NOTHING: &str = "(?!)";
+
+/// The JavaScript test runners, with what differs between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JsTool {
+    Vitest,
+    Jest,
+}
+
+impl JsTool {
+    /// The tool's name, also the name of its binary in `node_modules/.bin`.
+    pub fn name(self) -> &'static str {
+        match self {
+            JsTool::Vitest => "vitest",
+            JsTool::Jest => "jest",
+        }
+    }
+
+    /// The tool's arguments: our fixed options, the runner's `args`, the test-name pattern, and
+    /// the files to restrict the run to (all files when empty).
+    pub fn args(
+        self,
+        results: &Path,
+        user_args: &[String],
+        pattern: &str,
+        files: &[String],
+    ) -> Vec<OsString> {
+        let mut out_arg = OsString::from("--outputFile=");
+        out_arg.push(results);
+        // vitest: `run` is no watch mode; `--retry=0` beats a `retry` in the config (a test's
+        // own `{ retry }` still wins: `parse_test` fails a test that passed on a retry);
+        // `--no-cache` keeps vitest from writing its results cache into `node_modules/.vite`.
+        // jest: `--ci` never writes snapshots; retries only come from `jest.retryTimes` in the
+        // tests, which the results file shows (`invocations`).
+        let (before, after): (&[&str], &[&str]) = match self {
+            JsTool::Vitest => (
+                &["run", "--reporter=json"],
+                &[
+                    "--no-coverage",
+                    "--no-cache",
+                    "--retry=0",
+                    "--passWithNoTests",
+                ],
+            ),
+            JsTool::Jest => (
+                &["--ci", "--watchAll=false", "--no-coverage", "--json"],
+                &["--passWithNoTests"],
+            ),
+        };
+        let mut args: Vec<OsString> = before.iter().map(OsString::from).collect();
+        args.push(out_arg);
+        args.extend(after.iter().map(OsString::from));
+        args.extend(user_args.iter().map(OsString::from));
+        args.push(OsString::from(format!("--testNamePattern={pattern}")));
+        if !files.is_empty() {
+            if self == JsTool::Jest {
+                // Exact paths, not regexes over paths.
+                args.push(OsString::from("--runTestsByPath"));
+            }
+            args.extend(files.iter().map(OsString::from));
+        }
+        args
+    }
+}
+
+/// Checks that `node` runs.
+pub(super) fn check_node() -> Result<(), InputError> {
+    let help = "install Node.js (https://nodejs.org) and put `node` on PATH; the project's own \
+                test runner is then installed by `npm ci` (or the runner's `setup:`)";
+    if process::which("node").is_none() {
+        return Err(InputError::new("`node` was not found on PATH").help(help));
+    }
+    let mut cmd = Command::new("node");
+    cmd.arg("--version");
+    match process::run(cmd, Duration::from_secs(60)) {
+        Ok(c) if c.success() => Ok(()),
+        Ok(c) => Err(InputError::new(format!(
+            "`node --version` failed (exit {}): {}",
+            c.exit_code.map_or_else(|| "none".into(), |e| e.to_string()),
+            c.stderr_lossy().trim()
+        ))
+        .help(help)),
+        Err(e) => Err(InputError::new(format!("`node` could not be started: {e}")).help(help)),
+    }
+}
+
+/// Whether a `/`-separated path relative to the runner's root belongs to a JavaScript test suite:
+/// `*.test.<ext>` or `*.spec.<ext>` for the JavaScript and TypeScript extensions, or any file
+/// under a `__tests__`, `test` or `tests` directory (helpers and fixture data included). Nothing
+/// under `node_modules`.
+pub(super) fn is_js_test_file(rel_path: &str) -> bool {
+    const EXTS: [&str; 8] = ["js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts"];
+    let parts: Vec<&str> = rel_path.split('/').filter(|p| !p.is_empty()).collect();
+    let Some((base, dirs)) = parts.split_last() else {
+        return false;
+    };
+    if dirs.contains(&"node_modules") {
+        return false;
+    }
+    if dirs
+        .iter()
+        .any(|d| matches!(*d, "__tests__" | "test" | "tests"))
+    {
+        return true;
+    }
+    let Some((stem, ext)) = base.rsplit_once('.') else {
+        return false;
+    };
+    EXTS.contains(&ext)
+        && (stem.ends_with(".test") || stem.ends_with(".spec"))
+        && !matches!(stem, ".test" | ".spec")
+}
+
+/// `node_modules/.bin/<name>` in `ctx.dir` or the nearest directory above it inside the worktree.
+pub(super) fn find_bin(ctx: &RunCtx, name: &str) -> Option<PathBuf> {
+    let mut dir: Option<&Path> = Some(ctx.dir.as_path());
+    while let Some(d) = dir {
+        let candidate = d.join("node_modules").join(".bin").join(name);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if d == ctx.worktree.as_path() || !d.starts_with(&ctx.worktree) {
+            break;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+fn missing_bin_problem(tool: JsTool, config: &RunnerConfig) -> String {
+    format!(
+        "`node_modules/.bin/{}` not found in the runner's root `{}` or above it: run npm ci (or \
+         set `setup:` for the runner, e.g. `setup: npm ci`)",
+        tool.name(),
+        config.root
+    )
+}
+
+fn js_env() -> Vec<(OsString, OsString)> {
+    vec![
+        (OsString::from("CI"), OsString::from("1")),
+        (OsString::from("NO_COLOR"), OsString::from("1")),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The results file
+// ---------------------------------------------------------------------------------------------
+
+/// What one test's result says. The order is "how bad": the worst wins for duplicate ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum JsStatus {
+    Passed,
+    /// Skipped, pending (also filtered out), todo, disabled: it did not run.
+    NotRun,
+    Failed,
+}
+
+/// One test in the results file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct JsTest {
+    pub ancestors: Vec<String>,
+    pub title: String,
+    pub status: JsStatus,
+    /// The tool itself said `failed` (a test that passed on a retry is `Failed` for us but not
+    /// for the tool, and does not make it exit 1).
+    pub tool_failed: bool,
+    /// The first failure message, when it failed.
+    pub message: Option<String>,
+}
+
+/// One test file in the results file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct JsFile {
+    /// The file's path as the tool wrote it (absolute).
+    pub name: String,
+    /// The file's status was `failed`.
+    pub failed: bool,
+    /// The file-level message (a load error, or jest's summary of failed tests), ANSI-free.
+    pub message: String,
+    pub tests: Vec<JsTest>,
+}
+
+/// Reads a jest-compatible JSON results file (`testResults[].assertionResults[]`). Anything not
+/// shaped as expected is an error, never a guess.
+pub(super) fn parse_results(bytes: &[u8]) -> Result<Vec<JsFile>, String> {
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let files = root
+        .get("testResults")
+        .and_then(Value::as_array)
+        .ok_or("no `testResults` array")?;
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("a test file without a `name`")?;
+        let status = f.get("status").and_then(Value::as_str).unwrap_or("");
+        let message = strip_ansi(f.get("message").and_then(Value::as_str).unwrap_or(""));
+        let tests = match f.get("assertionResults") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(parse_test)
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|e| format!("{name}: {e}"))?,
+            Some(_) => return Err(format!("{name}: `assertionResults` is not an array")),
+        };
+        out.push(JsFile {
+            name: name.to_string(),
+            failed: status == "failed",
+            message,
+            tests,
+        });
+    }
+    Ok(out)
+}
+
+fn parse_test(v: &Value) -> Result<JsTest, String> {
+    let title = v
+        .get("title")
+        .and_then(Value::as_str)
+        .ok_or("a test without a `title`")?;
+    let ancestors = match v.get("ancestorTitles") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|t| t.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("{title}: an ancestor title is not a string"))?,
+        Some(_) => return Err(format!("{title}: `ancestorTitles` is not an array")),
+    };
+    let status_text = v
+        .get("status")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{title}: no `status`"))?;
+    let strings = |key: &str| -> Vec<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(strip_ansi).collect())
+            .unwrap_or_default()
+    };
+    let failures = strings("failureMessages");
+    let retry_reasons = strings("retryReasons");
+    let invocations = v.get("invocations").and_then(Value::as_u64).unwrap_or(1);
+    // A test that passed only on a retry is a failure for us. A configured retry can come from
+    // the tests themselves (vitest's `{ retry: 2 }` beats `--retry=0`; jest's `retryTimes`):
+    // vitest keeps the earlier attempts' errors in `failureMessages` of a passed test, jest counts
+    // `invocations` (and may fill `retryReasons`).
+    let retried = !retry_reasons.is_empty() || invocations > 1 || !failures.is_empty();
+    let status = match status_text {
+        "passed" if retried => JsStatus::Failed,
+        "passed" => JsStatus::Passed,
+        "failed" => JsStatus::Failed,
+        _ => JsStatus::NotRun,
+    };
+    let first_failure = failures.into_iter().chain(retry_reasons).next();
+    let message = match (status_text, status) {
+        ("failed", _) => first_failure,
+        (_, JsStatus::Failed) => Some(match first_failure {
+            Some(m) => format!("passed only after a retry; an earlier attempt failed: {m}"),
+            None => format!("passed only after a retry ({invocations} attempts)"),
+        }),
+        _ => None,
+    };
+    Ok(JsTest {
+        ancestors,
+        title: title.to_string(),
+        status,
+        tool_failed: status_text == "failed",
+        message,
+    })
+}
+
+/// The test id of a result: the file relative to the runner's root, then the titles.
+pub(super) fn test_id(file: &str, ancestors: &[String], title: &str) -> String {
+    let mut id = file.to_string();
+    for a in ancestors {
+        id.push_str(SEP);
+        id.push_str(a);
+    }
+    id.push_str(SEP);
+    id.push_str(title);
+    id
+}
+
+/// The file part of an id and its titles part; `None` when the id has no titles.
+pub(super) fn split_id(id: &str) -> Option<(&str, &str)> {
+    let (file, titles) = id.split_once(SEP)?;
+    (!file.is_empty() && !titles.is_empty()).then_some((file, titles))
+}
+
+/// Escapes a string for a JavaScript regex (without the `u` flag).
+pub(super) fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '^'
+                | '$'
+                | '.'
+                | '*'
+                | '+'
+                | '?'
+                | '('
+                | ')'
+                | '['
+                | ']'
+                | '{'
+                | '}'
+                | '|'
+                | '/'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The test-name pattern that matches exactly the full names of the given ids' titles parts
+/// (both tools join the titles with single spaces; a title may contain ` > ` itself).
+pub(super) fn name_pattern<'a>(titles: impl IntoIterator<Item = &'a str>) -> String {
+    let alternatives: BTreeSet<String> = titles
+        .into_iter()
+        .map(|t| {
+            t.split(SEP)
+                .map(escape_regex)
+                .collect::<Vec<_>>()
+                .join("(?: | > )")
+        })
+        .collect();
+    format!(
+        "^(?:{})$",
+        alternatives.into_iter().collect::<Vec<_>>().join("|")
+    )
+}
+
+/// Removes ANSI escape sequences (colors, cursor movement).
+pub(super) fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('[') => {
+                chars.next();
+                // Parameters and intermediates, then one final byte in `@`..=`~`.
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                // An OSC sequence ends with BEL or ESC `\`.
+                chars.next();
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// `abs` relative to the runner's root, `/`-separated, when it lies inside it.
+pub(super) fn root_relative(ctx: &RunCtx, abs: &Path) -> Option<String> {
+    let bases = [Some(ctx.dir.clone()), ctx.dir.canonicalize().ok()];
+    let paths = [Some(abs.to_path_buf()), abs.canonicalize().ok()];
+    for p in paths.iter().flatten() {
+        for base in bases.iter().flatten() {
+            if let Ok(rest) = p.strip_prefix(base) {
+                if let Some(rel) = normalize_relative(rest) {
+                    return Some(rel);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A relative path that stays below its base.
+fn safe_relative(p: &str) -> bool {
+    !p.is_empty()
+        && Path::new(p)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// Files inside the worktree (repo-relative, not under `node_modules`) that an error message
+/// names with a position, in order of appearance: absolute paths (`/w/src/a.js:3:5`,
+/// `SyntaxError: /w/src/a.js: Unexpected token`), paths relative to the runner's root followed by
+/// `:line` (jest's stack frames `(tests/a.test.js:1:18)`), and vite's root-relative `At file:
+/// /src/a.js:1:19`. A module specifier (`'../src/gone'`) is relative to the importing file, not
+/// to us, so it is not taken.
+pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
+    static PATH: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = PATH
+        .get_or_init(|| {
+            Regex::new(
+                r#"(?m)(?:^|[\s'"(\[])(At file: )?(/?[A-Za-z0-9_@.+~-][A-Za-z0-9_@.+~/-]*\.(?:[cm]?[jt]sx?|vue|svelte|json))(:\d+|: )?"#,
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for cap in re.captures_iter(text) {
+        let Some(path) = cap.get(2).map(|m| m.as_str()) else {
+            continue;
+        };
+        let at_file = cap.get(1).is_some();
+        // `:12` after a relative path; `: ` (babel's `path: message`) only counts when absolute.
+        let positioned = cap.get(3).is_some_and(|m| m.as_str() != ": ");
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if let Some(rooted) = path.strip_prefix('/') {
+            candidates.push(PathBuf::from(path));
+            if at_file {
+                candidates.push(ctx.dir.join(rooted));
+            }
+        } else if positioned {
+            candidates.push(ctx.dir.join(path));
+        }
+        for c in candidates {
+            if !c.is_file() || c.components().any(|p| p.as_os_str() == "node_modules") {
+                continue;
+            }
+            if let Some(rel) = worktree_relative(ctx, &c) {
+                if !out.contains(&rel) {
+                    out.push(rel);
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The message of a file that failed because it holds no tests: not a build failure.
+fn is_no_tests_message(message: &str) -> bool {
+    message.contains("No test suite found in file")
+        || message.contains("Your test suite must contain at least one test")
+}
+
+/// What a results file says, keyed by test id.
+#[derive(Debug, Default)]
+pub(super) struct Observed {
+    /// Every test, in the tool's order, with its root-relative file.
+    pub listed: Vec<(String, String)>,
+    /// The worst status and the first failure message of each id.
+    pub tests: BTreeMap<String, (JsStatus, Option<String>)>,
+    /// Root-relative files that failed to load, with their messages.
+    pub broken: BTreeMap<String, String>,
+    /// Root-relative files that failed although none of their tests did, with their messages.
+    pub file_errors: BTreeMap<String, String>,
+    /// The tool said a test or a file failed (what makes it exit 1).
+    pub any_failed: bool,
+    /// Result files that are not under the runner's root (their tests have no id).
+    pub outside: Vec<String>,
+}
+
+pub(super) fn observe(ctx: &RunCtx, files: &[JsFile]) -> Observed {
+    let mut obs = Observed::default();
+    for f in files {
+        let any_test_failed = f.tests.iter().any(|t| t.tool_failed);
+        obs.any_failed |= f.failed || any_test_failed;
+        let Some(rel) = root_relative(ctx, Path::new(&f.name)) else {
+            obs.outside.push(f.name.clone());
+            continue;
+        };
+        if f.failed && f.tests.is_empty() {
+            if !is_no_tests_message(&f.message) {
+                obs.broken.insert(rel.clone(), f.message.clone());
+            }
+            continue;
+        }
+        if f.failed && !any_test_failed {
+            obs.file_errors.insert(rel.clone(), f.message.clone());
+        }
+        for t in &f.tests {
+            let id = test_id(&rel, &t.ancestors, &t.title);
+            match obs.tests.get_mut(&id) {
+                Some(entry) => {
+                    if t.status > entry.0 {
+                        entry.0 = t.status;
+                    }
+                    if entry.1.is_none() {
+                        entry.1 = t.message.clone();
+                    }
+                }
+                None => {
+                    obs.listed.push((id.clone(), rel.clone()));
+                    obs.tests.insert(id, (t.status, t.message.clone()));
+                }
+            }
+        }
+    }
+    obs
+}
+
+impl Observed {
+    /// The build failure for the broken files among `files` (all of them when `None`).
+    fn build_failure(&self, ctx: &RunCtx, files: Option<&BTreeSet<&str>>) -> Option<BuildFailure> {
+        let mut diagnostic: Vec<String> = Vec::new();
+        let mut excerpt = String::new();
+        for (file, message) in &self.broken {
+            if files.is_some_and(|f| !f.contains(file.as_str())) {
+                continue;
+            }
+            let mut push = |rel: String| {
+                if !diagnostic.contains(&rel) {
+                    diagnostic.push(rel);
+                }
+            };
+            if let Some(rel) = worktree_relative(ctx, &ctx.dir.join(file)) {
+                push(rel);
+            }
+            for rel in mentioned_files(ctx, message) {
+                push(rel);
+            }
+            let body: Vec<&str> = message
+                .lines()
+                .map(str::trim_end)
+                .filter(|l| !l.trim().is_empty())
+                .take(20)
+                .collect();
+            excerpt.push_str(file);
+            excerpt.push('\n');
+            excerpt.push_str(&body.join("\n"));
+            excerpt.push_str("\n\n");
+        }
+        if diagnostic.is_empty() && excerpt.is_empty() {
+            return None;
+        }
+        Some(BuildFailure {
+            diagnostic_files: diagnostic,
+            excerpt: truncate(excerpt.trim_end(), 4000),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------------------
+
+/// What one command left: its exit code and results, or why there are none.
+struct Executed {
+    exit: Option<i32>,
+    files: Option<Vec<JsFile>>,
+    problems: Vec<String>,
+}
+
+/// Runs the tool once and reads its results file.
+fn execute(
+    tool: JsTool,
+    ctx: &RunCtx,
+    bin: &Path,
+    args: &[OsString],
+    results: &Path,
+    invocations: &mut Vec<Invocation>,
+) -> Executed {
+    let name = tool.name();
+    let mut ran = exec(ctx, bin.as_os_str(), args, &ctx.dir, &js_env());
+    let problem = ran.operational_problem(name);
+    let exit = ran.captured().exit_code;
+    let exit_text = exit_problem(name, ran.captured());
+    let bytes = std::fs::read(results).ok();
+    if let Some(b) = &bytes {
+        ran.invocation.results = Some(b.clone());
+        ran.invocation.results_type = Some("application/json".into());
+    }
+    invocations.push(ran.invocation);
+    if let Some(p) = problem {
+        return Executed {
+            exit: None,
+            files: None,
+            problems: vec![p],
+        };
+    }
+    let mut problems = Vec::new();
+    let exit_believed = matches!(exit, Some(0) | Some(1));
+    if !exit_believed {
+        problems.push(exit_text.clone());
+    }
+    let Some(bytes) = bytes else {
+        if exit_believed {
+            problems.push(format!("{exit_text}, but wrote no results file"));
+        }
+        return Executed {
+            exit,
+            files: None,
+            problems,
+        };
+    };
+    match parse_results(&bytes) {
+        Ok(files) => Executed {
+            exit,
+            files: Some(files),
+            problems,
+        },
+        Err(e) => {
+            problems.push(format!("{name}'s results file is unreadable: {e}"));
+            Executed {
+                exit,
+                files: None,
+                problems,
+            }
+        }
+    }
+}
+
+/// Whether the exit code agrees with the results; a problem saying how when it does not.
+fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<String>) {
+    match exit {
+        Some(0) if !obs.any_failed => (true, None),
+        Some(1) if obs.any_failed => (true, None),
+        Some(c @ (0 | 1)) => (
+            false,
+            Some(format!(
+                "{} exited with code {c} but its results show {}",
+                tool.name(),
+                if obs.any_failed {
+                    "failures"
+                } else {
+                    "no failures"
+                }
+            )),
+        ),
+        _ => (false, None),
+    }
+}
+
+pub(super) fn list(tool: JsTool, config: &RunnerConfig, ctx: &RunCtx) -> ListReport {
+    let mut report = ListReport::default();
+    let Some(bin) = find_bin(ctx, tool.name()) else {
+        report.problem = Some(missing_bin_problem(tool, config));
+        return report;
+    };
+    let results = ctx.scratch.join(format!("{}-list.json", tool.name()));
+    let _ = std::fs::remove_file(&results);
+    let args = tool.args(&results, &config.args, MATCHES_NOTHING, &[]);
+    let done = execute(tool, ctx, &bin, &args, &results, &mut report.invocations);
+    let mut problems = done.problems;
+    let Some(files) = done.files else {
+        report.problem = join_problems(problems);
+        return report;
+    };
+    let obs = observe(ctx, &files);
+    if let (false, Some(p)) = agreement(tool, done.exit, &obs) {
+        problems.push(p);
+    }
+    for (file, message) in &obs.file_errors {
+        problems.push(format!(
+            "{file}: the file failed outside its tests: {}",
+            first_message_line(Some(message), None).unwrap_or_default()
+        ));
+    }
+    report.build_failure = obs.build_failure(ctx, None);
+    let mut tests: Vec<(usize, TestCase)> = obs
+        .listed
+        .iter()
+        .enumerate()
+        .map(|(i, (id, file))| {
+            (
+                i,
+                TestCase {
+                    id: id.clone(),
+                    file: worktree_relative(ctx, &ctx.dir.join(file)),
+                },
+            )
+        })
+        .collect();
+    // Files in path order (the tools order them by duration), tests in file order.
+    tests.sort_by(|a, b| {
+        let fa = &obs.listed[a.0].1;
+        let fb = &obs.listed[b.0].1;
+        fa.cmp(fb).then(a.0.cmp(&b.0))
+    });
+    report.tests = tests.into_iter().map(|(_, t)| t).collect();
+    report.problem = join_problems(problems);
+    report
+}
+
+pub(super) fn run(tool: JsTool, config: &RunnerConfig, ctx: &RunCtx, ids: &[String]) -> RunReport {
+    let mut report = RunReport {
+        outcomes: ids
+            .iter()
+            .map(|id| (id.clone(), Outcome::NotObserved))
+            .collect(),
+        ..RunReport::default()
+    };
+    // 1. Only ids whose file exists under the root.
+    let runnable: Vec<(&str, &str, &str)> = ids
+        .iter()
+        .filter_map(|id| {
+            let (file, titles) = split_id(id)?;
+            (safe_relative(file) && ctx.dir.join(file).is_file()).then_some((
+                id.as_str(),
+                file,
+                titles,
+            ))
+        })
+        .collect();
+    if runnable.is_empty() {
+        return report;
+    }
+    let Some(bin) = find_bin(ctx, tool.name()) else {
+        report.problem = Some(missing_bin_problem(tool, config));
+        return report;
+    };
+    // 2. One command over their files, narrowed by an exact name pattern.
+    let files: BTreeSet<&str> = runnable.iter().map(|(_, f, _)| *f).collect();
+    let file_args: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    let pattern = name_pattern(runnable.iter().map(|(_, _, t)| *t));
+    let results = ctx.scratch.join(format!("{}.json", tool.name()));
+    let _ = std::fs::remove_file(&results);
+    let args = tool.args(&results, &config.args, &pattern, &file_args);
+    let done = execute(tool, ctx, &bin, &args, &results, &mut report.invocations);
+    let mut problems = done.problems;
+    let Some(result_files) = done.files else {
+        report.problem = join_problems(problems);
+        return report;
+    };
+    // 3. Map the results back by exact id.
+    let obs = observe(ctx, &result_files);
+    let runnable: Vec<(&str, &str)> = runnable.iter().map(|(id, f, _)| (*id, *f)).collect();
+    judge(
+        tool,
+        ctx,
+        &runnable,
+        &obs,
+        done.exit,
+        &mut report,
+        &mut problems,
+    );
+    report.problem = join_problems(problems);
+    report
+}
+
+/// Step 3 of [`run`]: the outcomes of the `(id, file)` pairs that ran, from what the results
+/// file says and the exit code.
+fn judge(
+    tool: JsTool,
+    ctx: &RunCtx,
+    runnable: &[(&str, &str)],
+    obs: &Observed,
+    exit: Option<i32>,
+    report: &mut RunReport,
+    problems: &mut Vec<String>,
+) {
+    let (agrees, disagreement) = agreement(tool, exit, obs);
+    problems.extend(disagreement);
+    let mut errored_files: BTreeSet<&str> = BTreeSet::new();
+    let mut build_failed: BTreeSet<&str> = BTreeSet::new();
+    for &(id, file) in runnable {
+        if obs.broken.contains_key(file) {
+            report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+            build_failed.insert(file);
+            continue;
+        }
+        let outcome = match obs.tests.get(id) {
+            Some((JsStatus::Failed, message)) => {
+                if let Some(m) = first_message_line(message.as_deref(), None) {
+                    report.messages.insert(id.to_string(), m);
+                }
+                Outcome::Fail
+            }
+            Some((JsStatus::Passed, _)) => {
+                if obs.file_errors.contains_key(file) {
+                    errored_files.insert(file);
+                    Outcome::NotObserved
+                } else if agrees {
+                    Outcome::Pass
+                } else {
+                    Outcome::NotObserved
+                }
+            }
+            _ => Outcome::NotObserved,
+        };
+        report.outcomes.insert(id.to_string(), outcome);
+    }
+    for file in errored_files {
+        let message = obs.file_errors.get(file).map(String::as_str);
+        problems.push(format!(
+            "{file}: the file failed outside its tests, so its passes are not believed: {}",
+            first_message_line(message, None).unwrap_or_default()
+        ));
+    }
+    if !build_failed.is_empty() {
+        report.build_failure = obs.build_failure(ctx, Some(&build_failed));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> RunCtx {
+        RunCtx {
+            worktree: PathBuf::from("/nonexistent-wt"),
+            dir: PathBuf::from("/nonexistent-wt/web"),
+            scratch: PathBuf::from("/nonexistent-scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        }
+    }
+
+    #[test]
+    fn test_files() {
+        for yes in [
+            "a.test.js",
+            "src/a.test.tsx",
+            "src/a.spec.mts",
+            "src/b.spec.cjs",
+            "src/__tests__/helper.js",
+            "test/data.json",
+            "pkg/tests/fixture.txt",
+            "x.test.jsx",
+        ] {
+            assert!(is_js_test_file(yes), "{yes}");
+        }
+        for no in [
+            "src/a.js",
+            "src/test.js",
+            "src/a.test.json",
+            "src/a.tests.js",
+            "src/.test.js",
+            "node_modules/x/test/a.js",
+            "node_modules/x/a.test.js",
+            "tests",
+            "",
+        ] {
+            assert!(!is_js_test_file(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn ids_and_patterns() {
+        assert_eq!(
+            test_id("tests/a.test.js", &["math".into(), "inner".into()], "deep"),
+            "tests/a.test.js > math > inner > deep"
+        );
+        assert_eq!(test_id("a.test.js", &[], "adds"), "a.test.js > adds");
+        assert_eq!(
+            split_id("tests/a.test.js > math > adds"),
+            Some(("tests/a.test.js", "math > adds"))
+        );
+        assert_eq!(split_id("tests/a.test.js"), None);
+        assert_eq!(split_id(" > x"), None);
+        assert_eq!(
+            escape_regex("adds (a|b) [x] 1.5$ ^{2}*+? a/b \\"),
+            "adds \\(a\\|b\\) \\[x\\] 1\\.5\\$ \\^\\{2\\}\\*\\+\\? a\\/b \\\\"
+        );
+        assert_eq!(
+            name_pattern(["adds", "math > adds (x)", "adds"]),
+            "^(?:adds|math(?: | > )adds \\(x\\))$"
+        );
+        // The pattern, read as a regex, matches the full name exactly and nothing longer.
+        let re = Regex::new(&name_pattern(["adds", "math > inner > deep"])).unwrap();
+        assert!(re.is_match("adds"));
+        assert!(!re.is_match("adds twice"));
+        assert!(!re.is_match("xadds"));
+        assert!(re.is_match("math inner deep"));
+        assert!(!re.is_match("math inner deeper"));
+    }
+
+    #[test]
+    fn strips_ansi() {
+        assert_eq!(
+            strip_ansi("\u{1b}[31m\u{1b}[1m>\u{1b}[22m\u{1b}[39m 1 | x\u{1b}]8;;http://a\u{7}y"),
+            "> 1 | xy"
+        );
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+
+    #[test]
+    fn tool_args() {
+        let args = |tool: JsTool, files: &[String]| -> Vec<String> {
+            tool.args(
+                Path::new("/s/out.json"),
+                &["--config".into(), "c.js".into()],
+                "^(?:a)$",
+                files,
+            )
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+        };
+        assert_eq!(
+            args(JsTool::Vitest, &["tests/a.test.js".into()]),
+            vec![
+                "run",
+                "--reporter=json",
+                "--outputFile=/s/out.json",
+                "--no-coverage",
+                "--no-cache",
+                "--retry=0",
+                "--passWithNoTests",
+                "--config",
+                "c.js",
+                "--testNamePattern=^(?:a)$",
+                "tests/a.test.js"
+            ]
+        );
+        assert_eq!(
+            args(JsTool::Jest, &["tests/a.test.js".into()]),
+            vec![
+                "--ci",
+                "--watchAll=false",
+                "--no-coverage",
+                "--json",
+                "--outputFile=/s/out.json",
+                "--passWithNoTests",
+                "--config",
+                "c.js",
+                "--testNamePattern=^(?:a)$",
+                "--runTestsByPath",
+                "tests/a.test.js"
+            ]
+        );
+        assert!(!args(JsTool::Jest, &[]).contains(&"--runTestsByPath".to_string()));
+    }
+
+    /// vitest's JSON reporter after `vitest run -t …`: a passing, a failing, a filtered-out, a
+    /// skipped and a todo test, nested describes, a duplicate title, a file that failed to load,
+    /// and an empty file.
+    const VITEST_JSON: &str = r#"{
+      "numTotalTestSuites": 4, "success": false,
+      "testResults": [
+        {"name": "/nonexistent-wt/web/tests/math.test.js", "status": "failed", "message": "",
+         "assertionResults": [
+           {"ancestorTitles": [], "fullName": "adds", "status": "passed", "title": "adds", "failureMessages": [], "meta": {}},
+           {"ancestorTitles": [], "fullName": "adds twice", "status": "skipped", "title": "adds twice", "failureMessages": []},
+           {"ancestorTitles": [], "fullName": "fails", "status": "failed", "title": "fails",
+            "failureMessages": ["AssertionError: expected 2 to be 3 // Object.is equality\n    at /nonexistent-wt/web/tests/math.test.js:6:41"]},
+           {"ancestorTitles": [], "fullName": "later", "status": "todo", "title": "later", "failureMessages": []},
+           {"ancestorTitles": ["math", "inner"], "fullName": "math inner deep", "status": "passed", "title": "deep", "failureMessages": []},
+           {"ancestorTitles": [], "fullName": "dup", "status": "passed", "title": "dup", "failureMessages": []},
+           {"ancestorTitles": [], "fullName": "flaky", "status": "passed", "title": "flaky", "failureMessages": ["AssertionError: expected 1 to be 2"]},
+           {"ancestorTitles": [], "fullName": "dup", "status": "failed", "title": "dup", "failureMessages": ["Error: second dup"]}
+         ]},
+        {"name": "/nonexistent-wt/web/tests/broken.test.js", "status": "failed",
+         "message": "Cannot find module '../src/gone.js' imported from '/nonexistent-wt/web/tests/broken.test.js'",
+         "assertionResults": []},
+        {"name": "/nonexistent-wt/web/tests/empty.test.js", "status": "failed",
+         "message": "No test suite found in file /nonexistent-wt/web/tests/empty.test.js",
+         "assertionResults": []},
+        {"name": "/elsewhere/x.test.js", "status": "passed", "message": "",
+         "assertionResults": [{"ancestorTitles": [], "status": "passed", "title": "x", "failureMessages": []}]}
+      ]
+    }"#;
+
+    #[test]
+    fn vitest_results() {
+        let files = parse_results(VITEST_JSON.as_bytes()).unwrap();
+        assert_eq!(files.len(), 4);
+        let obs = observe(&ctx(), &files);
+        assert!(obs.any_failed);
+        let status = |id: &str| obs.tests.get(id).map(|t| t.0);
+        assert_eq!(status("tests/math.test.js > adds"), Some(JsStatus::Passed));
+        assert_eq!(
+            status("tests/math.test.js > adds twice"),
+            Some(JsStatus::NotRun)
+        );
+        assert_eq!(status("tests/math.test.js > fails"), Some(JsStatus::Failed));
+        assert_eq!(status("tests/math.test.js > later"), Some(JsStatus::NotRun));
+        assert_eq!(
+            status("tests/math.test.js > math > inner > deep"),
+            Some(JsStatus::Passed)
+        );
+        // Same id twice: the worst wins, with its message.
+        assert_eq!(
+            obs.tests.get("tests/math.test.js > dup"),
+            Some(&(JsStatus::Failed, Some("Error: second dup".to_string())))
+        );
+        assert_eq!(
+            obs.tests["tests/math.test.js > fails"].1.as_deref(),
+            Some("AssertionError: expected 2 to be 3 // Object.is equality\n    at /nonexistent-wt/web/tests/math.test.js:6:41")
+        );
+        assert_eq!(
+            obs.broken.keys().collect::<Vec<_>>(),
+            vec!["tests/broken.test.js"]
+        );
+        assert!(obs.file_errors.is_empty());
+        assert_eq!(obs.outside, vec!["/elsewhere/x.test.js"]);
+        assert_eq!(obs.listed.len(), 7);
+        // Passed on a retry (vitest keeps the earlier attempt's error): a failure.
+        assert_eq!(
+            obs.tests["tests/math.test.js > flaky"],
+            (
+                JsStatus::Failed,
+                Some(
+                    "passed only after a retry; an earlier attempt failed: AssertionError: expected 1 to be 2"
+                        .to_string()
+                )
+            )
+        );
+        let bf = obs.build_failure(&ctx(), None).unwrap();
+        // The files do not exist on this machine: only the failing file itself.
+        assert_eq!(bf.diagnostic_files, vec!["web/tests/broken.test.js"]);
+        assert!(bf.excerpt.contains("Cannot find module"), "{}", bf.excerpt);
+        let none: BTreeSet<&str> = BTreeSet::new();
+        assert!(obs.build_failure(&ctx(), Some(&none)).is_none());
+    }
+
+    /// jest's `--json` after `jest -t …`: filtered-out and skipped tests are both `pending`, a
+    /// test retried by `jest.retryTimes`, a file that failed to load, and a file whose
+    /// `afterAll` threw after its tests passed.
+    const JEST_JSON: &str = r#"{
+      "numFailedTestSuites": 3, "success": false,
+      "testResults": [
+        {"name": "/nonexistent-wt/web/tests/math.test.js", "status": "failed",
+         "message": "  \u001b[1m● fails\u001b[22m\n\n    expect(received).toBe(expected)",
+         "assertionResults": [
+           {"ancestorTitles": [], "fullName": "adds", "status": "passed", "title": "adds", "failureMessages": [], "invocations": 1, "retryReasons": []},
+           {"ancestorTitles": [], "fullName": "adds twice", "status": "pending", "title": "adds twice", "failureMessages": []},
+           {"ancestorTitles": [], "fullName": "fails", "status": "failed", "title": "fails",
+            "failureMessages": ["Error: \u001b[2mexpect(\u001b[22mreceived).toBe(expected) // Object.is equality\n\nExpected: 3"]},
+           {"ancestorTitles": [], "fullName": "later", "status": "todo", "title": "later", "failureMessages": []},
+           {"ancestorTitles": ["math"], "fullName": "math flaky", "status": "passed", "title": "flaky", "failureMessages": [],
+            "invocations": 2, "retryReasons": ["Error: first attempt failed"]},
+           {"ancestorTitles": ["math"], "fullName": "math flaky2", "status": "passed", "title": "flaky2", "failureMessages": [],
+            "invocations": 3, "retryReasons": []}
+         ]},
+        {"name": "/nonexistent-wt/web/tests/missing.test.js", "status": "failed",
+         "message": "  ● Test suite failed to run\n\n    Cannot find module '../src/gone' from 'tests/missing.test.js'\n\n      at Object.require (tests/missing.test.js:1:18)\n",
+         "assertionResults": []},
+        {"name": "/nonexistent-wt/web/tests/hook.test.js", "status": "failed",
+         "message": "  ● Test suite failed to run\n\n    afterAll boom",
+         "assertionResults": [
+           {"ancestorTitles": [], "fullName": "ok", "status": "passed", "title": "ok", "failureMessages": []}
+         ]},
+        {"name": "/nonexistent-wt/web/tests/empty.test.js", "status": "failed",
+         "message": "  ● Test suite failed to run\n\n    Your test suite must contain at least one test.\n",
+         "assertionResults": []}
+      ]
+    }"#;
+
+    #[test]
+    fn jest_results() {
+        let files = parse_results(JEST_JSON.as_bytes()).unwrap();
+        assert!(!files[0].message.contains('\u{1b}'));
+        let obs = observe(&ctx(), &files);
+        let status = |id: &str| obs.tests.get(id).map(|t| t.0);
+        assert_eq!(status("tests/math.test.js > adds"), Some(JsStatus::Passed));
+        assert_eq!(
+            status("tests/math.test.js > adds twice"),
+            Some(JsStatus::NotRun)
+        );
+        assert_eq!(status("tests/math.test.js > later"), Some(JsStatus::NotRun));
+        assert_eq!(
+            obs.tests["tests/math.test.js > fails"],
+            (
+                JsStatus::Failed,
+                Some(
+                    "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3"
+                        .to_string()
+                )
+            )
+        );
+        // Passed only on a retry: a failure.
+        assert_eq!(
+            obs.tests["tests/math.test.js > math > flaky"],
+            (
+                JsStatus::Failed,
+                Some(
+                    "passed only after a retry; an earlier attempt failed: Error: first attempt failed"
+                        .to_string()
+                )
+            )
+        );
+        assert_eq!(
+            obs.tests["tests/math.test.js > math > flaky2"],
+            (
+                JsStatus::Failed,
+                Some("passed only after a retry (3 attempts)".to_string())
+            )
+        );
+        assert_eq!(
+            obs.broken.keys().collect::<Vec<_>>(),
+            vec!["tests/missing.test.js"]
+        );
+        assert_eq!(
+            obs.file_errors.keys().collect::<Vec<_>>(),
+            vec!["tests/hook.test.js"]
+        );
+        assert_eq!(
+            status("tests/hook.test.js > ok"),
+            Some(JsStatus::Passed),
+            "the caller decides not to believe it"
+        );
+        assert!(obs.any_failed);
+        assert_eq!(agreement(JsTool::Jest, Some(1), &obs), (true, None));
+        assert!(!agreement(JsTool::Jest, Some(0), &obs).0);
+        assert!(!agreement(JsTool::Jest, Some(2), &obs).0);
+        assert!(!agreement(JsTool::Jest, None, &obs).0);
+    }
+
+    /// Runs [`judge`] over literal results as `run` would.
+    fn judged(json: &str, exit: Option<i32>, ids: &[&str]) -> (RunReport, Vec<String>) {
+        let c = ctx();
+        let obs = observe(&c, &parse_results(json.as_bytes()).unwrap());
+        let mut report = RunReport {
+            outcomes: ids
+                .iter()
+                .map(|id| (id.to_string(), Outcome::NotObserved))
+                .collect(),
+            ..RunReport::default()
+        };
+        let runnable: Vec<(&str, &str)> = ids
+            .iter()
+            .map(|id| (*id, split_id(id).unwrap().0))
+            .collect();
+        let mut problems = Vec::new();
+        judge(
+            JsTool::Vitest,
+            &c,
+            &runnable,
+            &obs,
+            exit,
+            &mut report,
+            &mut problems,
+        );
+        (report, problems)
+    }
+
+    #[test]
+    fn vitest_outcomes() {
+        let ids = [
+            "tests/math.test.js > adds",
+            "tests/math.test.js > adds twice",
+            "tests/math.test.js > fails",
+            "tests/math.test.js > later",
+            "tests/math.test.js > math > inner > deep",
+            "tests/math.test.js > math inner > deep",
+            "tests/math.test.js > add",
+            "tests/math.test.js > dup",
+            "tests/broken.test.js > uses gone",
+            "tests/empty.test.js > x",
+        ];
+        let (report, problems) = judged(VITEST_JSON, Some(1), &ids);
+        let got: Vec<(&str, Outcome)> = report
+            .outcomes
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("tests/broken.test.js > uses gone", Outcome::BuildFail),
+                ("tests/empty.test.js > x", Outcome::NotObserved),
+                ("tests/math.test.js > add", Outcome::NotObserved),
+                ("tests/math.test.js > adds", Outcome::Pass),
+                ("tests/math.test.js > adds twice", Outcome::NotObserved),
+                ("tests/math.test.js > dup", Outcome::Fail),
+                ("tests/math.test.js > fails", Outcome::Fail),
+                ("tests/math.test.js > later", Outcome::NotObserved),
+                ("tests/math.test.js > math > inner > deep", Outcome::Pass),
+                (
+                    "tests/math.test.js > math inner > deep",
+                    Outcome::NotObserved
+                ),
+            ]
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            report.messages["tests/math.test.js > fails"],
+            "AssertionError: expected 2 to be 3 // Object.is equality"
+        );
+        assert_eq!(report.messages.len(), 2);
+        let bf = report.build_failure.unwrap();
+        assert_eq!(bf.diagnostic_files, vec!["web/tests/broken.test.js"]);
+
+        // Exit 0 although the results show failures, or no exit code at all: no pass is
+        // believed, failures stay failures.
+        for exit in [Some(0), Some(2), None] {
+            let (report, _) = judged(VITEST_JSON, exit, &ids);
+            assert_eq!(
+                report.outcomes["tests/math.test.js > adds"],
+                Outcome::NotObserved,
+                "{exit:?}"
+            );
+            assert_eq!(
+                report.outcomes["tests/math.test.js > fails"],
+                Outcome::Fail,
+                "{exit:?}"
+            );
+        }
+        let (_, problems) = judged(VITEST_JSON, Some(0), &ids);
+        assert_eq!(
+            problems,
+            vec!["vitest exited with code 0 but its results show failures"]
+        );
+    }
+
+    #[test]
+    fn jest_outcomes() {
+        let ids = [
+            "tests/math.test.js > adds",
+            "tests/math.test.js > adds twice",
+            "tests/math.test.js > fails",
+            "tests/math.test.js > math > flaky",
+            "tests/missing.test.js > uses gone",
+            "tests/hook.test.js > ok",
+        ];
+        let (report, problems) = judged(JEST_JSON, Some(1), &ids);
+        assert_eq!(report.outcomes["tests/math.test.js > adds"], Outcome::Pass);
+        // Filtered out by the pattern: `pending`, never a pass.
+        assert_eq!(
+            report.outcomes["tests/math.test.js > adds twice"],
+            Outcome::NotObserved
+        );
+        assert_eq!(report.outcomes["tests/math.test.js > fails"], Outcome::Fail);
+        assert_eq!(
+            report.messages["tests/math.test.js > fails"],
+            "Error: expect(received).toBe(expected) // Object.is equality"
+        );
+        assert_eq!(
+            report.outcomes["tests/math.test.js > math > flaky"],
+            Outcome::Fail
+        );
+        assert_eq!(
+            report.outcomes["tests/missing.test.js > uses gone"],
+            Outcome::BuildFail
+        );
+        // Its file failed after the test passed (an `afterAll` that threw).
+        assert_eq!(
+            report.outcomes["tests/hook.test.js > ok"],
+            Outcome::NotObserved
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("tests/hook.test.js: the file failed outside its tests"));
+        assert_eq!(
+            report.build_failure.unwrap().diagnostic_files,
+            vec!["web/tests/missing.test.js"]
+        );
+    }
+
+    #[test]
+    fn exit_code_must_agree() {
+        let all_pass = r#"{"testResults": [{"name": "/nonexistent-wt/web/a.test.js", "status": "passed", "message": "",
+            "assertionResults": [{"ancestorTitles": [], "title": "a", "status": "passed"}]}]}"#;
+        let obs = observe(&ctx(), &parse_results(all_pass.as_bytes()).unwrap());
+        assert_eq!(agreement(JsTool::Vitest, Some(0), &obs), (true, None));
+        let (ok, problem) = agreement(JsTool::Vitest, Some(1), &obs);
+        assert!(!ok);
+        assert_eq!(
+            problem.as_deref(),
+            Some("vitest exited with code 1 but its results show no failures")
+        );
+    }
+
+    #[test]
+    fn a_retried_pass_fails_without_spoiling_the_others() {
+        // vitest exits 0 when a test passed on its retry; that test is a failure for us, the
+        // exit code still agrees with the rest.
+        let json = r#"{"testResults": [{"name": "/nonexistent-wt/web/a.test.js", "status": "passed", "message": "",
+            "assertionResults": [
+              {"ancestorTitles": [], "title": "a", "status": "passed", "failureMessages": []},
+              {"ancestorTitles": [], "title": "flaky", "status": "passed", "failureMessages": ["AssertionError: expected 1 to be 2"]}
+            ]}]}"#;
+        let ids = ["a.test.js > a", "a.test.js > flaky"];
+        let (report, problems) = judged(json, Some(0), &ids);
+        assert_eq!(report.outcomes["a.test.js > a"], Outcome::Pass);
+        assert_eq!(report.outcomes["a.test.js > flaky"], Outcome::Fail);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            report.messages["a.test.js > flaky"],
+            "passed only after a retry; an earlier attempt failed: AssertionError: expected 1 to be 2"
+        );
+    }
+
+    #[test]
+    fn malformed_results_are_errors() {
+        assert!(parse_results(b"").is_err());
+        assert!(parse_results(b"{}").is_err());
+        assert!(parse_results(br#"{"testResults": [{"status": "passed"}]}"#).is_err());
+        assert!(parse_results(
+            br#"{"testResults": [{"name": "a", "assertionResults": [{"title": "t"}]}]}"#
+        )
+        .is_err());
+        assert!(parse_results(
+            br#"{"testResults": [{"name": "a", "assertionResults": [{"title": "t", "status": "passed", "ancestorTitles": [1]}]}]}"#
+        )
+        .is_err());
+        assert_eq!(
+            parse_results(br#"{"testResults": []}"#).unwrap(),
+            Vec::<JsFile>::new()
+        );
+    }
+
+    #[test]
+    fn files_named_in_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let dir = wt.join("web");
+        for f in [
+            "tests/a.test.js",
+            "src/bad.js",
+            "src/other.ts",
+            "node_modules/x/index.js",
+        ] {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+        }
+        std::fs::write(wt.join("outside.js"), "").unwrap();
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: dir.clone(),
+            scratch: tmp.path().join("scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        };
+        let d = dir.display();
+        let text = format!(
+            "Cannot find module '../src/other.ts' from 'tests/a.test.js'\n\
+             SyntaxError: {d}/src/bad.js: Unexpected token (1:12)\n\
+             at Object.require (tests/a.test.js:1:17)\n\
+             at x ({d}/node_modules/x/index.js:3:4)\n\
+             at y (../outside.js:1:1)\n\
+             Parse failure: Expression expected\nAt file: /src/other.ts:1:19\n\
+             {d}/src/missing.js:1:1\n"
+        );
+        assert_eq!(
+            mentioned_files(&c, &text),
+            vec![
+                "web/src/bad.js",
+                "web/tests/a.test.js",
+                "outside.js",
+                "web/src/other.ts"
+            ]
+        );
+        // A bare module specifier relative to its importer is not taken.
+        assert!(
+            mentioned_files(&c, "Cannot find module '../src/bad.js' imported from 'x'").is_empty()
+        );
+    }
+
+    #[test]
+    fn bin_lookup() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let dir = wt.join("packages/web");
+        std::fs::create_dir_all(&dir).unwrap();
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: dir.clone(),
+            scratch: tmp.path().join("scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        };
+        assert_eq!(find_bin(&c, "vitest"), None);
+        // Above the worktree does not count.
+        std::fs::create_dir_all(tmp.path().join("node_modules/.bin")).unwrap();
+        std::fs::write(tmp.path().join("node_modules/.bin/vitest"), "").unwrap();
+        assert_eq!(find_bin(&c, "vitest"), None);
+        // Hoisted to the repository root.
+        std::fs::create_dir_all(wt.join("node_modules/.bin")).unwrap();
+        std::fs::write(wt.join("node_modules/.bin/vitest"), "").unwrap();
+        assert_eq!(
+            find_bin(&c, "vitest"),
+            Some(wt.join("node_modules/.bin/vitest"))
+        );
+        std::fs::create_dir_all(dir.join("node_modules/.bin")).unwrap();
+        std::fs::write(dir.join("node_modules/.bin/vitest"), "").unwrap();
+        assert_eq!(
+            find_bin(&c, "vitest"),
+            Some(dir.join("node_modules/.bin/vitest"))
+        );
+    }
+}

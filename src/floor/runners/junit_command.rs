@@ -1,0 +1,278 @@
+//! The generic `junit-command` adapter: any command that runs tests and writes JUnit XML.
+//!
+//! The command (the runner's `command`, run with `sh -c` in the runner's root) must write its
+//! JUnit XML to the path in `$SHIPMOOR_JUNIT_OUT`, a file of our own outside the worktree. It
+//! may read `$SHIPMOOR_TESTS` (the requested ids, one per line) to run fewer tests; it need not.
+//!
+//! Test ids are `<classname> <name>` as the JUnit file spells them; `TestCase.file` is the
+//! testcase's `file` attribute made repo-relative, when there is one.
+//!
+//! A generic command cannot list tests without running them, so listing runs the command once
+//! and reads every testcase it reported. A test passes only when its testcase is present and
+//! passed and the exit code agrees (0 with no failure in the file, non-zero with one); a command
+//! that exits non-zero with no failure in its file, or writes no file, is a problem and its
+//! tests are not observed. Build failures cannot be told apart from other failures here.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+
+use super::cargo::{exec, exit_problem, join_problems, worktree_relative};
+use super::junit::{parse_junit, JunitCase, JunitStatus};
+use super::{first_message_line, ListReport, Outcome, RunCtx, RunReport, Runner, TestCase};
+use crate::acceptance::RunnerConfig;
+use crate::error::InputError;
+
+pub struct JunitCommand {
+    config: RunnerConfig,
+}
+
+impl JunitCommand {
+    pub fn new(config: RunnerConfig) -> Self {
+        JunitCommand { config }
+    }
+
+    /// Runs the command; returns the testcases it reported (or why none can be believed).
+    fn run_command(
+        &self,
+        ctx: &RunCtx,
+        requested: &[String],
+        invocations: &mut Vec<super::Invocation>,
+    ) -> Result<(Vec<JunitCase>, Option<i32>), String> {
+        let command = self.config.command.clone().unwrap_or_default();
+        let out = ctx.scratch.join("junit.xml");
+        let _ = std::fs::remove_file(&out);
+        let mut args: Vec<OsString> = vec![OsString::from("-c"), OsString::from(&command)];
+        args.extend(self.config.args.iter().map(OsString::from));
+        let env = vec![
+            (
+                OsString::from("SHIPMOOR_JUNIT_OUT"),
+                out.as_os_str().to_owned(),
+            ),
+            (
+                OsString::from("SHIPMOOR_TESTS"),
+                OsString::from(requested.join("\n")),
+            ),
+        ];
+        let mut ran = exec(ctx, OsStr::new("sh"), &args, &ctx.dir, &env);
+        let bytes = std::fs::read(&out).ok();
+        ran.invocation.results = bytes.clone();
+        ran.invocation.results_type = Some("application/xml".into());
+        let problem = ran.operational_problem("junit-command");
+        let exit = ran.captured().exit_code;
+        let exit_text = exit_problem("junit-command", ran.captured());
+        invocations.push(ran.invocation);
+        if let Some(p) = problem {
+            return Err(p);
+        }
+        let Some(bytes) = bytes else {
+            return Err(format!(
+                "{exit_text}; it wrote no JUnit XML to $SHIPMOOR_JUNIT_OUT"
+            ));
+        };
+        let cases = parse_junit(&bytes).map_err(|e| format!("its JUnit XML is unreadable: {e}"))?;
+        Ok((cases, exit))
+    }
+}
+
+fn id_of(c: &JunitCase) -> String {
+    format!("{} {}", c.classname, c.name)
+}
+
+impl Runner for JunitCommand {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    fn check_tool(&self) -> Result<(), InputError> {
+        match super::super::process::which("sh") {
+            Some(_) => Ok(()),
+            None => Err(InputError::new(
+                "`sh` is not on PATH; junit-command runs its command with `sh -c`",
+            )
+            .help("install a POSIX shell")),
+        }
+    }
+
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        let name = rel_path
+            .rsplit('/')
+            .next()
+            .unwrap_or(rel_path)
+            .to_ascii_lowercase();
+        rel_path
+            .split('/')
+            .any(|c| matches!(c, "tests" | "test" | "__tests__" | "spec" | "testdata"))
+            || name.starts_with("test_")
+            || name.contains("_test.")
+            || name.contains(".test.")
+            || name.contains("_spec.")
+            || name.contains(".spec.")
+    }
+
+    fn list(&self, ctx: &RunCtx) -> ListReport {
+        let mut report = ListReport::default();
+        match self.run_command(ctx, &[], &mut report.invocations) {
+            Ok((cases, _)) => {
+                let mut tests: Vec<TestCase> = cases
+                    .iter()
+                    .map(|c| TestCase {
+                        id: id_of(c),
+                        file: c.file.as_deref().and_then(|f| {
+                            let p = std::path::Path::new(f);
+                            let abs = if p.is_absolute() {
+                                p.to_path_buf()
+                            } else {
+                                ctx.dir.join(p)
+                            };
+                            worktree_relative(ctx, &abs)
+                        }),
+                    })
+                    .collect();
+                tests.sort();
+                tests.dedup();
+                report.tests = tests;
+            }
+            Err(p) => report.problem = Some(p),
+        }
+        report
+    }
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        let mut report = RunReport {
+            outcomes: ids
+                .iter()
+                .map(|id| (id.clone(), Outcome::NotObserved))
+                .collect(),
+            ..RunReport::default()
+        };
+        if ids.is_empty() {
+            return report;
+        }
+        let (cases, exit) = match self.run_command(ctx, ids, &mut report.invocations) {
+            Ok(r) => r,
+            Err(p) => {
+                report.problem = Some(p);
+                return report;
+            }
+        };
+        let any_failed = cases
+            .iter()
+            .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored));
+        let agrees = match exit {
+            Some(0) => !any_failed,
+            Some(_) => any_failed,
+            None => false,
+        };
+        let mut problems = Vec::new();
+        if !agrees {
+            problems.push(format!(
+                "junit-command exited with code {} but its JUnit file {} failures",
+                exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into()),
+                if any_failed { "has" } else { "has no" }
+            ));
+        }
+        let by_id: BTreeMap<String, &JunitCase> = cases.iter().map(|c| (id_of(c), c)).collect();
+        for id in ids {
+            let Some(c) = by_id.get(id) else { continue };
+            let outcome = match c.status {
+                JunitStatus::Passed if agrees => Outcome::Pass,
+                JunitStatus::Failed | JunitStatus::Errored => Outcome::Fail,
+                _ => Outcome::NotObserved,
+            };
+            if outcome == Outcome::Fail {
+                if let Some(m) = first_message_line(c.message.as_deref(), c.text.as_deref()) {
+                    report.messages.insert(id.clone(), m);
+                }
+            }
+            report.outcomes.insert(id.clone(), outcome);
+        }
+        report.problem = join_problems(problems);
+        report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn runner(command: &str) -> JunitCommand {
+        JunitCommand::new(RunnerConfig {
+            kind: crate::acceptance::RunnerKind::JunitCommand,
+            root: ".".into(),
+            args: vec![],
+            setup: None,
+            command: Some(command.into()),
+            line: 0,
+        })
+    }
+
+    fn ctx(dir: &std::path::Path, scratch: &std::path::Path) -> RunCtx {
+        RunCtx {
+            worktree: dir.to_path_buf(),
+            dir: dir.to_path_buf(),
+            scratch: scratch.to_path_buf(),
+            timeout: Duration::from_secs(60),
+            env: vec![],
+        }
+    }
+
+    const XML: &str = r#"<testsuites><testsuite name="s"><testcase classname="suite.A" name="ok" file="tests/a.sh"/><testcase classname="suite.A" name="bad"><failure message="expected 1, got 2"/></testcase><testcase classname="suite.A" name="later"><skipped/></testcase></testsuite></testsuites>"#;
+
+    fn script(dir: &std::path::Path, exit: i32) {
+        std::fs::write(dir.join("junit.xml.src"), XML).unwrap();
+        std::fs::write(
+            dir.join("run.sh"),
+            format!("cp junit.xml.src \"$SHIPMOOR_JUNIT_OUT\"\nexit {exit}\n"),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn lists_and_runs_from_the_junit_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        script(dir.path(), 1);
+        let r = runner("sh run.sh");
+        let listed = r.list(&ctx(dir.path(), scratch.path()));
+        assert_eq!(listed.problem, None);
+        let ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["suite.A bad", "suite.A later", "suite.A ok"]);
+        assert_eq!(listed.tests[2].file.as_deref(), Some("tests/a.sh"));
+        let want: Vec<String> = [
+            "suite.A ok",
+            "suite.A bad",
+            "suite.A later",
+            "suite.A nothing",
+        ]
+        .map(String::from)
+        .to_vec();
+        let run = r.run(&ctx(dir.path(), scratch.path()), &want);
+        assert_eq!(run.problem, None);
+        assert_eq!(run.outcomes["suite.A ok"], Outcome::Pass);
+        assert_eq!(run.outcomes["suite.A bad"], Outcome::Fail);
+        assert_eq!(run.outcomes["suite.A later"], Outcome::NotObserved);
+        assert_eq!(run.outcomes["suite.A nothing"], Outcome::NotObserved);
+        assert_eq!(run.messages["suite.A bad"], "expected 1, got 2");
+    }
+
+    #[test]
+    fn an_exit_code_that_disagrees_with_the_file_is_never_a_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        // Failures in the file, but exit 0.
+        script(dir.path(), 0);
+        let run = runner("sh run.sh").run(&ctx(dir.path(), scratch.path()), &["suite.A ok".into()]);
+        assert_eq!(run.outcomes["suite.A ok"], Outcome::NotObserved);
+        assert!(run.problem.is_some());
+    }
+
+    #[test]
+    fn no_file_is_a_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let run = runner("exit 0").run(&ctx(dir.path(), scratch.path()), &["a b".into()]);
+        assert_eq!(run.outcomes["a b"], Outcome::NotObserved);
+        assert!(run.problem.unwrap().contains("wrote no JUnit XML"));
+    }
+}

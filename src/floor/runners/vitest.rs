@@ -1,0 +1,71 @@
+//! vitest adapter.
+//!
+//! Test ids are `<file relative to the runner root> > <describe> > … > <test name>`
+//! (`tests/refund.test.ts > refund > rejects twice`): the file, then vitest's own ` > ` join of
+//! the test's full name. The shared machinery, and why each step is done the way it is, is in
+//! [`super::js`]; this file only names the commands.
+//!
+//! The binary is the project's own `node_modules/.bin/vitest` (in the runner's root or the
+//! nearest directory above it inside the worktree), with `CI=1 NO_COLOR=1`.
+//!
+//! # list
+//! In: the project in `ctx.dir`. Out: every test of every test file vitest finds, including
+//! `test.skip` and `test.todo` (which `vitest list` would omit).
+//! `vitest run --reporter=json --outputFile=$SCRATCH/vitest-list.json --no-coverage --no-cache
+//! --retry=0 --passWithNoTests <args> --testNamePattern=(?!)`: the pattern matches no name, so
+//! every file is loaded and collected and no test runs; a file that fails to load (a syntax
+//! error, an import of a missing module) shows as a failed file without tests: a build failure.
+//! (`vitest list --json` writes nothing at all as soon as one file fails to load.)
+//!
+//! # run
+//! In: test ids. Out: one outcome per id.
+//! `vitest run --reporter=json --outputFile=$SCRATCH/vitest.json --no-coverage --no-cache
+//! --retry=0 --passWithNoTests <args> --testNamePattern=^(?:<names>)$ <files>`: the ids' files as
+//! filters (vitest matches them as substrings of the test files' paths, so a similarly named
+//! file may run too; harmless, results are mapped by exact id) and an anchored pattern over the
+//! full names as vitest builds them for `-t` (titles joined by single spaces). A test passes only
+//! when its exact id says `passed` and the exit code agrees (0 when nothing failed, 1 when a test
+//! or a file failed). vitest's JSON statuses: `passed`, `failed`, `skipped` (also what `-t`
+//! filtered out), `pending`, `todo`.
+//!
+//! Note: vitest (through vite's SSR transform) does not check named imports, so a test file that
+//! imports a name the module does not export loads fine and its tests fail at run time (`Fail`,
+//! "… is not a function"); only a missing module or a syntax error fails the file.
+
+use super::js::{self, JsTool};
+use super::*;
+
+pub struct Vitest {
+    config: RunnerConfig,
+}
+
+impl Vitest {
+    pub fn new(config: RunnerConfig) -> Self {
+        Vitest { config }
+    }
+}
+
+impl Runner for Vitest {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// `node --version` works; the project's own vitest is looked for when listing.
+    fn check_tool(&self) -> Result<(), InputError> {
+        js::check_node()
+    }
+
+    /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
+    /// `test` or `tests`.
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        js::is_js_test_file(rel_path)
+    }
+
+    fn list(&self, ctx: &RunCtx) -> ListReport {
+        js::list(JsTool::Vitest, &self.config, ctx)
+    }
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        js::run(JsTool::Vitest, &self.config, ctx, ids)
+    }
+}

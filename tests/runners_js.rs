@@ -1,0 +1,667 @@
+//! The vitest and jest adapters against real tiny projects: listing (skipped and todo tests
+//! included), running passing, failing, skipped and filtered tests, names that are prefixes of
+//! each other, test files that do not load (build failures), ids that do not exist (never a
+//! pass), and a project without `node_modules`.
+//!
+//! The tools are installed once per `cargo test` run (and kept between runs) with npm into
+//! `$CARGO_TARGET_TMPDIR/js-tools/<tool>`, under a lock directory because nextest runs each test
+//! in its own process; each fixture project links that `node_modules`. These tests need `node`
+//! and `npm` and fail, naming what is missing, without them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
+
+use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+
+// ---------------------------------------------------------------------------------------------
+// Installing the tools once
+// ---------------------------------------------------------------------------------------------
+
+fn require_program(program: &str) {
+    let ok = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "`{program} --version` does not run: the vitest/jest adapter tests need Node.js 20+ with \
+         npm on PATH (https://nodejs.org)"
+    );
+}
+
+/// A lock directory, removed on drop.
+struct Lock(PathBuf);
+
+impl Lock {
+    fn acquire(path: PathBuf) -> Lock {
+        let start = Instant::now();
+        loop {
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    std::fs::write(path.join("pid"), std::process::id().to_string()).unwrap();
+                    return Lock(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if Lock::stale(&path) {
+                        let _ = std::fs::remove_dir_all(&path);
+                        continue;
+                    }
+                    assert!(
+                        start.elapsed() < Duration::from_secs(900),
+                        "waited 15 minutes for the lock {}; remove it if no test run holds it",
+                        path.display()
+                    );
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => panic!("cannot create the lock {}: {e}", path.display()),
+            }
+        }
+    }
+
+    /// The holder is gone: its process no longer exists, or it died before writing its pid.
+    fn stale(path: &Path) -> bool {
+        match std::fs::read_to_string(path.join("pid")) {
+            Ok(pid) => {
+                Path::new("/proc/self").exists() && !Path::new("/proc").join(pid.trim()).exists()
+            }
+            Err(_) => std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| SystemTime::now().duration_since(t).ok())
+                .is_some_and(|age| age > Duration::from_secs(60)),
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The `node_modules` directory holding `spec` (`vitest@3`), installed once.
+fn install(tool: &str, spec: &str) -> PathBuf {
+    require_program("node");
+    require_program("npm");
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("js-tools");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = base.join(tool);
+    let marker = dir.join(".installed");
+    let done = || std::fs::read_to_string(&marker).is_ok_and(|s| s == spec);
+    if done() {
+        return dir.join("node_modules");
+    }
+    let _lock = Lock::acquire(base.join(format!("{tool}.lock")));
+    if done() {
+        return dir.join("node_modules");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("package.json"),
+        format!("{{\"name\": \"shipmoor-test-{tool}\", \"private\": true}}\n"),
+    )
+    .unwrap();
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", spec])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "`npm install {spec}` failed in {}:\n{}\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dir.join("node_modules/.bin").join(tool).exists(),
+        "npm installed {spec} but there is no node_modules/.bin/{tool}"
+    );
+    std::fs::write(&marker, spec).unwrap();
+    dir.join("node_modules")
+}
+
+fn node_modules(kind: RunnerKind) -> PathBuf {
+    static VITEST: OnceLock<PathBuf> = OnceLock::new();
+    static JEST: OnceLock<PathBuf> = OnceLock::new();
+    match kind {
+        RunnerKind::Vitest => VITEST.get_or_init(|| install("vitest", "vitest@3")).clone(),
+        RunnerKind::Jest => JEST.get_or_init(|| install("jest", "jest@29")).clone(),
+        _ => unreachable!(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    worktree: PathBuf,
+    dir: PathBuf,
+    scratch_root: PathBuf,
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A project in `<worktree>/web`, with the tool's `node_modules` linked in when `install`.
+fn fixture(kind: RunnerKind, files: &[(&str, &str)], install: bool) -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let worktree = tmp.path().join("wt");
+    let dir = worktree.join("web");
+    for (path, text) in files {
+        write(&dir.join(path), text);
+    }
+    if install {
+        std::os::unix::fs::symlink(node_modules(kind), dir.join("node_modules")).unwrap();
+    }
+    let scratch_root = tmp.path().join("scratch");
+    Fixture {
+        worktree,
+        dir,
+        scratch_root,
+        _tmp: tmp,
+    }
+}
+
+impl Fixture {
+    fn ctx(&self, label: &str) -> RunCtx {
+        let scratch = self.scratch_root.join(label);
+        std::fs::create_dir_all(&scratch).unwrap();
+        RunCtx {
+            worktree: self.worktree.clone(),
+            dir: self.dir.clone(),
+            scratch,
+            timeout: Duration::from_secs(300),
+            env: vec![],
+        }
+    }
+}
+
+fn adapter(kind: RunnerKind) -> Box<dyn Runner> {
+    runners::adapter(RunnerConfig {
+        kind,
+        root: "web".into(),
+        args: vec![],
+        setup: None,
+        command: None,
+        line: 1,
+    })
+    .unwrap()
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn outcomes(list: &[(&str, Outcome)]) -> BTreeMap<String, Outcome> {
+    list.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// The status of each test in the last invocation's results file, by full name.
+fn statuses(report: &runners::RunReport) -> BTreeMap<String, String> {
+    let results = report
+        .invocations
+        .last()
+        .and_then(|i| i.results.as_ref())
+        .expect("a results file");
+    let v: serde_json::Value = serde_json::from_slice(results).unwrap();
+    let mut out = BTreeMap::new();
+    for f in v["testResults"].as_array().unwrap() {
+        for t in f["assertionResults"].as_array().unwrap() {
+            out.insert(
+                t["fullName"].as_str().unwrap().to_string(),
+                t["status"].as_str().unwrap().to_string(),
+            );
+        }
+    }
+    out
+}
+
+const VITEST_PACKAGE: &str = r#"{"name": "fx", "private": true, "type": "module"}"#;
+const JEST_PACKAGE: &str = r#"{"name": "fx", "private": true}"#;
+
+const VITEST_MATH: &str = "export function add(a, b) {\n  return a + b;\n}\n";
+const JEST_MATH: &str = "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n";
+
+const VITEST_TEST: &str = r#"import { describe, expect, test } from 'vitest';
+import { add } from '../src/math.js';
+
+test('adds', () => {
+  expect(add(1, 2)).toBe(3);
+});
+
+// Fails; its name starts with the name of the test above.
+test('adds twice', () => {
+  expect(add(add(1, 2), 2)).toBe(4);
+});
+
+test.skip('skipped', () => {});
+
+test.todo('later');
+
+describe('math', () => {
+  test('adds (a|b) [x]', () => {
+    expect(add(0, 0)).toBe(0);
+  });
+  describe('inner', () => {
+    test('deep', () => {
+      expect(add(-1, 1)).toBe(0);
+    });
+  });
+});
+"#;
+
+const VITEST_OTHER: &str = r#"import { expect, test } from 'vitest';
+import { add } from '../src/math.js';
+
+test('adds', () => {
+  expect(add(2, 2)).toBe(4);
+});
+"#;
+
+const JEST_TEST: &str = r#"const { add } = require('../src/math');
+
+test('adds', () => {
+  expect(add(1, 2)).toBe(3);
+});
+
+// Fails; its name starts with the name of the test above.
+test('adds twice', () => {
+  expect(add(add(1, 2), 2)).toBe(4);
+});
+
+// Fails; jest's -t is case-insensitive, so asking for `adds` runs this one too.
+test('ADDS', () => {
+  expect(add(1, 1)).toBe(3);
+});
+
+test.skip('skipped', () => {});
+
+test.todo('later');
+
+describe('math', () => {
+  test('adds (a|b) [x]', () => {
+    expect(add(0, 0)).toBe(0);
+  });
+  describe('inner', () => {
+    test('deep', () => {
+      expect(add(-1, 1)).toBe(0);
+    });
+  });
+});
+"#;
+
+const JEST_OTHER: &str = r#"const { add } = require('../src/math');
+
+test('adds', () => {
+  expect(add(2, 2)).toBe(4);
+});
+"#;
+
+fn good_project(kind: RunnerKind) -> Vec<(&'static str, &'static str)> {
+    match kind {
+        RunnerKind::Vitest => vec![
+            ("package.json", VITEST_PACKAGE),
+            ("src/math.js", VITEST_MATH),
+            ("tests/math.test.js", VITEST_TEST),
+            ("tests/other.test.js", VITEST_OTHER),
+        ],
+        _ => vec![
+            ("package.json", JEST_PACKAGE),
+            ("src/math.js", JEST_MATH),
+            ("tests/math.test.js", JEST_TEST),
+            ("tests/other.test.js", JEST_OTHER),
+        ],
+    }
+}
+
+/// The good project plus a test file importing a module that does not exist, one importing a
+/// module with a syntax error, and a test that passes only when retried.
+fn broken_project(kind: RunnerKind) -> Vec<(&'static str, &'static str)> {
+    let mut files = good_project(kind);
+    match kind {
+        RunnerKind::Vitest => files.extend([
+            (
+                "tests/gone.test.js",
+                "import { expect, test } from 'vitest';\nimport { gone } from '../src/gone.js';\n\ntest('uses gone', () => {\n  expect(gone()).toBe(1);\n});\n",
+            ),
+            (
+                "tests/bad.test.js",
+                "import { expect, test } from 'vitest';\nimport { bad } from '../src/bad.js';\n\ntest('uses bad', () => {\n  expect(bad).toBe(1);\n});\n",
+            ),
+            ("src/bad.js", "export const bad = ;\n"),
+            // Passes on its second attempt only; the test's own `retry` beats `--retry=0`.
+            (
+                "tests/flaky.test.js",
+                "import { expect, test } from 'vitest';\n\nlet n = 0;\ntest('flaky', { retry: 2 }, () => {\n  n += 1;\n  expect(n).toBe(2);\n});\n",
+            ),
+        ]),
+        _ => files.extend([
+            (
+                "tests/gone.test.js",
+                "const { gone } = require('../src/gone');\n\ntest('uses gone', () => {\n  expect(gone()).toBe(1);\n});\n",
+            ),
+            (
+                "tests/bad.test.js",
+                "const { bad } = require('../src/bad');\n\ntest('uses bad', () => {\n  expect(bad).toBe(1);\n});\n",
+            ),
+            ("src/bad.js", "const bad = ;\nmodule.exports = { bad };\n"),
+            // Passes on its second attempt only.
+            (
+                "tests/flaky.test.js",
+                "jest.retryTimes(2);\n\nlet n = 0;\ntest('flaky', () => {\n  n += 1;\n  expect(n).toBe(2);\n});\n",
+            ),
+        ]),
+    }
+    files
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests, each run for both tools
+// ---------------------------------------------------------------------------------------------
+
+fn lists_and_runs(kind: RunnerKind) {
+    let fx = fixture(kind, &good_project(kind), true);
+    let runner = adapter(kind);
+    runner.check_tool().unwrap();
+
+    let listed = runner.list(&fx.ctx("list"));
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    assert!(listed.build_failure.is_none(), "{:?}", listed.build_failure);
+    let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
+    let mut expected = vec![
+        "tests/math.test.js > adds",
+        "tests/math.test.js > adds twice",
+    ];
+    if kind == RunnerKind::Jest {
+        expected.push("tests/math.test.js > ADDS");
+    }
+    expected.extend([
+        "tests/math.test.js > skipped",
+        "tests/math.test.js > later",
+        "tests/math.test.js > math > adds (a|b) [x]",
+        "tests/math.test.js > math > inner > deep",
+        "tests/other.test.js > adds",
+    ]);
+    assert_eq!(listed_ids, expected);
+    for t in &listed.tests {
+        let file = format!("web/{}", t.id.split(" > ").next().unwrap());
+        assert_eq!(t.file.as_deref(), Some(file.as_str()), "{}", t.id);
+    }
+    let list_cmd = &listed.invocations[0].command;
+    assert!(
+        list_cmd
+            .iter()
+            .any(|a| a == &format!("--outputFile=$SCRATCH/{}-list.json", kind.as_str())),
+        "{list_cmd:?}"
+    );
+    assert!(listed.invocations[0].results.is_some());
+
+    let requested = ids(&[
+        "tests/math.test.js > adds",
+        "tests/math.test.js > adds twice",
+        "tests/math.test.js > skipped",
+        "tests/math.test.js > later",
+        "tests/math.test.js > math > adds (a|b) [x]",
+        "tests/math.test.js > math > inner > deep",
+        "tests/other.test.js > adds",
+        // Do not exist: a prefix of two names, a describe block, a missing test, a missing file,
+        // the titles joined the way the tools join full names.
+        "tests/math.test.js > add",
+        "tests/math.test.js > math",
+        "tests/math.test.js > math > nope",
+        "tests/gone.test.js > adds",
+        "tests/math.test.js > math inner deep",
+    ]);
+    let report = runner.run(&fx.ctx("run"), &requested);
+    let expected = outcomes(&[
+        ("tests/math.test.js > adds", Outcome::Pass),
+        ("tests/math.test.js > adds twice", Outcome::Fail),
+        ("tests/math.test.js > skipped", Outcome::NotObserved),
+        ("tests/math.test.js > later", Outcome::NotObserved),
+        ("tests/math.test.js > math > adds (a|b) [x]", Outcome::Pass),
+        ("tests/math.test.js > math > inner > deep", Outcome::Pass),
+        ("tests/other.test.js > adds", Outcome::Pass),
+        ("tests/math.test.js > add", Outcome::NotObserved),
+        ("tests/math.test.js > math", Outcome::NotObserved),
+        ("tests/math.test.js > math > nope", Outcome::NotObserved),
+        ("tests/gone.test.js > adds", Outcome::NotObserved),
+        ("tests/math.test.js > math inner deep", Outcome::NotObserved),
+    ]);
+    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert!(report.problem.is_none(), "{:?}", report.problem);
+    assert!(report.build_failure.is_none());
+    let message = &report.messages["tests/math.test.js > adds twice"];
+    assert!(
+        message.contains("expect") || message.contains("expected"),
+        "{message}"
+    );
+    assert_eq!(report.messages.len(), 1, "{:?}", report.messages);
+    let last = report.invocations.last().unwrap();
+    assert!(
+        last.command
+            .iter()
+            .any(|a| a == &format!("--outputFile=$SCRATCH/{}.json", kind.as_str())),
+        "{:?}",
+        last.command
+    );
+    assert_eq!(last.results_type.as_deref(), Some("application/json"));
+
+    // Only `adds`: `adds twice` (which fails) does not run, and `adds` passes.
+    let report = runner.run(
+        &fx.ctx("one"),
+        &ids(&["tests/math.test.js > adds", "tests/math.test.js > add"]),
+    );
+    assert_eq!(
+        report.outcomes,
+        outcomes(&[
+            ("tests/math.test.js > adds", Outcome::Pass),
+            ("tests/math.test.js > add", Outcome::NotObserved),
+        ]),
+        "problem: {:?}",
+        report.problem
+    );
+    let ran = statuses(&report);
+    assert_eq!(ran["adds"], "passed");
+    assert_ne!(ran["adds twice"], "passed");
+    assert_ne!(ran["adds twice"], "failed");
+    if kind == RunnerKind::Jest {
+        // Case-insensitive: `ADDS` ran and failed; it is not mistaken for `adds`.
+        assert_eq!(ran["ADDS"], "failed");
+        let r = runner.run(&fx.ctx("upper"), &ids(&["tests/math.test.js > ADDS"]));
+        assert_eq!(r.outcomes["tests/math.test.js > ADDS"], Outcome::Fail);
+    } else {
+        assert_eq!(last_exit(&report), Some(0));
+    }
+
+    // Only a skipped test, a todo and ids that do not exist: nothing passes.
+    let report = runner.run(
+        &fx.ctx("none"),
+        &ids(&[
+            "tests/math.test.js > skipped",
+            "tests/math.test.js > later",
+            "tests/math.test.js > adds twic",
+        ]),
+    );
+    assert!(
+        report.outcomes.values().all(|o| *o == Outcome::NotObserved),
+        "{:?}",
+        report.outcomes
+    );
+    assert!(report.problem.is_none(), "{:?}", report.problem);
+}
+
+fn last_exit(report: &runners::RunReport) -> Option<i32> {
+    report.invocations.last().and_then(|i| i.captured.exit_code)
+}
+
+fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
+    let fx = fixture(kind, &broken_project(kind), true);
+    let runner = adapter(kind);
+
+    let listed = runner.list(&fx.ctx("list"));
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    let bf = listed.build_failure.expect("a build failure");
+    assert_eq!(
+        bf.diagnostic_files,
+        vec![
+            "web/tests/bad.test.js",
+            "web/src/bad.js",
+            "web/tests/gone.test.js"
+        ],
+        "{}",
+        bf.excerpt
+    );
+    assert!(bf.excerpt.contains("gone"), "{}", bf.excerpt);
+    // The files that load are still listed.
+    assert!(listed
+        .tests
+        .iter()
+        .any(|t| t.id == "tests/other.test.js > adds"));
+    assert!(!listed.tests.iter().any(|t| t.id.contains("gone")));
+
+    let report = runner.run(
+        &fx.ctx("run"),
+        &ids(&[
+            "tests/gone.test.js > uses gone",
+            "tests/bad.test.js > uses bad",
+            "tests/other.test.js > adds",
+            "tests/flaky.test.js > flaky",
+        ]),
+    );
+    assert_eq!(
+        report.outcomes,
+        outcomes(&[
+            ("tests/gone.test.js > uses gone", Outcome::BuildFail),
+            ("tests/bad.test.js > uses bad", Outcome::BuildFail),
+            ("tests/other.test.js > adds", Outcome::Pass),
+            // Passed only on a retry: never a pass.
+            ("tests/flaky.test.js > flaky", Outcome::Fail),
+        ]),
+        "problem: {:?}",
+        report.problem
+    );
+    assert!(report.problem.is_none(), "{:?}", report.problem);
+    let message = &report.messages["tests/flaky.test.js > flaky"];
+    assert!(
+        message.starts_with("passed only after a retry"),
+        "{message}"
+    );
+    let bf = report.build_failure.expect("a build failure");
+    assert_eq!(
+        bf.diagnostic_files,
+        vec![
+            "web/tests/bad.test.js",
+            "web/src/bad.js",
+            "web/tests/gone.test.js"
+        ]
+    );
+
+    // Only the broken file that holds the requested test is named.
+    let report = runner.run(&fx.ctx("gone"), &ids(&["tests/gone.test.js > uses gone"]));
+    assert_eq!(
+        report.outcomes["tests/gone.test.js > uses gone"],
+        Outcome::BuildFail
+    );
+    assert_eq!(
+        report
+            .build_failure
+            .expect("a build failure")
+            .diagnostic_files,
+        vec!["web/tests/gone.test.js"]
+    );
+}
+
+fn without_node_modules(kind: RunnerKind) {
+    let fx = fixture(kind, &good_project(kind), false);
+    let runner = adapter(kind);
+    let listed = runner.list(&fx.ctx("list"));
+    assert!(listed.tests.is_empty());
+    let problem = listed.problem.expect("a problem");
+    assert!(problem.contains("npm ci"), "{problem}");
+    assert!(
+        problem.contains(&format!("node_modules/.bin/{}", kind.as_str())),
+        "{problem}"
+    );
+    let report = runner.run(&fx.ctx("run"), &ids(&["tests/math.test.js > adds"]));
+    assert_eq!(
+        report.outcomes["tests/math.test.js > adds"],
+        Outcome::NotObserved
+    );
+    assert!(report.problem.is_some_and(|p| p.contains("npm ci")));
+}
+
+fn empty_project(kind: RunnerKind) {
+    let package = if kind == RunnerKind::Vitest {
+        VITEST_PACKAGE
+    } else {
+        JEST_PACKAGE
+    };
+    let fx = fixture(kind, &[("package.json", package), ("src/a.js", "")], true);
+    let listed = adapter(kind).list(&fx.ctx("list"));
+    assert!(listed.tests.is_empty());
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    assert!(listed.build_failure.is_none());
+}
+
+#[test]
+fn vitest_lists_and_runs() {
+    lists_and_runs(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_lists_and_runs() {
+    lists_and_runs(RunnerKind::Jest);
+}
+
+#[test]
+fn vitest_files_that_do_not_load_are_build_failures() {
+    files_that_do_not_load_are_build_failures(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_files_that_do_not_load_are_build_failures() {
+    files_that_do_not_load_are_build_failures(RunnerKind::Jest);
+}
+
+#[test]
+fn vitest_without_node_modules() {
+    without_node_modules(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_without_node_modules() {
+    without_node_modules(RunnerKind::Jest);
+}
+
+#[test]
+fn vitest_empty_project() {
+    empty_project(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_empty_project() {
+    empty_project(RunnerKind::Jest);
+}
+
+#[test]
+fn test_files() {
+    for kind in [RunnerKind::Vitest, RunnerKind::Jest] {
+        let r = adapter(kind);
+        assert!(r.is_test_file("src/refund.test.ts"));
+        assert!(r.is_test_file("src/refund.spec.jsx"));
+        assert!(r.is_test_file("src/__tests__/refund.js"));
+        assert!(r.is_test_file("tests/helpers/data.json"));
+        assert!(!r.is_test_file("src/refund.ts"));
+        assert!(!r.is_test_file("package.json"));
+    }
+}
