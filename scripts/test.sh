@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the tests need when it is missing (pytest from PyPI,
-# cargo-nextest from crates.io); a test whose tool is still missing fails and names the tool.
+# Go from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
+# npm themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -m pytest --version >/dev/null 2>&1 && ! command -v pytest >/dev/null 2>&1; then
   echo "test.sh: installing pytest" >&2
   python3 -m pip install --quiet pytest
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "test.sh: installing Go (Debian's golang-go)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && apt-get install -y -qq golang-go; } >&2 || echo "test.sh: could not install Go; the go tests will fail naming it" >&2
+  else
+    echo "test.sh: Go is missing and this is not root: install golang-go; the go tests will fail naming it" >&2
+  fi
+fi
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "test.sh: node and npm are missing: the vitest and jest tests will fail naming them (install Node.js 20+)" >&2
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: installing cargo-nextest" >&2

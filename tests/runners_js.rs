@@ -10,131 +10,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime};
+
+use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+
+mod common;
+use common::js::node_modules;
 use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
 
 // ---------------------------------------------------------------------------------------------
 // Installing the tools once
 // ---------------------------------------------------------------------------------------------
-
-fn require_program(program: &str) {
-    let ok = Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "`{program} --version` does not run: the vitest/jest adapter tests need Node.js 20+ with \
-         npm on PATH (https://nodejs.org)"
-    );
-}
-
-/// A lock directory, removed on drop.
-struct Lock(PathBuf);
-
-impl Lock {
-    fn acquire(path: PathBuf) -> Lock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    std::fs::write(path.join("pid"), std::process::id().to_string()).unwrap();
-                    return Lock(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if Lock::stale(&path) {
-                        let _ = std::fs::remove_dir_all(&path);
-                        continue;
-                    }
-                    assert!(
-                        start.elapsed() < Duration::from_secs(900),
-                        "waited 15 minutes for the lock {}; remove it if no test run holds it",
-                        path.display()
-                    );
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => panic!("cannot create the lock {}: {e}", path.display()),
-            }
-        }
-    }
-
-    /// The holder is gone: its process no longer exists, or it died before writing its pid.
-    fn stale(path: &Path) -> bool {
-        match std::fs::read_to_string(path.join("pid")) {
-            Ok(pid) => {
-                Path::new("/proc/self").exists() && !Path::new("/proc").join(pid.trim()).exists()
-            }
-            Err(_) => std::fs::metadata(path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|age| age > Duration::from_secs(60)),
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The `node_modules` directory holding `spec` (`vitest@3`), installed once.
-fn install(tool: &str, spec: &str) -> PathBuf {
-    require_program("node");
-    require_program("npm");
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("js-tools");
-    std::fs::create_dir_all(&base).unwrap();
-    let dir = base.join(tool);
-    let marker = dir.join(".installed");
-    let done = || std::fs::read_to_string(&marker).is_ok_and(|s| s == spec);
-    if done() {
-        return dir.join("node_modules");
-    }
-    let _lock = Lock::acquire(base.join(format!("{tool}.lock")));
-    if done() {
-        return dir.join("node_modules");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("package.json"),
-        format!("{{\"name\": \"shipmoor-test-{tool}\", \"private\": true}}\n"),
-    )
-    .unwrap();
-    let out = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", spec])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "`npm install {spec}` failed in {}:\n{}\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        dir.join("node_modules/.bin").join(tool).exists(),
-        "npm installed {spec} but there is no node_modules/.bin/{tool}"
-    );
-    std::fs::write(&marker, spec).unwrap();
-    dir.join("node_modules")
-}
-
-fn node_modules(kind: RunnerKind) -> PathBuf {
-    static VITEST: OnceLock<PathBuf> = OnceLock::new();
-    static JEST: OnceLock<PathBuf> = OnceLock::new();
-    match kind {
-        RunnerKind::Vitest => VITEST.get_or_init(|| install("vitest", "vitest@3")).clone(),
-        RunnerKind::Jest => JEST.get_or_init(|| install("jest", "jest@29")).clone(),
-        _ => unreachable!(),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures

@@ -650,6 +650,14 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 ));
                 cx.run_tests(i, wt, Side::Base, Some(&overlay), &ids, k, &mut base_obs)?;
             }
+            let files: BTreeMap<String, String> = bindings
+                .iter()
+                .flat_map(|b| b.tests())
+                .chain(&guarded)
+                .filter(|t| t.runner == i)
+                .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
+                .collect();
+            cx.isolate_base_build(i, wt, &overlay, &changes, &files, runs, &mut base_obs)?;
             cx.attribute_base_build(i, wt, &input.head, &changes, &take, &ids, &mut base_obs)?;
         }
     }
@@ -1140,6 +1148,83 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// A test whose own file compiled at base can still read `build_fail` there when a
+    /// neighbour laid over from head (another new test file in the same Go package, say) does
+    /// not compile. Such tests are run again at base without the neighbours new at head, so
+    /// that what they report is their own outcome, not the neighbour's.
+    #[allow(clippy::too_many_arguments)]
+    fn isolate_base_build(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        overlay: &OverlayRef,
+        changes: &[Change],
+        files: &BTreeMap<String, String>,
+        runs: u32,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let tainted: Vec<String> = files
+            .iter()
+            .filter(|(id, file)| {
+                obs.get(&(i, (*id).clone())).is_some_and(|o| {
+                    o.outcomes.contains(&Outcome::BuildFail)
+                        && o.build_files.as_ref().is_some_and(|fs| !fs.contains(file))
+                })
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        if tainted.is_empty() {
+            return Ok(());
+        }
+        let own: BTreeSet<&str> = tainted
+            .iter()
+            .filter_map(|id| files.get(id))
+            .map(String::as_str)
+            .collect();
+        let neighbours: Vec<String> = changes
+            .iter()
+            .filter(|c| {
+                c.status == 'A' && overlay.paths.contains(&c.path) && !own.contains(c.path.as_str())
+            })
+            .map(|c| c.path.clone())
+            .collect();
+        if neighbours.is_empty() {
+            return Ok(());
+        }
+        (self.input.progress)(&format!(
+            "base: {} test(s) did not build because of other new test files; running them without those",
+            tainted.len()
+        ));
+        for p in &neighbours {
+            let _ = std::fs::remove_file(wt.path().join(p));
+        }
+        let reduced = OverlayRef {
+            from: overlay.from.clone(),
+            paths: overlay
+                .paths
+                .iter()
+                .filter(|p| !neighbours.contains(p))
+                .cloned()
+                .collect(),
+            deleted: overlay.deleted.clone(),
+        };
+        let mut fresh: BTreeMap<(usize, String), Observed> = BTreeMap::new();
+        let mut outcome = Ok(());
+        for k in 1..=runs {
+            outcome = self.run_tests(i, wt, Side::Base, Some(&reduced), &tainted, k, &mut fresh);
+            if outcome.is_err() {
+                break;
+            }
+        }
+        let head = CommitId::parse(&overlay.from).ok_or_else(|| Error::crash("overlay commit"))?;
+        apply_overlay(wt, &head, &neighbours, &[])?;
+        outcome?;
+        for (key, o) in fresh {
+            obs.insert(key, o);
+        }
+        Ok(())
+    }
+
     /// DESIGN 5.4: a bound test that does not compile at base counts as failing there only when
     /// the errors point into the laid-over test files, or when base builds once the test files
     /// new at head are removed. This runs the second check where the first did not settle it.
@@ -1437,12 +1522,14 @@ impl Ctx<'_> {
                 results: r.as_deref(),
                 note: Some(&note),
             })?;
-            let summary = if inv.captured.success() {
-                format!("{} listed", report.tests.len())
-            } else {
-                note.clone()
+            let is_last = std::ptr::eq(inv, report.invocations.last().unwrap_or(inv));
+            let summary = match (inv.captured.success(), is_last) {
+                (true, true) => format!("{} listed", report.tests.len()),
+                (true, false) => "ok".to_string(),
+                (false, _) => note.clone(),
             };
-            self.push_runtime(side, i, inv, report.tests.len(), summary);
+            let n = if is_last { report.tests.len() } else { 0 };
+            self.push_runtime(side, i, inv, n, summary);
         }
         Ok(last)
     }

@@ -2,6 +2,8 @@
 //! the real `shipmoor` binary.
 #![allow(dead_code)]
 
+pub mod js;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

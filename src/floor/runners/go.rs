@@ -514,7 +514,12 @@ impl GoPackage {
     /// The directory, when it exists inside the worktree.
     fn dir_in(&self, ctx: &RunCtx) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
-        (dir.is_dir() && worktree_relative(ctx, dir).is_some()).then(|| dir.clone())
+        // The module root itself is inside the worktree too (its relative path is empty).
+        let at_root = [Some(ctx.worktree.clone()), ctx.worktree.canonicalize().ok()]
+            .iter()
+            .flatten()
+            .any(|w| w == dir || dir.canonicalize().ok().as_ref() == Some(w));
+        (dir.is_dir() && (at_root || worktree_relative(ctx, dir).is_some())).then(|| dir.clone())
     }
 
     /// Each declared `Test*` name and the file that declares it (the first, in go's file order).

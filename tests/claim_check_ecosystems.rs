@@ -1,0 +1,296 @@
+//! `shipmoor claim-check` end to end on Go, vitest, jest and junit-command projects: in each, a
+//! true fail-to-pass, a tagged test that already passes at base (proves nothing), a new test
+//! that does not compile or load at base because it uses the new code (a failure at base), and
+//! a flaky test under `--runs 2` (undecided). Each runs the real toolchain.
+
+mod common;
+
+use std::path::Path;
+
+use common::{ident, Repo};
+
+fn floor_results(run: &common::Run) -> Vec<(String, String)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    v["result"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["floor"]["result"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn expect(run: &common::Run, want: &[(&str, &str)]) {
+    let got = floor_results(run);
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want, "{run:?}");
+}
+
+const ACCEPTANCE: &str = "version: 1\ncriteria:\n  - id: clamps-high\n    ac: High values clamp.\n  - id: clamps-low\n    ac: Low values clamp.\n  - id: doubles\n    ac: Doubling exists.\n  - id: steady\n    ac: A flaky check.\n    required: false\n";
+
+fn counter(r: &Repo, name: &str) -> String {
+    r.tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-{name}-{}", std::process::id()))
+        .display()
+        .to_string()
+}
+
+// ----------------------------------------------------------------------------------------------
+// go test
+// ----------------------------------------------------------------------------------------------
+
+#[test]
+fn go_test_end_to_end() {
+    common::require_tool("go", &["version"], "apt-get install golang-go");
+    let r = Repo::new();
+    r.write("go.mod", "module example.com/clamp\n\ngo 1.19\n");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n");
+    let base = r.commit("base");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\tif x > hi {\n\t\treturn hi\n\t}\n\treturn x\n}\n\nfunc Double(x int) int { return 2 * x }\n");
+    r.write(&format!("high_{}_test.go", ident("clamps-high")), "package clamp\n\nimport \"testing\"\n\nfunc TestHigh(t *testing.T) {\n\tif Clamp(50, 0, 10) != 10 {\n\t\tt.Fatal(\"not clamped\")\n\t}\n}\n");
+    r.write(&format!("low_{}_test.go", ident("clamps-low")), "package clamp\n\nimport \"testing\"\n\nfunc TestLow(t *testing.T) {\n\tif Clamp(-5, 0, 10) != 0 {\n\t\tt.Fatal(\"not clamped\")\n\t}\n}\n");
+    // Uses the new function: does not compile at base, and takes the whole package with it;
+    // the other tests are then run without it.
+    r.write(&format!("double_{}_test.go", ident("doubles")), "package clamp\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n");
+    let c = counter(&r, "go");
+    r.write(&format!("steady_{}_test.go", ident("steady")), &format!("package clamp\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestSteady(t *testing.T) {{\n\tb, _ := os.ReadFile({c:?})\n\tos.WriteFile({c:?}, append(b, 'x'), 0o644)\n\tif len(b)%2 == 1 {{\n\t\tt.Fatal(\"odd run\")\n\t}}\n}}\n"));
+    r.write(".shipmoor/acceptance.yaml", ACCEPTANCE);
+    r.commit("head");
+    let gocache = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-gocache-{}", std::process::id()));
+    let run = r.shipmoor_env(
+        &[
+            "claim-check",
+            "--base",
+            &base,
+            "--runs",
+            "2",
+            "--format",
+            "json",
+        ],
+        &[
+            ("GOCACHE", gocache.to_str().unwrap()),
+            ("GOFLAGS", "-buildvcs=false"),
+            ("GOPROXY", "off"),
+        ],
+    );
+    let _ = std::fs::remove_file(&c);
+    let _ = std::fs::remove_dir_all(&gocache);
+    assert_eq!(run.code, 1, "{run:?}");
+    expect(
+        &run,
+        &[
+            ("clamps-high", "satisfied"),
+            ("clamps-low", "unsatisfied"),
+            ("doubles", "satisfied"),
+            ("steady", "undecided"),
+        ],
+    );
+}
+
+// ----------------------------------------------------------------------------------------------
+// vitest and jest
+// ----------------------------------------------------------------------------------------------
+
+fn js_repo(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> (Repo, String, String) {
+    let nm = common::js::node_modules(kind);
+    let install = nm.parent().unwrap();
+    let r = Repo::new();
+    let mut pkg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(install.join("package.json")).unwrap())
+            .unwrap();
+    let esm = tool == "vitest";
+    if esm {
+        pkg["type"] = "module".into();
+    }
+    r.write("package.json", &serde_json::to_string_pretty(&pkg).unwrap());
+    r.write(
+        "package-lock.json",
+        &std::fs::read_to_string(install.join("package-lock.json")).unwrap(),
+    );
+    r.write(".gitignore", "node_modules\n");
+    // The checkout has its dependencies installed, as a workflow's `npm ci` leaves them; the
+    // worktrees reuse them because the lockfile is the same at both commits.
+    std::os::unix::fs::symlink(&nm, r.path().join("node_modules")).unwrap();
+    let export = if esm { "export " } else { "" };
+    let import = |names: &str, from: &str| {
+        if esm {
+            format!(
+                "import {{ {names} }} from '{from}';\nimport {{ expect, test }} from 'vitest';\n"
+            )
+        } else {
+            format!("const {{ {names} }} = require('{from}');\n")
+        }
+    };
+    let tail = if esm {
+        ""
+    } else {
+        "module.exports = { clamp };\n"
+    };
+    r.write(
+        "src/clamp.js",
+        &format!("{export}function clamp(x, lo, hi) {{\n  return x < lo ? lo : x;\n}}\n{tail}"),
+    );
+    let base = r.commit("base");
+    let tail = if esm {
+        ""
+    } else {
+        "module.exports = { clamp };\n"
+    };
+    r.write("src/clamp.js", &format!("{export}function clamp(x, lo, hi) {{\n  return x < lo ? lo : x > hi ? hi : x;\n}}\n{tail}"));
+    let dtail = if esm {
+        ""
+    } else {
+        "module.exports = { double };\n"
+    };
+    r.write(
+        "src/double.js",
+        &format!("{export}function double(x) {{\n  return 2 * x;\n}}\n{dtail}"),
+    );
+    r.write(
+        &format!("test/high_{}.test.js", ident("clamps-high")),
+        &format!(
+            "{}test('clamps high', () => {{\n  expect(clamp(50, 0, 10)).toBe(10);\n}});\n",
+            import("clamp", "../src/clamp.js")
+        ),
+    );
+    r.write(
+        &format!("test/low_{}.test.js", ident("clamps-low")),
+        &format!(
+            "{}test('clamps low', () => {{\n  expect(clamp(-5, 0, 10)).toBe(0);\n}});\n",
+            import("clamp", "../src/clamp.js")
+        ),
+    );
+    // Imports a module new at head: does not load at base.
+    r.write(
+        &format!("test/double_{}.test.js", ident("doubles")),
+        &format!(
+            "{}test('doubles', () => {{\n  expect(double(2)).toBe(4);\n}});\n",
+            import("double", "../src/double.js")
+        ),
+    );
+    let c = counter(&r, tool);
+    let fs_import = if esm {
+        "import fs from 'node:fs';\nimport { expect, test } from 'vitest';\n"
+    } else {
+        "const fs = require('node:fs');\n"
+    };
+    r.write(&format!("test/steady_{}.test.js", ident("steady")), &format!("{fs_import}test('steady', () => {{\n  const p = {c:?};\n  const n = fs.existsSync(p) ? fs.readFileSync(p, 'utf8').length : 0;\n  fs.writeFileSync(p, 'x'.repeat(n + 1));\n  expect(n % 2).toBe(0);\n}});\n"));
+    r.write(".shipmoor/acceptance.yaml", ACCEPTANCE);
+    r.commit("head");
+    (r, base, c)
+}
+
+fn js_end_to_end(kind: shipmoor::acceptance::RunnerKind, tool: &str) {
+    let (r, base, c) = js_repo(kind, tool);
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--runs",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let _ = std::fs::remove_file(&c);
+    assert_eq!(run.code, 1, "{run:?}");
+    expect(
+        &run,
+        &[
+            ("clamps-high", "satisfied"),
+            ("clamps-low", "unsatisfied"),
+            ("doubles", "satisfied"),
+            ("steady", "undecided"),
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reused = v["result"]["runtime"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|row| {
+            row["result"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("reused the checkout's node_modules")
+        });
+    assert!(reused, "{run:?}");
+    assert!(!Path::new(&r.path().join("node_modules/.shipmoor")).exists());
+}
+
+#[test]
+fn vitest_end_to_end() {
+    js_end_to_end(shipmoor::acceptance::RunnerKind::Vitest, "vitest");
+}
+
+#[test]
+fn jest_end_to_end() {
+    js_end_to_end(shipmoor::acceptance::RunnerKind::Jest, "jest");
+}
+
+// ----------------------------------------------------------------------------------------------
+// junit-command
+// ----------------------------------------------------------------------------------------------
+
+/// A test harness in shell that writes JUnit XML: the generic runner's contract.
+const HARNESS: &str = r#"#!/bin/sh
+# Runs every tests/*.sh and writes JUnit XML to $SHIPMOOR_JUNIT_OUT.
+out="$SHIPMOOR_JUNIT_OUT"
+status=0
+echo '<testsuites><testsuite name="sh">' > "$out"
+for t in tests/*.sh; do
+  name=$(basename "$t" .sh)
+  if sh "$t" > /dev/null 2>&1; then
+    echo "<testcase classname=\"sh\" name=\"$name\" file=\"$t\"/>" >> "$out"
+  else
+    echo "<testcase classname=\"sh\" name=\"$name\" file=\"$t\"><failure message=\"$name failed\"/></testcase>" >> "$out"
+    status=1
+  fi
+done
+echo '</testsuite></testsuites>' >> "$out"
+exit $status
+"#;
+
+#[test]
+fn junit_command_end_to_end() {
+    let r = Repo::new();
+    r.write("run-tests.sh", HARNESS);
+    r.write(
+        "clamp.sh",
+        "clamp() { if [ \"$1\" -lt \"$2\" ]; then echo \"$2\"; else echo \"$1\"; fi; }\n",
+    );
+    r.write("tests/plain.sh", "true\n");
+    let base = r.commit("base");
+    r.write("clamp.sh", "clamp() { if [ \"$1\" -lt \"$2\" ]; then echo \"$2\"; elif [ \"$1\" -gt \"$3\" ]; then echo \"$3\"; else echo \"$1\"; fi; }\n");
+    r.write(
+        &format!("tests/high_{}.sh", ident("clamps-high")),
+        ". ./clamp.sh\n[ \"$(clamp 50 0 10)\" = 10 ]\n",
+    );
+    r.write(
+        &format!("tests/low_{}.sh", ident("clamps-low")),
+        ". ./clamp.sh\n[ \"$(clamp -5 0 10)\" = 0 ]\n",
+    );
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: clamps-high\n    ac: High values clamp.\n  - id: clamps-low\n    ac: Low values clamp.\nrunners:\n  - kind: junit-command\n    command: sh run-tests.sh\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    expect(
+        &run,
+        &[("clamps-high", "satisfied"), ("clamps-low", "unsatisfied")],
+    );
+}
