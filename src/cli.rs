@@ -23,6 +23,72 @@ pub enum Commands {
     /// Work with the acceptance set
     #[command(subcommand)]
     Acceptance(AcceptanceCommand),
+    /// Verify a prior attestation offline, step by step
+    Replay(Box<ReplayArgs>),
+    /// Verify a Sigstore bundle (cosign's flag names; the sigstore-conformance CLI protocol)
+    VerifyBundle(VerifyBundleArgs),
+}
+
+/// How a signature is checked: a public key, or a certificate identity and issuer against a
+/// trusted root.
+#[derive(Debug, Args, Clone)]
+pub struct SignatureArgs {
+    /// A PEM public key (SPKI) the statement must be signed with
+    #[arg(long, value_name = "PATH")]
+    pub key: Option<PathBuf>,
+    /// The identity (SAN) the signing certificate must name
+    #[arg(long, value_name = "IDENTITY")]
+    pub certificate_identity: Option<String>,
+    /// The OIDC issuer the signing certificate must name
+    #[arg(long, value_name = "URL")]
+    pub certificate_oidc_issuer: Option<String>,
+    /// The Sigstore trusted root (JSON) [default: the Sigstore public-good root]
+    #[arg(long, value_name = "PATH")]
+    pub trusted_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The attestation: the statement, a DSSE envelope or a Sigstore bundle
+    #[arg(value_name = "ATTESTATION")]
+    pub attestation: PathBuf,
+    #[command(flatten)]
+    pub signature: SignatureArgs,
+    /// Accept an unsigned statement (the signature step is then skipped, and says so)
+    #[arg(long)]
+    pub allow_unsigned: bool,
+    /// The commit the attestation must be about [default: the repository's HEAD]
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// An artifact the attestation must also name (repeatable)
+    #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
+    pub subjects: Vec<String>,
+    /// The evidence store the attestation cites [default: .shipmoor/evidence beside it]
+    #[arg(long, value_name = "DIR")]
+    pub evidence: Option<PathBuf>,
+    /// The repository (for HEAD, and for --rerun)
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
+    /// Re-execute the floor at the recorded commits and compare outcomes
+    #[arg(long)]
+    pub rerun: bool,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyBundleArgs {
+    /// The Sigstore bundle
+    #[arg(long, value_name = "PATH")]
+    pub bundle: PathBuf,
+    #[command(flatten)]
+    pub signature: SignatureArgs,
+    /// Accepted for the conformance protocol; verification is always offline
+    #[arg(long, hide = true)]
+    pub staging: bool,
+    /// The artifact, as a file or as `sha256:HEX`
+    #[arg(value_name = "FILE_OR_DIGEST")]
+    pub artifact: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,6 +9,11 @@
 //!   `verificationResult`, `verifiedLevels` (our own names, never `SLSA_…`), and the full
 //!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses.
 
+pub mod dsse;
+pub mod keyed_bundle;
+pub mod keys;
+pub mod sigstore;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

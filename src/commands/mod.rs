@@ -2,6 +2,8 @@
 
 mod acceptance;
 mod claim_check;
+mod replay;
+mod verify_bundle;
 
 use std::io::Write;
 
@@ -46,6 +48,8 @@ fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
         Commands::ClaimCheck(args) => claim_check::run(*args),
         Commands::Acceptance(cmd) => acceptance::run(cmd),
+        Commands::Replay(args) => replay::run(*args),
+        Commands::VerifyBundle(args) => verify_bundle::run(args),
     }
 }
 
