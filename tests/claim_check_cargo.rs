@@ -241,3 +241,50 @@ fn a_base_that_does_not_build_on_its_own_is_undecided() {
         "{run:?}"
     );
 }
+
+/// Two test binaries with a test of the same name: each observation cites its own run.
+#[test]
+fn evidence_cites_the_run_that_observed_the_test() {
+    let (r, base) = crate_repo(None);
+    let t = ident("clamps-high");
+    r.write(
+        "tests/a.rs",
+        &format!("#[test]\nfn check_{t}() {{\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}}\n"),
+    );
+    r.write(
+        "tests/b.rs",
+        &format!("#[test]\nfn check_{t}() {{\n    assert_eq!(clamp::clamp(5, 0, 10), 5);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: High values clamp.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    for t in v["result"]["criteria"][0]["floor"]["tests"]
+        .as_array()
+        .unwrap()
+    {
+        let id = t["id"].as_str().unwrap();
+        let binary = if id.starts_with("clamp::a ") {
+            "/a-"
+        } else {
+            "/b-"
+        };
+        let ptr = t["head_evidence"][0]
+            .as_str()
+            .unwrap()
+            .strip_prefix("sha256:")
+            .unwrap()
+            .to_string();
+        let rec: serde_json::Value =
+            serde_json::from_str(&r.read(&format!(".shipmoor/evidence/sha256/{ptr}"))).unwrap();
+        let cmd = rec["command"][0].as_str().unwrap();
+        assert!(cmd.contains(binary), "{id} cites {cmd}");
+        let want = if binary == "/a-" { 101 } else { 0 };
+        assert_eq!(rec["exit_code"], want, "{id}: {rec}");
+    }
+}

@@ -137,3 +137,31 @@ fn which(p: &str) -> std::path::PathBuf {
         })
         .unwrap_or_else(|| panic!("{p} not on PATH"))
 }
+
+#[test]
+fn an_output_that_cannot_be_written_is_an_input_error_and_nothing_is_written() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    let err = rejected(
+        &r,
+        &[
+            "claim-check",
+            "--base",
+            &base,
+            "--report-out",
+            "/proc/no-such/verify.md",
+        ],
+    );
+    assert!(err.contains("--report-out"), "{err}");
+    assert!(err.contains("not a writable directory"), "{err}");
+}
+
+#[test]
+fn a_runner_root_that_does_not_exist_is_an_input_error() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\nrunners:\n  - kind: pytest\n    root: services/api\n");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains(".shipmoor/acceptance.yaml:6:1:"), "{err}");
+    assert!(
+        err.contains("runner root `services/api` is not a directory"),
+        "{err}"
+    );
+}

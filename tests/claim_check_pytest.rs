@@ -457,3 +457,65 @@ fn the_pass_to_pass_guard_catches_a_regression() {
     assert!(c[1]["floor"]["reason"].as_str().unwrap().contains("regression: tests/test_kept.py::test_new_orders_are_not_refunded passes at base and failed at head"), "{run:?}");
     assert_eq!(v["fixes"]["fixes"][0]["requirement"], "stage1.floor.guard");
 }
+
+/// Another criterion's test that patches pytest when it is imported cannot forge this
+/// criterion's result: each bound test runs in a process of its own.
+#[test]
+fn another_criterions_test_cannot_forge_a_pass() {
+    let (r, base) = base_repo();
+    // No fix: the honest test fails at head.
+    r.write(
+        &format!("tests/test_a_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    r.write("svc/marker.py", "");
+    r.write(
+        &format!("tests/test_b_{}.py", ident("forger")),
+        "import os\nimport _pytest.python\n\nif os.path.exists('svc/marker.py'):\n    _pytest.python.Function.runtest = lambda self: None\n\ndef test_b():\n    assert True\n",
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n  - id: forger\n    ac: Something optional.\n    required: false\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        v["result"]["criteria"][0]["floor"]["result"], "unsatisfied",
+        "{run:?}"
+    );
+}
+
+/// A run that rewrites tracked files in its worktree is not trusted.
+#[test]
+fn a_test_that_rewrites_the_checkout_is_not_trusted() {
+    let (r, base) = base_repo();
+    r.write(
+        &format!("tests/test_a_{}.py", ident("order-refunded")),
+        "import pathlib\nfrom svc import refund as m\n\ndef test_rewrites():\n    p = pathlib.Path(m.__file__)\n    p.write_text(p.read_text() + '\\n# touched\\n')\n    assert 'touched' in p.read_text()\n",
+    );
+    r.write("svc/refund.py", SERVICE_HEAD);
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("changed tracked files in a worktree (head: svc/refund.py"),
+        "{run:?}"
+    );
+}
+
+/// A `check.command` whose script is new at head, run through an interpreter, runs against base
+/// too (the script is laid over); one that already exits 0 at base proves nothing.
+#[test]
+fn a_command_check_through_an_interpreter_lays_its_script_over_base() {
+    let (r, base) = base_repo();
+    r.write("scripts/check.py", "import sys\nsys.exit(0)\n");
+    acceptance(&r, "  - id: by-command\n    ac: A command holds.\n    check:\n      command: python3 scripts/check.py --strict\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("proves nothing"), "{run:?}");
+}

@@ -13,7 +13,7 @@ use crate::attest::{self, Subject};
 use crate::cli::{ClaimCheckArgs, Format, Mode};
 use crate::clock::{rfc3339, Clock};
 use crate::error::{Error, InputError};
-use crate::evidence::{write_atomic, EvidenceStore};
+use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput};
 use crate::git::{CommitId, Git};
 use crate::report::{
@@ -121,8 +121,27 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let needs_runner = !set.guard.is_empty() || set.criteria.iter().any(floor::bind::needs_tests);
     if needs_runner {
         floor::check_tools(&runners, &set.display_path)?;
+        let mut missing = Vec::new();
+        for r in runners.iter().filter(|r| r.root != ".") {
+            let out = git.run([
+                "cat-file",
+                "-t",
+                &format!("{}:{}", head, r.root.trim_end_matches('/')),
+            ])?;
+            if !out.ok || out.text() != "tree" {
+                missing.push(
+                    InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
+                        .at(set.display_path.clone(), r.line, 1)
+                        .help("set `root` to the directory of the runner's project, relative to the repository"),
+                );
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::Input(missing));
+        }
     }
     let paths = output_paths(&args, git.root());
+    check_writable(&paths)?;
     let temp_base = match &args.temp_dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir(),
@@ -162,6 +181,10 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         temp_root: temp.path().to_path_buf(),
         clock: &clock,
         progress: &progress,
+        acceptance_path: located.path.canonicalize().ok().and_then(|p| {
+            let root = git.root().canonicalize().ok()?;
+            p.strip_prefix(root).ok().map(|r| r.display().to_string())
+        }),
     };
     let mut floor_report = floor::run(&input, &mut store)?;
     drop(temp);
@@ -218,11 +241,26 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     fixes_bytes.push(b'\n');
     let md = verify_md::render(&result, &packet);
 
-    // Write: evidence first (what the others cite), then the documents.
-    store.commit(&paths.evidence)?;
-    write_atomic(&paths.vsa, &vsa_bytes)?;
-    write_atomic(&paths.fixes, &fixes_bytes)?;
-    write_atomic(&paths.report, md.as_bytes())?;
+    // Write: evidence first (what the others cite), then the documents, all staged beside
+    // their places before any is renamed into place.
+    let io = |what: &Path, e: std::io::Error| {
+        Error::crash(format!("cannot write {}: {e}", what.display()))
+    };
+    store
+        .commit(&paths.evidence)
+        .map_err(|e| io(&paths.evidence, e))?;
+    let docs: [(&Path, &[u8]); 3] = [
+        (&paths.vsa, &vsa_bytes),
+        (&paths.fixes, &fixes_bytes),
+        (&paths.report, md.as_bytes()),
+    ];
+    let mut staged = Vec::new();
+    for (path, bytes) in docs {
+        staged.push((path, stage(path, bytes).map_err(|e| io(path, e))?));
+    }
+    for (path, tmp) in staged {
+        tmp.persist(path).map_err(|e| io(path, e.error))?;
+    }
 
     let mut out = std::io::stdout();
     match args.format {
@@ -241,6 +279,70 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         }
     }
     Ok(result.exit_code)
+}
+
+/// A temporary file beside `path` holding `bytes`, to be renamed into place.
+fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
+    use std::io::Write as _;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".shipmoor-tmp-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    Ok(tmp)
+}
+
+/// Every output can be written: its nearest existing ancestor is a directory we can create
+/// files in (checked with an anonymous file that leaves no trace). Checked before any work so
+/// that an unwritable output is an input error, not a half-written run.
+fn check_writable(paths: &Paths) -> Result<(), Error> {
+    let all = [
+        (&paths.vsa, "--vsa-out", false),
+        (&paths.fixes, "--fixes-out", false),
+        (&paths.report, "--report-out", false),
+        (&paths.evidence, "--evidence-dir", true),
+    ];
+    for (path, flag, is_dir) in all {
+        if path.exists() && path.is_dir() != is_dir {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "{flag} {} is a {}",
+                    path.display(),
+                    if is_dir {
+                        "file, not a directory"
+                    } else {
+                        "directory, not a file"
+                    }
+                ))
+                .help(format!("pass another path with {flag}")),
+            ));
+        }
+        let mut dir = if is_dir {
+            path.as_path()
+        } else {
+            path.parent().unwrap_or(Path::new("."))
+        };
+        while !dir.exists() {
+            dir = dir.parent().unwrap_or(Path::new("/"));
+        }
+        let writable = dir.is_dir() && tempfile::tempfile_in(dir).is_ok();
+        if !writable {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "cannot write {} ({flag}): {} is not a writable directory",
+                    path.display(),
+                    dir.display()
+                ))
+                .help(format!("pass a writable path with {flag}")),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn acceptance_info(set: &AcceptanceSet, path: &Path, root: &Path) -> AcceptanceInfo {

@@ -163,8 +163,25 @@ pub fn overlay(
     (take, delete)
 }
 
-/// The script a `check.command` runs, when its first word is a relative path
-/// (`scripts/check.sh --flag` → `scripts/check.sh`).
+/// The relative paths a command names (`python3 scripts/check.py --x` → `scripts/check.py`):
+/// every word that reads as a file in the repository, so that a script new at head, run
+/// directly or through an interpreter, is laid over base too.
+pub fn command_paths(cmd: &str) -> Vec<String> {
+    cmd.split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
+        .map(|w| w.strip_prefix("./").unwrap_or(w))
+        .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.starts_with('/') && !w.contains('='))
+        .filter(|w| {
+            w.contains('/')
+                || w.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                })
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The script a command runs first, when its first word is a relative path.
 pub fn command_script(cmd: &str) -> Option<String> {
     let first = cmd.split_whitespace().next()?;
     let first = first.strip_prefix("./").unwrap_or(first);
@@ -284,5 +301,11 @@ mod tests {
             Some("scripts/check.sh")
         );
         assert_eq!(command_script("make check"), None);
+        assert_eq!(
+            command_paths("python3 scripts/check.py --strict"),
+            ["scripts/check.py"]
+        );
+        assert_eq!(command_paths("bash -c x check.sh"), ["check.sh"]);
+        assert!(command_paths("make check").is_empty());
     }
 }

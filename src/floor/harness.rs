@@ -23,6 +23,8 @@ pub enum Family {
     Js,
     /// A `junit-command` runner's own script.
     Command,
+    /// Every runner: the acceptance set's own `runners`, `harness` or `guard`.
+    All,
 }
 
 impl Family {
@@ -53,7 +55,7 @@ impl HarnessChange {
     /// Whether this change governs a test of `kind` held in `file` (repo-relative; `None` when
     /// the runner does not say, which counts as governed).
     pub fn governs(&self, kind: RunnerKind, file: Option<&str>) -> bool {
-        Family::of(kind) == self.family
+        (self.family == Family::All || Family::of(kind) == self.family)
             && match file {
                 None => true,
                 Some(f) => self.scope.is_empty() || f.starts_with(&format!("{}/", self.scope)),
@@ -103,13 +105,14 @@ fn section(text: &str, names: &[&str]) -> String {
     out
 }
 
-/// The `[[test]]`, `[lib]` and `[[bin]]` tables and every `harness`/`test =` line of a
-/// Cargo.toml: what decides how cargo runs tests.
+/// The `[[test]]`, `[lib]`, `[[bin]]` and `[profile.test]` tables and every `harness`,
+/// `test =` and `build =` line of a Cargo.toml: what decides how cargo builds and runs tests.
 fn cargo_test_settings(text: &str) -> String {
-    let mut out = section(text, &["[test]", "lib", "[bin]", "profile.test", "target"]);
+    let mut out = section(text, &["test", "lib", "bin", "profile.test", "target"]);
     for line in text.lines() {
         let t = line.trim();
-        if t.starts_with("harness") || t.starts_with("test ") || t.starts_with("test=") {
+        let key = t.split('=').next().unwrap_or("").trim();
+        if matches!(key, "harness" | "test" | "build" | "links") {
             out.push_str(t);
             out.push('\n');
         }
@@ -139,15 +142,39 @@ fn package_json_test_settings(text: &str) -> String {
 /// Finds the harness changes among `changes`. `read(path, at_head)` gives a file's text at base
 /// or head (`None` where it does not exist); `allowed(path)` says whether
 /// `harness.allow_changes` covers it; `command_scripts` are the `junit-command` runners' scripts.
+///
+/// `acceptance` is the acceptance file's path in the repository, when it is there: a change that
+/// edits the `runners`, `harness` or `guard` of an acceptance set that base already had is
+/// rewriting how every test is judged.
 pub fn detect(
     changes: &[Change],
     read: &dyn Fn(&str, bool) -> Option<String>,
     allowed: &dyn Fn(&str) -> bool,
     command_scripts: &[String],
+    acceptance: Option<&str>,
 ) -> Vec<HarnessChange> {
     let mut found = Vec::new();
     for ch in changes {
         let p = ch.path.as_str();
+        if Some(p) == acceptance {
+            let base = read(p, false);
+            let head = read(p, true).unwrap_or_default();
+            if let Some(base) = base {
+                if yaml_blocks(&base, &["runners", "harness", "guard"])
+                    != yaml_blocks(&head, &["runners", "harness", "guard"])
+                {
+                    // Never allowed by itself: it would be the change allowing its own harness.
+                    found.push(HarnessChange {
+                        path: p.to_string(),
+                        what: "the acceptance set's runners, harness or guard".into(),
+                        family: Family::All,
+                        scope: String::new(),
+                        allowed: false,
+                    });
+                }
+            }
+            continue;
+        }
         let name = base_name(p);
         let dir = dir_of(p);
         let differs = |extract: &dyn Fn(&str) -> String| {
@@ -157,7 +184,7 @@ pub fn detect(
         };
         let hit: Option<(&str, Family, String)> = match name {
             "conftest.py" => Some(("pytest conftest", Family::Python, dir.clone())),
-            "pytest.ini" | ".pytest.ini" => {
+            "pytest.ini" | ".pytest.ini" | "pytest.toml" | ".pytest.toml" => {
                 Some(("pytest configuration", Family::Python, dir.clone()))
             }
             "pyproject.toml" if differs(&|t| section(t, &["tool.pytest"])) => Some((
@@ -229,6 +256,25 @@ pub fn detect(
     found
 }
 
+/// The text of the given top-level keys of a YAML document (each key's line and the indented
+/// or list lines under it), for comparing.
+fn yaml_blocks(text: &str, keys: &[&str]) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let top = !line.starts_with([' ', '\t', '-', '#']) && !line.trim().is_empty();
+        if top {
+            let key = line.split(':').next().unwrap_or("").trim();
+            inside = keys.contains(&key);
+        }
+        if inside && !line.trim_start().starts_with('#') {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
 fn is_js_config(name: &str) -> bool {
     let stem = name.split('.').next().unwrap_or("");
     let js_ext = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json"]
@@ -265,7 +311,13 @@ mod tests {
                 .find(|(q, _)| *q == p)
                 .map(|(_, t)| t.to_string())
         };
-        detect(&changes, &read, &|p| p == "allowed/conftest.py", &[])
+        detect(
+            &changes,
+            &read,
+            &|p| p == "allowed/conftest.py",
+            &[],
+            Some(".shipmoor/acceptance.yaml"),
+        )
     }
 
     #[test]
@@ -380,6 +432,38 @@ mod tests {
             &[("a/a_test.go", "package a\n")]
         )
         .is_empty());
+    }
+
+    #[test]
+    fn the_acceptance_sets_own_harness_counts_only_when_base_had_one() {
+        let a = ".shipmoor/acceptance.yaml";
+        let base = "version: 1\ncriteria:\n  - id: a\n    ac: A.\n";
+        let more = "version: 1\ncriteria:\n  - id: a\n    ac: A.\n  - id: b\n    ac: B.\n";
+        let allow =
+            "version: 1\ncriteria:\n  - id: a\n    ac: A.\nharness:\n  allow_changes: [\"**\"]\n";
+        assert!(run(&[a], &[(a, base)], &[(a, more)]).is_empty());
+        let found = run(&[a], &[(a, base)], &[(a, allow)]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].family, Family::All);
+        assert!(!found[0].allowed);
+        assert!(run(&[a], &[], &[(a, allow)]).is_empty());
+        assert!(found[0].governs(RunnerKind::Go, Some("x_test.go")));
+    }
+
+    #[test]
+    fn pytest_9_toml_and_cargo_build_scripts_count() {
+        assert_eq!(run(&["pytest.toml"], &[], &[]).len(), 1);
+        let b = "[package]\nname='a'\n";
+        let h = "[package]\nname='a'\nbuild = \"tools/gen.rs\"\n";
+        assert_eq!(
+            run(&["Cargo.toml"], &[("Cargo.toml", b)], &[("Cargo.toml", h)]).len(),
+            1
+        );
+        let t = "[package]\nname='a'\n[[test]]\nname = \"x\"\npath = \"tests/x.rs\"\n";
+        assert_eq!(
+            run(&["Cargo.toml"], &[("Cargo.toml", b)], &[("Cargo.toml", t)]).len(),
+            1
+        );
     }
 
     #[test]

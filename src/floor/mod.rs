@@ -71,6 +71,8 @@ pub struct FloorInput<'a> {
     pub temp_root: PathBuf,
     pub clock: &'a Clock,
     pub progress: &'a dyn Fn(&str),
+    /// The acceptance file's path in the repository, when it is there.
+    pub acceptance_path: Option<String>,
 }
 
 /// An evidence pointer with what it shows, as the fix packet and reports cite it.
@@ -427,6 +429,8 @@ struct Ctx<'a> {
     runtime: Vec<RuntimeRow>,
     scratch_seq: usize,
     harness: Vec<harness::HarnessChange>,
+    /// Tracked files a run changed in a worktree (`head: path`, `base: path`).
+    rewritten: Vec<String>,
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -479,6 +483,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         runtime: Vec::new(),
         scratch_seq: 0,
         harness: Vec::new(),
+        rewritten: Vec::new(),
     };
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
@@ -546,6 +551,10 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
 
     // 3. head runs of the bound (and guarded) tests.
     let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
+    let mut bound: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
+    for t in bindings.iter().flat_map(|b| b.tests()) {
+        bound[t.runner].insert(t.id.clone());
+    }
     for t in bindings.iter().flat_map(|b| b.tests()).chain(&guarded) {
         wanted[t.runner].insert(t.id.clone());
     }
@@ -564,11 +573,19 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     ids.len(),
                     cx.adapters[i].kind().as_str()
                 ));
-                cx.run_tests(i, wt, Side::Head, None, &ids, k, &mut head_obs)?;
+                cx.run_isolated(i, wt, Side::Head, None, &ids, &bound[i], k, &mut head_obs)?;
             }
         }
     }
     interrupted()?;
+
+    if let Some(wt) = &head_wt {
+        cx.rewritten.extend(
+            rewritten_files(wt, &[])?
+                .into_iter()
+                .map(|f| format!("head: {f}")),
+        );
+    }
 
     // 4. base worktree with head's test files laid over it.
     let tags: Vec<&str> = criteria
@@ -579,9 +596,9 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         .collect();
     let scripts: Vec<String> = bindings
         .iter()
-        .filter_map(|b| match b {
-            Binding::Command(cmd) => bind::command_script(cmd),
-            _ => None,
+        .flat_map(|b| match b {
+            Binding::Command(cmd) => bind::command_paths(cmd),
+            _ => Vec::new(),
         })
         .collect();
     let is_test_file = |p: &str| {
@@ -605,6 +622,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         || !scripts.is_empty()
         || bindings.iter().any(|b| matches!(b, Binding::Command(_)));
     let mut base_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
+    let mut base_baseline: Vec<String> = Vec::new();
     let base_wt = if any_base_work {
         (input.progress)(&format!(
             "base {}: creating worktree, laying over {} test file(s) from head",
@@ -613,6 +631,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         ));
         let wt = Worktree::add(input.git, &input.temp_root.join("base"), &input.base)?;
         apply_overlay(&wt, &input.head, &take, &delete)?;
+        base_baseline = status_entries(&wt)?;
         Some(wt)
     } else {
         None
@@ -648,7 +667,16 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     ids.len(),
                     cx.adapters[i].kind().as_str()
                 ));
-                cx.run_tests(i, wt, Side::Base, Some(&overlay), &ids, k, &mut base_obs)?;
+                cx.run_isolated(
+                    i,
+                    wt,
+                    Side::Base,
+                    Some(&overlay),
+                    &ids,
+                    &bound[i],
+                    k,
+                    &mut base_obs,
+                )?;
             }
             let files: BTreeMap<String, String> = bindings
                 .iter()
@@ -662,6 +690,14 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         }
     }
     interrupted()?;
+
+    if let Some(wt) = &base_wt {
+        cx.rewritten.extend(
+            rewritten_files(wt, &base_baseline)?
+                .into_iter()
+                .map(|f| format!("base: {f}")),
+        );
+    }
 
     // 5 and 6: commands, patterns, and the decision for every criterion.
     let mut out = Vec::new();
@@ -747,7 +783,49 @@ fn detect_harness(
         &read,
         &|p| allow.is_match(p),
         &scripts,
+        input.acceptance_path.as_deref(),
     ))
+}
+
+/// Lock files a build or an install may rightly rewrite.
+const LOCKFILES: [&str; 7] = [
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "go.sum",
+    "poetry.lock",
+];
+
+/// `git status` entries (`XY path`) of tracked files in a worktree.
+fn status_entries(wt: &Worktree) -> Result<Vec<String>, Error> {
+    let out = wt
+        .git()
+        .run(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+    if !out.ok {
+        return Err(Error::crash(format!(
+            "git status in a worktree: {}",
+            out.stderr
+        )));
+    }
+    Ok(out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|e| e.len() > 3)
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .collect())
+}
+
+/// Tracked files whose state in a worktree differs from `baseline` (its commit, with the
+/// overlay where there is one), other than lock files: what a build step or a test rewrote.
+fn rewritten_files(wt: &Worktree, baseline: &[String]) -> Result<Vec<String>, Error> {
+    Ok(status_entries(wt)?
+        .into_iter()
+        .filter(|e| !baseline.contains(e))
+        .map(|e| e[3..].to_string())
+        .filter(|p| !LOCKFILES.contains(&p.rsplit('/').next().unwrap_or(p)))
+        .collect())
 }
 
 fn interrupted() -> Result<(), Error> {
@@ -961,7 +1039,7 @@ fn decide_tests(
             unobservable(bs)
         ),
         Finding::NotObservedAtBase => format!(
-            "bound test {} was not observed at base (it cannot be laid over base: it lives in a file that is not a test file)",
+            "bound test {} was not observed at base (absent, skipped or filtered there; a test that lives in a source file cannot be laid over base)",
             t.id
         ),
         Finding::ProvesNothing => format!(
@@ -993,6 +1071,15 @@ fn decide_tests(
             .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
     });
     let (result, reason) = match tampered {
+        _ if !cx.rewritten.is_empty() => (
+            FloorResult::Undecided,
+            format!(
+                "the run changed tracked files in a worktree ({}): a build step or a test rewrote the checkout, so the result ({}: {}) is not trusted",
+                cx.rewritten.join(", "),
+                result.as_str(),
+                reason
+            ),
+        ),
         Some(h) => (
             FloorResult::Undecided,
             format!(
@@ -1210,10 +1297,20 @@ impl Ctx<'_> {
         };
         let mut fresh: BTreeMap<(usize, String), Observed> = BTreeMap::new();
         let mut outcome = Ok(());
-        for k in 1..=runs {
-            outcome = self.run_tests(i, wt, Side::Base, Some(&reduced), &tainted, k, &mut fresh);
-            if outcome.is_err() {
-                break;
+        'runs: for k in 1..=runs {
+            for id in &tainted {
+                outcome = self.run_tests(
+                    i,
+                    wt,
+                    Side::Base,
+                    Some(&reduced),
+                    std::slice::from_ref(id),
+                    k,
+                    &mut fresh,
+                );
+                if outcome.is_err() {
+                    break 'runs;
+                }
             }
         }
         let head = CommitId::parse(&overlay.from).ok_or_else(|| Error::crash("overlay commit"))?;
@@ -1534,6 +1631,33 @@ impl Ctx<'_> {
         Ok(last)
     }
 
+    /// Runs every bound test in an invocation of its own, so that no other test in the same
+    /// process (another criterion's, say) can forge or disturb its result, and its evidence
+    /// cites exactly the run that observed it; the tests only the pass-to-pass guard wants run
+    /// together.
+    #[allow(clippy::too_many_arguments)]
+    fn run_isolated(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+        ids: &[String],
+        bound: &BTreeSet<String>,
+        k: u32,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let (alone, together): (Vec<String>, Vec<String>) =
+            ids.iter().cloned().partition(|id| bound.contains(id));
+        for id in &alone {
+            self.run_tests(i, wt, side, overlay, std::slice::from_ref(id), k, obs)?;
+        }
+        if !together.is_empty() {
+            self.run_tests(i, wt, side, overlay, &together, k, obs)?;
+        }
+        Ok(())
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_tests(
         &mut self,
@@ -1718,6 +1842,11 @@ impl Ctx<'_> {
                 ));
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
+                // Never the user's target dir: base and head must not share build outputs.
+                c.env(
+                    "CARGO_TARGET_DIR",
+                    self.input.temp_root.join("target").join(side.as_str()),
+                );
                 c.env("COLUMNS", "120").env("LINES", "40");
                 let cap = process::run(c, self.input.timeout)
                     .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
