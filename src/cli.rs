@@ -109,6 +109,10 @@ pub enum Format {
 pub enum Sign {
     /// Write the statement unsigned
     None,
+    /// Sign with a private key (--key): a DSSE envelope and a Sigstore bundle
+    Key,
+    /// Sigstore keyless: a Fulcio certificate for the ambient OIDC identity, a Rekor entry
+    Keyless,
 }
 
 #[derive(Debug, Args)]
@@ -138,6 +142,29 @@ pub struct ClaimCheckArgs {
     /// How to sign the attestation
     #[arg(long, value_enum, default_value_t = Sign::None)]
     pub sign: Sign,
+    /// The private key for --sign key (PKCS#8 PEM, ECDSA P-256 or Ed25519; the password of an
+    /// encrypted key comes from SHIPMOOR_KEY_PASSWORD)
+    #[arg(long, value_name = "PATH")]
+    pub key: Option<PathBuf>,
+    /// Fulcio for --sign keyless
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SHIPMOOR_FULCIO_URL",
+        default_value = "https://fulcio.sigstore.dev"
+    )]
+    pub fulcio_url: String,
+    /// Rekor for --sign keyless
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SHIPMOOR_REKOR_URL",
+        default_value = "https://rekor.sigstore.dev"
+    )]
+    pub rekor_url: String,
+    /// An RFC 3161 timestamp authority for --sign keyless (optional)
+    #[arg(long, value_name = "URL", env = "SHIPMOOR_TSA_URL")]
+    pub tsa_url: Option<String>,
     /// An artifact the attestation also speaks for (repeatable)
     #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
     pub subjects: Vec<String>,

@@ -23,5 +23,6 @@ pub mod error;
 pub mod evidence;
 pub mod floor;
 pub mod git;
+pub mod replay;
 pub mod report;
 pub mod verdict;

@@ -24,8 +24,10 @@ pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
 pub const VERIFIER_ID: &str = "https://github.com/shipmoor/claim-check";
 pub const EXTENSION_KEY: &str = "https://shipmoor.dev/claim-check/v1";
-/// The version of the extension's layout; `replay` reads every version up to this one.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of the statement's layout; `replay` reads every version up to this one.
+/// 1: the first release. 2: the commit subject also carries the SHA-256 of the raw commit
+/// object (what Sigstore verifiers bind a DSSE bundle to), and the signing form is recorded.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// An artifact the VSA also speaks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,12 +63,23 @@ pub fn level(v: Verdict) -> String {
     format!("SHIPMOOR_CLAIM_CHECK_{}", v.as_str().replace(' ', "_"))
 }
 
-/// The statement as a JSON value.
-pub fn statement(r: &RunResult, evidence_records: &[String], subjects: &[Subject]) -> Value {
+/// The SHA-256 of a raw commit object (`git cat-file commit <sha>`): the same commit as its
+/// `gitCommit` id, in a digest Sigstore verifiers can bind to.
+pub fn commit_object_sha256(raw_commit: &[u8]) -> String {
+    crate::evidence::sha256_hex(raw_commit)
+}
+
+/// The statement as a JSON value. `head_object_sha256` is [`commit_object_sha256`] of the head.
+pub fn statement(
+    r: &RunResult,
+    evidence_records: &[String],
+    subjects: &[Subject],
+    head_object_sha256: &str,
+) -> Value {
     let mut subject = vec![json!({
         "name": r.repository,
         "uri": format!("git+{}", r.repository),
-        "digest": {"gitCommit": r.head},
+        "digest": {"gitCommit": r.head, "sha256": head_object_sha256},
     })];
     for s in subjects {
         subject.push(json!({"name": s.name, "digest": {"sha256": s.sha256}}));

@@ -1,1 +1,438 @@
-//! (being written)
+//! Sigstore: verifying bundles offline, signing statements keyless, finding the identity token.
+//!
+//! Built on the official sigstore-rust crates (`sigstore-verify`, `sigstore-sign`,
+//! `sigstore-oidc`); this module only chooses their inputs and words their failures.
+//!
+//! **Verification** ([`verify_bundle`]). In: a bundle's JSON, the artifact (its bytes or its
+//! SHA-256), what to trust (a public key, or a certificate identity and its OIDC issuer) and an
+//! optional trusted root file. Out: a [`VerifiedBundle`] (the DSSE payload, the signer's identity
+//! and issuer), or an error naming the check that failed. Never touches the network: the trusted
+//! root comes from the file, else from the Sigstore public-good root embedded in
+//! `sigstore-trust-root` (no TUF refresh).
+//!
+//! 1. Load the trusted root.
+//! 2. Parse the bundle (structure before crypto).
+//! 3. Choose the policy: the key (a keyed bundle without a transparency log entry is refused
+//!    here: `shipmoor replay --key` verifies those), or the identity and issuer.
+//! 4. `sigstore-verify` checks signing times (signed entry timestamps, RFC 3161 timestamps), the
+//!    certificate chain at those times, its SCT, the identity policy, the inclusion proof against
+//!    its signed checkpoint, the signature, the artifact binding and the log entry's consistency.
+//!    For a DSSE bundle the artifact binding means: the artifact's SHA-256 (or SHA-512) equals the
+//!    digest of one subject of the in-toto statement, so a statement whose subjects carry only
+//!    other digests (`gitCommit`) cannot be verified this way.
+//! 5. Return what was verified.
+//!
+//! **Keyless signing** ([`sign_keyless`]). In: the in-toto statement's bytes, an OIDC identity
+//! token, the [`Services`]. Out: a bundle v0.3 (JSON) holding a DSSE envelope, the Fulcio
+//! certificate and the Rekor (API v1) entry.
+//!
+//! 1. Read the token's claims (Fulcio, not us, authenticates it); refuse an expired one.
+//! 2. `Signer::sign_raw_statement`: an ephemeral P-256 key, a certificate from Fulcio, the DSSE
+//!    signature over the statement's PAE, the Rekor entry, and an RFC 3161 timestamp when a TSA
+//!    is configured.
+//! 3. Serialize the bundle.
+//!
+//! **The identity token** ([`ambient_token`]). In: the environment. Out: a JWT, or `None` when no
+//! identity exists (a pull request from a fork gets none).
+//!
+//! 1. `SIGSTORE_ID_TOKEN`, when set.
+//! 2. In GitHub Actions (`ACTIONS_ID_TOKEN_REQUEST_URL` and `ACTIONS_ID_TOKEN_REQUEST_TOKEN`):
+//!    `GET $ACTIONS_ID_TOKEN_REQUEST_URL&audience=sigstore` with `Authorization: bearer
+//!    $ACTIONS_ID_TOKEN_REQUEST_TOKEN`, answer `{"value": "<JWT>"}`.
+//! 3. Otherwise none.
+//!
+//! `sigstore-oidc`'s `IdentityToken::detect_ambient` is not used for step 2: it only looks when
+//! `GITHUB_ACTIONS=true`, treats a job without `id-token: write` (a fork's pull request) as an
+//! error rather than "no identity", and also probes GitLab, Buildkite and CircleCI. The request
+//! goes through the `reqwest` that the Sigstore crates already use (re-exported by
+//! `sigstore-oidc`), so there is one HTTP and TLS stack.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use sigstore_oidc::reqwest;
+use sigstore_oidc::IdentityToken;
+use sigstore_sign::{SigningContext, SigningServices};
+use sigstore_trust_root::{TrustedRoot, SIGSTORE_PRODUCTION_TRUSTED_ROOT};
+use sigstore_types::{Bundle, DerPublicKey, Sha256Hash, SignatureContent};
+use sigstore_verify::{PublicKeyVerificationPolicy, VerificationPolicy};
+
+/// The public-good Fulcio.
+pub const PUBLIC_GOOD_FULCIO: &str = "https://fulcio.sigstore.dev";
+/// The public-good Rekor (API v1).
+pub const PUBLIC_GOOD_REKOR: &str = "https://rekor.sigstore.dev";
+/// The audience of the identity token Fulcio accepts.
+pub const OIDC_AUDIENCE: &str = "sigstore";
+
+const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a bundle speaks for: the artifact's bytes, or only its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Artifact {
+    Bytes(Vec<u8>),
+    Sha256([u8; 32]),
+}
+
+impl Artifact {
+    /// The artifact's SHA-256.
+    pub fn sha256(&self) -> [u8; 32] {
+        match self {
+            Artifact::Bytes(bytes) => Sha256::digest(bytes).into(),
+            Artifact::Sha256(digest) => *digest,
+        }
+    }
+}
+
+/// Reads `sha256:HEX` as a digest, anything else as a file to read.
+pub fn parse_artifact(arg: &str) -> Result<Artifact, String> {
+    if let Some(hex_digest) = arg.strip_prefix("sha256:") {
+        let bytes = hex::decode(hex_digest)
+            .map_err(|e| format!("`{arg}`: the digest is not hexadecimal ({e})"))?;
+        let digest: [u8; 32] = bytes.try_into().map_err(|b: Vec<u8>| {
+            format!(
+                "`{arg}`: a SHA-256 digest has 64 hex digits, this one has {}",
+                b.len() * 2
+            )
+        })?;
+        return Ok(Artifact::Sha256(digest));
+    }
+    std::fs::read(arg)
+        .map(Artifact::Bytes)
+        .map_err(|e| format!("cannot read the artifact `{arg}`: {e}"))
+}
+
+/// A signer a certificate must name: its identity (the certificate's SAN, exactly) and the OIDC
+/// issuer that vouched for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub identity: String,
+    pub issuer: String,
+}
+
+impl Identity {
+    pub fn new(identity: impl Into<String>, issuer: impl Into<String>) -> Identity {
+        Identity {
+            identity: identity.into(),
+            issuer: issuer.into(),
+        }
+    }
+}
+
+/// What a bundle must be signed by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// A PEM public key (SPKI) file.
+    Key(PathBuf),
+    /// A Fulcio certificate naming this identity and issuer.
+    Identity(Identity),
+}
+
+/// What a successful verification established. Built only by [`verify_bundle`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedBundle {
+    payload_type: Option<String>,
+    payload: Option<Vec<u8>>,
+    identity: Option<String>,
+    issuer: Option<String>,
+}
+
+impl VerifiedBundle {
+    /// The DSSE envelope's payload (the in-toto statement's bytes), when the bundle holds one.
+    pub fn dsse_payload(&self) -> Option<&[u8]> {
+        self.payload.as_deref()
+    }
+
+    /// The DSSE envelope's payload type, when the bundle holds one.
+    pub fn payload_type(&self) -> Option<&str> {
+        self.payload_type.as_deref()
+    }
+
+    /// The signing certificate's identity (SAN), for a keyless bundle.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// The signing certificate's OIDC issuer, for a keyless bundle.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+}
+
+/// Verifies a Sigstore bundle offline (see the module documentation for the steps).
+pub fn verify_bundle(
+    bundle_json: &str,
+    artifact: &Artifact,
+    trust: &Trust,
+    trusted_root: Option<&Path>,
+) -> Result<VerifiedBundle, String> {
+    // 1. The trusted root.
+    let root = match trusted_root {
+        Some(path) => TrustedRoot::from_file(path)
+            .map_err(|e| format!("trusted root `{}`: {e}", path.display()))?,
+        None => TrustedRoot::from_json(SIGSTORE_PRODUCTION_TRUSTED_ROOT)
+            .map_err(|e| format!("the embedded public-good trusted root: {e}"))?,
+    };
+
+    // 2. The bundle's structure.
+    let bundle = Bundle::from_json(bundle_json).map_err(|e| format!("bundle: {e}"))?;
+
+    // 3. The policy, and 4. the checks.
+    let digest;
+    let input = match artifact {
+        Artifact::Bytes(bytes) => sigstore_types::Artifact::from_blob(bytes),
+        Artifact::Sha256(d) => {
+            digest = Sha256Hash::from(*d);
+            sigstore_types::Artifact::from_digest(digest)
+        }
+    };
+    let result = match trust {
+        Trust::Key(path) => {
+            if bundle.verification_material.tlog_entries.is_empty() {
+                return Err(
+                    "the bundle has no transparency log entry: keyed bundles without a \
+                            transparency log are verified by `shipmoor replay --key`"
+                        .to_string(),
+                );
+            }
+            let pem = std::fs::read_to_string(path)
+                .map_err(|e| format!("key `{}`: cannot read it: {e}", path.display()))?;
+            let key = DerPublicKey::from_pem(&pem)
+                .map_err(|e| format!("key `{}`: not a PEM public key: {e}", path.display()))?;
+            sigstore_verify::verify(
+                input,
+                &bundle,
+                &PublicKeyVerificationPolicy::new(key),
+                &root,
+            )
+        }
+        Trust::Identity(who) => sigstore_verify::verify(
+            input,
+            &bundle,
+            &VerificationPolicy::new(who.identity.as_str(), who.issuer.as_str()),
+            &root,
+        ),
+    }
+    .map_err(|e| describe(&e))?;
+
+    // 5. What was verified.
+    let (payload_type, payload) = match &bundle.content {
+        SignatureContent::DsseEnvelope(envelope) => (
+            Some(envelope.payload_type.clone()),
+            Some(envelope.payload.as_bytes().to_vec()),
+        ),
+        _ => (None, None),
+    };
+    Ok(VerifiedBundle {
+        payload_type,
+        payload,
+        identity: result.identity().map(|san| san.as_str().to_string()),
+        issuer: result.issuer().map(str::to_string),
+    })
+}
+
+/// One line naming the failed check, then sigstore-verify's own words.
+fn describe(e: &sigstore_verify::Error) -> String {
+    use sigstore_verify::Error as E;
+    let check = match e {
+        E::IdentityMismatch { .. } => "certificate identity",
+        E::IssuerMismatch { .. } => "certificate issuer",
+        E::SignatureInvalid(_) => "signature",
+        E::ArtifactMismatch(_) | E::UnsupportedArtifact(_) | E::ArtifactRead(_) => {
+            "artifact binding"
+        }
+        E::Certificate(_) => "certificate",
+        E::TransparencyLog(_) => "transparency log",
+        E::Timestamp(_) => "signing time",
+        E::InvalidBundle(_) | E::UnsupportedBundle(_) | E::Bundle(_) | E::Types(_) => "bundle",
+        E::InvalidTrustRoot(_) | E::TrustRoot(_) | E::TrustedCertificate(_) => "trusted root",
+        E::Crypto(_) => "cryptography",
+        _ => "verification",
+    };
+    format!("{check}: {e}")
+}
+
+/// Where keyless signing sends its requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Services {
+    /// Fulcio (certificates), e.g. `https://fulcio.sigstore.dev`.
+    pub fulcio_url: String,
+    /// Rekor, API v1 (the transparency log), e.g. `https://rekor.sigstore.dev`.
+    pub rekor_url: String,
+    /// An RFC 3161 timestamp authority's endpoint, when timestamps are wanted.
+    pub tsa_url: Option<String>,
+}
+
+impl Default for Services {
+    /// The Sigstore public-good Fulcio and Rekor, without a timestamp authority.
+    fn default() -> Services {
+        Services {
+            fulcio_url: PUBLIC_GOOD_FULCIO.to_string(),
+            rekor_url: PUBLIC_GOOD_REKOR.to_string(),
+            tsa_url: None,
+        }
+    }
+}
+
+/// Signs an in-toto statement keyless: returns the bundle v0.3 JSON (see the module
+/// documentation for the steps).
+pub fn sign_keyless(statement: &[u8], token: &str, urls: &Services) -> Result<String, String> {
+    // 1. The token's claims.
+    let token = IdentityToken::from_jwt(token.trim())
+        .map_err(|e| format!("the identity token is not a JWT: {e}"))?;
+    if token.is_expired() {
+        return Err(format!(
+            "the identity token expired at {}",
+            token.expiration()
+        ));
+    }
+
+    // 2. Certificate, signature, log entry (and timestamp).
+    let mut services = SigningServices::new(&urls.fulcio_url, &urls.rekor_url);
+    if let Some(tsa) = &urls.tsa_url {
+        services = services.with_tsa_url(tsa);
+    }
+    let signer = SigningContext::new(services).signer(token);
+    let bundle = runtime()?
+        .block_on(signer.sign_raw_statement(statement))
+        .map_err(|e| format!("keyless signing failed: {e}"))?;
+
+    // 3. The bundle's JSON.
+    bundle
+        .to_json_pretty()
+        .map_err(|e| format!("cannot serialize the bundle: {e}"))
+}
+
+/// The ambient OIDC identity token, if this environment has one (see the module documentation).
+pub fn ambient_token() -> Result<Option<String>, String> {
+    ambient_token_from(&|name| std::env::var(name).ok())
+}
+
+/// [`ambient_token`] with the environment given as a lookup function (a seam for tests).
+pub fn ambient_token_from(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<String>, String> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    // 1. An explicit token.
+    if let Some(token) = var("SIGSTORE_ID_TOKEN") {
+        return Ok(Some(token.trim().to_string()));
+    }
+    // 2. GitHub Actions with `permissions: id-token: write`.
+    match (
+        var("ACTIONS_ID_TOKEN_REQUEST_URL"),
+        var("ACTIONS_ID_TOKEN_REQUEST_TOKEN"),
+    ) {
+        (Some(url), Some(bearer)) => github_actions_token(&url, &bearer).map(Some),
+        // 3. No identity.
+        _ => Ok(None),
+    }
+}
+
+/// Asks the Actions token service for a token with the `sigstore` audience. Errors never carry
+/// the request token.
+fn github_actions_token(request_url: &str, bearer: &str) -> Result<String, String> {
+    let separator = if request_url.contains('?') { '&' } else { '?' };
+    let url = format!("{request_url}{separator}audience={OIDC_AUDIENCE}");
+    let what = "the GitHub Actions OIDC token request";
+    let body = runtime()?.block_on(async {
+        let client = reqwest::Client::builder()
+            .timeout(HTTP_TIMEOUT)
+            .build()
+            .map_err(|e| format!("{what}: cannot build the HTTP client: {e}"))?;
+        let response = client
+            .get(&url)
+            .header(reqwest::header::AUTHORIZATION, format!("bearer {bearer}"))
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{what} failed: {}", e.without_url()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("{what} failed: HTTP {status}"));
+        }
+        response
+            .text()
+            .await
+            .map_err(|e| format!("{what}: cannot read the answer: {}", e.without_url()))
+    })?;
+    let answer: serde_json::Value =
+        serde_json::from_str(&body).map_err(|e| format!("{what}: the answer is not JSON: {e}"))?;
+    match answer.get("value").and_then(serde_json::Value::as_str) {
+        Some(jwt) if !jwt.trim().is_empty() => Ok(jwt.trim().to_string()),
+        _ => Err(format!(
+            "{what}: the answer has no `value` string holding the token"
+        )),
+    }
+}
+
+/// A current-thread runtime for the crates' async clients.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn artifacts_parse_as_digests_or_files() {
+        let hex = "ab".repeat(32);
+        assert_eq!(
+            parse_artifact(&format!("sha256:{hex}")).unwrap(),
+            Artifact::Sha256([0xab; 32])
+        );
+        assert!(parse_artifact("sha256:abcd")
+            .unwrap_err()
+            .contains("64 hex"));
+        assert!(parse_artifact(&format!("sha256:{}", "zz".repeat(32)))
+            .unwrap_err()
+            .contains("not hexadecimal"));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, b"hello").unwrap();
+        let artifact = parse_artifact(file.to_str().unwrap()).unwrap();
+        assert_eq!(artifact, Artifact::Bytes(b"hello".to_vec()));
+        assert_eq!(
+            hex::encode(artifact.sha256()),
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
+        assert!(parse_artifact(dir.path().join("missing").to_str().unwrap())
+            .unwrap_err()
+            .contains("cannot read"));
+    }
+
+    #[test]
+    fn the_explicit_token_comes_first_and_no_identity_is_none() {
+        let env = |name: &str| match name {
+            "SIGSTORE_ID_TOKEN" => Some(" a.b.c\n".to_string()),
+            "ACTIONS_ID_TOKEN_REQUEST_URL" => Some("http://127.0.0.1:9/unused".to_string()),
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN" => Some("t".to_string()),
+            _ => None,
+        };
+        assert_eq!(ambient_token_from(&env).unwrap().as_deref(), Some("a.b.c"));
+        // A fork's pull request: Actions, but no token request variables.
+        let fork = |name: &str| (name == "GITHUB_ACTIONS").then(|| "true".to_string());
+        assert_eq!(ambient_token_from(&fork).unwrap(), None);
+    }
+
+    #[test]
+    fn a_keyed_bundle_without_a_log_entry_is_left_to_replay() {
+        let bundle = r#"{
+            "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+            "verificationMaterial": {"publicKey": {"hint": "aGludA=="}, "tlogEntries": []},
+            "dsseEnvelope": {
+                "payload": "e30=", "payloadType": "application/vnd.in-toto+json",
+                "signatures": [{"sig": "MEUCIQ=="}]
+            }
+        }"#;
+        let err = verify_bundle(
+            bundle,
+            &Artifact::Sha256([0; 32]),
+            &Trust::Key(PathBuf::from("unused.pub")),
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("shipmoor replay --key"), "{err}");
+    }
+}

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::acceptance::{self, AcceptanceSet};
 use crate::attest::{self, Subject};
-use crate::cli::{ClaimCheckArgs, Format, Mode};
+use crate::cli::{ClaimCheckArgs, Format, Mode, Sign};
 use crate::clock::{rfc3339, Clock};
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
@@ -64,6 +64,22 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             ),
         ));
     }
+    let signing_key = match (args.sign, &args.key) {
+        (Sign::Key, Some(path)) => Some(load_key(path)?),
+        (Sign::Key, None) => {
+            return Err(Error::input(
+                InputError::new("--sign key needs --key PATH (a PKCS#8 PEM private key)")
+                    .help("pass --key, or sign keyless in CI with --sign keyless"),
+            ))
+        }
+        (_, Some(_)) => {
+            return Err(Error::input(
+                InputError::new("--key is used only with --sign key")
+                    .help("add --sign key, or drop --key"),
+            ))
+        }
+        _ => None,
+    };
     let head = git.resolve(&args.head, "--head")?;
     let base = match &args.base {
         Some(b) => git.resolve(b, "--base")?,
@@ -195,6 +211,36 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         floor_report.criteria.push(g);
     }
 
+    // How the statement will be signed: decided before the statement is written, since the
+    // statement records it.
+    let token = match args.sign {
+        Sign::Keyless => attest::sigstore::ambient_token().map_err(|e| {
+            Error::crash(format!("keyless signing: cannot get the OIDC token: {e}"))
+        })?,
+        _ => None,
+    };
+    let signing = match (args.sign, &signing_key, &token) {
+        (Sign::Key, Some(k), _) => Signing {
+            state: "key".into(),
+            note: format!("signed with key {} ({})", k.keyid(), k.algorithm()),
+        },
+        (Sign::Keyless, _, Some(_)) => Signing {
+            state: "keyless".into(),
+            note: "signed keyless with Sigstore (Fulcio certificate, Rekor entry)".into(),
+        },
+        (Sign::Keyless, _, None) => Signing {
+            state: "unsigned".into(),
+            note: "UNSIGNED: --sign keyless found no OIDC identity (SIGSTORE_ID_TOKEN, or GitHub Actions with `id-token: write`; a pull request from a fork gets none): the attestation records the verdict but proves nothing about who produced it".into(),
+        },
+        _ => Signing {
+            state: "unsigned".into(),
+            note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
+        },
+    };
+    if args.sign == Sign::Keyless && token.is_none() && !quiet {
+        let _ = writeln!(std::io::stderr(), "claim-check: warning: {}", signing.note);
+    }
+
     // Fuse and report.
     let criteria = report::criteria_results(&set, &floor_report, &[], args.mode == Mode::Full);
     let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
@@ -229,14 +275,30 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             report: shown_path(&paths.report, git.root()),
             evidence: shown_path(&paths.evidence, git.root()),
         },
-        signing: Signing {
-            state: "unsigned".into(),
-            note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
-        },
+        signing: signing.clone(),
     };
     let packet = fixes::packet(&result);
-    let statement = attest::statement(&result, store.records(), &subjects);
+    let head_object = git.run(["cat-file", "commit", head.as_str()])?;
+    if !head_object.ok {
+        return Err(Error::crash(format!(
+            "git cat-file commit {head}: {}",
+            head_object.stderr
+        )));
+    }
+    let statement = attest::statement(
+        &result,
+        store.records(),
+        &subjects,
+        &attest::commit_object_sha256(&head_object.stdout),
+    );
     let vsa_bytes = attest::statement_bytes(&statement).map_err(Error::crash)?;
+    let (dsse_bytes, bundle_bytes) = sign(
+        &vsa_bytes,
+        &signing,
+        signing_key.as_ref(),
+        token.as_deref(),
+        &args,
+    )?;
     let mut fixes_bytes = serde_json::to_vec_pretty(&packet).map_err(Error::crash)?;
     fixes_bytes.push(b'\n');
     let md = verify_md::render(&result, &packet);
@@ -249,17 +311,34 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     store
         .commit(&paths.evidence)
         .map_err(|e| io(&paths.evidence, e))?;
-    let docs: [(&Path, &[u8]); 3] = [
+    let dsse_path = signed_path(&paths.vsa, "dsse.json");
+    let bundle_path = signed_path(&paths.vsa, "sigstore.json");
+    let mut docs: Vec<(&Path, &[u8])> = vec![
         (&paths.vsa, &vsa_bytes),
         (&paths.fixes, &fixes_bytes),
         (&paths.report, md.as_bytes()),
     ];
+    if let Some(b) = &dsse_bytes {
+        docs.push((&dsse_path, b));
+    }
+    if let Some(b) = &bundle_bytes {
+        docs.push((&bundle_path, b));
+    }
     let mut staged = Vec::new();
     for (path, bytes) in docs {
         staged.push((path, stage(path, bytes).map_err(|e| io(path, e))?));
     }
     for (path, tmp) in staged {
         tmp.persist(path).map_err(|e| io(path, e.error))?;
+    }
+    // A signed form left by an earlier run must not stand beside this run's statement.
+    for (path, written) in [
+        (&dsse_path, dsse_bytes.is_some()),
+        (&bundle_path, bundle_bytes.is_some()),
+    ] {
+        if !written && path.exists() {
+            std::fs::remove_file(path).map_err(|e| io(path, e))?;
+        }
     }
 
     let mut out = std::io::stdout();
@@ -279,6 +358,75 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         }
     }
     Ok(result.exit_code)
+}
+
+/// `claim-check.vsa.json` → `claim-check.vsa.<suffix>`.
+fn signed_path(vsa: &Path, suffix: &str) -> PathBuf {
+    let name = vsa
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    vsa.with_file_name(format!("{stem}.{suffix}"))
+}
+
+/// Loads the signing key, its password from `SHIPMOOR_KEY_PASSWORD` when it is encrypted.
+fn load_key(path: &Path) -> Result<attest::keys::SigningKey, Error> {
+    let pem = std::fs::read_to_string(path).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the key: {e}"))
+                .in_file(path.display().to_string()),
+        )
+    })?;
+    let password = std::env::var("SHIPMOOR_KEY_PASSWORD").ok();
+    attest::keys::load_signing_key(&pem, password.as_deref().map(str::as_bytes))
+        .map_err(|e| Error::input(e.to_input_error(path.display().to_string())))
+}
+
+/// The DSSE envelope and the Sigstore bundle, as written (either may be absent).
+type SignedForms = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The signed forms of the statement: with a key, a DSSE envelope and a Sigstore bundle
+/// carrying it; keyless, a Sigstore bundle from Fulcio and Rekor.
+fn sign(
+    statement: &[u8],
+    signing: &Signing,
+    key: Option<&attest::keys::SigningKey>,
+    token: Option<&str>,
+    args: &ClaimCheckArgs,
+) -> Result<SignedForms, Error> {
+    let pretty = |v: &serde_json::Value| -> Result<Vec<u8>, Error> {
+        let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
+        b.push(b'\n');
+        Ok(b)
+    };
+    match (signing.state.as_str(), key) {
+        ("key", Some(k)) => {
+            let env = attest::dsse::sign(statement, attest::dsse::PAYLOAD_TYPE, k);
+            let bundle = attest::keyed_bundle::to_bundle(&env)
+                .map_err(|e| Error::crash(format!("bundle: {e}")))?;
+            let env_json = serde_json::to_value(&env).map_err(Error::crash)?;
+            Ok((Some(pretty(&env_json)?), Some(pretty(&bundle)?)))
+        }
+        ("keyless", _) => {
+            let token = token.ok_or_else(|| Error::crash("keyless signing without a token"))?;
+            let services = attest::sigstore::Services {
+                fulcio_url: args.fulcio_url.clone(),
+                rekor_url: args.rekor_url.clone(),
+                tsa_url: args.tsa_url.clone(),
+            };
+            let bundle =
+                attest::sigstore::sign_keyless(statement, token, &services).map_err(|e| {
+                    Error::crash(format!("keyless signing failed (nothing written): {e}"))
+                })?;
+            let mut b = bundle.into_bytes();
+            if !b.ends_with(b"\n") {
+                b.push(b'\n');
+            }
+            Ok((None, Some(b)))
+        }
+        _ => Ok((None, None)),
+    }
 }
 
 /// A temporary file beside `path` holding `bytes`, to be renamed into place.

@@ -1,7 +1,240 @@
-//! `shipmoor replay` (being written).
-use crate::cli::ReplayArgs;
-use crate::error::{Error, InputError};
+//! `shipmoor replay ATTESTATION`: the six steps of [`crate::replay`], with step 6 (re-running
+//! the floor) wired to a repository here. Exit 0 valid, 1 invalid, 2 usage, 3 crash.
 
-pub fn run(_args: ReplayArgs) -> Result<i32, Error> {
-    Err(Error::input(InputError::new("replay is not available yet")))
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::acceptance::{self, AcceptanceState};
+use crate::attest::{Subject, EXTENSION_KEY};
+use crate::cli::{Format, ReplayArgs};
+use crate::clock::Clock;
+use crate::error::{Error, InputError};
+use crate::evidence::{sha256_hex, EvidenceStore};
+use crate::floor::{self, FloorInput};
+use crate::git::{CommitId, Git};
+use crate::replay::{self, Expectations, SignatureCheck};
+
+pub fn run(args: ReplayArgs) -> Result<i32, Error> {
+    let bytes = std::fs::read(&args.attestation).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the attestation: {e}"))
+                .in_file(args.attestation.display().to_string()),
+        )
+    })?;
+    let s = &args.signature;
+    let identity = match (&s.certificate_identity, &s.certificate_oidc_issuer) {
+        (Some(i), Some(o)) => Some((i.clone(), o.clone())),
+        (None, None) => None,
+        _ => {
+            return Err(Error::input(
+                InputError::new("--certificate-identity and --certificate-oidc-issuer go together")
+                    .help("pass both, or verify with --key"),
+            ))
+        }
+    };
+    if s.key.is_some() && identity.is_some() {
+        return Err(Error::input(
+            InputError::new("--key and a certificate identity exclude each other").help(
+                "verify a keyed attestation with --key, a keyless one with the identity flags",
+            ),
+        ));
+    }
+    let subjects = args
+        .subjects
+        .iter()
+        .map(|x| Subject::parse(x))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| {
+            Error::input(
+                InputError::new(format!("--subject {m}"))
+                    .help("pass --subject NAME=sha256:<64 hex digits>"),
+            )
+        })?;
+    let git = Git::discover(&args.repo).ok();
+    let commit = match (&args.commit, &git) {
+        // A full id is taken as given: the attestation may be replayed outside its repository.
+        (Some(c), _) if CommitId::parse(c).is_some() => Some(c.clone()),
+        (Some(c), Some(g)) => Some(g.resolve(c, "--commit")?.to_string()),
+        (Some(c), None) => Some(
+            CommitId::parse(c)
+                .ok_or_else(|| Error::input(InputError::new(format!("--commit `{c}` is not a full commit id")).help("pass the 40-hex commit id, or run inside the repository")))?
+                .to_string(),
+        ),
+        (None, Some(g)) => Some(g.resolve("HEAD", "HEAD")?.to_string()),
+        (None, None) => {
+            return Err(Error::input(
+                InputError::new("no commit to check the attestation against: not in a git repository and no --commit")
+                    .help("pass --commit SHA, or --repo DIR"),
+            ))
+        }
+    };
+    let commit_sha256 = match (&commit, &git) {
+        (Some(c), Some(g)) => {
+            let out = g.run(["cat-file", "commit", c.as_str()])?;
+            out.ok.then(|| sha256_hex(&out.stdout))
+        }
+        _ => None,
+    };
+    let evidence = args
+        .evidence
+        .clone()
+        .unwrap_or_else(|| default_evidence_dir(&args.attestation));
+    let sig = SignatureCheck {
+        key: s.key.clone(),
+        identity,
+        trusted_root: s.trusted_root.clone(),
+        allow_unsigned: args.allow_unsigned,
+    };
+    let expect = Expectations {
+        commit,
+        commit_sha256,
+        subjects,
+    };
+    let rerun_fn = |st: &Value| rerun(st, git.as_ref());
+    let report = replay::replay(
+        &bytes,
+        &args.attestation.display().to_string(),
+        &sig,
+        &expect,
+        &evidence,
+        args.rerun.then_some(&rerun_fn as replay::Rerun<'_>),
+    );
+    let mut out = std::io::stdout();
+    match args.format {
+        Format::Json => {
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&report).map_err(Error::crash)?
+            );
+        }
+        Format::Human => {
+            let _ = write!(out, "{}", replay::render(&report));
+        }
+    }
+    Ok(if report.valid { 0 } else { 1 })
+}
+
+/// `.shipmoor/claim-check.vsa.json` → `.shipmoor/evidence`.
+fn default_evidence_dir(attestation: &Path) -> PathBuf {
+    attestation
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("evidence")
+}
+
+/// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
+/// names (its digest must match), compared criterion by criterion and test by test.
+fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
+    let git = git.ok_or("--rerun needs the repository (--repo)")?;
+    let ext = &st["predicate"][EXTENSION_KEY];
+    let path = st["predicate"]["policy"]["uri"]
+        .as_str()
+        .ok_or("no policy uri")?;
+    let want = st["predicate"]["policy"]["digest"]["sha256"]
+        .as_str()
+        .ok_or("no policy digest")?;
+    let file = git.root().join(path);
+    let bytes = std::fs::read(&file).map_err(|e| format!("the acceptance set {path}: {e}"))?;
+    if sha256_hex(&bytes) != want {
+        return Err(format!(
+            "the acceptance set {path} is not the one the attestation names (sha256 differs)"
+        ));
+    }
+    let state = match ext.pointer("/acceptance/state").and_then(Value::as_str) {
+        Some("draft") => AcceptanceState::Draft,
+        _ => AcceptanceState::Committed,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| "the acceptance set is not UTF-8")?;
+    let set = acceptance::parse::parse(&text, path, state, want.to_string()).map_err(|e| {
+        format!(
+            "the acceptance set: {}",
+            e.first().map(|x| x.to_string()).unwrap_or_default()
+        )
+    })?;
+    let base = git
+        .resolve(ext["base"].as_str().unwrap_or(""), "base")
+        .map_err(|e| e.to_string())?;
+    let head = git
+        .resolve(ext["head"].as_str().unwrap_or(""), "head")
+        .map_err(|e| e.to_string())?;
+    let runners = if set.runners.is_empty() {
+        floor::detect_runners(git, &head).map_err(|e| e.to_string())?
+    } else {
+        set.runners.clone()
+    };
+    floor::check_tools(&runners, path).map_err(|e| e.to_string())?;
+    let temp = tempfile::Builder::new()
+        .prefix("shipmoor-replay-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let clock = Clock::System;
+    let quiet = |_: &str| {};
+    let input = FloorInput {
+        git,
+        acceptance: &set,
+        runners,
+        base,
+        head,
+        runs: 1,
+        timeout: Duration::from_secs(1800),
+        temp_root: temp.path().to_path_buf(),
+        clock: &clock,
+        progress: &quiet,
+        acceptance_path: Some(path.to_string()),
+    };
+    let mut store = EvidenceStore::new();
+    let mut report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;
+    if let Some(g) = report.guard.take() {
+        report.criteria.push(g);
+    }
+    let recorded = ext["dispositions"].as_array().ok_or("no dispositions")?;
+    let mut differences = Vec::new();
+    for (d, now) in recorded.iter().zip(&report.criteria) {
+        let id = d["id"].as_str().unwrap_or("?");
+        let was = d["floor"]["result"].as_str().unwrap_or("");
+        if was != now.result.as_str() {
+            differences.push(format!("{id}: recorded {was}, now {}", now.result.as_str()));
+            continue;
+        }
+        for (t, n) in d["floor"]["tests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .zip(&now.tests)
+        {
+            for side in ["base", "head"] {
+                let was = t[side].as_str().unwrap_or("");
+                let is = if side == "base" { &n.base } else { &n.head };
+                if was != is {
+                    differences.push(format!(
+                        "{id}: {} at {side}: recorded {was}, now {is}",
+                        n.id
+                    ));
+                }
+            }
+        }
+    }
+    if recorded.len() != report.criteria.len() {
+        differences.push(format!(
+            "{} criteria recorded, {} now",
+            recorded.len(),
+            report.criteria.len()
+        ));
+    }
+    if differences.is_empty() {
+        Ok(format!(
+            "the floor re-run at base and head gives the recorded outcomes for all {} criteria",
+            recorded.len()
+        ))
+    } else {
+        Err(format!(
+            "the floor re-run differs: {}",
+            differences.join("; ")
+        ))
+    }
 }

@@ -1,9 +1,100 @@
-//! `shipmoor verify-bundle` (being written).
-use crate::cli::VerifyBundleArgs;
-use crate::error::{Error, InputError};
+//! `shipmoor verify-bundle`: generic Sigstore bundle verification, with cosign's flag names, as the
+//! sigstore-conformance CLI protocol calls it.
+//!
+//! In: `--bundle`, either `--key` or both `--certificate-identity` and
+//! `--certificate-oidc-issuer`, an optional `--trusted-root` (default: the embedded Sigstore
+//! public-good root; `--staging` is accepted and ignored, verification is always offline), and the
+//! artifact as a file or `sha256:HEX`. Out: exit 0 when the bundle is valid (one `verified` line
+//! on stderr), 1 when it is not (the failed check on stderr), 2 for a usage error (the trust
+//! flags, an unreadable file).
+//!
+//! 1. Choose the trust from the flags.
+//! 2. Read every named file; one that cannot be read is a usage error.
+//! 3. Verify ([`crate::attest::sigstore::verify_bundle`]) and print the outcome.
 
-pub fn run(_args: VerifyBundleArgs) -> Result<i32, Error> {
-    Err(Error::input(InputError::new(
-        "verify-bundle is not available yet",
-    )))
+use std::io::Write;
+use std::path::Path;
+
+use crate::attest::sigstore::{self, Identity, Trust};
+use crate::cli::VerifyBundleArgs;
+use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
+
+pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
+    // 1. The trust.
+    let sig = &args.signature;
+    let trust = match (
+        &sig.key,
+        &sig.certificate_identity,
+        &sig.certificate_oidc_issuer,
+    ) {
+        (Some(key), None, None) => Trust::Key(key.clone()),
+        (Some(_), _, _) => {
+            return Err(usage(
+                "`--key` cannot be combined with `--certificate-identity` or \
+                 `--certificate-oidc-issuer`",
+            ))
+        }
+        (None, Some(identity), Some(issuer)) => {
+            Trust::Identity(Identity::new(identity.as_str(), issuer.as_str()))
+        }
+        (None, _, _) => {
+            return Err(usage(
+                "say what the bundle must be signed by: `--key PATH`, or both \
+                 `--certificate-identity` and `--certificate-oidc-issuer`",
+            ))
+        }
+    };
+
+    // 2. The files.
+    let bundle_bytes = read(&args.bundle, "bundle")?;
+    if let Trust::Key(key) = &trust {
+        read(key, "key")?;
+    }
+    if let Some(root) = &sig.trusted_root {
+        read(root, "trusted root")?;
+    }
+    let artifact = sigstore::parse_artifact(&args.artifact).map_err(usage)?;
+
+    // 3. The verification.
+    let outcome = String::from_utf8(bundle_bytes)
+        .map_err(|_| "bundle: not UTF-8 text".to_string())
+        .and_then(|json| {
+            sigstore::verify_bundle(&json, &artifact, &trust, sig.trusted_root.as_deref())
+        });
+    let mut stderr = std::io::stderr();
+    match outcome {
+        Ok(verified) => {
+            let by = match (&trust, verified.identity(), verified.issuer()) {
+                (Trust::Key(key), _, _) => format!("the key {}", key.display()),
+                (_, Some(identity), Some(issuer)) => format!("{identity} ({issuer})"),
+                _ => "the required identity".to_string(),
+            };
+            let _ = writeln!(stderr, "verified: {} signed by {by}", args.bundle.display());
+            Ok(EXIT_OK)
+        }
+        Err(reason) => {
+            let _ = writeln!(
+                stderr,
+                "verification failed: {}: {reason}",
+                args.bundle.display()
+            );
+            Ok(EXIT_BLOCKED)
+        }
+    }
+}
+
+fn usage(message: impl Into<String>) -> Error {
+    Error::input(InputError::new(message).help(
+        "shipmoor verify-bundle --bundle FILE (--key KEY | --certificate-identity ID \
+         --certificate-oidc-issuer URL) [--trusted-root FILE] FILE_OR_sha256:DIGEST",
+    ))
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the {what}: {e}"))
+                .in_file(path.display().to_string()),
+        )
+    })
 }

@@ -1,0 +1,418 @@
+//! `shipmoor replay`: a valid attestation in every form replays; every tampering is rejected,
+//! naming the step that caught it; an attestation of the previous format still replays.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine as _;
+use common::{ident, require_pytest, Repo};
+use serde_json::Value;
+use shipmoor::attest::{dsse, keyed_bundle, keys};
+use shipmoor::replay::{self, Expectations, SignatureCheck, Status};
+
+fn openssl_key(dir: &Path, name: &str, algo: &[&str]) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("{name}.pem"));
+    let public = dir.join(format!("{name}.pub"));
+    let ok = Command::new("openssl")
+        .arg("genpkey")
+        .args(algo)
+        .arg("-out")
+        .arg(&key)
+        .status()
+        .expect("openssl runs (apt-get install openssl)");
+    assert!(ok.success());
+    let ok = Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&public)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    (key, public)
+}
+
+/// A run with a satisfied and an unsatisfied criterion, signed with an ECDSA P-256 key.
+fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        &format!("tests/test_b_{}.py", ident("three")),
+        "from svc.m import f\n\ndef test_three():\n    assert f() == 3\n",
+    );
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n  - id: three\n    ac: f is three.\n    required: false\n");
+    r.commit("head");
+    let keys_dir = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&keys_dir).unwrap();
+    let (key, public) = openssl_key(
+        &keys_dir,
+        "signer",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    );
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--sign",
+        "key",
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("· key"), "{run:?}");
+    (r, base, key, public)
+}
+
+fn replay_bytes(r: &Repo, bytes: &[u8], public: &Path) -> replay::Report {
+    thread_local!(static HEAD: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) });
+    let head = HEAD.with(|h| {
+        h.borrow_mut()
+            .get_or_insert_with(|| r.git(&["rev-parse", "HEAD"]))
+            .clone()
+    });
+    let sig = SignatureCheck {
+        key: Some(public.to_path_buf()),
+        ..Default::default()
+    };
+    let expect = Expectations {
+        commit: Some(head),
+        commit_sha256: None,
+        subjects: vec![],
+    };
+    replay::replay(
+        bytes,
+        "test",
+        &sig,
+        &expect,
+        &r.path().join(".shipmoor/evidence"),
+        None,
+    )
+}
+
+fn failed_step(report: &replay::Report) -> Option<(u8, &'static str)> {
+    report
+        .steps
+        .iter()
+        .find(|s| s.status == Status::Failed)
+        .map(|s| (s.number, s.name))
+}
+
+#[test]
+fn every_form_replays_and_tampering_is_caught_at_its_step() {
+    let (r, _base, key_path, public) = signed_run();
+    // Every form replays through the binary.
+    for (file, extra) in [
+        (
+            ".shipmoor/claim-check.vsa.dsse.json",
+            vec!["--key", public.to_str().unwrap()],
+        ),
+        (
+            ".shipmoor/claim-check.vsa.sigstore.json",
+            vec!["--key", public.to_str().unwrap()],
+        ),
+        (".shipmoor/claim-check.vsa.json", vec!["--allow-unsigned"]),
+    ] {
+        let mut args = vec!["replay", file];
+        args.extend(extra);
+        let run = r.shipmoor(&args);
+        assert_eq!(run.code, 0, "{file}: {run:?}");
+        assert!(run.stdout.starts_with("Replay  VALID"), "{run:?}");
+    }
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 6);
+    assert_eq!(v["verdict"], "READY WITH GAPS");
+
+    let env_bytes = std::fs::read(r.path().join(".shipmoor/claim-check.vsa.dsse.json")).unwrap();
+    let env: Value = serde_json::from_slice(&env_bytes).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64.decode(env["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(failed_step(&replay_bytes(&r, &env_bytes, &public)), None);
+
+    // Every single-bit change to the payload, the signature, the keyid and the payloadType.
+    let with = |field: &str, value: Value| {
+        let mut e = env.clone();
+        if field == "sig" || field == "keyid" {
+            e["signatures"][0][field] = value;
+        } else {
+            e[field] = value;
+        }
+        serde_json::to_vec(&e).unwrap()
+    };
+    let mut checked = 0;
+    for i in 0..payload.len() {
+        let mut p = payload.clone();
+        p[i] ^= 0x01;
+        let report = replay_bytes(&r, &with("payload", b64.encode(&p).into()), &public);
+        let step =
+            failed_step(&report).unwrap_or_else(|| panic!("payload byte {i} flipped was accepted"));
+        assert!(step.0 <= 2, "payload byte {i}: caught at {step:?}");
+        checked += 1;
+    }
+    let sig = b64
+        .decode(env["signatures"][0]["sig"].as_str().unwrap())
+        .unwrap();
+    for i in 0..sig.len() {
+        let mut s = sig.clone();
+        s[i] ^= 0x01;
+        let report = replay_bytes(&r, &with("sig", b64.encode(&s).into()), &public);
+        assert_eq!(
+            failed_step(&report).map(|s| s.0),
+            Some(2),
+            "signature byte {i}"
+        );
+        checked += 1;
+    }
+    let keyid = env["signatures"][0]["keyid"].as_str().unwrap().to_string();
+    for i in 0..keyid.len() {
+        let mut k = keyid.clone().into_bytes();
+        k[i] = if k[i] == b'A' { b'B' } else { b'A' };
+        let report = replay_bytes(
+            &r,
+            &with("keyid", String::from_utf8(k).unwrap().into()),
+            &public,
+        );
+        assert_eq!(failed_step(&report).map(|s| s.0), Some(2), "keyid byte {i}");
+        checked += 1;
+    }
+    let pt = env["payloadType"].as_str().unwrap().to_string();
+    for i in 0..pt.len() {
+        let mut t = pt.clone().into_bytes();
+        t[i] = if t[i] == b'x' { b'y' } else { b'x' };
+        let report = replay_bytes(
+            &r,
+            &with("payloadType", String::from_utf8(t).unwrap().into()),
+            &public,
+        );
+        assert!(
+            failed_step(&report).is_some_and(|s| s.0 <= 2),
+            "payloadType byte {i}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 1000);
+
+    // Statements re-signed with the right key but changed: each is caught at its step.
+    let pem = std::fs::read_to_string(&key_path).unwrap();
+    let signer = keys::load_signing_key(&pem, None).unwrap();
+    let statement: Value = serde_json::from_slice(&payload).unwrap();
+    let resign = |st: &Value, k: &keys::SigningKey| {
+        serde_json::to_vec(&dsse::sign(
+            &serde_json::to_vec(st).unwrap(),
+            dsse::PAYLOAD_TYPE,
+            k,
+        ))
+        .unwrap()
+    };
+    let ext = "https://shipmoor.dev/claim-check/v1";
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(&str, Edit, u8)> = vec![
+        (
+            "swapped subject",
+            Box::new(|s: &mut Value| {
+                s["subject"][0]["digest"]["gitCommit"] = "0".repeat(40).into()
+            }),
+            3,
+        ),
+        (
+            "changed predicateType",
+            Box::new(|s: &mut Value| s["predicateType"] = "https://slsa.dev/provenance/v1".into()),
+            3,
+        ),
+        (
+            "changed verifier",
+            Box::new(|s: &mut Value| {
+                s["predicate"]["verifier"]["id"] = "https://example.com/other".into()
+            }),
+            3,
+        ),
+        (
+            "edited disposition",
+            Box::new(move |s: &mut Value| {
+                s["predicate"][ext]["dispositions"][1]["floor"]["result"] = "satisfied".into()
+            }),
+            4,
+        ),
+        (
+            "edited test outcome",
+            Box::new(move |s: &mut Value| {
+                s["predicate"][ext]["dispositions"][0]["floor"]["tests"][0]["base"] = "pass".into()
+            }),
+            4,
+        ),
+        (
+            "edited verdict",
+            Box::new(move |s: &mut Value| s["predicate"][ext]["verdict"] = "READY".into()),
+            5,
+        ),
+        (
+            "edited verificationResult",
+            Box::new(|s: &mut Value| s["predicate"]["verificationResult"] = "FAILED".into()),
+            5,
+        ),
+        (
+            "dropped criterion",
+            Box::new(move |s: &mut Value| {
+                s["predicate"][ext]["dispositions"]
+                    .as_array_mut()
+                    .unwrap()
+                    .remove(1);
+            }),
+            5,
+        ),
+        (
+            "newer format",
+            Box::new(move |s: &mut Value| s["predicate"][ext]["format_version"] = 99.into()),
+            1,
+        ),
+    ];
+    for (name, edit, step) in &cases {
+        let mut st = statement.clone();
+        edit(&mut st);
+        let report = replay_bytes(&r, &resign(&st, &signer), &public);
+        assert_eq!(
+            failed_step(&report).map(|s| s.0),
+            Some(*step),
+            "{name}: {:?}",
+            report.steps
+        );
+        assert!(report
+            .steps
+            .iter()
+            .filter(|s| s.number > *step)
+            .all(|s| s.status == Status::NotRun));
+    }
+    // The unedited statement re-signed is fine: the cases above fail for their edit alone.
+    assert_eq!(
+        failed_step(&replay_bytes(&r, &resign(&statement, &signer), &public)),
+        None
+    );
+
+    // Re-signed with another key.
+    let other_dir = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-keys2-{}", std::process::id()));
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let (other_key, _) = openssl_key(&other_dir, "other", &["-algorithm", "ed25519"]);
+    let other = keys::load_signing_key(&std::fs::read_to_string(other_key).unwrap(), None).unwrap();
+    let report = replay_bytes(&r, &resign(&statement, &other), &public);
+    assert_eq!(failed_step(&report), Some((2, "signature")));
+
+    // A keyed bundle re-signed with another key.
+    let bundle =
+        keyed_bundle::to_bundle(&dsse::sign(&payload, dsse::PAYLOAD_TYPE, &other)).unwrap();
+    let report = replay_bytes(&r, &serde_json::to_vec(&bundle).unwrap(), &public);
+    assert_eq!(failed_step(&report).map(|s| s.0), Some(2));
+
+    // Evidence: a modified blob, then a missing one.
+    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rec_path = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
+    let original = std::fs::read(&rec_path).unwrap();
+    let mut modified = original.clone();
+    modified[10] ^= 0x20;
+    std::fs::write(&rec_path, &modified).unwrap();
+    let report = replay_bytes(&r, &env_bytes, &public);
+    assert_eq!(failed_step(&report), Some((4, "evidence")));
+    assert!(
+        report.steps[3].detail.contains("was modified"),
+        "{:?}",
+        report.steps[3]
+    );
+    std::fs::remove_file(&rec_path).unwrap();
+    let report = replay_bytes(&r, &env_bytes, &public);
+    assert_eq!(failed_step(&report), Some((4, "evidence")));
+    assert!(
+        report.steps[3].detail.contains("is missing"),
+        "{:?}",
+        report.steps[3]
+    );
+    std::fs::write(&rec_path, &original).unwrap();
+    assert_eq!(failed_step(&replay_bytes(&r, &env_bytes, &public)), None);
+
+    // Through the binary: the failed step is named, exit 1.
+    let tampered = r.path().join("tampered.json");
+    let mut st = statement.clone();
+    st["subject"][0]["digest"]["gitCommit"] = "1".repeat(40).into();
+    std::fs::write(&tampered, resign(&st, &signer)).unwrap();
+    let run = r.shipmoor(&[
+        "replay",
+        tampered.to_str().unwrap(),
+        "--key",
+        public.to_str().unwrap(),
+        "--evidence",
+        ".shipmoor/evidence",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("3 statement  FAILED"), "{run:?}");
+}
+
+#[test]
+fn an_attestation_of_the_previous_format_still_replays() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/replay/format-1"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args([
+            "replay",
+            "claim-check.vsa.json",
+            "--allow-unsigned",
+            "--commit",
+            "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb",
+            "--evidence",
+            "evidence",
+            "--format",
+            "json",
+        ])
+        .current_dir(fixture)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["verdict"], "READY WITH GAPS");
+}
+
+#[test]
+fn replay_without_a_way_to_check_the_signature_is_a_usage_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["replay", "missing.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["replay", "x.json", "--certificate-identity", "a"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
