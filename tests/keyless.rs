@@ -8,6 +8,8 @@
 //! `$CARGO_TARGET_TMPDIR/js-tools/sigstore-mock` under a lock directory (nextest runs each test in
 //! its own process), from the committed `package-lock.json`.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -485,4 +487,96 @@ fn without_an_identity_there_is_no_token() {
     let fork = |name: &str| (name == "GITHUB_ACTIONS").then(|| "true".to_string());
     assert_eq!(ambient_token_from(&fork).unwrap(), None);
     assert_eq!(ambient_token_from(&|_: &str| None).unwrap(), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end: claim-check signs keyless, replay verifies the bundle offline.
+
+#[test]
+fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
+    let modules = node_modules();
+    let mock = MockSigstore::start(&modules);
+    let root = mock.trusted_root();
+    let r = common::Repo::new();
+    r.write("check.sh", "#!/bin/sh\ngrep -q fixed code.txt\n");
+    r.write("code.txt", "broken\n");
+    let base = r.commit("base");
+    r.write("code.txt", "fixed\n");
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: fixed\n    ac: The code is fixed.\n    check:\n      command: sh check.sh\n");
+    r.commit("head");
+    let token = unsigned_jwt();
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--sign", "keyless"],
+        &[
+            ("SIGSTORE_ID_TOKEN", &token),
+            ("SHIPMOOR_FULCIO_URL", &mock.base_url),
+            ("SHIPMOOR_REKOR_URL", &mock.base_url),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("· keyless"), "{run:?}");
+    let bundle = r.path().join(".shipmoor/claim-check.vsa.sigstore.json");
+    assert!(bundle.exists());
+    assert!(!r.exists(".shipmoor/claim-check.vsa.dsse.json"));
+
+    // Our replay, offline, against the mock's trusted root.
+    let root_s = root.to_str().unwrap();
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.sigstore.json",
+        "--certificate-identity",
+        SUBJECT,
+        "--certificate-oidc-issuer",
+        ISSUER,
+        "--trusted-root",
+        root_s,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains(&format!("certificate for {SUBJECT}")),
+        "{run:?}"
+    );
+    // The wrong identity is refused at step 2.
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.sigstore.json",
+        "--certificate-identity",
+        "https://example.com/other",
+        "--certificate-oidc-issuer",
+        ISSUER,
+        "--trusted-root",
+        root_s,
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("2 signature  FAILED"), "{run:?}");
+
+    // An independent verifier: @sigstore/verify, bound to the commit subject's sha256.
+    let raw = std::process::Command::new("git")
+        .args(["cat-file", "commit", "HEAD"])
+        .current_dir(r.path())
+        .output()
+        .unwrap()
+        .stdout;
+    let sha = hex::encode(Sha256::digest(&raw));
+    node_verify(&modules, &root, &bundle, SUBJECT, ISSUER, &sha)
+        .unwrap_or_else(|e| panic!("@sigstore/verify refused our bundle: {e}"));
+
+    // A fork's pull request: no identity, the run stays unsigned and says so.
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--sign", "keyless"],
+        &[
+            ("SIGSTORE_ID_TOKEN", ""),
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", ""),
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", ""),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("UNSIGNED"), "{run:?}");
+    assert!(run.stderr.contains("warning: UNSIGNED"), "{run:?}");
+    assert!(
+        !bundle.exists(),
+        "a stale bundle must not stand beside an unsigned statement"
+    );
+    let md = r.read(".shipmoor/verify.md");
+    assert!(md.contains("(unsigned)"), "{md}");
 }
