@@ -27,6 +27,42 @@ pub enum Commands {
     Replay(Box<ReplayArgs>),
     /// Verify a Sigstore bundle (cosign's flag names; the sigstore-conformance CLI protocol)
     VerifyBundle(VerifyBundleArgs),
+    /// GitHub Actions integration, used by the Action's steps
+    #[command(subcommand)]
+    Action(ActionCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ActionCommand {
+    /// Write step outputs, the job summary and annotations for a run
+    Report {
+        /// The result JSON written by `claim-check --result-out` (absent when the run failed)
+        #[arg(long, value_name = "PATH")]
+        result: PathBuf,
+        /// claim-check's exit code
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        exit_code: i32,
+        /// The repository the run was in (relative output paths are resolved from it)
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        repo: PathBuf,
+    },
+    /// Print the pull request's base and head commits from GITHUB_EVENT_PATH (`base=`, `head=`
+    /// lines; empty outside pull requests) and write its body to a file
+    Event {
+        /// Where to write the body (an empty file when the body is null)
+        #[arg(long, value_name = "PATH")]
+        body_out: Option<PathBuf>,
+    },
+    /// Fail (exit 1) when the verdict is listed in fail-on, or when no verdict was reached
+    Gate {
+        #[arg(long, value_name = "VERDICT")]
+        verdict: String,
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        exit_code: i32,
+        /// Comma-separated verdicts that fail the job
+        #[arg(long, value_name = "LIST", default_value = "BLOCKED,INCONCLUSIVE")]
+        fail_on: String,
+    },
 }
 
 /// How a signature is checked: a public key, or a certificate identity and issuer against a
@@ -124,9 +160,9 @@ pub struct ClaimCheckArgs {
     /// of HEAD with the default branch]
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
-    /// The head commit
-    #[arg(long, default_value = "HEAD", value_name = "REV")]
-    pub head: String,
+    /// The head commit [default: the pull request's head in GitHub Actions, else HEAD]
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
     /// fast: the floor only; full: the floor and the judge
     #[arg(long, value_enum, default_value_t = Mode::Fast)]
     pub mode: Mode,
@@ -179,6 +215,9 @@ pub struct ClaimCheckArgs {
     pub report_out: Option<PathBuf>,
     #[arg(long, value_name = "DIR")]
     pub evidence_dir: Option<PathBuf>,
+    /// Also write the whole result as JSON (as --format json prints it) to this file
+    #[arg(long, value_name = "PATH")]
+    pub result_out: Option<PathBuf>,
     /// Where worktrees and build outputs go [default: the system's temporary directory]
     #[arg(long, value_name = "DIR", env = "SHIPMOOR_TMPDIR")]
     pub temp_dir: Option<PathBuf>,
@@ -213,4 +252,17 @@ pub enum AcceptanceCommand {
     },
     /// Promote .shipmoor/acceptance.yaml.draft to .shipmoor/acceptance.yaml once it validates
     Commit(AcceptanceArgs),
+    /// Draft an acceptance set from text (a pull request body's checklist) as
+    /// .shipmoor/acceptance.yaml.draft
+    Derive {
+        /// The repository
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        repo: PathBuf,
+        /// The text: a file, or `-` for standard input
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// Replace an existing draft
+        #[arg(long)]
+        force: bool,
+    },
 }

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
+pub mod action;
 pub mod attest;
 pub mod cli;
 pub mod clock;

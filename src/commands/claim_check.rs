@@ -80,7 +80,11 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         }
         _ => None,
     };
-    let head = git.resolve(&args.head, "--head")?;
+    let head = match (&args.head, pull_request_sha("head")) {
+        (Some(h), _) => git.resolve(h, "--head")?,
+        (None, Some(sha)) => git.resolve(&sha, "the pull request's head")?,
+        (None, None) => git.resolve("HEAD", "HEAD")?,
+    };
     let base = match &args.base {
         Some(b) => git.resolve(b, "--base")?,
         None => default_base(&git, &head)?,
@@ -313,6 +317,19 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         .map_err(|e| io(&paths.evidence, e))?;
     let dsse_path = signed_path(&paths.vsa, "dsse.json");
     let bundle_path = signed_path(&paths.vsa, "sigstore.json");
+    let result_json = {
+        let v = serde_json::json!({"result": result, "fixes": packet});
+        let mut b = serde_json::to_vec_pretty(&v).map_err(Error::crash)?;
+        b.push(b'\n');
+        b
+    };
+    let result_out = args.result_out.as_ref().map(|p| {
+        if p.is_absolute() {
+            p.clone()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        }
+    });
     let mut docs: Vec<(&Path, &[u8])> = vec![
         (&paths.vsa, &vsa_bytes),
         (&paths.fixes, &fixes_bytes),
@@ -320,6 +337,9 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     ];
     if let Some(b) = &dsse_bytes {
         docs.push((&dsse_path, b));
+    }
+    if let Some(p) = &result_out {
+        docs.push((p, &result_json));
     }
     if let Some(b) = &bundle_bytes {
         docs.push((&bundle_path, b));
@@ -539,7 +559,7 @@ fn output_paths(args: &ClaimCheckArgs, root: &Path) -> Paths {
 /// The pull request's base in GitHub Actions, else the merge-base of head with the default
 /// branch.
 fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
-    if let Some(sha) = pull_request_base() {
+    if let Some(sha) = pull_request_sha("base") {
         return git.resolve(&sha, "the pull request's base");
     }
     let Some(branch) = git.default_branch()? else {
@@ -560,11 +580,13 @@ fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
     }
 }
 
-fn pull_request_base() -> Option<String> {
+/// `pull_request.base.sha` or `.head.sha` of the GitHub Actions event, on pull request events
+/// (there `GITHUB_SHA` is a test merge commit, not the change's head).
+fn pull_request_sha(which: &str) -> Option<String> {
     let path = std::env::var_os("GITHUB_EVENT_PATH")?;
     let text = std::fs::read_to_string(path).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.pointer("/pull_request/base/sha")?
+    v.pointer(&format!("/pull_request/{which}/sha"))?
         .as_str()
         .map(str::to_string)
 }

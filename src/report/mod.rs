@@ -55,6 +55,8 @@ pub struct CriterionResult {
     pub required: bool,
     pub lane: Lane,
     pub requirement: String,
+    /// The criterion's line in the acceptance file (0 for the pass-to-pass guard).
+    pub line: usize,
     /// One word for the criterion's state: satisfied, unsatisfied, unbound, undecided, blocked,
     /// abstained, not_judged.
     pub disposition: String,
@@ -200,6 +202,7 @@ fn criterion_result(
         required: c.required,
         lane: c.lane,
         requirement: c.requirement(),
+        line: c.line,
         disposition: disposition.to_string(),
         route_to,
         floor,

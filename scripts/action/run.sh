@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The Action's main step: runs `shipmoor claim-check` on the runner, then writes the step
+# outputs, the job summary and the annotations. It never fails the step itself: the gate step
+# does, after the outputs are uploaded. Inputs arrive as INPUT_<NAME> variables, upper-cased
+# with hyphens kept (read with printenv), as the Docker form of the Action receives them.
+set -uo pipefail
+inp() { printenv "INPUT_$1" 2>/dev/null || true; }
+tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
+result="$(mktemp "$tmp/claim-check-result.XXXXXX.json")"
+body="$(mktemp "$tmp/claim-check-body.XXXXXX.md")"
+rm -f "$result"
+
+# The pull request's base and head (on other events, claim-check's defaults apply).
+base="$(inp BASE)"
+head="$(inp HEAD)"
+event="$(shipmoor action event --body-out "$body")"
+[ -n "$base" ] || base="$(sed -n 's/^base=//p' <<<"$event")"
+[ -n "$head" ] || head="$(sed -n 's/^head=//p' <<<"$event")"
+
+# A shallow checkout (actions/checkout's default fetch-depth: 1) has no base: fetch history.
+if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+  echo "claim-check: the checkout is shallow; fetching history to reach the base commit"
+  git fetch --no-tags --quiet --unshallow origin || git fetch --no-tags --quiet --deepen=2000 origin || true
+fi
+for sha in "$base" "$head"; do
+  if [ -n "$sha" ] && ! git cat-file -e "$sha^{commit}" 2>/dev/null; then
+    git fetch --no-tags --quiet origin "$sha" || echo "::warning title=Claim Check::cannot fetch $sha from origin"
+  fi
+done
+
+args=(claim-check --result-out "$result")
+[ -n "$base" ] && args+=(--base "$base")
+[ -n "$head" ] && args+=(--head "$head")
+mode="$(inp MODE)"; [ -n "$mode" ] && args+=(--mode "$mode")
+runs="$(inp RUNS)"; [ -n "$runs" ] && args+=(--runs "$runs")
+acceptance="$(inp ACCEPTANCE)"
+if [ -n "$acceptance" ]; then
+  args+=(--acceptance "$acceptance")
+elif [ ! -e .shipmoor/acceptance.yaml ] && [ ! -e .shipmoor/acceptance.yaml.draft ] && [ -s "$body" ]; then
+  # No acceptance set: draft one from the pull request's checklist. A draft never reads READY.
+  shipmoor acceptance derive --from "$body" || true
+fi
+judge="$(inp JUDGE)"
+if [ -n "$judge" ]; then
+  echo "::error title=Claim Check::the judge input needs full mode, which this version of shipmoor does not ship"
+  echo "exit-code=2" >> "${GITHUB_OUTPUT:-/dev/null}"
+  echo "verdict=ERROR" >> "${GITHUB_OUTPUT:-/dev/null}"
+  exit 0
+fi
+sign="$(inp SIGN)"
+case "$sign" in
+  ""|auto)
+    # In Actions, sign keyless: where the job has no OIDC identity (a fork's pull request, no
+    # `id-token: write`), claim-check writes the statement unsigned and says so.
+    if [ "${GITHUB_ACTIONS:-}" = true ]; then sign=keyless; else sign=none; fi ;;
+esac
+args+=(--sign "$sign")
+key="$(inp KEY)"; [ -n "$key" ] && args+=(--key "$key")
+extra="$(inp EXTRA-ARGS)"
+if [ -n "$extra" ]; then
+  read -r -a more <<<"$extra"
+  args+=("${more[@]}")
+fi
+
+echo "claim-check: shipmoor ${args[*]}"
+shipmoor "${args[@]}"
+code=$?
+top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
+shipmoor action report --result "$result" --exit-code "$code" --repo "$top"
+rm -f "$body"
+exit 0

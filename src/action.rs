@@ -1,0 +1,325 @@
+//! GitHub Actions integration: what the Action does with a run's result.
+//!
+//! In: the result JSON `claim-check --result-out` wrote (or nothing, when the run ended with an
+//! input error or a crash), its exit code, and the runner's environment (`GITHUB_OUTPUT`,
+//! `GITHUB_STEP_SUMMARY`, `GITHUB_JOB`, `GITHUB_RUN_ATTEMPT`, `RUNNER_NAME`).
+//! Out: step outputs (`verdict`, `exit-code`, `vsa-path`, `fixes-path`, `report-path`, and for
+//! the upload step `artifact-name`, `artifact-paths`), the job summary from `verify.md`, and
+//! `::error`/`::warning` annotations, within GitHub's limits and escaping rules; then the gate
+//! that fails the job per `fail-on`.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// GitHub's limit for one step's summary.
+pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+/// GitHub shows at most 10 annotations of each kind per step.
+pub const ANNOTATIONS_PER_KIND: usize = 10;
+
+/// Escapes annotation data (`%`, `\r`, `\n`).
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes an annotation property (data escaping, and `:` and `,`).
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A `name<<DELIM … DELIM` block for `GITHUB_OUTPUT`, with a delimiter that is not in the value.
+pub fn output_entry(name: &str, value: &str, seed: &str) -> String {
+    let mut n = 0u32;
+    let delim = loop {
+        let d = format!(
+            "ghadelimiter_{}",
+            &crate::evidence::sha256_hex(format!("{seed}{n}").as_bytes())[..16]
+        );
+        if !value.contains(&d) {
+            break d;
+        }
+        n += 1;
+    };
+    format!("{name}<<{delim}\n{value}\n{delim}\n")
+}
+
+/// The job summary: `verify.md`, cut at a line boundary to fit GitHub's limit.
+pub fn summary(markdown: &str) -> String {
+    if markdown.len() <= SUMMARY_LIMIT {
+        return markdown.to_string();
+    }
+    let note = "\n\n_The report was cut to fit GitHub's 1 MiB job summary; the whole `verify.md` is in the uploaded artifact._\n";
+    let mut cut = SUMMARY_LIMIT - note.len();
+    while !markdown.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let end = markdown[..cut].rfind('\n').unwrap_or(cut);
+    format!("{}{note}", &markdown[..end])
+}
+
+/// The annotations for a result: an error per fix, a warning per criterion routed to a person
+/// or asking for an author check, each pointing at the criterion's line in the acceptance file.
+pub fn annotations(result: &Value) -> Vec<String> {
+    let r = &result["result"];
+    let file = r["acceptance"]["path"].as_str().unwrap_or("");
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for c in r["criteria"].as_array().into_iter().flatten() {
+        let line = c["line"].as_u64().unwrap_or(0);
+        let location = if file.is_empty() || line == 0 {
+            String::new()
+        } else {
+            format!("file={},line={line},", escape_property(file))
+        };
+        let title = format!("Claim Check: {}", c["requirement"].as_str().unwrap_or(""));
+        let reason = c["judge"]["rationale"]
+            .as_str()
+            .filter(|_| {
+                !c["floor"]["result"]
+                    .as_str()
+                    .is_some_and(|f| f == "satisfied" || f == "unsatisfied")
+            })
+            .or(c["floor"]["reason"].as_str())
+            .unwrap_or("");
+        let msg = format!("{} — {}", c["ac"].as_str().unwrap_or(""), reason);
+        let line = |kind: &str| {
+            format!(
+                "::{kind} {location}title={}::{}",
+                escape_property(&title),
+                escape_data(&msg)
+            )
+        };
+        match c["disposition"].as_str().unwrap_or("") {
+            "unsatisfied" | "blocked" => errors.push(line("error")),
+            "satisfied" => {}
+            "unbound" => warnings.push(format!(
+                "::warning {location}title={}::{}",
+                escape_property(&title),
+                escape_data(&format!(
+                    "{} — no test carries the tag {}: write a test whose id or filename contains it; it must fail at the base commit and pass at the head commit",
+                    c["ac"].as_str().unwrap_or(""),
+                    c["tag"].as_str().unwrap_or("")
+                ))
+            )),
+            _ => warnings.push(line("warning")),
+        }
+    }
+    let more = |kind: &str, n: usize| {
+        format!("::{kind} title=Claim Check::{n} more not shown here (GitHub shows 10 per step); see verify.md")
+    };
+    let mut out = Vec::new();
+    let (ne, nw) = (errors.len(), warnings.len());
+    out.extend(
+        errors
+            .into_iter()
+            .take(ANNOTATIONS_PER_KIND - usize::from(ne > ANNOTATIONS_PER_KIND)),
+    );
+    if ne > ANNOTATIONS_PER_KIND {
+        out.push(more("error", ne - (ANNOTATIONS_PER_KIND - 1)));
+    }
+    out.extend(
+        warnings
+            .into_iter()
+            .take(ANNOTATIONS_PER_KIND - usize::from(nw > ANNOTATIONS_PER_KIND)),
+    );
+    if nw > ANNOTATIONS_PER_KIND {
+        out.push(more("warning", nw - (ANNOTATIONS_PER_KIND - 1)));
+    }
+    out
+}
+
+/// Whether the job fails: an error exit (2, 3, or any unknown code), or a verdict in `fail_on`.
+pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, String> {
+    if !matches!(exit_code, 0 | 1 | 4) {
+        return Err(format!(
+            "claim-check did not reach a verdict (exit {exit_code}); see the log above"
+        ));
+    }
+    let listed: Vec<String> = fail_on
+        .split(',')
+        .map(|v| v.trim().to_ascii_uppercase())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if listed.iter().any(|v| v == verdict) {
+        Err(format!(
+            "the verdict is {verdict}, and fail-on lists it ({fail_on})"
+        ))
+    } else {
+        Ok(format!(
+            "the verdict is {verdict}; fail-on ({fail_on}) lets it pass"
+        ))
+    }
+}
+
+/// Everything `report` writes, for a result (or none) and an exit code.
+pub struct Report {
+    pub outputs: String,
+    pub summary: String,
+    pub annotations: Vec<String>,
+}
+
+/// Builds the outputs, the summary and the annotations. `repo` is where relative output paths
+/// in the result are resolved; `seed` makes the artifact name and delimiters unique.
+pub fn report(result: Option<&Value>, exit_code: i32, repo: &Path, seed: &str) -> Report {
+    let job = std::env::var("GITHUB_JOB").unwrap_or_else(|_| "job".into());
+    let attempt = std::env::var("GITHUB_RUN_ATTEMPT").unwrap_or_else(|_| "1".into());
+    let unique = &crate::evidence::sha256_hex(format!("{seed}{}", repo.display()).as_bytes())[..8];
+    let artifact = format!("claim-check-{job}-{attempt}-{unique}");
+    let mut outputs = String::new();
+    let mut put = |k: &str, v: &str| outputs.push_str(&output_entry(k, v, seed));
+    put("exit-code", &exit_code.to_string());
+    let Some(result) = result else {
+        put("verdict", "ERROR");
+        put("vsa-path", "");
+        put("fixes-path", "");
+        put("report-path", "");
+        put("artifact-name", &artifact);
+        put("artifact-paths", "");
+        let summary = format!("# Claim Check — no verdict\n\nclaim-check exited with code {exit_code} ({}); see the job log for the message, file and line.\n", if exit_code == 2 { "usage or input error" } else { "engine crash" });
+        return Report {
+            outputs,
+            summary,
+            annotations: vec![format!(
+                "::error title=Claim Check::{}",
+                escape_data(&format!(
+                    "claim-check exited with code {exit_code} and reached no verdict; see the log"
+                ))
+            )],
+        };
+    };
+    let r = &result["result"];
+    let abs = |p: &str| -> PathBuf {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            repo.join(p)
+        }
+    };
+    let vsa = r["outputs"]["vsa"].as_str().unwrap_or("");
+    let signed: Vec<String> = ["sigstore.json", "dsse.json"]
+        .iter()
+        .map(|s| format!("{}.{s}", vsa.strip_suffix(".json").unwrap_or(vsa)))
+        .filter(|p| abs(p).exists())
+        .collect();
+    let vsa_path = signed.first().cloned().unwrap_or_else(|| vsa.to_string());
+    put("verdict", r["verdict"].as_str().unwrap_or(""));
+    put("vsa-path", &abs(&vsa_path).display().to_string());
+    put(
+        "fixes-path",
+        &abs(r["outputs"]["fixes"].as_str().unwrap_or(""))
+            .display()
+            .to_string(),
+    );
+    put(
+        "report-path",
+        &abs(r["outputs"]["report"].as_str().unwrap_or(""))
+            .display()
+            .to_string(),
+    );
+    put("artifact-name", &artifact);
+    let mut paths = vec![
+        abs(vsa),
+        abs(r["outputs"]["fixes"].as_str().unwrap_or("")),
+        abs(r["outputs"]["report"].as_str().unwrap_or("")),
+        abs(r["outputs"]["evidence"].as_str().unwrap_or("")),
+    ];
+    paths.extend(signed.iter().map(|p| abs(p)));
+    let list = paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    put("artifact-paths", &list);
+    let md = std::fs::read_to_string(abs(r["outputs"]["report"].as_str().unwrap_or("")))
+        .unwrap_or_default();
+    let mut summary_text = summary(&md);
+    if r["signing"]["state"] == "unsigned" {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "> **Unsigned.** {}\n",
+            r["signing"]["note"].as_str().unwrap_or("")
+        );
+        if s.len() + summary_text.len() <= SUMMARY_LIMIT {
+            summary_text = s + &summary_text;
+        }
+    }
+    Report {
+        outputs,
+        summary: summary_text,
+        annotations: annotations(result),
+    }
+}
+
+/// Appends to a file named by an environment variable (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`).
+pub fn append_env_file(var: &str, text: &str) -> std::io::Result<bool> {
+    let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+        return Ok(false);
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(text.as_bytes())?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_the_workflow_command_rules() {
+        assert_eq!(escape_data("50% done\r\nnext"), "50%25 done%0D%0Anext");
+        assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+    }
+
+    #[test]
+    fn outputs_use_a_delimiter_the_value_does_not_contain() {
+        let e = output_entry("paths", "a\nb", "s");
+        let mut lines = e.lines();
+        let first = lines.next().unwrap();
+        let delim = first.strip_prefix("paths<<").unwrap();
+        assert_eq!(lines.collect::<Vec<_>>(), ["a", "b", delim]);
+        let tricky = format!("x\n{delim}\ny");
+        let e2 = output_entry("v", &tricky, "s");
+        assert!(!e2.lines().next().unwrap().ends_with(delim));
+    }
+
+    #[test]
+    fn the_summary_fits_in_one_mebibyte() {
+        let big = "line of text\n".repeat(200_000);
+        let s = summary(&big);
+        assert!(s.len() <= SUMMARY_LIMIT);
+        assert!(s.contains("was cut"));
+        assert_eq!(summary("# small\n"), "# small\n");
+    }
+
+    #[test]
+    fn gate_follows_fail_on() {
+        assert!(gate("BLOCKED", 1, "BLOCKED,INCONCLUSIVE").is_err());
+        assert!(gate("INCONCLUSIVE", 4, "blocked, inconclusive").is_err());
+        assert!(gate("READY WITH GAPS", 0, "BLOCKED,INCONCLUSIVE").is_ok());
+        assert!(gate("READY WITH GAPS", 0, "BLOCKED,READY WITH GAPS").is_err());
+        assert!(gate("INCONCLUSIVE", 4, "BLOCKED").is_ok());
+        assert!(gate("ERROR", 2, "").is_err());
+        assert!(gate("ERROR", 3, "BLOCKED").is_err());
+    }
+
+    #[test]
+    fn annotations_are_capped_per_kind() {
+        let criteria: Vec<Value> = (0..14)
+            .map(|i| serde_json::json!({"ac": format!("c{i}"), "requirement": format!("stage1.floor.c{i}"), "disposition": "unsatisfied", "line": i + 3, "floor": {"result": "unsatisfied", "reason": "fails, at head: 100%"}, "judge": {}}))
+            .collect();
+        let v = serde_json::json!({"result": {"acceptance": {"path": ".shipmoor/acceptance.yaml"}, "criteria": criteria}});
+        let a = annotations(&v);
+        assert_eq!(a.len(), 10);
+        assert!(a[0].starts_with("::error file=.shipmoor/acceptance.yaml,line=3,title=Claim Check%3A stage1.floor.c0::c0 — fails, at head: 100%25"), "{}", a[0]);
+        assert!(a[9].contains("5 more"), "{}", a[9]);
+    }
+}

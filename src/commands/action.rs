@@ -1,0 +1,86 @@
+//! `shipmoor action report | gate`: the Action's steps after claim-check (see [`crate::action`]).
+
+use std::io::Write;
+
+use crate::action;
+use crate::cli::ActionCommand;
+use crate::error::{Error, InputError};
+
+pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
+    match cmd {
+        ActionCommand::Report {
+            result,
+            exit_code,
+            repo,
+        } => {
+            let value = match std::fs::read(&result) {
+                Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::input(
+                        InputError::new(format!("the result is not JSON: {e}"))
+                            .in_file(result.display().to_string()),
+                    )
+                })?),
+                Err(_) => None,
+            };
+            let seed = format!(
+                "{}{}",
+                std::process::id(),
+                time::OffsetDateTime::now_utc().unix_timestamp_nanos()
+            );
+            let r = action::report(value.as_ref(), exit_code, &repo, &seed);
+            let mut out = std::io::stdout();
+            for a in &r.annotations {
+                let _ = writeln!(out, "{a}");
+            }
+            if !action::append_env_file("GITHUB_OUTPUT", &r.outputs)? {
+                let _ = write!(out, "{}", r.outputs);
+            }
+            action::append_env_file("GITHUB_STEP_SUMMARY", &r.summary)?;
+            Ok(0)
+        }
+        ActionCommand::Event { body_out } => {
+            let event: serde_json::Value = std::env::var_os("GITHUB_EVENT_PATH")
+                .and_then(|p| std::fs::read(p).ok())
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            let sha = |which: &str| {
+                event
+                    .pointer(&format!("/pull_request/{which}/sha"))
+                    .and_then(|v| v.as_str())
+                    .filter(|s| crate::git::CommitId::parse(s).is_some())
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mut out = std::io::stdout();
+            let _ = writeln!(out, "base={}", sha("base"));
+            let _ = writeln!(out, "head={}", sha("head"));
+            if let Some(path) = body_out {
+                // A null body is normal (a pull request opened without a description).
+                let body = event
+                    .pointer("/pull_request/body")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("");
+                std::fs::write(&path, body)?;
+            }
+            Ok(0)
+        }
+        ActionCommand::Gate {
+            verdict,
+            exit_code,
+            fail_on,
+        } => match action::gate(&verdict, exit_code, &fail_on) {
+            Ok(msg) => {
+                let _ = writeln!(std::io::stdout(), "Claim Check: {msg}");
+                Ok(0)
+            }
+            Err(msg) => {
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "::error title=Claim Check::{}",
+                    action::escape_data(&msg)
+                );
+                Ok(1)
+            }
+        },
+    }
+}

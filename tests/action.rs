@@ -1,0 +1,370 @@
+//! The composite Action's steps (the scripts action.yml runs) under a simulated GitHub runner:
+//! a `pull_request` event payload, a shallow clone, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`,
+//! `GITHUB_PATH`, `RUNNER_TEMP`, `INPUT_*` with hyphens kept, no OIDC variables (a fork's pull
+//! request). Also the installer's checksum check against a release served on loopback.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{ident, require_pytest, Repo};
+
+const ACTION: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Parses `GITHUB_OUTPUT`: `name=value` lines and `name<<DELIM … DELIM` blocks.
+fn outputs(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delim)) = line.split_once("<<") {
+            let mut value = Vec::new();
+            for l in lines.by_ref() {
+                if l == delim {
+                    break;
+                }
+                value.push(l);
+            }
+            out.insert(name.to_string(), value.join("\n"));
+        } else if let Some((k, v)) = line.split_once('=') {
+            out.insert(k.to_string(), v.to_string());
+        }
+    }
+    out
+}
+
+struct Runner {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    temp: PathBuf,
+    output: PathBuf,
+    summary: PathBuf,
+    path_file: PathBuf,
+    event: PathBuf,
+}
+
+impl Runner {
+    /// An upstream repository with a base and a pull request head, cloned shallow at the head.
+    fn pull_request(upstream: &Repo, base: &str, head: &str) -> Runner {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("workspace");
+        let url = format!("file://{}", upstream.path().display());
+        let ok = Command::new("git")
+            .args([
+                "clone", "--quiet", "--depth", "1", "--branch", "feature", &url,
+            ])
+            .arg(&workspace)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let shallow = Command::new("git")
+            .args(["rev-parse", "--is-shallow-repository"])
+            .current_dir(&workspace)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&shallow.stdout).trim(), "true");
+        let temp = dir.path().join("runner-temp");
+        std::fs::create_dir_all(&temp).unwrap();
+        let event = dir.path().join("event.json");
+        // The shape of octokit/webhooks' pull_request.opened example, trimmed; a null body.
+        let payload = serde_json::json!({
+            "action": "opened",
+            "number": 2,
+            "pull_request": {
+                "number": 2, "state": "open", "title": "Refunds", "body": null,
+                "head": {"ref": "feature", "sha": head, "repo": {"fork": true}},
+                "base": {"ref": "main", "sha": base},
+            },
+            "repository": {"full_name": "acme/app", "clone_url": url},
+        });
+        std::fs::write(&event, serde_json::to_vec_pretty(&payload).unwrap()).unwrap();
+        Runner {
+            output: dir.path().join("output"),
+            summary: dir.path().join("summary.md"),
+            path_file: dir.path().join("path"),
+            workspace,
+            temp,
+            event,
+            _dir: dir,
+        }
+    }
+
+    fn command(&self, script: &str, inputs: &[(&str, &str)]) -> Command {
+        let mut c = Command::new("bash");
+        c.arg(Path::new(ACTION).join("scripts/action").join(script))
+            .current_dir(&self.workspace)
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &self.event)
+            .env("GITHUB_OUTPUT", &self.output)
+            .env("GITHUB_STEP_SUMMARY", &self.summary)
+            .env("GITHUB_PATH", &self.path_file)
+            .env("GITHUB_WORKSPACE", &self.workspace)
+            .env("GITHUB_ACTION_PATH", ACTION)
+            .env("GITHUB_JOB", "claim-check")
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .env("RUNNER_TEMP", &self.temp)
+            .env("SHIPMOOR_BIN", env!("CARGO_BIN_EXE_shipmoor"))
+            .env("SOURCE_DATE_EPOCH", common::PINNED_EPOCH)
+            .env_remove("ACTIONS_ID_TOKEN_REQUEST_URL")
+            .env_remove("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+            .env_remove("SIGSTORE_ID_TOKEN")
+            .env_remove("CARGO_TARGET_DIR");
+        for (k, v) in inputs {
+            c.env(format!("INPUT_{k}"), v);
+        }
+        c
+    }
+
+    /// install.sh, then run.sh with PATH extended as GITHUB_PATH says; returns run.sh's stdout.
+    fn run(&self, inputs: &[(&str, &str)]) -> String {
+        let out = self.command("install.sh", &[]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "install.sh: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let added = std::fs::read_to_string(&self.path_file).unwrap();
+        let path = format!("{}:{}", added.trim(), std::env::var("PATH").unwrap());
+        let out = self
+            .command("run.sh", inputs)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(
+            out.status.success(),
+            "run.sh must not fail the step: {stdout}\n{stderr}"
+        );
+        // The job log holds both; stderr comes after, marked, for the assertions' messages.
+        format!("{stdout}\n--- stderr\n{stderr}")
+    }
+
+    fn gate(&self, fail_on: &str) -> (i32, String) {
+        let o = outputs(&std::fs::read_to_string(&self.output).unwrap());
+        let out = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+            .args([
+                "action",
+                "gate",
+                "--verdict",
+                &o["verdict"],
+                "--exit-code",
+                &o["exit-code"],
+                "--fail-on",
+                fail_on,
+            ])
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    }
+}
+
+fn upstream_with_a_blocked_change() -> (Repo, String, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_two_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        &format!("tests/test_three_{}.py", ident("three")),
+        "from svc.m import f\n\ndef test_three():\n    assert f() == 3, 'f is not three'\n",
+    );
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n  - id: three\n    ac: \"f is three, even with commas: and colons.\"\n");
+    let head = r.commit("head");
+    (r, base, head)
+}
+
+#[test]
+fn the_action_on_a_shallow_fork_pull_request() {
+    let (upstream, base, head) = upstream_with_a_blocked_change();
+    let runner = Runner::pull_request(&upstream, &base, &head);
+    let stdout = runner.run(&[
+        ("FAIL-ON", "BLOCKED,INCONCLUSIVE"),
+        ("RUNS", "1"),
+        ("SIGN", "auto"),
+    ]);
+    assert!(stdout.contains("the checkout is shallow"), "{stdout}");
+
+    // Outputs.
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["verdict"], "BLOCKED", "{o:?}\n{stdout}");
+    assert_eq!(o["exit-code"], "1");
+    for k in ["vsa-path", "fixes-path", "report-path"] {
+        assert!(Path::new(&o[k]).is_file(), "{k} = {}", o[k]);
+    }
+    assert!(
+        o["vsa-path"].ends_with(".shipmoor/claim-check.vsa.json"),
+        "unsigned: the statement itself"
+    );
+    assert!(o["artifact-name"].starts_with("claim-check-claim-check-1-"));
+    let paths: Vec<&str> = o["artifact-paths"].lines().collect();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    for p in &paths {
+        assert!(
+            Path::new(p).exists(),
+            "{p} is to be uploaded but does not exist"
+        );
+    }
+
+    // Summary: verify.md, and the loud unsigned note of a fork's pull request.
+    let summary = std::fs::read_to_string(&runner.summary).unwrap();
+    assert!(summary.starts_with("> **Unsigned.** UNSIGNED"), "{summary}");
+    assert!(
+        summary.contains("### Verdict") && summary.contains("verdict: BLOCKED"),
+        "{summary}"
+    );
+    assert!(summary.len() <= shipmoor::action::SUMMARY_LIMIT);
+
+    // Annotations: the failed criterion at its line in the acceptance file, escaped.
+    let error = stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(error.starts_with("::error file=.shipmoor/acceptance.yaml,line=5,title=Claim Check%3A stage1.floor.three::"), "{error}");
+    assert!(
+        error.contains("f is three, even with commas: and colons."),
+        "{error}"
+    );
+    assert!(stdout.contains("UNSIGNED"), "{stdout}");
+
+    // The gate, per fail-on.
+    let (code, msg) = runner.gate("BLOCKED,INCONCLUSIVE");
+    assert_eq!(code, 1, "{msg}");
+    assert!(
+        msg.starts_with("::error title=Claim Check::the verdict is BLOCKED"),
+        "{msg}"
+    );
+    assert_eq!(runner.gate("INCONCLUSIVE").0, 0);
+}
+
+#[test]
+fn without_an_acceptance_set_a_draft_is_derived_from_the_pull_request_body() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("a.txt", "a");
+    let base = r.commit("base");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write("a.txt", "b");
+    let head = r.commit("head");
+    let runner = Runner::pull_request(&r, &base, &head);
+    let mut event: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&runner.event).unwrap()).unwrap();
+    event["pull_request"]["body"] = "## Acceptance criteria\n- [ ] The letter is b.\n".into();
+    std::fs::write(&runner.event, serde_json::to_vec(&event).unwrap()).unwrap();
+    let stdout = runner.run(&[("FAIL-ON", "BLOCKED")]);
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["verdict"], "INCONCLUSIVE", "{stdout}");
+    assert!(runner
+        .workspace
+        .join(".shipmoor/acceptance.yaml.draft")
+        .exists());
+    assert_eq!(runner.gate("BLOCKED").0, 0);
+}
+
+#[test]
+fn an_input_error_reaches_no_verdict_and_fails_the_gate() {
+    let (upstream, base, head) = upstream_with_a_blocked_change();
+    let runner = Runner::pull_request(&upstream, &base, &head);
+    let stdout = runner.run(&[("ACCEPTANCE", "missing.yaml")]);
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["exit-code"], "2", "{stdout}");
+    assert_eq!(o["verdict"], "ERROR");
+    let summary = std::fs::read_to_string(&runner.summary).unwrap();
+    assert!(summary.contains("no verdict"), "{summary}");
+    assert_eq!(runner.gate("").0, 1);
+}
+
+/// Serves one file on loopback, once per request, for the installer's download.
+fn serve(bytes: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                bytes.len()
+            );
+            let _ = s.write_all(&bytes);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn the_installer_checks_the_pinned_checksum() {
+    assert!(
+        Command::new("curl")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "this test needs curl (apt-get install curl)"
+    );
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_shipmoor")).unwrap();
+    let sha = shipmoor::evidence::sha256_hex(&binary);
+    let url = serve(binary);
+    for (pinned, ok) in [(sha.clone(), true), ("0".repeat(64), false)] {
+        let action = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(action.path().join("action")).unwrap();
+        std::fs::create_dir_all(action.path().join("scripts/action")).unwrap();
+        std::fs::copy(
+            Path::new(ACTION).join("scripts/action/install.sh"),
+            action.path().join("scripts/action/install.sh"),
+        )
+        .unwrap();
+        std::fs::write(
+            action.path().join("Cargo.toml"),
+            "[package]\nname = \"shipmoor\"\nversion = \"9.9.9\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            action.path().join("action/releases.txt"),
+            format!("9.9.9 x86_64-unknown-linux-gnu {pinned} https://github.com/shipmoor/claim-check/releases/download/v9.9.9/shipmoor-9.9.9-x86_64-unknown-linux-gnu\n"),
+        )
+        .unwrap();
+        let temp = tempfile::tempdir().unwrap();
+        let out = Command::new("bash")
+            .arg(action.path().join("scripts/action/install.sh"))
+            .env("GITHUB_ACTION_PATH", action.path())
+            .env("RUNNER_TEMP", temp.path())
+            .env("SHIPMOOR_RELEASE_BASE_URL", &url)
+            .env_remove("SHIPMOOR_BIN")
+            .env_remove("GITHUB_PATH")
+            .env_remove("GITHUB_OUTPUT")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.success(),
+            ok,
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let installed = temp.path().join("shipmoor-bin/shipmoor");
+        if ok {
+            assert!(stdout.contains("shipmoor "), "{stdout}");
+            assert!(installed.exists());
+        } else {
+            assert!(stdout.contains("refusing to run it"), "{stdout}");
+            assert!(!installed.exists());
+        }
+    }
+}
