@@ -19,6 +19,10 @@ fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "test.sh: node and npm are missing: the vitest and jest tests will fail naming them (install Node.js 20+)" >&2
 fi
+if ! command -v check-jsonschema >/dev/null 2>&1; then
+  echo "test.sh: installing check-jsonschema" >&2
+  python3 -m pip install --quiet check-jsonschema
+fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: installing cargo-nextest" >&2
   cargo install --locked cargo-nextest
