@@ -152,7 +152,10 @@ async function canonicalDsse(body) {
     if (!verifier) {
       throw new Error('dsse: a signature does not verify with any proposed verifier');
     }
-    signatures.push({ signature: sig.sig, verifier });
+    // Rekor stores the verifier re-encoded as PEM with LF line endings, whatever the client
+    // sent; verifiers (sigstore-python) compare those bytes exactly.
+    const pem = new crypto.X509Certificate(Buffer.from(verifier, 'base64')).toString();
+    signatures.push({ signature: sig.sig, verifier: Buffer.from(pem).toString('base64') });
   }
   return JSON.stringify({
     apiVersion: entry.apiVersion,
