@@ -218,6 +218,15 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
     Ok(0)
 }
 
+fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {
+    let root = Git::discover(&args.repo)
+        .map(|g| g.root().to_path_buf())
+        .unwrap_or_else(|_| args.repo.clone());
+    let located = acceptance::locate(&root, args.acceptance.as_deref())?;
+    let set = acceptance::load(&located)?;
+    Ok((set, located))
+}
+
 #[cfg(test)]
 mod tests {
     use super::derive_criteria;
@@ -246,13 +255,4 @@ mod tests {
         assert_eq!(derive_criteria("- [ ] a thing\n").len(), 1);
         assert!(derive_criteria("no list here").is_empty());
     }
-}
-
-fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {
-    let root = Git::discover(&args.repo)
-        .map(|g| g.root().to_path_buf())
-        .unwrap_or_else(|_| args.repo.clone());
-    let located = acceptance::locate(&root, args.acceptance.as_deref())?;
-    let set = acceptance::load(&located)?;
-    Ok((set, located))
 }
