@@ -144,6 +144,15 @@ pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, Stri
         .map(|v| v.trim().to_ascii_uppercase())
         .filter(|v| !v.is_empty())
         .collect();
+    // A misspelt verdict would never fail the job: refuse it.
+    if let Some(bad) = listed
+        .iter()
+        .find(|v| crate::verdict::Verdict::parse(v).is_none())
+    {
+        return Err(format!(
+            "fail-on lists `{bad}`, which is not a verdict (READY, READY WITH GAPS, INCONCLUSIVE, BLOCKED)"
+        ));
+    }
     if listed.iter().any(|v| v == verdict) {
         Err(format!(
             "the verdict is {verdict}, and fail-on lists it ({fail_on})"
@@ -309,6 +318,9 @@ mod tests {
         assert!(gate("INCONCLUSIVE", 4, "BLOCKED").is_ok());
         assert!(gate("ERROR", 2, "").is_err());
         assert!(gate("ERROR", 3, "BLOCKED").is_err());
+        assert!(gate("READY", 0, "BLOCKD")
+            .unwrap_err()
+            .contains("not a verdict"));
     }
 
     #[test]
