@@ -9,7 +9,9 @@ fn check(schema: &str, file: &Path) {
         .args(["--builtin-schema", schema])
         .arg(file)
         .output()
-        .unwrap_or_else(|e| panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}"));
+        .unwrap_or_else(|e| {
+            panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
+        });
     assert!(
         out.status.success(),
         "{} does not validate against {schema}:\n{}{}",
@@ -39,5 +41,8 @@ fn workflows_validate() {
             n += 1;
         }
     }
-    assert!(n >= 4, "expected the CI, release, self-test and reusable workflows, found {n}");
+    assert!(
+        n >= 4,
+        "expected the CI, release, self-test and reusable workflows, found {n}"
+    );
 }
