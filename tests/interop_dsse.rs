@@ -11,10 +11,13 @@
 //! `$CARGO_TARGET_TMPDIR` behind a lock directory (nextest runs each test in its own process).
 //! A test whose tool is missing fails and names it; none is skipped.
 
+mod common;
+
+use common::lock::Lock;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -46,55 +49,6 @@ fn require_program(program: &str, why: &str) {
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(ok, "`{program}` does not run: {why}");
-}
-
-/// A lock directory, removed on drop; a holder that died leaves a stale lock that is taken over.
-struct Lock(PathBuf);
-
-impl Lock {
-    fn acquire(path: PathBuf) -> Lock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    std::fs::write(path.join("pid"), std::process::id().to_string()).unwrap();
-                    return Lock(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if Lock::stale(&path) {
-                        let _ = std::fs::remove_dir_all(&path);
-                        continue;
-                    }
-                    assert!(
-                        start.elapsed() < Duration::from_secs(900),
-                        "waited 15 minutes for the lock {}; remove it if no test run holds it",
-                        path.display()
-                    );
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => panic!("cannot create the lock {}: {e}", path.display()),
-            }
-        }
-    }
-
-    fn stale(path: &Path) -> bool {
-        match std::fs::read_to_string(path.join("pid")) {
-            Ok(pid) => {
-                Path::new("/proc/self").exists() && !Path::new("/proc").join(pid.trim()).exists()
-            }
-            Err(_) => std::fs::metadata(path)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|age| age > Duration::from_secs(60)),
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn tools_dir(kind: &str) -> PathBuf {

@@ -10,12 +10,14 @@
 
 mod common;
 
+use common::lock::Lock;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
@@ -31,51 +33,6 @@ const SUBJECT: &str =
 
 // ---------------------------------------------------------------------------------------------
 // The npm packages, installed once.
-
-/// A lock directory, removed on drop; taken over when its holder's process is gone.
-struct Lock(PathBuf);
-
-impl Lock {
-    fn acquire(path: PathBuf) -> Lock {
-        let start = Instant::now();
-        loop {
-            match std::fs::create_dir(&path) {
-                Ok(()) => {
-                    std::fs::write(path.join("pid"), std::process::id().to_string()).unwrap();
-                    return Lock(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let holder_gone = match std::fs::read_to_string(path.join("pid")) {
-                        Ok(pid) => !Path::new("/proc").join(pid.trim()).exists(),
-                        // Died before writing its pid, or is writing it now.
-                        Err(_) => std::fs::metadata(&path)
-                            .and_then(|m| m.modified())
-                            .ok()
-                            .and_then(|t| SystemTime::now().duration_since(t).ok())
-                            .is_some_and(|age| age > Duration::from_secs(60)),
-                    };
-                    if holder_gone && Path::new("/proc/self").exists() {
-                        let _ = std::fs::remove_dir_all(&path);
-                        continue;
-                    }
-                    assert!(
-                        start.elapsed() < Duration::from_secs(900),
-                        "waited 15 minutes for the lock {}; remove it if no test run holds it",
-                        path.display()
-                    );
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => panic!("cannot create the lock {}: {e}", path.display()),
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn require_program(program: &str) {
     let ok = Command::new(program)

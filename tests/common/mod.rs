@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod js;
+pub mod lock;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
