@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | sed -n 1p)
 [ -n "$version" ] || die "no version in Cargo.toml"
 tag=${tag:-shipmoor/claim-check:$version}
 storage=(--storage-driver "${SHIPMOOR_STORAGE_DRIVER:-vfs}")
@@ -113,7 +113,7 @@ if [ -z "$binary" ]; then
 fi
 case $binary in /*) ;; *) binary=$caller/$binary ;; esac
 [ -x "$binary" ] || die "no binary at $binary"
-is_static "$binary" || die "$binary is not statically linked (ldd: $(ldd "$binary" 2>&1 | head -n 3 | tr '\n' ' '))"
+is_static "$binary" || die "$binary is not statically linked (ldd: $(ldd "$binary" 2>&1 | sed -n 1,3p | tr '\n' ' '))"
 binary_version=$("$binary" --version) || die "$binary --version failed"
 say "binary: $binary ($binary_version, $(du -h "$binary" | cut -f1))"
 
@@ -235,7 +235,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 4. Size and smoke checks
 # ---------------------------------------------------------------------------------------------
-image_size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$tag" | head -n 1)
+image_size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$tag" | sed -n 1p)
 rootfs_bytes=$(du -sb "$rootfs" | cut -f1)
 gzip_bytes=$(tar -C "$rootfs" -cf - . | gzip -6 | wc -c)
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
