@@ -139,6 +139,16 @@ pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, Stri
             "claim-check did not reach a verdict (exit {exit_code}); see the log above"
         ));
     }
+    let Some(v) = crate::verdict::Verdict::parse(verdict) else {
+        return Err(format!(
+            "`{verdict}` is not a verdict: the run's outputs are incomplete"
+        ));
+    };
+    if v.exit_code() != exit_code {
+        return Err(format!(
+            "the verdict {verdict} does not go with exit code {exit_code}"
+        ));
+    }
     let listed: Vec<String> = fail_on
         .split(',')
         .map(|v| v.trim().to_ascii_uppercase())

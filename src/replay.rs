@@ -468,10 +468,20 @@ fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> 
         ));
     }
     let subjects = st["subject"].as_array().ok_or("`subject` is not a list")?;
-    let commit_subject = subjects
+    let commits: Vec<&Value> = subjects
         .iter()
-        .find(|s| s.pointer("/digest/gitCommit").is_some())
-        .ok_or("no subject names a commit (`digest.gitCommit`)")?;
+        .filter(|s| s.pointer("/digest/gitCommit").is_some())
+        .collect();
+    let commit_subject = match commits.as_slice() {
+        [one] => *one,
+        [] => return Err("no subject names a commit (`digest.gitCommit`)".into()),
+        _ => {
+            return Err(format!(
+                "{} subjects name a commit: an attestation speaks for one",
+                commits.len()
+            ))
+        }
+    };
     let commit = commit_subject["digest"]["gitCommit"]
         .as_str()
         .unwrap_or("")
@@ -483,12 +493,19 @@ fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> 
             ));
         }
     }
-    if let (Some(want), Some(got)) = (
-        &expect.commit_sha256,
-        commit_subject
-            .pointer("/digest/sha256")
-            .and_then(Value::as_str),
-    ) {
+    let object_sha = commit_subject
+        .pointer("/digest/sha256")
+        .and_then(Value::as_str);
+    let format = st["predicate"][EXTENSION_KEY]["format_version"]
+        .as_u64()
+        .unwrap_or(0);
+    if format >= 2 && object_sha.is_none() {
+        return Err(
+            "the commit subject has no `sha256` (the commit object's), which format 2 records"
+                .into(),
+        );
+    }
+    if let (Some(want), Some(got)) = (&expect.commit_sha256, object_sha) {
         if want != got {
             return Err(format!(
                 "the subject's sha256 {got} is not the commit object's {want}"
@@ -711,13 +728,41 @@ fn check_disposition(
             "criterion {id} reads satisfied with no observed test"
         ));
     }
-    if claimed == FloorResult::Satisfied
-        && matches!(binding, "check.command" | "check.pattern")
-        && floor["evidence_all"]
+    let records_of = |kind: &str| -> Vec<&Value> {
+        floor["evidence_all"]
             .as_array()
-            .is_none_or(|a| a.is_empty())
-    {
-        return Err(format!("criterion {id} reads satisfied with no evidence"));
+            .into_iter()
+            .flatten()
+            .filter_map(|p| cite(p).ok())
+            .filter(|r| r["kind"] == kind)
+            .collect()
+    };
+    if claimed == FloorResult::Satisfied && binding == "check.command" {
+        // The command's own records: exit 0 at head and a failure at base, at those commits.
+        let recs = records_of("command");
+        let at = |side: &str, commit: &str, outcome: &str| {
+            let of_side: Vec<&&Value> = recs.iter().filter(|r| r["side"] == side).collect();
+            !of_side.is_empty()
+                && of_side.iter().all(|r| {
+                    r["commit"].as_str() == Some(commit) && r["outcome"].as_str() == Some(outcome)
+                })
+        };
+        if !at("head", head, "pass") || !at("base", base, "fail") {
+            return Err(format!(
+                "criterion {id} reads satisfied but its command records do not show exit 0 at head and a failure at base"
+            ));
+        }
+    }
+    if claimed == FloorResult::Satisfied && binding == "check.pattern" {
+        let matched = records_of("pattern").iter().any(|r| {
+            r["commit"].as_str() == Some(head)
+                && r["matches"].as_array().is_some_and(|m| !m.is_empty())
+        });
+        if !matched {
+            return Err(format!(
+                "criterion {id} reads satisfied but no pattern record shows a match at head"
+            ));
+        }
     }
     Ok(())
 }
@@ -791,9 +836,9 @@ fn check_fusion(st: &Value, ext: &Value) -> Result<(String, String), String> {
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    if !levels.contains(&attest::level(fused.verdict).as_str()) {
+    if levels != [attest::level(fused.verdict).as_str()] {
         return Err(format!(
-            "verifiedLevels {levels:?} do not name {}",
+            "verifiedLevels {levels:?} are not exactly [{}]",
             attest::level(fused.verdict)
         ));
     }

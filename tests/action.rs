@@ -183,7 +183,7 @@ fn upstream_with_a_blocked_change() -> (Repo, String, String) {
         &format!("tests/test_three_{}.py", ident("three")),
         "from svc.m import f\n\ndef test_three():\n    assert f() == 3, 'f is not three'\n",
     );
-    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n  - id: three\n    ac: \"f is three, even with commas: and colons.\"\n");
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: \"f is two.\\n::error title=Forged::all is well\"\n  - id: three\n    ac: \"f is three, even with commas: and colons.\"\n");
     let head = r.commit("head");
     (r, base, head)
 }
@@ -240,6 +240,11 @@ fn the_action_on_a_shallow_fork_pull_request() {
         "{error}"
     );
     assert!(stdout.contains("UNSIGNED"), "{stdout}");
+    // The acceptance set's text cannot forge a workflow command: claim-check prints it on one
+    // line, and workflow commands are stopped while the code under check runs.
+    assert!(!stdout.lines().any(|l| l.starts_with("::error title=Forged")), "{stdout}");
+    let stop = stdout.lines().find_map(|l| l.strip_prefix("::stop-commands::")).expect("commands are stopped during the run");
+    assert!(stdout.contains(&format!("::{stop}::")), "and resumed after it: {stdout}");
 
     // The gate, per fail-on.
     let (code, msg) = runner.gate("BLOCKED,INCONCLUSIVE");

@@ -165,3 +165,35 @@ fn a_runner_root_that_does_not_exist_is_an_input_error() {
         "{err}"
     );
 }
+
+/// The head commit is untrusted: the code the floor runs never sees the job's signing secrets or
+/// GitHub's workflow command files.
+#[test]
+fn the_code_under_check_gets_no_secrets() {
+    let r = Repo::new();
+    r.write("a.txt", "a");
+    let base = r.commit("base");
+    let dump = r.tmp.path().parent().unwrap().join(format!("cc-env-{}", std::process::id()));
+    r.write("check.sh", &format!("env > {}\nexit 0\n", dump.display()));
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n");
+    r.commit("head");
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base],
+        &[
+            ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc-request-secret"),
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", "http://127.0.0.1:9/token"),
+            ("SIGSTORE_ID_TOKEN", "jwt-secret"),
+            ("SHIPMOOR_KEY_PASSWORD", "key-secret"),
+            ("GITHUB_PATH", "/tmp/github-path-file"),
+            ("INPUT_KEY", "/keys/signer.pem"),
+            ("KEEP_ME", "visible"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let env = std::fs::read_to_string(&dump).unwrap();
+    let _ = std::fs::remove_file(&dump);
+    assert!(env.contains("KEEP_ME=visible"));
+    for secret in ["oidc-request-secret", "127.0.0.1:9", "jwt-secret", "key-secret", "github-path-file", "signer.pem"] {
+        assert!(!env.contains(secret), "{secret} reached the code under check");
+    }
+}

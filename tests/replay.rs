@@ -416,3 +416,30 @@ fn replay_without_a_way_to_check_the_signature_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A `check.command` disposition must be what its command records show: a failed command edited
+/// to satisfied (with the verdict made to match) is caught at the evidence step.
+#[test]
+fn a_command_disposition_must_agree_with_its_records() {
+    let r = Repo::new();
+    r.write("code.txt", "broken\n");
+    let base = r.commit("base");
+    r.write("check.sh", "grep -q fixed code.txt\n");
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: fixed\n    ac: The code is fixed.\n    check:\n      command: sh check.sh\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let path = r.path().join(".shipmoor/claim-check.vsa.json");
+    let mut st: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let ext = "https://shipmoor.dev/claim-check/v1";
+    st["predicate"][ext]["dispositions"][0]["floor"]["result"] = "satisfied".into();
+    st["predicate"][ext]["dispositions"][0]["disposition"] = "satisfied".into();
+    st["predicate"][ext]["verdict"] = "READY".into();
+    st["predicate"]["verificationResult"] = "PASSED".into();
+    st["predicate"]["verifiedLevels"] = serde_json::json!(["SHIPMOOR_CLAIM_CHECK_READY"]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
+    let run = r.shipmoor(&["replay", ".shipmoor/claim-check.vsa.json", "--allow-unsigned"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("4 evidence   FAILED"), "{run:?}");
+    assert!(run.stdout.contains("command records do not show"), "{run:?}");
+}

@@ -58,13 +58,19 @@ args+=(--sign "$sign")
 key="$(inp KEY)"; [ -n "$key" ] && args+=(--key "$key")
 extra="$(inp EXTRA-ARGS)"
 if [ -n "$extra" ]; then
-  read -r -a more <<<"$extra"
+  # Every line, split on blanks (no globbing, no evaluation).
+  read -r -d '' -a more <<<"$extra" || true
   args+=("${more[@]}")
 fi
 
 echo "claim-check: shipmoor ${args[*]}"
+# The code under check prints to this log: stop workflow commands while it runs, so that no
+# line of its output can forge an annotation, mask a value or set an output.
+resume="claim-check-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+echo "::stop-commands::$resume"
 shipmoor "${args[@]}"
 code=$?
+echo "::$resume::"
 top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 shipmoor action report --result "$result" --exit-code "$code" --repo "$top"
 rm -f "$body"

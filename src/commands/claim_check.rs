@@ -40,7 +40,11 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let quiet = args.quiet;
     let progress = move |msg: &str| {
         if !quiet {
-            let _ = writeln!(std::io::stderr(), "claim-check: {msg}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "claim-check: {}",
+                crate::report::terminal::one_line(msg)
+            );
         }
     };
 

@@ -163,22 +163,35 @@ pub fn overlay(
     (take, delete)
 }
 
-/// The relative paths a command names (`python3 scripts/check.py --x` → `scripts/check.py`):
-/// every word that reads as a file in the repository, so that a script new at head, run
-/// directly or through an interpreter, is laid over base too.
+/// The script a command runs, to lay over base when the change added or edited it: the first
+/// word when it is a relative path (`scripts/check.sh --x`), or the first operand of an
+/// interpreter (`python3 scripts/check.py`, `sh -e check.sh`). Only the script: a data file the
+/// command reads (`grep -q x a.txt`) must stay as base has it.
 pub fn command_paths(cmd: &str) -> Vec<String> {
-    cmd.split_whitespace()
+    const INTERPRETERS: &[&str] = &[
+        "sh", "bash", "dash", "zsh", "python", "python3", "node", "ruby", "perl", "php", "deno",
+        "bun",
+    ];
+    let words: Vec<&str> = cmd
+        .split_whitespace()
         .map(|w| w.trim_matches(|c| c == '"' || c == '\''))
-        .map(|w| w.strip_prefix("./").unwrap_or(w))
-        .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.starts_with('/') && !w.contains('='))
-        .filter(|w| {
-            w.contains('/')
-                || w.rsplit_once('.').is_some_and(|(stem, ext)| {
-                    !stem.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                })
-        })
-        .map(str::to_string)
-        .collect()
+        .collect();
+    let clean = |w: &str| w.strip_prefix("./").unwrap_or(w).to_string();
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
+    if first.contains('/') && !first.starts_with('/') {
+        return vec![clean(first)];
+    }
+    let program = first.rsplit('/').next().unwrap_or(first);
+    if INTERPRETERS.contains(&program) {
+        if let Some(script) = words[1..].iter().find(|w| !w.starts_with('-')) {
+            if !script.starts_with('/') && !script.is_empty() {
+                return vec![clean(script)];
+            }
+        }
+    }
+    Vec::new()
 }
 
 /// The script a command runs first, when its first word is a relative path.
@@ -305,7 +318,8 @@ mod tests {
             command_paths("python3 scripts/check.py --strict"),
             ["scripts/check.py"]
         );
-        assert_eq!(command_paths("bash -c x check.sh"), ["check.sh"]);
+        assert_eq!(command_paths("sh -e check.sh"), ["check.sh"]);
+        assert!(command_paths("grep -q x a.txt").is_empty());
         assert!(command_paths("make check").is_empty());
     }
 }

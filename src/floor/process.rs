@@ -55,11 +55,42 @@ impl Captured {
     }
 }
 
-/// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr.
+/// Whether an environment variable must never reach the code the floor runs: the head commit
+/// is untrusted, and these would let it sign statements (the OIDC token, the key's password),
+/// or steer the rest of a GitHub Actions job (the workflow command files).
+pub fn is_secret_env(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "SIGSTORE_ID_TOKEN",
+        "SHIPMOOR_KEY_PASSWORD",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GITHUB_ENV",
+        "GITHUB_PATH",
+        "GITHUB_OUTPUT",
+        "GITHUB_STATE",
+        "GITHUB_STEP_SUMMARY",
+        "ACTIONS_CACHE_URL",
+        "ACTIONS_RESULTS_URL",
+    ];
+    const PREFIXES: &[&str] = &["ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "INPUT_"];
+    EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr. The secrets of
+/// [`is_secret_env`] are removed from its environment.
 ///
 /// Errors only when the program cannot be started at all (not found, not executable).
 pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
+    let inherited = std::env::vars_os().map(|(k, _)| k);
+    let explicit: Vec<std::ffi::OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
+    let secret: Vec<std::ffi::OsString> = inherited
+        .chain(explicit)
+        .filter(|k| k.to_str().is_some_and(is_secret_env))
+        .collect();
+    for name in secret {
+        cmd.env_remove(name);
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -142,4 +173,27 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| is_exec(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_reach_the_code_the_floor_runs() {
+        assert!(is_secret_env("ACTIONS_ID_TOKEN_REQUEST_TOKEN"));
+        assert!(is_secret_env("INPUT_FAIL-ON"));
+        assert!(is_secret_env("GITHUB_PATH"));
+        assert!(!is_secret_env("PATH"));
+        assert!(!is_secret_env("GITHUB_SHA"));
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("env");
+        cmd.env("SIGSTORE_ID_TOKEN", "secret-token")
+            .env("KEEP_ME", "1");
+        // Set in our own environment too, as in a real job.
+        let out = run(cmd, Duration::from_secs(10)).unwrap();
+        let env = out.stdout_lossy();
+        assert!(env.contains("KEEP_ME=1"));
+        assert!(!env.contains("secret-token"), "{env}");
+    }
 }

@@ -78,6 +78,20 @@ pub fn render(r: &RunResult, colour: bool) -> String {
     out
 }
 
+/// Text from the acceptance set or from a run on one line: a line break in it would break the
+/// report's layout, and in CI logs a line starting with `::` is a workflow command.
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -> String) {
     let (mark, code) = match c.disposition.as_str() {
         "satisfied" => ("✓", "32"),
@@ -85,7 +99,7 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
         "unbound" => ("∅", "36"),
         _ => ("?", "33"),
     };
-    let _ = writeln!(out, "  {} {}", paint(code, mark), c.ac);
+    let _ = writeln!(out, "  {} {}", paint(code, mark), one_line(&c.ac));
     if c.disposition == "satisfied" {
         return;
     }
@@ -105,18 +119,29 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
             let _ = writeln!(out, "      tag: {}", c.tag);
         }
         "abstained" | "not_judged" => {
-            let _ = writeln!(out, "      rationale: {}", c.reason());
+            let _ = writeln!(out, "      rationale: {}", one_line(&c.reason()));
         }
         _ => {
-            let _ = writeln!(out, "      reason: {}", c.reason());
+            let _ = writeln!(out, "      reason: {}", one_line(&c.reason()));
             if let Some(e) = &c.floor.evidence {
                 let _ = writeln!(
                     out,
                     "      evidence: {} ({})",
                     short_pointer(&e.pointer),
-                    e.detail
+                    one_line(&e.detail)
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn untrusted_text_stays_on_one_line() {
+        assert_eq!(
+            super::one_line("a\n::error::x\r\u{2028}b"),
+            "a ::error::x  b"
+        );
     }
 }
