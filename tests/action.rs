@@ -242,9 +242,20 @@ fn the_action_on_a_shallow_fork_pull_request() {
     assert!(stdout.contains("UNSIGNED"), "{stdout}");
     // The acceptance set's text cannot forge a workflow command: claim-check prints it on one
     // line, and workflow commands are stopped while the code under check runs.
-    assert!(!stdout.lines().any(|l| l.starts_with("::error title=Forged")), "{stdout}");
-    let stop = stdout.lines().find_map(|l| l.strip_prefix("::stop-commands::")).expect("commands are stopped during the run");
-    assert!(stdout.contains(&format!("::{stop}::")), "and resumed after it: {stdout}");
+    assert!(
+        !stdout
+            .lines()
+            .any(|l| l.starts_with("::error title=Forged")),
+        "{stdout}"
+    );
+    let stop = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("::stop-commands::"))
+        .expect("commands are stopped during the run");
+    assert!(
+        stdout.contains(&format!("::{stop}::")),
+        "and resumed after it: {stdout}"
+    );
 
     // The gate, per fail-on.
     let (code, msg) = runner.gate("BLOCKED,INCONCLUSIVE");

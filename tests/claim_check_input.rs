@@ -173,9 +173,17 @@ fn the_code_under_check_gets_no_secrets() {
     let r = Repo::new();
     r.write("a.txt", "a");
     let base = r.commit("base");
-    let dump = r.tmp.path().parent().unwrap().join(format!("cc-env-{}", std::process::id()));
+    let dump = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-env-{}", std::process::id()));
     r.write("check.sh", &format!("env > {}\nexit 0\n", dump.display()));
-    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n");
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n",
+    );
     r.commit("head");
     let run = r.shipmoor_env(
         &["claim-check", "--base", &base],
@@ -193,7 +201,17 @@ fn the_code_under_check_gets_no_secrets() {
     let env = std::fs::read_to_string(&dump).unwrap();
     let _ = std::fs::remove_file(&dump);
     assert!(env.contains("KEEP_ME=visible"));
-    for secret in ["oidc-request-secret", "127.0.0.1:9", "jwt-secret", "key-secret", "github-path-file", "signer.pem"] {
-        assert!(!env.contains(secret), "{secret} reached the code under check");
+    for secret in [
+        "oidc-request-secret",
+        "127.0.0.1:9",
+        "jwt-secret",
+        "key-secret",
+        "github-path-file",
+        "signer.pem",
+    ] {
+        assert!(
+            !env.contains(secret),
+            "{secret} reached the code under check"
+        );
     }
 }

@@ -438,8 +438,15 @@ fn a_command_disposition_must_agree_with_its_records() {
     st["predicate"]["verificationResult"] = "PASSED".into();
     st["predicate"]["verifiedLevels"] = serde_json::json!(["SHIPMOOR_CLAIM_CHECK_READY"]);
     std::fs::write(&path, serde_json::to_vec_pretty(&st).unwrap()).unwrap();
-    let run = r.shipmoor(&["replay", ".shipmoor/claim-check.vsa.json", "--allow-unsigned"]);
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+    ]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("4 evidence   FAILED"), "{run:?}");
-    assert!(run.stdout.contains("command records do not show"), "{run:?}");
+    assert!(
+        run.stdout.contains("command records do not show"),
+        "{run:?}"
+    );
 }
