@@ -1,0 +1,244 @@
+//! `check.command` (non-zero at base, 0 at head) and `check.pattern` (a match at head in the
+//! files the change touched).
+
+use super::*;
+
+impl Ctx<'_> {
+    pub(super) fn command_check(
+        &mut self,
+        cmd: &str,
+        head: &Worktree,
+        base: &Worktree,
+        overlay: &OverlayRef,
+        runs: u32,
+    ) -> Result<CriterionFloor, Error> {
+        let mut sides = Vec::new();
+        for (side, wt) in [(Side::Head, head), (Side::Base, base)] {
+            let mut outcomes = Vec::new();
+            let mut evidence = Vec::new();
+            let mut problem = None;
+            for k in 1..=runs {
+                (self.input.progress)(&format!(
+                    "{}: check.command `{cmd}` (run {k}/{runs})",
+                    side.as_str()
+                ));
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(cmd).current_dir(wt.path());
+                // Never the user's target dir: base and head must not share build outputs.
+                c.env(
+                    "CARGO_TARGET_DIR",
+                    self.input.temp_root.join("target").join(side.as_str()),
+                );
+                c.env("COLUMNS", "120").env("LINES", "40");
+                let cap = process::run(c, self.input.timeout)
+                    .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+                interrupted()?;
+                let outcome = match cap.exit_code {
+                    _ if cap.timed_out => {
+                        problem =
+                            Some(format!("timed out after {}s", self.input.timeout.as_secs()));
+                        Outcome::NotObserved
+                    }
+                    Some(0) => Outcome::Pass,
+                    // The shell's "not found" and "not executable": the check did not run.
+                    Some(126) | Some(127) => Outcome::NotObserved,
+                    Some(_) => Outcome::Fail,
+                    None => {
+                        problem = Some("killed by a signal".into());
+                        Outcome::NotObserved
+                    }
+                };
+                let inv = Invocation {
+                    command: vec!["sh".into(), "-c".into(), cmd.to_string()],
+                    captured: cap.clone(),
+                    results: None,
+                    results_type: None,
+                };
+                let (o, e, _) = self.store_invocation(&inv)?;
+                let commit = if side == Side::Head {
+                    self.input.head.clone()
+                } else {
+                    self.input.base.clone()
+                };
+                let ptr = self.put(&Record {
+                    schema: RECORD_SCHEMA,
+                    kind: "command",
+                    side: Some(side),
+                    commit: commit.as_str(),
+                    overlay: (side == Side::Base).then_some(overlay),
+                    runner: None,
+                    root: None,
+                    command: &inv.command,
+                    test_id: None,
+                    run: k,
+                    outcome: Some(outcome.as_str()),
+                    exit_code: cap.exit_code,
+                    duration_ms: self.ms(cap.duration),
+                    stdout: Some(&o),
+                    stderr: Some(&e),
+                    results: None,
+                    note: problem.as_deref(),
+                })?;
+                self.runtime.push(RuntimeRow {
+                    side: if side == Side::Head {
+                        "head".into()
+                    } else {
+                        "base (+ head test files)".into()
+                    },
+                    runner: "check.command".into(),
+                    command: cmd.to_string(),
+                    tests: 1,
+                    result: format!("exit {}", code(cap.exit_code)),
+                    seconds: if self.input.clock.is_pinned() {
+                        0.0
+                    } else {
+                        (cap.duration.as_secs_f64() * 10.0).round() / 10.0
+                    },
+                    exit_code: cap.exit_code,
+                    excerpt: (!cap.success()).then(|| {
+                        excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))
+                    }),
+                });
+                outcomes.push(outcome);
+                evidence.push(ptr);
+            }
+            sides.push((
+                SideState::collapse(&outcomes, problem.as_deref(), false),
+                evidence,
+            ));
+        }
+        let (hs, hev) = sides.remove(0);
+        let (bs, bev) = sides.remove(0);
+        let d = rule::decide(&[(hs.clone(), bs.clone())]);
+        let reason = match d.finding {
+            Finding::FailToPass => format!("`{cmd}` exits non-zero at base and 0 at head"),
+            Finding::ProvesNothing => format!("proves nothing: `{cmd}` already exits 0 at base"),
+            Finding::FailsAtHead => format!("`{cmd}` exits non-zero at head"),
+            Finding::NotObservedAtHead => {
+                format!("`{cmd}` could not be run at head (command not found)")
+            }
+            Finding::NotObservedAtBase => format!(
+                "`{cmd}` could not be run at base (command not found), so it shows no change"
+            ),
+            Finding::FlakyAtHead | Finding::FlakyAtBase => {
+                format!("flaky: `{cmd}` gave mixed results")
+            }
+            _ => format!(
+                "`{cmd}` could not be observed: {} at head, {} at base",
+                unobservable(&hs),
+                unobservable(&bs)
+            ),
+        };
+        let at_base = matches!(
+            d.finding,
+            Finding::FailToPass
+                | Finding::ProvesNothing
+                | Finding::NotObservedAtBase
+                | Finding::FlakyAtBase
+                | Finding::UnobservableAtBase
+        );
+        let (ptr, side, state) = if at_base {
+            (bev.last(), "base", &bs)
+        } else {
+            (hev.last(), "head", &hs)
+        };
+        let mut all: Vec<String> = hev.iter().chain(bev.iter()).cloned().collect();
+        all.sort();
+        all.dedup();
+        Ok(CriterionFloor {
+            result: d.result,
+            reason,
+            binding: "check.command".into(),
+            tests: vec![],
+            evidence: ptr.map(|p| EvidenceRef {
+                pointer: p.clone(),
+                detail: format!("`{cmd}`, {} at {side}", past(state.label())),
+            }),
+            evidence_all: all,
+            base_summary: bs.label().into(),
+            head_summary: hs.label().into(),
+            reproduce: Some(cmd.to_string()),
+        })
+    }
+    pub(super) fn pattern_check(
+        &mut self,
+        c: &Criterion,
+        paths: &[String],
+        regex: &str,
+        changes: &[Change],
+    ) -> Result<CriterionFloor, Error> {
+        let mut gb = globset::GlobSetBuilder::new();
+        for p in paths {
+            let g = globset::Glob::new(p).map_err(|e| Error::crash(format!("glob `{p}`: {e}")))?;
+            gb.add(g);
+        }
+        let set = gb
+            .build()
+            .map_err(|e| Error::crash(format!("globs: {e}")))?;
+        let re =
+            regex::Regex::new(regex).map_err(|e| Error::crash(format!("regex `{regex}`: {e}")))?;
+        let mut considered = Vec::new();
+        let mut matches = Vec::new();
+        for ch in changes
+            .iter()
+            .filter(|ch| ch.status != 'D' && set.is_match(&ch.path))
+        {
+            considered.push(ch.path.clone());
+            if let Some(bytes) = self.input.git.show(&self.input.head, &ch.path)? {
+                let text = String::from_utf8_lossy(&bytes);
+                for (n, line) in text.lines().enumerate() {
+                    if re.is_match(line) {
+                        matches.push(serde_json::json!({"path": ch.path, "line": n + 1, "text": line.trim().chars().take(200).collect::<String>()}));
+                    }
+                }
+            }
+        }
+        let record = serde_json::json!({
+            "schema": RECORD_SCHEMA,
+            "kind": "pattern",
+            "commit": self.input.head.as_str(),
+            "criterion": c.id,
+            "paths": paths,
+            "regex": regex,
+            "considered": considered,
+            "matches": matches,
+        });
+        let ptr = self.put(&record)?;
+        let (result, reason, detail) = if let Some(m) = matches.first() {
+            let loc = format!("{}:{}", m["path"].as_str().unwrap_or(""), m["line"]);
+            (
+                FloorResult::Satisfied,
+                format!("`{regex}` matches at head in a file this change touched ({loc})"),
+                format!("{loc}, matched at head"),
+            )
+        } else {
+            (
+                FloorResult::Unsatisfied,
+                format!(
+                    "`{regex}` matches nothing at head in the {} changed file(s) under {}",
+                    considered.len(),
+                    paths.join(", ")
+                ),
+                "no match at head".to_string(),
+            )
+        };
+        Ok(CriterionFloor {
+            result,
+            reason,
+            binding: "check.pattern".into(),
+            tests: vec![],
+            evidence: Some(EvidenceRef {
+                pointer: ptr.clone(),
+                detail,
+            }),
+            evidence_all: vec![ptr],
+            base_summary: "—".into(),
+            head_summary: if result == FloorResult::Satisfied {
+                "match".into()
+            } else {
+                "no match".into()
+            },
+            reproduce: None,
+        })
+    }
+}
