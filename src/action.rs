@@ -132,6 +132,21 @@ pub fn annotations(result: &Value) -> Vec<String> {
     out
 }
 
+/// The GitHub Actions event payload (`GITHUB_EVENT_PATH`), when there is one.
+pub fn event() -> Option<Value> {
+    let path = std::env::var_os("GITHUB_EVENT_PATH")?;
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// `pull_request.base.sha` or `.head.sha` of an event: on pull request events `GITHUB_SHA` is a
+/// test merge commit, not the change's head.
+pub fn pull_request_sha(event: &Value, which: &str) -> Option<String> {
+    event
+        .pointer(&format!("/pull_request/{which}/sha"))?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// Whether the job fails: an error exit (2, 3, or any unknown code), or a verdict in `fail_on`.
 pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, String> {
     if !matches!(exit_code, 0 | 1 | 4) {

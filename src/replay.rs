@@ -292,25 +292,8 @@ fn envelope_payload(env: &attest::dsse::Envelope) -> Result<Vec<u8>, String> {
             attest::dsse::PAYLOAD_TYPE
         ));
     }
-    decode_b64(&env.payload).ok_or_else(|| "the envelope's payload is not base64".to_string())
-}
-
-fn decode_b64(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    let e = base64::engine::general_purpose::STANDARD;
-    e.decode(s)
-        .ok()
-        .or_else(|| base64::engine::general_purpose::URL_SAFE.decode(s).ok())
-        .or_else(|| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(s)
-                .ok()
-        })
-        .or_else(|| {
-            base64::engine::general_purpose::STANDARD_NO_PAD
-                .decode(s)
-                .ok()
-        })
+    env.unverified_payload()
+        .map_err(|e| format!("the envelope's payload: {e}"))
 }
 
 /// The statement's format version; one this release reads, or an error that says which.

@@ -261,6 +261,14 @@ impl TryFrom<&Value> for Envelope {
     }
 }
 
+impl Envelope {
+    /// The payload's bytes, decoded as verification decodes them but NOT verified: for
+    /// structural checks that come before the signature.
+    pub fn unverified_payload(&self) -> Result<Vec<u8>, DsseError> {
+        base64_any(&self.payload, || "payload".to_string())
+    }
+}
+
 /// An envelope whose base64 fields decoded (step 2).
 struct Decoded {
     payload: Vec<u8>,

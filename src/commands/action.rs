@@ -39,17 +39,11 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
             Ok(0)
         }
         ActionCommand::Event { body_out } => {
-            let event: serde_json::Value = std::env::var_os("GITHUB_EVENT_PATH")
-                .and_then(|p| std::fs::read(p).ok())
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default();
+            let event = action::event().unwrap_or_default();
             let sha = |which: &str| {
-                event
-                    .pointer(&format!("/pull_request/{which}/sha"))
-                    .and_then(|v| v.as_str())
+                action::pull_request_sha(&event, which)
                     .filter(|s| crate::git::CommitId::parse(s).is_some())
-                    .unwrap_or("")
-                    .to_string()
+                    .unwrap_or_default()
             };
             let mut out = std::io::stdout();
             let _ = writeln!(out, "base={}", sha("base"));

@@ -584,13 +584,7 @@ fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
     }
 }
 
-/// `pull_request.base.sha` or `.head.sha` of the GitHub Actions event, on pull request events
-/// (there `GITHUB_SHA` is a test merge commit, not the change's head).
+/// The pull request's base or head commit in GitHub Actions.
 fn pull_request_sha(which: &str) -> Option<String> {
-    let path = std::env::var_os("GITHUB_EVENT_PATH")?;
-    let text = std::fs::read_to_string(path).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.pointer(&format!("/pull_request/{which}/sha"))?
-        .as_str()
-        .map(str::to_string)
+    crate::action::pull_request_sha(&crate::action::event()?, which)
 }

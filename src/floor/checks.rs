@@ -24,12 +24,7 @@ impl Ctx<'_> {
                 ));
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
-                // Never the user's target dir: base and head must not share build outputs.
-                c.env(
-                    "CARGO_TARGET_DIR",
-                    self.input.temp_root.join("target").join(side.as_str()),
-                );
-                c.env("COLUMNS", "120").env("LINES", "40");
+                c.envs(self.side_env(side));
                 let cap = process::run(c, self.input.timeout)
                     .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
                 interrupted()?;

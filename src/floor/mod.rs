@@ -904,7 +904,6 @@ impl Ctx<'_> {
         } else {
             wt.path().join(root)
         };
-        let target: PathBuf = self.input.temp_root.join("target").join(side.as_str());
         let scratch = self.scratch(&format!(
             "{}-{}",
             side.as_str(),
@@ -915,14 +914,26 @@ impl Ctx<'_> {
             dir,
             scratch,
             timeout: self.input.timeout,
-            env: vec![
-                (OsString::from("CARGO_TARGET_DIR"), target.into_os_string()),
-                // Runners wrap their output to the terminal's width: pin it so the same run
-                // leaves the same logs.
-                (OsString::from("COLUMNS"), OsString::from("120")),
-                (OsString::from("LINES"), OsString::from("40")),
-            ],
+            env: self.side_env(side),
         })
+    }
+
+    /// The environment every command at a side gets: its own cargo target dir (base and head
+    /// never share build outputs, nor use the user's), and a pinned terminal size (runners wrap
+    /// their output to it, and the same run must leave the same logs).
+    fn side_env(&self, side: Side) -> Vec<(OsString, OsString)> {
+        vec![
+            (
+                OsString::from("CARGO_TARGET_DIR"),
+                self.input
+                    .temp_root
+                    .join("target")
+                    .join(side.as_str())
+                    .into_os_string(),
+            ),
+            (OsString::from("COLUMNS"), OsString::from("120")),
+            (OsString::from("LINES"), OsString::from("40")),
+        ]
     }
 
     /// A fresh worktree has the code but not what the workflow installed into the checkout.

@@ -57,6 +57,25 @@ fn child_status(tag: &[u8]) -> Option<JunitStatus> {
     }
 }
 
+/// Whether any case failed or errored: what a runner's exit code must agree with.
+pub fn any_failed(cases: &[JunitCase]) -> bool {
+    cases
+        .iter()
+        .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
+}
+
+/// The first line of each failed or errored case's message, by (classname, name).
+pub fn failure_messages(cases: &[JunitCase]) -> std::collections::BTreeMap<(&str, &str), String> {
+    cases
+        .iter()
+        .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
+        .filter_map(|c| {
+            super::first_message_line(c.message.as_deref(), c.text.as_deref())
+                .map(|m| ((c.classname.as_str(), c.name.as_str()), m))
+        })
+        .collect()
+}
+
 /// Reads a JUnit XML document. Errors when the bytes are not well-formed XML or the root element
 /// is neither `testsuites` nor `testsuite`.
 pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {

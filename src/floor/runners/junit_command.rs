@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
 use super::cargo::{exec, exit_problem, join_problems, worktree_relative};
-use super::junit::{parse_junit, JunitCase, JunitStatus};
-use super::{first_message_line, ListReport, Outcome, RunCtx, RunReport, Runner, TestCase};
+use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
+use super::{ListReport, Outcome, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
 
@@ -155,9 +155,7 @@ impl Runner for JunitCommand {
                 return report;
             }
         };
-        let any_failed = cases
-            .iter()
-            .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored));
+        let any_failed = any_failed(&cases);
         let agrees = match exit {
             Some(0) => !any_failed,
             Some(_) => any_failed,
@@ -172,6 +170,7 @@ impl Runner for JunitCommand {
             ));
         }
         let by_id: BTreeMap<String, &JunitCase> = cases.iter().map(|c| (id_of(c), c)).collect();
+        let messages = failure_messages(&cases);
         for id in ids {
             let Some(c) = by_id.get(id) else { continue };
             let outcome = match c.status {
@@ -180,8 +179,8 @@ impl Runner for JunitCommand {
                 _ => Outcome::NotObserved,
             };
             if outcome == Outcome::Fail {
-                if let Some(m) = first_message_line(c.message.as_deref(), c.text.as_deref()) {
-                    report.messages.insert(id.clone(), m);
+                if let Some(m) = messages.get(&(c.classname.as_str(), c.name.as_str())) {
+                    report.messages.insert(id.clone(), m.clone());
                 }
             }
             report.outcomes.insert(id.clone(), outcome);

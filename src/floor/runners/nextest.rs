@@ -49,7 +49,7 @@ use super::cargo::{
     check_cargo, classify_build, exec, exit_problem, join_problems, parse_cargo_messages,
     under_tests_dir, worktree_relative, Build,
 };
-use super::junit::{parse_junit, JunitStatus};
+use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
 use super::*;
 use crate::floor::process;
 
@@ -275,9 +275,7 @@ impl Runner for Nextest {
                 return report;
             }
         };
-        let any_failed = cases
-            .iter()
-            .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored));
+        let any_failed = any_failed(&cases);
         let agrees = exit_believed
             && match exit {
                 Some(0) => !any_failed,
@@ -295,15 +293,8 @@ impl Runner for Nextest {
             .iter()
             .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
             .collect();
-        for c in cases
-            .iter()
-            .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
-        {
-            if let Some(m) = super::first_message_line(c.message.as_deref(), c.text.as_deref()) {
-                report
-                    .messages
-                    .insert(format!("{} {}", c.classname, c.name), m);
-            }
+        for ((classname, name), m) in failure_messages(&cases) {
+            report.messages.insert(format!("{classname} {name}"), m);
         }
         for (id, outcome) in report.outcomes.iter_mut() {
             let Some((binary_id, name)) = id.split_once(' ') else {

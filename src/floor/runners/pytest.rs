@@ -43,7 +43,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative, Ran};
-use super::junit::{parse_junit, JunitStatus};
+use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
 use super::*;
 use crate::floor::process;
 
@@ -237,9 +237,7 @@ impl Runner for Pytest {
                 return report;
             }
         };
-        let any_failed = cases
-            .iter()
-            .any(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored));
+        let any_failed = any_failed(&cases);
         let agrees = match exit {
             Some(0) => !any_failed,
             Some(1) => any_failed,
@@ -284,18 +282,6 @@ impl Runner for Pytest {
         report.problem = join_problems(problems);
         report
     }
-}
-
-/// The failure message of each failed or errored case, by (classname, name).
-fn failure_messages(cases: &[super::junit::JunitCase]) -> BTreeMap<(&str, &str), String> {
-    cases
-        .iter()
-        .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
-        .filter_map(|c| {
-            super::first_message_line(c.message.as_deref(), c.text.as_deref())
-                .map(|m| ((c.classname.as_str(), c.name.as_str()), m))
-        })
-        .collect()
 }
 
 /// What a `--collect-only` run found.
