@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
 
 const CARGO_TOML: &str = r#"[package]
 name = "fx-crate"
@@ -205,7 +205,7 @@ fn expected_outcomes() -> BTreeMap<String, Outcome> {
 }
 
 fn check_listing(runner: &dyn Runner, fx: &Fixture) {
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());
     let ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
@@ -256,7 +256,7 @@ fn check_run(runner: &dyn Runner, fx: &Fixture) {
 }
 
 fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostic_files, vec!["crates/fx/tests/t.rs"]);
     assert!(bf.excerpt.contains("mismatched types"), "{}", bf.excerpt);
@@ -356,7 +356,10 @@ fn cargo_crash_and_timeout_are_problems_not_passes() {
     let fx = fixture_with(".", false, &[("tests/odd.rs", ODD_RS)]);
     let runner = adapter(RunnerKind::Cargo, ".");
     // Build once with the long timeout.
-    assert!(runner.list(&fx.ctx("list")).problem.is_none());
+    assert!(runner
+        .list(&fx.ctx("list"), &ListScope::All)
+        .problem
+        .is_none());
 
     // A test that exits the process with code 0: libtest never prints its summary.
     let ids = vec![

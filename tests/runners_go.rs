@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
 
 const GO_MOD: &str = "module example.com/m\n\ngo 1.19\n";
 
@@ -190,7 +190,7 @@ fn lists_and_runs() {
     let runner = adapter();
     runner.check_tool().expect("go is installed");
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none(), "{:?}", listed.build_failure);
     let listed: Vec<(&str, Option<&str>)> = listed
@@ -352,7 +352,7 @@ fn test_files_that_do_not_compile_are_build_failures() {
     ]);
     let runner = adapter();
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostic_files, vec!["gomod/broken/b_test.go"]);
@@ -409,7 +409,7 @@ fn packages_that_do_not_load_are_build_failures() {
         ),
     ]);
     let runner = adapter();
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(
@@ -448,14 +448,14 @@ fn packages_that_do_not_load_are_build_failures() {
 #[test]
 fn empty_module_and_no_module() {
     let fx = fixture(&[("util/util.go", "package util\n")]);
-    let listed = adapter().list(&fx.ctx("list"));
+    let listed = adapter().list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.tests.is_empty());
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());
 
     // No go.mod: a problem, not an empty success.
     std::fs::remove_file(fx.dir.join("go.mod")).unwrap();
-    let listed = adapter().list(&fx.ctx("nomod"));
+    let listed = adapter().list(&fx.ctx("nomod"), &ListScope::All);
     assert!(listed.tests.is_empty());
     assert!(listed.problem.is_some());
 }

@@ -17,7 +17,7 @@ use shipmoor::acceptance::{RunnerConfig, RunnerKind};
 
 mod common;
 use common::js::node_modules;
-use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
 
 // ---------------------------------------------------------------------------------------------
 // Installing the tools once
@@ -261,7 +261,7 @@ fn lists_and_runs(kind: RunnerKind) {
     let runner = adapter(kind);
     runner.check_tool().unwrap();
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none(), "{:?}", listed.build_failure);
     let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
@@ -395,7 +395,7 @@ fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
     let fx = fixture(kind, &broken_project(kind), true);
     let runner = adapter(kind);
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(
@@ -471,7 +471,7 @@ fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
 fn without_node_modules(kind: RunnerKind) {
     let fx = fixture(kind, &good_project(kind), false);
     let runner = adapter(kind);
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.tests.is_empty());
     let problem = listed.problem.expect("a problem");
     assert!(problem.contains("npm ci"), "{problem}");
@@ -494,7 +494,7 @@ fn empty_project(kind: RunnerKind) {
         JEST_PACKAGE
     };
     let fx = fixture(kind, &[("package.json", package), ("src/a.js", "")], true);
-    let listed = adapter(kind).list(&fx.ctx("list"));
+    let listed = adapter(kind).list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.tests.is_empty());
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
 
 const TEST_A: &str = r#"import pytest
 
@@ -122,7 +122,7 @@ fn lists_and_runs() {
     let fx = fixture(&[("tests/test_a.py", TEST_A), ("tests/sub/test_b.py", TEST_B)]);
     let runner = adapter();
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());
     let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
@@ -230,7 +230,7 @@ fn files_that_do_not_import_are_build_failures() {
     ]);
     let runner = adapter();
 
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(
         bf.diagnostic_files,
@@ -272,7 +272,7 @@ fn broken_conftest_fails_everything_below_it() {
         ("tests/conftest.py", "import module_that_is_not_there\n"),
     ]);
     let runner = adapter();
-    let listed = runner.list(&fx.ctx("list"));
+    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     let bf = listed.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostic_files, vec!["py/tests/conftest.py"]);
 
@@ -310,7 +310,7 @@ fn empty_project() {
         return;
     }
     let fx = fixture(&[("app.py", "x = 1\n")]);
-    let listed = adapter().list(&fx.ctx("list"));
+    let listed = adapter().list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.tests.is_empty());
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());

@@ -18,6 +18,7 @@
 //! Build outputs are never shared between the worktrees: each side has its own
 //! `CARGO_TARGET_DIR`, because a shared one has been seen to run the other side's stale binary.
 
+pub mod attribute;
 pub mod bind;
 mod checks;
 mod decide;
@@ -386,7 +387,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 cx.adapters[i].kind().as_str()
             ));
             let ctx = cx.run_ctx(i, wt, Side::Head)?;
-            let report = cx.adapters[i].list(&ctx);
+            let report = cx.adapters[i].list(&ctx, &runners::ListScope::All);
             let ev = cx.record_listing(i, Side::Head, &report)?;
             list_evidence[i] = Some(ev);
             if let Some(bf) = &report.build_failure {
@@ -870,7 +871,7 @@ impl Ctx<'_> {
             let _ = std::fs::remove_file(wt.path().join(p));
         }
         let ctx = self.run_ctx(i, wt, Side::Base)?;
-        let report = self.adapters[i].list(&ctx);
+        let report = self.adapters[i].list(&ctx, &runners::ListScope::All);
         self.record_listing(i, Side::Base, &report)?;
         apply_overlay(wt, head, &added, &[])?;
         interrupted()?;

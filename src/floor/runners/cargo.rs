@@ -72,7 +72,7 @@ impl Runner for CargoTest {
         under_tests_dir(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let (cargo_args, test_args) = split_args(&self.config.args);
         let build = match build_tests(ctx, &cargo_args, &mut report.invocations) {
@@ -159,6 +159,7 @@ impl Runner for CargoTest {
                 }
             }
             report.build_failure = Some(BuildFailure {
+                diagnostics: Vec::new(),
                 diagnostic_files: files.into_iter().collect(),
                 excerpt,
             });
@@ -915,6 +916,7 @@ pub(super) fn build_failure(
         excerpt.push_str("\n\n");
     }
     BuildFailure {
+        diagnostics: Vec::new(),
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(excerpt.trim_end(), 4000),
     }

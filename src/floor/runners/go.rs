@@ -128,7 +128,7 @@ impl Runner for GoTest {
         is_go_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let packages = match go_list(
             ctx,
@@ -557,6 +557,7 @@ impl GoPackage {
             }
         }
         BuildFailure {
+            diagnostics: Vec::new(),
             diagnostic_files: files.into_iter().collect(),
             excerpt: truncate(
                 &format!(
@@ -1089,6 +1090,7 @@ fn build_failure(
         files.insert(dir_label(ctx, fallback));
     }
     BuildFailure {
+        diagnostics: Vec::new(),
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(text.trim(), 4000),
     }
@@ -1108,6 +1110,7 @@ fn merge_failures(failures: Vec<BuildFailure>) -> Option<BuildFailure> {
         }
     }
     Some(BuildFailure {
+        diagnostics: Vec::new(),
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(excerpt.trim_end(), 4000),
     })

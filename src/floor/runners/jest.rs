@@ -58,7 +58,7 @@ impl Runner for Jest {
         js::is_js_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         js::list(JsTool::Jest, &self.config, ctx)
     }
 

@@ -625,6 +625,7 @@ impl Observed {
             return None;
         }
         Some(BuildFailure {
+            diagnostics: Vec::new(),
             diagnostic_files: diagnostic,
             excerpt: truncate(excerpt.trim_end(), 4000),
         })

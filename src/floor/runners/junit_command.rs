@@ -18,7 +18,7 @@ use std::ffi::{OsStr, OsString};
 
 use super::cargo::{exec, exit_problem, join_problems, worktree_relative};
 use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
-use super::{ListReport, Outcome, RunCtx, RunReport, Runner, TestCase};
+use super::{ListReport, ListScope, Outcome, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
 
@@ -109,7 +109,7 @@ impl Runner for JunitCommand {
             || name.contains(".spec.")
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         match self.run_command(ctx, &[], &mut report.invocations) {
             Ok((cases, _)) => {
@@ -233,7 +233,7 @@ mod tests {
         let scratch = tempfile::tempdir().unwrap();
         script(dir.path(), 1);
         let r = runner("sh run.sh");
-        let listed = r.list(&ctx(dir.path(), scratch.path()));
+        let listed = r.list(&ctx(dir.path(), scratch.path()), &ListScope::All);
         assert_eq!(listed.problem, None);
         let ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["suite.A bad", "suite.A later", "suite.A ok"]);

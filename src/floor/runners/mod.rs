@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
+pub use crate::floor::attribute::{Diagnostic, ItemMap};
 use crate::floor::process::Captured;
 
 /// What one run observed of one test.
@@ -96,6 +97,44 @@ pub struct BuildFailure {
     pub diagnostic_files: Vec<String>,
     /// A short excerpt of the first errors, for reports.
     pub excerpt: String,
+    /// The errors with their positions, where the runner reports them, to decide whose failure
+    /// it is (DESIGN 5.4, [`crate::floor::attribute`]).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What kind of failure a failing test's evidence is, for reports (DESIGN 5.4).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// An assertion failed (`assert!`, `assert x == y`, `t.Errorf`, `expect(…)`).
+    Assertion,
+    /// The test raised, panicked or threw for another reason.
+    Exception,
+    /// The test item itself does not build or import (attributed, DESIGN 5.4).
+    BuildFailureInTest,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Assertion => "an assertion",
+            FailureKind::Exception => "an exception",
+            FailureKind::BuildFailureInTest => "a build failure in the test",
+        }
+    }
+}
+
+/// Which tests a listing needs to find: every test, or only those in the files a tag scan of
+/// the head tree found (DESIGN 5.6: only what is bound gets built).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListScope {
+    All,
+    /// Files relative to the runner's root, `/`-separated. An adapter lists and builds only
+    /// the targets, packages or files that hold them; where a file maps to no target it falls
+    /// back to listing everything.
+    Files(Vec<String>),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -115,6 +154,8 @@ pub struct RunReport {
     /// For failed tests, the failure's first line as the runner reported it (an assertion
     /// message, a panic), for reasons a person reads.
     pub messages: BTreeMap<String, String>,
+    /// For failed tests, what kind of failure it was, where the runner can tell.
+    pub failure_kinds: BTreeMap<String, FailureKind>,
     pub invocations: Vec<Invocation>,
     /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
     pub build_failure: Option<BuildFailure>,
@@ -141,11 +182,26 @@ pub trait Runner: Send + Sync {
     /// the files laid over the base worktree.
     fn is_test_file(&self, rel_path: &str) -> bool;
 
-    /// Lists every test id of the project in `ctx.dir` (building it if needed).
-    fn list(&self, ctx: &RunCtx) -> ListReport;
+    /// Lists the test ids of the project in `ctx.dir` (building what it needs), every one or
+    /// only those the scope names.
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport;
 
     /// Runs exactly the given test ids once, retries off, and reads their outcomes.
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport;
+
+    /// The test item a test id names inside its file, as this runner's [`ItemMap`] names it
+    /// (see [`crate::floor::attribute::TestItem::name`]); `None` where the runner cannot tell.
+    fn test_item(&self, _id: &str) -> Option<String> {
+        None
+    }
+
+    /// Parses one test file (relative to the runner's root, as it is in `ctx.worktree`) into
+    /// its test items and imports with a real parser of the language, so that a build failure
+    /// can be attributed (DESIGN 5.4). `None` where this runner has no parser or the file does
+    /// not parse.
+    fn item_map(&self, _ctx: &RunCtx, _rel_path: &str) -> Option<ItemMap> {
+        None
+    }
 }
 
 /// The first meaningful line of a failure message, bounded.

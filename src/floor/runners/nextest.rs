@@ -88,7 +88,7 @@ impl Runner for Nextest {
         under_tests_dir(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let mut args: Vec<OsString> = [
             "nextest",
@@ -165,7 +165,7 @@ impl Runner for Nextest {
         };
         // nextest rejects a filterset whose `binary_id(=…)` matches no binary, so list first
         // (this also builds) and only name tests that exist.
-        let listed = self.list(ctx);
+        let listed = self.list(ctx, &ListScope::All);
         report.invocations = listed.invocations;
         if let Some(bf) = listed.build_failure {
             for o in report.outcomes.values_mut() {

@@ -121,7 +121,7 @@ impl Runner for Pytest {
         is_pytest_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let collect = self.collect(ctx, &[], &mut report.invocations);
         report.build_failure = collect.build_failure(ctx);
@@ -307,6 +307,7 @@ impl Collected {
             excerpt.push_str("\n\n");
         }
         Some(BuildFailure {
+            diagnostics: Vec::new(),
             diagnostic_files: files.into_iter().collect(),
             excerpt: truncate(excerpt.trim_end(), 4000),
         })

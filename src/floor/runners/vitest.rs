@@ -61,7 +61,7 @@ impl Runner for Vitest {
         js::is_js_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx) -> ListReport {
+    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         js::list(JsTool::Vitest, &self.config, ctx)
     }
 

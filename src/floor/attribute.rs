@@ -1,0 +1,288 @@
+//! DESIGN 5.4: whether a build or import failure at base is the bound test's own.
+//!
+//! A test file laid over base can fail to compile or import there for reasons that have nothing
+//! to do with the bound test: another new test in the same file needs the new API, or base does
+//! not build at all. Only a failure that lies in the test item itself counts as the test failing
+//! at base; anything else leaves the test not observed there.
+//!
+//! In: the test item's name inside its file, the file's [`ItemMap`] (its test items and imports,
+//! found with a real parser of the language by the runner adapter), and the diagnostics the
+//! compiler or the import machinery reported, with positions.
+//! Out: an [`Attribution`].
+//!
+//! Steps (the first that holds decides):
+//! 1. no diagnostic has a position, or the item is not in the map → [`Attribution::Unknown`];
+//! 2. a diagnostic lies inside the item's extent (its body, signature or attributes) →
+//!    [`Attribution::InTest`];
+//! 3. a diagnostic lies on an import whose bound names the item uses →
+//!    [`Attribution::InUsedImport`];
+//! 4. otherwise → [`Attribution::Elsewhere`], naming the first diagnostic.
+//!
+//! This module is pure: parsing lives with the adapters, which know their language.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+/// A range of lines in a file, 1-based and inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lines {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Lines {
+    pub fn contains(&self, line: u32) -> bool {
+        self.start <= line && line <= self.end
+    }
+}
+
+/// One test item of a file: a `#[test]` function, a pytest function or method, a Go `TestX`
+/// function, a JavaScript `it`/`test` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestItem {
+    /// The item's name inside its file, as [`crate::floor::runners::Runner::test_item`] maps a
+    /// test id to it: `module::function` (Rust, without the crate), `Class::method` or
+    /// `function` (Python), `TestName` (Go), `describe > test` title path (JavaScript).
+    pub name: String,
+    /// The item's extent, attributes and decorators included.
+    pub lines: Lines,
+    /// Every identifier the item mentions (paths and attribute chains contribute each segment),
+    /// to match against the names imports bind.
+    pub uses: BTreeSet<String>,
+}
+
+/// One import of a file and the names it binds there (`use a::{b, c as d}` binds `b` and `d`;
+/// `from m import x` binds `x`; `import m` binds `m`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Import {
+    pub lines: Lines,
+    pub names: BTreeSet<String>,
+}
+
+/// A file's test items and imports.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemMap {
+    pub items: Vec<TestItem>,
+    pub imports: Vec<Import>,
+}
+
+impl ItemMap {
+    pub fn item(&self, name: &str) -> Option<&TestItem> {
+        self.items.iter().find(|i| i.name == name)
+    }
+}
+
+/// One error the compiler (or the import machinery) reported, at a position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Relative to the repository root, `/`-separated.
+    pub file: String,
+    /// 1-based.
+    pub line: u32,
+    pub column: Option<u32>,
+    /// The first line of the message.
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn at(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// Whose failure a build or import failure at base is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Attribution {
+    /// A diagnostic inside the test item: the test itself does not build against base.
+    InTest { diagnostic: Diagnostic },
+    /// A diagnostic at an import whose names the test item uses.
+    InUsedImport {
+        diagnostic: Diagnostic,
+        names: Vec<String>,
+    },
+    /// Every diagnostic lies outside the test item: the test was never observed at base.
+    Elsewhere { diagnostic: Diagnostic },
+    /// Nothing to decide with.
+    Unknown { reason: String },
+}
+
+impl Attribution {
+    /// Whether the failure counts as the bound test failing at base.
+    pub fn is_own(&self) -> bool {
+        matches!(
+            self,
+            Attribution::InTest { .. } | Attribution::InUsedImport { .. }
+        )
+    }
+
+    /// A phrase for reasons a person reads.
+    pub fn describe(&self) -> String {
+        match self {
+            Attribution::InTest { diagnostic } => format!(
+                "does not build at base in the test itself ({}: {})",
+                diagnostic.at(),
+                diagnostic.message
+            ),
+            Attribution::InUsedImport { diagnostic, names } => format!(
+                "does not build at base: the import of {} it uses fails ({}: {})",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                diagnostic.at(),
+                diagnostic.message
+            ),
+            Attribution::Elsewhere { diagnostic } => format!(
+                "never observed at base: its file does not build there because of {} ({}), outside the test",
+                diagnostic.message,
+                diagnostic.at()
+            ),
+            Attribution::Unknown { reason } => {
+                format!("never observed at base: does not build there ({reason})")
+            }
+        }
+    }
+}
+
+/// Decides whose failure it is (see the module doc). `file` is the test item's file, relative
+/// to the repository root; `map` is that file's items and imports as base has the file.
+pub fn attribute(file: &str, item: &str, map: &ItemMap, diagnostics: &[Diagnostic]) -> Attribution {
+    let Some(first) = diagnostics.first() else {
+        return Attribution::Unknown {
+            reason: "the compiler reported no position".into(),
+        };
+    };
+    let Some(it) = map.item(item) else {
+        return Attribution::Unknown {
+            reason: format!("`{item}` was not found in {file} by the parser"),
+        };
+    };
+    let in_file = || diagnostics.iter().filter(|d| d.file == file);
+    if let Some(d) = in_file().find(|d| it.lines.contains(d.line)) {
+        return Attribution::InTest {
+            diagnostic: d.clone(),
+        };
+    }
+    for d in in_file() {
+        for imp in map.imports.iter().filter(|i| i.lines.contains(d.line)) {
+            let used: Vec<String> = imp.names.intersection(&it.uses).cloned().collect();
+            if !used.is_empty() {
+                return Attribution::InUsedImport {
+                    diagnostic: d.clone(),
+                    names: used,
+                };
+            }
+        }
+    }
+    Attribution::Elsewhere {
+        diagnostic: first.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: &[&str]) -> BTreeSet<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn map() -> ItemMap {
+        ItemMap {
+            items: vec![
+                TestItem {
+                    name: "tests::trivial".into(),
+                    lines: Lines { start: 10, end: 13 },
+                    uses: names(&["assert_eq"]),
+                },
+                TestItem {
+                    name: "tests::uses_new".into(),
+                    lines: Lines { start: 15, end: 19 },
+                    uses: names(&["clamp", "assert_eq"]),
+                },
+            ],
+            imports: vec![Import {
+                lines: Lines { start: 2, end: 2 },
+                names: names(&["clamp"]),
+            }],
+        }
+    }
+
+    fn diag(file: &str, line: u32) -> Diagnostic {
+        Diagnostic {
+            file: file.into(),
+            line,
+            column: Some(5),
+            message: "cannot find function `clamp`".into(),
+        }
+    }
+
+    #[test]
+    fn a_diagnostic_in_the_body_is_the_tests_own() {
+        let a = attribute("t.rs", "tests::uses_new", &map(), &[diag("t.rs", 17)]);
+        assert!(matches!(a, Attribution::InTest { .. }), "{a:?}");
+        assert!(a.is_own());
+    }
+
+    #[test]
+    fn a_diagnostic_in_a_neighbour_is_not() {
+        let a = attribute("t.rs", "tests::trivial", &map(), &[diag("t.rs", 17)]);
+        assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+        assert!(!a.is_own());
+        assert!(a.describe().contains("t.rs:17"), "{}", a.describe());
+    }
+
+    #[test]
+    fn an_import_counts_only_for_a_test_that_uses_its_names() {
+        let d = [diag("t.rs", 2)];
+        let used = attribute("t.rs", "tests::uses_new", &map(), &d);
+        assert_eq!(
+            used,
+            Attribution::InUsedImport {
+                diagnostic: d[0].clone(),
+                names: vec!["clamp".into()]
+            }
+        );
+        let unused = attribute("t.rs", "tests::trivial", &map(), &d);
+        assert!(
+            matches!(unused, Attribution::Elsewhere { .. }),
+            "{unused:?}"
+        );
+    }
+
+    #[test]
+    fn a_diagnostic_in_another_file_is_not_the_tests_own() {
+        // Same line number, other file: base's own source does not build.
+        let a = attribute("t.rs", "tests::uses_new", &map(), &[diag("src/lib.rs", 17)]);
+        assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+    }
+
+    #[test]
+    fn nothing_to_decide_with_is_unknown() {
+        assert!(matches!(
+            attribute("t.rs", "tests::uses_new", &map(), &[]),
+            Attribution::Unknown { .. }
+        ));
+        assert!(matches!(
+            attribute("t.rs", "tests::gone", &map(), &[diag("t.rs", 17)]),
+            Attribution::Unknown { .. }
+        ));
+    }
+
+    #[test]
+    fn own_in_the_body_wins_over_a_neighbours_error_listed_first() {
+        let a = attribute(
+            "t.rs",
+            "tests::uses_new",
+            &map(),
+            &[diag("t.rs", 11), diag("t.rs", 18)],
+        );
+        assert!(
+            matches!(&a, Attribution::InTest { diagnostic } if diagnostic.line == 18),
+            "{a:?}"
+        );
+    }
+}
