@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
 use super::cargo::{exec, exit_problem, join_problems, worktree_relative};
+use super::contract::JUNIT_COMMAND;
 use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
 use super::{ListReport, ListScope, Outcome, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
@@ -156,19 +157,9 @@ impl Runner for JunitCommand {
             }
         };
         let any_failed = any_failed(&cases);
-        let agrees = match exit {
-            Some(0) => !any_failed,
-            Some(_) => any_failed,
-            None => false,
-        };
-        let mut problems = Vec::new();
-        if !agrees {
-            problems.push(format!(
-                "junit-command exited with code {} but its JUnit file {} failures",
-                exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into()),
-                if any_failed { "has" } else { "has no" }
-            ));
-        }
+        let agreement = JUNIT_COMMAND.agree(exit, any_failed);
+        let agrees = agreement.is_ok();
+        let mut problems: Vec<String> = agreement.err().into_iter().collect();
         let by_id: BTreeMap<String, &JunitCase> = cases.iter().map(|c| (id_of(c), c)).collect();
         let messages = failure_messages(&cases);
         for id in ids {
