@@ -190,10 +190,27 @@ fn lists_and_runs() {
     let runner = adapter();
     runner.check_tool().expect("go is installed");
 
-    let listed = runner.list(&fx.ctx("list"), &ListScope::All);
-    assert!(listed.problem.is_none(), "{:?}", listed.problem);
-    assert!(listed.build_failure.is_none(), "{:?}", listed.build_failure);
-    let listed: Vec<(&str, Option<&str>)> = listed
+    let report = runner.list(&fx.ctx("list"), &ListScope::All);
+    assert!(report.problem.is_none(), "{:?}", report.problem);
+    assert!(report.build_failure.is_none(), "{:?}", report.build_failure);
+    // Subtests are found by running, at head, only the tests that call `.Run(`.
+    let commands: Vec<String> = report
+        .invocations
+        .iter()
+        .map(|i| i.command.join(" "))
+        .collect();
+    assert!(
+        commands
+            .iter()
+            .any(|c| c == "go test -json -count=1 -run ^TestSubs$ example.com/m/pkg"),
+        "{commands:#?}"
+    );
+    assert_eq!(
+        commands.iter().filter(|c| c.contains(" -run ")).count(),
+        1,
+        "{commands:#?}"
+    );
+    let listed: Vec<(&str, Option<&str>)> = report
         .tests
         .iter()
         .map(|t| (t.id.as_str(), t.file.as_deref()))
@@ -219,6 +236,8 @@ fn lists_and_runs() {
             ("example.com/m/pkg TestPass", pkg_test),
             ("example.com/m/pkg TestSkip", pkg_test),
             ("example.com/m/pkg TestSubs", pkg_test),
+            ("example.com/m/pkg TestSubs/bad", pkg_test),
+            ("example.com/m/pkg TestSubs/ok_case", pkg_test),
             (
                 "example.com/m/pkg/nested TestNested",
                 Some("gomod/pkg/nested/n_test.go")

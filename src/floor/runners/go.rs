@@ -81,6 +81,7 @@ use serde_json::Value;
 use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative};
 use super::*;
 use crate::floor::process;
+use super::goparse;
 
 const INSTALL_HELP: &str =
     "install Go: `apt-get install golang-go`, or download it from https://go.dev/dl/";
@@ -128,7 +129,7 @@ impl Runner for GoTest {
         is_go_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let packages = match go_list(
             ctx,
@@ -142,20 +143,32 @@ impl Runner for GoTest {
                 return report;
             }
         };
+        // Which packages to build: those holding the scope's files, or every one when a file
+        // lies in no package (it could hold a test only through something we cannot see).
+        let scoped = match scope {
+            ListScope::All => None,
+            ListScope::Files(files) => scope_packages(ctx, files, &packages),
+        };
+        let in_scope =
+            |p: &GoPackage| scoped.as_ref().map_or(true, |s| s.dirs.contains(&p.canonical_dir()));
         let mut problems = Vec::new();
         let mut failures = Vec::new();
         let mut testable: Vec<&GoPackage> = Vec::new();
         for p in &packages {
             match (p.dir_in(ctx), p.errors.first()) {
-                (None, Some(e)) if p.dir.is_none() => {
+                (None, Some(e)) if p.dir.is_none() && scoped.is_none() => {
                     problems.push(format!("go list: {}", e.message))
                 }
-                (Some(_), Some(_)) if p.has_tests() => failures.push(p.load_failure(ctx)),
-                (Some(_), None) if p.has_tests() => testable.push(p),
+                (Some(_), Some(_)) if p.has_tests() && in_scope(p) => {
+                    failures.push(p.load_failure(ctx))
+                }
+                (Some(_), None) if p.has_tests() && in_scope(p) => testable.push(p),
                 _ => {}
             }
         }
         let mut tests = BTreeSet::new();
+        // Packages that listed, with what their test files declare, for subtest discovery.
+        let mut listed: Vec<(&GoPackage, BTreeMap<String, PathBuf>)> = Vec::new();
         if !testable.is_empty() {
             let mut args: Vec<OsString> = ["test", "-json", "-count=1", "-list", "^Test"]
                 .map(OsString::from)
@@ -188,6 +201,7 @@ impl Runner for GoTest {
                                     });
                                 }
                             }
+                            listed.push((p, declared));
                         }
                         Some("skip") => {}
                         _ => unexplained.push(&p.import_path),
@@ -221,6 +235,25 @@ impl Runner for GoTest {
                 }
             }
             report.invocations.push(ran.invocation);
+        }
+        // Subtests exist only when their parent runs: run the parents that may have them.
+        for (p, declared) in &listed {
+            let parents = subtest_parents(p, declared, scoped.as_ref());
+            if parents.is_empty() {
+                continue;
+            }
+            let found = self.discover_subtests(ctx, p, &parents, &mut report.invocations);
+            match found {
+                Ok(subtests) => {
+                    for (name, top) in subtests {
+                        tests.insert(TestCase {
+                            id: format!("{} {}", p.import_path, name),
+                            file: declared.get(&top).and_then(|f| worktree_relative(ctx, f)),
+                        });
+                    }
+                }
+                Err(problem) => problems.push(problem),
+            }
         }
         report.tests = tests.into_iter().collect();
         report.build_failure = merge_failures(failures);
@@ -335,6 +368,9 @@ impl Runner for GoTest {
                     if let Some(m) = judged.messages.get(name.as_str()) {
                         report.messages.insert(id.to_string(), m.clone());
                     }
+                    if let Some(k) = judged.kinds.get(name.as_str()) {
+                        report.failure_kinds.insert(id.to_string(), *k);
+                    }
                 }
                 report.invocations.push(ran.invocation);
             }
@@ -342,6 +378,59 @@ impl Runner for GoTest {
         report.build_failure = merge_failures(failures);
         report.problem = join_problems(problems);
         report
+    }
+
+    /// The top-level test function: `TestParent` for `TestParent/sub`.
+    fn test_item(&self, id: &str) -> Option<String> {
+        parse_id(id).and_then(|(_, levels)| levels.first().map(|top| top.to_string()))
+    }
+
+    /// The file's `Test*` functions and imports, from go's own `go/parser` (see [`goparse`]).
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        goparse::item_map(ctx, &ctx.dir.join(rel_path))
+    }
+}
+
+impl GoTest {
+    /// Runs the given top-level tests of one package at head and returns the subtests they
+    /// reported (`TestA/x`, `TestA/x/y`, as go spells them), each with its top-level test. An
+    /// error when the run cannot be read to the end (a timeout, a crash, `os.Exit`): subtests
+    /// that would have run after that point are unknown.
+    fn discover_subtests(
+        &self,
+        ctx: &RunCtx,
+        p: &GoPackage,
+        parents: &[&str],
+        invocations: &mut Vec<Invocation>,
+    ) -> Result<Vec<(String, String)>, String> {
+        let mut args: Vec<OsString> = ["test", "-json", "-count=1", "-run"]
+            .map(OsString::from)
+            .to_vec();
+        args.push(OsString::from(run_pattern(&[], parents)));
+        args.extend(self.config.args.iter().map(OsString::from));
+        args.push(OsString::from(&p.import_path));
+        let ran = exec(ctx, OsStr::new("go"), &args, &ctx.dir, &go_env(&ctx.env));
+        let what = format!("finding the subtests of {}", p.import_path);
+        let result = if let Some(problem) = ran.operational_problem(&what) {
+            Err(problem)
+        } else {
+            let captured = ran.captured();
+            let out = parse_test_json(&captured.stdout_lossy());
+            let judged = judge_run(
+                &p.import_path,
+                &out,
+                &captured.stderr_lossy(),
+                captured.exit_code,
+                parents,
+            );
+            match judged.problem {
+                Some(problem) => Err(format!("{what}: {problem}")),
+                None if judged.build_failed => Err(format!("{what}: the tests did not build")),
+                None => Ok(subtests_run(&out, &p.import_path, parents)),
+            }
+        };
+        invocations.push(ran.invocation);
+        result
     }
 }
 
@@ -444,6 +533,126 @@ pub(super) fn declared_in(source: &str) -> Vec<String> {
     out
 }
 
+/// The `Test*` functions whose text calls `.Run(`: each one's text runs from its declaration to
+/// the next top-level `func` (so it may include what follows it, never less than its body).
+pub(super) fn run_callers(source: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut current: Option<String> = None;
+    for line in source.lines() {
+        if line.starts_with("func") {
+            current = declared_in(line).into_iter().next();
+        }
+        if let Some(name) = &current {
+            if line.contains(".Run(") {
+                out.insert(name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The subtests a run reported for the given top-level tests: every `run` event of the package
+/// whose test has a `/` below one of them (a name that is no valid id is left out), with its
+/// top-level test.
+pub(super) fn subtests_run(out: &TestJson, pkg: &str, parents: &[&str]) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for e in &out.events {
+        let Some(test) = e.test.as_deref() else {
+            continue;
+        };
+        if e.package != pkg || e.action != "run" {
+            continue;
+        }
+        let Some((top, _)) = test.split_once('/') else {
+            continue;
+        };
+        if !parents.contains(&top) || parse_id(&format!("{pkg} {test}")).is_none() {
+            continue;
+        }
+        if !found.iter().any(|(t, _)| t == test) {
+            found.push((test.to_string(), top.to_string()));
+        }
+    }
+    found
+}
+
+/// What a [`ListScope::Files`] selects: the packages' directories (canonical), the named
+/// `_test.go` files (canonical), and the directories named through another file (a source file,
+/// a `testdata` fixture).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Scoped {
+    pub dirs: BTreeSet<PathBuf>,
+    pub test_files: BTreeSet<PathBuf>,
+    pub by_other: BTreeSet<PathBuf>,
+}
+
+/// The package directory a file (relative to the runner's root) belongs to: its directory, or
+/// for a file below `testdata`, the directory that holds `testdata`.
+pub(super) fn package_dir_of(rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let (_, dirs) = parts.split_last()?;
+    let end = dirs.iter().position(|d| *d == "testdata").unwrap_or(dirs.len());
+    Some(dirs[..end].join("/"))
+}
+
+/// The packages that hold the scope's files; `None` (list everything) when a file lies in no
+/// package go knows.
+fn scope_packages(ctx: &RunCtx, files: &[String], packages: &[GoPackage]) -> Option<Scoped> {
+    let known: BTreeSet<PathBuf> = packages.iter().map(GoPackage::canonical_dir).collect();
+    let mut scoped = Scoped::default();
+    for f in files {
+        let dir = ctx.dir.join(package_dir_of(f)?);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        if !known.contains(&dir) {
+            return None;
+        }
+        if f.ends_with("_test.go") && !f.split('/').any(|p| p == "testdata") {
+            let path = ctx.dir.join(f);
+            scoped
+                .test_files
+                .insert(path.canonicalize().unwrap_or(path));
+        } else {
+            scoped.by_other.insert(dir.clone());
+        }
+        scoped.dirs.insert(dir);
+    }
+    Some(scoped)
+}
+
+/// The top-level tests of a package to run for its subtests. With a scope: every test declared
+/// in a named test file (the tag is in it, and a table's rows may be run by a helper elsewhere),
+/// and in a package named through another file, the tests that call `.Run(`. Without one
+/// (every package): only the tests that call `.Run(` themselves, so that the cost stays one run
+/// of the table-driven tests.
+fn subtest_parents<'a>(
+    p: &GoPackage,
+    declared: &'a BTreeMap<String, PathBuf>,
+    scoped: Option<&Scoped>,
+) -> Vec<&'a str> {
+    let by_other = scoped.map_or(true, |s| s.by_other.contains(&p.canonical_dir()));
+    let mut callers: BTreeMap<&Path, BTreeSet<String>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (name, file) in declared {
+        let named = scoped.is_some_and(|s| {
+            s.test_files
+                .contains(&file.canonicalize().unwrap_or_else(|_| file.clone()))
+        });
+        let calls_run = by_other
+            && callers
+                .entry(file.as_path())
+                .or_insert_with(|| {
+                    std::fs::read(file)
+                        .map(|b| run_callers(&String::from_utf8_lossy(&b)))
+                        .unwrap_or_default()
+                })
+                .contains(name);
+        if named || calls_run {
+            out.push(name.as_str());
+        }
+    }
+    out
+}
+
 /// `GOTOOLCHAIN=local` unless the caller or our environment chose a toolchain.
 fn go_env(env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
     let chosen =
@@ -511,6 +720,12 @@ impl GoPackage {
         !self.test_files.is_empty()
     }
 
+    /// The directory, canonical where it exists (empty when go reported none).
+    fn canonical_dir(&self) -> PathBuf {
+        let dir = self.dir.clone().unwrap_or_default();
+        dir.canonicalize().unwrap_or(dir)
+    }
+
     /// The directory, when it exists inside the worktree.
     fn dir_in(&self, ctx: &RunCtx) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
@@ -543,9 +758,13 @@ impl GoPackage {
     /// A package that cannot be loaded: the files its error names, else its directory.
     fn load_failure(&self, ctx: &RunCtx) -> BuildFailure {
         let mut files = BTreeSet::new();
+        let mut positioned = Vec::new();
         for e in &self.errors {
             if let Some(f) = e.pos.as_deref().and_then(diagnostic_file) {
                 files.extend(resolve(ctx, &ctx.dir, f));
+            }
+            if let Some((f, line, col, _)) = e.pos.as_deref().and_then(diagnostic_position) {
+                positioned.push((f.to_string(), line, col, e.message.clone()));
             }
         }
         if let Some(dir) = &self.dir {
@@ -557,7 +776,7 @@ impl GoPackage {
             }
         }
         BuildFailure {
-            diagnostics: Vec::new(),
+            diagnostics: diagnostics_in(ctx, &ctx.dir, &positioned),
             diagnostic_files: files.into_iter().collect(),
             excerpt: truncate(
                 &format!(
@@ -862,6 +1081,9 @@ pub(super) struct Judged {
     /// By full test name (`TestA`, `TestA/x`).
     pub outcomes: BTreeMap<String, Outcome>,
     pub messages: BTreeMap<String, String>,
+    /// For failed names: a panic (in the test or a subtest of it) is an exception, anything
+    /// else (`t.Error`, `t.Fatal`) an assertion.
+    pub kinds: BTreeMap<String, FailureKind>,
     pub build_failed: bool,
     pub problem: Option<String>,
 }
@@ -927,6 +1149,7 @@ pub(super) fn judge_run(
             if let Some(m) = failure_message(out, pkg, name) {
                 judged.messages.insert(name.to_string(), m);
             }
+            judged.kinds.insert(name.to_string(), failure_kind(out, pkg, name));
         }
         judged.outcomes.insert(name.to_string(), outcome);
     }
@@ -967,6 +1190,28 @@ fn failure_message(out: &TestJson, pkg: &str, name: &str) -> Option<String> {
     first_message_line(Some(&format!("{}: {m}", &sub[prefix.len()..])), None)
 }
 
+/// A panic line in the test's own output or in a subtest's makes the failure an exception.
+fn failure_kind(out: &TestJson, pkg: &str, name: &str) -> FailureKind {
+    let prefix = format!("{name}/");
+    let panicked = out
+        .events
+        .iter()
+        .filter(|e| e.package == pkg && e.action == "output")
+        .filter(|e| {
+            e.test
+                .as_deref()
+                .is_some_and(|t| t == name || t.starts_with(&prefix))
+        })
+        .filter_map(|e| e.output.as_deref())
+        .flat_map(str::lines)
+        .any(|l| l.trim_start().starts_with("panic: "));
+    if panicked {
+        FailureKind::Exception
+    } else {
+        FailureKind::Assertion
+    }
+}
+
 fn code_str(code: Option<i32>) -> String {
     code.map_or_else(|| "none (killed by a signal)".into(), |c| c.to_string())
 }
@@ -994,6 +1239,9 @@ pub(super) struct Diagnostics {
     pub files: Vec<String>,
     /// For each error line that names no file, the import path of the `# <pkg>` block it is in.
     pub without_file: Vec<Option<String>>,
+    /// Each error line with a position, in go's order: the file as printed, line, column and
+    /// message.
+    pub positioned: Vec<(String, u32, Option<u32>, String)>,
 }
 
 /// Reads go's build output: `# <pkg>` headers, `path.go:12:3: message` lines, indented
@@ -1026,6 +1274,10 @@ pub(super) fn parse_diagnostics(text: &str) -> Diagnostics {
                 if !d.files.iter().any(|x| x == f) {
                     d.files.push(f.to_string());
                 }
+                if let Some((file, l, col, message)) = diagnostic_position(line) {
+                    d.positioned
+                        .push((file.to_string(), l, col, message.to_string()));
+                }
             }
             None => d.without_file.push(block.clone()),
         }
@@ -1046,6 +1298,52 @@ pub(super) fn diagnostic_file(line: &str) -> Option<&str> {
         && !lineno.is_empty()
         && lineno.chars().all(|c| c.is_ascii_digit()))
     .then_some(path)
+}
+
+/// The position and message of `path.go:12:3: message` (`path.go:12: message`, `vet: …`, a bare
+/// position); `None` where [`diagnostic_file`] finds no file.
+pub(super) fn diagnostic_position(line: &str) -> Option<(&str, u32, Option<u32>, &str)> {
+    let file = diagnostic_file(line)?;
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    let rest = line.get(file.len() + 1..)?;
+    let mut parts = rest.splitn(3, ':');
+    let l: u32 = parts.next()?.parse().ok()?;
+    let (col, message) = match (parts.next(), parts.next()) {
+        (Some(c), Some(m)) if !c.is_empty() && c.chars().all(|x| x.is_ascii_digit()) => {
+            (c.parse().ok(), m)
+        }
+        (Some(c), Some(m)) => (None, &rest[rest.len() - c.len() - m.len() - 1..]),
+        (Some(c), None) if !c.is_empty() && c.chars().all(|x| x.is_ascii_digit()) => {
+            (c.parse().ok(), "")
+        }
+        (Some(m), None) => (None, m),
+        _ => (None, ""),
+    };
+    Some((file, l, col, message.trim()))
+}
+
+/// Diagnostics of positions go printed relative to `base` (or absolute), in the worktree only.
+fn diagnostics_in(
+    ctx: &RunCtx,
+    base: &Path,
+    positioned: &[(String, u32, Option<u32>, String)],
+) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for (printed, line, column, message) in positioned {
+        let Some(file) = resolve(ctx, base, printed) else {
+            continue;
+        };
+        let d = Diagnostic {
+            file,
+            line: *line,
+            column: *column,
+            message: first_message_line(Some(message), None).unwrap_or_default(),
+        };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// A path go printed (relative to `base`, or absolute), repo-relative when inside the worktree.
@@ -1090,7 +1388,7 @@ fn build_failure(
         files.insert(dir_label(ctx, fallback));
     }
     BuildFailure {
-        diagnostics: Vec::new(),
+        diagnostics: diagnostics_in(ctx, &ctx.dir, &d.positioned),
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(text.trim(), 4000),
     }
@@ -1102,15 +1400,21 @@ fn merge_failures(failures: Vec<BuildFailure>) -> Option<BuildFailure> {
     }
     let mut files = BTreeSet::new();
     let mut excerpt = String::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
     for f in failures {
         files.extend(f.diagnostic_files);
+        for d in f.diagnostics {
+            if !diagnostics.contains(&d) {
+                diagnostics.push(d);
+            }
+        }
         if !excerpt.contains(f.excerpt.as_str()) {
             excerpt.push_str(&f.excerpt);
             excerpt.push_str("\n\n");
         }
     }
     Some(BuildFailure {
-        diagnostics: Vec::new(),
+        diagnostics,
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(excerpt.trim_end(), 4000),
     })

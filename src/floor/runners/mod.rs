@@ -10,6 +10,7 @@
 
 pub mod cargo;
 pub mod go;
+pub mod goparse;
 pub mod jest;
 pub mod js;
 pub mod junit;
