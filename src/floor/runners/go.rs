@@ -242,18 +242,15 @@ impl Runner for GoTest {
             if parents.is_empty() {
                 continue;
             }
-            let found = self.discover_subtests(ctx, p, &parents, &mut report.invocations);
-            match found {
-                Ok(subtests) => {
-                    for (name, top) in subtests {
-                        tests.insert(TestCase {
-                            id: format!("{} {}", p.import_path, name),
-                            file: declared.get(&top).and_then(|f| worktree_relative(ctx, f)),
-                        });
-                    }
-                }
-                Err(problem) => problems.push(problem),
+            let (subtests, problem) =
+                self.discover_subtests(ctx, p, &parents, &mut report.invocations);
+            for (name, top) in subtests {
+                tests.insert(TestCase {
+                    id: format!("{} {}", p.import_path, name),
+                    file: declared.get(&top).and_then(|f| worktree_relative(ctx, f)),
+                });
             }
+            problems.extend(problem);
         }
         report.tests = tests.into_iter().collect();
         report.build_failure = merge_failures(failures);
@@ -393,16 +390,16 @@ impl Runner for GoTest {
 
 impl GoTest {
     /// Runs the given top-level tests of one package at head and returns the subtests they
-    /// reported (`TestA/x`, `TestA/x/y`, as go spells them), each with its top-level test. An
-    /// error when the run cannot be read to the end (a timeout, a crash, `os.Exit`): subtests
-    /// that would have run after that point are unknown.
+    /// reported (`TestA/x`, `TestA/x/y`, as go spells them), each with its top-level test, and a
+    /// problem when the run cannot be read to the end (a timeout, a panic, `os.Exit`): subtests
+    /// that would have run after that point are unknown, those before it are still returned.
     fn discover_subtests(
         &self,
         ctx: &RunCtx,
         p: &GoPackage,
         parents: &[&str],
         invocations: &mut Vec<Invocation>,
-    ) -> Result<Vec<(String, String)>, String> {
+    ) -> (Vec<(String, String)>, Option<String>) {
         let mut args: Vec<OsString> = ["test", "-json", "-count=1", "-run"]
             .map(OsString::from)
             .to_vec();
@@ -412,7 +409,7 @@ impl GoTest {
         let ran = exec(ctx, OsStr::new("go"), &args, &ctx.dir, &go_env(&ctx.env));
         let what = format!("finding the subtests of {}", p.import_path);
         let result = if let Some(problem) = ran.operational_problem(&what) {
-            Err(problem)
+            (Vec::new(), Some(problem))
         } else {
             let captured = ran.captured();
             let out = parse_test_json(&captured.stdout_lossy());
@@ -423,11 +420,37 @@ impl GoTest {
                 captured.exit_code,
                 parents,
             );
-            match judged.problem {
-                Some(problem) => Err(format!("{what}: {problem}")),
-                None if judged.build_failed => Err(format!("{what}: the tests did not build")),
-                None => Ok(subtests_run(&out, &p.import_path, parents)),
-            }
+            // A panic ends the test binary: what would have run after it is unknown.
+            let terminal = out.terminal(&p.import_path);
+            let unrun: Vec<&str> = parents
+                .iter()
+                .copied()
+                .filter(|t| !terminal.contains_key(t))
+                .collect();
+            let panicked = out
+                .events
+                .iter()
+                .filter(|e| e.package == p.import_path && e.action == "output")
+                .filter_map(|e| e.output.as_deref())
+                .find(|o| o.starts_with("panic: "));
+            let problem = match (judged.problem, panicked) {
+                (Some(problem), _) => Some(format!("{what}: {problem}")),
+                _ if judged.build_failed => Some(format!("{what}: the tests did not build")),
+                (None, Some(panic)) => Some(truncate(
+                    &format!(
+                        "{what}: the test binary stopped at `{}`{}",
+                        panic.trim(),
+                        if unrun.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" before running {}", unrun.join(", "))
+                        }
+                    ),
+                    1000,
+                )),
+                (None, None) => None,
+            };
+            (subtests_run(&out, &p.import_path, parents), problem)
         };
         invocations.push(ran.invocation);
         result
