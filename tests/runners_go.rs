@@ -819,10 +819,13 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
         r"go test -json -count=1 -run ^TestClamp$/^outer$/^inner$ example.com/m/table",
         r"go test -json -count=1 -run ^TestParentFails$/^own_case$ example.com/m/table",
     ] {
-        assert!(commands.iter().any(|c| c == want), "{want} not in {commands:#?}");
+        assert!(
+            commands.iter().any(|c| c == want),
+            "{want} not in {commands:#?}"
+        );
     }
-    let events = String::from_utf8_lossy(&base.invocations.last().unwrap().captured.stdout)
-        .into_owned();
+    let events =
+        String::from_utf8_lossy(&base.invocations.last().unwrap().captured.stdout).into_owned();
     let all_events: String = base
         .invocations
         .iter()
@@ -830,7 +833,10 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
         .collect();
     assert!(!events.is_empty());
     // `dup` (the first) was not run, only `dup#01`.
-    assert!(!all_events.contains("\"Test\":\"TestClamp/dup\""), "{all_events}");
+    assert!(
+        !all_events.contains("\"Test\":\"TestClamp/dup\""),
+        "{all_events}"
+    );
 
     // A panic is an exception.
     let boom = "example.com/m/boom TestBoom/nil_map";
@@ -871,9 +877,8 @@ fn a_file_scope_lists_only_the_packages_that_hold_the_files() {
         ("README.md", "docs\n"),
     ]);
     let runner = adapter();
-    let ids_of = |r: &runners::ListReport| -> Vec<String> {
-        r.tests.iter().map(|t| t.id.clone()).collect()
-    };
+    let ids_of =
+        |r: &runners::ListReport| -> Vec<String> { r.tests.iter().map(|t| t.id.clone()).collect() };
     let commands = |r: &runners::ListReport| -> Vec<String> {
         r.invocations.iter().map(|i| i.command.join(" ")).collect()
     };
@@ -882,9 +887,16 @@ fn a_file_scope_lists_only_the_packages_that_hold_the_files() {
     let scope = ListScope::Files(vec!["table/table_test.go".into()]);
     let r = runner.list(&fx.ctx("table"), &scope);
     assert!(r.problem.is_none(), "{:?}", r.problem);
-    assert!(r.build_failure.is_none(), "the broken package was not built: {:?}", r.build_failure);
+    assert!(
+        r.build_failure.is_none(),
+        "the broken package was not built: {:?}",
+        r.build_failure
+    );
     let ids = ids_of(&r);
-    assert!(ids.iter().all(|i| i.starts_with("example.com/m/table ")), "{ids:?}");
+    assert!(
+        ids.iter().all(|i| i.starts_with("example.com/m/table ")),
+        "{ids:?}"
+    );
     assert!(ids.contains(&"example.com/m/table TestClamp/clamps_high".to_string()));
     assert!(
         commands(&r).iter().any(|c| c
@@ -893,7 +905,9 @@ fn a_file_scope_lists_only_the_packages_that_hold_the_files() {
         commands(&r)
     );
     assert!(
-        !commands(&r).iter().any(|c| c.starts_with("go test") && c.contains("broken")),
+        !commands(&r)
+            .iter()
+            .any(|c| c.starts_with("go test") && c.contains("broken")),
         "{:#?}",
         commands(&r)
     );
@@ -923,11 +937,20 @@ fn a_file_scope_lists_only_the_packages_that_hold_the_files() {
     // A file in no package: everything is listed, the broken package included.
     let scope = ListScope::Files(vec!["table/table_test.go".into(), "README.md".into()]);
     let r = runner.list(&fx.ctx("all"), &scope);
-    let bf = r.build_failure.clone().expect("the broken package is built");
+    let bf = r
+        .build_failure
+        .clone()
+        .expect("the broken package is built");
     assert_eq!(bf.diagnostic_files, vec!["gomod/broken/b_test.go"]);
     let ids = ids_of(&r);
-    assert!(ids.contains(&"example.com/m/other TestSide".to_string()), "{ids:?}");
-    assert!(ids.contains(&"example.com/m/table TestPlain".to_string()), "{ids:?}");
+    assert!(
+        ids.contains(&"example.com/m/other TestSide".to_string()),
+        "{ids:?}"
+    );
+    assert!(
+        ids.contains(&"example.com/m/table TestPlain".to_string()),
+        "{ids:?}"
+    );
 }
 
 const PARSED_TEST: &str = r#"package pkg_test
@@ -964,18 +987,28 @@ fn item_maps_come_from_gos_parser() {
     use std::collections::BTreeSet;
     let fx = fixture(&[
         ("pkg/p_test.go", PARSED_TEST),
-        ("pkg/bad_test.go", "package pkg\n\nfunc TestX(t *testing.T) {\n"),
+        (
+            "pkg/bad_test.go",
+            "package pkg\n\nfunc TestX(t *testing.T) {\n",
+        ),
     ]);
     let runner = adapter();
     let ctx = fx.ctx("parse");
     assert_eq!(
-        runner.test_item("example.com/m/pkg TestA/sub/x#01").as_deref(),
+        runner
+            .test_item("example.com/m/pkg TestA/sub/x#01")
+            .as_deref(),
         Some("TestA")
     );
-    assert_eq!(runner.test_item("example.com/m/pkg TestA").as_deref(), Some("TestA"));
+    assert_eq!(
+        runner.test_item("example.com/m/pkg TestA").as_deref(),
+        Some("TestA")
+    );
     assert_eq!(runner.test_item("not an id"), None);
 
-    let map = runner.item_map(&ctx, "pkg/p_test.go").expect("the file parses");
+    let map = runner
+        .item_map(&ctx, "pkg/p_test.go")
+        .expect("the file parses");
     let names = |n: &[&str]| -> BTreeSet<String> { n.iter().map(|s| s.to_string()).collect() };
     let items: Vec<(&str, u32, u32)> = map
         .items
@@ -985,7 +1018,9 @@ fn item_maps_come_from_gos_parser() {
     // Methods and helpers are not tests.
     assert_eq!(items, vec![("TestA", 18, 23), ("TestB", 27, 27)]);
     let a = map.item("TestA").unwrap();
-    for used in ["str", "ToUpper", "newpkg", "Value", "t", "Fatal", "helper", "testing"] {
+    for used in [
+        "str", "ToUpper", "newpkg", "Value", "t", "Fatal", "helper", "testing",
+    ] {
         assert!(a.uses.contains(used), "{used} in {:?}", a.uses);
     }
     // What only the helper mentions is not TestA's.
