@@ -87,8 +87,10 @@
 //! failure carries `diagnostics`: each error line with a position (`./x_test.go:12:5:
 //! undefined: Foo`, `pkg/x_test.go:6:2: no required module provides package …` for an import
 //! that does not resolve, and the `Pos` of a load error), printed by go relative to `ctx.dir`
-//! where it runs, made relative to the repository root; positions outside the worktree
-//! (GOROOT, the module cache) are left out.
+//! where it runs (where no such file exists there, relative to the directory of the package in
+//! whose `# <pkg>` block it stands), made relative to the repository root; positions outside
+//! the worktree (GOROOT, the module cache) are left out. A failed import's position is the
+//! import's, so it counts for exactly the tests that use the name it binds.
 //!
 //! Go 1.19's `test2json` reads results from the text the test binary prints, so a test that
 //! prints `--- PASS: TestX` could forge a result for a test of the same package; requiring the
@@ -423,7 +425,7 @@ impl Runner for GoTest {
 }
 
 impl GoTest {
-    /// Runs the given top-level tests of one package at head and returns the subtests they
+    /// Runs the given top-level tests of one package and returns the subtests they
     /// reported (`TestA/x`, `TestA/x/y`, as go spells them), each with its top-level test, and a
     /// problem when the run cannot be read to the end (a timeout, a panic, `os.Exit`): subtests
     /// that would have run after that point are unknown, those before it are still returned.
