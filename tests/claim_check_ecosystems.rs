@@ -103,6 +103,131 @@ fn go_test_end_to_end() {
     );
 }
 
+/// Go's table-driven tests: the tag is only in a `t.Run` row's name.
+const GO_SUBTESTS: &str = r#"package clamp
+
+import "testing"
+
+func TestClamp(t *testing.T) {
+	cases := []struct {
+		name     string
+		in, want int
+	}{
+		{"keeps mid", 5, 5},
+		{"clamps high HIGH_TAG", 50, 10},
+		{"clamps low", -5, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Clamp(c.in, 0, 10); got != c.want {
+				t.Fatalf("Clamp(%d) = %d, want %d", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// At base the parent fails, after its tagged subtest passed.
+func TestParentFails(t *testing.T) {
+	t.Run("PARENT_TAG", func(t *testing.T) {})
+	if !Fixed {
+		t.Fatal("not fixed")
+	}
+}
+
+// At base the parent passes without running its tagged subtest at all.
+func TestOnlyWhenFixed(t *testing.T) {
+	if Fixed {
+		t.Run("ONLY_TAG", func(t *testing.T) {})
+	}
+}
+"#;
+
+#[test]
+fn go_subtests_end_to_end() {
+    common::require_tool("go", &["version"], "apt-get install golang-go");
+    let r = Repo::new();
+    r.write("go.mod", "module example.com/clamp\n\ngo 1.19\n");
+    r.write(
+        "clamp.go",
+        "package clamp\n\nconst Fixed = false\n\nfunc Clamp(x, lo, hi int) int { return x }\n",
+    );
+    let base = r.commit("base");
+    r.write("clamp.go", "package clamp\n\nconst Fixed = true\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\tif x > hi {\n\t\treturn hi\n\t}\n\treturn x\n}\n");
+    r.write(
+        "clamp_test.go",
+        &GO_SUBTESTS
+            .replace("HIGH_TAG", &common::tag("clamps-high"))
+            .replace("PARENT_TAG", &common::tag("parent-fails"))
+            .replace("ONLY_TAG", &common::tag("only-when-fixed")),
+    );
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: clamps-high\n    ac: High values clamp.\n  - id: clamps-low\n    ac: Low values clamp.\n    check:\n      test: TestClamp/clamps_low\n  - id: parent-fails\n    ac: The parent's own check.\n  - id: only-when-fixed\n    ac: A case that exists once fixed.\n");
+    r.commit("head");
+    let gocache = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-gocache-sub-{}", std::process::id()));
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--format", "json"],
+        &[
+            ("GOCACHE", gocache.to_str().unwrap()),
+            ("GOFLAGS", "-buildvcs=false"),
+            ("GOPROXY", "off"),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&gocache);
+    assert_eq!(run.code, 1, "{run:?}");
+    expect(
+        &run,
+        &[
+            ("clamps-high", "satisfied"),
+            ("clamps-low", "satisfied"),
+            // The tagged subtest passed at base while its parent failed: it proves nothing.
+            ("parent-fails", "unsatisfied"),
+            // Not observed at base.
+            ("only-when-fixed", "undecided"),
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = |id: &str| -> String {
+        v["result"]["criteria"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .and_then(|c| c["floor"]["reason"].as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    let parent = reason("parent-fails");
+    assert!(
+        parent.contains("TestParentFails/") && parent.contains("already passes at base"),
+        "{parent}"
+    );
+    let only = reason("only-when-fixed");
+    assert!(
+        only.contains("TestOnlyWhenFixed/") && only.contains("not observed at base"),
+        "{only}"
+    );
+    let bound: Vec<String> = v["result"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["floor"]["tests"].as_array().cloned().unwrap_or_default())
+        .map(|t| t["id"].as_str().unwrap_or("").to_string())
+        .collect();
+    let high = format!(
+        "example.com/clamp TestClamp/clamps_high_{}",
+        common::tag("clamps-high")
+    );
+    assert!(bound.contains(&high), "{bound:?} {run:?}");
+    assert!(
+        bound.contains(&"example.com/clamp TestClamp/clamps_low".to_string()),
+        "{bound:?}"
+    );
+}
+
 // ----------------------------------------------------------------------------------------------
 // vitest and jest
 // ----------------------------------------------------------------------------------------------

@@ -105,7 +105,7 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
             let param =
                 t.id.strip_prefix(id)
                     .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'));
-            // A Go subtest (`pkg TestA/sub`): subtests are not listed, their parent is.
+            // A Go subtest (`pkg TestA/sub`) that no run of its listed parent reported.
             let subtest = id
                 .strip_prefix(t.id.as_str())
                 .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'));
@@ -130,6 +130,8 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
         found = by_name;
     }
     found.sort();
+    // A listed Go subtest is found both as itself and below its listed parent.
+    found.dedup();
     found
 }
 
@@ -271,9 +273,22 @@ mod tests {
         assert_eq!(b.tests()[0].id, "example.com/m TestA/sub");
         let b = bind(
             &crit("a", Some(Check::Test("example.com/m TestAB".into()))),
-            &[go],
+            std::slice::from_ref(&go),
         );
         assert!(b.tests().is_empty());
+        // Listed subtests (found by running their parent): the full id binds once, and the
+        // name alone binds where one package has it.
+        let mut listed = go.clone();
+        listed.push(tc("example.com/m TestA/sub", "a_test.go"));
+        listed.push(tc("example.com/m TestA/sub/deep", "a_test.go"));
+        for id in ["example.com/m TestA/sub/deep", "TestA/sub/deep"] {
+            let b = bind(
+                &crit("a", Some(Check::Test(id.into()))),
+                std::slice::from_ref(&listed),
+            );
+            let ids: Vec<&str> = b.tests().iter().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, vec!["example.com/m TestA/sub/deep"], "{id}");
+        }
         let b = bind(
             &crit("a", Some(Check::Test("tests/t.py::test_z".into()))),
             &[listing],

@@ -16,21 +16,37 @@
 //! in `ctx.env`. Needs Go 1.19 or later (`go list -json=<fields>`).
 //!
 //! # list
-//! In: the module in `ctx.dir`. Out: every top-level test of every package below it.
+//! In: the module in `ctx.dir` and a [`ListScope`]. Out: the top-level tests of the packages in
+//! scope, and the subtests a run of their parents reports (the floor lists at head to bind).
 //! 1. `go list -e -json=<fields> [-tags/-mod/-modfile from args] ./...`: each package's import
 //!    path, directory, `_test.go` files and load errors (`Error`, `DepsErrors`). A package that
 //!    cannot even be loaded (`found packages a and b`, an import no module provides) would stop
 //!    any `go test` given it, for every package: it is a build failure on its own (the files its
-//!    errors point into, else its directory), and is left out of step 2.
-//! 2. `go test -json -count=1 -list ^Test <args> <import paths with test files>`: the test binary
+//!    errors point into, else its directory), and is left out of step 3.
+//! 2. The scope: [`ListScope::All`] keeps every package; [`ListScope::Files`] keeps the packages
+//!    whose directory holds a named file (for a file below `testdata`, the directory that holds
+//!    `testdata`), so only they are built, and load failures elsewhere are not reported. A file
+//!    in no package go knows (a `README.md` outside any package) could hold a test id only
+//!    through something we cannot see: then every package is kept.
+//! 3. `go test -json -count=1 -list ^Test <args> <import paths with test files>`: the test binary
 //!    of each package prints its test names, which arrive as package-level `output` events. A
 //!    name is listed only when it is a `Test*` name and a `func TestName(` of the package's test
 //!    files declares it (that file is `TestCase::file`); anything else a `TestMain` prints is
 //!    ignored. A package whose tests do not compile (`FAIL <pkg> [build failed]` or `[setup
 //!    failed]`) is a `build_failure`, the others are still listed.
-//!
-//! Subtests are created at run time and cannot be listed: only top-level tests are listed.
-//! `run` accepts subtest ids all the same.
+//! 4. Subtests exist only while their parent runs (a `t.Run` table row is the usual Go way to add
+//!    a case), so the parents that may have them are run, one `go test -json -count=1
+//!    -run '^(TestA|TestB)$' <args> <pkg>` per package, and every `run` event below them is
+//!    listed as `<pkg> TestA/<sub>` with the parent's file, named as go reports it (spaces
+//!    become `_`, a repeated name gets `#01`, each `/` a level). Which parents: under a file
+//!    scope, every test declared in a named `_test.go` file (a tag is in that file, and a table
+//!    may be run by a helper in another file), and in a package named through another file (a
+//!    source file, a `testdata` fixture) the tests whose text calls `.Run(`; under `All`, only
+//!    the tests whose text calls `.Run(` (from their `func` line to the next top-level `func`),
+//!    which bounds the cost to one head run of the table-driven tests; a table run by a helper
+//!    in another file is then not seen. A run that cannot be read to the end (a panic, which
+//!    ends the test binary, `os.Exit`, a timeout) is a `problem`: what ran before it is still
+//!    listed.
 //!
 //! # run
 //! In: test ids. Out: one outcome per id.
@@ -57,7 +73,24 @@
 //!    `-timeout`, a crash between tests; a timeout or signal of ours) is a `problem`, and no pass
 //!    is believed. Failure messages come from the failed test's `output` events: its first
 //!    `panic:` line, else its first line that is not go's own `=== RUN`/`--- FAIL`; a parent
-//!    with nothing of its own borrows its first failed subtest's.
+//!    with nothing of its own borrows its first failed subtest's. A failure with a `panic:`
+//!    line in the test's (or a subtest's) output is an exception, any other an assertion
+//!    (`t.Error`, `t.Fatal`).
+//!
+//! A subtest's outcome is its own, never its parent's: at base the parent can fail (its own
+//! check) while the requested subtest passes, which is a pass; or pass without running the
+//! subtest at all, which leaves it not observed.
+//!
+//! # Attribution (DESIGN 5.4)
+//! [`Runner::test_item`] is the id's top-level test (`TestA` for `TestA/x`), and
+//! [`Runner::item_map`] parses a test file with go's own parser (see [`goparse`]). A build
+//! failure carries `diagnostics`: each error line with a position (`./x_test.go:12:5:
+//! undefined: Foo`, `pkg/x_test.go:6:2: no required module provides package …` for an import
+//! that does not resolve, and the `Pos` of a load error), printed by go relative to `ctx.dir`
+//! where it runs (where no such file exists there, relative to the directory of the package in
+//! whose `# <pkg>` block it stands), made relative to the repository root; positions outside
+//! the worktree (GOROOT, the module cache) are left out. A failed import's position is the
+//! import's, so it counts for exactly the tests that use the name it binds.
 //!
 //! Go 1.19's `test2json` reads results from the text the test binary prints, so a test that
 //! prints `--- PASS: TestX` could forge a result for a test of the same package; requiring the
@@ -79,6 +112,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative};
+use super::goparse;
 use super::*;
 use crate::floor::process;
 
@@ -128,7 +162,7 @@ impl Runner for GoTest {
         is_go_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let packages = match go_list(
             ctx,
@@ -142,20 +176,35 @@ impl Runner for GoTest {
                 return report;
             }
         };
+        // Which packages to build: those holding the scope's files, or every one when a file
+        // lies in no package (it could hold a test only through something we cannot see).
+        let scoped = match scope {
+            ListScope::All => None,
+            ListScope::Files(files) => scope_packages(ctx, files, &packages),
+        };
+        let in_scope = |p: &GoPackage| {
+            scoped
+                .as_ref()
+                .is_none_or(|s| s.dirs.contains(&p.canonical_dir()))
+        };
         let mut problems = Vec::new();
         let mut failures = Vec::new();
         let mut testable: Vec<&GoPackage> = Vec::new();
         for p in &packages {
             match (p.dir_in(ctx), p.errors.first()) {
-                (None, Some(e)) if p.dir.is_none() => {
+                (None, Some(e)) if p.dir.is_none() && scoped.is_none() => {
                     problems.push(format!("go list: {}", e.message))
                 }
-                (Some(_), Some(_)) if p.has_tests() => failures.push(p.load_failure(ctx)),
-                (Some(_), None) if p.has_tests() => testable.push(p),
+                (Some(_), Some(_)) if p.has_tests() && in_scope(p) => {
+                    failures.push(p.load_failure(ctx))
+                }
+                (Some(_), None) if p.has_tests() && in_scope(p) => testable.push(p),
                 _ => {}
             }
         }
         let mut tests = BTreeSet::new();
+        // Packages that listed, with what their test files declare, for subtest discovery.
+        let mut listed: Vec<(&GoPackage, BTreeMap<String, PathBuf>)> = Vec::new();
         if !testable.is_empty() {
             let mut args: Vec<OsString> = ["test", "-json", "-count=1", "-list", "^Test"]
                 .map(OsString::from)
@@ -188,6 +237,7 @@ impl Runner for GoTest {
                                     });
                                 }
                             }
+                            listed.push((p, declared));
                         }
                         Some("skip") => {}
                         _ => unexplained.push(&p.import_path),
@@ -221,6 +271,22 @@ impl Runner for GoTest {
                 }
             }
             report.invocations.push(ran.invocation);
+        }
+        // Subtests exist only when their parent runs: run the parents that may have them.
+        for (p, declared) in &listed {
+            let parents = subtest_parents(p, declared, scoped.as_ref());
+            if parents.is_empty() {
+                continue;
+            }
+            let (subtests, problem) =
+                self.discover_subtests(ctx, p, &parents, &mut report.invocations);
+            for (name, top) in subtests {
+                tests.insert(TestCase {
+                    id: format!("{} {}", p.import_path, name),
+                    file: declared.get(&top).and_then(|f| worktree_relative(ctx, f)),
+                });
+            }
+            problems.extend(problem);
         }
         report.tests = tests.into_iter().collect();
         report.build_failure = merge_failures(failures);
@@ -335,6 +401,9 @@ impl Runner for GoTest {
                     if let Some(m) = judged.messages.get(name.as_str()) {
                         report.messages.insert(id.to_string(), m.clone());
                     }
+                    if let Some(k) = judged.kinds.get(name.as_str()) {
+                        report.failure_kinds.insert(id.to_string(), *k);
+                    }
                 }
                 report.invocations.push(ran.invocation);
             }
@@ -342,6 +411,85 @@ impl Runner for GoTest {
         report.build_failure = merge_failures(failures);
         report.problem = join_problems(problems);
         report
+    }
+
+    /// The top-level test function: `TestParent` for `TestParent/sub`.
+    fn test_item(&self, id: &str) -> Option<String> {
+        parse_id(id).and_then(|(_, levels)| levels.first().map(|top| top.to_string()))
+    }
+
+    /// The file's `Test*` functions and imports, from go's own `go/parser` (see [`goparse`]).
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        goparse::item_map(ctx, &ctx.dir.join(rel_path))
+    }
+}
+
+impl GoTest {
+    /// Runs the given top-level tests of one package and returns the subtests they
+    /// reported (`TestA/x`, `TestA/x/y`, as go spells them), each with its top-level test, and a
+    /// problem when the run cannot be read to the end (a timeout, a panic, `os.Exit`): subtests
+    /// that would have run after that point are unknown, those before it are still returned.
+    fn discover_subtests(
+        &self,
+        ctx: &RunCtx,
+        p: &GoPackage,
+        parents: &[&str],
+        invocations: &mut Vec<Invocation>,
+    ) -> (Vec<(String, String)>, Option<String>) {
+        let mut args: Vec<OsString> = ["test", "-json", "-count=1", "-run"]
+            .map(OsString::from)
+            .to_vec();
+        args.push(OsString::from(run_pattern(&[], parents)));
+        args.extend(self.config.args.iter().map(OsString::from));
+        args.push(OsString::from(&p.import_path));
+        let ran = exec(ctx, OsStr::new("go"), &args, &ctx.dir, &go_env(&ctx.env));
+        let what = format!("finding the subtests of {}", p.import_path);
+        let result = if let Some(problem) = ran.operational_problem(&what) {
+            (Vec::new(), Some(problem))
+        } else {
+            let captured = ran.captured();
+            let out = parse_test_json(&captured.stdout_lossy());
+            let judged = judge_run(
+                &p.import_path,
+                &out,
+                &captured.stderr_lossy(),
+                captured.exit_code,
+                parents,
+            );
+            // A panic ends the test binary: what would have run after it is unknown.
+            let terminal = out.terminal(&p.import_path);
+            let unrun: Vec<&str> = parents
+                .iter()
+                .copied()
+                .filter(|t| !terminal.contains_key(t))
+                .collect();
+            let panicked = out
+                .events
+                .iter()
+                .filter(|e| e.package == p.import_path && e.action == "output")
+                .filter_map(|e| e.output.as_deref())
+                .find(|o| o.starts_with("panic: "));
+            let problem = match (judged.problem, panicked) {
+                (Some(problem), _) => Some(format!("{what}: {problem}")),
+                _ if judged.build_failed => Some(format!("{what}: the tests did not build")),
+                (None, Some(panic)) => Some(truncate(
+                    &format!(
+                        "{what}: the test binary stopped at `{}`{}",
+                        panic.trim(),
+                        if unrun.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" before running {}", unrun.join(", "))
+                        }
+                    ),
+                    1000,
+                )),
+                (None, None) => None,
+            };
+            (subtests_run(&out, &p.import_path, parents), problem)
+        };
+        invocations.push(ran.invocation);
+        result
     }
 }
 
@@ -444,6 +592,132 @@ pub(super) fn declared_in(source: &str) -> Vec<String> {
     out
 }
 
+/// The `Test*` functions whose text calls `.Run(`: each one's text runs from its declaration to
+/// the next top-level `func` (so it may include what follows it, never less than its body).
+pub(super) fn run_callers(source: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut current: Option<String> = None;
+    for line in source.lines() {
+        if line.starts_with("func") {
+            current = declared_in(line).into_iter().next();
+        }
+        if let Some(name) = &current {
+            if line.contains(".Run(") {
+                out.insert(name.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The subtests a run reported for the given top-level tests: every `run` event of the package
+/// whose test has a `/` below one of them (a name that is no valid id is left out), with its
+/// top-level test.
+pub(super) fn subtests_run(out: &TestJson, pkg: &str, parents: &[&str]) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for e in &out.events {
+        let Some(test) = e.test.as_deref() else {
+            continue;
+        };
+        if e.package != pkg || e.action != "run" {
+            continue;
+        }
+        let Some((top, _)) = test.split_once('/') else {
+            continue;
+        };
+        if !parents.contains(&top) || parse_id(&format!("{pkg} {test}")).is_none() {
+            continue;
+        }
+        if !found.iter().any(|(t, _)| t == test) {
+            found.push((test.to_string(), top.to_string()));
+        }
+    }
+    found
+}
+
+/// What a [`ListScope::Files`] selects: the packages' directories (canonical), the named
+/// `_test.go` files (canonical), and the directories named through another file (a source file,
+/// a `testdata` fixture).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Scoped {
+    pub dirs: BTreeSet<PathBuf>,
+    pub test_files: BTreeSet<PathBuf>,
+    pub by_other: BTreeSet<PathBuf>,
+}
+
+/// The package directory a file (relative to the runner's root) belongs to: its directory, or
+/// for a file below `testdata`, the directory that holds `testdata`.
+pub(super) fn package_dir_of(rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    let (_, dirs) = parts.split_last()?;
+    let end = dirs
+        .iter()
+        .position(|d| *d == "testdata")
+        .unwrap_or(dirs.len());
+    Some(dirs[..end].join("/"))
+}
+
+/// The packages that hold the scope's files; `None` (list everything) when a file lies in no
+/// package go knows.
+fn scope_packages(ctx: &RunCtx, files: &[String], packages: &[GoPackage]) -> Option<Scoped> {
+    let known: BTreeSet<PathBuf> = packages.iter().map(GoPackage::canonical_dir).collect();
+    let mut scoped = Scoped::default();
+    for f in files {
+        let dir = ctx.dir.join(package_dir_of(f)?);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        if !known.contains(&dir) {
+            return None;
+        }
+        if f.ends_with("_test.go") && !f.split('/').any(|p| p == "testdata") {
+            let path = ctx.dir.join(f);
+            scoped
+                .test_files
+                .insert(path.canonicalize().unwrap_or(path));
+        } else {
+            scoped.by_other.insert(dir.clone());
+        }
+        scoped.dirs.insert(dir);
+    }
+    Some(scoped)
+}
+
+/// The top-level tests of a package to run for its subtests. With a scope: every test declared
+/// in a named test file (the tag is in it, and a table's rows may be run by a helper elsewhere),
+/// and in a package named through another file, the tests that call `.Run(`. Without one
+/// (every package): only the tests that call `.Run(` themselves, so that the cost stays one run
+/// of the table-driven tests.
+fn subtest_parents<'a>(
+    p: &GoPackage,
+    declared: &'a BTreeMap<String, PathBuf>,
+    scoped: Option<&Scoped>,
+) -> Vec<&'a str> {
+    let by_other = scoped.is_none_or(|s| s.by_other.contains(&p.canonical_dir()));
+    let mut callers: BTreeMap<&Path, BTreeSet<String>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (name, file) in declared {
+        let named = scoped.is_some_and(|s| {
+            s.test_files
+                .contains(&file.canonicalize().unwrap_or_else(|_| file.clone()))
+        });
+        let calls_run = by_other
+            && callers
+                .entry(file.as_path())
+                .or_insert_with(|| {
+                    std::fs::read(file)
+                        .map(|b| run_callers(&String::from_utf8_lossy(&b)))
+                        .unwrap_or_default()
+                })
+                .contains(name);
+        if named || calls_run {
+            out.push(name.as_str());
+        }
+    }
+    out
+}
+
 /// `GOTOOLCHAIN=local` unless the caller or our environment chose a toolchain.
 fn go_env(env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
     let chosen =
@@ -511,6 +785,12 @@ impl GoPackage {
         !self.test_files.is_empty()
     }
 
+    /// The directory, canonical where it exists (empty when go reported none).
+    fn canonical_dir(&self) -> PathBuf {
+        let dir = self.dir.clone().unwrap_or_default();
+        dir.canonicalize().unwrap_or(dir)
+    }
+
     /// The directory, when it exists inside the worktree.
     fn dir_in(&self, ctx: &RunCtx) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
@@ -543,9 +823,19 @@ impl GoPackage {
     /// A package that cannot be loaded: the files its error names, else its directory.
     fn load_failure(&self, ctx: &RunCtx) -> BuildFailure {
         let mut files = BTreeSet::new();
+        let mut positioned: Vec<Positioned> = Vec::new();
         for e in &self.errors {
             if let Some(f) = e.pos.as_deref().and_then(diagnostic_file) {
                 files.extend(resolve(ctx, &ctx.dir, f));
+            }
+            if let Some((f, line, col, _)) = e.pos.as_deref().and_then(diagnostic_position) {
+                positioned.push(Positioned {
+                    printed: f.to_string(),
+                    line,
+                    column: col,
+                    message: e.message.clone(),
+                    block: None,
+                });
             }
         }
         if let Some(dir) = &self.dir {
@@ -557,7 +847,7 @@ impl GoPackage {
             }
         }
         BuildFailure {
-            diagnostics: Vec::new(),
+            diagnostics: diagnostics_in(ctx, &positioned, &BTreeMap::new()),
             diagnostic_files: files.into_iter().collect(),
             excerpt: truncate(
                 &format!(
@@ -862,6 +1152,9 @@ pub(super) struct Judged {
     /// By full test name (`TestA`, `TestA/x`).
     pub outcomes: BTreeMap<String, Outcome>,
     pub messages: BTreeMap<String, String>,
+    /// For failed names: a panic (in the test or a subtest of it) is an exception, anything
+    /// else (`t.Error`, `t.Fatal`) an assertion.
+    pub kinds: BTreeMap<String, FailureKind>,
     pub build_failed: bool,
     pub problem: Option<String>,
 }
@@ -927,6 +1220,9 @@ pub(super) fn judge_run(
             if let Some(m) = failure_message(out, pkg, name) {
                 judged.messages.insert(name.to_string(), m);
             }
+            judged
+                .kinds
+                .insert(name.to_string(), failure_kind(out, pkg, name));
         }
         judged.outcomes.insert(name.to_string(), outcome);
     }
@@ -967,6 +1263,28 @@ fn failure_message(out: &TestJson, pkg: &str, name: &str) -> Option<String> {
     first_message_line(Some(&format!("{}: {m}", &sub[prefix.len()..])), None)
 }
 
+/// A panic line in the test's own output or in a subtest's makes the failure an exception.
+fn failure_kind(out: &TestJson, pkg: &str, name: &str) -> FailureKind {
+    let prefix = format!("{name}/");
+    let panicked = out
+        .events
+        .iter()
+        .filter(|e| e.package == pkg && e.action == "output")
+        .filter(|e| {
+            e.test
+                .as_deref()
+                .is_some_and(|t| t == name || t.starts_with(&prefix))
+        })
+        .filter_map(|e| e.output.as_deref())
+        .flat_map(str::lines)
+        .any(|l| l.trim_start().starts_with("panic: "));
+    if panicked {
+        FailureKind::Exception
+    } else {
+        FailureKind::Assertion
+    }
+}
+
 fn code_str(code: Option<i32>) -> String {
     code.map_or_else(|| "none (killed by a signal)".into(), |c| c.to_string())
 }
@@ -994,6 +1312,20 @@ pub(super) struct Diagnostics {
     pub files: Vec<String>,
     /// For each error line that names no file, the import path of the `# <pkg>` block it is in.
     pub without_file: Vec<Option<String>>,
+    /// Each error line with a position, in go's order.
+    pub positioned: Vec<Positioned>,
+}
+
+/// One error line with a position, as go printed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Positioned {
+    /// The file as printed (relative to where go ran, or absolute).
+    pub printed: String,
+    pub line: u32,
+    pub column: Option<u32>,
+    pub message: String,
+    /// The import path of the `# <pkg>` block it is in.
+    pub block: Option<String>,
 }
 
 /// Reads go's build output: `# <pkg>` headers, `path.go:12:3: message` lines, indented
@@ -1026,6 +1358,15 @@ pub(super) fn parse_diagnostics(text: &str) -> Diagnostics {
                 if !d.files.iter().any(|x| x == f) {
                     d.files.push(f.to_string());
                 }
+                if let Some((file, l, col, message)) = diagnostic_position(line) {
+                    d.positioned.push(Positioned {
+                        printed: file.to_string(),
+                        line: l,
+                        column: col,
+                        message: message.to_string(),
+                        block: block.clone(),
+                    });
+                }
             }
             None => d.without_file.push(block.clone()),
         }
@@ -1046,6 +1387,71 @@ pub(super) fn diagnostic_file(line: &str) -> Option<&str> {
         && !lineno.is_empty()
         && lineno.chars().all(|c| c.is_ascii_digit()))
     .then_some(path)
+}
+
+/// The position and message of `path.go:12:3: message` (`path.go:12: message`, `vet: …`, a bare
+/// position); `None` where [`diagnostic_file`] finds no file.
+pub(super) fn diagnostic_position(line: &str) -> Option<(&str, u32, Option<u32>, &str)> {
+    let file = diagnostic_file(line)?;
+    let line = line.strip_prefix("vet: ").unwrap_or(line);
+    let rest = line.get(file.len() + 1..)?;
+    let mut parts = rest.splitn(3, ':');
+    let l: u32 = parts.next()?.parse().ok()?;
+    let (col, message) = match (parts.next(), parts.next()) {
+        (Some(c), Some(m)) if !c.is_empty() && c.chars().all(|x| x.is_ascii_digit()) => {
+            (c.parse().ok(), m)
+        }
+        (Some(c), Some(m)) => (None, &rest[rest.len() - c.len() - m.len() - 1..]),
+        (Some(c), None) if !c.is_empty() && c.chars().all(|x| x.is_ascii_digit()) => {
+            (c.parse().ok(), "")
+        }
+        (Some(m), None) => (None, m),
+        _ => (None, ""),
+    };
+    Some((file, l, col, message.trim()))
+}
+
+/// Where a printed path is, repo-relative: go 1.19 prints it relative to where it runs
+/// (`ctx.dir`); where no such file exists, relative to the directory of the package whose
+/// `# <pkg>` block it is in (the compiler's own `./x_test.go`, in case go leaves it so).
+fn locate(
+    ctx: &RunCtx,
+    printed: &str,
+    block: Option<&str>,
+    dirs: &BTreeMap<String, PathBuf>,
+) -> Option<String> {
+    let p = Path::new(printed);
+    if p.is_absolute() || ctx.dir.join(p).is_file() {
+        return resolve(ctx, &ctx.dir, printed);
+    }
+    match block.and_then(|b| dirs.get(b)) {
+        Some(dir) if dir.join(p).is_file() => resolve(ctx, dir, printed),
+        _ => resolve(ctx, &ctx.dir, printed),
+    }
+}
+
+/// The diagnostics of positions inside the worktree (see [`locate`]), each once.
+fn diagnostics_in(
+    ctx: &RunCtx,
+    positioned: &[Positioned],
+    dirs: &BTreeMap<String, PathBuf>,
+) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for p in positioned {
+        let Some(file) = locate(ctx, &p.printed, p.block.as_deref(), dirs) else {
+            continue;
+        };
+        let d = Diagnostic {
+            file,
+            line: p.line,
+            column: p.column,
+            message: first_message_line(Some(&p.message), None).unwrap_or_default(),
+        };
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// A path go printed (relative to `base`, or absolute), repo-relative when inside the worktree.
@@ -1077,7 +1483,14 @@ fn build_failure(
     let mut files: BTreeSet<String> = d
         .files
         .iter()
-        .filter_map(|f| resolve(ctx, &ctx.dir, f))
+        .filter_map(|f| {
+            let block = d
+                .positioned
+                .iter()
+                .find(|p| &p.printed == f)
+                .and_then(|p| p.block.as_deref());
+            locate(ctx, f, block, dirs)
+        })
         .collect();
     for pkg in &d.without_file {
         let dir = pkg
@@ -1090,7 +1503,7 @@ fn build_failure(
         files.insert(dir_label(ctx, fallback));
     }
     BuildFailure {
-        diagnostics: Vec::new(),
+        diagnostics: diagnostics_in(ctx, &d.positioned, dirs),
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(text.trim(), 4000),
     }
@@ -1102,15 +1515,21 @@ fn merge_failures(failures: Vec<BuildFailure>) -> Option<BuildFailure> {
     }
     let mut files = BTreeSet::new();
     let mut excerpt = String::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
     for f in failures {
         files.extend(f.diagnostic_files);
+        for d in f.diagnostics {
+            if !diagnostics.contains(&d) {
+                diagnostics.push(d);
+            }
+        }
         if !excerpt.contains(f.excerpt.as_str()) {
             excerpt.push_str(&f.excerpt);
             excerpt.push_str("\n\n");
         }
     }
     Some(BuildFailure {
-        diagnostics: Vec::new(),
+        diagnostics,
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(excerpt.trim_end(), 4000),
     })
@@ -1229,6 +1648,17 @@ mod tests {
         assert_eq!(j.messages["TestSubs/bad"], "pkg_test.go:25: sub failed");
         assert_eq!(j.messages["TestSubs"], "bad: pkg_test.go:25: sub failed");
         assert_eq!(j.messages.len(), 4);
+        let kinds: Vec<(&str, FailureKind)> =
+            j.kinds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("TestFail", FailureKind::Assertion),
+                ("TestPanic", FailureKind::Exception),
+                ("TestSubs", FailureKind::Assertion),
+                ("TestSubs/bad", FailureKind::Assertion),
+            ]
+        );
     }
 
     #[test]
@@ -1413,6 +1843,37 @@ mod tests {
             ]
         );
         assert!(bf.excerpt.contains("undefined: Undefined"));
+        let at: Vec<(&str, u32, Option<u32>, &str)> = bf
+            .diagnostics
+            .iter()
+            .map(|d| (d.file.as_str(), d.line, d.column, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            at,
+            vec![
+                ("gomod/b_test.go", 5, Some(28), "undefined: Undefined"),
+                (
+                    "gomod/broken/c_test.go",
+                    7,
+                    Some(2),
+                    "x declared but not used"
+                ),
+                ("gomod/abs_test.go", 1, Some(1), "bad"),
+                (
+                    "gomod/v_test.go",
+                    6,
+                    Some(27),
+                    "fmt.Printf format %d has arg \"x\" of wrong type string"
+                ),
+                ("gomod/b_test.go", 9, Some(1), "again"),
+                (
+                    "gomod/miss/m_test.go",
+                    4,
+                    Some(1),
+                    "no required module provides package github.com/foo/bar; to add it:"
+                ),
+            ]
+        );
         // No error line at all: the package's directory.
         let bf = build_failure(&c, "", &dirs, Path::new("/tmp/wt/gomod/x"));
         assert_eq!(bf.diagnostic_files, vec!["gomod/x"]);
@@ -1424,6 +1885,28 @@ mod tests {
             &c.dir,
         );
         assert_eq!(bf.diagnostic_files, vec!["gomod/a_test.go"]);
+        assert_eq!(bf.diagnostics.len(), 1);
+        // Merged failures keep every diagnostic once.
+        let merged = merge_failures(vec![bf.clone(), bf.clone()]).unwrap();
+        assert_eq!(merged.diagnostics, bf.diagnostics);
+
+        assert_eq!(
+            diagnostic_position("./x_test.go:12:5: undefined: Foo"),
+            Some(("./x_test.go", 12, Some(5), "undefined: Foo"))
+        );
+        assert_eq!(
+            diagnostic_position("go.mod:3: unknown directive: x"),
+            Some(("go.mod", 3, None, "unknown directive: x"))
+        );
+        assert_eq!(
+            diagnostic_position("vet: a.go:2:7: m"),
+            Some(("a.go", 2, Some(7), "m"))
+        );
+        assert_eq!(
+            diagnostic_position("a.go:2:7"),
+            Some(("a.go", 2, Some(7), ""))
+        );
+        assert_eq!(diagnostic_position("a.go:x: m"), None);
 
         assert_eq!(diagnostic_file("x.go:1: m"), Some("x.go"));
         assert_eq!(
@@ -1496,6 +1979,19 @@ go: something that is not JSON
         assert_eq!(pkgs[3].errors[0].pos.as_deref(), Some("user/u.go:2:8"));
         let bf = pkgs[3].load_failure(&ctx());
         assert_eq!(bf.diagnostic_files, vec!["gomod/user/u.go"]);
+        assert_eq!(bf.diagnostics.len(), 1);
+        assert_eq!(
+            (
+                bf.diagnostics[0].file.as_str(),
+                bf.diagnostics[0].line,
+                bf.diagnostics[0].column
+            ),
+            ("gomod/user/u.go", 2, Some(8))
+        );
+        assert!(bf.diagnostics[0]
+            .message
+            .starts_with("no required module provides package github.com/nope/x"));
+        assert!(pkgs[0].load_failure(&ctx()).diagnostics.is_empty());
         assert!(bf
             .excerpt
             .starts_with("example.com/m/user: user/u.go:2:8: no required module"));
@@ -1604,5 +2100,80 @@ go: something that is not JSON
             ]
         );
         assert!(go_env(&[(OsString::from("GOTOOLCHAIN"), OsString::from("go1.22.0"))]).is_empty());
+    }
+
+    #[test]
+    fn tests_that_call_run() {
+        let src = "package p\n\nfunc TestA(t *testing.T) {\n\tfor _, c := range cases {\n\t\tt.Run(c.name, func(t *testing.T) {})\n\t}\n}\n\nfunc TestB(t *testing.T) {\n\tcheck(t)\n}\n\nfunc helper(t *testing.T) {\n\tt.Run(\"x\", nil)\n}\n\nfunc TestC(t *testing.T) { t.Run(\"one\", nil) }\nfunc (s *S) TestM(t *testing.T) { t.Run(\"m\", nil) }\n";
+        let found: Vec<String> = run_callers(src).into_iter().collect();
+        assert_eq!(found, vec!["TestA", "TestC"]);
+    }
+
+    #[test]
+    fn subtests_from_run_events() {
+        let text = r#"{"Action":"run","Package":"example.com/m/pkg","Test":"TestA"}
+{"Action":"run","Package":"example.com/m/pkg","Test":"TestA/ok_case"}
+{"Action":"run","Package":"example.com/m/pkg","Test":"TestA/ok_case"}
+{"Action":"run","Package":"example.com/m/pkg","Test":"TestA/x/deep#01"}
+{"Action":"run","Package":"example.com/m/pkg","Test":"TestA/has space"}
+{"Action":"run","Package":"example.com/m/pkg","Test":"TestOther/y"}
+{"Action":"run","Package":"example.com/m/other","Test":"TestA/z"}
+{"Action":"pass","Package":"example.com/m/pkg","Test":"TestA/w"}
+"#;
+        let found = subtests_run(&parse_test_json(text), PKG, &["TestA"]);
+        assert_eq!(
+            found,
+            vec![
+                ("TestA/ok_case".to_string(), "TestA".to_string()),
+                ("TestA/x/deep#01".to_string(), "TestA".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn package_dirs_of_scope_files() {
+        assert_eq!(package_dir_of("pkg/a_test.go").as_deref(), Some("pkg"));
+        assert_eq!(package_dir_of("a_test.go").as_deref(), Some(""));
+        assert_eq!(
+            package_dir_of("pkg/testdata/x/golden.json").as_deref(),
+            Some("pkg")
+        );
+        assert_eq!(package_dir_of("./pkg/sub/b.go").as_deref(), Some("pkg/sub"));
+        assert_eq!(package_dir_of(""), None);
+    }
+
+    #[test]
+    fn positions_relative_to_the_package_are_found_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let c = RunCtx {
+            worktree: root.clone(),
+            dir: root.join("gomod"),
+            ..ctx()
+        };
+        std::fs::create_dir_all(c.dir.join("broken")).unwrap();
+        std::fs::write(c.dir.join("broken/b_test.go"), "package broken\n").unwrap();
+        std::fs::write(c.dir.join("root_test.go"), "package m\n").unwrap();
+        let dirs = BTreeMap::from([("example.com/m/broken".to_string(), c.dir.join("broken"))]);
+        // `./b_test.go` is not in the runner's root, but in the block's package.
+        let text = "# example.com/m/broken [example.com/m/broken.test]\n./b_test.go:5:28: undefined: X\n./root_test.go:1:1: y\nbroken/b_test.go:6:1: z\n";
+        let bf = build_failure(&c, text, &dirs, &c.dir);
+        let at: Vec<(&str, u32)> = bf
+            .diagnostics
+            .iter()
+            .map(|d| (d.file.as_str(), d.line))
+            .collect();
+        assert_eq!(
+            at,
+            vec![
+                ("gomod/broken/b_test.go", 5),
+                ("gomod/root_test.go", 1),
+                ("gomod/broken/b_test.go", 6)
+            ]
+        );
+        assert_eq!(
+            bf.diagnostic_files,
+            vec!["gomod/broken/b_test.go", "gomod/root_test.go"]
+        );
     }
 }

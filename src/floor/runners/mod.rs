@@ -11,6 +11,7 @@
 pub mod cargo;
 pub mod contract;
 pub mod go;
+pub mod goparse;
 pub mod jest;
 pub mod js;
 pub mod junit;
