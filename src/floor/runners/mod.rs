@@ -16,6 +16,7 @@ pub mod junit;
 pub mod junit_command;
 pub mod nextest;
 pub mod pytest;
+pub mod rust_items;
 pub mod vitest;
 
 use std::collections::BTreeMap;
