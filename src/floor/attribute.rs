@@ -182,6 +182,47 @@ pub fn attribute(file: &str, item: &str, map: &ItemMap, diagnostics: &[Diagnosti
     }
 }
 
+/// Decides whose failure it is when the item's file is not known for sure: a test id names a
+/// test target's root file (`src/lib.rs`), while the item can live in a module file the
+/// diagnostics point into. `item` is the runner's name for the test item (`None` where it
+/// cannot name one); `maps` holds, per candidate file (the test's own file first, then each
+/// file a diagnostic points into), its item map as base has it, `None` where it could not be
+/// parsed. The first file whose map holds the item decides, through [`attribute`]; when every
+/// file parsed and none holds it, the item lies in no file the compiler complained about.
+pub fn attribute_in(
+    item: Option<&str>,
+    maps: &[(String, Option<ItemMap>)],
+    diagnostics: &[Diagnostic],
+) -> Attribution {
+    let Some(item) = item else {
+        return Attribution::Unknown {
+            reason: "this runner cannot name the test item inside its file".into(),
+        };
+    };
+    let Some(first) = diagnostics.first() else {
+        return Attribution::Unknown {
+            reason: "the compiler reported no position".into(),
+        };
+    };
+    if let Some((file, map)) = maps
+        .iter()
+        .find_map(|(f, m)| m.as_ref().filter(|m| m.item(item).is_some()).map(|m| (f, m)))
+    {
+        return attribute(file, item, map, diagnostics);
+    }
+    match maps.iter().find(|(_, m)| m.is_none()) {
+        Some((file, _)) => Attribution::Unknown {
+            reason: format!("{file} could not be parsed to find `{item}`"),
+        },
+        None if maps.is_empty() => Attribution::Unknown {
+            reason: format!("no file to look for `{item}` in"),
+        },
+        None => Attribution::Elsewhere {
+            diagnostic: first.clone(),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +311,42 @@ mod tests {
             attribute("t.rs", "tests::gone", &map(), &[diag("t.rs", 17)]),
             Attribution::Unknown { .. }
         ));
+    }
+
+    #[test]
+    fn the_file_that_holds_the_item_decides() {
+        let other = ItemMap::default();
+        let d = [diag("src/util.rs", 17)];
+        // The id names the crate root; the item lives in the module file the error is in.
+        let maps = vec![
+            ("src/lib.rs".to_string(), Some(other.clone())),
+            ("src/util.rs".to_string(), Some(map())),
+        ];
+        let a = attribute_in(Some("tests::uses_new"), &maps, &d);
+        assert!(matches!(a, Attribution::InTest { .. }), "{a:?}");
+        // Every file parsed, none holds the item: the errors are elsewhere.
+        let maps = vec![("src/lib.rs".to_string(), Some(other.clone()))];
+        let a = attribute_in(Some("tests::uses_new"), &maps, &d);
+        assert_eq!(
+            a,
+            Attribution::Elsewhere {
+                diagnostic: d[0].clone()
+            }
+        );
+        // A file that did not parse, no name for the item, no position, no file: unknown.
+        let maps = vec![
+            ("src/lib.rs".to_string(), Some(other)),
+            ("src/util.rs".to_string(), None),
+        ];
+        for a in [
+            attribute_in(Some("tests::uses_new"), &maps, &d),
+            attribute_in(None, &maps, &d),
+            attribute_in(Some("tests::uses_new"), &maps, &[]),
+            attribute_in(Some("tests::uses_new"), &[], &d),
+        ] {
+            assert!(matches!(a, Attribution::Unknown { .. }), "{a:?}");
+            assert!(!a.is_own());
+        }
     }
 
     #[test]

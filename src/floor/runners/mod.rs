@@ -203,6 +203,20 @@ pub trait Runner: Send + Sync {
     fn item_map(&self, _ctx: &RunCtx, _rel_path: &str) -> Option<ItemMap> {
         None
     }
+
+    /// For a changed file that is not a test file but holds test items (Rust's `#[cfg(test)]`
+    /// modules beside the code), `base` with head's test items spliced in, so that only the
+    /// tests are laid over base (DESIGN 5.1); `rel_path` is relative to the runner's root.
+    /// `None` where the file holds no test items or this runner keeps tests in test files only;
+    /// an error says which side does not parse.
+    fn splice_test_items(
+        &self,
+        _rel_path: &str,
+        _base: &str,
+        _head: &str,
+    ) -> Option<Result<String, String>> {
+        None
+    }
 }
 
 /// The first meaningful line of a failure message, bounded.

@@ -35,6 +35,31 @@ use proc_macro2::{LineColumn, Span, TokenStream, TokenTree};
 use syn::visit::Visit;
 
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::floor::runners::FailureKind;
+
+/// What kind of failure a Rust test's panic is, from its output (libtest's or nextest's): the
+/// standard assertion macros' messages start with `assertion` (`assertion failed: …`,
+/// ``assertion `left == right` failed``); any other panic (`unwrap` on `None`, `panic!`, an
+/// index out of bounds) is an exception.
+pub fn panic_kind(output: &str) -> FailureKind {
+    let mut lines = output.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut message = None;
+    while let Some(l) = lines.next() {
+        if let Some((_, rest)) = l.split_once("' panicked at ") {
+            // Before Rust 1.73 the message was quoted on the same line.
+            message = match rest.strip_prefix('\'') {
+                Some(quoted) => Some(quoted),
+                None => lines.next(),
+            };
+            break;
+        }
+        message.get_or_insert(l);
+    }
+    match message {
+        Some(m) if m.starts_with("assertion") => FailureKind::Assertion,
+        _ => FailureKind::Exception,
+    }
+}
 
 /// The test name inside a runner-native cargo or nextest id (`<binary-id> <name>`).
 pub fn test_item(id: &str) -> Option<String> {
@@ -332,6 +357,19 @@ fn vis_span(v: &syn::Visibility) -> Option<Span> {
     }
 }
 
+/// The splice for a changed `.rs` file of a target (see the module doc): `None` when neither
+/// side holds a test item, or the file is not Rust.
+pub fn splice_source(rel_path: &str, base: &str, head: &str) -> Option<Result<String, String>> {
+    if !rel_path.ends_with(".rs") {
+        return None;
+    }
+    let any = |t: &str| has_test_items(t).unwrap_or(true);
+    if !any(head) && !any(base) {
+        return None;
+    }
+    Some(splice(base, head))
+}
+
 /// Whether a file's text holds a test item the splice would lay over (see the module doc).
 pub fn has_test_items(text: &str) -> Result<bool, String> {
     Ok(!pieces(text)?.is_empty())
@@ -486,6 +524,24 @@ mod tests {
             ("src/data.json", None),
         ] {
             assert_eq!(module_prefix(path).as_deref(), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn panics_are_assertions_or_exceptions() {
+        use FailureKind::*;
+        for (out, want) in [
+            ("assertion `left == right` failed (tests/c.rs:3:5)", Assertion),
+            ("thread 'a' panicked at tests/t.rs:4:46:\nassertion failed: x > 1\n", Assertion),
+            ("thread 'a' panicked at 'assertion failed: x', src/lib.rs:1:1", Assertion),
+            (
+                "thread 'a' panicked at src/lib.rs:9:5:\ncalled `Option::unwrap()` on a `None` value",
+                Exception,
+            ),
+            ("panicked at src/lib.rs:9:5", Exception),
+            ("", Exception),
+        ] {
+            assert_eq!(panic_kind(out), want, "{out}");
         }
     }
 
