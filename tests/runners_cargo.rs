@@ -274,12 +274,8 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
     let map = runner
         .item_map(&fx.ctx("map"), "tests/t.rs")
         .expect("an item map");
-    let a = shipmoor::floor::attribute::attribute(
-        "crates/fx/tests/t.rs",
-        &item,
-        &map,
-        &bf.diagnostics,
-    );
+    let a =
+        shipmoor::floor::attribute::attribute("crates/fx/tests/t.rs", &item, &map, &bf.diagnostics);
     assert!(a.is_own(), "{a:?}");
 
     let ids = vec![

@@ -204,10 +204,11 @@ pub fn attribute_in(
             reason: "the compiler reported no position".into(),
         };
     };
-    if let Some((file, map)) = maps
-        .iter()
-        .find_map(|(f, m)| m.as_ref().filter(|m| m.item(item).is_some()).map(|m| (f, m)))
-    {
+    if let Some((file, map)) = maps.iter().find_map(|(f, m)| {
+        m.as_ref()
+            .filter(|m| m.item(item).is_some())
+            .map(|m| (f, m))
+    }) {
         return attribute(file, item, map, diagnostics);
     }
     match maps.iter().find(|(_, m)| m.is_none()) {

@@ -270,7 +270,10 @@ pub(super) fn decide_tests(
     let (hs, bs) = &states[i];
     let obs = &observations[i];
     let reason = match finding {
-        Finding::FailsAtHead => match head_obs.get(&(t.runner, t.id.clone())).and_then(|o| o.message.as_deref()) {
+        Finding::FailsAtHead => match head_obs
+            .get(&(t.runner, t.id.clone()))
+            .and_then(|o| o.message.as_deref())
+        {
             Some(m) => format!("bound test {} fails at head: {m}", t.id),
             None => format!("bound test {} fails at head", t.id),
         },
@@ -287,13 +290,34 @@ pub(super) fn decide_tests(
         ),
         Finding::FailToPass => format!(
             "{} fails at base{} and passes at head",
-            if tests.len() == 1 { t.id.clone() } else { format!("{} of {} bound tests: {}", count_fail_base(&states), tests.len(), t.id) },
-            obs.base_failure.map(|k| format!(" ({})", k.as_str())).unwrap_or_default()
+            if tests.len() == 1 {
+                t.id.clone()
+            } else {
+                format!(
+                    "{} of {} bound tests: {}",
+                    count_fail_base(&states),
+                    tests.len(),
+                    t.id
+                )
+            },
+            obs.base_failure
+                .map(|k| format!(" ({})", k.as_str()))
+                .unwrap_or_default()
         ),
         Finding::FlakyAtBase => format!("flaky: bound test {} gave mixed results at base", t.id),
-        Finding::BaseDoesNotBuild => match base_obs.get(&(t.runner, t.id.clone())).and_then(|o| o.attribution.as_ref()) {
-            Some(a) => format!("base does not build for bound test {}, which was {}", t.id, a.describe()),
-            None => format!("base does not build for bound test {}, which was never observed there", t.id),
+        Finding::BaseDoesNotBuild => match base_obs
+            .get(&(t.runner, t.id.clone()))
+            .and_then(|o| o.attribution.as_ref())
+        {
+            Some(a) => format!(
+                "base does not build for bound test {}, which was {}",
+                t.id,
+                a.describe()
+            ),
+            None => format!(
+                "base does not build for bound test {}, which was never observed there",
+                t.id
+            ),
         },
         Finding::UnobservableAtBase => format!(
             "bound test {} could not be observed at base: {}",
@@ -304,10 +328,9 @@ pub(super) fn decide_tests(
             "bound test {} was not observed at base (absent, skipped or filtered there)",
             t.id
         ),
-        Finding::ProvesNothing => format!(
-            "proves nothing: bound test {} already passes at base",
-            t.id
-        ),
+        Finding::ProvesNothing => {
+            format!("proves nothing: bound test {} already passes at base", t.id)
+        }
         Finding::NoTests => "no bound test".to_string(),
     };
     let (ptr, side_label) = match finding {

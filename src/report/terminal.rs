@@ -108,12 +108,7 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
             .iter()
             .find_map(|t| t.base_failure.map(|k| (t, k)))
         {
-            let _ = writeln!(
-                out,
-                "      at base: {} ({})",
-                k.as_str(),
-                one_line(&t.id)
-            );
+            let _ = writeln!(out, "      at base: {} ({})", k.as_str(), one_line(&t.id));
         }
         return;
     }

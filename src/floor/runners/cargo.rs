@@ -255,9 +255,10 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             continue;
         }
         let Some(name) = &current else { continue };
-        if line.starts_with("thread '") && line.contains("' panicked at ") {
+        // `thread 'NAME' panicked at`, or since Rust 1.92 `thread 'NAME' (TID) panicked at`.
+        if line.starts_with("thread '") && line.contains(" panicked at ") {
             let at = line
-                .split("' panicked at ")
+                .split(" panicked at ")
                 .nth(1)
                 .unwrap_or("")
                 .trim_end_matches(':');
@@ -1298,6 +1299,12 @@ mod tests {
                 "assertion `left == right` failed (tests/c.rs:3:5)".to_string()
             )]
         );
+        // Newer toolchains print the thread's id after its name.
+        let out = out.replace("'clamps_high' panicked", "'clamps_high' (5792) panicked");
+        assert_eq!(
+            panic_messages(&out)[0].1,
+            "assertion `left == right` failed (tests/c.rs:3:5)"
+        );
     }
 
     const MIXED: &str = "\nrunning 4 tests\ntest fails ... FAILED\ntest ignored ... ignored\ntest passes ... ok\ntest sp - should panic ... ok\n\nfailures:\n\n---- fails stdout ----\ntest ignored ... ok\ntest result: ok. 9 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\nthread 'fails' panicked at tests/t.rs:4:46:\n\nfailures:\n    fails\n\ntest result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 1 filtered out; finished in 0.17s\n\n";
@@ -1446,7 +1453,10 @@ mod tests {
             line,
             column: Some(column),
         };
-        assert_eq!(msgs.errors[0].positions, vec![vec![at("tests/t.rs", 2, 28)]]);
+        assert_eq!(
+            msgs.errors[0].positions,
+            vec![vec![at("tests/t.rs", 2, 28)]]
+        );
         assert_eq!(msgs.errors[0].message, "mismatched types");
         assert_eq!(
             msgs.errors[1].positions,

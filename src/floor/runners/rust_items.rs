@@ -45,7 +45,11 @@ pub fn panic_kind(output: &str) -> FailureKind {
     let mut lines = output.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut message = None;
     while let Some(l) = lines.next() {
-        if let Some((_, rest)) = l.split_once("' panicked at ") {
+        // `thread 'NAME' panicked at`, or `thread 'NAME' (TID) panicked at`.
+        if let Some((_, rest)) = l
+            .split_once(" panicked at ")
+            .filter(|_| l.starts_with("thread '"))
+        {
             // Before Rust 1.73 the message was quoted on the same line.
             message = match rest.strip_prefix('\'') {
                 Some(quoted) => Some(quoted),
@@ -453,7 +457,11 @@ mod tests {
         let names: Vec<&str> = m.items.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(
             names,
-            ["tests::clamps_low", "tests::clamps_all", "tests::deeper::nested"]
+            [
+                "tests::clamps_low",
+                "tests::clamps_all",
+                "tests::deeper::nested"
+            ]
         );
         let low = m.item("tests::clamps_low").unwrap();
         // From the doc comment (an attribute) to the closing brace.
@@ -534,6 +542,7 @@ mod tests {
             ("assertion `left == right` failed (tests/c.rs:3:5)", Assertion),
             ("thread 'a' panicked at tests/t.rs:4:46:\nassertion failed: x > 1\n", Assertion),
             ("thread 'a' panicked at 'assertion failed: x', src/lib.rs:1:1", Assertion),
+            ("thread 'a' (12) panicked at t.rs:1:1:\nassertion failed: x\n", Assertion),
             (
                 "thread 'a' panicked at src/lib.rs:9:5:\ncalled `Option::unwrap()` on a `None` value",
                 Exception,
