@@ -356,6 +356,24 @@ fn test_files() {
     let nextest = adapter(RunnerKind::Nextest, ".");
     assert!(nextest.is_test_file("tests/common/mod.rs"));
     assert!(!nextest.is_test_file("build.rs"));
+    // Source files hold unit tests beside the code: only their test items are laid over base.
+    for runner in [&cargo, &nextest] {
+        assert!(runner.may_splice("src/lib.rs"));
+        assert!(!runner.may_splice("README.md"));
+        let base = "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests {}\n";
+        let head = "pub fn a() -> i32 { 2 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
+        assert_eq!(
+            runner.splice_test_items("src/lib.rs", base, head),
+            Some(Ok(
+                "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n"
+                    .to_string()
+            ))
+        );
+        assert_eq!(
+            runner.splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
+            None
+        );
+    }
 }
 
 const ODD_RS: &str = r#"#[test]

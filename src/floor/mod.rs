@@ -488,8 +488,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         })
     };
     let (mut take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
-    let splices = cx.splices(&changes, &delete)?;
-    take.retain(|p| !splices.iter().any(|(s, _)| s == p));
+    let (splices, claimed) = cx.splices(&changes)?;
+    take.retain(|p| !claimed.contains(p));
     let spliced: Vec<String> = splices.iter().map(|(p, _)| p.clone()).collect();
     let overlay = OverlayRef {
         from: input.head.to_string(),
@@ -914,35 +914,36 @@ impl Ctx<'_> {
     }
 
     /// The source files of the change whose test items (only) are laid over base, with base's
-    /// text and head's test items spliced in (DESIGN 5.1): changed files that no runner treats
-    /// as test files but whose runner finds test items in them (Rust's `#[cfg(test)]` modules).
+    /// text and head's test items spliced in (DESIGN 5.1): changed files that a runner keeps
+    /// tests beside the code in ([`Runner::may_splice`], Rust's `#[cfg(test)]` modules). Such a
+    /// file is never laid over whole, even when its path carries a tag: it holds the fix too.
     /// A file new at head is not spliced: base's code does not include it, so its tests cannot
     /// exist there and read as not observed. A file that does not parse is left as base has it,
-    /// and said so in the runtime table.
+    /// and said so in the runtime table. Returns the spliced texts and every file claimed.
+    #[allow(clippy::type_complexity)]
     fn splices(
         &mut self,
         changes: &[Change],
-        delete: &[String],
-    ) -> Result<Vec<(String, String)>, Error> {
+    ) -> Result<(Vec<(String, String)>, Vec<String>), Error> {
         let mut out = Vec::new();
+        let mut claimed = Vec::new();
         let mut unparsed: Vec<(String, String, String)> = Vec::new();
-        for ch in changes.iter().filter(|c| c.status == 'M') {
-            if delete.contains(&ch.path) {
-                continue;
-            }
-            let Some(adapter) = self.adapters.iter().find(|a| {
+        for ch in changes.iter().filter(|c| c.status != 'D') {
+            let found = self.adapters.iter().find_map(|a| {
                 let root = a.config().root.trim_end_matches('/');
-                root == "." || root.is_empty() || ch.path.starts_with(&format!("{root}/"))
-            }) else {
+                let rel = if root == "." || root.is_empty() {
+                    Some(ch.path.as_str())
+                } else {
+                    ch.path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
+                };
+                rel.filter(|r| !a.is_test_file(r) && a.may_splice(r))
+                    .map(|r| (a, r.to_string()))
+            });
+            let Some((adapter, rel)) = found else {
                 continue;
             };
-            let root = adapter.config().root.trim_end_matches('/');
-            let rel = if root == "." || root.is_empty() {
-                ch.path.as_str()
-            } else {
-                &ch.path[root.len() + 1..]
-            };
-            if adapter.is_test_file(rel) {
+            claimed.push(ch.path.clone());
+            if ch.status == 'A' {
                 continue;
             }
             let text = |c: &CommitId| -> Result<Option<String>, Error> {
@@ -956,7 +957,7 @@ impl Ctx<'_> {
             else {
                 continue;
             };
-            match adapter.splice_test_items(rel, &base, &head) {
+            match adapter.splice_test_items(&rel, &base, &head) {
                 None => {}
                 Some(Ok(spliced)) if spliced == base => {}
                 Some(Ok(spliced)) => out.push((ch.path.clone(), spliced)),
@@ -980,7 +981,7 @@ impl Ctx<'_> {
                 excerpt: None,
             });
         }
-        Ok(out)
+        Ok((out, claimed))
     }
 
     fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {

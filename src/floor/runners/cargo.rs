@@ -80,6 +80,10 @@ impl Runner for CargoTest {
         rust_item_map(ctx, rel_path)
     }
 
+    fn may_splice(&self, rel_path: &str) -> bool {
+        rel_path.ends_with(".rs")
+    }
+
     fn splice_test_items(
         &self,
         rel_path: &str,

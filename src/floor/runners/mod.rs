@@ -204,11 +204,17 @@ pub trait Runner: Send + Sync {
         None
     }
 
-    /// For a changed file that is not a test file but holds test items (Rust's `#[cfg(test)]`
-    /// modules beside the code), `base` with head's test items spliced in, so that only the
-    /// tests are laid over base (DESIGN 5.1); `rel_path` is relative to the runner's root.
-    /// `None` where the file holds no test items or this runner keeps tests in test files only;
-    /// an error says which side does not parse.
+    /// Whether a file that is not a test file (relative to the runner's root) is a source file
+    /// that can hold tests beside the code (Rust's `#[cfg(test)]` modules): such a file is never
+    /// laid over base whole, only its test items are ([`Runner::splice_test_items`]).
+    fn may_splice(&self, _rel_path: &str) -> bool {
+        false
+    }
+
+    /// For a changed file [`Runner::may_splice`] accepts, `base` with head's test items spliced
+    /// in, so that only the tests are laid over base (DESIGN 5.1); `rel_path` is relative to the
+    /// runner's root. `None` where neither side holds test items; an error says which side does
+    /// not parse.
     fn splice_test_items(
         &self,
         _rel_path: &str,

@@ -96,6 +96,10 @@ impl Runner for Nextest {
         super::cargo::rust_item_map(ctx, rel_path)
     }
 
+    fn may_splice(&self, rel_path: &str) -> bool {
+        rel_path.ends_with(".rs")
+    }
+
     fn splice_test_items(
         &self,
         rel_path: &str,
