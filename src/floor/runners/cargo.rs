@@ -259,7 +259,7 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             continue;
         }
         let Some(name) = &current else { continue };
-        // `thread 'NAME' panicked at`, or since Rust 1.92 `thread 'NAME' (TID) panicked at`.
+        // `thread 'NAME' panicked at`, or on newer toolchains `thread 'NAME' (TID) panicked at`.
         if line.starts_with("thread '") && line.contains(" panicked at ") {
             let at = line
                 .split(" panicked at ")
