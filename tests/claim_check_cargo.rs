@@ -555,3 +555,48 @@ fn a_tagged_test_that_uses_the_new_api_through_an_import_is_satisfied() {
         floors[1]
     );
 }
+
+/// A test module in a file of its own (`#[cfg(test)] mod tests;` in `src/util.rs`, the tests in
+/// `src/util/tests.rs`): its test functions are spliced with the imports head added for them, so
+/// the new test builds at base and fails its assertion there, against base's bug.
+#[test]
+fn a_test_module_in_a_file_of_its_own_keeps_the_imports_its_new_tests_need() {
+    let (r, _) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_BASE}\npub mod util;\n"));
+    r.write(
+        "src/util.rs",
+        "pub fn twice(x: i32) -> i32 { x * 2 }\n\npub fn half(x: i32) -> i32 { x / 3 }\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    r.write(
+        "src/util/tests.rs",
+        "use super::twice;\n\n#[test]\nfn twice_works() {\n    assert_eq!(twice(2), 4);\n}\n",
+    );
+    let base = r.commit("base with a test module file");
+    let t = ident("halves");
+    r.write(
+        "src/util.rs",
+        "pub fn twice(x: i32) -> i32 { x * 2 }\n\npub fn half(x: i32) -> i32 { x / 2 }\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    r.write(
+        "src/util/tests.rs",
+        &format!("use super::twice;\nuse super::half;\n\n#[test]\nfn twice_works() {{\n    assert_eq!(twice(2), 4);\n}}\n\n#[test]\nfn halves_{t}() {{\n    assert_eq!(half(4), 2);\n}}\n"),
+    );
+    acceptance(&r, None, "  - id: halves\n    ac: Values are halved.\n");
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(
+        f["tests"][0]["id"],
+        format!("clamp util::tests::halves_{t}"),
+        "{v}"
+    );
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base"], "fail", "{f}");
+    assert_eq!(f["tests"][0]["base_failure"], "assertion");
+    // `src/util.rs` holds the fix; its test items are the same at both sides, so it stays as
+    // base has it.
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/util/tests.rs"])
+    );
+}

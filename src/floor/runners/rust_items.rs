@@ -26,7 +26,10 @@
 //! name; head's version replaces base's in place, one head added is appended at the end, one head
 //! removed is removed; every other byte stays as base has it. Only items at the top level of the
 //! file are spliced (test items inside a module that is not itself a test module stay as base has
-//! them). `#[path]` attributes are not followed.
+//! them). `#[path]` attributes are not followed. Test functions at the top level (a test module
+//! in a file of its own, `#[cfg(test)] mod tests;`) use the file's imports: head's top-level
+//! `use` items that base lacks come with them, appended, so that a test never loses an import
+//! and fails to build at base for that alone (which would read as its own failure).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -310,11 +313,31 @@ struct Piece {
     range: Range<usize>,
 }
 
-fn pieces(text: &str) -> Result<Vec<Piece>, String> {
+/// A file's top-level test items, and its top-level `use` items (keyed by their text without
+/// whitespace).
+fn pieces(text: &str) -> Result<(Vec<Piece>, Vec<Piece>), String> {
     let _table = SpanTable;
     let parsed = parse(text)?;
     let mut out = Vec::new();
+    let mut uses = Vec::new();
     for item in &parsed.file.items {
+        if let syn::Item::Use(u) = item {
+            let start = u
+                .attrs
+                .iter()
+                .map(|a| a.pound_token.span.byte_range().start)
+                .chain(vis_span(&u.vis).map(|s| s.byte_range().start))
+                .chain(std::iter::once(u.use_token.span.byte_range().start))
+                .min()
+                .unwrap_or(0)
+                + parsed.offset;
+            let end = u.semi_token.span.byte_range().end + parsed.offset;
+            uses.push(Piece {
+                key: text[start..end].split_whitespace().collect(),
+                range: start..end,
+            });
+            continue;
+        }
         let (key, attrs, keyword, end) = match item {
             syn::Item::Mod(m) if m.attrs.iter().any(is_cfg_test) => {
                 let end = match &m.content {
@@ -350,7 +373,7 @@ fn pieces(text: &str) -> Result<Vec<Piece>, String> {
             range: start + parsed.offset..end + parsed.offset,
         });
     }
-    Ok(out)
+    Ok((out, uses))
 }
 
 fn vis_span(v: &syn::Visibility) -> Option<Span> {
@@ -376,14 +399,16 @@ pub fn splice_source(rel_path: &str, base: &str, head: &str) -> Option<Result<St
 
 /// Whether a file's text holds a test item the splice would lay over (see the module doc).
 pub fn has_test_items(text: &str) -> Result<bool, String> {
-    Ok(!pieces(text)?.is_empty())
+    Ok(!pieces(text)?.0.is_empty())
 }
 
 /// Base's text with head's test items spliced in (see the module doc). An error names the side
 /// and the place that does not parse.
 pub fn splice(base: &str, head: &str) -> Result<String, String> {
-    let theirs = pieces(head).map_err(|e| format!("head's version does not parse: {e}"))?;
-    let ours = pieces(base).map_err(|e| format!("base's version does not parse: {e}"))?;
+    let (theirs, head_uses) =
+        pieces(head).map_err(|e| format!("head's version does not parse: {e}"))?;
+    let (ours, base_uses) =
+        pieces(base).map_err(|e| format!("base's version does not parse: {e}"))?;
     let head_text = |p: &Piece| &head[p.range.clone()];
     let mut out = String::with_capacity(base.len() + head.len() / 2);
     let mut at = 0;
@@ -402,6 +427,18 @@ pub fn splice(base: &str, head: &str) -> Result<String, String> {
         at = p.range.end;
     }
     out.push_str(&base[at..]);
+    if theirs.iter().any(|p| p.key.starts_with("fn ")) {
+        let missing = head_uses
+            .iter()
+            .filter(|u| !base_uses.iter().any(|b| b.key == u.key));
+        for u in missing {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(head_text(u));
+            out.push('\n');
+        }
+    }
     for (_, h) in theirs.iter().enumerate().filter(|(i, _)| !used.contains(i)) {
         if !out.ends_with('\n') {
             out.push('\n');
@@ -598,6 +635,22 @@ mod tests {
         assert_eq!(splice(plain, "pub fn a() { todo!() }\n").unwrap(), plain);
         assert!(has_test_items(HEAD).unwrap());
         assert!(!has_test_items(plain).unwrap());
+    }
+
+    #[test]
+    fn top_level_tests_bring_the_imports_base_lacks() {
+        // `src/util/tests.rs`, a test module in a file of its own.
+        let base = "use super::twice;\n\nfn helper() -> i32 { 2 }\n\n#[test]\nfn twice_works() {\n    assert_eq!(twice(helper()), 4);\n}\n";
+        let head = "use super::twice;\nuse super::{half, HALF_OF_FOUR};\n\nfn helper() -> i32 { 2 }\n\n#[test]\nfn twice_works() {\n    assert_eq!(twice(helper()), 4);\n}\n\n#[test]\nfn halves() {\n    assert_eq!(half(4), HALF_OF_FOUR);\n}\n";
+        assert_eq!(
+            splice(base, head).unwrap(),
+            "use super::twice;\n\nfn helper() -> i32 { 2 }\n\n#[test]\nfn twice_works() {\n    assert_eq!(twice(helper()), 4);\n}\nuse super::{half, HALF_OF_FOUR};\n\n#[test]\nfn halves() {\n    assert_eq!(half(4), HALF_OF_FOUR);\n}\n"
+        );
+        // Inside a test module the imports come with the module: file-level ones stay as base
+        // has them.
+        let base = "use a::b;\n#[cfg(test)]\nmod tests {}\n";
+        let head = "use a::b;\nuse a::c;\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
+        assert!(!splice(base, head).unwrap().contains("use a::c;"));
     }
 
     #[test]
