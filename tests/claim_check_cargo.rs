@@ -117,8 +117,8 @@ fn failing_at_head(runner: Option<&str>) {
         .starts_with("sha256:"));
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][1];
-    // The unit test lives in src/lib.rs, which holds code too: at base it is not laid over, so
-    // it is absent there and proves nothing either way.
+    // The unit test lives in src/lib.rs, which holds code too: only the test module is laid
+    // over base, where the test already passes, so it proves nothing.
     assert_ne!(d["floor"]["result"], "satisfied", "{run:?}");
 }
 
@@ -149,6 +149,15 @@ fn a_new_test_that_needs_the_new_api_fails_to_build_at_base_and_counts_as_failin
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
     assert_eq!(d["floor"]["tests"][0]["base"], "build_fail", "{run:?}");
     assert_eq!(d["floor"]["result"], "satisfied");
+    // The error lies in the test's body: a build failure in the test (DESIGN 5.4).
+    assert!(
+        d["floor"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("(a build failure in the test)"),
+        "{}",
+        d["floor"]
+    );
 }
 
 #[test]
@@ -287,4 +296,307 @@ fn evidence_cites_the_run_that_observed_the_test() {
         let want = if binary == "/a-" { 101 } else { 0 };
         assert_eq!(rec["exit_code"], want, "{id}: {rec}");
     }
+}
+
+/// `--format json` of a claim-check run: the criteria's floor dispositions, and the run.
+fn floor_json(r: &Repo, base: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let run = r.shipmoor(&["claim-check", "--base", base, "--format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let floors = v["result"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["floor"].clone())
+        .collect();
+    (floors, v)
+}
+
+/// The library at head with a unit test added to its `#[cfg(test)]` module.
+fn lib_with_unit_test(code: &str, test: &str) -> String {
+    let lib = format!("{LIB_HEAD}{code}");
+    lib.replacen(
+        "        assert_eq!(super::clamp(-5, 0, 10), 0);\n    }\n",
+        &format!("        assert_eq!(super::clamp(-5, 0, 10), 0);\n    }}\n\n{test}"),
+        1,
+    )
+}
+
+const CLAMP_ALL: &str = "\npub fn clamp_all(xs: &mut [i32], lo: i32, hi: i32) {\n    for x in xs.iter_mut() { *x = clamp(*x, lo, hi); }\n}\n";
+
+/// DESIGN 5.1: a unit test beside the code is laid over base as a test item only. The fix in
+/// the same file stays at head, so the new test fails its assertion at base: READY.
+fn unit_test_beside_the_code(runner: Option<&str>) {
+    let (r, base) = crate_repo(runner);
+    let t = ident("clamps-high");
+    r.write(
+        "src/lib.rs",
+        &lib_with_unit_test(
+            "",
+            &format!("    #[test]\n    fn clamps_high_{t}() {{\n        assert_eq!(super::clamp(50, 0, 10), 10);\n    }}\n"),
+        ),
+    );
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("Claim Check  READY"), "{run:?}");
+    // The terminal says what the failure at base was.
+    assert!(
+        run.stdout.contains(&format!(
+            "at base: an assertion (clamp tests::clamps_high_{t})"
+        )),
+        "{run:?}"
+    );
+    let md = r.read(".shipmoor/verify.md");
+    assert!(
+        md.contains("Test items only (head's test modules and tests spliced into base's version): src/lib.rs."),
+        "{md}"
+    );
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["result"], "satisfied", "{f}");
+    assert_eq!(f["tests"][0]["id"], format!("clamp tests::clamps_high_{t}"));
+    assert_eq!(f["tests"][0]["base"], "fail");
+    assert_eq!(f["tests"][0]["base_failure"], "assertion");
+    assert!(
+        f["reason"]
+            .as_str()
+            .unwrap()
+            .contains("fails at base (an assertion)"),
+        "{f}"
+    );
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/lib.rs"])
+    );
+    assert!(!v["result"]["overlay"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p == "src/lib.rs"));
+}
+
+#[test]
+fn cargo_unit_test_beside_the_code_is_ready() {
+    unit_test_beside_the_code(None);
+}
+
+#[test]
+fn nextest_unit_test_beside_the_code_is_ready() {
+    unit_test_beside_the_code(Some("nextest"));
+}
+
+/// A new unit test that calls the new function does not build at base, and the error lies in
+/// its body: a build failure in the test, so it counts as failing there.
+#[test]
+fn a_new_unit_test_that_calls_the_new_function_fails_to_build_in_the_test_at_base() {
+    let (r, base) = crate_repo(None);
+    let t = ident("clamp-all");
+    r.write(
+        "src/lib.rs",
+        &lib_with_unit_test(
+            CLAMP_ALL,
+            &format!("    #[test]\n    fn clamps_all_{t}() {{\n        let mut v = [50, -5];\n        super::clamp_all(&mut v, 0, 10);\n        assert_eq!(v, [10, 0]);\n    }}\n"),
+        ),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamp-all\n    ac: A slice can be clamped in place.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base"], "build_fail");
+    assert_eq!(f["tests"][0]["base_failure"], "build_failure_in_test");
+    assert!(
+        f["reason"]
+            .as_str()
+            .unwrap()
+            .contains("fails at base (a build failure in the test)"),
+        "{f}"
+    );
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/lib.rs"])
+    );
+}
+
+/// A unit test in a module file (`src/util.rs`): the id names the crate root, the item lives in
+/// the module file the compiler's error points into.
+#[test]
+fn a_unit_test_in_a_module_file_is_attributed_in_that_file() {
+    let (r, _) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_BASE}\npub mod util;\n"));
+    r.write(
+        "src/util.rs",
+        "pub fn twice(x: i32) -> i32 { x * 2 }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn twice_works() {\n        assert_eq!(super::twice(2), 4);\n    }\n}\n",
+    );
+    let base = r.commit("base with a module");
+    let t = ident("halves");
+    r.write(
+        "src/util.rs",
+        &format!("pub fn twice(x: i32) -> i32 {{ x * 2 }}\n\npub fn half(x: i32) -> i32 {{ x / 2 }}\n\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn twice_works() {{\n        assert_eq!(super::twice(2), 4);\n    }}\n\n    #[test]\n    fn halves_{t}() {{\n        assert_eq!(super::half(4), 2);\n    }}\n}}\n"),
+    );
+    acceptance(&r, None, "  - id: halves\n    ac: Values can be halved.\n");
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(
+        f["tests"][0]["id"],
+        format!("clamp util::tests::halves_{t}"),
+        "{v}"
+    );
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base_failure"], "build_failure_in_test");
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/util.rs"])
+    );
+}
+
+/// A new unit test that already passes at base proves nothing, even though it lives in the file
+/// that carries the fix: only the test item is laid over base.
+#[test]
+fn a_new_unit_test_that_passes_at_base_proves_nothing() {
+    let (r, base) = crate_repo(None);
+    let t = ident("clamps-mid");
+    r.write(
+        "src/lib.rs",
+        &lib_with_unit_test(
+            "",
+            &format!("    #[test]\n    fn clamps_mid_{t}() {{\n        assert_eq!(super::clamp(5, 0, 10), 5);\n    }}\n"),
+        ),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-mid\n    ac: Values inside the range are kept.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["result"], "unsatisfied", "{v}");
+    assert_eq!(f["tests"][0]["base"], "pass");
+    assert!(
+        f["reason"].as_str().unwrap().contains("proves nothing"),
+        "{f}"
+    );
+}
+
+/// DESIGN 5.4: a trivial tagged test beside a new test that needs the new API, in one test
+/// file. The file does not build at base, but the error is the neighbour's: the tagged test was
+/// never observed there. Before, this read `satisfied`.
+#[test]
+fn a_trivial_tagged_test_beside_a_new_api_test_is_undecided() {
+    let (r, base) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_HEAD}{CLAMP_ALL}"));
+    let t = ident("always");
+    r.write(
+        "tests/mixed.rs",
+        &format!("#[test]\nfn trivial_{t}() {{\n    assert!(true);\n}}\n\n#[test]\nfn uses_new() {{\n    let mut v = [50];\n    clamp::clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10]);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: always\n    ac: Something trivially true.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["result"], "undecided", "{v}");
+    assert_eq!(f["tests"][0]["base"], "build_fail");
+    assert!(f["tests"][0].get("base_failure").is_none(), "{f}");
+    let reason = f["reason"].as_str().unwrap();
+    assert!(reason.contains("never observed at base"), "{reason}");
+    // The error named is the neighbour's, at its line.
+    assert!(reason.contains("clamp_all"), "{reason}");
+    assert!(reason.contains("tests/mixed.rs:9"), "{reason}");
+}
+
+/// A tagged test that uses the new API through a `use` import: rustc reports the unresolved
+/// import (not the uses in the body), and the import binds a name the test uses: its own
+/// failure. A tagged neighbour in the same file that does not use that name was never observed.
+#[test]
+fn a_tagged_test_that_uses_the_new_api_through_an_import_is_satisfied() {
+    let (r, base) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_HEAD}{CLAMP_ALL}"));
+    let all = ident("clamp-all");
+    let low = ident("clamps-low");
+    r.write(
+        "tests/import.rs",
+        &format!("use clamp::clamp_all;\n\n#[test]\nfn clamps_all_{all}() {{\n    let mut v = [50, -5];\n    clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10, 0]);\n}}\n\n#[test]\nfn clamps_low_{low}() {{\n    assert_eq!(clamp::clamp(-5, 0, 10), 0);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamp-all\n    ac: A slice can be clamped in place.\n  - id: clamps-low\n    ac: Low values clamp.\n    required: false\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    assert_eq!(floors[0]["result"], "satisfied", "{v}");
+    assert_eq!(
+        floors[0]["tests"][0]["base_failure"],
+        "build_failure_in_test"
+    );
+    assert_eq!(floors[1]["result"], "undecided", "{v}");
+    assert!(
+        floors[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("never observed at base"),
+        "{}",
+        floors[1]
+    );
+}
+
+/// A test module in a file of its own (`#[cfg(test)] mod tests;` in `src/util.rs`, the tests in
+/// `src/util/tests.rs`): its test functions are spliced with the imports head added for them, so
+/// the new test builds at base and fails its assertion there, against base's bug.
+#[test]
+fn a_test_module_in_a_file_of_its_own_keeps_the_imports_its_new_tests_need() {
+    let (r, _) = crate_repo(None);
+    r.write("src/lib.rs", &format!("{LIB_BASE}\npub mod util;\n"));
+    r.write(
+        "src/util.rs",
+        "pub fn twice(x: i32) -> i32 { x * 2 }\n\npub fn half(x: i32) -> i32 { x / 3 }\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    r.write(
+        "src/util/tests.rs",
+        "use super::twice;\n\n#[test]\nfn twice_works() {\n    assert_eq!(twice(2), 4);\n}\n",
+    );
+    let base = r.commit("base with a test module file");
+    let t = ident("halves");
+    r.write(
+        "src/util.rs",
+        "pub fn twice(x: i32) -> i32 { x * 2 }\n\npub fn half(x: i32) -> i32 { x / 2 }\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    r.write(
+        "src/util/tests.rs",
+        &format!("use super::twice;\nuse super::half;\n\n#[test]\nfn twice_works() {{\n    assert_eq!(twice(2), 4);\n}}\n\n#[test]\nfn halves_{t}() {{\n    assert_eq!(half(4), 2);\n}}\n"),
+    );
+    acceptance(&r, None, "  - id: halves\n    ac: Values are halved.\n");
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(
+        f["tests"][0]["id"],
+        format!("clamp util::tests::halves_{t}"),
+        "{v}"
+    );
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base"], "fail", "{f}");
+    assert_eq!(f["tests"][0]["base_failure"], "assertion");
+    // `src/util.rs` holds the fix; its test items are the same at both sides, so it stays as
+    // base has it.
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/util/tests.rs"])
+    );
 }

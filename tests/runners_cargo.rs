@@ -261,6 +261,22 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
     assert_eq!(bf.diagnostic_files, vec!["crates/fx/tests/t.rs"]);
     assert!(bf.excerpt.contains("mismatched types"), "{}", bf.excerpt);
     assert!(listed.tests.is_empty());
+    // The error's position, repository-relative, lies inside the test the parser finds there:
+    // the failure is that test's own (DESIGN 5.4).
+    let d = &bf.diagnostics[0];
+    assert_eq!(
+        (d.file.as_str(), d.line, d.column, d.message.as_str()),
+        ("crates/fx/tests/t.rs", 2, Some(28), "mismatched types"),
+        "{:?}",
+        bf.diagnostics
+    );
+    let item = runner.test_item("fx-crate::t passes").expect("a test item");
+    let map = runner
+        .item_map(&fx.ctx("map"), "tests/t.rs")
+        .expect("an item map");
+    let a =
+        shipmoor::floor::attribute::attribute("crates/fx/tests/t.rs", &item, &map, &bf.diagnostics);
+    assert!(a.is_own(), "{a:?}");
 
     let ids = vec![
         "fx-crate::t passes".to_string(),
@@ -269,6 +285,7 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
     let report = runner.run(&fx.ctx("run"), &ids);
     let bf = report.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostic_files, vec!["crates/fx/tests/t.rs"]);
+    assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
     for id in &ids {
         assert_eq!(report.outcomes[id], Outcome::BuildFail);
     }
@@ -339,6 +356,24 @@ fn test_files() {
     let nextest = adapter(RunnerKind::Nextest, ".");
     assert!(nextest.is_test_file("tests/common/mod.rs"));
     assert!(!nextest.is_test_file("build.rs"));
+    // Source files hold unit tests beside the code: only their test items are laid over base.
+    for runner in [&cargo, &nextest] {
+        assert!(runner.may_splice("src/lib.rs"));
+        assert!(!runner.may_splice("README.md"));
+        let base = "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests {}\n";
+        let head = "pub fn a() -> i32 { 2 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
+        assert_eq!(
+            runner.splice_test_items("src/lib.rs", base, head),
+            Some(Ok(
+                "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n"
+                    .to_string()
+            ))
+        );
+        assert_eq!(
+            runner.splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
+            None
+        );
+    }
 }
 
 const ODD_RS: &str = r#"#[test]

@@ -275,6 +275,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         duration_seconds: stopwatch.elapsed().as_secs(),
         criteria,
         overlay: floor_report.overlay.clone(),
+        overlay_spliced: floor_report.overlay_spliced.clone(),
         harness_changes: floor_report.harness.iter().map(|h| h.label()).collect(),
         runtime: floor_report.runtime.clone(),
         outputs: Outputs {

@@ -182,6 +182,65 @@ pub fn attribute(file: &str, item: &str, map: &ItemMap, diagnostics: &[Diagnosti
     }
 }
 
+/// Decides whose failure it is when the item's file is not known for sure: a test id names a
+/// test target's root file (`src/lib.rs`), while the item can live in a module file the
+/// diagnostics point into. `item` is the runner's name for the test item (`None` where it
+/// cannot name one); `maps` holds, per candidate file (the test's own file first, then each
+/// file a diagnostic points into), its item map as base has it, `None` where it could not be
+/// parsed. The first file whose map holds the item decides, through [`attribute`]; when none
+/// holds it (a test a macro generates, a module file no error points into), nothing says where
+/// the item is, and the failure is not its own.
+pub fn attribute_in(
+    item: Option<&str>,
+    maps: &[(String, Option<ItemMap>)],
+    diagnostics: &[Diagnostic],
+) -> Attribution {
+    let Some(item) = item else {
+        return Attribution::Unknown {
+            reason: "this runner cannot name the test item inside its file".into(),
+        };
+    };
+    let Some(first) = diagnostics.first() else {
+        return Attribution::Unknown {
+            reason: "the compiler reported no position".into(),
+        };
+    };
+    if let Some((file, map)) = maps.iter().find_map(|(f, m)| {
+        m.as_ref()
+            .filter(|m| m.item(item).is_some())
+            .map(|m| (f, m))
+    }) {
+        return attribute(file, item, map, diagnostics);
+    }
+    let read: Vec<&str> = maps
+        .iter()
+        .filter(|(_, m)| m.is_some())
+        .map(|(f, _)| f.as_str())
+        .collect();
+    let unread: Vec<&str> = maps
+        .iter()
+        .filter(|(_, m)| m.is_none())
+        .map(|(f, _)| f.as_str())
+        .collect();
+    let looked = match (read.is_empty(), unread.is_empty()) {
+        (true, true) => "no file to look in".to_string(),
+        (false, true) => format!("not found in {}", read.join(", ")),
+        (true, false) => format!("{} could not be parsed", unread.join(", ")),
+        (false, false) => format!(
+            "not found in {}, and {} could not be parsed",
+            read.join(", "),
+            unread.join(", ")
+        ),
+    };
+    Attribution::Unknown {
+        reason: format!(
+            "`{item}`: {looked}; the first error is {} at {}",
+            first.message,
+            first.at()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +329,44 @@ mod tests {
             attribute("t.rs", "tests::gone", &map(), &[diag("t.rs", 17)]),
             Attribution::Unknown { .. }
         ));
+    }
+
+    #[test]
+    fn the_file_that_holds_the_item_decides() {
+        let other = ItemMap::default();
+        let d = [diag("src/util.rs", 17)];
+        // The id names the crate root; the item lives in the module file the error is in.
+        let maps = vec![
+            ("src/lib.rs".to_string(), Some(other.clone())),
+            ("src/util.rs".to_string(), Some(map())),
+        ];
+        let a = attribute_in(Some("tests::uses_new"), &maps, &d);
+        assert!(matches!(a, Attribution::InTest { .. }), "{a:?}");
+        // The item is in no file read (made by a macro, or in a module file no error points
+        // into): nothing says where it is.
+        let maps = vec![("src/lib.rs".to_string(), Some(other.clone()))];
+        let a = attribute_in(Some("tests::uses_new"), &maps, &d);
+        assert!(matches!(a, Attribution::Unknown { .. }), "{a:?}");
+        assert!(
+            a.describe().contains("not found in src/lib.rs"),
+            "{}",
+            a.describe()
+        );
+        assert!(a.describe().contains("src/util.rs:17"), "{}", a.describe());
+        // A file that did not parse, no name for the item, no position, no file: unknown.
+        let maps = vec![
+            ("src/lib.rs".to_string(), Some(other)),
+            ("src/util.rs".to_string(), None),
+        ];
+        for a in [
+            attribute_in(Some("tests::uses_new"), &maps, &d),
+            attribute_in(None, &maps, &d),
+            attribute_in(Some("tests::uses_new"), &maps, &[]),
+            attribute_in(Some("tests::uses_new"), &[], &d),
+        ] {
+            assert!(matches!(a, Attribution::Unknown { .. }), "{a:?}");
+            assert!(!a.is_own());
+        }
     }
 
     #[test]

@@ -72,6 +72,7 @@ pub(super) fn decide_guard(
             base: bs.label().to_string(),
             head_evidence: h.evidence.clone(),
             base_evidence: b.evidence.clone(),
+            base_failure: None,
         });
         states.push((hs, bs));
     }
@@ -155,7 +156,6 @@ pub(super) fn decide_tests(
     cx: &Ctx<'_>,
     head_obs: &BTreeMap<(usize, String), Observed>,
     base_obs: &BTreeMap<(usize, String), Observed>,
-    overlay: &[String],
     list_problems: &[Option<(String, bool)>],
     head_build: &[Option<(Vec<String>, bool)>],
     list_evidence: &[Option<String>],
@@ -226,11 +226,6 @@ pub(super) fn decide_tests(
         }
         return cf;
     }
-    let attributed = |files: &Option<Vec<String>>| {
-        files
-            .as_ref()
-            .is_some_and(|fs| !fs.is_empty() && fs.iter().all(|f| overlay.contains(f)))
-    };
     let empty = Observed::default();
     let mut states = Vec::new();
     let mut observations = Vec::new();
@@ -240,11 +235,17 @@ pub(super) fn decide_tests(
         let h = head_obs.get(&key).unwrap_or(&empty);
         let bo = base_obs.get(&key).unwrap_or(&empty);
         let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
+        // DESIGN 5.4: a build failure at base counts only when it is the test item's own.
         let bs = SideState::collapse(
             &bo.outcomes,
             bo.problem.as_deref(),
-            bo.builds_without_overlay || attributed(&bo.build_files),
+            bo.attribution.as_ref().is_some_and(Attribution::is_own),
         );
+        let base_failure = match bs {
+            SideState::BuildFail { attributed: true } => Some(FailureKind::BuildFailureInTest),
+            SideState::Fail => bo.failure_kind,
+            _ => None,
+        };
         all.extend(h.evidence.iter().cloned());
         all.extend(bo.evidence.iter().cloned());
         observations.push(TestObservation {
@@ -255,6 +256,7 @@ pub(super) fn decide_tests(
             base: bs.label().to_string(),
             head_evidence: h.evidence.clone(),
             base_evidence: bo.evidence.clone(),
+            base_failure,
         });
         states.push((hs, bs));
     }
@@ -268,7 +270,10 @@ pub(super) fn decide_tests(
     let (hs, bs) = &states[i];
     let obs = &observations[i];
     let reason = match finding {
-        Finding::FailsAtHead => match head_obs.get(&(t.runner, t.id.clone())).and_then(|o| o.message.as_deref()) {
+        Finding::FailsAtHead => match head_obs
+            .get(&(t.runner, t.id.clone()))
+            .and_then(|o| o.message.as_deref())
+        {
             Some(m) => format!("bound test {} fails at head: {m}", t.id),
             None => format!("bound test {} fails at head", t.id),
         },
@@ -284,27 +289,48 @@ pub(super) fn decide_tests(
             unobservable(hs)
         ),
         Finding::FailToPass => format!(
-            "{} fails at base and passes at head",
-            if tests.len() == 1 { t.id.clone() } else { format!("{} of {} bound tests: {}", count_fail_base(&states), tests.len(), t.id) }
+            "{} fails at base{} and passes at head",
+            if tests.len() == 1 {
+                t.id.clone()
+            } else {
+                format!(
+                    "{} of {} bound tests: {}",
+                    count_fail_base(&states),
+                    tests.len(),
+                    t.id
+                )
+            },
+            obs.base_failure
+                .map(|k| format!(" ({})", k.as_str()))
+                .unwrap_or_default()
         ),
         Finding::FlakyAtBase => format!("flaky: bound test {} gave mixed results at base", t.id),
-        Finding::BaseDoesNotBuild => format!(
-            "base does not build: the compiler's errors point outside the laid-over test files ({})",
-            t.id
-        ),
+        Finding::BaseDoesNotBuild => match base_obs
+            .get(&(t.runner, t.id.clone()))
+            .and_then(|o| o.attribution.as_ref())
+        {
+            Some(a) => format!(
+                "base does not build for bound test {}, which was {}",
+                t.id,
+                a.describe()
+            ),
+            None => format!(
+                "base does not build for bound test {}, which was never observed there",
+                t.id
+            ),
+        },
         Finding::UnobservableAtBase => format!(
             "bound test {} could not be observed at base: {}",
             t.id,
             unobservable(bs)
         ),
         Finding::NotObservedAtBase => format!(
-            "bound test {} was not observed at base (absent, skipped or filtered there; a test that lives in a source file cannot be laid over base)",
+            "bound test {} was not observed at base (absent, skipped or filtered there)",
             t.id
         ),
-        Finding::ProvesNothing => format!(
-            "proves nothing: bound test {} already passes at base",
-            t.id
-        ),
+        Finding::ProvesNothing => {
+            format!("proves nothing: bound test {} already passes at base", t.id)
+        }
         Finding::NoTests => "no bound test".to_string(),
     };
     let (ptr, side_label) = match finding {
@@ -316,9 +342,20 @@ pub(super) fn decide_tests(
         | Finding::ProvesNothing => (obs.base_evidence.last().cloned(), ("base", bs.label())),
         _ => (obs.head_evidence.last().cloned(), ("head", hs.label())),
     };
+    // At base, the evidence says what kind of failure it is (DESIGN 5.4).
+    let kind = match side_label.0 {
+        "base" => obs.base_failure.map(|k| format!(": {}", k.as_str())),
+        _ => None,
+    };
     let evidence = ptr.map(|pointer| EvidenceRef {
         pointer,
-        detail: format!("{}, {} at {}", t.id, past(side_label.1), side_label.0),
+        detail: format!(
+            "{}, {} at {}{}",
+            t.id,
+            past(side_label.1),
+            side_label.0,
+            kind.unwrap_or_default()
+        ),
     });
     all.sort();
     all.dedup();

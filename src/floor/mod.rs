@@ -42,9 +42,10 @@ use crate::error::{Error, InputError};
 use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
 use crate::git::{Change, CommitId, Git, Worktree};
 use crate::verdict::FloorResult;
+use attribute::{attribute_in, Attribution};
 use bind::{Binding, BoundTest};
 use rule::{Decision, Finding, SideState};
-use runners::{Invocation, Outcome, RunCtx, Runner};
+use runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner};
 
 pub use decide::guard_criterion;
 use decide::*;
@@ -101,6 +102,10 @@ pub struct TestObservation {
     pub base: String,
     pub head_evidence: Vec<String>,
     pub base_evidence: Vec<String>,
+    /// What kind of failure at base this test's evidence is, where it failed there (DESIGN 5.4):
+    /// an assertion, an exception, or a build failure in the test itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_failure: Option<FailureKind>,
 }
 
 /// The floor's disposition for one criterion.
@@ -142,6 +147,8 @@ pub struct FloorReport {
     pub runtime: Vec<RuntimeRow>,
     pub overlay: Vec<String>,
     pub overlay_deleted: Vec<String>,
+    /// Source files of which only head's test items were laid over base (DESIGN 5.1).
+    pub overlay_spliced: Vec<String>,
     pub changed_files: usize,
     /// Files this change touched that decide how tests run (DESIGN 5.5).
     pub harness: Vec<harness::HarnessChange>,
@@ -176,6 +183,9 @@ struct OverlayRef {
     from: String,
     paths: Vec<String>,
     deleted: Vec<String>,
+    /// Source files whose test items (only) were spliced from head into base's version.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    spliced: Vec<String>,
 }
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.
@@ -302,11 +312,14 @@ struct Observed {
     evidence: Vec<String>,
     problem: Option<String>,
     build_files: Option<Vec<String>>,
+    /// The compiler's errors with their positions, when the test did not build.
+    diagnostics: Vec<runners::Diagnostic>,
+    /// Whose failure a build failure at base is (DESIGN 5.4), once decided.
+    attribution: Option<Attribution>,
     /// The first failure message seen.
     message: Option<String>,
-    /// Base failed to build, but builds once the test files new at head are removed: the new
-    /// tests are what does not compile against base's code.
-    builds_without_overlay: bool,
+    /// What kind of failure the first failing run was, where the runner tells.
+    failure_kind: Option<FailureKind>,
 }
 
 /// Whether `needle` occurs in `hay` as a whole name (not inside a longer identifier, so that
@@ -474,11 +487,15 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             rel.is_some_and(|r| a.is_test_file(r))
         })
     };
-    let (take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
+    let (mut take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
+    let (splices, claimed) = cx.splices(&changes)?;
+    take.retain(|p| !claimed.contains(p));
+    let spliced: Vec<String> = splices.iter().map(|(p, _)| p.clone()).collect();
     let overlay = OverlayRef {
         from: input.head.to_string(),
         paths: take.clone(),
         deleted: delete.clone(),
+        spliced: spliced.clone(),
     };
     let any_base_work = wanted.iter().any(|w| !w.is_empty())
         || !scripts.is_empty()
@@ -487,12 +504,18 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let mut base_baseline: Vec<String> = Vec::new();
     let base_wt = if any_base_work {
         (input.progress)(&format!(
-            "base {}: creating worktree, laying over {} test file(s) from head",
+            "base {}: creating worktree, laying over {} test file(s) from head{}",
             input.base.short(),
-            take.len() + delete.len()
+            take.len() + delete.len(),
+            if splices.is_empty() {
+                String::new()
+            } else {
+                format!(" and the test items of {}", spliced.len())
+            }
         ));
         let wt = Worktree::add(input.git, &input.temp_root.join("base"), &input.base)?;
         apply_overlay(&wt, &input.head, &take, &delete)?;
+        apply_splices(&wt, &splices)?;
         base_baseline = status_entries(&wt)?;
         Some(wt)
     } else {
@@ -548,7 +571,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
                 .collect();
             cx.isolate_base_build(i, wt, &overlay, &changes, &files, runs, &mut base_obs)?;
-            cx.attribute_base_build(i, wt, &input.head, &changes, &take, &ids, &mut base_obs)?;
+            cx.attribute_base_builds(i, wt, &files, &mut base_obs)?;
         }
     }
     interrupted()?;
@@ -583,7 +606,6 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 &cx,
                 &head_obs,
                 &base_obs,
-                &take,
                 &list_problems,
                 &head_build,
                 &list_evidence,
@@ -599,6 +621,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         runtime: cx.runtime,
         overlay: take,
         overlay_deleted: delete,
+        overlay_spliced: spliced,
         changed_files: changes.len(),
         harness: cx.harness,
         guard,
@@ -804,6 +827,7 @@ impl Ctx<'_> {
                 .cloned()
                 .collect(),
             deleted: overlay.deleted.clone(),
+            spliced: overlay.spliced.clone(),
         };
         let mut fresh: BTreeMap<(usize, String), Observed> = BTreeMap::new();
         let mut outcome = Ok(());
@@ -832,59 +856,132 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// DESIGN 5.4: a bound test that does not compile at base counts as failing there only when
-    /// the errors point into the laid-over test files, or when base builds once the test files
-    /// new at head are removed. This runs the second check where the first did not settle it.
-    #[allow(clippy::too_many_arguments)]
-    fn attribute_base_build(
+    /// DESIGN 5.4: a bound test that does not build at base counts as failing there only when
+    /// the failure is its own: a diagnostic inside the test item, or at an import whose names
+    /// the item uses, as the runner's parser finds them in base's version of the files. Anything
+    /// else (another new test in the same file, a base that does not build at all, a runner
+    /// without a parser) leaves the test not observed at base.
+    fn attribute_base_builds(
         &mut self,
         i: usize,
         wt: &Worktree,
-        head: &CommitId,
-        changes: &[Change],
-        overlay: &[String],
-        ids: &[String],
+        files: &BTreeMap<String, String>,
         obs: &mut BTreeMap<(usize, String), Observed>,
     ) -> Result<(), Error> {
-        let unattributed = ids.iter().any(|id| {
-            obs.get(&(i, id.clone())).is_some_and(|o| {
-                o.outcomes.contains(&Outcome::BuildFail)
-                    && !o
-                        .build_files
-                        .as_ref()
-                        .is_some_and(|fs| !fs.is_empty() && fs.iter().all(|f| overlay.contains(f)))
-            })
-        });
-        let added: Vec<String> = changes
+        let failed: Vec<String> = obs
             .iter()
-            .filter(|c| c.status == 'A' && overlay.contains(&c.path))
-            .map(|c| c.path.clone())
+            .filter(|((r, _), o)| *r == i && o.outcomes.contains(&Outcome::BuildFail))
+            .map(|((_, id), _)| id.clone())
             .collect();
-        if !unattributed || added.is_empty() {
+        if failed.is_empty() {
             return Ok(());
         }
-        (self.input.progress)(&format!(
-            "base: does it build without the {} test file(s) new at head?",
-            added.len()
-        ));
-        for p in &added {
-            let _ = std::fs::remove_file(wt.path().join(p));
-        }
         let ctx = self.run_ctx(i, wt, Side::Base)?;
-        let report = self.adapters[i].list(&ctx, &runners::ListScope::All);
-        self.record_listing(i, Side::Base, &report)?;
-        apply_overlay(wt, head, &added, &[])?;
-        interrupted()?;
-        if report.build_failure.is_none() && report.problem.is_none() {
-            for id in ids {
-                if let Some(o) = obs.get_mut(&(i, id.clone())) {
-                    if o.outcomes.contains(&Outcome::BuildFail) {
-                        o.builds_without_overlay = true;
-                    }
+        let adapter = &self.adapters[i];
+        let root = adapter.config().root.trim_end_matches('/').to_string();
+        let in_root = |f: &str| -> Option<String> {
+            if root == "." || root.is_empty() {
+                Some(f.to_string())
+            } else {
+                f.strip_prefix(&root)
+                    .and_then(|r| r.strip_prefix('/'))
+                    .map(str::to_string)
+            }
+        };
+        for id in failed {
+            let Some(o) = obs.get_mut(&(i, id.clone())) else {
+                continue;
+            };
+            // The test's own file first, then every file the compiler complained about.
+            let mut candidates: Vec<String> = files.get(&id).cloned().into_iter().collect();
+            for d in &o.diagnostics {
+                if !candidates.contains(&d.file) {
+                    candidates.push(d.file.clone());
+                }
+            }
+            let maps: Vec<(String, Option<ItemMap>)> = candidates
+                .into_iter()
+                .filter_map(|f| {
+                    let rel = in_root(&f)?;
+                    let map = adapter.item_map(&ctx, &rel);
+                    Some((f, map))
+                })
+                .collect();
+            let item = adapter.test_item(&id);
+            o.attribution = Some(attribute_in(item.as_deref(), &maps, &o.diagnostics));
+        }
+        Ok(())
+    }
+
+    /// The source files of the change whose test items (only) are laid over base, with base's
+    /// text and head's test items spliced in (DESIGN 5.1): changed files that a runner keeps
+    /// tests beside the code in ([`Runner::may_splice`], Rust's `#[cfg(test)]` modules). Such a
+    /// file is never laid over whole, even when its path carries a tag: it holds the fix too.
+    /// A file new at head is not spliced: base's code does not include it, so its tests cannot
+    /// exist there and read as not observed. A file that does not parse is left as base has it,
+    /// and said so in the runtime table. Returns the spliced texts and every file claimed.
+    #[allow(clippy::type_complexity)]
+    fn splices(
+        &mut self,
+        changes: &[Change],
+    ) -> Result<(Vec<(String, String)>, Vec<String>), Error> {
+        let mut out = Vec::new();
+        let mut claimed = Vec::new();
+        let mut unparsed: Vec<(String, String, String)> = Vec::new();
+        for ch in changes.iter().filter(|c| c.status != 'D') {
+            let found = self.adapters.iter().find_map(|a| {
+                let root = a.config().root.trim_end_matches('/');
+                let rel = if root == "." || root.is_empty() {
+                    Some(ch.path.as_str())
+                } else {
+                    ch.path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
+                };
+                rel.filter(|r| !a.is_test_file(r) && a.may_splice(r))
+                    .map(|r| (a, r.to_string()))
+            });
+            let Some((adapter, rel)) = found else {
+                continue;
+            };
+            claimed.push(ch.path.clone());
+            if ch.status == 'A' {
+                continue;
+            }
+            let text = |c: &CommitId| -> Result<Option<String>, Error> {
+                Ok(self
+                    .input
+                    .git
+                    .show(c, &ch.path)?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()))
+            };
+            let (Some(base), Some(head)) = (text(&self.input.base)?, text(&self.input.head)?)
+            else {
+                continue;
+            };
+            match adapter.splice_test_items(&rel, &base, &head) {
+                None => {}
+                Some(Ok(spliced)) if spliced == base => {}
+                Some(Ok(spliced)) => out.push((ch.path.clone(), spliced)),
+                Some(Err(e)) => {
+                    unparsed.push((adapter.kind().as_str().to_string(), ch.path.clone(), e))
                 }
             }
         }
-        Ok(())
+        for (runner, path, e) in unparsed {
+            (self.input.progress)(&format!(
+                "base: the test items of {path} are not laid over: {e}"
+            ));
+            self.runtime.push(RuntimeRow {
+                side: "base (+ head test files)".into(),
+                runner,
+                command: format!("splice test items of {path}"),
+                tests: 0,
+                result: format!("not spliced: {e}"),
+                seconds: 0.0,
+                exit_code: None,
+                excerpt: None,
+            });
+        }
+        Ok((out, claimed))
     }
 
     fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
@@ -1274,9 +1371,17 @@ impl Ctx<'_> {
                         .as_ref()
                         .map(|b| b.diagnostic_files.clone())
                 });
+                entry.diagnostics = report
+                    .build_failure
+                    .as_ref()
+                    .map(|b| b.diagnostics.clone())
+                    .unwrap_or_default();
             }
             if outcome == Outcome::Fail && entry.message.is_none() {
                 entry.message = message;
+            }
+            if outcome == Outcome::Fail && entry.failure_kind.is_none() {
+                entry.failure_kind = report.failure_kinds.get(id).copied();
             }
         }
         let result = counts

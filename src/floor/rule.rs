@@ -5,8 +5,9 @@
 //!    (a real, mechanical miss: it is not observed passing at head);
 //! 2. any bound test is flaky or unobservable at head → `undecided`;
 //! 3. every bound test passes at head, and at least one fails at base (or fails to build there
-//!    with the diagnostics in the laid-over test files) → `satisfied`;
-//! 4. at base something could not be observed (flaky, no base build, absent) → `undecided`;
+//!    with the failure in the test item itself, DESIGN 5.4) → `satisfied`;
+//! 4. at base something could not be observed (flaky, a build failure that is not the test's
+//!    own, absent) → `undecided`;
 //! 5. every bound test already passes at base → `unsatisfied`: it proves nothing.
 
 use serde::{Deserialize, Serialize};
@@ -20,8 +21,9 @@ use crate::verdict::FloorResult;
 pub enum SideState {
     Pass,
     Fail,
-    /// The test's target did not compile; `attributed` when the errors point only into the
-    /// test files laid over base (the new test uses the new API: a real failure at base).
+    /// The test's target did not compile; `attributed` when the failure is the test item's own
+    /// (a diagnostic inside it, or at an import whose names it uses: the new test uses the new
+    /// API, a real failure at base). Otherwise the test was never observed there.
     BuildFail {
         attributed: bool,
     },

@@ -67,6 +67,18 @@ pub(super) fn apply_overlay(
     }
     Ok(())
 }
+/// Writes the spliced source files (base's text with head's test items, DESIGN 5.1) into the
+/// base worktree.
+pub(super) fn apply_splices(wt: &Worktree, splices: &[(String, String)]) -> Result<(), Error> {
+    for (path, text) in splices {
+        std::fs::write(wt.path().join(path), text).map_err(|e| {
+            Error::crash(format!(
+                "cannot splice head's test items into base's {path}: {e}"
+            ))
+        })?;
+    }
+    Ok(())
+}
 /// What seeding a target dir did.
 #[derive(Debug, Clone)]
 pub struct Seeded {

@@ -137,6 +137,9 @@ pub struct RunResult {
     pub duration_seconds: u64,
     pub criteria: Vec<CriterionResult>,
     pub overlay: Vec<String>,
+    /// Source files of which only head's test items were laid over base (DESIGN 5.1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overlay_spliced: Vec<String>,
     pub harness_changes: Vec<String>,
     pub runtime: Vec<RuntimeRow>,
     pub outputs: Outputs,

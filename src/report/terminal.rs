@@ -101,6 +101,15 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
     };
     let _ = writeln!(out, "  {} {}", paint(code, mark), one_line(&c.ac));
     if c.disposition == "satisfied" {
+        // What the failure at base was, where the runner could tell (DESIGN 5.4).
+        if let Some((t, k)) = c
+            .floor
+            .tests
+            .iter()
+            .find_map(|t| t.base_failure.map(|k| (t, k)))
+        {
+            let _ = writeln!(out, "      at base: {} ({})", k.as_str(), one_line(&t.id));
+        }
         return;
     }
     let result = match c.disposition.as_str() {

@@ -248,6 +248,12 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
             }
         ));
     }
+    if !r.overlay_spliced.is_empty() {
+        doc.line(&format!(
+            "Test items only (head's test modules and tests spliced into base's version): {}.",
+            r.overlay_spliced.join(", ")
+        ));
+    }
     if r.harness_changes.is_empty() {
         doc.line("Harness files changed: none.");
     } else {

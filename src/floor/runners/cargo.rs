@@ -72,6 +72,27 @@ impl Runner for CargoTest {
         under_tests_dir(rel_path)
     }
 
+    fn test_item(&self, id: &str) -> Option<String> {
+        super::rust_items::test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        rust_item_map(ctx, rel_path)
+    }
+
+    fn may_splice(&self, rel_path: &str) -> bool {
+        rel_path.ends_with(".rs")
+    }
+
+    fn splice_test_items(
+        &self,
+        rel_path: &str,
+        base: &str,
+        head: &str,
+    ) -> Option<Result<String, String>> {
+        super::rust_items::splice_source(rel_path, base, head)
+    }
+
     fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let (cargo_args, test_args) = split_args(&self.config.args);
@@ -142,6 +163,7 @@ impl Runner for CargoTest {
         };
         if !build.failed.is_empty() {
             let mut files = BTreeSet::new();
+            let mut diagnostics: Vec<Diagnostic> = Vec::new();
             let mut excerpt = String::new();
             for id in ids {
                 let Some((binary_id, _)) = id.split_once(' ') else {
@@ -153,13 +175,18 @@ impl Runner for CargoTest {
                         .build_files
                         .insert(id.clone(), bf.diagnostic_files.clone());
                     files.extend(bf.diagnostic_files.iter().cloned());
+                    for d in &bf.diagnostics {
+                        if !diagnostics.contains(d) {
+                            diagnostics.push(d.clone());
+                        }
+                    }
                     if excerpt.is_empty() {
                         excerpt = bf.excerpt.clone();
                     }
                 }
             }
             report.build_failure = Some(BuildFailure {
-                diagnostics: Vec::new(),
+                diagnostics,
                 diagnostic_files: files.into_iter().collect(),
                 excerpt,
             });
@@ -193,9 +220,10 @@ impl Runner for CargoTest {
                 let stdout = ran.captured().stdout_lossy();
                 let parsed = parse_libtest(&stdout);
                 for (name, m) in panic_messages(&stdout) {
-                    report
-                        .messages
-                        .insert(format!("{} {}", bin.binary_id, name), m);
+                    let id = format!("{} {}", bin.binary_id, name);
+                    let kind = super::rust_items::panic_kind(&m);
+                    report.failure_kinds.insert(id.clone(), kind);
+                    report.messages.insert(id, m);
                 }
                 match judge_libtest(&parsed, ran.captured().exit_code, names) {
                     Ok(outcomes) => {
@@ -231,9 +259,10 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             continue;
         }
         let Some(name) = &current else { continue };
-        if line.starts_with("thread '") && line.contains("' panicked at ") {
+        // `thread 'NAME' panicked at`, or on newer toolchains `thread 'NAME' (TID) panicked at`.
+        if line.starts_with("thread '") && line.contains(" panicked at ") {
             let at = line
-                .split("' panicked at ")
+                .split(" panicked at ")
                 .nth(1)
                 .unwrap_or("")
                 .trim_end_matches(':');
@@ -449,6 +478,15 @@ fn code_str(code: Option<i32>) -> String {
 // Building with cargo and reading its JSON messages (shared with nextest)
 // ---------------------------------------------------------------------------------------------
 
+/// The item map of a Rust file under the runner's root, as the file is in `ctx.dir`, for the
+/// cargo and nextest adapters; `None` when it cannot be read, lies outside a target's
+/// directories, or does not parse.
+pub(super) fn rust_item_map(ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+    let prefix = super::rust_items::module_prefix(rel_path)?;
+    let text = std::fs::read_to_string(ctx.dir.join(rel_path)).ok()?;
+    super::rust_items::item_map(&text, &prefix).ok()
+}
+
 pub(super) fn check_cargo() -> Result<(), InputError> {
     if process::which("cargo").is_none() {
         return Err(InputError::new("`cargo` was not found on PATH")
@@ -574,6 +612,19 @@ pub(super) struct CompilerError {
     /// The files its primary spans (and the macro call sites they expand from) point into, as
     /// rustc printed them: relative to the workspace root, or absolute.
     pub files: Vec<String>,
+    /// Per primary span, its position and then the call sites of the macros it expands from,
+    /// innermost first: the first of them inside the worktree is where the error is.
+    pub positions: Vec<Vec<SpanAt>>,
+    /// The first line of the error's message.
+    pub message: String,
+}
+
+/// A position rustc reported: the file as it printed it, 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SpanAt {
+    pub file: String,
+    pub line: u32,
+    pub column: Option<u32>,
 }
 
 /// What cargo's `--message-format=json` stream said.
@@ -719,6 +770,7 @@ fn compiler_error(v: &Value) -> Option<CompilerError> {
         return None;
     }
     let mut files = Vec::new();
+    let mut positions = Vec::new();
     for span in spans
         .iter()
         .filter(|s| s.get("is_primary").and_then(Value::as_bool) == Some(true))
@@ -726,10 +778,23 @@ fn compiler_error(v: &Value) -> Option<CompilerError> {
         // Walk from the span out through the macro expansions to the call site in user code.
         let mut cur = Some(span);
         let mut depth = 0;
+        let mut chain = Vec::new();
         while let Some(s) = cur {
             if let Some(f) = s.get("file_name").and_then(Value::as_str) {
                 if !f.starts_with('<') && !files.iter().any(|x| x == f) {
                     files.push(f.to_string());
+                }
+                let number = |k: &str| {
+                    s.get(k)
+                        .and_then(Value::as_u64)
+                        .and_then(|n| u32::try_from(n).ok())
+                };
+                if let (false, Some(line)) = (f.starts_with('<'), number("line_start")) {
+                    chain.push(SpanAt {
+                        file: f.to_string(),
+                        line,
+                        column: number("column_start"),
+                    });
                 }
             }
             cur = s.pointer("/expansion/span");
@@ -738,6 +803,7 @@ fn compiler_error(v: &Value) -> Option<CompilerError> {
                 break;
             }
         }
+        positions.push(chain);
     }
     let rendered = message
         .get("rendered")
@@ -745,7 +811,12 @@ fn compiler_error(v: &Value) -> Option<CompilerError> {
         .filter(|r| !r.is_empty())
         .unwrap_or(text)
         .to_string();
-    Some(CompilerError { rendered, files })
+    Some(CompilerError {
+        rendered,
+        files,
+        positions,
+        message: text.lines().next().unwrap_or("").trim().to_string(),
+    })
 }
 
 /// The outcome of building the tests.
@@ -910,13 +981,38 @@ pub(super) fn build_failure(
             files.insert(rel);
         }
     }
+    // Each error once, at the first position of its chain that lies in the worktree.
+    let mut diagnostics = Vec::new();
+    for e in errors {
+        for chain in &e.positions {
+            let at = chain.iter().find_map(|p| {
+                let path = Path::new(&p.file);
+                let abs = if path.is_absolute() {
+                    path.to_path_buf()
+                } else {
+                    ws_root.join(path)
+                };
+                worktree_relative(ctx, &abs).map(|file| Diagnostic {
+                    file,
+                    line: p.line,
+                    column: p.column,
+                    message: e.message.clone(),
+                })
+            });
+            if let Some(d) = at {
+                if !diagnostics.contains(&d) {
+                    diagnostics.push(d);
+                }
+            }
+        }
+    }
     let mut excerpt = String::new();
     for e in errors.iter().take(10) {
         excerpt.push_str(e.rendered.trim_end());
         excerpt.push_str("\n\n");
     }
     BuildFailure {
-        diagnostics: Vec::new(),
+        diagnostics,
         diagnostic_files: files.into_iter().collect(),
         excerpt: truncate(excerpt.trim_end(), 4000),
     }
@@ -1207,6 +1303,12 @@ mod tests {
                 "assertion `left == right` failed (tests/c.rs:3:5)".to_string()
             )]
         );
+        // Newer toolchains print the thread's id after its name.
+        let out = out.replace("'clamps_high' panicked", "'clamps_high' (5792) panicked");
+        assert_eq!(
+            panic_messages(&out)[0].1,
+            "assertion `left == right` failed (tests/c.rs:3:5)"
+        );
     }
 
     const MIXED: &str = "\nrunning 4 tests\ntest fails ... FAILED\ntest ignored ... ignored\ntest passes ... ok\ntest sp - should panic ... ok\n\nfailures:\n\n---- fails stdout ----\ntest ignored ... ok\ntest result: ok. 9 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\nthread 'fails' panicked at tests/t.rs:4:46:\n\nfailures:\n    fails\n\ntest result: FAILED. 2 passed; 1 failed; 1 ignored; 0 measured; 1 filtered out; finished in 0.17s\n\n";
@@ -1324,8 +1426,8 @@ mod tests {
 {"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"fx_crate","src_path":"/tmp/wt/src/lib.rs","test":true},"profile":{"test":true},"executable":"/tmp/target/debug/deps/fx_crate-1"}
 {"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"fx_crate","src_path":"/tmp/wt/src/lib.rs","test":true},"profile":{"test":false},"executable":null}
 {"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["bin"],"crate_types":["bin"],"name":"tool","src_path":"/tmp/wt/src/bin/tool.rs","test":true},"profile":{"test":false},"executable":"/tmp/target/debug/tool"}
-{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error[E0308]: mismatched types\n --> tests/t.rs:2:28\n","level":"error","message":"mismatched types","spans":[{"file_name":"tests/t.rs","is_primary":true,"expansion":null},{"file_name":"src/lib.rs","is_primary":false,"expansion":null}],"children":[{"level":"note","message":"defined here","spans":[{"file_name":"src/other.rs","is_primary":true}]}]}}
-{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error: in macro\n","level":"error","message":"in macro","spans":[{"file_name":"/home/u/.cargo/registry/src/x/mac.rs","is_primary":true,"expansion":{"span":{"file_name":"tests/helpers/mod.rs","is_primary":false,"expansion":null},"macro_decl_name":"m!"}}],"children":[]}}
+{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error[E0308]: mismatched types\n --> tests/t.rs:2:28\n","level":"error","message":"mismatched types","spans":[{"file_name":"tests/t.rs","is_primary":true,"line_start":2,"column_start":28,"expansion":null},{"file_name":"src/lib.rs","is_primary":false,"expansion":null}],"children":[{"level":"note","message":"defined here","spans":[{"file_name":"src/other.rs","is_primary":true}]}]}}
+{"reason":"compiler-message","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{"kind":["test"],"name":"t","src_path":"/tmp/wt/tests/t.rs"},"message":{"rendered":"error: in macro\n","level":"error","message":"in macro","spans":[{"file_name":"/home/u/.cargo/registry/src/x/mac.rs","is_primary":true,"line_start":9,"column_start":1,"expansion":{"span":{"file_name":"tests/helpers/mod.rs","is_primary":false,"line_start":4,"column_start":5,"expansion":null},"macro_decl_name":"m!"}}],"children":[]}}
 {"reason":"compiler-message","message":{"rendered":"warning: unused\n","level":"warning","message":"unused","spans":[{"file_name":"src/lib.rs","is_primary":true}],"children":[]}}
 {"reason":"compiler-message","message":{"rendered":"error: aborting due to 1 previous error\n","level":"error","message":"aborting due to 1 previous error","spans":[],"children":[]}}
 {"reason":"build-finished","success":false}
@@ -1349,6 +1451,24 @@ mod tests {
             ]
         );
         assert_eq!(msgs.other_json.len(), 1);
+        // Positions, innermost first: the macro's own file, then the call site in the tests.
+        let at = |f: &str, line, column| SpanAt {
+            file: f.into(),
+            line,
+            column: Some(column),
+        };
+        assert_eq!(
+            msgs.errors[0].positions,
+            vec![vec![at("tests/t.rs", 2, 28)]]
+        );
+        assert_eq!(msgs.errors[0].message, "mismatched types");
+        assert_eq!(
+            msgs.errors[1].positions,
+            vec![vec![
+                at("/home/u/.cargo/registry/src/x/mac.rs", 9, 1),
+                at("tests/helpers/mod.rs", 4, 5)
+            ]]
+        );
     }
 
     #[test]

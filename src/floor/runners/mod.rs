@@ -18,6 +18,7 @@ pub mod junit;
 pub mod junit_command;
 pub mod nextest;
 pub mod pytest;
+pub mod rust_items;
 pub mod vitest;
 
 use std::collections::BTreeMap;
@@ -202,6 +203,26 @@ pub trait Runner: Send + Sync {
     /// can be attributed (DESIGN 5.4). `None` where this runner has no parser or the file does
     /// not parse.
     fn item_map(&self, _ctx: &RunCtx, _rel_path: &str) -> Option<ItemMap> {
+        None
+    }
+
+    /// Whether a file that is not a test file (relative to the runner's root) is a source file
+    /// that can hold tests beside the code (Rust's `#[cfg(test)]` modules): such a file is never
+    /// laid over base whole, only its test items are ([`Runner::splice_test_items`]).
+    fn may_splice(&self, _rel_path: &str) -> bool {
+        false
+    }
+
+    /// For a changed file [`Runner::may_splice`] accepts, `base` with head's test items spliced
+    /// in, so that only the tests are laid over base (DESIGN 5.1); `rel_path` is relative to the
+    /// runner's root. `None` where neither side holds test items; an error says which side does
+    /// not parse.
+    fn splice_test_items(
+        &self,
+        _rel_path: &str,
+        _base: &str,
+        _head: &str,
+    ) -> Option<Result<String, String>> {
         None
     }
 }

@@ -88,6 +88,27 @@ impl Runner for Nextest {
         under_tests_dir(rel_path)
     }
 
+    fn test_item(&self, id: &str) -> Option<String> {
+        super::rust_items::test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        super::cargo::rust_item_map(ctx, rel_path)
+    }
+
+    fn may_splice(&self, rel_path: &str) -> bool {
+        rel_path.ends_with(".rs")
+    }
+
+    fn splice_test_items(
+        &self,
+        rel_path: &str,
+        base: &str,
+        head: &str,
+    ) -> Option<Result<String, String>> {
+        super::rust_items::splice_source(rel_path, base, head)
+    }
+
     fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let mut args: Vec<OsString> = [
@@ -295,6 +316,16 @@ impl Runner for Nextest {
             .collect();
         for ((classname, name), m) in failure_messages(&cases) {
             report.messages.insert(format!("{classname} {name}"), m);
+        }
+        for c in cases
+            .iter()
+            .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
+        {
+            let text = c.text.as_deref().or(c.message.as_deref()).unwrap_or("");
+            report.failure_kinds.insert(
+                format!("{} {}", c.classname, c.name),
+                super::rust_items::panic_kind(text),
+            );
         }
         for (id, outcome) in report.outcomes.iter_mut() {
             let Some((binary_id, name)) = id.split_once(' ') else {
