@@ -405,7 +405,10 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
     }
     Ok(vec![
         (OsString::from("PYTHONPATH"), path),
-        (OsString::from("SHIPMOOR_PYTEST_SELECT"), list.into_os_string()),
+        (
+            OsString::from("SHIPMOOR_PYTEST_SELECT"),
+            list.into_os_string(),
+        ),
     ])
 }
 
@@ -504,7 +507,9 @@ fn exception_name_of(line: &str) -> Option<&str> {
 fn is_exception_name(s: &str) -> bool {
     !s.is_empty()
         && s.split('.').all(|part| {
-            part.chars().next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
                 && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
 }
