@@ -562,7 +562,13 @@ fn bound_tests_of_one_file_share_one_pytest_process_per_run() {
     assert_eq!(c0[1]["floor"]["result"], "satisfied", "{run:?}");
     // Passes at base too: proves nothing, whatever its neighbours in other files do.
     assert_eq!(c0[2]["floor"]["result"], "unsatisfied", "{run:?}");
-    assert!(c0[2]["floor"]["reason"].as_str().unwrap().contains("proves nothing"), "{run:?}");
+    assert!(
+        c0[2]["floor"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("proves nothing"),
+        "{run:?}"
+    );
     let rows = v["result"]["runtime"].as_array().unwrap();
     let pytest_runs = |side: &str| -> Vec<(String, u64)> {
         rows.iter()
