@@ -528,6 +528,129 @@ pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
     out
 }
 
+/// Where a test file that failed to load fails, for DESIGN 5.4: the position the error names
+/// (babel's `SyntaxError: /abs/a.test.js: Unexpected token (8:26)`, the first stack frame inside
+/// the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
+/// module that cannot be found (vitest names no position), the line that imports it, and for a
+/// file that does not parse (vite's "Failed to parse source"), our parser's first syntax error
+/// in the test file. `file` is relative to the runner's root.
+pub(super) fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option<Diagnostic> {
+    static BABEL: OnceLock<Option<Regex>> = OnceLock::new();
+    static FRAME: OnceLock<Option<Regex>> = OnceLock::new();
+    static MISSING: OnceLock<Option<Regex>> = OnceLock::new();
+    let babel = BABEL
+        .get_or_init(|| Regex::new(r"SyntaxError: (/\S+?): .*\((\d+):(\d+)\)").ok())
+        .as_ref()?;
+    let frame = FRAME
+        .get_or_init(|| {
+            Regex::new(
+                r#"(?m)(?:^|[\s'"(\[])(At file: )?((?:file://)?/?[A-Za-z0-9_@.+~-][A-Za-z0-9_@.+~/-]*\.(?:[cm]?[jt]sx?|vue|svelte)):(\d+):(\d+)"#,
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let missing = MISSING
+        .get_or_init(|| Regex::new(r#"Cannot find (?:module|package) '([^']+)'"#).ok())
+        .as_ref()?;
+    static NO_EXPORT: OnceLock<Option<Regex>> = OnceLock::new();
+    let no_export = NO_EXPORT
+        .get_or_init(|| {
+            Regex::new(r#"The requested module '([^']+)' does not provide an export named"#).ok()
+        })
+        .as_ref()?;
+    fn text<'h>(m: Option<regex::Match<'h>>) -> &'h str {
+        m.map_or("", |m| m.as_str())
+    }
+    let number = |m: Option<regex::Match<'_>>| text(m).parse::<u32>().ok();
+    let first_line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('●'))
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect::<String>();
+    let diagnostic = |rel: String, line: u32, column: Option<u32>| Diagnostic {
+        file: rel,
+        line,
+        column,
+        message: first_line.clone(),
+    };
+    let in_worktree = |path: &str, at_file: bool| -> Option<String> {
+        let path = path.strip_prefix("file://").unwrap_or(path);
+        let mut candidates = Vec::new();
+        if let Some(rooted) = path.strip_prefix('/') {
+            candidates.push(PathBuf::from(path));
+            if at_file {
+                candidates.push(ctx.dir.join(rooted));
+            }
+        } else {
+            candidates.push(ctx.dir.join(path));
+        }
+        candidates.into_iter().find_map(|c| {
+            if !c.is_file() || c.components().any(|p| p.as_os_str() == "node_modules") {
+                return None;
+            }
+            worktree_relative(ctx, &c)
+        })
+    };
+    if let Some(c) = babel.captures(message) {
+        if let (Some(rel), Some(line)) = (in_worktree(text(c.get(1)), false), number(c.get(2))) {
+            // Babel counts columns from 0.
+            return Some(diagnostic(rel, line, number(c.get(3)).map(|n| n + 1)));
+        }
+    }
+    for c in frame.captures_iter(message) {
+        if let (Some(rel), Some(line)) = (
+            in_worktree(text(c.get(2)), c.get(1).is_some()),
+            number(c.get(3)),
+        ) {
+            return Some(diagnostic(rel, line, number(c.get(4))));
+        }
+    }
+    let source = std::fs::read_to_string(ctx.dir.join(file)).ok()?;
+    let rel = worktree_relative(ctx, &ctx.dir.join(file))?;
+    // Node's ESM linker: `The requested module '../src/m.js' does not provide an export named
+    // 'x'`, at the import of that module.
+    let spec = missing
+        .captures(message)
+        .or_else(|| no_export.captures(message));
+    if let Some(c) = spec {
+        if let Some((line, column)) =
+            super::js_parse::import_position(&source, file, text(c.get(1)))
+        {
+            return Some(diagnostic(rel, line, Some(column)));
+        }
+    }
+    let unparsable = [
+        "Failed to parse source",
+        "SyntaxError",
+        "Transform failed",
+        "Unexpected token",
+    ];
+    if unparsable.iter().any(|m| message.contains(m)) {
+        if let Some((line, column)) = super::js_parse::first_syntax_error(&source, file) {
+            return Some(diagnostic(rel, line, Some(column)));
+        }
+    }
+    None
+}
+
+/// The titles part of a test id (`describe > test`), the name [`super::js_parse`] gives the
+/// test item.
+pub(super) fn test_item(id: &str) -> Option<String> {
+    split_id(id).map(|(_, titles)| titles.to_string())
+}
+
+/// The test items and imports of a test file (relative to the runner's root).
+pub(super) fn item_map(ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+    if !safe_relative(rel_path) {
+        return None;
+    }
+    let source = std::fs::read_to_string(ctx.dir.join(rel_path)).ok()?;
+    super::js_parse::item_map(&source, rel_path)
+}
+
 /// The message of a file that failed because it holds no tests: not a build failure.
 fn is_no_tests_message(message: &str) -> bool {
     message.contains("No test suite found in file")
@@ -591,14 +714,26 @@ pub(super) fn observe(ctx: &RunCtx, files: &[JsFile]) -> Observed {
 }
 
 impl Observed {
+    /// Forgets every file but `files` (root-relative).
+    fn keep_files(&mut self, files: &[String]) {
+        let keep = |f: &String| files.contains(f);
+        self.listed.retain(|(_, f)| keep(f));
+        let ids: BTreeSet<&String> = self.listed.iter().map(|(id, _)| id).collect();
+        self.tests.retain(|id, _| ids.contains(id));
+        self.broken.retain(|f, _| keep(f));
+        self.file_errors.retain(|f, _| keep(f));
+    }
+
     /// The build failure for the broken files among `files` (all of them when `None`).
     fn build_failure(&self, ctx: &RunCtx, files: Option<&BTreeSet<&str>>) -> Option<BuildFailure> {
         let mut diagnostic: Vec<String> = Vec::new();
         let mut excerpt = String::new();
+        let mut diagnostics = Vec::new();
         for (file, message) in &self.broken {
             if files.is_some_and(|f| !f.contains(file.as_str())) {
                 continue;
             }
+            diagnostics.extend(load_diagnostic(ctx, file, message));
             let mut push = |rel: String| {
                 if !diagnostic.contains(&rel) {
                     diagnostic.push(rel);
@@ -625,7 +760,7 @@ impl Observed {
             return None;
         }
         Some(BuildFailure {
-            diagnostics: Vec::new(),
+            diagnostics,
             diagnostic_files: diagnostic,
             excerpt: truncate(excerpt.trim_end(), 4000),
         })
@@ -702,6 +837,33 @@ fn execute(
     }
 }
 
+/// What kind of failure a test's first failure message is. Assertion errors: `expect`'s matcher
+/// errors (jest prints them as `Error: expect(received).toBe(expected)`, vitest as chai's
+/// `AssertionError: expected 2 to be 3`) and node's `assert` (`AssertionError [ERR_ASSERTION]`);
+/// any other error is an exception. A retried pass ("passed only after a retry") has no kind.
+pub(super) fn failure_kind(message: &str) -> Option<FailureKind> {
+    let first = message.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.starts_with("passed only after a retry") {
+        return None;
+    }
+    let (name, rest) = first.split_once(':').unwrap_or((first, ""));
+    let name = name.trim();
+    let is_name = name.split_whitespace().next().is_some_and(|n| {
+        n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    });
+    if !is_name {
+        return Some(FailureKind::Exception);
+    }
+    let base = name.split_whitespace().next().unwrap_or(name);
+    let matcher = rest.trim_start().starts_with("expect(");
+    Some(if base.ends_with("AssertionError") || matcher {
+        FailureKind::Assertion
+    } else {
+        FailureKind::Exception
+    })
+}
+
 /// Whether the exit code agrees with the results; a problem saying how when it does not.
 fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<String>) {
     match exit {
@@ -723,24 +885,60 @@ fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<S
     }
 }
 
-pub(super) fn list(tool: JsTool, config: &RunnerConfig, ctx: &RunCtx) -> ListReport {
+/// The scope's JavaScript and TypeScript files that exist under the root; `None` for every file.
+/// The tools apply their own test-file patterns to the files they are given, so a scope file that
+/// is not a test file (a source file that mentions the tag) simply yields no test.
+fn scoped_files(ctx: &RunCtx, scope: &ListScope) -> Option<Vec<String>> {
+    const EXTS: [&str; 8] = ["js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts"];
+    let ListScope::Files(files) = scope else {
+        return None;
+    };
+    let out: BTreeSet<String> = files
+        .iter()
+        .filter(|f| {
+            f.rsplit_once('.')
+                .is_some_and(|(_, ext)| EXTS.contains(&ext))
+                && safe_relative(f)
+                && !f.split('/').any(|p| p == "node_modules")
+                && ctx.dir.join(f).is_file()
+        })
+        .cloned()
+        .collect();
+    Some(out.into_iter().collect())
+}
+
+pub(super) fn list(
+    tool: JsTool,
+    config: &RunnerConfig,
+    ctx: &RunCtx,
+    scope: &ListScope,
+) -> ListReport {
     let mut report = ListReport::default();
+    let scoped = scoped_files(ctx, scope);
+    if scoped.as_ref().is_some_and(Vec::is_empty) {
+        return report;
+    }
     let Some(bin) = find_bin(ctx, tool.name()) else {
         report.problem = Some(missing_bin_problem(tool, config));
         return report;
     };
     let results = ctx.scratch.join(format!("{}-list.json", tool.name()));
     let _ = std::fs::remove_file(&results);
-    let args = tool.args(&results, &config.args, MATCHES_NOTHING, &[]);
+    let file_args = scoped.clone().unwrap_or_default();
+    let args = tool.args(&results, &config.args, MATCHES_NOTHING, &file_args);
     let done = execute(tool, ctx, &bin, &args, &results, &mut report.invocations);
     let mut problems = done.problems;
     let Some(files) = done.files else {
         report.problem = join_problems(problems);
         return report;
     };
-    let obs = observe(ctx, &files);
+    let mut obs = observe(ctx, &files);
     if let (false, Some(p)) = agreement(tool, done.exit, &obs) {
         problems.push(p);
+    }
+    if let Some(scoped) = &scoped {
+        // vitest takes file filters as substrings of paths: keep exactly the scope's files.
+        obs.keep_files(scoped);
     }
     for (file, message) in &obs.file_errors {
         problems.push(format!(
@@ -855,6 +1053,9 @@ fn judge(
             Some((JsStatus::Failed, message)) => {
                 if let Some(m) = first_message_line(message.as_deref(), None) {
                     report.messages.insert(id.to_string(), m);
+                }
+                if let Some(kind) = message.as_deref().and_then(failure_kind) {
+                    report.failure_kinds.insert(id.to_string(), kind);
                 }
                 Outcome::Fail
             }

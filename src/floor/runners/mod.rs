@@ -12,6 +12,7 @@ pub mod cargo;
 pub mod go;
 pub mod jest;
 pub mod js;
+pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
 pub mod nextest;
