@@ -1159,6 +1159,79 @@ mod tests {
     }
 
     #[test]
+    fn failure_kinds() {
+        let k = |m: &str| failure_kind(m);
+        assert_eq!(
+            k("AssertionError: expected 2 to be 3 // Object.is equality\n    at x"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("AssertionError [ERR_ASSERTION]: 1 == 2"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("TypeError: (0 , clamp) is not a function"),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("Error: boom"), Some(FailureKind::Exception));
+        assert_eq!(k("passed only after a retry (2 attempts)"), None);
+        assert_eq!(k(""), None);
+    }
+
+    #[test]
+    fn load_diagnostics() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let dir = wt.join("web");
+        let test_src = "import { expect, test } from 'vitest';\nimport { gone } from '../src/gone.js';\n\ntest('x', () => {});\n";
+        for (f, text) in [("tests/a.test.js", test_src), ("src/m.js", "")] {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: dir.clone(),
+            scratch: tmp.path().join("scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        };
+        let d = dir.display();
+        let at = |message: &str| {
+            load_diagnostic(&c, "tests/a.test.js", message)
+                .map(|d| (d.file, d.line, d.column, d.message))
+        };
+        // babel: the file and its 0-based column.
+        assert_eq!(
+            at(&format!("  ● Test suite failed to run\n\n    SyntaxError: {d}/tests/a.test.js: Unexpected token, expected \",\" (8:26)\n")),
+            Some(("web/tests/a.test.js".into(), 8, Some(27), format!("SyntaxError: {d}/tests/a.test.js: Unexpected token, expected \",\" (8:26)")))
+        );
+        // The first frame inside the worktree and outside node_modules.
+        assert_eq!(
+            at("TypeError: m.clamp is not a function\n  at x (../../node_modules/a/b.js:1:1)\n  at Object.clamp (src/m.js:2:13)\n  at y (tests/a.test.js:1:1)").map(|a| (a.0, a.1)),
+            Some(("web/src/m.js".into(), 2))
+        );
+        // vitest names no position: the import of the missing module.
+        assert_eq!(
+            at(&format!(
+                "Cannot find module '../src/gone.js' imported from '{d}/tests/a.test.js'"
+            ))
+            .map(|a| (a.0, a.1, a.2)),
+            Some(("web/tests/a.test.js".into(), 2, Some(22)))
+        );
+        assert_eq!(
+            at("SyntaxError: The requested module '../src/gone.js' does not provide an export named 'gone'").map(|a| a.1),
+            Some(2)
+        );
+        // Nothing to place it by.
+        assert_eq!(at("clamp is not a function"), None);
+    }
+
+    #[test]
     fn strips_ansi() {
         assert_eq!(
             strip_ansi("\u{1b}[31m\u{1b}[1m>\u{1b}[22m\u{1b}[39m 1 | x\u{1b}]8;;http://a\u{7}y"),

@@ -1013,6 +1013,85 @@ mod tests {
     }
 
     #[test]
+    fn failure_kinds() {
+        let case = |message: &str, text: &str| JunitCase {
+            classname: "tests.test_a".into(),
+            name: "t".into(),
+            file: None,
+            status: JunitStatus::Failed,
+            message: Some(message.into()),
+            text: Some(text.into()),
+        };
+        let k = |m: &str, t: &str| failure_kind(&case(m, t));
+        assert_eq!(
+            k("assert 1 == 2", "def test_a():\n>       assert 1 == 2\nE       assert 1 == 2\n\ntests/test_a.py:2: AssertionError"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k(
+                "ValueError: x",
+                "E       ValueError: x\n\ntests/test_a.py:4: ValueError"
+            ),
+            Some(FailureKind::Exception)
+        );
+        // `--tb=short`: only `E` lines.
+        assert_eq!(
+            k("AttributeError: module 'app' has no attribute 'f'", "tests/test_a.py:4: in test_a\n    app.f()\nE   AttributeError: module 'app' has no attribute 'f'"),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("Failed: nope", ""), Some(FailureKind::Assertion));
+        assert_eq!(
+            k("failed on setup with \"RuntimeError: setup boom\"", ""),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("", ""), None);
+    }
+
+    #[test]
+    fn collection_error_positions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        for f in ["py/tests/test_x.py", "py/helper.py"] {
+            std::fs::create_dir_all(wt.join(f).parent().unwrap()).unwrap();
+            std::fs::write(wt.join(f), "").unwrap();
+        }
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: wt.join("py"),
+            ..ctx()
+        };
+        let d = |out: &str| {
+            parse_collect_errors(out)[0]
+                .diagnostic(&c)
+                .map(|d| (d.file, d.line, d.message))
+        };
+        let import = "____ ERROR collecting tests/test_x.py ____\nImportError while importing test module '/x/tests/test_x.py'.\nTraceback:\n/usr/lib/python3.11/importlib/__init__.py:126: in import_module\n    return _bootstrap._gcd_import(name[level:], package, level)\ntests/test_x.py:3: in <module>\n    from app import new\nE   ImportError: cannot import name 'new' from 'app'\n";
+        assert_eq!(
+            d(import),
+            Some((
+                "py/tests/test_x.py".into(),
+                3,
+                "ImportError: cannot import name 'new' from 'app'".into()
+            ))
+        );
+        // Raised inside a module the test imports: that module's line, not the test's.
+        let via = "____ ERROR collecting tests/test_x.py ____\ntests/test_x.py:1: in <module>\n    from helper import h\nhelper.py:2: in <module>\n    from app import nothere\nE   ImportError: cannot import name 'nothere'\n";
+        assert_eq!(d(via).map(|d| (d.0, d.1)), Some(("py/helper.py".into(), 2)));
+        let syntax = format!("____ ERROR collecting tests/test_x.py ____\n/usr/lib/python3.11/ast.py:50: in parse\n    return compile(source, filename, mode, flags,\nE     File \"{}/py/tests/test_x.py\", line 4\nE       bad indent\nE                 ^\nE   IndentationError: unindent does not match any outer indentation level\n", wt.display());
+        assert_eq!(
+            d(&syntax),
+            Some((
+                "py/tests/test_x.py".into(),
+                4,
+                "IndentationError: unindent does not match any outer indentation level".into()
+            ))
+        );
+        // Only installed packages in the traceback: no position to attribute by.
+        let outside = "____ ERROR collecting tests/test_x.py ____\n/usr/lib/python3.11/site-packages/p.py:3: in f\nE   RuntimeError: x\n";
+        assert_eq!(d(outside), None);
+    }
+
+    #[test]
     fn node_files() {
         assert_eq!(node_file("tests/a.py::t[x::y]"), Some("tests/a.py"));
         assert!(safe_relative("tests/a.py"));
