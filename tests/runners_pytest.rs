@@ -386,10 +386,38 @@ fn import_failures_are_attributed_with_the_files_ast() {
         &map,
         &bf.diagnostics,
     );
-    // Its own import line binds `old_function` too, but the statement failed as a whole: the
-    // test uses a name of the failing import, so the failure is its own.
+    // The statement also binds `old_function`, which the trivial test uses, but only
+    // `new_function` failed: not the trivial test's failure.
+    assert_eq!(d.names, vec!["new_function"]);
     assert!(
-        matches!(trivial, Attribution::InUsedImport { ref names, .. } if names == &["old_function"]),
+        matches!(trivial, Attribution::Elsewhere { .. }),
+        "{trivial:?}"
+    );
+    let uses = attribute(file, "test_uses_import", &map, &bf.diagnostics);
+    assert!(
+        matches!(&uses, Attribution::InUsedImport { names, .. } if names == &["new_function"]),
+        "{uses:?}"
+    );
+
+    // A module that is not there fails the whole statement: every name it binds.
+    write(
+        &fx.dir.join("tests/test_new.py"),
+        &new_api.replacen("from app import", "from app_v2 import", 1),
+    );
+    let report = runner.run(
+        &fx.ctx("module"),
+        &ids(&["tests/test_new.py::test_trivial"]),
+    );
+    let bf = report.build_failure.expect("a build failure");
+    assert!(bf.diagnostics[0].names.is_empty(), "{:?}", bf.diagnostics);
+    assert!(
+        bf.diagnostics[0].message.starts_with("ModuleNotFoundError"),
+        "{:?}",
+        bf.diagnostics
+    );
+    let trivial = attribute(file, "test_trivial", &map, &bf.diagnostics);
+    assert!(
+        matches!(&trivial, Attribution::InUsedImport { names, .. } if names == &["old_function"]),
         "{trivial:?}"
     );
 

@@ -555,7 +555,10 @@ pub(super) fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option
     static NO_EXPORT: OnceLock<Option<Regex>> = OnceLock::new();
     let no_export = NO_EXPORT
         .get_or_init(|| {
-            Regex::new(r#"The requested module '([^']+)' does not provide an export named"#).ok()
+            Regex::new(
+                r#"The requested module '([^']+)' does not provide an export named '([^']+)'"#,
+            )
+            .ok()
         })
         .as_ref()?;
     fn text<'h>(m: Option<regex::Match<'h>>) -> &'h str {
@@ -570,11 +573,19 @@ pub(super) fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option
         .chars()
         .take(200)
         .collect::<String>();
+    // Node's ESM linker names the one export that is missing; only that name of the import
+    // statement fails.
+    let names: Vec<String> = no_export
+        .captures(message)
+        .and_then(|c| c.get(2))
+        .map(|m| vec![m.as_str().to_string()])
+        .unwrap_or_default();
     let diagnostic = |rel: String, line: u32, column: Option<u32>| Diagnostic {
         file: rel,
         line,
         column,
         message: first_line.clone(),
+        names: names.clone(),
     };
     let in_worktree = |path: &str, at_file: bool| -> Option<String> {
         let path = path.strip_prefix("file://").unwrap_or(path);
@@ -1223,10 +1234,14 @@ mod tests {
             .map(|a| (a.0, a.1, a.2)),
             Some(("web/tests/a.test.js".into(), 2, Some(22)))
         );
-        assert_eq!(
-            at("SyntaxError: The requested module '../src/gone.js' does not provide an export named 'gone'").map(|a| a.1),
-            Some(2)
-        );
+        let esm = load_diagnostic(
+            &c,
+            "tests/a.test.js",
+            "SyntaxError: The requested module '../src/gone.js' does not provide an export named 'gone'",
+        )
+        .unwrap();
+        // Only that export of the statement fails.
+        assert_eq!((esm.line, esm.names), (2, vec!["gone".to_string()]));
         // Nothing to place it by.
         assert_eq!(at("clamp is not a function"), None);
     }

@@ -828,6 +828,16 @@ fn traceback_files(body: &str) -> Vec<String> {
     out
 }
 
+/// The name an `ImportError: cannot import name 'x' from 'm'` says is missing: only that name of
+/// a `from m import a, x` fails. A missing module fails every name of the statement: none.
+fn failing_import_names(message: &str) -> Vec<String> {
+    message
+        .strip_prefix("ImportError: cannot import name '")
+        .and_then(|rest| rest.split_once('\''))
+        .map(|(name, _)| vec![name.to_string()])
+        .unwrap_or_default()
+}
+
 /// The positions a traceback names, in order (outermost first): pytest's `path.py:12: in f`
 /// and `path.py:12: ValueError`, and Python's `File "path.py", line 3` (a `SyntaxError`'s).
 fn traceback_positions(body: &str) -> Vec<(String, u32)> {
@@ -883,11 +893,12 @@ impl CollectError {
             .unwrap_or(self.header.as_str())
             .chars()
             .take(200)
-            .collect();
+            .collect::<String>();
         Some(Diagnostic {
             file,
             line,
             column: None,
+            names: failing_import_names(&message),
             message,
         })
     }
