@@ -533,8 +533,67 @@ pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
 /// the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
 /// module that cannot be found (vitest names no position), the line that imports it, and for a
 /// file that does not parse (vite's "Failed to parse source"), our parser's first syntax error
-/// in the test file. `file` is relative to the runner's root.
-pub(super) fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option<Diagnostic> {
+/// in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 - error
+/// TS2305: …`) are one diagnostic each: several can stand in one message, and each may be a
+/// different test's. `file` is relative to the runner's root.
+pub(super) fn load_diagnostics(ctx: &RunCtx, file: &str, message: &str) -> Vec<Diagnostic> {
+    let typescript = typescript_diagnostics(ctx, message);
+    if !typescript.is_empty() {
+        return typescript;
+    }
+    load_diagnostic(ctx, file, message).into_iter().collect()
+}
+
+/// `path:line:col - error TSnnnn: message` lines inside the worktree; `has no exported member
+/// 'x'` names the one import that fails.
+fn typescript_diagnostics(ctx: &RunCtx, message: &str) -> Vec<Diagnostic> {
+    static TS: OnceLock<Option<Regex>> = OnceLock::new();
+    static MEMBER: OnceLock<Option<Regex>> = OnceLock::new();
+    let (Some(ts), Some(member)) = (
+        TS.get_or_init(|| {
+            Regex::new(r"(?m)^\s*(\S+\.(?:[cm]?[jt]sx?)):(\d+):(\d+) - error (TS\d+: .*)$").ok()
+        })
+        .as_ref(),
+        MEMBER
+            .get_or_init(|| Regex::new(r"has no exported member(?: named)? '([^']+)'").ok())
+            .as_ref(),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in ts.captures_iter(message) {
+        let path = Path::new(&c[1]);
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            ctx.dir.join(path)
+        };
+        if abs.components().any(|p| p.as_os_str() == "node_modules") {
+            continue;
+        }
+        let (Some(rel), Ok(line), Ok(column)) = (
+            worktree_relative(ctx, &abs),
+            c[2].parse::<u32>(),
+            c[3].parse::<u32>(),
+        ) else {
+            continue;
+        };
+        let text: String = c[4].chars().take(200).collect();
+        out.push(Diagnostic {
+            file: rel,
+            line,
+            column: Some(column),
+            names: member
+                .captures(&text)
+                .map(|m| vec![m[1].to_string()])
+                .unwrap_or_default(),
+            message: text,
+        });
+    }
+    out
+}
+
+fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option<Diagnostic> {
     static BABEL: OnceLock<Option<Regex>> = OnceLock::new();
     static FRAME: OnceLock<Option<Regex>> = OnceLock::new();
     static MISSING: OnceLock<Option<Regex>> = OnceLock::new();
@@ -744,7 +803,7 @@ impl Observed {
             if files.is_some_and(|f| !f.contains(file.as_str())) {
                 continue;
             }
-            diagnostics.extend(load_diagnostic(ctx, file, message));
+            diagnostics.extend(load_diagnostics(ctx, file, message));
             let mut push = |rel: String| {
                 if !diagnostic.contains(&rel) {
                     diagnostic.push(rel);
@@ -1194,7 +1253,7 @@ mod tests {
     }
 
     #[test]
-    fn load_diagnostics() {
+    fn load_failure_positions() {
         let tmp = tempfile::tempdir().unwrap();
         let wt = tmp.path().join("wt");
         let dir = wt.join("web");
@@ -1244,6 +1303,14 @@ mod tests {
         assert_eq!((esm.line, esm.names), (2, vec!["gone".to_string()]));
         // Nothing to place it by.
         assert_eq!(at("clamp is not a function"), None);
+        // ts-jest: every TypeScript error, each with its own position.
+        let ts = load_diagnostics(
+            &c,
+            "tests/a.test.js",
+            "  ● Test suite failed to run\n\n    tests/a.test.js:2:10 - error TS2305: Module '\"../src/gone\"' has no exported member 'gone'.\n\n    2 import { gone } from '../src/gone';\n\n    tests/a.test.js:4:3 - error TS2304: Cannot find name 'later'.\n",
+        );
+        let got: Vec<(u32, Vec<String>)> = ts.into_iter().map(|d| (d.line, d.names)).collect();
+        assert_eq!(got, vec![(2, vec!["gone".to_string()]), (4, vec![])]);
     }
 
     #[test]
