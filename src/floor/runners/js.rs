@@ -18,8 +18,11 @@
 //! after our options and before our test-name pattern and file filters.
 //!
 //! # list
-//! In: the project in `ctx.dir`. Out: every test in every test file the tool finds, skipped and
-//! todo tests included, in file order. The tool runs with a test-name pattern that can match no
+//! In: the project in `ctx.dir`, every test file or only those of a [`ListScope::Files`] (its
+//! JavaScript and TypeScript files, given to the tool as file filters; the tool's own test-file
+//! patterns still apply, so a source file in the scope yields nothing, and the results are kept
+//! to exactly those files, vitest's filters being substrings). Out: every test in those test
+//! files, skipped and todo tests included, in file order. The tool runs with a test-name pattern that can match no
 //! name (`(?!)`): every file is loaded and its tests collected, none runs, and each appears in
 //! the results as skipped/pending with its titles. One way for both tools, which also reports the
 //! files that fail to load (`vitest list --json` writes nothing at all when one file fails, and
@@ -41,10 +44,12 @@
 //! 3. Read the results file. A file that failed to load: its requested ids are `BuildFail`, and
 //!    `build_failure.diagnostic_files` holds it plus the worktree files its error names with a
 //!    position (`/abs/path.js:3:5`, `tests/a.test.js:1:18`, vite's `At file: /src/x.js:1:19`,
-//!    babel's `SyntaxError: /abs/path.js: …`). A test passes only when its id is present with
+//!    babel's `SyntaxError: /abs/path.js: …`), and `build_failure.diagnostics` the positions
+//!    of `load_diagnostics`. A test passes only when its id is present with
 //!    status `passed` and the exit code agrees with the whole results file (0 when nothing
 //!    failed, 1 when a test or a file failed); `failed` is `Fail` with the first line of its
-//!    first failure message in `messages`; skipped, pending, todo, or absent is `NotObserved`.
+//!    first failure message in `messages` and its `failure_kind` (an assertion of `expect` or
+//!    `assert`, or another exception) in `failure_kinds`; skipped, pending, todo, or absent is `NotObserved`.
 //!    A test that passed only on a retry (set in the tests themselves: vitest's `{ retry }` beats
 //!    `--retry=0`, jest's `jest.retryTimes`) is `Fail`: vitest keeps the earlier attempts' errors
 //!    in a passed test's `failureMessages`, jest counts its `invocations`. A test file that
@@ -53,6 +58,10 @@
 //!    more than once (two tests with the same titles) the worst status wins. A timeout, crash,
 //!    exit code other than 0 or 1, or a missing or unreadable results file is a problem: passes
 //!    are not believed (failures already read stay `Fail`).
+//!
+//! # Attribution (DESIGN 5.4)
+//! `test_item` is an id's titles part (`describe > test`); `item_map` parses the file with
+//! [`super::js_parse`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
