@@ -476,6 +476,29 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     assert!(report.build_failure.is_none());
 
+    // A name base lacks, used in a decorator at import time: inside that item's extent.
+    write(
+        &fx.dir.join("tests/test_deco.py"),
+        "import pytest\nimport app\n\n\ndef test_trivial():\n    pass\n\n\n@pytest.mark.parametrize(\"x\", app.new_values())\ndef test_values(x):\n    assert x\n",
+    );
+    let report = runner.run(&fx.ctx("deco"), &ids(&["tests/test_deco.py::test_trivial"]));
+    let bf = report.build_failure.expect("a build failure");
+    let d = &bf.diagnostics[0];
+    assert_eq!(
+        (d.file.as_str(), d.line),
+        ("py/tests/test_deco.py", 9),
+        "{d:?}"
+    );
+    assert!(d.message.starts_with("AttributeError"), "{d:?}");
+    let map = runner
+        .item_map(&fx.ctx("map-deco"), "tests/test_deco.py")
+        .unwrap();
+    let deco = "py/tests/test_deco.py";
+    let a = attribute(deco, "test_values", &map, &bf.diagnostics);
+    assert!(matches!(a, Attribution::InTest { .. }), "{a:?}");
+    let a = attribute(deco, "test_trivial", &map, &bf.diagnostics);
+    assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+
     // A syntax error: its line, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/test_syntax.py::test_ok"]));
     assert_eq!(
