@@ -39,10 +39,12 @@
 //!    every other test. Not the node ids on the command line: one id that does not exist, or
 //!    whose file does not import, makes pytest stop with a usage error (exit 4) and run
 //!    nothing, which is why an earlier version collected first in a process of its own.
-//! 3. What was collected comes from the same run: a file that could not be collected is an
-//!    `ERROR collecting <file>` section of the output (and a `collection failure` error case in
-//!    the JUnit file); its requested ids are `BuildFail` with the build failure as for `list`. A
-//!    conftest that cannot be loaded (exit 4) fails every id below it the same way.
+//! 3. What was collected comes from the same run: a file that could not be collected is a
+//!    `collection failure` error case of the JUnit file, named after the file, with the
+//!    traceback (or, where the file lacks it, an `ERROR collecting <file>` section of the
+//!    output); its requested ids are `BuildFail` with the build failure as for `list`. A
+//!    conftest that cannot be loaded (exit 4) stops pytest before it collects anything and
+//!    fails every id below it the same way, read from the output.
 //! 4. Read the JUnit file. pytest names a case `classname` = the file's path with `/` → `.` and
 //!    without `.py`, plus the class names; `name` = the function name with its parameters. A test
 //!    passes only when its case says passed and the exit code agrees (0 with no failures or
@@ -231,8 +233,19 @@ impl Runner for Pytest {
             report.problem = Some(p);
             return report;
         }
-        // 3. What did not collect, from the same run's report.
-        let errors = collect_errors(&stdout, &stderr);
+        // 3. What did not collect, from the same run's results: the JUnit file's collection
+        // failures, and the report's sections for what the file does not hold (a conftest that
+        // could not be loaded stops pytest before it collects anything).
+        let cases_read = junit.as_deref().map(parse_junit);
+        let mut errors: Vec<CollectError> = match &cases_read {
+            Some(Ok(cases)) => junit_collect_errors(cases, &files),
+            _ => Vec::new(),
+        };
+        for e in collect_errors(&stdout, &stderr) {
+            if !errors.iter().any(|known| known.node == e.node) {
+                errors.push(e);
+            }
+        }
         let mut build_failed = false;
         to_run.retain(|id| {
             if errors.iter().any(|e| e.covers(id)) {
@@ -259,7 +272,7 @@ impl Runner for Pytest {
         if !exit_believed && !explained {
             problems.push(exit_text);
         }
-        let Some(bytes) = junit else {
+        let Some(cases_read) = cases_read else {
             if exit_believed {
                 problems.push(format!(
                     "pytest exited with code {} but wrote no JUnit file",
@@ -269,7 +282,7 @@ impl Runner for Pytest {
             report.problem = join_problems(problems);
             return report;
         };
-        let cases = match parse_junit(&bytes) {
+        let cases = match cases_read {
             Ok(c) => c,
             Err(e) => {
                 problems.push(format!("pytest's JUnit file is unreadable: {e}"));
@@ -573,6 +586,38 @@ impl Collected {
             excerpt: truncate(excerpt.trim_end(), 4000),
         })
     }
+}
+
+/// The files that could not be collected, from pytest's JUnit file: an error case named after
+/// the file (`classname=""`, `name="tests.test_x"`, message `collection failure`) whose text is
+/// the traceback. The dotted name is matched back to the requested file it mangles to; a name
+/// two requested files share is left to the report's own section.
+fn junit_collect_errors(cases: &[JunitCase], files: &BTreeSet<&str>) -> Vec<CollectError> {
+    let mangled = |f: &str| -> String {
+        let dotted = f.replace('/', ".");
+        dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
+    };
+    cases
+        .iter()
+        .filter(|c| {
+            c.classname.is_empty()
+                && c.status == JunitStatus::Errored
+                && c.message.as_deref() == Some("collection failure")
+        })
+        .filter_map(|c| {
+            let mut matching = files.iter().filter(|f| mangled(f) == c.name);
+            let file = matching.next()?;
+            if matching.next().is_some() {
+                return None;
+            }
+            Some(CollectError {
+                node: file.to_string(),
+                header: format!("ERROR collecting {file}"),
+                body: c.text.clone().unwrap_or_default(),
+                conftest: false,
+            })
+        })
+        .collect()
 }
 
 /// The collection errors in a pytest run's output: `ERROR collecting` sections (stdout) and
@@ -1002,6 +1047,26 @@ mod tests {
         assert!(parse_collect_only(only_errors).is_empty());
         assert_eq!(parse_collect_errors(only_errors).len(), 1);
         assert!(parse_collect_only("\nno tests collected in 0.00s\n").is_empty());
+    }
+
+    #[test]
+    fn collection_failures_in_the_junit_file() {
+        let xml = br#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="0" skipped="0" tests="2"><testcase classname="" name="tests.test_broken" time="0.000"><error message="collection failure">Traceback:
+tests/test_broken.py:2: in &lt;module&gt;
+    from app import newname
+E   ImportError: cannot import name 'newname' from 'app'</error></testcase><testcase classname="tests.test_a" name="test_c" time="0.001" /></testsuite></testsuites>"#;
+        let cases = parse_junit(xml).unwrap();
+        let files: BTreeSet<&str> = ["tests/test_broken.py", "tests/test_a.py"].into();
+        let errors = junit_collect_errors(&cases, &files);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].node, "tests/test_broken.py");
+        assert!(errors[0].covers("tests/test_broken.py::test_x"));
+        let d = errors[0].diagnostic(&ctx()).unwrap();
+        assert_eq!((d.file.as_str(), d.line), ("py/tests/test_broken.py", 2));
+        assert_eq!(d.names, vec!["newname"]);
+        // Two requested files that mangle to one name: left to the output's sections.
+        let both: BTreeSet<&str> = ["tests/test_broken.py", "tests.test_broken.py"].into();
+        assert!(junit_collect_errors(&cases, &both).is_empty());
     }
 
     #[test]
