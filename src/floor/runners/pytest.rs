@@ -24,7 +24,9 @@
 //! (exit 4) is Python's compile error: `build_failure`, with the failing file and the files of
 //! the traceback inside the worktree as `diagnostic_files`, and in `diagnostics` the innermost
 //! position inside the worktree that the traceback names (`tests/test_x.py:3: in <module>`, a
-//! `SyntaxError`'s `File "…", line 4`). The tests that did collect are still listed next to it.
+//! `SyntaxError`'s `File "…", line 4`), with the name an `ImportError: cannot import name 'x'`
+//! says is missing (only that name of its `from … import` fails). The tests that did collect
+//! are still listed next to it.
 //! Any other exit is a problem.
 //!
 //! # run
