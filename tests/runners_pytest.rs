@@ -499,6 +499,31 @@ fn import_failures_are_attributed_with_the_files_ast() {
     let a = attribute(deco, "test_trivial", &map, &bf.diagnostics);
     assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
 
+    // A fixture the test requests, and an autouse fixture, need what they use.
+    write(
+        &fx.dir.join("tests/test_fixtures.py"),
+        "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture\ndef made():\n    return new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n\n\ndef test_requests(made):\n    assert made\n",
+    );
+    let report = runner.run(
+        &fx.ctx("fixtures"),
+        &ids(&["tests/test_fixtures.py::test_trivial"]),
+    );
+    let bf = report.build_failure.expect("a build failure");
+    let map = runner
+        .item_map(&fx.ctx("map-fixtures"), "tests/test_fixtures.py")
+        .unwrap();
+    let f = "py/tests/test_fixtures.py";
+    assert!(!attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
+    assert!(attribute(f, "test_requests", &map, &bf.diagnostics).is_own());
+    write(
+        &fx.dir.join("tests/test_fixtures.py"),
+        "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture(autouse=True)\ndef everywhere():\n    new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n",
+    );
+    let map = runner
+        .item_map(&fx.ctx("map-autouse"), "tests/test_fixtures.py")
+        .unwrap();
+    assert!(attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
+
     // A syntax error: its line, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/test_syntax.py::test_ok"]));
     assert_eq!(

@@ -31,7 +31,8 @@
 //!    be matched to an id, so that item and the items below it are left out. The extent is the
 //!    call's lines; `uses` holds every identifier in the call (property names and type names
 //!    included), the identifiers of the enclosing describe bodies outside their own tests (hooks,
-//!    shared setup), and the helpers of step 1 they reach by name.
+//!    shared setup) and of the file's top-level hooks (`beforeEach(…)`, which run around every
+//!    test), and the helpers of step 1 they reach by name.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -535,7 +536,28 @@ pub fn item_map(source: &str, path: &str) -> Option<ItemMap> {
         helpers: helpers(root, source),
         items: Vec::new(),
     };
-    walk.visit(root, Some(&Scope::default()));
+    // Hooks at the top of the file run around every test in it.
+    let mut top = Scope::default();
+    for stmt in named_children(root) {
+        let Some(call) = named_children(stmt)
+            .into_iter()
+            .next()
+            .filter(|c| stmt.kind() == "expression_statement" && c.kind() == "call_expression")
+        else {
+            continue;
+        };
+        let is_hook = call_parts(call).is_some_and(|(callee, _)| {
+            callee.kind() == "identifier"
+                && matches!(
+                    text(callee, source),
+                    "beforeAll" | "beforeEach" | "afterAll" | "afterEach"
+                )
+        });
+        if is_hook {
+            walk.context(call, &mut top);
+        }
+    }
+    walk.visit(root, Some(&top));
     let imports = imports(root, source)
         .into_iter()
         .map(|i| Import {
@@ -623,6 +645,7 @@ describe(name, () => {
         let adds = map.item("adds").unwrap();
         assert_eq!(adds.lines, Lines { start: 10, end: 12 });
         assert!(adds.uses.contains("add") && !adds.uses.contains("limit"));
+        assert!(!adds.uses.contains("setup"));
         let high = map.item("math > clamps 'high'").unwrap();
         assert_eq!(high.lines, Lines { start: 17, end: 19 });
         // Through the helper it calls, the describe's shared setup and its hook.
@@ -654,6 +677,14 @@ describe(name, () => {
             Some((3, 21))
         );
         assert_eq!(first_syntax_error(VITEST, "a.test.js"), None);
+    }
+
+    #[test]
+    fn top_level_hooks_are_every_tests_need() {
+        let src = "import { setup } from './fixtures.js';\nbeforeEach(() => setup());\ntest('a', () => {});\ndescribe('d', () => {\n  it('b', () => {});\n});\n";
+        let map = item_map(src, "a.test.js").unwrap();
+        assert!(map.item("a").unwrap().uses.contains("setup"));
+        assert!(map.item("d > b").unwrap().uses.contains("setup"));
     }
 
     #[test]

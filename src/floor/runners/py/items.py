@@ -10,7 +10,8 @@ Exit 1 (nothing printed) when the file does not parse.
   the item mentions (Name ids, each segment of an attribute chain, its parameters, which pytest
   resolves as fixtures by name), the names used by its enclosing classes' headers (bases,
   decorators), and, transitively, the names used by the module-level functions and classes it
-  calls by name (a helper that needs the new API is the test's need too).
+  calls by name or requests as fixtures, and by the autouse fixtures of its module and classes
+  (a helper or fixture that needs the new API is the test's need too).
 - imports: every `import` / `from … import` statement with the names it binds there
   (`import a.b` binds `a`, `import a.b as c` binds `c`, `from m import x as y` binds `y`;
   `from m import *` binds nothing we can know).
@@ -34,8 +35,34 @@ def mentioned(node):
 
 
 def called_by_name(node):
-    """Plain names only: `helper()` reaches a module-level helper, `obj.helper()` does not."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    """Plain names and parameters: `helper()` reaches a module-level helper (`obj.helper()` does
+    not), and a parameter reaches the fixture of that name, which pytest passes by name."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out
+
+
+def is_autouse(node):
+    """A `@pytest.fixture(autouse=True)` (or `@fixture(autouse=True)`): it runs around every test
+    at its level, so what it needs every test there needs."""
+    for d in getattr(node, "decorator_list", []):
+        if isinstance(d, ast.Call):
+            for k in d.keywords:
+                if k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True:
+                    return True
+    return False
+
+
+def autouse_names(body):
+    return {
+        node.name
+        for node in body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_autouse(node)
+    }
 
 
 def extent(node):
@@ -64,9 +91,9 @@ def main(path):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             helpers[node.name] = (mentioned(node), called_by_name(node))
 
-    def closure(node, inherited):
+    def closure(node, inherited, reached=()):
         seen = mentioned(node) | inherited
-        todo = [n for n in called_by_name(node) if n in helpers]
+        todo = [n for n in called_by_name(node) | set(reached) if n in helpers]
         done = set()
         while todo:
             n = todo.pop()
@@ -80,11 +107,12 @@ def main(path):
 
     items = []
 
-    def visit(body, prefix, inherited):
+    def visit(body, prefix, inherited, autouse):
+        autouse = autouse | autouse_names(body)
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start, end = extent(node)
-                uses = closure(node, inherited)
+                uses = closure(node, inherited | (autouse - {node.name}), autouse - {node.name})
                 items.append(
                     {
                         "name": "::".join(prefix + [node.name]),
@@ -94,9 +122,9 @@ def main(path):
                     }
                 )
             elif isinstance(node, ast.ClassDef):
-                visit(node.body, prefix + [node.name], inherited | header_uses(node))
+                visit(node.body, prefix + [node.name], inherited | header_uses(node), autouse)
 
-    visit(tree.body, [], set())
+    visit(tree.body, [], set(), set())
 
     imports = []
     for node in ast.walk(tree):
