@@ -519,3 +519,88 @@ fn a_command_check_through_an_interpreter_lays_its_script_over_base() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("proves nothing"), "{run:?}");
 }
+
+/// The bound tests of one file run in one pytest process per side and run, tests of different
+/// files in different ones; pytest collects in that same process (no `--collect-only` per test).
+#[test]
+fn bound_tests_of_one_file_share_one_pytest_process_per_run() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    let (a, b, c) = ("order-refunded", "order-reported", "order-kept");
+    r.write(
+        "tests/test_refunds.py",
+        &format!(
+            "from svc.refund import refund, is_refunded\n\ndef test_marks_{}():\n    assert refund({{}})['status'] == 'refunded'\n\ndef test_reports_{}():\n    assert is_refunded(refund({{}}))\n",
+            ident(a),
+            ident(b)
+        ),
+    );
+    r.write(
+        "tests/test_other.py",
+        &format!(
+            "from svc.refund import refund\n\ndef test_keeps_{}():\n    assert refund({{'id': 1}})['id'] == 1\n",
+            ident(c)
+        ),
+    );
+    acceptance(
+        &r,
+        &format!("  - id: {a}\n    ac: Order is marked refunded.\n  - id: {b}\n    ac: Refund is reported.\n  - id: {c}\n    ac: The order is kept.\n    required: false\n"),
+    );
+    r.commit("head");
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--runs",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c0 = &v["result"]["criteria"];
+    assert_eq!(c0[0]["floor"]["result"], "satisfied", "{run:?}");
+    assert_eq!(c0[1]["floor"]["result"], "satisfied", "{run:?}");
+    // Passes at base too: proves nothing, whatever its neighbours in other files do.
+    assert_eq!(c0[2]["floor"]["result"], "unsatisfied", "{run:?}");
+    assert!(
+        c0[2]["floor"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("proves nothing"),
+        "{run:?}"
+    );
+    let rows = v["result"]["runtime"].as_array().unwrap();
+    let pytest_runs = |side: &str| -> Vec<(String, u64)> {
+        rows.iter()
+            .filter(|row| {
+                row["runner"] == "pytest" && row["side"].as_str().unwrap().starts_with(side)
+            })
+            .map(|row| {
+                (
+                    row["command"].as_str().unwrap().to_string(),
+                    row["tests"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for side in ["head", "base"] {
+        let runs = pytest_runs(side);
+        let test_runs: Vec<&(String, u64)> = runs
+            .iter()
+            .filter(|(cmd, _)| cmd.contains("--junitxml"))
+            .collect();
+        // Two files, two runs each: four processes, never one per test.
+        assert_eq!(test_runs.len(), 4, "{side}: {runs:#?}");
+        for (cmd, n) in &test_runs {
+            let together = cmd.ends_with("tests/test_refunds.py");
+            assert!(together || cmd.ends_with("tests/test_other.py"), "{cmd}");
+            assert_eq!(*n, if together { 2 } else { 1 }, "{cmd}");
+        }
+        // The only other pytest process is head's one listing.
+        let collects = runs
+            .iter()
+            .filter(|(cmd, _)| cmd.contains("--collect-only"))
+            .count();
+        assert_eq!(collects, usize::from(side == "head"), "{side}: {runs:#?}");
+    }
+}

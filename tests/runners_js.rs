@@ -1,7 +1,8 @@
 //! The vitest and jest adapters against real tiny projects: listing (skipped and todo tests
 //! included), running passing, failing, skipped and filtered tests, names that are prefixes of
 //! each other, test files that do not load (build failures), ids that do not exist (never a
-//! pass), and a project without `node_modules`.
+//! pass), a project without `node_modules`, scoped listings, failure kinds, and the positions
+//! and item maps that attribute a file that does not load to a test (DESIGN 5.4).
 //!
 //! The tools are installed once per `cargo test` run (and kept between runs) with npm into
 //! `$CARGO_TARGET_TMPDIR/js-tools/<tool>`, under a lock directory because nextest runs each test
@@ -17,7 +18,8 @@ use shipmoor::acceptance::{RunnerConfig, RunnerKind};
 
 mod common;
 use common::js::node_modules;
-use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
+use shipmoor::floor::attribute::{attribute, Attribution};
+use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 // ---------------------------------------------------------------------------------------------
 // Installing the tools once
@@ -498,6 +500,175 @@ fn empty_project(kind: RunnerKind) {
     assert!(listed.tests.is_empty());
     assert!(listed.problem.is_none(), "{:?}", listed.problem);
     assert!(listed.build_failure.is_none());
+}
+
+/// DESIGN 5.4 at the adapter: a file laid over base imports a module base lacks, next to a
+/// trivial test; another calls a function base lacks in its body; a third does not parse.
+fn load_failures_are_attributed(kind: RunnerKind) {
+    let vitest = kind == RunnerKind::Vitest;
+    let (import_gone, import_math) = if vitest {
+        (
+            "import { clampHigh } from '../src/clamp.js';",
+            "import { expect, test } from 'vitest';\nimport * as math from '../src/math.js';",
+        )
+    } else {
+        (
+            "const { clampHigh } = require('../src/clamp');",
+            "const math = require('../src/math');",
+        )
+    };
+    let header = if vitest {
+        "import { describe, expect, test } from 'vitest';\n"
+    } else {
+        "\n"
+    };
+    // Line 2: the import of a module that only exists at head.
+    let new_module = format!(
+        "{header}{import_gone}\n\ndescribe('clamp', () => {{\n  test('trivial', () => {{\n    expect(1).toBe(1);\n  }});\n\n  test('clamps high', () => {{\n    expect(clampHigh(5)).toBe(3);\n  }});\n}});\n"
+    );
+    let body = format!(
+        "{import_math}\n\ntest('calls new api', () => {{\n  expect(math.clamp(5)).toBe(3);\n}});\n\ntest('asserts', () => {{\n  expect(math.add(1, 1)).toBe(3);\n}});\n"
+    );
+    let syntax = format!("{header}\ntest('ok', () => {{\n  expect(1).toBe(1);\n}});\n\ntest('bad', () => {{\n  expect(1.toBe(1);\n}});\n");
+    let mut files: Vec<(&str, &str)> = good_project(kind);
+    files.extend([
+        ("tests/clamp.test.js", new_module.as_str()),
+        ("tests/body.test.js", body.as_str()),
+        ("tests/syntax.test.js", syntax.as_str()),
+    ]);
+    let fx = fixture(kind, &files, true);
+    let runner = adapter(kind);
+    let file = "web/tests/clamp.test.js";
+    let trivial = "tests/clamp.test.js > clamp > trivial";
+    let uses = "tests/clamp.test.js > clamp > clamps high";
+    let report = runner.run(&fx.ctx("run"), &ids(&[trivial, uses]));
+    assert_eq!(report.invocations.len(), 1, "one process");
+    assert_eq!(
+        report.outcomes[trivial],
+        Outcome::BuildFail,
+        "{:?}",
+        report.problem
+    );
+    assert_eq!(report.outcomes[uses], Outcome::BuildFail);
+    let bf = report.build_failure.expect("a build failure");
+    assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
+    let d = &bf.diagnostics[0];
+    assert_eq!((d.file.as_str(), d.line), (file, 2), "{d:?}");
+    assert!(d.message.contains("Cannot find module"), "{d:?}");
+
+    let map = runner
+        .item_map(&fx.ctx("map"), "tests/clamp.test.js")
+        .expect("it parses");
+    assert_eq!(
+        runner.test_item(trivial).as_deref(),
+        Some("clamp > trivial")
+    );
+    let a = attribute(
+        file,
+        &runner.test_item(trivial).unwrap(),
+        &map,
+        &bf.diagnostics,
+    );
+    assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+    let a = attribute(
+        file,
+        &runner.test_item(uses).unwrap(),
+        &map,
+        &bf.diagnostics,
+    );
+    assert!(
+        matches!(&a, Attribution::InUsedImport { names, .. } if names == &["clampHigh"]),
+        "{a:?}"
+    );
+
+    // New API called in the body: a plain failure, an exception; `expect` failing: an assertion.
+    let api = "tests/body.test.js > calls new api";
+    let asserts = "tests/body.test.js > asserts";
+    let report = runner.run(&fx.ctx("body"), &ids(&[api, asserts]));
+    assert_eq!(report.outcomes[api], Outcome::Fail, "{:?}", report.problem);
+    assert_eq!(
+        report.failure_kinds[api],
+        FailureKind::Exception,
+        "{:?}",
+        report.messages
+    );
+    assert!(
+        report.messages[api].contains("TypeError"),
+        "{:?}",
+        report.messages
+    );
+    assert_eq!(report.outcomes[asserts], Outcome::Fail);
+    assert_eq!(
+        report.failure_kinds[asserts],
+        FailureKind::Assertion,
+        "{:?}",
+        report.messages
+    );
+    assert!(report.build_failure.is_none());
+
+    // A syntax error: its position, inside the item that holds it.
+    let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/syntax.test.js > ok"]));
+    assert_eq!(
+        report.outcomes["tests/syntax.test.js > ok"],
+        Outcome::BuildFail
+    );
+    let bf = report.build_failure.unwrap();
+    let d = &bf.diagnostics[0];
+    assert_eq!(d.file, "web/tests/syntax.test.js");
+    assert!((6..=8).contains(&d.line), "{d:?}");
+    let map = runner
+        .item_map(&fx.ctx("map2"), "tests/syntax.test.js")
+        .unwrap();
+    let a = attribute("web/tests/syntax.test.js", "ok", &map, &bf.diagnostics);
+    assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+    // The parser's recovery may not keep the broken call as an item (then nothing is
+    // attributed to it); it is never the neighbour's.
+    let a = attribute("web/tests/syntax.test.js", "bad", &map, &bf.diagnostics);
+    assert!(
+        matches!(a, Attribution::InTest { .. } | Attribution::Unknown { .. }),
+        "{a:?} {map:?}"
+    );
+}
+
+fn a_scoped_listing_loads_only_those_files(kind: RunnerKind) {
+    let fx = fixture(kind, &broken_project(kind), true);
+    let runner = adapter(kind);
+    let scope = |f: &[&str]| ListScope::Files(f.iter().map(|s| s.to_string()).collect());
+    // `tests/math.test.js` alone: not `other.test.js`, and none of the broken files.
+    let listed = runner.list(
+        &fx.ctx("list"),
+        &scope(&["tests/other.test.js", "src/math.js", "README.md"]),
+    );
+    assert!(listed.problem.is_none(), "{:?}", listed.problem);
+    assert!(listed.build_failure.is_none(), "{:?}", listed.build_failure);
+    let listed_ids: Vec<&str> = listed.tests.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(listed_ids, vec!["tests/other.test.js > adds"]);
+    // Nothing JavaScript in scope: nothing to load, no process.
+    let none = runner.list(
+        &fx.ctx("none"),
+        &scope(&["README.md", "tests/gone2.test.js"]),
+    );
+    assert!(none.tests.is_empty() && none.invocations.is_empty());
+}
+
+#[test]
+fn vitest_load_failures_are_attributed() {
+    load_failures_are_attributed(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_load_failures_are_attributed() {
+    load_failures_are_attributed(RunnerKind::Jest);
+}
+
+#[test]
+fn vitest_scoped_listing() {
+    a_scoped_listing_loads_only_those_files(RunnerKind::Vitest);
+}
+
+#[test]
+fn jest_scoped_listing() {
+    a_scoped_listing_loads_only_those_files(RunnerKind::Jest);
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! The pytest adapter against real tiny projects: listing, running, files that do not import,
-//! a broken conftest, and ids that do not exist (never a pass).
+//! a broken conftest, ids that do not exist (never a pass), scoped listings, and the positions
+//! and item maps that attribute an import failure to a test (DESIGN 5.4).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
+use shipmoor::floor::attribute::{attribute, Attribution};
+use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const TEST_A: &str = r#"import pytest
 
@@ -324,4 +326,260 @@ fn test_files() {
     assert!(r.is_test_file("conftest.py"));
     assert!(r.is_test_file("test/data.json"));
     assert!(!r.is_test_file("app.py"));
+}
+
+/// DESIGN 5.4 at the adapter: a file laid over base imports a name base lacks. The import
+/// error's position is the import line; the parser tells which test uses that import.
+#[test]
+fn import_failures_are_attributed_with_the_files_ast() {
+    if !pytest_available() {
+        return;
+    }
+    let new_api = "import app\nfrom app import old_function, new_function\n\n\ndef test_trivial():\n    assert old_function() == 1\n\n\ndef test_uses_import():\n    assert new_function() == 2\n\n\nclass TestK:\n    @staticmethod\n    def test_method():\n        assert helper()\n\n\ndef helper():\n    return new_function()\n";
+    let fx = fixture(&[
+        ("app.py", "def old_function():\n    return 1\n"),
+        ("tests/test_new.py", new_api),
+        (
+            "tests/test_body.py",
+            "import app\n\n\ndef test_calls_new_api():\n    assert app.new_function() == 2\n\n\ndef test_asserts():\n    assert app.old_function() == 2\n",
+        ),
+        ("tests/test_syntax.py", "def test_ok():\n    pass\n\n\ndef test_bad(:\n    pass\n"),
+    ]);
+    let runner = adapter();
+    let file = "py/tests/test_new.py";
+    let report = runner.run(
+        &fx.ctx("run"),
+        &ids(&[
+            "tests/test_new.py::test_trivial",
+            "tests/test_new.py::test_uses_import",
+            "tests/test_new.py::TestK::test_method",
+        ]),
+    );
+    assert_eq!(report.invocations.len(), 1, "one process");
+    assert!(
+        report.outcomes.values().all(|o| *o == Outcome::BuildFail),
+        "{:?}",
+        report.outcomes
+    );
+    let bf = report.build_failure.expect("a build failure");
+    assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
+    let d = &bf.diagnostics[0];
+    assert_eq!((d.file.as_str(), d.line), (file, 2), "{d:?}");
+    assert!(
+        d.message
+            .starts_with("ImportError: cannot import name 'new_function'"),
+        "{d:?}"
+    );
+
+    let map = runner
+        .item_map(&fx.ctx("map"), "tests/test_new.py")
+        .expect("the file parses");
+    let item = |id: &str| runner.test_item(id).unwrap();
+    assert_eq!(
+        item("tests/test_new.py::TestK::test_method"),
+        "TestK::test_method"
+    );
+    assert_eq!(item("tests/test_a.py::test_param[x::y]"), "test_param");
+    let trivial = attribute(
+        file,
+        &item("tests/test_new.py::test_trivial"),
+        &map,
+        &bf.diagnostics,
+    );
+    // The statement also binds `old_function`, which the trivial test uses, but only
+    // `new_function` failed: not the trivial test's failure.
+    assert_eq!(d.names, vec!["new_function"]);
+    assert!(
+        matches!(trivial, Attribution::Elsewhere { .. }),
+        "{trivial:?}"
+    );
+    let uses = attribute(file, "test_uses_import", &map, &bf.diagnostics);
+    assert!(
+        matches!(&uses, Attribution::InUsedImport { names, .. } if names == &["new_function"]),
+        "{uses:?}"
+    );
+
+    // A module that is not there fails the whole statement: every name it binds.
+    write(
+        &fx.dir.join("tests/test_new.py"),
+        &new_api.replacen("from app import", "from app_v2 import", 1),
+    );
+    let report = runner.run(
+        &fx.ctx("module"),
+        &ids(&["tests/test_new.py::test_trivial"]),
+    );
+    let bf = report.build_failure.expect("a build failure");
+    assert!(bf.diagnostics[0].names.is_empty(), "{:?}", bf.diagnostics);
+    assert!(
+        bf.diagnostics[0].message.starts_with("ModuleNotFoundError"),
+        "{:?}",
+        bf.diagnostics
+    );
+    let trivial = attribute(file, "test_trivial", &map, &bf.diagnostics);
+    assert!(
+        matches!(&trivial, Attribution::InUsedImport { names, .. } if names == &["old_function"]),
+        "{trivial:?}"
+    );
+
+    // The same file with the new name imported alone: the trivial test does not use it.
+    let split = new_api.replacen(
+        "from app import old_function, new_function\n",
+        "from app import old_function\nfrom app import new_function\n",
+        1,
+    );
+    write(&fx.dir.join("tests/test_new.py"), &split);
+    let report = runner.run(&fx.ctx("run2"), &ids(&["tests/test_new.py::test_trivial"]));
+    let bf = report.build_failure.expect("a build failure");
+    let map = runner
+        .item_map(&fx.ctx("map2"), "tests/test_new.py")
+        .unwrap();
+    let trivial = attribute(file, "test_trivial", &map, &bf.diagnostics);
+    assert!(
+        matches!(trivial, Attribution::Elsewhere { .. }),
+        "{trivial:?} {:?}",
+        bf.diagnostics
+    );
+    let uses = attribute(file, "test_uses_import", &map, &bf.diagnostics);
+    assert!(
+        matches!(uses, Attribution::InUsedImport { ref names, .. } if names == &["new_function"]),
+        "{uses:?}"
+    );
+    // Through a module-level helper it calls.
+    let method = attribute(file, "TestK::test_method", &map, &bf.diagnostics);
+    assert!(method.is_own(), "{method:?}");
+
+    // New API called in the body through a module import: a plain failure, an exception; a
+    // failed assert is an assertion.
+    let report = runner.run(
+        &fx.ctx("body"),
+        &ids(&[
+            "tests/test_body.py::test_calls_new_api",
+            "tests/test_body.py::test_asserts",
+        ]),
+    );
+    assert_eq!(
+        report.outcomes["tests/test_body.py::test_calls_new_api"],
+        Outcome::Fail
+    );
+    assert_eq!(
+        report.failure_kinds["tests/test_body.py::test_calls_new_api"],
+        FailureKind::Exception
+    );
+    assert!(
+        report.messages["tests/test_body.py::test_calls_new_api"].contains("AttributeError"),
+        "{:?}",
+        report.messages
+    );
+    assert_eq!(
+        report.failure_kinds["tests/test_body.py::test_asserts"],
+        FailureKind::Assertion
+    );
+    assert!(report.build_failure.is_none());
+
+    // A name base lacks, used in a decorator at import time: inside that item's extent.
+    write(
+        &fx.dir.join("tests/test_deco.py"),
+        "import pytest\nimport app\n\n\ndef test_trivial():\n    pass\n\n\n@pytest.mark.parametrize(\"x\", app.new_values())\ndef test_values(x):\n    assert x\n",
+    );
+    let report = runner.run(&fx.ctx("deco"), &ids(&["tests/test_deco.py::test_trivial"]));
+    let bf = report.build_failure.expect("a build failure");
+    let d = &bf.diagnostics[0];
+    assert_eq!(
+        (d.file.as_str(), d.line),
+        ("py/tests/test_deco.py", 9),
+        "{d:?}"
+    );
+    assert!(d.message.starts_with("AttributeError"), "{d:?}");
+    let map = runner
+        .item_map(&fx.ctx("map-deco"), "tests/test_deco.py")
+        .unwrap();
+    let deco = "py/tests/test_deco.py";
+    let a = attribute(deco, "test_values", &map, &bf.diagnostics);
+    assert!(matches!(a, Attribution::InTest { .. }), "{a:?}");
+    let a = attribute(deco, "test_trivial", &map, &bf.diagnostics);
+    assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
+
+    // A fixture the test requests, and an autouse fixture, need what they use.
+    write(
+        &fx.dir.join("tests/test_fixtures.py"),
+        "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture\ndef made():\n    return new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n\n\ndef test_requests(made):\n    assert made\n",
+    );
+    let report = runner.run(
+        &fx.ctx("fixtures"),
+        &ids(&["tests/test_fixtures.py::test_trivial"]),
+    );
+    let bf = report.build_failure.expect("a build failure");
+    let map = runner
+        .item_map(&fx.ctx("map-fixtures"), "tests/test_fixtures.py")
+        .unwrap();
+    let f = "py/tests/test_fixtures.py";
+    assert!(!attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
+    assert!(attribute(f, "test_requests", &map, &bf.diagnostics).is_own());
+    write(
+        &fx.dir.join("tests/test_fixtures.py"),
+        "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture(autouse=True)\ndef everywhere():\n    new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n",
+    );
+    let map = runner
+        .item_map(&fx.ctx("map-autouse"), "tests/test_fixtures.py")
+        .unwrap();
+    assert!(attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
+
+    // A syntax error: its line, inside the item that holds it.
+    let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/test_syntax.py::test_ok"]));
+    assert_eq!(
+        report.outcomes["tests/test_syntax.py::test_ok"],
+        Outcome::BuildFail
+    );
+    let d = &report.build_failure.unwrap().diagnostics[0];
+    assert_eq!(
+        (d.file.as_str(), d.line),
+        ("py/tests/test_syntax.py", 5),
+        "{d:?}"
+    );
+    assert!(d.message.starts_with("SyntaxError"), "{d:?}");
+    // The file does not parse: no map, so nothing is attributed.
+    assert!(runner
+        .item_map(&fx.ctx("map3"), "tests/test_syntax.py")
+        .is_none());
+    assert!(runner.item_map(&fx.ctx("map4"), "../outside.py").is_none());
+}
+
+#[test]
+fn a_scoped_listing_collects_only_those_files() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[
+        ("tests/test_a.py", "def test_one():\n    pass\n"),
+        ("tests/sub/test_b.py", TEST_B),
+        (
+            "tests/helpers.py",
+            "def test_not_collected_normally():\n    pass\n",
+        ),
+    ]);
+    let runner = adapter();
+    let listed_ids = |scope: ListScope| -> Vec<String> {
+        let listed = runner.list(&fx.ctx("list"), &scope);
+        assert!(listed.problem.is_none(), "{:?}", listed.problem);
+        listed.tests.into_iter().map(|t| t.id).collect()
+    };
+    let files = |f: &[&str]| ListScope::Files(f.iter().map(|s| s.to_string()).collect());
+    assert_eq!(
+        listed_ids(files(&["tests/test_a.py"])),
+        vec!["tests/test_a.py::test_one"]
+    );
+    // Not Python, or gone: no test there, and no pytest process.
+    let none = runner.list(
+        &fx.ctx("none"),
+        &files(&["README.md", "tests/test_gone.py"]),
+    );
+    assert!(none.tests.is_empty() && none.invocations.is_empty());
+    // A Python file that is not a test module by its name: the whole suite, as configured.
+    assert_eq!(
+        listed_ids(files(&["tests/helpers.py", "tests/test_a.py"])),
+        vec![
+            "tests/sub/test_b.py::test_other",
+            "tests/test_a.py::test_one"
+        ]
+    );
 }

@@ -15,7 +15,10 @@
 //! 2. a diagnostic lies inside the item's extent (its body, signature or attributes) →
 //!    [`Attribution::InTest`];
 //! 3. a diagnostic lies on an import whose bound names the item uses →
-//!    [`Attribution::InUsedImport`];
+//!    [`Attribution::InUsedImport`]; when the diagnostic names what failed
+//!    ([`Diagnostic::names`]: Python's `cannot import name 'x'`), only those names count, so a
+//!    test that uses another name of the same statement (`from m import old, new`) is not
+//!    taken for the one that needs `new`;
 //! 4. otherwise → [`Attribution::Elsewhere`], naming the first diagnostic.
 //!
 //! This module is pure: parsing lives with the adapters, which know their language.
@@ -83,6 +86,11 @@ pub struct Diagnostic {
     pub column: Option<u32>,
     /// The first line of the message.
     pub message: String,
+    /// The names the error says cannot be imported, where it says (`cannot import name 'x'`);
+    /// empty when the whole statement failed (a module that is not there) or the compiler does
+    /// not tell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 impl Diagnostic {
@@ -168,7 +176,12 @@ pub fn attribute(file: &str, item: &str, map: &ItemMap, diagnostics: &[Diagnosti
     }
     for d in in_file() {
         for imp in map.imports.iter().filter(|i| i.lines.contains(d.line)) {
-            let used: Vec<String> = imp.names.intersection(&it.uses).cloned().collect();
+            let used: Vec<String> = imp
+                .names
+                .intersection(&it.uses)
+                .filter(|n| d.names.is_empty() || d.names.contains(n))
+                .cloned()
+                .collect();
             if !used.is_empty() {
                 return Attribution::InUsedImport {
                     diagnostic: d.clone(),
@@ -276,6 +289,7 @@ mod tests {
             line,
             column: Some(5),
             message: "cannot find function `clamp`".into(),
+            names: Vec::new(),
         }
     }
 
@@ -310,6 +324,29 @@ mod tests {
             matches!(unused, Attribution::Elsewhere { .. }),
             "{unused:?}"
         );
+    }
+
+    #[test]
+    fn only_the_names_that_failed_count_when_the_diagnostic_names_them() {
+        // `from m import assert_eq, clamp` fails on `clamp` alone: the trivial test uses
+        // `assert_eq` of the same statement, and that is not its failure.
+        let mut m = map();
+        m.imports[0].names = names(&["assert_eq", "clamp"]);
+        let mut d = diag("t.rs", 2);
+        d.names = vec!["clamp".into()];
+        let trivial = attribute("t.rs", "tests::trivial", &m, std::slice::from_ref(&d));
+        assert!(
+            matches!(trivial, Attribution::Elsewhere { .. }),
+            "{trivial:?}"
+        );
+        let uses = attribute("t.rs", "tests::uses_new", &m, std::slice::from_ref(&d));
+        assert!(
+            matches!(&uses, Attribution::InUsedImport { names, .. } if names == &["clamp"]),
+            "{uses:?}"
+        );
+        // Without names, every name of the statement counts.
+        d.names.clear();
+        assert!(attribute("t.rs", "tests::trivial", &m, &[d]).is_own());
     }
 
     #[test]

@@ -426,9 +426,10 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
 
     // 3. head runs of the bound (and guarded) tests.
     let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
-    let mut bound: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
+    // Each bound test with its file: the floor runs the bound tests of one file together.
+    let mut bound: Vec<BTreeMap<String, Option<String>>> = vec![BTreeMap::new(); cx.adapters.len()];
     for t in bindings.iter().flat_map(|b| b.tests()) {
-        bound[t.runner].insert(t.id.clone());
+        bound[t.runner].insert(t.id.clone(), t.file.clone());
     }
     for t in bindings.iter().flat_map(|b| b.tests()).chain(&guarded) {
         wanted[t.runner].insert(t.id.clone());
@@ -1249,10 +1250,13 @@ impl Ctx<'_> {
         Ok(last)
     }
 
-    /// Runs every bound test in an invocation of its own, so that no other test in the same
-    /// process (another criterion's, say) can forge or disturb its result, and its evidence
-    /// cites exactly the run that observed it; the tests only the pass-to-pass guard wants run
-    /// together.
+    /// Runs the bound tests of one file in one invocation, and tests of different files in
+    /// different invocations, so that no test of another file (another criterion's, say, or one
+    /// the change added) can forge or disturb a bound test's result: the tests of one file
+    /// already share a module, so one process gives them no way to reach each other that the
+    /// file does not already have. A bound test whose file is unknown runs alone. Each test's
+    /// evidence cites the invocation that observed it. The tests only the pass-to-pass guard
+    /// wants run together.
     #[allow(clippy::too_many_arguments)]
     fn run_isolated(
         &mut self,
@@ -1261,12 +1265,14 @@ impl Ctx<'_> {
         side: Side,
         overlay: Option<&OverlayRef>,
         ids: &[String],
-        bound: &BTreeSet<String>,
+        bound: &BTreeMap<String, Option<String>>,
         k: u32,
         obs: &mut BTreeMap<(usize, String), Observed>,
     ) -> Result<(), Error> {
-        let (alone, together): (Vec<String>, Vec<String>) =
-            ids.iter().cloned().partition(|id| bound.contains(id));
+        let (groups, alone, together) = group_by_file(ids, bound);
+        for group in groups.values() {
+            self.run_tests(i, wt, side, overlay, group, k, obs)?;
+        }
         for id in &alone {
             self.run_tests(i, wt, side, overlay, std::slice::from_ref(id), k, obs)?;
         }
@@ -1449,6 +1455,25 @@ impl Ctx<'_> {
     }
 }
 
+/// The invocations of one run at one side (see [`Ctx::run_isolated`]): the bound ids grouped by
+/// their file, the bound ids with no known file (each alone), and the ids that are not bound
+/// (the guard's, run together).
+type Grouped = (BTreeMap<String, Vec<String>>, Vec<String>, Vec<String>);
+
+fn group_by_file(ids: &[String], bound: &BTreeMap<String, Option<String>>) -> Grouped {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut alone = Vec::new();
+    let mut together = Vec::new();
+    for id in ids {
+        match bound.get(id) {
+            Some(Some(file)) => groups.entry(file.clone()).or_default().push(id.clone()),
+            Some(None) => alone.push(id.clone()),
+            None => together.push(id.clone()),
+        }
+    }
+    (groups, alone, together)
+}
+
 fn code(c: Option<i32>) -> String {
     c.map(|c| c.to_string()).unwrap_or_else(|| "signal".into())
 }
@@ -1499,5 +1524,46 @@ pub fn reproduce(config: &RunnerConfig, id: &str) -> String {
             format!("{cd}cargo test {target} -- --exact {name}")
         }
         other => format!("{cd}{} {id}", other.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_by_file;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn bound_tests_run_together_per_file_and_never_across_files() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let bound: BTreeMap<String, Option<String>> = [
+            ("a::one", Some("tests/a.py")),
+            ("b::one", Some("tests/b.py")),
+            ("a::two", Some("tests/a.py")),
+            ("x::nofile", None),
+            ("y::nofile", None),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+        .collect();
+        let ids = s(&[
+            "a::one",
+            "a::two",
+            "b::one",
+            "g::guard",
+            "x::nofile",
+            "y::nofile",
+        ]);
+        let (groups, alone, together) = group_by_file(&ids, &bound);
+        assert_eq!(
+            groups.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("tests/a.py".to_string(), s(&["a::one", "a::two"])),
+                ("tests/b.py".to_string(), s(&["b::one"])),
+            ]
+        );
+        // No file known: each alone, never grouped with each other.
+        assert_eq!(alone, s(&["x::nofile", "y::nofile"]));
+        // Not bound (the guard's): together.
+        assert_eq!(together, s(&["g::guard"]));
     }
 }

@@ -997,6 +997,7 @@ pub(super) fn build_failure(
                     line: p.line,
                     column: p.column,
                     message: e.message.clone(),
+                    names: unresolved_names(&e.message),
                 })
             });
             if let Some(d) = at {
@@ -1529,5 +1530,42 @@ mod tests {
                 vec!["--include-ignored".to_string()]
             )
         );
+    }
+}
+
+/// The names an unresolved-import error says cannot be imported (rustc's E0432: ``unresolved
+/// import `crate::a::b` ``, ``unresolved imports `x::c`, `x::d` ``), so that only the tests
+/// using those names count the failure as their own (DESIGN 5.4). Empty for other errors.
+fn unresolved_names(message: &str) -> Vec<String> {
+    let Some(rest) = message
+        .strip_prefix("unresolved imports ")
+        .or_else(|| message.strip_prefix("unresolved import "))
+    else {
+        return Vec::new();
+    };
+    rest.split(", ")
+        .filter_map(|quoted| quoted.trim().strip_prefix('`')?.strip_suffix('`'))
+        .filter_map(|path| path.rsplit("::").next())
+        .filter(|name| !name.is_empty() && *name != "*" && *name != "self")
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod unresolved_tests {
+    use super::unresolved_names;
+
+    #[test]
+    fn names_come_from_rustc_unresolved_import_messages() {
+        assert_eq!(
+            unresolved_names("unresolved import `crate::clamp`"),
+            ["clamp"]
+        );
+        assert_eq!(
+            unresolved_names("unresolved imports `util::a`, `util::b`"),
+            ["a", "b"]
+        );
+        assert!(unresolved_names("cannot find function `clamp` in this scope").is_empty());
+        assert!(unresolved_names("unresolved import `util::*`").is_empty());
     }
 }

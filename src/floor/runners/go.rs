@@ -1446,6 +1446,7 @@ fn diagnostics_in(
             line: p.line,
             column: p.column,
             message: first_message_line(Some(&p.message), None).unwrap_or_default(),
+            names: Vec::new(),
         };
         if !out.contains(&d) {
             out.push(d);

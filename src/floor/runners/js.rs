@@ -18,8 +18,11 @@
 //! after our options and before our test-name pattern and file filters.
 //!
 //! # list
-//! In: the project in `ctx.dir`. Out: every test in every test file the tool finds, skipped and
-//! todo tests included, in file order. The tool runs with a test-name pattern that can match no
+//! In: the project in `ctx.dir`, every test file or only those of a [`ListScope::Files`] (its
+//! JavaScript and TypeScript files, given to the tool as file filters; the tool's own test-file
+//! patterns still apply, so a source file in the scope yields nothing, and the results are kept
+//! to exactly those files, vitest's filters being substrings). Out: every test in those test
+//! files, skipped and todo tests included, in file order. The tool runs with a test-name pattern that can match no
 //! name (`(?!)`): every file is loaded and its tests collected, none runs, and each appears in
 //! the results as skipped/pending with its titles. One way for both tools, which also reports the
 //! files that fail to load (`vitest list --json` writes nothing at all when one file fails, and
@@ -41,10 +44,12 @@
 //! 3. Read the results file. A file that failed to load: its requested ids are `BuildFail`, and
 //!    `build_failure.diagnostic_files` holds it plus the worktree files its error names with a
 //!    position (`/abs/path.js:3:5`, `tests/a.test.js:1:18`, vite's `At file: /src/x.js:1:19`,
-//!    babel's `SyntaxError: /abs/path.js: …`). A test passes only when its id is present with
+//!    babel's `SyntaxError: /abs/path.js: …`), and `build_failure.diagnostics` the positions
+//!    of `load_diagnostics`. A test passes only when its id is present with
 //!    status `passed` and the exit code agrees with the whole results file (0 when nothing
 //!    failed, 1 when a test or a file failed); `failed` is `Fail` with the first line of its
-//!    first failure message in `messages`; skipped, pending, todo, or absent is `NotObserved`.
+//!    first failure message in `messages` and its `failure_kind` (an assertion of `expect` or
+//!    `assert`, or another exception) in `failure_kinds`; skipped, pending, todo, or absent is `NotObserved`.
 //!    A test that passed only on a retry (set in the tests themselves: vitest's `{ retry }` beats
 //!    `--retry=0`, jest's `jest.retryTimes`) is `Fail`: vitest keeps the earlier attempts' errors
 //!    in a passed test's `failureMessages`, jest counts its `invocations`. A test file that
@@ -53,6 +58,10 @@
 //!    more than once (two tests with the same titles) the worst status wins. A timeout, crash,
 //!    exit code other than 0 or 1, or a missing or unreadable results file is a problem: passes
 //!    are not believed (failures already read stay `Fail`).
+//!
+//! # Attribution (DESIGN 5.4)
+//! `test_item` is an id's titles part (`describe > test`); `item_map` parses the file with
+//! [`super::js_parse`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -528,6 +537,199 @@ pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
     out
 }
 
+/// Where a test file that failed to load fails, for DESIGN 5.4: the position the error names
+/// (babel's `SyntaxError: /abs/a.test.js: Unexpected token (8:26)`, the first stack frame inside
+/// the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
+/// module that cannot be found (vitest names no position), the line that imports it, and for a
+/// file that does not parse (vite's "Failed to parse source"), our parser's first syntax error
+/// in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 - error
+/// TS2305: …`) are one diagnostic each: several can stand in one message, and each may be a
+/// different test's. `file` is relative to the runner's root.
+pub(super) fn load_diagnostics(ctx: &RunCtx, file: &str, message: &str) -> Vec<Diagnostic> {
+    let typescript = typescript_diagnostics(ctx, message);
+    if !typescript.is_empty() {
+        return typescript;
+    }
+    load_diagnostic(ctx, file, message).into_iter().collect()
+}
+
+/// `path:line:col - error TSnnnn: message` lines inside the worktree; `has no exported member
+/// 'x'` names the one import that fails.
+fn typescript_diagnostics(ctx: &RunCtx, message: &str) -> Vec<Diagnostic> {
+    static TS: OnceLock<Option<Regex>> = OnceLock::new();
+    static MEMBER: OnceLock<Option<Regex>> = OnceLock::new();
+    let (Some(ts), Some(member)) = (
+        TS.get_or_init(|| {
+            Regex::new(r"(?m)^\s*(\S+\.(?:[cm]?[jt]sx?)):(\d+):(\d+) - error (TS\d+: .*)$").ok()
+        })
+        .as_ref(),
+        MEMBER
+            .get_or_init(|| Regex::new(r"has no exported member(?: named)? '([^']+)'").ok())
+            .as_ref(),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in ts.captures_iter(message) {
+        let path = Path::new(&c[1]);
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            ctx.dir.join(path)
+        };
+        if abs.components().any(|p| p.as_os_str() == "node_modules") {
+            continue;
+        }
+        let (Some(rel), Ok(line), Ok(column)) = (
+            worktree_relative(ctx, &abs),
+            c[2].parse::<u32>(),
+            c[3].parse::<u32>(),
+        ) else {
+            continue;
+        };
+        let text: String = c[4].chars().take(200).collect();
+        out.push(Diagnostic {
+            file: rel,
+            line,
+            column: Some(column),
+            names: member
+                .captures(&text)
+                .map(|m| vec![m[1].to_string()])
+                .unwrap_or_default(),
+            message: text,
+        });
+    }
+    out
+}
+
+fn load_diagnostic(ctx: &RunCtx, file: &str, message: &str) -> Option<Diagnostic> {
+    static BABEL: OnceLock<Option<Regex>> = OnceLock::new();
+    static FRAME: OnceLock<Option<Regex>> = OnceLock::new();
+    static MISSING: OnceLock<Option<Regex>> = OnceLock::new();
+    let babel = BABEL
+        .get_or_init(|| Regex::new(r"SyntaxError: (/\S+?): .*\((\d+):(\d+)\)").ok())
+        .as_ref()?;
+    let frame = FRAME
+        .get_or_init(|| {
+            Regex::new(
+                r#"(?m)(?:^|[\s'"(\[])(At file: )?((?:file://)?/?[A-Za-z0-9_@.+~-][A-Za-z0-9_@.+~/-]*\.(?:[cm]?[jt]sx?|vue|svelte)):(\d+):(\d+)"#,
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let missing = MISSING
+        .get_or_init(|| Regex::new(r#"Cannot find (?:module|package) '([^']+)'"#).ok())
+        .as_ref()?;
+    static NO_EXPORT: OnceLock<Option<Regex>> = OnceLock::new();
+    let no_export = NO_EXPORT
+        .get_or_init(|| {
+            Regex::new(
+                r#"The requested module '([^']+)' does not provide an export named '([^']+)'"#,
+            )
+            .ok()
+        })
+        .as_ref()?;
+    fn text<'h>(m: Option<regex::Match<'h>>) -> &'h str {
+        m.map_or("", |m| m.as_str())
+    }
+    let number = |m: Option<regex::Match<'_>>| text(m).parse::<u32>().ok();
+    let first_line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('●'))
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect::<String>();
+    // Node's ESM linker names the one export that is missing; only that name of the import
+    // statement fails.
+    let names: Vec<String> = no_export
+        .captures(message)
+        .and_then(|c| c.get(2))
+        .map(|m| vec![m.as_str().to_string()])
+        .unwrap_or_default();
+    let diagnostic = |rel: String, line: u32, column: Option<u32>| Diagnostic {
+        file: rel,
+        line,
+        column,
+        message: first_line.clone(),
+        names: names.clone(),
+    };
+    let in_worktree = |path: &str, at_file: bool| -> Option<String> {
+        let path = path.strip_prefix("file://").unwrap_or(path);
+        let mut candidates = Vec::new();
+        if let Some(rooted) = path.strip_prefix('/') {
+            candidates.push(PathBuf::from(path));
+            if at_file {
+                candidates.push(ctx.dir.join(rooted));
+            }
+        } else {
+            candidates.push(ctx.dir.join(path));
+        }
+        candidates.into_iter().find_map(|c| {
+            if !c.is_file() || c.components().any(|p| p.as_os_str() == "node_modules") {
+                return None;
+            }
+            worktree_relative(ctx, &c)
+        })
+    };
+    if let Some(c) = babel.captures(message) {
+        if let (Some(rel), Some(line)) = (in_worktree(text(c.get(1)), false), number(c.get(2))) {
+            // Babel counts columns from 0.
+            return Some(diagnostic(rel, line, number(c.get(3)).map(|n| n + 1)));
+        }
+    }
+    for c in frame.captures_iter(message) {
+        if let (Some(rel), Some(line)) = (
+            in_worktree(text(c.get(2)), c.get(1).is_some()),
+            number(c.get(3)),
+        ) {
+            return Some(diagnostic(rel, line, number(c.get(4))));
+        }
+    }
+    let source = std::fs::read_to_string(ctx.dir.join(file)).ok()?;
+    let rel = worktree_relative(ctx, &ctx.dir.join(file))?;
+    // Node's ESM linker: `The requested module '../src/m.js' does not provide an export named
+    // 'x'`, at the import of that module.
+    let spec = missing
+        .captures(message)
+        .or_else(|| no_export.captures(message));
+    if let Some(c) = spec {
+        if let Some((line, column)) =
+            super::js_parse::import_position(&source, file, text(c.get(1)))
+        {
+            return Some(diagnostic(rel, line, Some(column)));
+        }
+    }
+    let unparsable = [
+        "Failed to parse source",
+        "SyntaxError",
+        "Transform failed",
+        "Unexpected token",
+    ];
+    if unparsable.iter().any(|m| message.contains(m)) {
+        if let Some((line, column)) = super::js_parse::first_syntax_error(&source, file) {
+            return Some(diagnostic(rel, line, Some(column)));
+        }
+    }
+    None
+}
+
+/// The titles part of a test id (`describe > test`), the name [`super::js_parse`] gives the
+/// test item.
+pub(super) fn test_item(id: &str) -> Option<String> {
+    split_id(id).map(|(_, titles)| titles.to_string())
+}
+
+/// The test items and imports of a test file (relative to the runner's root).
+pub(super) fn item_map(ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+    if !safe_relative(rel_path) {
+        return None;
+    }
+    let source = std::fs::read_to_string(ctx.dir.join(rel_path)).ok()?;
+    super::js_parse::item_map(&source, rel_path)
+}
+
 /// The message of a file that failed because it holds no tests: not a build failure.
 fn is_no_tests_message(message: &str) -> bool {
     message.contains("No test suite found in file")
@@ -591,14 +793,26 @@ pub(super) fn observe(ctx: &RunCtx, files: &[JsFile]) -> Observed {
 }
 
 impl Observed {
+    /// Forgets every file but `files` (root-relative).
+    fn keep_files(&mut self, files: &[String]) {
+        let keep = |f: &String| files.contains(f);
+        self.listed.retain(|(_, f)| keep(f));
+        let ids: BTreeSet<&String> = self.listed.iter().map(|(id, _)| id).collect();
+        self.tests.retain(|id, _| ids.contains(id));
+        self.broken.retain(|f, _| keep(f));
+        self.file_errors.retain(|f, _| keep(f));
+    }
+
     /// The build failure for the broken files among `files` (all of them when `None`).
     fn build_failure(&self, ctx: &RunCtx, files: Option<&BTreeSet<&str>>) -> Option<BuildFailure> {
         let mut diagnostic: Vec<String> = Vec::new();
         let mut excerpt = String::new();
+        let mut diagnostics = Vec::new();
         for (file, message) in &self.broken {
             if files.is_some_and(|f| !f.contains(file.as_str())) {
                 continue;
             }
+            diagnostics.extend(load_diagnostics(ctx, file, message));
             let mut push = |rel: String| {
                 if !diagnostic.contains(&rel) {
                     diagnostic.push(rel);
@@ -625,7 +839,7 @@ impl Observed {
             return None;
         }
         Some(BuildFailure {
-            diagnostics: Vec::new(),
+            diagnostics,
             diagnostic_files: diagnostic,
             excerpt: truncate(excerpt.trim_end(), 4000),
         })
@@ -702,6 +916,33 @@ fn execute(
     }
 }
 
+/// What kind of failure a test's first failure message is. Assertion errors: `expect`'s matcher
+/// errors (jest prints them as `Error: expect(received).toBe(expected)`, vitest as chai's
+/// `AssertionError: expected 2 to be 3`) and node's `assert` (`AssertionError [ERR_ASSERTION]`);
+/// any other error is an exception. A retried pass ("passed only after a retry") has no kind.
+pub(super) fn failure_kind(message: &str) -> Option<FailureKind> {
+    let first = message.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.starts_with("passed only after a retry") {
+        return None;
+    }
+    let (name, rest) = first.split_once(':').unwrap_or((first, ""));
+    let name = name.trim();
+    let is_name = name.split_whitespace().next().is_some_and(|n| {
+        n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    });
+    if !is_name {
+        return Some(FailureKind::Exception);
+    }
+    let base = name.split_whitespace().next().unwrap_or(name);
+    let matcher = rest.trim_start().starts_with("expect(");
+    Some(if base.ends_with("AssertionError") || matcher {
+        FailureKind::Assertion
+    } else {
+        FailureKind::Exception
+    })
+}
+
 /// Whether the exit code agrees with the results; a problem saying how when it does not.
 fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<String>) {
     match exit {
@@ -723,24 +964,60 @@ fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<S
     }
 }
 
-pub(super) fn list(tool: JsTool, config: &RunnerConfig, ctx: &RunCtx) -> ListReport {
+/// The scope's JavaScript and TypeScript files that exist under the root; `None` for every file.
+/// The tools apply their own test-file patterns to the files they are given, so a scope file that
+/// is not a test file (a source file that mentions the tag) simply yields no test.
+fn scoped_files(ctx: &RunCtx, scope: &ListScope) -> Option<Vec<String>> {
+    const EXTS: [&str; 8] = ["js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts"];
+    let ListScope::Files(files) = scope else {
+        return None;
+    };
+    let out: BTreeSet<String> = files
+        .iter()
+        .filter(|f| {
+            f.rsplit_once('.')
+                .is_some_and(|(_, ext)| EXTS.contains(&ext))
+                && safe_relative(f)
+                && !f.split('/').any(|p| p == "node_modules")
+                && ctx.dir.join(f).is_file()
+        })
+        .cloned()
+        .collect();
+    Some(out.into_iter().collect())
+}
+
+pub(super) fn list(
+    tool: JsTool,
+    config: &RunnerConfig,
+    ctx: &RunCtx,
+    scope: &ListScope,
+) -> ListReport {
     let mut report = ListReport::default();
+    let scoped = scoped_files(ctx, scope);
+    if scoped.as_ref().is_some_and(Vec::is_empty) {
+        return report;
+    }
     let Some(bin) = find_bin(ctx, tool.name()) else {
         report.problem = Some(missing_bin_problem(tool, config));
         return report;
     };
     let results = ctx.scratch.join(format!("{}-list.json", tool.name()));
     let _ = std::fs::remove_file(&results);
-    let args = tool.args(&results, &config.args, MATCHES_NOTHING, &[]);
+    let file_args = scoped.clone().unwrap_or_default();
+    let args = tool.args(&results, &config.args, MATCHES_NOTHING, &file_args);
     let done = execute(tool, ctx, &bin, &args, &results, &mut report.invocations);
     let mut problems = done.problems;
     let Some(files) = done.files else {
         report.problem = join_problems(problems);
         return report;
     };
-    let obs = observe(ctx, &files);
+    let mut obs = observe(ctx, &files);
     if let (false, Some(p)) = agreement(tool, done.exit, &obs) {
         problems.push(p);
+    }
+    if let Some(scoped) = &scoped {
+        // vitest takes file filters as substrings of paths: keep exactly the scope's files.
+        obs.keep_files(scoped);
     }
     for (file, message) in &obs.file_errors {
         problems.push(format!(
@@ -856,6 +1133,9 @@ fn judge(
                 if let Some(m) = first_message_line(message.as_deref(), None) {
                     report.messages.insert(id.to_string(), m);
                 }
+                if let Some(kind) = message.as_deref().and_then(failure_kind) {
+                    report.failure_kinds.insert(id.to_string(), kind);
+                }
                 Outcome::Fail
             }
             Some((JsStatus::Passed, _)) => {
@@ -955,6 +1235,91 @@ mod tests {
         assert!(!re.is_match("xadds"));
         assert!(re.is_match("math inner deep"));
         assert!(!re.is_match("math inner deeper"));
+    }
+
+    #[test]
+    fn failure_kinds() {
+        let k = |m: &str| failure_kind(m);
+        assert_eq!(
+            k("AssertionError: expected 2 to be 3 // Object.is equality\n    at x"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("AssertionError [ERR_ASSERTION]: 1 == 2"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k("TypeError: (0 , clamp) is not a function"),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("Error: boom"), Some(FailureKind::Exception));
+        assert_eq!(k("passed only after a retry (2 attempts)"), None);
+        assert_eq!(k(""), None);
+    }
+
+    #[test]
+    fn load_failure_positions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let dir = wt.join("web");
+        let test_src = "import { expect, test } from 'vitest';\nimport { gone } from '../src/gone.js';\n\ntest('x', () => {});\n";
+        for (f, text) in [("tests/a.test.js", test_src), ("src/m.js", "")] {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: dir.clone(),
+            scratch: tmp.path().join("scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        };
+        let d = dir.display();
+        let at = |message: &str| {
+            load_diagnostic(&c, "tests/a.test.js", message)
+                .map(|d| (d.file, d.line, d.column, d.message))
+        };
+        // babel: the file and its 0-based column.
+        assert_eq!(
+            at(&format!("  ● Test suite failed to run\n\n    SyntaxError: {d}/tests/a.test.js: Unexpected token, expected \",\" (8:26)\n")),
+            Some(("web/tests/a.test.js".into(), 8, Some(27), format!("SyntaxError: {d}/tests/a.test.js: Unexpected token, expected \",\" (8:26)")))
+        );
+        // The first frame inside the worktree and outside node_modules.
+        assert_eq!(
+            at("TypeError: m.clamp is not a function\n  at x (../../node_modules/a/b.js:1:1)\n  at Object.clamp (src/m.js:2:13)\n  at y (tests/a.test.js:1:1)").map(|a| (a.0, a.1)),
+            Some(("web/src/m.js".into(), 2))
+        );
+        // vitest names no position: the import of the missing module.
+        assert_eq!(
+            at(&format!(
+                "Cannot find module '../src/gone.js' imported from '{d}/tests/a.test.js'"
+            ))
+            .map(|a| (a.0, a.1, a.2)),
+            Some(("web/tests/a.test.js".into(), 2, Some(22)))
+        );
+        let esm = load_diagnostic(
+            &c,
+            "tests/a.test.js",
+            "SyntaxError: The requested module '../src/gone.js' does not provide an export named 'gone'",
+        )
+        .unwrap();
+        // Only that export of the statement fails.
+        assert_eq!((esm.line, esm.names), (2, vec!["gone".to_string()]));
+        // Nothing to place it by.
+        assert_eq!(at("clamp is not a function"), None);
+        // ts-jest: every TypeScript error, each with its own position.
+        let ts = load_diagnostics(
+            &c,
+            "tests/a.test.js",
+            "  ● Test suite failed to run\n\n    tests/a.test.js:2:10 - error TS2305: Module '\"../src/gone\"' has no exported member 'gone'.\n\n    2 import { gone } from '../src/gone';\n\n    tests/a.test.js:4:3 - error TS2304: Cannot find name 'later'.\n",
+        );
+        let got: Vec<(u32, Vec<String>)> = ts.into_iter().map(|d| (d.line, d.names)).collect();
+        assert_eq!(got, vec![(2, vec!["gone".to_string()]), (4, vec![])]);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod go;
 pub mod goparse;
 pub mod jest;
 pub mod js;
+pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
 pub mod nextest;

@@ -10,30 +10,58 @@
 //! the ids do not depend on where an ini file happens to be.
 //!
 //! # list
-//! In: the project in `ctx.dir`. Out: every node id pytest collects.
-//! `pytest --collect-only -q -p no:cacheprovider --rootdir=<dir> <args> --verbosity=-1` prints one
-//! node id per line (the trailing `--verbosity=-1` beats any `-v`/`-q` in `addopts` or `args`,
-//! which would change that format). Exit 5 is an empty suite. A file that cannot be collected
-//! (exit 2: an `ImportError`, `SyntaxError` or any error while importing it) or a `conftest.py`
-//! that cannot be loaded (exit 4) is Python's compile error: `build_failure`, with the failing
-//! file and the files of the traceback inside the worktree as `diagnostic_files`. The tests that
-//! did collect are still listed next to it. Any other exit is a problem.
+//! In: the project in `ctx.dir`, every test or only those of some files. Out: the node ids
+//! pytest collects there.
+//! `pytest --collect-only -q -p no:cacheprovider --rootdir=<dir> <args> --verbosity=-1 [files]`
+//! prints one node id per line (the trailing `--verbosity=-1` beats any `-v`/`-q` in `addopts`
+//! or `args`, which would change that format). With [`ListScope::Files`] only the scope's test
+//! modules (`test_*.py`, `*_test.py`) that exist are collected; pytest collects a file named on
+//! its command line whatever its name, so a scope file with another `.py` name (a helper, or a
+//! project with its own `python_files`) cannot be told apart from a test module by its name and
+//! the whole suite is listed instead; files that are not Python hold no node id and are dropped.
+//! Exit 5 is an empty suite. A file that cannot be collected (exit 2: an `ImportError`,
+//! `SyntaxError` or any error while importing it) or a `conftest.py` that cannot be loaded
+//! (exit 4) is Python's compile error: `build_failure`, with the failing file and the files of
+//! the traceback inside the worktree as `diagnostic_files`, and in `diagnostics` the innermost
+//! position inside the worktree that the traceback names (`tests/test_x.py:3: in <module>`, a
+//! `SyntaxError`'s `File "…", line 4`), with the name an `ImportError: cannot import name 'x'`
+//! says is missing (only that name of its `from … import` fails). The tests that did collect
+//! are still listed next to it.
+//! Any other exit is a problem.
 //!
 //! # run
-//! In: node ids. Out: one outcome per id.
+//! In: node ids (the floor passes the bound tests of one file, or the guard's tests). Out: one
+//! outcome per id, from one pytest process.
 //! 1. Ids whose file does not exist are `NotObserved` (pytest would stop with a usage error,
 //!    exit 4, and run nothing).
-//! 2. Collect the files of the remaining ids as above; an id that was not collected is `BuildFail`
-//!    when its file (or a node above it) failed to collect, else `NotObserved` (it does not exist,
-//!    or `args` deselect it). This pre-filter is why a missing id never hides the others.
-//! 3. `pytest -q -p no:cacheprovider --rootdir=<dir> --junitxml=$SCRATCH/pytest-junit.xml -o
-//!    junit_family=xunit2 <args> --continue-on-collection-errors <collected ids>`.
+//! 2. `pytest -q -p no:cacheprovider --rootdir=<dir> --junitxml=$SCRATCH/pytest-junit.xml -o
+//!    junit_family=xunit2 <args> --continue-on-collection-errors -p shipmoor_pytest_select
+//!    <files>`: the ids' *files* on the command line, and the exact ids in a file the floor's
+//!    plugin (`py/select.py`, written to `$SCRATCH` and put on `PYTHONPATH`) reads to deselect
+//!    every other test. Not the node ids on the command line: one id that does not exist, or
+//!    whose file does not import, makes pytest stop with a usage error (exit 4) and run
+//!    nothing, which is why an earlier version collected first in a process of its own.
+//! 3. What was collected comes from the same run: a file that could not be collected is a
+//!    `collection failure` error case of the JUnit file, named after the file, with the
+//!    traceback (or, where the file lacks it, an `ERROR collecting <file>` section of the
+//!    output); its requested ids are `BuildFail` with the build failure as for `list`. A
+//!    conftest that cannot be loaded (exit 4) stops pytest before it collects anything and
+//!    fails every id below it the same way, read from the output.
 //! 4. Read the JUnit file. pytest names a case `classname` = the file's path with `/` → `.` and
 //!    without `.py`, plus the class names; `name` = the function name with its parameters. A test
 //!    passes only when its case says passed and the exit code agrees (0 with no failures or
-//!    errors in the file, 1 with some); `failure`/`error` (an error in setup is a real miss too)
-//!    are `Fail`; `skipped` (also `xfail`) and absent cases are `NotObserved`. Exit 5, other exit
-//!    codes, or a missing or unreadable file are problems (failures already read stay `Fail`).
+//!    errors in the file, 1 with some, 5 with no case at all: nothing requested was collected);
+//!    `failure`/`error` (an error in setup is a real miss too) are `Fail`, with the failure's
+//!    kind from the exception type the traceback ends with (`AssertionError`, or pytest's own
+//!    `Failed` of `pytest.fail`: an assertion; anything else: an exception); `skipped` (also
+//!    `xfail`) and absent cases (ids that do not exist, deselected by `args`) are
+//!    `NotObserved`. Other exit codes, or a missing or unreadable file, are problems (failures
+//!    already read stay `Fail`).
+//!
+//! # Attribution (DESIGN 5.4)
+//! [`Runner::test_item`] is the node id's path after the file without parameters
+//! (`TestA::test_b`); [`Runner::item_map`] runs `py/items.py` (Python's own `ast`, by the same
+//! Python that starts pytest, `-I` so that nothing of the project is imported) over the file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -43,8 +71,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative, Ran};
-use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
+use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
 use super::*;
+use crate::floor::attribute::{Import, Lines, TestItem};
 use crate::floor::process;
 
 pub struct Pytest {
@@ -121,10 +150,15 @@ impl Runner for Pytest {
         is_pytest_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
-        let collect = self.collect(ctx, &[], &mut report.invocations);
-        report.build_failure = collect.build_failure(ctx);
+        let paths = match scoped_files(ctx, scope) {
+            Some(paths) if paths.is_empty() => return report,
+            Some(paths) => paths,
+            None => Vec::new(),
+        };
+        let collect = self.collect(ctx, &paths, &mut report.invocations);
+        report.build_failure = collect.build_failure(ctx, |_| true);
         report.problem = collect.problem;
         report.tests = collect
             .ids
@@ -146,48 +180,32 @@ impl Runner for Pytest {
             ..RunReport::default()
         };
         // 1. Only ids whose file exists under the root.
-        let files: BTreeSet<String> = ids
+        let mut to_run: Vec<&str> = ids
             .iter()
-            .filter_map(|id| node_file(id))
-            .filter(|f| safe_relative(f) && ctx.dir.join(f).is_file())
-            .map(str::to_string)
+            .map(String::as_str)
+            .filter(|id| {
+                node_file(id).is_some_and(|f| safe_relative(f) && ctx.dir.join(f).is_file())
+            })
             .collect();
-        if files.is_empty() {
-            return report;
-        }
-        // 2. Collect those files.
-        let files: Vec<String> = files.into_iter().collect();
-        let collect = self.collect(ctx, &files, &mut report.invocations);
-        if let Some(p) = &collect.problem {
-            if collect.errors.is_empty() {
-                report.problem = Some(p.clone());
-                return report;
-            }
-        }
-        let collected: BTreeSet<&str> = collect.ids.iter().map(String::as_str).collect();
-        let mut to_run: Vec<&str> = Vec::new();
-        let mut build_failed = false;
-        for id in ids {
-            if collected.contains(id.as_str()) {
-                to_run.push(id);
-            } else if collect.errors.iter().any(|e| e.covers(id)) {
-                report.outcomes.insert(id.clone(), Outcome::BuildFail);
-                build_failed = true;
-            }
-        }
-        if build_failed {
-            report.build_failure = collect.build_failure(ctx);
-        }
-        report.problem = collect.problem.clone();
         to_run.sort_unstable();
         to_run.dedup();
         if to_run.is_empty() {
             return report;
         }
-        // 3. Run them.
+        let files: BTreeSet<&str> = to_run.iter().filter_map(|id| node_file(id)).collect();
+        // 2. One process: the files on the command line, the exact ids through the plugin.
         let junit_path = ctx.scratch.join("pytest-junit.xml");
         // A file left by an earlier run must never be read as this run's results.
         let _ = std::fs::remove_file(&junit_path);
+        let select = match write_select_plugin(ctx, &to_run) {
+            Ok(select) => select,
+            Err(e) => {
+                report.problem = Some(format!(
+                    "could not write the test selection into the scratch dir: {e}"
+                ));
+                return report;
+            }
+        };
         let (program, mut args) = self.pytest_command();
         args.extend(["-q", "-p", "no:cacheprovider"].map(OsString::from));
         args.push(rootdir_arg(ctx));
@@ -197,29 +215,66 @@ impl Runner for Pytest {
         args.extend(["-o", "junit_family=xunit2"].map(OsString::from));
         args.extend(self.config.args.iter().map(OsString::from));
         args.push(OsString::from("--continue-on-collection-errors"));
-        args.extend(to_run.iter().map(OsString::from));
-        let mut ran = exec(ctx, &program, &args, &ctx.dir, &python_env());
+        args.extend(["-p", SELECT_PLUGIN].map(OsString::from));
+        args.extend(files.iter().map(OsString::from));
+        let mut env = python_env();
+        env.extend(select);
+        let mut ran = exec(ctx, &program, &args, &ctx.dir, &env);
         let problem = ran.operational_problem("pytest");
         let exit = ran.captured().exit_code;
         let exit_text = exit_problem("pytest", ran.captured());
+        let stdout = ran.captured().stdout_lossy();
+        let stderr = ran.captured().stderr_lossy();
         let junit = std::fs::read(&junit_path).ok();
         if let Some(bytes) = &junit {
             ran.invocation.results = Some(bytes.clone());
             ran.invocation.results_type = Some("application/xml".into());
         }
         report.invocations.push(ran.invocation);
-        let mut problems: Vec<String> = report.problem.take().into_iter().collect();
         if let Some(p) = problem {
-            problems.push(p);
-            report.problem = join_problems(problems);
+            report.problem = Some(p);
             return report;
         }
+        // 3. What did not collect, from the same run's results: the JUnit file's collection
+        // failures, and the report's sections for what the file does not hold (a conftest that
+        // could not be loaded stops pytest before it collects anything).
+        let cases_read = junit.as_deref().map(parse_junit);
+        let mut errors: Vec<CollectError> = match &cases_read {
+            Some(Ok(cases)) => junit_collect_errors(cases, &files),
+            _ => Vec::new(),
+        };
+        for e in collect_errors(&stdout, &stderr) {
+            if !errors.iter().any(|known| known.node == e.node) {
+                errors.push(e);
+            }
+        }
+        let mut build_failed = false;
+        to_run.retain(|id| {
+            if errors.iter().any(|e| e.covers(id)) {
+                report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+                build_failed = true;
+                false
+            } else {
+                true
+            }
+        });
+        if build_failed {
+            let requested: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let collected = Collected {
+                errors,
+                ..Collected::default()
+            };
+            report.build_failure =
+                collected.build_failure(ctx, |e| requested.iter().any(|id| e.covers(id)));
+        }
         // 4. Read the results.
-        let exit_believed = matches!(exit, Some(0) | Some(1));
-        if !exit_believed {
+        let mut problems: Vec<String> = Vec::new();
+        let explained = build_failed && matches!(exit, Some(2) | Some(4));
+        let exit_believed = matches!(exit, Some(0) | Some(1) | Some(5));
+        if !exit_believed && !explained {
             problems.push(exit_text);
         }
-        let Some(bytes) = junit else {
+        let Some(cases_read) = cases_read else {
             if exit_believed {
                 problems.push(format!(
                     "pytest exited with code {} but wrote no JUnit file",
@@ -229,7 +284,7 @@ impl Runner for Pytest {
             report.problem = join_problems(problems);
             return report;
         };
-        let cases = match parse_junit(&bytes) {
+        let cases = match cases_read {
             Ok(c) => c,
             Err(e) => {
                 problems.push(format!("pytest's JUnit file is unreadable: {e}"));
@@ -241,18 +296,23 @@ impl Runner for Pytest {
         let agrees = match exit {
             Some(0) => !any_failed,
             Some(1) => any_failed,
+            Some(5) => cases.is_empty(),
             _ => false,
         };
         if exit_believed && !agrees {
             problems.push(format!(
-                "pytest exited with code {} but its JUnit file {} failures or errors",
+                "pytest exited with code {} but its JUnit file {}",
                 exit.unwrap_or(-1),
-                if any_failed { "has" } else { "has no" }
+                match (exit, any_failed) {
+                    (Some(5), _) => "has test cases",
+                    (_, true) => "has failures or errors",
+                    (_, false) => "has no failures or errors",
+                }
             ));
         }
-        let by_key: BTreeMap<(&str, &str), JunitStatus> = cases
+        let by_key: BTreeMap<(&str, &str), &JunitCase> = cases
             .iter()
-            .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
+            .map(|c| ((c.classname.as_str(), c.name.as_str()), c))
             .collect();
         let messages = failure_messages(&cases);
         // Two ids with the same JUnit identity (`a/b.py::C::t` and `a/b/C.py::t`) cannot be told
@@ -269,19 +329,227 @@ impl Runner for Pytest {
                 ));
                 continue;
             }
-            if let Some(m) = messages.get(&(key.0.as_str(), key.1.as_str())) {
+            let key = (key.0.as_str(), key.1.as_str());
+            if let Some(m) = messages.get(&key) {
                 report.messages.insert(id.to_string(), m.clone());
             }
-            let outcome = match by_key.get(&(key.0.as_str(), key.1.as_str())) {
+            let case = by_key.get(&key);
+            let outcome = match case.map(|c| c.status) {
                 Some(JunitStatus::Passed) if agrees => Outcome::Pass,
                 Some(JunitStatus::Failed | JunitStatus::Errored) => Outcome::Fail,
                 _ => Outcome::NotObserved,
             };
+            if outcome == Outcome::Fail {
+                if let Some(kind) = case.and_then(|c| failure_kind(c)) {
+                    report.failure_kinds.insert(id.to_string(), kind);
+                }
+            }
             report.outcomes.insert(id.to_string(), outcome);
         }
         report.problem = join_problems(problems);
         report
     }
+
+    /// The node id's path after the file, without parameters: `TestA::test_b` of
+    /// `tests/test_x.py::TestA::test_b[1]`, as `py/items.py` names items.
+    fn test_item(&self, id: &str) -> Option<String> {
+        let path = id.split_once('[').map_or(id, |(p, _)| p);
+        let (_, item) = path.split_once("::")?;
+        (!item.is_empty()).then(|| item.to_string())
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        if !safe_relative(rel_path) {
+            return None;
+        }
+        let file = ctx.dir.join(rel_path);
+        if !file.is_file() {
+            return None;
+        }
+        let (program, prefix) = self.pytest_command();
+        // The Python that starts pytest parses the file (its grammar is the one the tests run
+        // under); a bare `pytest` script leaves no Python to name, so `python3`.
+        let python = if prefix.is_empty() {
+            OsString::from("python3")
+        } else {
+            program
+        };
+        let mut cmd = Command::new(python);
+        cmd.arg("-I")
+            .arg("-c")
+            .arg(ITEMS_SCRIPT)
+            .arg(&file)
+            .current_dir(&ctx.dir)
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        let out = process::run(cmd, ctx.timeout).ok()?;
+        if !out.success() {
+            return None;
+        }
+        parse_item_map(&out.stdout)
+    }
+}
+
+/// The plugin that keeps exactly the requested ids (see the module doc, run step 2).
+const SELECT_PLUGIN: &str = "shipmoor_pytest_select";
+const SELECT_SCRIPT: &str = include_str!("py/select.py");
+/// The `ast` walk that finds a file's test items and imports.
+const ITEMS_SCRIPT: &str = include_str!("py/items.py");
+
+/// Writes the selection plugin and the ids it keeps into the scratch dir; the environment that
+/// makes pytest find both.
+fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsString, OsString)>> {
+    let dir = ctx.scratch.join("pytest-plugin");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("{SELECT_PLUGIN}.py")), SELECT_SCRIPT)?;
+    let list = dir.join("selected.txt");
+    let mut text = ids.join("\n");
+    text.push('\n');
+    std::fs::write(&list, text)?;
+    // Ahead of what the project sets, which is kept.
+    let mut path = dir.clone().into_os_string();
+    let existing = ctx
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PYTHONPATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PYTHONPATH"));
+    if let Some(existing) = existing.filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(existing);
+    }
+    Ok(vec![
+        (OsString::from("PYTHONPATH"), path),
+        (
+            OsString::from("SHIPMOOR_PYTEST_SELECT"),
+            list.into_os_string(),
+        ),
+    ])
+}
+
+/// `py/items.py`'s JSON as an [`ItemMap`].
+fn parse_item_map(stdout: &[u8]) -> Option<ItemMap> {
+    #[derive(serde::Deserialize)]
+    struct Raw {
+        items: Vec<RawItem>,
+        imports: Vec<RawImport>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawItem {
+        name: String,
+        start: u32,
+        end: u32,
+        uses: BTreeSet<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawImport {
+        start: u32,
+        end: u32,
+        names: BTreeSet<String>,
+    }
+    let raw: Raw = serde_json::from_slice(stdout).ok()?;
+    Some(ItemMap {
+        items: raw
+            .items
+            .into_iter()
+            .map(|i| TestItem {
+                name: i.name,
+                lines: Lines {
+                    start: i.start,
+                    end: i.end,
+                },
+                uses: i.uses,
+            })
+            .collect(),
+        imports: raw
+            .imports
+            .into_iter()
+            .map(|i| Import {
+                lines: Lines {
+                    start: i.start,
+                    end: i.end,
+                },
+                names: i.names,
+            })
+            .collect(),
+    })
+}
+
+/// The kind of a failed or errored case: the exception type its traceback ends with (the long
+/// style's `tests/test_a.py:2: AssertionError`, or the last `E   ValueError: x` line), else
+/// the message's (`assert 1 == 2` is pytest's rewritten assertion).
+pub(super) fn failure_kind(case: &JunitCase) -> Option<FailureKind> {
+    let text = case.text.as_deref().unwrap_or("");
+    let from_location = text.lines().rev().find_map(|l| {
+        let (at, ty) = l.trim().rsplit_once(": ")?;
+        let (_, line) = at.rsplit_once(':')?;
+        (line.chars().all(|c| c.is_ascii_digit()) && !line.is_empty() && is_exception_name(ty))
+            .then_some(ty)
+    });
+    let from_e_line = || {
+        text.lines().rev().find_map(|l| {
+            let rest = l.strip_prefix('E')?.trim_start();
+            exception_name_of(rest)
+        })
+    };
+    let message = case.message.as_deref().unwrap_or("").trim();
+    let message = message
+        .strip_prefix("failed on setup with \"")
+        .or_else(|| message.strip_prefix("failed on teardown with \""))
+        .unwrap_or(message);
+    let from_message = || {
+        if message.starts_with("assert ") || message == "assert" {
+            Some("AssertionError")
+        } else {
+            exception_name_of(message)
+        }
+    };
+    let ty = from_location.or_else(from_e_line).or_else(from_message)?;
+    let short = ty.rsplit('.').next().unwrap_or(ty);
+    Some(match short {
+        // `pytest.fail(…)` is the test saying it failed, as an assertion does.
+        "AssertionError" | "Failed" => FailureKind::Assertion,
+        _ => FailureKind::Exception,
+    })
+}
+
+/// `ValueError` of `ValueError: x` (also dotted: `mod.Error: x`).
+fn exception_name_of(line: &str) -> Option<&str> {
+    let (ty, _) = line.split_once(':')?;
+    is_exception_name(ty).then_some(ty)
+}
+
+fn is_exception_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
+/// The scope's files to collect: `None` for the whole suite (the scope is `All`, or it holds a
+/// Python file that is not a test module by its name, see the module doc).
+fn scoped_files(ctx: &RunCtx, scope: &ListScope) -> Option<Vec<String>> {
+    let ListScope::Files(files) = scope else {
+        return None;
+    };
+    let mut out = BTreeSet::new();
+    for f in files {
+        if !f.ends_with(".py") {
+            continue;
+        }
+        let base = f.rsplit('/').next().unwrap_or(f);
+        let test_module = base.starts_with("test_") || base.ends_with("_test.py");
+        if !test_module || !safe_relative(f) {
+            return None;
+        }
+        if ctx.dir.join(f).is_file() {
+            out.insert(f.clone());
+        }
+    }
+    Some(out.into_iter().collect())
 }
 
 /// What a `--collect-only` run found.
@@ -293,25 +561,74 @@ struct Collected {
 }
 
 impl Collected {
-    fn build_failure(&self, ctx: &RunCtx) -> Option<BuildFailure> {
-        if self.errors.is_empty() {
+    /// The build failure of the errors `wanted` keeps (`None` when it keeps none).
+    fn build_failure(
+        &self,
+        ctx: &RunCtx,
+        wanted: impl Fn(&CollectError) -> bool,
+    ) -> Option<BuildFailure> {
+        let errors: Vec<&CollectError> = self.errors.iter().filter(|e| wanted(e)).collect();
+        if errors.is_empty() {
             return None;
         }
         let mut files = BTreeSet::new();
         let mut excerpt = String::new();
-        for e in &self.errors {
+        let mut diagnostics = Vec::new();
+        for e in errors {
             files.extend(e.files(ctx));
+            diagnostics.extend(e.diagnostic(ctx));
             excerpt.push_str(&e.header);
             excerpt.push('\n');
             excerpt.push_str(e.body.trim_end());
             excerpt.push_str("\n\n");
         }
         Some(BuildFailure {
-            diagnostics: Vec::new(),
+            diagnostics,
             diagnostic_files: files.into_iter().collect(),
             excerpt: truncate(excerpt.trim_end(), 4000),
         })
     }
+}
+
+/// The files that could not be collected, from pytest's JUnit file: an error case named after
+/// the file (`classname=""`, `name="tests.test_x"`, message `collection failure`) whose text is
+/// the traceback. The dotted name is matched back to the requested file it mangles to; a name
+/// two requested files share is left to the report's own section.
+fn junit_collect_errors(cases: &[JunitCase], files: &BTreeSet<&str>) -> Vec<CollectError> {
+    let mangled = |f: &str| -> String {
+        let dotted = f.replace('/', ".");
+        dotted.strip_suffix(".py").unwrap_or(&dotted).to_string()
+    };
+    cases
+        .iter()
+        .filter(|c| {
+            c.classname.is_empty()
+                && c.status == JunitStatus::Errored
+                && c.message.as_deref() == Some("collection failure")
+        })
+        .filter_map(|c| {
+            let mut matching = files.iter().filter(|f| mangled(f) == c.name);
+            let file = matching.next()?;
+            if matching.next().is_some() {
+                return None;
+            }
+            Some(CollectError {
+                node: file.to_string(),
+                header: format!("ERROR collecting {file}"),
+                body: c.text.clone().unwrap_or_default(),
+                conftest: false,
+            })
+        })
+        .collect()
+}
+
+/// The collection errors in a pytest run's output: `ERROR collecting` sections (stdout) and
+/// conftests that could not be loaded (either stream).
+fn collect_errors(stdout: &str, stderr: &str) -> Vec<CollectError> {
+    let mut errors = parse_collect_errors(stdout);
+    errors.extend(parse_conftest_errors(stderr));
+    errors.extend(parse_conftest_errors(stdout));
+    errors
 }
 
 impl Pytest {
@@ -339,9 +656,7 @@ impl Pytest {
         let stdout = ran.captured().stdout_lossy();
         let stderr = ran.captured().stderr_lossy();
         out.ids = parse_collect_only(&stdout);
-        out.errors = parse_collect_errors(&stdout);
-        out.errors.extend(parse_conftest_errors(&stderr));
-        out.errors.extend(parse_conftest_errors(&stdout));
+        out.errors = collect_errors(&stdout, &stderr);
         match ran.captured().exit_code {
             Some(0) | Some(5) => {}
             // Collection errors (2), or a conftest that cannot be loaded (4): build failures when
@@ -468,33 +783,14 @@ impl CollectError {
     /// Repo-relative files: the failing file, and traceback files inside the worktree (not in an
     /// installed package).
     fn files(&self, ctx: &RunCtx) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut push = |p: &str| {
-            let path = Path::new(p);
-            let abs = if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                ctx.dir.join(path)
-            };
-            if abs.components().any(|c| {
-                matches!(
-                    c.as_os_str().to_str(),
-                    Some("site-packages" | "dist-packages")
-                )
-            }) {
-                return;
-            }
-            if let Some(rel) = worktree_relative(ctx, &abs) {
+        let mut out: Vec<String> = Vec::new();
+        let from_node = node_file(&self.node).map(str::to_string);
+        for f in from_node.into_iter().chain(traceback_files(&self.body)) {
+            if let Some(rel) = self.in_worktree(ctx, &f) {
                 if !out.contains(&rel) {
                     out.push(rel);
                 }
             }
-        };
-        if let Some(f) = node_file(&self.node) {
-            push(f);
-        }
-        for f in traceback_files(&self.body) {
-            push(&f);
         }
         out
     }
@@ -571,33 +867,108 @@ pub(super) fn parse_conftest_errors(text: &str) -> Vec<CollectError> {
 /// Python files a traceback points into: `path.py:12: in <module>` and `File "path.py", line 3`.
 fn traceback_files(body: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    for (f, _) in traceback_positions(body) {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The name an `ImportError: cannot import name 'x' from 'm'` says is missing: only that name of
+/// a `from m import a, x` fails. A missing module fails every name of the statement: none.
+fn failing_import_names(message: &str) -> Vec<String> {
+    message
+        .strip_prefix("ImportError: cannot import name '")
+        .and_then(|rest| rest.split_once('\''))
+        .map(|(name, _)| vec![name.to_string()])
+        .unwrap_or_default()
+}
+
+/// The positions a traceback names, in order (outermost first): pytest's `path.py:12: in f`
+/// and `path.py:12: ValueError`, and Python's `File "path.py", line 3` (a `SyntaxError`'s).
+fn traceback_positions(body: &str) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
     for line in body.lines() {
         let line = line.trim_start_matches(['E', ' ']);
-        let mut found: Option<&str> = None;
+        let mut found: Option<(&str, &str)> = None;
         if let Some(i) = line.find(".py:") {
             let candidate = &line[..i + 3];
             let after = &line[i + 4..];
             if after.starts_with(|c: char| c.is_ascii_digit())
                 && !candidate.contains(char::is_whitespace)
             {
-                found = Some(candidate);
+                found = Some((candidate, after));
             }
         }
         if found.is_none() {
             if let Some(start) = line.find("File \"") {
                 let rest = &line[start + 6..];
                 if let Some(end) = rest.find("\", line ") {
-                    found = Some(&rest[..end]);
+                    found = Some((&rest[..end], &rest[end + 8..]));
                 }
             }
         }
-        if let Some(f) = found {
-            if f.ends_with(".py") && !out.iter().any(|x| x == f) {
-                out.push(f.to_string());
+        if let Some((f, after)) = found {
+            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+            if let (true, Ok(n)) = (f.ends_with(".py"), digits.parse::<u32>()) {
+                out.push((f.to_string(), n));
             }
         }
     }
     out
+}
+
+impl CollectError {
+    /// Where the error was raised: the innermost position of the traceback inside the worktree
+    /// (not an installed package, not the standard library), with the exception's line as the
+    /// message. An `ImportError` of a name the module lacks is raised at the test file's import
+    /// line; an error inside a module the test file imports is that module's (base's own code,
+    /// or a helper), never the test's.
+    fn diagnostic(&self, ctx: &RunCtx) -> Option<Diagnostic> {
+        let (file, line) = traceback_positions(&self.body)
+            .into_iter()
+            .rev()
+            .find_map(|(f, line)| Some((self.in_worktree(ctx, &f)?, line)))?;
+        let message = self
+            .body
+            .lines()
+            .rev()
+            .filter_map(|l| l.strip_prefix('E'))
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('^'))
+            .unwrap_or(self.header.as_str())
+            .chars()
+            .take(200)
+            .collect::<String>();
+        Some(Diagnostic {
+            file,
+            line,
+            column: None,
+            names: failing_import_names(&message),
+            message,
+        })
+    }
+
+    /// A traceback path (relative to the rootdir, or absolute) as a repo-relative path, when it
+    /// is a file of the worktree outside installed packages.
+    fn in_worktree(&self, ctx: &RunCtx, p: &str) -> Option<String> {
+        let path = Path::new(p);
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            ctx.dir.join(path)
+        };
+        if abs.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("site-packages" | "dist-packages")
+            )
+        }) {
+            return None;
+        }
+        worktree_relative(ctx, &abs)
+    }
 }
 
 #[cfg(test)]
@@ -681,6 +1052,26 @@ mod tests {
     }
 
     #[test]
+    fn collection_failures_in_the_junit_file() {
+        let xml = br#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="0" skipped="0" tests="2"><testcase classname="" name="tests.test_broken" time="0.000"><error message="collection failure">Traceback:
+tests/test_broken.py:2: in &lt;module&gt;
+    from app import newname
+E   ImportError: cannot import name 'newname' from 'app'</error></testcase><testcase classname="tests.test_a" name="test_c" time="0.001" /></testsuite></testsuites>"#;
+        let cases = parse_junit(xml).unwrap();
+        let files: BTreeSet<&str> = ["tests/test_broken.py", "tests/test_a.py"].into();
+        let errors = junit_collect_errors(&cases, &files);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].node, "tests/test_broken.py");
+        assert!(errors[0].covers("tests/test_broken.py::test_x"));
+        let d = errors[0].diagnostic(&ctx()).unwrap();
+        assert_eq!((d.file.as_str(), d.line), ("py/tests/test_broken.py", 2));
+        assert_eq!(d.names, vec!["newname"]);
+        // Two requested files that mangle to one name: left to the output's sections.
+        let both: BTreeSet<&str> = ["tests/test_broken.py", "tests.test_broken.py"].into();
+        assert!(junit_collect_errors(&cases, &both).is_empty());
+    }
+
+    #[test]
     fn conftest_errors() {
         let err = "ImportError while loading conftest '/tmp/wt/py/tests/conftest.py'.\ntests/conftest.py:1: in <module>\n    import nope_mod\nE   ModuleNotFoundError: No module named 'nope_mod'\n";
         let errors = parse_conftest_errors(err);
@@ -697,6 +1088,85 @@ mod tests {
             traceback_files(body),
             vec!["tests/test_x.py", "app.py", "/tmp/wt/py/app2.py"]
         );
+    }
+
+    #[test]
+    fn failure_kinds() {
+        let case = |message: &str, text: &str| JunitCase {
+            classname: "tests.test_a".into(),
+            name: "t".into(),
+            file: None,
+            status: JunitStatus::Failed,
+            message: Some(message.into()),
+            text: Some(text.into()),
+        };
+        let k = |m: &str, t: &str| failure_kind(&case(m, t));
+        assert_eq!(
+            k("assert 1 == 2", "def test_a():\n>       assert 1 == 2\nE       assert 1 == 2\n\ntests/test_a.py:2: AssertionError"),
+            Some(FailureKind::Assertion)
+        );
+        assert_eq!(
+            k(
+                "ValueError: x",
+                "E       ValueError: x\n\ntests/test_a.py:4: ValueError"
+            ),
+            Some(FailureKind::Exception)
+        );
+        // `--tb=short`: only `E` lines.
+        assert_eq!(
+            k("AttributeError: module 'app' has no attribute 'f'", "tests/test_a.py:4: in test_a\n    app.f()\nE   AttributeError: module 'app' has no attribute 'f'"),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("Failed: nope", ""), Some(FailureKind::Assertion));
+        assert_eq!(
+            k("failed on setup with \"RuntimeError: setup boom\"", ""),
+            Some(FailureKind::Exception)
+        );
+        assert_eq!(k("", ""), None);
+    }
+
+    #[test]
+    fn collection_error_positions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        for f in ["py/tests/test_x.py", "py/helper.py"] {
+            std::fs::create_dir_all(wt.join(f).parent().unwrap()).unwrap();
+            std::fs::write(wt.join(f), "").unwrap();
+        }
+        let c = RunCtx {
+            worktree: wt.clone(),
+            dir: wt.join("py"),
+            ..ctx()
+        };
+        let d = |out: &str| {
+            parse_collect_errors(out)[0]
+                .diagnostic(&c)
+                .map(|d| (d.file, d.line, d.message))
+        };
+        let import = "____ ERROR collecting tests/test_x.py ____\nImportError while importing test module '/x/tests/test_x.py'.\nTraceback:\n/usr/lib/python3.11/importlib/__init__.py:126: in import_module\n    return _bootstrap._gcd_import(name[level:], package, level)\ntests/test_x.py:3: in <module>\n    from app import new\nE   ImportError: cannot import name 'new' from 'app'\n";
+        assert_eq!(
+            d(import),
+            Some((
+                "py/tests/test_x.py".into(),
+                3,
+                "ImportError: cannot import name 'new' from 'app'".into()
+            ))
+        );
+        // Raised inside a module the test imports: that module's line, not the test's.
+        let via = "____ ERROR collecting tests/test_x.py ____\ntests/test_x.py:1: in <module>\n    from helper import h\nhelper.py:2: in <module>\n    from app import nothere\nE   ImportError: cannot import name 'nothere'\n";
+        assert_eq!(d(via).map(|d| (d.0, d.1)), Some(("py/helper.py".into(), 2)));
+        let syntax = format!("____ ERROR collecting tests/test_x.py ____\n/usr/lib/python3.11/ast.py:50: in parse\n    return compile(source, filename, mode, flags,\nE     File \"{}/py/tests/test_x.py\", line 4\nE       bad indent\nE                 ^\nE   IndentationError: unindent does not match any outer indentation level\n", wt.display());
+        assert_eq!(
+            d(&syntax),
+            Some((
+                "py/tests/test_x.py".into(),
+                4,
+                "IndentationError: unindent does not match any outer indentation level".into()
+            ))
+        );
+        // Only installed packages in the traceback: no position to attribute by.
+        let outside = "____ ERROR collecting tests/test_x.py ____\n/usr/lib/python3.11/site-packages/p.py:3: in f\nE   RuntimeError: x\n";
+        assert_eq!(d(outside), None);
     }
 
     #[test]

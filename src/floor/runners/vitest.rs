@@ -61,11 +61,19 @@ impl Runner for Vitest {
         js::is_js_test_file(rel_path)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
-        js::list(JsTool::Vitest, &self.config, ctx)
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
+        js::list(JsTool::Vitest, &self.config, ctx, scope)
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
         js::run(JsTool::Vitest, &self.config, ctx, ids)
+    }
+
+    fn test_item(&self, id: &str) -> Option<String> {
+        js::test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        js::item_map(ctx, rel_path)
     }
 }
