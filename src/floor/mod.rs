@@ -26,6 +26,7 @@ pub mod harness;
 pub mod process;
 pub mod rule;
 pub mod runners;
+pub mod scan;
 mod workspace;
 
 use std::collections::{BTreeMap, BTreeSet};
