@@ -76,31 +76,50 @@ impl TagScan {
     }
 }
 
-/// The tracked files of the checkout or worktree at `dir`, relative to it.
-pub fn tracked_files(dir: &Path) -> Result<Vec<String>, String> {
-    let git = Git::discover(dir).map_err(|e| format!("{dir:?} is not a git checkout: {e}"))?;
+/// A tracked file, as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracked {
+    /// Relative to the checkout's root, `/`-separated.
+    pub path: String,
+    /// A regular file (mode 100644 or 100755), not a symbolic link or a submodule. Read from
+    /// the index, so that the scan needs no `stat` per file.
+    pub regular: bool,
+}
+
+/// The tracked files of a checkout or worktree, relative to its root.
+pub fn tracked_files(git: &Git) -> Result<Vec<Tracked>, String> {
     let out = git
-        .run(["ls-files", "-z", "--cached", "--full-name"])
+        .run(["ls-files", "-z", "--stage", "--full-name"])
         .map_err(|e| format!("git ls-files: {e}"))?;
     if !out.ok {
         return Err(format!("git ls-files failed: {}", out.stderr));
     }
-    let mut files: Vec<String> = out
+    let mut files: Vec<Tracked> = out
         .stdout
         .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .filter_map(|entry| {
+            // `<mode> <object> <stage>\t<path>`
+            let tab = entry.iter().position(|b| *b == b'\t')?;
+            let (meta, path) = (&entry[..tab], &entry[tab + 1..]);
+            Some(Tracked {
+                path: String::from_utf8_lossy(path).into_owned(),
+                regular: meta.starts_with(b"100"),
+            })
+        })
         .collect();
-    // An index entry per stage during a merge conflict would list a path three times.
-    files.dedup();
+    // A path in conflict has an index entry per stage.
+    files.dedup_by(|a, b| a.path == b.path);
     Ok(files)
 }
 
-/// Scans the tracked files of `dir` for `tags` (see the module doc).
+/// Scans the tracked files of the checkout or worktree that holds `dir` for `tags` (see the
+/// module doc); paths in the result are relative to its root.
 pub fn scan_tree(dir: &Path, tags: &[String], threads: usize) -> Result<TagScan, String> {
     let started = Instant::now();
-    let files = tracked_files(dir)?;
-    let mut scan = scan_files(dir, &files, tags, threads)?;
+    let git =
+        Git::discover(dir).map_err(|e| format!("{} is not a git checkout: {e}", dir.display()))?;
+    let files = tracked_files(&git)?;
+    let mut scan = scan_files(git.root(), &files, tags, threads)?;
     scan.duration = started.elapsed();
     Ok(scan)
 }
@@ -148,9 +167,7 @@ impl TagMatcher {
 
     /// The indexes of the tags a path carries.
     pub fn tags_in_path(&self, path: &str) -> Vec<usize> {
-        (0..self.tags.len())
-            .filter(|&i| tag_matches(path, &self.tags[i]))
-            .collect()
+        self.tags_in(path.as_bytes())
     }
 
     /// Searches one file's contents. `Ok(None)` when the file is binary.
@@ -218,7 +235,7 @@ impl Sink for FirstLines<'_> {
 /// Scans the given files (relative to `dir`) for `tags`, `threads` files at a time.
 pub fn scan_files(
     dir: &Path,
-    files: &[String],
+    files: &[Tracked],
     tags: &[String],
     threads: usize,
 ) -> Result<TagScan, String> {
@@ -242,12 +259,12 @@ pub fn scan_files(
                 let mut local = Vec::new();
                 loop {
                     let n = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(rel) = files.get(n) else { break };
+                    let Some(file) = files.get(n) else { break };
+                    let rel = &file.path;
                     let in_path: BTreeSet<usize> =
                         matcher.tags_in_path(rel).into_iter().collect();
                     let path = dir.join(rel);
-                    let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-                    let lines = if regular {
+                    let lines = if file.regular {
                         match matcher.search_file(&mut searcher, &path) {
                             Ok(Some(lines)) => lines,
                             Ok(None) => {
@@ -427,11 +444,14 @@ mod tests {
         write("docs/notes.md", format!("see {other} here\n").as_bytes());
         // Untracked: a build's leftovers never bind.
         write("target/untracked.rs", format!("fn {ident}() {{}}\n").as_bytes());
+        // A tracked link is not followed (as rg does not): its target is searched on its own.
+        std::os::unix::fs::symlink("tests/refund.rs", d.join("link.rs")).unwrap();
         git(d, &["init", "--quiet"]);
-        git(d, &["add", "src", "tests", "assets", "docs"]);
-        let scan = scan_tree(d, &[tag.clone(), other.clone(), never.clone()], 2).unwrap();
-        assert_eq!(scan.files, 5);
+        git(d, &["add", "src", "tests", "assets", "docs", "link.rs"]);
+        let scan = scan_tree(&d.join("src"), &[tag.clone(), other.clone(), never.clone()], 2).unwrap();
+        assert_eq!(scan.files, 6);
         assert_eq!(scan.binary, 1);
+        assert_eq!(scan.unreadable, 1);
         assert_eq!(
             scan.tags[&tag],
             [
