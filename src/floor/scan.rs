@@ -313,6 +313,28 @@ pub fn scan_files(
     Ok(scan)
 }
 
+/// The matched files that lie under a runner's root (`.` or `a/b`, relative to the scanned
+/// tree), relative to that root: the files a runner's listing is scoped to.
+pub fn files_under_root<'a>(root: &str, matched: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let root = root.trim_start_matches("./").trim_end_matches('/');
+    let mut out: Vec<String> = matched
+        .into_iter()
+        .filter_map(|p| {
+            if root.is_empty() || root == "." {
+                Some(p.to_string())
+            } else {
+                p.strip_prefix(root)
+                    .and_then(|r| r.strip_prefix('/'))
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string)
+            }
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// How many files to search at once: the machine's cores, at most 8 (the scan is bound by
 /// reading files well before that).
 pub fn default_threads() -> usize {
@@ -403,6 +425,15 @@ mod tests {
             }
         }
         assert!(checked > 1000);
+    }
+
+    #[test]
+    fn files_are_scoped_to_a_runner_root() {
+        let matched = ["a/tests/x.rs", "ab/y.rs", "b/z.py", "a"];
+        assert_eq!(files_under_root(".", matched), ["a", "a/tests/x.rs", "ab/y.rs", "b/z.py"]);
+        assert_eq!(files_under_root("a", matched), ["tests/x.rs"]);
+        assert_eq!(files_under_root("./a/", matched), ["tests/x.rs"]);
+        assert!(files_under_root("c", matched).is_empty());
     }
 
     fn git(dir: &Path, args: &[&str]) {
