@@ -275,13 +275,17 @@ fn scan_checkout(
 ) -> Result<crate::floor::scan::TagScan, Error> {
     let git = Git::discover(&args.repo)?;
     let tags: Vec<String> = set.criteria.iter().map(|c| c.tag.clone()).collect();
-    crate::floor::scan::scan_tree(git.root(), &tags, crate::floor::scan::default_threads())
-        .map_err(|e| {
+    crate::floor::scan::scan_tree(git.root(), &tags, crate::floor::scan::default_threads()).map_err(
+        |e| {
             Error::input(
-                InputError::new(format!("cannot scan {} for tags: {e}", git.root().display()))
-                    .help("run it inside a git checkout, or pass one with --repo"),
+                InputError::new(format!(
+                    "cannot scan {} for tags: {e}",
+                    git.root().display()
+                ))
+                .help("run it inside a git checkout, or pass one with --repo"),
             )
-        })
+        },
+    )
 }
 
 fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {

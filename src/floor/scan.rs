@@ -261,8 +261,7 @@ pub fn scan_files(
                     let n = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(n) else { break };
                     let rel = &file.path;
-                    let in_path: BTreeSet<usize> =
-                        matcher.tags_in_path(rel).into_iter().collect();
+                    let in_path: BTreeSet<usize> = matcher.tags_in_path(rel).into_iter().collect();
                     let path = dir.join(rel);
                     let lines = if file.regular {
                         match matcher.search_file(&mut searcher, &path) {
@@ -280,7 +279,8 @@ pub fn scan_files(
                         unreadable.fetch_add(1, Ordering::Relaxed);
                         BTreeMap::new()
                     };
-                    let hit: BTreeSet<usize> = in_path.iter().chain(lines.keys()).copied().collect();
+                    let hit: BTreeSet<usize> =
+                        in_path.iter().chain(lines.keys()).copied().collect();
                     for i in hit {
                         local.push((
                             i,
@@ -399,7 +399,9 @@ mod tests {
     fn agrees_with_tag_matches() {
         let tags = [tag_for("refund-idempotent"), tag_for("a"), tag_for("k-s-9")];
         let m = TagMatcher::new(&tags).unwrap();
-        let neighbours = ["", " ", "_", "-", "a", "Z", "0", ".", "/", "é", "\u{212A}", ":"];
+        let neighbours = [
+            "", " ", "_", "-", "a", "Z", "0", ".", "/", "é", "\u{212A}", ":",
+        ];
         let mut seeds: Vec<String> = Vec::new();
         for t in &tags {
             seeds.push(t.clone());
@@ -430,7 +432,10 @@ mod tests {
     #[test]
     fn files_are_scoped_to_a_runner_root() {
         let matched = ["a/tests/x.rs", "ab/y.rs", "b/z.py", "a"];
-        assert_eq!(files_under_root(".", matched), ["a", "a/tests/x.rs", "ab/y.rs", "b/z.py"]);
+        assert_eq!(
+            files_under_root(".", matched),
+            ["a", "a/tests/x.rs", "ab/y.rs", "b/z.py"]
+        );
         assert_eq!(files_under_root("a", matched), ["tests/x.rs"]);
         assert_eq!(files_under_root("./a/", matched), ["tests/x.rs"]);
         assert!(files_under_root("c", matched).is_empty());
@@ -468,18 +473,23 @@ mod tests {
             format!("#[test]\nfn plain() {{}}\n\n#[test]\nfn refund_{ident}() {{}}\n").as_bytes(),
         );
         write(&format!("tests/{ident}.py"), b"def test_x():\n    pass\n");
-        write(
-            "assets/blob.bin",
-            format!("\x00\x01{ident}\n").as_bytes(),
-        );
+        write("assets/blob.bin", format!("\x00\x01{ident}\n").as_bytes());
         write("docs/notes.md", format!("see {other} here\n").as_bytes());
         // Untracked: a build's leftovers never bind.
-        write("target/untracked.rs", format!("fn {ident}() {{}}\n").as_bytes());
+        write(
+            "target/untracked.rs",
+            format!("fn {ident}() {{}}\n").as_bytes(),
+        );
         // A tracked link is not followed (as rg does not): its target is searched on its own.
         std::os::unix::fs::symlink("tests/refund.rs", d.join("link.rs")).unwrap();
         git(d, &["init", "--quiet"]);
         git(d, &["add", "src", "tests", "assets", "docs", "link.rs"]);
-        let scan = scan_tree(&d.join("src"), &[tag.clone(), other.clone(), never.clone()], 2).unwrap();
+        let scan = scan_tree(
+            &d.join("src"),
+            &[tag.clone(), other.clone(), never.clone()],
+            2,
+        )
+        .unwrap();
         assert_eq!(scan.files, 6);
         assert_eq!(scan.binary, 1);
         assert_eq!(scan.unreadable, 1);
@@ -511,7 +521,11 @@ mod tests {
         assert!(scan.found(&tag));
         assert_eq!(
             scan.matched_files().into_iter().collect::<Vec<_>>(),
-            ["docs/notes.md", &format!("tests/{ident}.py"), "tests/refund.rs"]
+            [
+                "docs/notes.md",
+                &format!("tests/{ident}.py"),
+                "tests/refund.rs"
+            ]
         );
         // One thread or many: the same result.
         let one = scan_tree(d, &[tag, other, never], 1).unwrap();
