@@ -198,7 +198,7 @@ pub(super) fn decide_tests(
             _ if nowhere => (
                 FloorResult::Unbound,
                 format!(
-                    "the tag {} occurs in no tracked file at head (no path, no contents), so no test carries it and nothing was built for it; a test whose name a macro pastes together can be bound with `check.test`",
+                    "the tag {} occurs in no tracked file at head (no path, no contents), so no test can carry it and nothing was built; bind a test whose name a macro pastes together with `check.test`",
                     c.tag
                 ),
             ),
