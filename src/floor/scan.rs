@@ -185,13 +185,31 @@ impl TagMatcher {
             binary: false,
         };
         searcher.search_path(regex, path, &mut sink)?;
-        Ok((!sink.binary).then_some(sink.found))
+        if sink.binary {
+            return Ok(None);
+        }
+        if sink.found.is_empty() {
+            return Ok(Some(sink.found));
+        }
+        // Line numbers only for the few files that match: counting lines in every file would
+        // cost the scan a pass over every byte that `rg -l` does not make.
+        let text = std::fs::read(path)?;
+        Ok(Some(
+            sink.found
+                .into_iter()
+                .map(|(tag, offset)| {
+                    let upto = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+                    let line = text[..upto].iter().filter(|b| **b == b'\n').count() as u64 + 1;
+                    (tag, line)
+                })
+                .collect(),
+        ))
     }
 
     pub fn searcher() -> Searcher {
         SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(b'\x00'))
-            .line_number(true)
+            .line_number(false)
             .build()
     }
 }
@@ -208,7 +226,8 @@ fn prefilter(tag: &str) -> String {
         .collect()
 }
 
-/// Records the first line on which each tag occurs; stops once every tag has been seen.
+/// Records where each tag's first line starts (a byte offset); stops once every tag has been
+/// seen.
 struct FirstLines<'a> {
     matcher: &'a TagMatcher,
     found: BTreeMap<usize, u64>,
@@ -219,9 +238,9 @@ impl Sink for FirstLines<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        let line = mat.line_number().unwrap_or(0);
+        let offset = mat.absolute_byte_offset();
         for i in self.matcher.tags_in(mat.bytes()) {
-            self.found.entry(i).or_insert(line);
+            self.found.entry(i).or_insert(offset);
         }
         Ok(self.found.len() < self.matcher.tags.len())
     }
