@@ -58,7 +58,7 @@ for i in range(n):
     d = os.path.join(repo, f"pkg{i % 100:02d}", f"mod{(i // 100) % 50:02d}")
     os.makedirs(d, exist_ok=True)
     name = f"file{i}.rs"
-    body = [line() for _ in range(random.randint(10, 80))]
+    body = [line() for _ in range(random.randint(5, 60))]
     if i in placed:
         t, how = placed[i]
         ident = t.lower().replace("-", "_")
@@ -77,6 +77,7 @@ tags="$(cat "$work/tags.txt")"
 cd "$repo"
 git init --quiet --initial-branch=main
 git config user.name bench; git config user.email bench@example.com
+git config gc.auto 0  # no background gc racing the cleanup
 git add -A; git commit --quiet -m tree
 echo "    $(git ls-files | wc -l) tracked files, $(du -sh --exclude=.git . | cut -f1)"
 

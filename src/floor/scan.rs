@@ -198,7 +198,9 @@ impl TagMatcher {
             sink.found
                 .into_iter()
                 .map(|(tag, offset)| {
-                    let upto = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+                    let upto = usize::try_from(offset)
+                        .unwrap_or(usize::MAX)
+                        .min(text.len());
                     let line = text[..upto].iter().filter(|b| **b == b'\n').count() as u64 + 1;
                     (tag, line)
                 })
