@@ -473,3 +473,47 @@ fn a_tag_in_a_module_of_a_test_target_still_binds() {
     );
     assert!(!listing.iter().any(|c| c.contains("beta")), "{rows:#?}");
 }
+
+/// A tag only in a file that is no test's source (the manifest names the test target after
+/// the tag): that package's test targets are listed, and the target binds by its name.
+#[test]
+fn a_tag_only_in_a_manifest_binds_through_the_package_listing() {
+    let (r, _) = two_package_workspace(None);
+    let id = ident("clamps-high");
+    r.write(
+        "alpha/Cargo.toml",
+        &format!("[package]\nname = \"alpha\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[[test]]\nname = \"checks_{id}\"\npath = \"tests/checks.rs\"\n"),
+    );
+    r.write(
+        "alpha/tests/checks.rs",
+        "#[test]\nfn low() {\n    assert_eq!(alpha::clamp(-5, 0, 10), 0);\n}\n",
+    );
+    let base = r.commit("a test target named after the tag");
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    r.write(
+        "alpha/tests/checks.rs",
+        "#[test]\nfn high() {\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "satisfied", "{run:?}");
+    assert_eq!(c["tests"][0]["id"], format!("alpha::checks_{id} high"));
+    let rows = runtime_rows(&v);
+    let listing = rows
+        .iter()
+        .find(|c| c.contains("--no-run"))
+        .expect("a build");
+    assert!(
+        listing.contains("--lib") && listing.contains(&format!("--test checks_{id}")),
+        "{rows:#?}"
+    );
+    assert!(!listing.contains("beta"), "{rows:#?}");
+}
