@@ -133,11 +133,17 @@ pub struct TagMatcher {
 
 impl TagMatcher {
     pub fn new(tags: &[String]) -> Result<TagMatcher, String> {
-        let tags: Vec<String> = tags.iter().filter(|t| !t.is_empty()).cloned().collect();
+        // Indexes follow the caller's order; an empty or repeated tag is left out.
+        let mut seen = BTreeSet::new();
+        let tags: Vec<String> = tags
+            .iter()
+            .filter(|t| !t.is_empty() && seen.insert(t.as_str()))
+            .cloned()
+            .collect();
         let regex = if tags.is_empty() {
             None
         } else {
-            // ASCII case folding only (`(?i-u)`): the tag match folds ASCII case and nothing
+            // ASCII case folding only (Unicode off): the tag match folds ASCII case and nothing
             // else, so a Unicode fold (the Kelvin sign for `k`) must not widen the prefilter.
             let alternatives: Vec<String> = tags.iter().map(|t| prefilter(t)).collect();
             let matcher = RegexMatcherBuilder::new()
