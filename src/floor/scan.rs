@@ -5,10 +5,11 @@
 //! Out: a [`TagScan`]: per tag, the tracked files whose path or contents carry it.
 //!
 //! Steps:
-//! 1. the tracked files: `git ls-files -z` in the directory. Tracked, not walked: a runner's
-//!    `setup` (`npm ci`) or an earlier build leaves untracked trees (`node_modules`, `target`)
-//!    that no test id of the change can come from, and a walk that honours `.gitignore` would
-//!    still see files a repository forgot to ignore;
+//! 1. the tracked files: `git ls-files -z --stage` in the directory (the index also says which
+//!    entries are regular files, so no `stat` per file). Tracked, not walked (ripgrep's
+//!    `ignore` walker): a runner's `setup` (`npm ci`) or an earlier build leaves untracked
+//!    trees (`node_modules`, `target`) that no test id of the change can come from, and a walk
+//!    that honours `.gitignore` would still see files a repository forgot to ignore;
 //! 2. each path is matched with [`tag_matches`];
 //! 3. each regular file's contents are searched once for every tag together with ripgrep's own
 //!    searcher and matcher (`grep-searcher`, `grep-regex`), files in parallel, a file with a NUL
@@ -16,8 +17,10 @@
 //!    prefilter that finds candidate lines; every candidate line is confirmed with
 //!    [`tag_matches`], so the scan and the binding can never disagree on what carries a tag.
 //!
-//! Symbolic links and submodules are not followed (`rg` does not follow links either); a file
-//! that cannot be read is counted and skipped.
+//! This tool's own outputs (`.shipmoor/verify.md`, the fix packet, the evidence store), which
+//! name every tag, are left out when a repository commits them. Symbolic links and submodules
+//! are not followed (`rg` does not follow links either); a file that cannot be read is counted
+//! and skipped.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -118,7 +121,9 @@ pub fn scan_tree(dir: &Path, tags: &[String], threads: usize) -> Result<TagScan,
     let started = Instant::now();
     let git =
         Git::discover(dir).map_err(|e| format!("{} is not a git checkout: {e}", dir.display()))?;
-    let files = tracked_files(&git)?;
+    let mut files = tracked_files(&git)?;
+    // This tool's own reports name every tag; a committed copy says nothing about tests.
+    files.retain(|f| !crate::floor::is_output_path(&f.path));
     let mut scan = scan_files(git.root(), &files, tags, threads)?;
     scan.duration = started.elapsed();
     Ok(scan)
@@ -507,10 +512,23 @@ mod tests {
             "target/untracked.rs",
             format!("fn {ident}() {{}}\n").as_bytes(),
         );
+        // A committed report of an earlier run names the tags: it is no test.
+        write(".shipmoor/verify.md", format!("{tag} {never}\n").as_bytes());
         // A tracked link is not followed (as rg does not): its target is searched on its own.
         std::os::unix::fs::symlink("tests/refund.rs", d.join("link.rs")).unwrap();
         git(d, &["init", "--quiet"]);
-        git(d, &["add", "src", "tests", "assets", "docs", "link.rs"]);
+        git(
+            d,
+            &[
+                "add",
+                "src",
+                "tests",
+                "assets",
+                "docs",
+                "link.rs",
+                ".shipmoor",
+            ],
+        );
         let scan = scan_tree(
             &d.join("src"),
             &[tag.clone(), other.clone(), never.clone()],

@@ -6,16 +6,14 @@
 //! list, or "everything" where a file cannot be placed.
 //!
 //! How a file maps (paths relative to the worktree):
-//! 1. only Rust sources and manifests can put a tag into a Rust test id (the test's name, its
-//!    target's file or name, its package's name); other files (a Python test beside the crate,
-//!    a README) are left to their own runners, and a name a macro builds from a data file is
-//!    what `check.test` is for;
-//! 2. a target's root file (`tests/x.rs`, `src/lib.rs`, `src/bin/t.rs`) → that target, when
+//! 1. a target's root file (`tests/x.rs`, `src/lib.rs`, `src/bin/t.rs`) → that target, when
 //!    `cargo test` tests it;
-//! 3. another file under a package's `src/` → the package's library and binary unit tests;
-//! 4. any other file of a package (`tests/common/mod.rs`, `Cargo.toml`, `build.rs`, an
-//!    example's root) → every test target of that package;
-//! 5. a file in no package of the workspace, or a selected target that needs features
+//! 2. another file under a package's `src/` → the package's library and binary unit tests;
+//! 3. any other file of a package (`tests/common/mod.rs`, `Cargo.toml`, `build.rs`, an
+//!    example's root, a data file a test `include!`s, a README) → every test target of that
+//!    package: any file can reach a test's name through `include!` or a build script, so no
+//!    file is ruled out by its kind;
+//! 4. a file in no package of the workspace, or a selected target that needs features
 //!    (`required-features`, which an explicit `--test` turns into an error where the unscoped
 //!    build skips it quietly) → everything, as the unscoped listing does.
 //!
@@ -94,10 +92,6 @@ pub enum Selection {
 pub fn select(packages: &[Package], files: &[String]) -> Selection {
     let mut chosen: BTreeSet<(usize, usize)> = BTreeSet::new();
     for f in files {
-        let name = f.rsplit('/').next().unwrap_or(f);
-        if !(f.ends_with(".rs") || name == "Cargo.toml") {
-            continue;
-        }
         let owner = packages
             .iter()
             .enumerate()
@@ -392,11 +386,12 @@ mod tests {
         assert_eq!(one("alpha/Cargo.toml"), all_alpha);
         assert_eq!(one("alpha/build.rs"), all_alpha);
         assert_eq!(one("alpha/examples/demo.rs"), all_alpha);
-        // Only Rust sources and manifests can carry a tag into a Rust test id.
-        assert_eq!(one("alpha/tests/test_x.py"), Vec::<String>::new());
-        assert_eq!(one("README.md"), Vec::<String>::new());
-        // A Rust file in no package: the full listing.
+        // Any file of a package can reach a test's name (`include!`, a build script).
+        assert_eq!(one("alpha/tests/data/cases.txt"), all_alpha);
+        assert_eq!(one("alpha/README.md"), all_alpha);
+        // A file in no package: the full listing.
         assert_eq!(one("scripts/gen.rs"), ["*"]);
+        assert_eq!(one("README.md"), ["*"]);
         assert_eq!(
             ids(select(
                 &ws,
