@@ -517,3 +517,50 @@ fn a_tag_only_in_a_manifest_binds_through_the_package_listing() {
     );
     assert!(!listing.contains("beta"), "{rows:#?}");
 }
+
+/// Two tagged test targets of one package, one of which does not compile at head: the other is
+/// still listed, bound and decided on its own (each target is built alone after a failure).
+fn a_broken_tagged_target_leaves_its_neighbour_bound(runner: Option<&str>) {
+    let (r, base) = two_package_workspace(runner);
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    let high = ident("clamps-high");
+    let nan = ident("clamps-nan");
+    r.write(
+        &format!("alpha/tests/high_{high}.rs"),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}\n",
+    );
+    r.write(
+        &format!("alpha/tests/nan_{nan}.rs"),
+        "#[test]\nfn clamps_nan() {\n    assert_eq!(alpha::clamp_missing(1, 0, 10), 1);\n}\n",
+    );
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped.\n  - id: clamps-nan\n    ac: NaN is rejected.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"];
+    assert_eq!(c[0]["floor"]["result"], "satisfied", "{run:?}");
+    assert_eq!(c[1]["floor"]["result"], "unsatisfied", "{run:?}");
+    let reason = c[1]["floor"]["reason"].as_str().unwrap();
+    assert!(reason.contains("head does not build"), "{reason}");
+    assert!(reason.contains(&format!("nan_{nan}.rs")), "{reason}");
+}
+
+#[test]
+fn cargo_test_a_broken_tagged_target_leaves_its_neighbour_bound() {
+    a_broken_tagged_target_leaves_its_neighbour_bound(None);
+}
+
+#[test]
+fn nextest_a_broken_tagged_target_leaves_its_neighbour_bound() {
+    require_tool(
+        "cargo",
+        &["nextest", "--version"],
+        "cargo install cargo-nextest --locked",
+    );
+    a_broken_tagged_target_leaves_its_neighbour_bound(Some("nextest"));
+}
