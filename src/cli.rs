@@ -249,6 +249,10 @@ pub enum AcceptanceCommand {
         args: AcceptanceArgs,
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Also print where each tag occurs: the tracked files whose path or contents carry it,
+        /// as they are in the checkout (the same scan the floor runs on the head worktree)
+        #[arg(long = "where")]
+        where_: bool,
     },
     /// Promote .shipmoor/acceptance.yaml.draft to .shipmoor/acceptance.yaml once it validates
     Commit(AcceptanceArgs),

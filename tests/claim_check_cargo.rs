@@ -600,3 +600,279 @@ fn a_test_module_in_a_file_of_its_own_keeps_the_imports_its_new_tests_need() {
         serde_json::json!(["src/util/tests.rs"])
     );
 }
+
+/// A workspace of two packages, each with its own test targets.
+fn two_package_workspace(runner: Option<&str>) -> (Repo, String) {
+    require_tool("cargo", &["--version"], "install Rust with rustup");
+    let r = Repo::new();
+    r.write(
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"alpha\", \"beta\"]\n",
+    );
+    r.write(".gitignore", "/target\n");
+    for name in ["alpha", "beta"] {
+        r.write(
+            &format!("{name}/Cargo.toml"),
+            &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        );
+        r.write(&format!("{name}/src/lib.rs"), LIB_BASE);
+        r.write(
+            &format!("{name}/tests/plain.rs"),
+            &format!("#[test]\nfn low() {{\n    assert_eq!({name}::clamp(-5, 0, 10), 0);\n}}\n"),
+        );
+    }
+    let _ = runner;
+    let base = r.commit("base");
+    (r, base)
+}
+
+/// The commands the floor ran, from the JSON result's runtime rows.
+fn runtime_rows(v: &serde_json::Value) -> Vec<String> {
+    let rows: Vec<String> = v["result"]["runtime"]
+        .as_array()
+        .expect("the JSON result has runtime rows")
+        .iter()
+        .map(|r| r["command"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        rows.iter().any(|c| c.starts_with("tag scan")),
+        "the tag scan is a runtime row: {rows:#?}"
+    );
+    rows
+}
+
+fn only_the_tagged_target_is_built(runner: Option<&str>) {
+    let (r, base) = two_package_workspace(runner);
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    let id = ident("clamps-high");
+    r.write(
+        &format!("alpha/tests/high_{id}.rs"),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "satisfied", "{run:?}");
+    assert_eq!(c["tests"][0]["id"], format!("alpha::high_{id} clamps_high"));
+    let rows = runtime_rows(&v);
+    let builds: Vec<&String> = rows
+        .iter()
+        .filter(|c| c.contains("--no-run") || c.contains("nextest list"))
+        .collect();
+    assert!(!builds.is_empty(), "{rows:#?}");
+    // Every build and listing names the tagged target of alpha, and nothing of beta.
+    for b in &builds {
+        assert!(b.contains(&format!("--test high_{id}")), "{b}\n{rows:#?}");
+        assert!(b.contains("alpha#0.1.0") || b.contains("-p alpha"), "{b}");
+        assert!(!b.contains("beta"), "{b}");
+    }
+}
+
+#[test]
+fn cargo_test_builds_only_the_target_that_holds_the_tag() {
+    only_the_tagged_target_is_built(None);
+}
+
+#[test]
+fn nextest_lists_only_the_target_that_holds_the_tag() {
+    require_tool(
+        "cargo",
+        &["nextest", "--version"],
+        "cargo install cargo-nextest --locked",
+    );
+    only_the_tagged_target_is_built(Some("nextest"));
+}
+
+/// A tag in no tracked file at head: unbound, with the reason, and no cargo build at all.
+#[test]
+fn a_tag_in_no_file_is_unbound_without_a_build() {
+    let (r, base) = two_package_workspace(None);
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 4, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "unbound", "{run:?}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("occurs in no tracked file at head"),
+        "{reason}"
+    );
+    assert!(reason.contains("check.test"), "{reason}");
+    // The evidence is the scan: what was searched, and that nothing matched.
+    let ptr = c["evidence"]["pointer"].as_str().unwrap();
+    let rec: serde_json::Value = serde_json::from_str(&r.read(&format!(
+        ".shipmoor/evidence/sha256/{}",
+        ptr.strip_prefix("sha256:").unwrap()
+    )))
+    .unwrap();
+    assert_eq!(rec["kind"], "tag_scan", "{rec}");
+    let found = r.read(&format!(
+        ".shipmoor/evidence/sha256/{}",
+        rec["results"]
+            .as_str()
+            .unwrap()
+            .strip_prefix("sha256:")
+            .unwrap()
+    ));
+    let found: serde_json::Value = serde_json::from_str(&found).unwrap();
+    assert_eq!(
+        found["tags"][common::tag("clamps-high")],
+        serde_json::json!([])
+    );
+    assert!(found["files"].as_u64().unwrap() >= 7, "{found}");
+    let rows = runtime_rows(&v);
+    assert!(
+        !rows
+            .iter()
+            .any(|c| c.starts_with("cargo") || c.contains(" cargo ")),
+        "no cargo command may run: {rows:#?}"
+    );
+}
+
+/// A tag only in a file that is no target's root (a module the test target includes): the
+/// package's test targets are all listed, and the test the module defines binds.
+#[test]
+fn a_tag_in_a_module_of_a_test_target_still_binds() {
+    let (r, base) = two_package_workspace(None);
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    let id = ident("clamps-high");
+    r.write(
+        "alpha/tests/common/mod.rs",
+        &format!(
+            "#[test]\nfn clamps_high_{id}() {{\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}}\n"
+        ),
+    );
+    r.write(
+        "alpha/tests/plain.rs",
+        "mod common;\n\n#[test]\nfn low() {\n    assert_eq!(alpha::clamp(-5, 0, 10), 0);\n}\n",
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "satisfied", "{run:?}");
+    assert_eq!(
+        c["tests"][0]["id"],
+        format!("alpha::plain common::clamps_high_{id}")
+    );
+    let rows = runtime_rows(&v);
+    let listing: Vec<&String> = rows.iter().filter(|c| c.contains("--no-run")).collect();
+    assert!(
+        listing
+            .iter()
+            .any(|c| c.contains("--test plain") && c.contains("--lib")),
+        "{rows:#?}"
+    );
+    assert!(!listing.iter().any(|c| c.contains("beta")), "{rows:#?}");
+}
+
+/// A tag only in a file that is no test's source (the manifest names the test target after
+/// the tag): that package's test targets are listed, and the target binds by its name.
+#[test]
+fn a_tag_only_in_a_manifest_binds_through_the_package_listing() {
+    let (r, _) = two_package_workspace(None);
+    let id = ident("clamps-high");
+    r.write(
+        "alpha/Cargo.toml",
+        &format!("[package]\nname = \"alpha\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[[test]]\nname = \"checks_{id}\"\npath = \"tests/checks.rs\"\n"),
+    );
+    r.write(
+        "alpha/tests/checks.rs",
+        "#[test]\nfn low() {\n    assert_eq!(alpha::clamp(-5, 0, 10), 0);\n}\n",
+    );
+    let base = r.commit("a test target named after the tag");
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    r.write(
+        "alpha/tests/checks.rs",
+        "#[test]\nfn high() {\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(c["result"], "satisfied", "{run:?}");
+    assert_eq!(c["tests"][0]["id"], format!("alpha::checks_{id} high"));
+    let rows = runtime_rows(&v);
+    let listing = rows
+        .iter()
+        .find(|c| c.contains("--no-run"))
+        .expect("a build");
+    assert!(
+        listing.contains("--lib") && listing.contains(&format!("--test checks_{id}")),
+        "{rows:#?}"
+    );
+    assert!(!listing.contains("beta"), "{rows:#?}");
+}
+
+/// Two tagged test targets of one package, one of which does not compile at head: the other is
+/// still listed, bound and decided on its own (each target is built alone after a failure).
+fn a_broken_tagged_target_leaves_its_neighbour_bound(runner: Option<&str>) {
+    let (r, base) = two_package_workspace(runner);
+    r.write("alpha/src/lib.rs", LIB_HEAD);
+    let high = ident("clamps-high");
+    let nan = ident("clamps-nan");
+    r.write(
+        &format!("alpha/tests/high_{high}.rs"),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(alpha::clamp(50, 0, 10), 10);\n}\n",
+    );
+    r.write(
+        &format!("alpha/tests/nan_{nan}.rs"),
+        "#[test]\nfn clamps_nan() {\n    assert_eq!(alpha::clamp_missing(1, 0, 10), 1);\n}\n",
+    );
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped.\n  - id: clamps-nan\n    ac: NaN is rejected.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let c = &v["result"]["criteria"];
+    assert_eq!(c[0]["floor"]["result"], "satisfied", "{run:?}");
+    assert_eq!(c[1]["floor"]["result"], "unsatisfied", "{run:?}");
+    let reason = c[1]["floor"]["reason"].as_str().unwrap();
+    assert!(reason.contains("head does not build"), "{reason}");
+    assert!(reason.contains(&format!("nan_{nan}.rs")), "{reason}");
+}
+
+#[test]
+fn cargo_test_a_broken_tagged_target_leaves_its_neighbour_bound() {
+    a_broken_tagged_target_leaves_its_neighbour_bound(None);
+}
+
+#[test]
+fn nextest_a_broken_tagged_target_leaves_its_neighbour_bound() {
+    require_tool(
+        "cargo",
+        &["nextest", "--version"],
+        "cargo install cargo-nextest --locked",
+    );
+    a_broken_tagged_target_leaves_its_neighbour_bound(Some("nextest"));
+}

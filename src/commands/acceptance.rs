@@ -26,21 +26,61 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             );
             Ok(0)
         }
-        AcceptanceCommand::Tags { args, format } => {
+        AcceptanceCommand::Tags {
+            args,
+            format,
+            where_,
+        } => {
             let (set, _) = load(&args)?;
+            let scan = if where_ {
+                Some(scan_checkout(&args, &set)?)
+            } else {
+                None
+            };
+            let occurrences = |tag: &str| {
+                scan.as_ref()
+                    .and_then(|s| s.tags.get(tag))
+                    .cloned()
+                    .unwrap_or_default()
+            };
             let mut out = std::io::stdout();
             match format {
                 Format::Human => {
                     let width = set.criteria.iter().map(|c| c.id.len()).max().unwrap_or(0);
                     for c in &set.criteria {
                         let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
+                        if scan.is_some() {
+                            let found = occurrences(&c.tag);
+                            if found.is_empty() {
+                                let _ = writeln!(out, "    (in no tracked file)");
+                            }
+                            for o in found {
+                                let _ = writeln!(out, "    {}", where_line(&o));
+                            }
+                        }
+                    }
+                    if let Some(s) = &scan {
+                        let _ = writeln!(
+                            out,
+                            "searched {} tracked files ({} binary, {} not readable) in {:.2}s",
+                            s.files,
+                            s.binary,
+                            s.unreadable,
+                            s.duration.as_secs_f64()
+                        );
                     }
                 }
                 Format::Json => {
                     let v: Vec<_> = set
                         .criteria
                         .iter()
-                        .map(|c| serde_json::json!({"id": c.id, "tag": c.tag, "requirement": c.requirement()}))
+                        .map(|c| {
+                            let mut v = serde_json::json!({"id": c.id, "tag": c.tag, "requirement": c.requirement()});
+                            if scan.is_some() {
+                                v["where"] = serde_json::json!(occurrences(&c.tag));
+                            }
+                            v
+                        })
                         .collect();
                     let _ = writeln!(
                         out,
@@ -216,6 +256,36 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
         let _ = writeln!(std::io::stdout(), "  {id}  {}", acceptance::tag_for(id));
     }
     Ok(0)
+}
+
+/// `path` (the tag is in the path), `path:line` (in the contents), or both.
+fn where_line(o: &crate::floor::scan::Occurrence) -> String {
+    match (o.in_path, o.line) {
+        (true, Some(l)) => format!("{}:{l} (path and contents)", o.path),
+        (true, None) => format!("{} (path)", o.path),
+        (false, Some(l)) => format!("{}:{l}", o.path),
+        (false, None) => o.path.clone(),
+    }
+}
+
+/// The tag scan over the checkout's tracked files, every criterion's tag at once.
+fn scan_checkout(
+    args: &AcceptanceArgs,
+    set: &acceptance::AcceptanceSet,
+) -> Result<crate::floor::scan::TagScan, Error> {
+    let git = Git::discover(&args.repo)?;
+    let tags: Vec<String> = set.criteria.iter().map(|c| c.tag.clone()).collect();
+    crate::floor::scan::scan_tree(git.root(), &tags, crate::floor::scan::default_threads()).map_err(
+        |e| {
+            Error::input(
+                InputError::new(format!(
+                    "cannot scan {} for tags: {e}",
+                    git.root().display()
+                ))
+                .help("run it inside a git checkout, or pass one with --repo"),
+            )
+        },
+    )
 }
 
 fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {

@@ -190,7 +190,18 @@ pub(super) fn decide_tests(
                     .then(|| tag_in_head(cx.input.git, &cx.input.head, &c.tag))
                     .flatten()
             });
+        // DESIGN 5.6: a tag in no tracked file at head cannot be in any test id or test path.
+        let nowhere = matches!(b, Binding::Tag(_))
+            && !cx.adapters.is_empty()
+            && cx.scan.as_ref().is_some_and(|s| !s.found(&c.tag));
         let (result, reason) = match (b, broken_file, build_problem, other_problem) {
+            _ if nowhere => (
+                FloorResult::Unbound,
+                format!(
+                    "the tag {} occurs in no tracked file at head (no path, no contents), so no test can carry it and nothing was built; bind a test whose name a macro pastes together with `check.test`",
+                    c.tag
+                ),
+            ),
             (_, Some(f), Some((p, _)), _) => (
                 FloorResult::Unsatisfied,
                 format!("{p}; the tag is in {f}, whose tests could not be listed"),
@@ -217,7 +228,13 @@ pub(super) fn decide_tests(
             ),
         };
         let mut cf = CriterionFloor::simple(result, &reason, b.kind());
-        if let Some(ev) = listing_ev {
+        if let (true, Some(ev)) = (nowhere, &cx.scan_evidence) {
+            cf.evidence = Some(EvidenceRef {
+                pointer: ev.clone(),
+                detail: "tag scan of head's tracked files".into(),
+            });
+            cf.evidence_all.push(ev.clone());
+        } else if let Some(ev) = listing_ev {
             cf.evidence = Some(EvidenceRef {
                 pointer: ev.clone(),
                 detail: "test listing at head".into(),

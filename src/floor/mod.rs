@@ -7,7 +7,9 @@
 //! files laid over base; every observation stored in the evidence store.
 //!
 //! Steps:
-//! 1. head: a detached worktree at the head commit; each runner's `setup`, then its test listing;
+//! 1. head: a detached worktree at the head commit; the tag scan of its tracked files ([`scan`]);
+//!    each runner's `setup`, then its test listing, scoped to the files that carry a tag (a
+//!    runner under whose root no tag occurs is neither set up nor listed);
 //! 2. bind each criterion ([`bind`]): tag, `check.test`, `check.command` or `check.pattern`;
 //! 3. head: run the bound tests `runs` times each, retries off;
 //! 4. base: a detached worktree at base with head's test files laid over it; `setup`; the same
@@ -26,6 +28,7 @@ pub mod harness;
 pub mod process;
 pub mod rule;
 pub mod runners;
+pub mod scan;
 mod workspace;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -303,6 +306,10 @@ struct Ctx<'a> {
     harness: Vec<harness::HarnessChange>,
     /// Tracked files a run changed in a worktree (`head: path`, `base: path`).
     rewritten: Vec<String>,
+    /// The tag scan of head, when tag-bound criteria needed one and it could run.
+    scan: Option<scan::TagScan>,
+    /// The scan's evidence record.
+    scan_evidence: Option<String>,
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -359,6 +366,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         scratch_seq: 0,
         harness: Vec::new(),
         rewritten: Vec::new(),
+        scan: None,
+        scan_evidence: None,
     };
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
@@ -388,7 +397,17 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     };
     let mut head_setup_failed: Vec<Option<String>> = vec![None; cx.adapters.len()];
     if let (Some(wt), true) = (&head_wt, needs_tests) {
+        let scopes = cx.list_scopes(wt)?;
         for i in 0..cx.adapters.len() {
+            let Some(scope) = &scopes[i] else {
+                (input.progress)(&format!(
+                    "head {}: no tag occurs under {} ({}): nothing to list or build",
+                    input.head.short(),
+                    cx.adapters[i].config().root,
+                    cx.adapters[i].kind().as_str()
+                ));
+                continue;
+            };
             if let Some(p) = cx.setup(i, wt, Side::Head, None)? {
                 head_setup_failed[i] = Some(p.clone());
                 list_problems[i] = Some((p, false));
@@ -400,7 +419,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 cx.adapters[i].kind().as_str()
             ));
             let ctx = cx.run_ctx(i, wt, Side::Head)?;
-            let report = cx.adapters[i].list(&ctx, &runners::ListScope::All);
+            let report = cx.adapters[i].list(&ctx, scope);
             let ev = cx.record_listing(i, Side::Head, &report)?;
             list_evidence[i] = Some(ev);
             if let Some(bf) = &report.build_failure {
@@ -708,6 +727,134 @@ impl CriterionFloor {
 }
 
 impl Ctx<'_> {
+    /// DESIGN 5.6: what each runner's head listing needs to cover. Tag-bound criteria are found
+    /// by a scan of head's tracked files first, and each runner lists only the files under its
+    /// root that carry a tag (`None`: no tag occurs there, so the runner lists nothing). A
+    /// `check.test` binding or a `guard` glob can name any test, so they need the whole listing;
+    /// so does a scan that could not run.
+    fn list_scopes(&mut self, head: &Worktree) -> Result<Vec<Option<runners::ListScope>>, Error> {
+        let criteria = &self.input.acceptance.criteria;
+        let all = vec![Some(runners::ListScope::All); self.adapters.len()];
+        let tags: Vec<String> = criteria
+            .iter()
+            .filter(|c| c.lane == crate::acceptance::Lane::Floor && c.check.is_none())
+            .map(|c| c.tag.clone())
+            .collect();
+        if tags.is_empty() {
+            return Ok(all);
+        }
+        (self.input.progress)(&format!(
+            "head {}: scanning tracked files for {} tag(s)",
+            self.input.head.short(),
+            tags.len()
+        ));
+        let scanned = scan::scan_tree(head.path(), &tags, scan::default_threads());
+        self.record_scan(&tags, &scanned)?;
+        let Ok(found) = scanned else {
+            return Ok(all);
+        };
+        let whole = !self.input.acceptance.guard.is_empty()
+            || criteria.iter().any(|c| {
+                c.lane == crate::acceptance::Lane::Floor
+                    && matches!(c.check, Some(crate::acceptance::Check::Test(_)))
+            });
+        let matched = found.matched_files();
+        let scopes = self
+            .adapters
+            .iter()
+            .map(|a| {
+                let files = scan::files_under_root(&a.config().root, matched.iter().copied());
+                if whole {
+                    Some(runners::ListScope::All)
+                } else if files.is_empty() {
+                    None
+                } else {
+                    Some(runners::ListScope::Files(files))
+                }
+            })
+            .collect();
+        self.scan = Some(found);
+        Ok(scopes)
+    }
+
+    /// The scan as evidence (what was searched, which files carry which tag) and a runtime row.
+    fn record_scan(
+        &mut self,
+        tags: &[String],
+        scanned: &Result<scan::TagScan, String>,
+    ) -> Result<(), Error> {
+        let command: Vec<String> = ["git", "ls-files", "-z", "--stage"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(tags.iter().map(|t| format!("--tag={t}")))
+            .collect();
+        let (note, result, results, duration) = match scanned {
+            Ok(found) => {
+                let hit = tags.iter().filter(|t| found.found(t)).count();
+                let json = serde_json::to_vec(found).map_err(|e| Error::crash(e.to_string()))?;
+                (
+                    format!(
+                        "searched the paths and contents of {} tracked files at head ({} binary, {} not regular files, contents not searched); {hit} of {} tag(s) found in {} file(s)",
+                        found.files,
+                        found.binary,
+                        found.unreadable,
+                        tags.len(),
+                        found.matched_files().len()
+                    ),
+                    format!(
+                        "{hit} of {} tag(s) in {} of {} files",
+                        tags.len(),
+                        found.matched_files().len(),
+                        found.files
+                    ),
+                    Some(self.store.put_blob(json)),
+                    found.duration,
+                )
+            }
+            Err(e) => (
+                format!("the tag scan failed ({e}); every test is listed"),
+                format!("failed: {e}"),
+                None,
+                Duration::ZERO,
+            ),
+        };
+        let ptr = self.put(&Record {
+            schema: RECORD_SCHEMA,
+            kind: "tag_scan",
+            side: Some(Side::Head),
+            commit: self.input.head.as_str(),
+            overlay: None,
+            runner: None,
+            root: Some("."),
+            command: &command,
+            test_id: None,
+            run: 1,
+            outcome: None,
+            exit_code: None,
+            duration_ms: self.ms(duration),
+            stdout: None,
+            stderr: None,
+            results: results.as_deref(),
+            note: Some(&note),
+        })?;
+        self.scan_evidence = Some(ptr);
+        self.runtime.push(RuntimeRow {
+            side: "head".into(),
+            runner: "tag scan".into(),
+            command: format!("tag scan of tracked files ({} tag(s))", tags.len()),
+            tests: 0,
+            result,
+            seconds: if self.input.clock.is_pinned() {
+                0.0
+            } else {
+                (duration.as_secs_f64() * 10.0).round() / 10.0
+            },
+            exit_code: None,
+            excerpt: None,
+        });
+        Ok(())
+    }
+
     /// Seeds base's target dir from head's so that registry dependencies are not built twice,
     /// removing every path package's own units so that nothing of head's code can run at base
     /// (see [`seed_cargo_target`]). Falls back to an empty target dir when seeding fails.

@@ -43,6 +43,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::cargo_targets;
 use super::*;
 use crate::floor::process;
 
@@ -93,10 +94,18 @@ impl Runner for CargoTest {
         super::rust_items::splice_source(rel_path, base, head)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
         let (cargo_args, test_args) = split_args(&self.config.args);
-        let build = match build_tests(ctx, &cargo_args, &mut report.invocations) {
+        let build = match scoped_build(ctx, scope, &cargo_args, &mut report) {
+            Some(Ok(binaries)) => Build::Built(CargoMessages {
+                binaries,
+                ..CargoMessages::default()
+            }),
+            Some(Err(())) => return report,
+            None => build_tests(ctx, &cargo_args, &mut report.invocations),
+        };
+        let build = match build {
             Build::Built(msgs) => msgs,
             Build::Failed(bf) => {
                 report.build_failure = Some(bf);
@@ -241,6 +250,73 @@ impl Runner for CargoTest {
         report.problem = join_problems(problems);
         report
     }
+}
+
+/// DESIGN 5.6: builds only the test targets that hold a scoped listing's files (see
+/// [`cargo_targets`]), each package's targets together and, where that fails, each target
+/// alone, so that a target that does not compile leaves the others listed. `None` where the
+/// listing is not narrowed: an unscoped listing, the user's own target selection in `args`,
+/// metadata that cannot be read, a file that maps to no target.
+fn scoped_build(
+    ctx: &RunCtx,
+    scope: &ListScope,
+    cargo_args: &[String],
+    report: &mut ListReport,
+) -> Option<Result<Vec<TestBinary>, ()>> {
+    let ListScope::Files(files) = scope else {
+        return None;
+    };
+    if cargo_targets::user_selects_targets(cargo_args) {
+        return None;
+    }
+    let packages = cargo_targets::workspace_packages(ctx, &mut report.invocations).ok()?;
+    let files: Vec<String> = files
+        .iter()
+        .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
+        .collect();
+    let cargo_targets::Selection::Targets(targets) = cargo_targets::select(&packages, &files)
+    else {
+        return None;
+    };
+    if targets.is_empty() {
+        return Some(Ok(Vec::new()));
+    }
+    // `build_selected` reads only the binary id of each test id.
+    let ids: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{} *", t.binary_id))
+        .collect();
+    match build_selected(ctx, cargo_args, &ids, &mut report.invocations) {
+        Ok(build) => {
+            if !build.failed.is_empty() {
+                report.build_failure = Some(merge_build_failures(build.failed.values()));
+            }
+            Some(Ok(build.binaries))
+        }
+        Err(p) => {
+            report.problem = Some(p);
+            Some(Err(()))
+        }
+    }
+}
+
+/// One build failure out of several targets' own.
+fn merge_build_failures<'a>(failures: impl Iterator<Item = &'a BuildFailure>) -> BuildFailure {
+    let mut files = BTreeSet::new();
+    let mut merged = BuildFailure::default();
+    for bf in failures {
+        files.extend(bf.diagnostic_files.iter().cloned());
+        if merged.excerpt.is_empty() {
+            merged.excerpt = bf.excerpt.clone();
+        }
+        for d in &bf.diagnostics {
+            if !merged.diagnostics.contains(d) {
+                merged.diagnostics.push(d.clone());
+            }
+        }
+    }
+    merged.diagnostic_files = files.into_iter().collect();
+    merged
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ use super::cargo::{
     check_cargo, classify_build, exec, exit_problem, join_problems, parse_cargo_messages,
     under_tests_dir, worktree_relative, Build,
 };
+use super::cargo_targets;
 use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
 use super::*;
 use crate::floor::process;
@@ -64,52 +65,110 @@ impl Nextest {
     pub fn new(config: RunnerConfig) -> Self {
         Nextest { config }
     }
-}
 
-impl Runner for Nextest {
-    fn config(&self) -> &RunnerConfig {
-        &self.config
-    }
-
-    fn check_tool(&self) -> Result<(), InputError> {
-        check_cargo()?;
-        let mut cmd = Command::new("cargo");
-        cmd.args(["nextest", "--version"])
-            .env("CARGO_TERM_COLOR", "never");
-        match process::run(cmd, Duration::from_secs(60)) {
-            Ok(c) if c.success() => Ok(()),
-            _ => Err(InputError::new("`cargo nextest` is not installed")
-                .help("cargo install cargo-nextest --locked")),
+    /// DESIGN 5.6: lists only the test targets that hold the scope's files (see
+    /// [`cargo_targets`]), one `cargo nextest list -p <package id> <targets>` per package, and
+    /// where that does not build, each target alone, so that a target that does not compile
+    /// leaves the others listed. `None` where the listing is not narrowed: the user's own
+    /// target selection in `args`, metadata that cannot be read, a file that maps to no
+    /// target.
+    fn list_scoped(&self, ctx: &RunCtx, files: &[String]) -> Option<ListReport> {
+        if cargo_targets::user_selects_targets(&self.config.args) {
+            return None;
         }
+        let mut report = ListReport::default();
+        let packages = cargo_targets::workspace_packages(ctx, &mut report.invocations).ok()?;
+        let files: Vec<String> = files
+            .iter()
+            .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
+            .collect();
+        let cargo_targets::Selection::Targets(targets) = cargo_targets::select(&packages, &files)
+        else {
+            return None;
+        };
+        let mut by_package: BTreeMap<usize, Vec<&cargo_targets::Selected>> = BTreeMap::new();
+        for t in &targets {
+            by_package.entry(t.package).or_default().push(t);
+        }
+        let mut tests = BTreeSet::new();
+        let mut failures: Vec<BuildFailure> = Vec::new();
+        let mut problems = Vec::new();
+        for (p, group) in by_package {
+            let mut groups = vec![group];
+            while let Some(group) = groups.pop() {
+                let mut selection: Vec<String> = cargo_targets::package_args(&packages[p]).to_vec();
+                selection.extend(group.iter().flat_map(|t| t.selector.iter().cloned()));
+                let listed = self.list_selected(ctx, &selection);
+                report.invocations.extend(listed.invocations);
+                match (listed.build_failure, listed.problem) {
+                    (None, None) => tests.extend(listed.tests),
+                    _ if group.len() > 1 => groups.extend(group.iter().map(|t| vec![*t])),
+                    (Some(bf), _) => failures.push(bf),
+                    (None, Some(problem)) => problems.push(problem),
+                }
+            }
+        }
+        report.tests = tests.into_iter().collect();
+        if !failures.is_empty() {
+            let mut merged = BuildFailure::default();
+            let mut files = BTreeSet::new();
+            for bf in failures {
+                files.extend(bf.diagnostic_files);
+                if merged.excerpt.is_empty() {
+                    merged.excerpt = bf.excerpt;
+                }
+                merged.diagnostics.extend(bf.diagnostics);
+            }
+            merged.diagnostic_files = files.into_iter().collect();
+            report.build_failure = Some(merged);
+        }
+        report.problem = join_problems(problems);
+        Some(report)
     }
 
-    /// The same rule as the `cargo test` adapter: any file under a directory named `tests`.
-    fn is_test_file(&self, rel_path: &str) -> bool {
-        under_tests_dir(rel_path)
-    }
-
-    fn test_item(&self, id: &str) -> Option<String> {
-        super::rust_items::test_item(id)
-    }
-
-    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        super::cargo::rust_item_map(ctx, rel_path)
-    }
-
-    fn may_splice(&self, rel_path: &str) -> bool {
-        rel_path.ends_with(".rs")
-    }
-
-    fn splice_test_items(
+    /// DESIGN 5.6 for runs: the cargo selection (`-p <package id> … --lib --test x …`) that
+    /// builds only the targets holding `ids`, so that a run builds what it runs and nothing
+    /// else. `None` (build as nextest does by default) where the user's `args` select targets,
+    /// metadata cannot be read, or no id names a target of the workspace.
+    fn targets_of(
         &self,
-        rel_path: &str,
-        base: &str,
-        head: &str,
-    ) -> Option<Result<String, String>> {
-        super::rust_items::splice_source(rel_path, base, head)
+        ctx: &RunCtx,
+        ids: &[String],
+        invocations: &mut Vec<Invocation>,
+    ) -> Option<Vec<String>> {
+        if cargo_targets::user_selects_targets(&self.config.args) {
+            return None;
+        }
+        let packages = cargo_targets::workspace_packages(ctx, invocations).ok()?;
+        let wanted: BTreeSet<&str> = ids
+            .iter()
+            .filter_map(|id| id.split_once(' ').map(|(b, _)| b))
+            .collect();
+        let mut package_args: Vec<String> = Vec::new();
+        let mut selectors: BTreeSet<Vec<String>> = BTreeSet::new();
+        for pkg in &packages {
+            let mut named = false;
+            for t in &pkg.targets {
+                let id = super::cargo::binary_id(&pkg.name, &t.kind, &t.name);
+                if wanted.contains(id.as_str()) {
+                    selectors.insert(t.selector());
+                    named = true;
+                }
+            }
+            if named {
+                package_args.extend(cargo_targets::package_args(pkg));
+            }
+        }
+        if selectors.is_empty() {
+            return None;
+        }
+        package_args.extend(selectors.into_iter().flatten());
+        Some(package_args)
     }
 
-    fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
+    /// `cargo nextest list` of the packages and targets that `selection` names (every test
+    /// target `cargo nextest list` builds by default when it is empty).
+    fn list_selected(&self, ctx: &RunCtx, selection: &[String]) -> ListReport {
         let mut report = ListReport::default();
         let mut args: Vec<OsString> = [
             "nextest",
@@ -121,6 +180,7 @@ impl Runner for Nextest {
         ]
         .map(OsString::from)
         .to_vec();
+        args.extend(selection.iter().map(OsString::from));
         args.extend(self.config.args.iter().map(OsString::from));
         let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
         let problem = ran.operational_problem("cargo nextest list");
@@ -175,6 +235,59 @@ impl Runner for Nextest {
         report.tests = tests;
         report
     }
+}
+
+impl Runner for Nextest {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    fn check_tool(&self) -> Result<(), InputError> {
+        check_cargo()?;
+        let mut cmd = Command::new("cargo");
+        cmd.args(["nextest", "--version"])
+            .env("CARGO_TERM_COLOR", "never");
+        match process::run(cmd, Duration::from_secs(60)) {
+            Ok(c) if c.success() => Ok(()),
+            _ => Err(InputError::new("`cargo nextest` is not installed")
+                .help("cargo install cargo-nextest --locked")),
+        }
+    }
+
+    /// The same rule as the `cargo test` adapter: any file under a directory named `tests`.
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        under_tests_dir(rel_path)
+    }
+
+    fn test_item(&self, id: &str) -> Option<String> {
+        super::rust_items::test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        super::cargo::rust_item_map(ctx, rel_path)
+    }
+
+    fn may_splice(&self, rel_path: &str) -> bool {
+        rel_path.ends_with(".rs")
+    }
+
+    fn splice_test_items(
+        &self,
+        rel_path: &str,
+        base: &str,
+        head: &str,
+    ) -> Option<Result<String, String>> {
+        super::rust_items::splice_source(rel_path, base, head)
+    }
+
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
+        match scope {
+            ListScope::Files(files) => self
+                .list_scoped(ctx, files)
+                .unwrap_or_else(|| self.list_selected(ctx, &[])),
+            ListScope::All => self.list_selected(ctx, &[]),
+        }
+    }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
         let mut report = RunReport {
@@ -186,8 +299,14 @@ impl Runner for Nextest {
         };
         // nextest rejects a filterset whose `binary_id(=…)` matches no binary, so list first
         // (this also builds) and only name tests that exist.
-        let listed = self.list(ctx, &ListScope::All);
-        report.invocations = listed.invocations;
+        let mut invocations = Vec::new();
+        let narrowed = self.targets_of(ctx, ids, &mut invocations);
+        let listed = match &narrowed {
+            Some(selection) => self.list_selected(ctx, selection),
+            None => self.list(ctx, &ListScope::All),
+        };
+        invocations.extend(listed.invocations);
+        report.invocations = invocations;
         if let Some(bf) = listed.build_failure {
             for o in report.outcomes.values_mut() {
                 *o = Outcome::BuildFail;
@@ -237,6 +356,7 @@ impl Runner for Nextest {
             "-E".into(),
             expr.into(),
         ];
+        args.extend(narrowed.iter().flatten().map(OsString::from));
         args.extend(self.config.args.iter().map(OsString::from));
         let mut ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
         let problem = ran.operational_problem("cargo nextest run");

@@ -1,0 +1,479 @@
+//! Which cargo test targets hold a scoped listing's files (DESIGN 5.6: only what is bound gets
+//! built), shared by the `cargo test` and `cargo nextest` adapters.
+//!
+//! In: the files the tag scan found under the runner's root, and the workspace's packages and
+//! targets from `cargo metadata --no-deps`. Out: a [`Selection`]: the test targets to build and
+//! list, or "everything" where a file cannot be placed.
+//!
+//! How a file maps (paths relative to the worktree):
+//! 1. a target's root file (`tests/x.rs`, `src/lib.rs`, `src/bin/t.rs`) → that target, when
+//!    `cargo test` tests it;
+//! 2. another file under a package's `src/` → the package's library and binary unit tests;
+//! 3. any other file of a package (`tests/common/mod.rs`, `Cargo.toml`, `build.rs`, an
+//!    example's root, a data file a test `include!`s, a README) → every test target of that
+//!    package: any file can reach a test's name through `include!` or a build script, so no
+//!    file is ruled out by its kind;
+//! 4. a file in no package of the workspace, or a selected target that needs features
+//!    (`required-features`, which an explicit `--test` turns into an error where the unscoped
+//!    build skips it quietly) → everything, as the unscoped listing does.
+//!
+//! A file of a package that `cargo test` in the runner's root does not test (another member,
+//! when the root is a member's directory) selects nothing: the unscoped listing would not list
+//! its tests either.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::cargo::{exec, exit_problem, nextest_kind, worktree_relative};
+use super::{Invocation, RunCtx};
+
+/// A workspace member as `cargo metadata` describes it, paths relative to the worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    pub name: String,
+    /// The package id spec (`path+file:///…#name@version`): names exactly one package even
+    /// where the lock file holds two of the same name.
+    pub id: String,
+    /// The package's directory, `""` for the worktree's root, else ending in `/`.
+    pub dir: String,
+    /// Whether `cargo test` in the runner's root tests this package.
+    pub selected: bool,
+    pub targets: Vec<Target>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The nextest kind (`lib`, `proc-macro`, `bin`, `test`, `example`, `bench`, `custom-build`).
+    pub kind: String,
+    pub name: String,
+    /// The root file, relative to the worktree (absolute when outside it).
+    pub src_path: String,
+    /// Whether `cargo test` builds and runs it by default (`test = true`).
+    pub test: bool,
+    pub required_features: bool,
+}
+
+impl Target {
+    fn is_test_target(&self) -> bool {
+        self.test && self.kind != "custom-build"
+    }
+
+    /// The cargo option that selects this target alone.
+    pub fn selector(&self) -> Vec<String> {
+        match self.kind.as_str() {
+            "lib" | "proc-macro" => vec!["--lib".into()],
+            kind => vec![format!("--{kind}"), self.name.clone()],
+        }
+    }
+}
+
+/// One test target a scoped listing builds.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Selected {
+    /// Index into the packages.
+    pub package: usize,
+    /// As nextest spells it (`pkg`, `pkg::x`, `pkg::bin/t`).
+    pub binary_id: String,
+    pub selector: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// The unscoped listing: a file could not be placed.
+    Everything,
+    /// These targets (empty: nothing to build).
+    Targets(Vec<Selected>),
+}
+
+/// The targets that hold `files` (relative to the worktree), by the rules in the module doc.
+pub fn select(packages: &[Package], files: &[String]) -> Selection {
+    let mut chosen: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for f in files {
+        let owner = packages
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| f.starts_with(&p.dir))
+            .max_by_key(|(_, p)| p.dir.len());
+        let Some((pi, pkg)) = owner else {
+            return Selection::Everything;
+        };
+        if !pkg.selected {
+            continue;
+        }
+        let tests: Vec<usize> = (0..pkg.targets.len())
+            .filter(|&t| pkg.targets[t].is_test_target())
+            .collect();
+        let rooted = pkg.targets.iter().position(|t| &t.src_path == f);
+        let picked: Vec<usize> = match rooted {
+            Some(t) if pkg.targets[t].is_test_target() => vec![t],
+            Some(_) => tests.clone(),
+            None if f.starts_with(&format!("{}src/", pkg.dir)) => {
+                let unit: Vec<usize> = tests
+                    .iter()
+                    .copied()
+                    .filter(|&t| {
+                        matches!(pkg.targets[t].kind.as_str(), "lib" | "proc-macro" | "bin")
+                    })
+                    .collect();
+                if unit.is_empty() {
+                    tests.clone()
+                } else {
+                    unit
+                }
+            }
+            None => tests.clone(),
+        };
+        chosen.extend(picked.into_iter().map(|t| (pi, t)));
+    }
+    if chosen
+        .iter()
+        .any(|&(p, t)| packages[p].targets[t].required_features)
+    {
+        return Selection::Everything;
+    }
+    Selection::Targets(
+        chosen
+            .into_iter()
+            .map(|(p, t)| {
+                let target = &packages[p].targets[t];
+                Selected {
+                    package: p,
+                    binary_id: super::cargo::binary_id(
+                        &packages[p].name,
+                        &target.kind,
+                        &target.name,
+                    ),
+                    selector: target.selector(),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The arguments that select one package: its package id spec, never its bare name (FACTS:
+/// `-p NAME` is ambiguous when the lock file holds two packages of that name). Every scoped
+/// build names its package through here.
+pub fn package_args(pkg: &Package) -> [String; 2] {
+    ["-p".to_string(), pkg.id.clone()]
+}
+
+/// Whether the runner's cargo arguments already choose packages or targets: then the user's
+/// selection stands and the listing is not narrowed.
+pub fn user_selects_targets(cargo_args: &[String]) -> bool {
+    cargo_args.iter().any(|a| {
+        let flag = a.split('=').next().unwrap_or(a);
+        matches!(
+            flag,
+            "-p" | "--package"
+                | "--workspace"
+                | "--all"
+                | "--exclude"
+                | "--lib"
+                | "--bin"
+                | "--bins"
+                | "--test"
+                | "--tests"
+                | "--example"
+                | "--examples"
+                | "--bench"
+                | "--benches"
+                | "--all-targets"
+                | "--manifest-path"
+        ) || (a.starts_with("-p") && a.len() > 2)
+    })
+}
+
+/// `cargo metadata --format-version 1 --no-deps` in `ctx.dir` (no resolution, no network),
+/// read into [`Package`]s.
+pub fn workspace_packages(
+    ctx: &RunCtx,
+    invocations: &mut Vec<Invocation>,
+) -> Result<Vec<Package>, String> {
+    let args = ["metadata", "--format-version", "1", "--no-deps"].map(OsString::from);
+    let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
+    let problem = ran.operational_problem("cargo metadata");
+    let ok = ran.captured().success();
+    let text = exit_problem("cargo metadata", ran.captured());
+    let stdout = ran.captured().stdout.clone();
+    invocations.push(ran.invocation);
+    if let Some(p) = problem {
+        return Err(p);
+    }
+    if !ok {
+        return Err(text);
+    }
+    let v: Value = serde_json::from_slice(&stdout)
+        .map_err(|e| format!("cargo metadata: unreadable output: {e}"))?;
+    let dir_rel = worktree_relative(ctx, &ctx.dir);
+    parse_metadata(
+        &v,
+        &|p: &Path| worktree_relative(ctx, p),
+        dir_rel.as_deref(),
+    )
+}
+
+/// Reads `cargo metadata` output. `rel` makes a path worktree-relative; `dir` is the runner's
+/// root relative to the worktree (`None` for the worktree itself).
+pub fn parse_metadata(
+    v: &Value,
+    rel: &dyn Fn(&Path) -> Option<String>,
+    dir: Option<&str>,
+) -> Result<Vec<Package>, String> {
+    let strs = |key: &str| -> BTreeSet<String> {
+        v.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let members = strs("workspace_members");
+    let defaults = strs("workspace_default_members");
+    let root = v
+        .get("workspace_root")
+        .and_then(Value::as_str)
+        .map(|r| rel(Path::new(r)))
+        .ok_or("cargo metadata: no workspace_root")?;
+    let packages = v
+        .get("packages")
+        .and_then(Value::as_array)
+        .ok_or("cargo metadata: no packages")?;
+    let mut out = Vec::new();
+    let mut by_dir: BTreeMap<String, usize> = BTreeMap::new();
+    for p in packages {
+        let id = p.get("id").and_then(Value::as_str).unwrap_or_default();
+        if !members.contains(id) {
+            continue;
+        }
+        let manifest = p
+            .get("manifest_path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let pkg_dir = match Path::new(manifest).parent().map(rel) {
+            Some(Some(d)) => format!("{d}/"),
+            // The package is the worktree's root.
+            Some(None) if root.is_none() => String::new(),
+            _ => {
+                return Err(format!(
+                    "cargo metadata: package {id} lies outside the worktree"
+                ))
+            }
+        };
+        let targets = p
+            .get("targets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                let kinds: Vec<&str> = t
+                    .get("kind")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let src = t.get("src_path")?.as_str()?;
+                Some(Target {
+                    kind: nextest_kind(&kinds)?,
+                    name: t.get("name")?.as_str()?.to_string(),
+                    src_path: rel(Path::new(src)).unwrap_or_else(|| src.to_string()),
+                    test: t.get("test").and_then(Value::as_bool).unwrap_or(false),
+                    required_features: t
+                        .get("required-features")
+                        .and_then(Value::as_array)
+                        .is_some_and(|f| !f.is_empty()),
+                })
+            })
+            .collect();
+        by_dir.insert(pkg_dir.clone(), out.len());
+        out.push(Package {
+            name: p
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            id: id.to_string(),
+            dir: pkg_dir,
+            selected: false,
+            targets,
+        });
+    }
+    // `cargo test` in a member's directory tests that member; at the workspace root, the
+    // default members.
+    let here = dir
+        .map(|d| format!("{}/", d.trim_end_matches('/')))
+        .unwrap_or_default();
+    let root_dir = root.map(|r| format!("{r}/")).unwrap_or_default();
+    match by_dir.get(&here) {
+        Some(&i) if here != root_dir => out[i].selected = true,
+        _ => {
+            for p in out.iter_mut() {
+                p.selected = defaults.is_empty() || defaults.contains(&p.id);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(kind: &str, name: &str, src: &str, test: bool) -> Target {
+        Target {
+            kind: kind.into(),
+            name: name.into(),
+            src_path: src.into(),
+            test,
+            required_features: false,
+        }
+    }
+
+    fn workspace() -> Vec<Package> {
+        vec![
+            Package {
+                name: "alpha".into(),
+                id: "path+file:///w/alpha#0.1.0".into(),
+                dir: "alpha/".into(),
+                selected: true,
+                targets: vec![
+                    target("lib", "alpha", "alpha/src/lib.rs", true),
+                    target("bin", "tool", "alpha/src/bin/tool.rs", true),
+                    target("test", "it", "alpha/tests/it.rs", true),
+                    target("test", "other", "alpha/tests/other.rs", true),
+                    target("example", "demo", "alpha/examples/demo.rs", false),
+                    target(
+                        "custom-build",
+                        "build-script-build",
+                        "alpha/build.rs",
+                        false,
+                    ),
+                ],
+            },
+            Package {
+                name: "beta".into(),
+                id: "path+file:///w/beta#0.1.0".into(),
+                dir: "beta/".into(),
+                selected: true,
+                targets: vec![
+                    target("lib", "beta", "beta/src/lib.rs", true),
+                    target("test", "b", "beta/tests/b.rs", true),
+                ],
+            },
+        ]
+    }
+
+    fn ids(s: Selection) -> Vec<String> {
+        match s {
+            Selection::Everything => vec!["*".into()],
+            Selection::Targets(t) => t.into_iter().map(|t| t.binary_id).collect(),
+        }
+    }
+
+    #[test]
+    fn files_map_to_the_narrowest_targets() {
+        let ws = workspace();
+        let one = |f: &str| ids(select(&ws, &[f.to_string()]));
+        assert_eq!(one("alpha/tests/it.rs"), ["alpha::it"]);
+        assert_eq!(one("alpha/src/lib.rs"), ["alpha"]);
+        assert_eq!(one("alpha/src/deep/mod.rs"), ["alpha", "alpha::bin/tool"]);
+        assert_eq!(one("alpha/src/bin/tool.rs"), ["alpha::bin/tool"]);
+        let all_alpha = ["alpha", "alpha::bin/tool", "alpha::it", "alpha::other"];
+        assert_eq!(one("alpha/tests/common/mod.rs"), all_alpha);
+        assert_eq!(one("alpha/Cargo.toml"), all_alpha);
+        assert_eq!(one("alpha/build.rs"), all_alpha);
+        assert_eq!(one("alpha/examples/demo.rs"), all_alpha);
+        // Any file of a package can reach a test's name (`include!`, a build script).
+        assert_eq!(one("alpha/tests/data/cases.txt"), all_alpha);
+        assert_eq!(one("alpha/README.md"), all_alpha);
+        // A file in no package: the full listing.
+        assert_eq!(one("scripts/gen.rs"), ["*"]);
+        assert_eq!(one("README.md"), ["*"]);
+        assert_eq!(
+            ids(select(
+                &ws,
+                &[
+                    "beta/tests/b.rs".to_string(),
+                    "alpha/tests/it.rs".to_string()
+                ]
+            )),
+            ["alpha::it", "beta::b"]
+        );
+        let t = match select(&ws, &["alpha/src/bin/tool.rs".to_string()]) {
+            Selection::Targets(t) => t,
+            Selection::Everything => panic!("targets expected"),
+        };
+        assert_eq!(t[0].selector, ["--bin", "tool"]);
+        assert_eq!(
+            package_args(&ws[t[0].package])[1],
+            "path+file:///w/alpha#0.1.0"
+        );
+    }
+
+    #[test]
+    fn unselected_packages_and_required_features() {
+        let mut ws = workspace();
+        ws[1].selected = false;
+        assert!(ids(select(&ws, &["beta/tests/b.rs".to_string()])).is_empty());
+        ws[0].targets[3].required_features = true;
+        assert_eq!(
+            ids(select(&ws, &["alpha/tests/other.rs".to_string()])),
+            ["*"]
+        );
+        assert_eq!(
+            ids(select(&ws, &["alpha/tests/it.rs".to_string()])),
+            ["alpha::it"]
+        );
+    }
+
+    #[test]
+    fn user_selections_stand() {
+        let a =
+            |s: &[&str]| user_selects_targets(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert!(a(&["--workspace"]));
+        assert!(a(&["-p", "x"]));
+        assert!(a(&["-px"]));
+        assert!(a(&["--package=x"]));
+        assert!(!a(&["--features", "serde", "--release"]));
+    }
+
+    #[test]
+    fn metadata_members_and_default_selection() {
+        let v = serde_json::json!({
+            "workspace_root": "/w",
+            "workspace_members": ["path+file:///w/alpha#0.1.0", "path+file:///w/beta#0.1.0"],
+            "workspace_default_members": ["path+file:///w/alpha#0.1.0"],
+            "packages": [
+                {"name": "alpha", "id": "path+file:///w/alpha#0.1.0", "manifest_path": "/w/alpha/Cargo.toml",
+                 "targets": [{"kind": ["rlib", "cdylib"], "name": "alpha", "src_path": "/w/alpha/src/lib.rs", "test": true},
+                             {"kind": ["test"], "name": "it", "src_path": "/w/alpha/tests/it.rs", "test": true, "required-features": ["x"]}]},
+                {"name": "beta", "id": "path+file:///w/beta#0.1.0", "manifest_path": "/w/beta/Cargo.toml",
+                 "targets": [{"kind": ["lib"], "name": "beta", "src_path": "/w/beta/src/lib.rs", "test": true}]},
+                {"name": "dep", "id": "registry+https://x#dep@1.0.0", "manifest_path": "/home/.cargo/dep/Cargo.toml", "targets": []}
+            ]
+        });
+        let rel = |p: &Path| {
+            p.strip_prefix("/w")
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned())
+                .filter(|r| !r.is_empty())
+        };
+        let at_root = parse_metadata(&v, &rel, None).unwrap();
+        assert_eq!(at_root.len(), 2);
+        assert_eq!(at_root[0].dir, "alpha/");
+        assert_eq!(at_root[0].targets[0].kind, "lib");
+        assert!(at_root[0].targets[1].required_features);
+        assert_eq!(
+            at_root.iter().map(|p| p.selected).collect::<Vec<_>>(),
+            [true, false]
+        );
+        let in_beta = parse_metadata(&v, &rel, Some("beta")).unwrap();
+        assert_eq!(
+            in_beta.iter().map(|p| p.selected).collect::<Vec<_>>(),
+            [false, true]
+        );
+    }
+}
