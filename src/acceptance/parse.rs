@@ -26,8 +26,8 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use super::{
-    tag_for, AcceptanceSet, AcceptanceState, Check, Criterion, HarnessConfig, JudgeConfig, Lane,
-    RunnerConfig, RunnerKind,
+    tag_for, AcceptanceSet, AcceptanceState, Check, Criterion, HarnessConfig, InheritedPolicy,
+    JudgeConfig, Lane, RunnerConfig, RunnerKind, SETTINGS_KEYS,
 };
 use crate::error::InputError;
 
@@ -40,10 +40,35 @@ pub fn parse(
     state: AcceptanceState,
     sha256: String,
 ) -> Result<AcceptanceSet, Vec<InputError>> {
+    parse_as(text, display_path, state, sha256, false)
+}
+
+/// Parses and validates `.shipmoor/config.yaml`: `version: 1` and the project settings, no
+/// criteria. The set it returns has no criteria.
+pub fn parse_config(text: &str, display_path: &str) -> Result<AcceptanceSet, Vec<InputError>> {
+    parse_as(
+        text,
+        display_path,
+        AcceptanceState::Committed,
+        String::new(),
+        true,
+    )
+}
+
+fn parse_as(
+    text: &str,
+    display_path: &str,
+    state: AcceptanceState,
+    sha256: String,
+    config: bool,
+) -> Result<AcceptanceSet, Vec<InputError>> {
     let mut problems = Vec::new();
     let parts = match build_tree(text, &mut problems) {
         Ok(root) => {
-            let mut validator = Validator::default();
+            let mut validator = Validator {
+                config,
+                ..Validator::default()
+            };
             let parts = validator.document(root.as_ref());
             problems.append(&mut validator.problems);
             parts
@@ -60,6 +85,11 @@ pub fn parse(
             judge: parts.judge,
             harness: parts.harness,
             guard: parts.guard,
+            inherited: parts.inherited,
+            settings_keys: parts.settings_keys,
+            origin: Default::default(),
+            inherited_criteria: Vec::new(),
+            settings_edits: Vec::new(),
         }),
         _ => {
             if problems.is_empty() {
@@ -467,8 +497,15 @@ fn describe(node: &Node) -> String {
 // ---------------------------------------------------------------------------------------------
 
 const TOP_KEYS: &[&str] = &[
-    "version", "criteria", "runners", "judge", "harness", "guard",
+    "version",
+    "criteria",
+    "runners",
+    "judge",
+    "harness",
+    "guard",
+    "inherited",
 ];
+const CONFIG_KEYS: &[&str] = &["version", "runners", "judge", "harness", "guard", "inherited"];
 const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
@@ -483,6 +520,8 @@ struct Parts {
     judge: Option<JudgeConfig>,
     harness: HarnessConfig,
     guard: Vec<String>,
+    inherited: InheritedPolicy,
+    settings_keys: Vec<&'static str>,
 }
 
 /// The keys of one mapping, after unknown keys have been reported.
@@ -507,6 +546,8 @@ impl<'n> Fields<'n> {
 #[derive(Default)]
 struct Validator {
     problems: Vec<Problem>,
+    /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
+    config: bool,
 }
 
 impl Validator {
@@ -524,8 +565,19 @@ impl Validator {
     }
 
     fn fields<'n>(&mut self, entries: &'n [Entry], allowed: &[&str], owner: &str) -> Fields<'n> {
+        self.fields_except(entries, allowed, owner, &[])
+    }
+
+    /// [`Self::fields`], leaving the keys in `reported` to a message of their own.
+    fn fields_except<'n>(
+        &mut self,
+        entries: &'n [Entry],
+        allowed: &[&str],
+        owner: &str,
+        reported: &[&str],
+    ) -> Fields<'n> {
         for e in entries {
-            if allowed.contains(&e.key.as_str()) {
+            if allowed.contains(&e.key.as_str()) || reported.contains(&e.key.as_str()) {
                 continue;
             }
             let listed = allowed
@@ -775,7 +827,19 @@ impl Validator {
                 return None;
             }
         };
-        let f = self.fields(entries, TOP_KEYS, "the top level");
+        let f = if self.config {
+            if let Some(e) = entries.iter().find(|e| e.key == "criteria") {
+                self.report(
+                    e.key_pos,
+                    "`.shipmoor/config.yaml` holds project settings only, not criteria",
+                    "move the criteria into the change's own file, `.shipmoor/changes/<name>.yaml`",
+                );
+            }
+            // `criteria` is reported above, with its own help; the other keys as anywhere.
+            self.fields_except(entries, CONFIG_KEYS, "the project settings", &["criteria"])
+        } else {
+            self.fields(entries, TOP_KEYS, "the top level")
+        };
 
         let version = match f.raw("version") {
             Some(e) => self.version(e),
@@ -789,6 +853,7 @@ impl Validator {
             }
         };
         let criteria = match f.raw("criteria") {
+            _ if self.config => Some(Vec::new()),
             Some(e) => self.criteria(e),
             None => {
                 self.report(
@@ -815,6 +880,15 @@ impl Validator {
             Some(e) => self.globs(e, "guard: [\"tests/**\"]"),
             None => Some(Vec::new()),
         };
+        let inherited = match f.get("inherited") {
+            Some(e) => self.inherited(e),
+            None => Some(InheritedPolicy::default()),
+        };
+        let settings_keys: Vec<&'static str> = SETTINGS_KEYS
+            .iter()
+            .copied()
+            .filter(|k| f.get(k).is_some())
+            .collect();
         // The pass-to-pass guard reports as `stage1.floor.guard`: a criterion of that id would
         // share its requirement.
         if let (Some(g), Some(cs), Some(e)) = (&guard, &criteria, f.get("guard")) {
@@ -834,7 +908,29 @@ impl Validator {
             judge: judge?,
             harness: harness?,
             guard: guard?,
+            inherited: inherited?,
+            settings_keys,
         })
+    }
+
+    fn inherited(&mut self, e: &Entry) -> Option<InheritedPolicy> {
+        const HELP: &str = "set `inherited: guard` (inherited criteria's tests must still pass) or `inherited: list` (the default: listed, not checked)";
+        match &e.value.kind {
+            Kind::Rejected => None,
+            Kind::Scalar { text, .. } if text == "guard" => Some(InheritedPolicy::Guard),
+            Kind::Scalar { text, .. } if text == "list" => Some(InheritedPolicy::List),
+            _ => {
+                self.report(
+                    Self::value_pos(e),
+                    format!(
+                        "`inherited` must be `list` or `guard`, found {}",
+                        describe(&e.value)
+                    ),
+                    HELP,
+                );
+                None
+            }
+        }
     }
 
     fn version(&mut self, e: &Entry) -> Option<()> {
@@ -1826,7 +1922,7 @@ harness:
         assert_eq!(e.message, "unknown key `colour` in the top level");
         assert_eq!(
             help(&e),
-            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`"
+            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`, `inherited`"
         );
 
         let e = one_err(&minimal("judge:\n  command: [j]\n  timeout: 5\n"));

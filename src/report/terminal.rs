@@ -53,6 +53,9 @@ pub fn render(r: &RunResult, colour: bool) -> String {
         r.criteria.len(),
         r.signing.state
     );
+    if let Some(line) = r.acceptance.inherited_line() {
+        let _ = writeln!(out, "  {line}");
+    }
     if r.acceptance.state == "draft" {
         let _ = writeln!(
             out,
