@@ -1977,6 +1977,36 @@ extra: 1
     }
 
     #[test]
+    fn inherited_is_list_or_guard() {
+        assert_eq!(parse_ok(&minimal("")).inherited, InheritedPolicy::List);
+        let set = parse_ok(&minimal("inherited: guard\n"));
+        assert_eq!(set.inherited, InheritedPolicy::Guard);
+        assert_eq!(set.settings_keys, ["inherited"]);
+        let e = one_err(&minimal("inherited: keep\n"));
+        assert_eq!(at(&e), (5, 12));
+        assert!(e.message.contains("`list` or `guard`"), "{e}");
+    }
+
+    #[test]
+    fn the_project_settings_file_holds_settings_and_no_criteria() {
+        let config = ".shipmoor/config.yaml";
+        let set = parse_config("version: 1\nrunners:\n  - kind: pytest\nguard: [\"tests/**\"]\n", config).unwrap();
+        assert!(set.criteria.is_empty());
+        assert_eq!(set.settings_keys, ["runners", "guard"]);
+        let errors = parse_config(
+            "version: 1\ncriteria:\n  - id: a\n    ac: A.\ninherted: guard\n",
+            config,
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!((errors[0].line, errors[0].column), (Some(2), Some(1)));
+        assert!(errors[0].help.as_deref().unwrap().contains(".shipmoor/changes/"));
+        assert!(errors[1].help.as_deref().unwrap().contains("did you mean `inherited`?"));
+        assert!(!errors[1].help.as_deref().unwrap().contains("`criteria`"));
+        assert!(parse_config("runners: []\n", config).is_err());
+    }
+
+    #[test]
     fn duplicate_keys_are_errors() {
         let e = one_err("version: 1\ncriteria:\n  - id: a\n    ac: A.\n    ac: B.\n");
         assert_eq!(at(&e), (5, 5));
