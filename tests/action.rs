@@ -340,7 +340,11 @@ fn a_later_pull_request_without_criteria_reads_a_draft_derived_from_its_text() {
     let stdout = runner.run(&[("FAIL-ON", "BLOCKED")]);
     let text = std::fs::read_to_string(&runner.output).unwrap();
     let o = outputs(&text);
-    assert_eq!(o.get("verdict").map(String::as_str), Some("INCONCLUSIVE"), "{text}\n{stdout}");
+    assert_eq!(
+        o.get("verdict").map(String::as_str),
+        Some("INCONCLUSIVE"),
+        "{text}\n{stdout}"
+    );
     let summary = std::fs::read_to_string(&runner.summary).unwrap();
     assert!(
         summary.contains("1 criterion inherited from an earlier change, not checked"),

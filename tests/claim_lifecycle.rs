@@ -9,7 +9,8 @@ use common::{ident, require_pytest, Repo};
 use serde_json::Value;
 
 const REFUND_BASE: &str = "def refund(order):\n    return order\n";
-const REFUND_DONE: &str = "def refund(order):\n    order['status'] = 'refunded'\n    return order\n";
+const REFUND_DONE: &str =
+    "def refund(order):\n    order['status'] = 'refunded'\n    return order\n";
 
 /// `main` with a service, a plain test and pytest settings.
 fn team_repo() -> Repo {
@@ -19,7 +20,10 @@ fn team_repo() -> Repo {
     r.write("svc/__init__.py", "");
     r.write("svc/refund.py", REFUND_BASE);
     r.write("svc/limits.py", "def limit():\n    return 0\n");
-    r.write("tests/test_plain.py", "def test_plain():\n    assert True\n");
+    r.write(
+        "tests/test_plain.py",
+        "def test_plain():\n    assert True\n",
+    );
     // As a team keeps them: the outputs of a run are never committed.
     r.write(
         ".gitignore",
@@ -49,7 +53,14 @@ fn limit_test(want: u32) -> String {
 /// Merges `branch` into main (a merge commit) and returns main's new tip.
 fn merge(r: &Repo, branch: &str) -> String {
     r.git(&["switch", "--quiet", "main"]);
-    r.git(&["merge", "--quiet", "--no-ff", "-m", &format!("Merge {branch}"), branch]);
+    r.git(&[
+        "merge",
+        "--quiet",
+        "--no-ff",
+        "-m",
+        &format!("Merge {branch}"),
+        branch,
+    ]);
     r.git(&["rev-parse", "HEAD"])
 }
 
@@ -99,7 +110,10 @@ fn a_team_over_three_pull_requests() {
     // Pull request 2 changes something unrelated and claims nothing: an input error that says
     // how to give intent, never a verdict, nothing written.
     r.git(&["switch", "--quiet", "-c", "pr-2"]);
-    r.write("svc/limits.py", "def limit():\n    return 0  # unchanged behaviour\n");
+    r.write(
+        "svc/limits.py",
+        "def limit():\n    return 0  # unchanged behaviour\n",
+    );
     r.commit("pr 2: tidy");
     std::fs::remove_file(r.path().join(".shipmoor/claim-check.vsa.json")).unwrap();
     let run = r.shipmoor(&["claim-check", "--base", &main1]);
@@ -118,12 +132,27 @@ fn a_team_over_three_pull_requests() {
 
     // `--from` text gives a draft claim: INCONCLUSIVE at best, with the inherited line.
     let notes = r.tmp.path().join("notes.md");
-    std::fs::write(&notes, "## Acceptance criteria\n- [ ] The limit stays zero.\n").unwrap();
-    let run = r.shipmoor(&["claim-check", "--base", &main1, "--from", notes.to_str().unwrap()]);
+    std::fs::write(
+        &notes,
+        "## Acceptance criteria\n- [ ] The limit stays zero.\n",
+    )
+    .unwrap();
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &main1,
+        "--from",
+        notes.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 4, "{run:?}");
-    assert!(run.stdout.contains("? The limit stays zero.") || run.stdout.contains("∅ The limit stays zero."), "{run:?}");
     assert!(
-        run.stdout.contains("1 criterion inherited from an earlier change, not checked"),
+        run.stdout.contains("? The limit stays zero.")
+            || run.stdout.contains("∅ The limit stays zero."),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("1 criterion inherited from an earlier change, not checked"),
         "{run:?}"
     );
 
@@ -143,7 +172,10 @@ fn a_team_over_three_pull_requests() {
     let commit = r.shipmoor(&["acceptance", "commit", "--base", &main1]);
     assert_eq!(commit.code, 0, "{commit:?}");
     assert!(r.exists(".shipmoor/changes/pr-2.yaml"), "{commit:?}");
-    assert!(r.exists(".shipmoor/acceptance.yaml"), "the inherited file stays");
+    assert!(
+        r.exists(".shipmoor/acceptance.yaml"),
+        "the inherited file stays"
+    );
     r.commit("pr 2: commit the criteria");
     let run = r.shipmoor(&["claim-check", "--base", &main1]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -153,16 +185,28 @@ fn a_team_over_three_pull_requests() {
     let line = "1 criterion inherited from an earlier change, not checked";
     assert!(run.stdout.contains(line), "{run:?}");
     assert!(r.read(".shipmoor/verify.md").contains(line));
-    assert_eq!(r.json(".shipmoor/claim-check.fixes.json")["inherited"], line);
+    assert_eq!(
+        r.json(".shipmoor/claim-check.fixes.json")["inherited"],
+        line
+    );
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     let ext = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"];
     assert_eq!(ext["format_version"], 3);
     assert_eq!(ext["dispositions"].as_array().unwrap().len(), 1);
-    assert_eq!(ext["dispositions"][0]["file"], ".shipmoor/changes/pr-2.yaml");
+    assert_eq!(
+        ext["dispositions"][0]["file"],
+        ".shipmoor/changes/pr-2.yaml"
+    );
     assert_eq!(ext["acceptance"]["source"], "files");
     assert_eq!(ext["acceptance"]["inherited"][0]["id"], "order-refunded");
-    assert_eq!(ext["acceptance"]["inherited"][0]["file"], ".shipmoor/acceptance.yaml");
-    assert_eq!(vsa["predicate"]["policy"]["uri"], ".shipmoor/changes/pr-2.yaml");
+    assert_eq!(
+        ext["acceptance"]["inherited"][0]["file"],
+        ".shipmoor/acceptance.yaml"
+    );
+    assert_eq!(
+        vsa["predicate"]["policy"]["uri"],
+        ".shipmoor/changes/pr-2.yaml"
+    );
     assert_eq!(
         vsa["predicate"]["policy"]["digest"]["sha256"],
         ext["acceptance"]["sha256"]
@@ -175,12 +219,20 @@ fn a_team_over_three_pull_requests() {
         "--rerun",
     ]);
     assert_eq!(replay.code, 0, "{replay:?}");
-    assert!(replay.stdout.contains("recorded outcomes for all 1 criteria"), "{replay:?}");
+    assert!(
+        replay
+            .stdout
+            .contains("recorded outcomes for all 1 criteria"),
+        "{replay:?}"
+    );
     let (code, v) = json_run(&r, &main1);
     assert_eq!(code, 0);
     assert_eq!(claimed_ids(&v), ["limit-is-ten"]);
     assert_eq!(inherited_ids(&v), ["order-refunded"]);
-    assert_eq!(v["result"]["criteria"][0]["file"], ".shipmoor/changes/pr-2.yaml");
+    assert_eq!(
+        v["result"]["criteria"][0]["file"],
+        ".shipmoor/changes/pr-2.yaml"
+    );
     let main2 = merge(&r, "pr-2");
 
     // The team turns inherited criteria into regression guards, in the shared settings.
@@ -192,7 +244,10 @@ fn a_team_over_three_pull_requests() {
     // the guard, which names the regressed test.
     r.git(&["switch", "--quiet", "-c", "pr-3"]);
     r.write("svc/refund.py", REFUND_BASE);
-    r.write("svc/limits.py", "def limit():\n    return 10\n\ndef floor_limit():\n    return 1\n");
+    r.write(
+        "svc/limits.py",
+        "def limit():\n    return 10\n\ndef floor_limit():\n    return 1\n",
+    );
     tagged_test(
         &r,
         "floor-limit",
@@ -240,13 +295,19 @@ fn two_branches_with_their_own_files_merge_without_conflict() {
     r.git(&["switch", "--quiet", "-c", "a"]);
     r.write("svc/refund.py", REFUND_DONE);
     tagged_test(&r, "order-refunded", &refund_test());
-    r.write(".shipmoor/changes/a.yaml", &criterion("order-refunded", "Order is marked refunded."));
+    r.write(
+        ".shipmoor/changes/a.yaml",
+        &criterion("order-refunded", "Order is marked refunded."),
+    );
     r.commit("a");
     r.git(&["switch", "--quiet", "main"]);
     r.git(&["switch", "--quiet", "-c", "b"]);
     r.write("svc/limits.py", "def limit():\n    return 10\n");
     tagged_test(&r, "limit-is-ten", &limit_test(10));
-    r.write(".shipmoor/changes/b.yaml", &criterion("limit-is-ten", "The limit is ten."));
+    r.write(
+        ".shipmoor/changes/b.yaml",
+        &criterion("limit-is-ten", "The limit is ten."),
+    );
     r.commit("b");
     let (code, v) = json_run(&r, &main0);
     assert_eq!(code, 0, "{v}");
@@ -264,7 +325,10 @@ fn two_branches_with_their_own_files_merge_without_conflict() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(claimed_ids(&v), ["limit-is-ten"]);
     assert_eq!(inherited_ids(&v), ["order-refunded"]);
-    assert_eq!(v["result"]["acceptance"]["inherited"][0]["file"], ".shipmoor/changes/a.yaml");
+    assert_eq!(
+        v["result"]["acceptance"]["inherited"][0]["file"],
+        ".shipmoor/changes/a.yaml"
+    );
     let both = merge(&r, "b");
     assert!(r.exists(".shipmoor/changes/a.yaml") && r.exists(".shipmoor/changes/b.yaml"));
     let _ = both;
@@ -297,9 +361,20 @@ fn editing_one_criterion_of_an_inherited_file_claims_that_criterion_only() {
     // lint and tags say the same, per file, against the base.
     let lint = r.shipmoor(&["acceptance", "lint", "--base", &base]);
     assert_eq!(lint.code, 0, "{lint:?}");
-    assert!(lint.stdout.contains(".shipmoor/acceptance.yaml: ok (2 criteria, committed)"), "{lint:?}");
-    assert!(lint.stdout.contains("  this change's claim: limit-is-ten"), "{lint:?}");
-    assert!(lint.stdout.contains("  inherited from earlier changes: order-refunded"), "{lint:?}");
+    assert!(
+        lint.stdout
+            .contains(".shipmoor/acceptance.yaml: ok (2 criteria, committed)"),
+        "{lint:?}"
+    );
+    assert!(
+        lint.stdout.contains("  this change's claim: limit-is-ten"),
+        "{lint:?}"
+    );
+    assert!(
+        lint.stdout
+            .contains("  inherited from earlier changes: order-refunded"),
+        "{lint:?}"
+    );
     let tags = r.shipmoor(&["acceptance", "tags", "--base", &base]);
     assert_eq!(tags.code, 0, "{tags:?}");
     assert_eq!(
@@ -332,10 +407,17 @@ fn the_claim_is_read_from_git_and_an_explicit_file_is_the_claim_whatever_base_ho
     tagged_test(&r, "limit-is-ten", &limit_test(10));
     r.commit("pr 2 code");
     // An uncommitted file of the change is not its claim: the message says so.
-    r.write(".shipmoor/changes/pr-2.yaml", &criterion("limit-is-ten", "The limit is ten."));
+    r.write(
+        ".shipmoor/changes/pr-2.yaml",
+        &criterion("limit-is-ten", "The limit is ten."),
+    );
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains(".shipmoor/changes/pr-2.yaml is not committed"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains(".shipmoor/changes/pr-2.yaml is not committed"),
+        "{run:?}"
+    );
     // Named explicitly (even outside the repository), a file is the claim as it stands.
     let outside = r.tmp.path().join("claim.yaml");
     std::fs::write(&outside, criterion("limit-is-ten", "The limit is ten.")).unwrap();
@@ -377,6 +459,9 @@ fn a_commit_message_checklist_is_intent_too() {
     assert_eq!(code, 4, "{v}");
     assert_eq!(v["result"]["acceptance"]["source"], "derived");
     assert_eq!(v["result"]["acceptance"]["state"], "draft");
-    assert_eq!(v["result"]["acceptance"]["path"], "the commit messages (derived draft)");
+    assert_eq!(
+        v["result"]["acceptance"]["path"],
+        "the commit messages (derived draft)"
+    );
     assert_eq!(claimed_ids(&v), ["the-limit-is-ten"]);
 }

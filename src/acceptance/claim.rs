@@ -360,7 +360,12 @@ pub fn explicit(file: AcceptanceSet, head: &Files, base: Option<&Files>) -> Clai
 
 /// A draft claim derived from text (a pull request's description, `--from`, commit messages),
 /// with the settings that apply to a change that brings no file of its own.
-pub fn derived(criteria: Vec<Criterion>, source: &str, head: &Files, base: Option<&Files>) -> Claim {
+pub fn derived(
+    criteria: Vec<Criterion>,
+    source: &str,
+    head: &Files,
+    base: Option<&Files>,
+) -> Claim {
     let sources = head.shared();
     let mut set = settings_of(&sources);
     set.state = AcceptanceState::Draft;
@@ -399,6 +404,7 @@ fn settings_of(sources: &[&ParsedFile]) -> AcceptanceSet {
         guard: Vec::new(),
         inherited: Default::default(),
         settings_keys: Vec::new(),
+        settings_files: BTreeMap::new(),
         origin: BTreeMap::new(),
         inherited_criteria: Vec::new(),
         settings_edits: Vec::new(),
@@ -417,6 +423,7 @@ fn settings_of(sources: &[&ParsedFile]) -> AcceptanceSet {
             if !set.settings_keys.contains(key) {
                 set.settings_keys.push(key);
             }
+            set.settings_files.insert(key, f.path.clone());
         }
     }
     set
@@ -556,7 +563,8 @@ mod tests {
         out
     }
 
-    const A: &str = "version: 1\ncriteria:\n  - id: a\n    ac: A holds.\n  - id: b\n    ac: B holds.\n";
+    const A: &str =
+        "version: 1\ncriteria:\n  - id: a\n    ac: A holds.\n  - id: b\n    ac: B holds.\n";
 
     #[test]
     fn only_added_or_changed_criteria_are_claimed() {
@@ -571,12 +579,19 @@ mod tests {
         assert_eq!(claim.set.inherited_criteria.len(), 1);
         assert_eq!(claim.set.inherited_criteria[0].id, "a");
         assert_eq!(claim.set.origin["c"], ".shipmoor/changes/pr-2.yaml");
-        assert_eq!(claim.files[0].criteria[0], ("a".into(), crate::acceptance::tag_for("a"), false));
+        assert_eq!(
+            claim.files[0].criteria[0],
+            ("a".into(), crate::acceptance::tag_for("a"), false)
+        );
         // Moving a criterion to another file unchanged keeps it inherited.
         let moved = files(&[(".shipmoor/changes/x.yaml", A)]);
         assert!(compare(&moved, Some(&base)).set.criteria.is_empty());
         // `required` and `check` count as changes too.
-        for edit in ["    required: false\n", "    check:\n      test: t::x\n", "    lane: judge\n"] {
+        for edit in [
+            "    required: false\n",
+            "    check:\n      test: t::x\n",
+            "    lane: judge\n",
+        ] {
             let h = files(&[(LEGACY, &format!("{A}{edit}"))]);
             let c = compare(&h, Some(&base));
             assert_eq!(c.set.criteria.len(), 1, "{edit}");
@@ -589,16 +604,28 @@ mod tests {
         let base = files(&[(LEGACY, A)]);
         let head = files(&[
             (LEGACY, A),
-            (".shipmoor/changes/pr-2.yaml.draft", "version: 1\ncriteria:\n  - id: c\n    ac: C.\n"),
+            (
+                ".shipmoor/changes/pr-2.yaml.draft",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\n",
+            ),
         ]);
-        assert_eq!(compare(&head, Some(&base)).set.state, AcceptanceState::Draft);
+        assert_eq!(
+            compare(&head, Some(&base)).set.state,
+            AcceptanceState::Draft
+        );
         // An inherited draft does not gate a change that claims from a committed file.
         let base = files(&[(".shipmoor/changes/old.yaml.draft", A)]);
         let head = files(&[
             (".shipmoor/changes/old.yaml.draft", A),
-            (".shipmoor/changes/new.yaml", "version: 1\ncriteria:\n  - id: c\n    ac: C.\n"),
+            (
+                ".shipmoor/changes/new.yaml",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\n",
+            ),
         ]);
-        assert_eq!(compare(&head, Some(&base)).set.state, AcceptanceState::Committed);
+        assert_eq!(
+            compare(&head, Some(&base)).set.state,
+            AcceptanceState::Committed
+        );
     }
 
     #[test]
@@ -614,9 +641,15 @@ mod tests {
         ]);
         let claim = compare(&head, Some(&base));
         // The inherited file's runners are its own change's, not this one's.
-        assert_eq!(claim.set.runners[0].kind, crate::acceptance::RunnerKind::Pytest);
+        assert_eq!(
+            claim.set.runners[0].kind,
+            crate::acceptance::RunnerKind::Pytest
+        );
         assert_eq!(claim.set.guard, ["tests/**"]);
-        assert_eq!(claim.set.inherited, crate::acceptance::InheritedPolicy::Guard);
+        assert_eq!(
+            claim.set.inherited,
+            crate::acceptance::InheritedPolicy::Guard
+        );
         assert!(claim.set.settings_edits.is_empty());
         assert_eq!(claim.set.guarded_criteria().len(), 1);
     }
@@ -629,36 +662,78 @@ mod tests {
         let head = files(&[(CONFIG, wider), (LEGACY, A)]);
         assert_eq!(compare(&head, Some(&base)).set.settings_edits, [CONFIG]);
         // The change's own file overriding a shared setting edits it too.
-        let mine = "version: 1\ncriteria:\n  - id: c\n    ac: C.\nharness:\n  allow_changes: [\"**\"]\n";
-        let head = files(&[(CONFIG, config), (LEGACY, A), (".shipmoor/changes/m.yaml", mine)]);
+        let mine =
+            "version: 1\ncriteria:\n  - id: c\n    ac: C.\nharness:\n  allow_changes: [\"**\"]\n";
+        let head = files(&[
+            (CONFIG, config),
+            (LEGACY, A),
+            (".shipmoor/changes/m.yaml", mine),
+        ]);
         assert_eq!(
             compare(&head, Some(&base)).set.settings_edits,
             [".shipmoor/changes/m.yaml"]
         );
         // Settings new with this change are not an edit (as a first acceptance file is not).
-        let head = files(&[(CONFIG, config), (LEGACY, A), (".shipmoor/changes/m.yaml", "version: 1\ncriteria:\n  - id: c\n    ac: C.\nguard: [\"t*\"]\n")]);
+        let head = files(&[
+            (CONFIG, config),
+            (LEGACY, A),
+            (
+                ".shipmoor/changes/m.yaml",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\nguard: [\"t*\"]\n",
+            ),
+        ]);
         assert!(compare(&head, Some(&base)).set.settings_edits.is_empty());
     }
 
     #[test]
     fn the_digest_covers_the_claim_and_the_settings_only() {
         let base = files(&[(LEGACY, A)]);
-        let head = files(&[(LEGACY, A), (".shipmoor/changes/c.yaml", "version: 1\ncriteria:\n  - id: c\n    ac: C.\n")]);
+        let head = files(&[
+            (LEGACY, A),
+            (
+                ".shipmoor/changes/c.yaml",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\n",
+            ),
+        ]);
         let one = compare(&head, Some(&base)).set.sha256;
         // An inherited criterion's wording is not part of what decided this run.
         let base2 = files(&[(LEGACY, &A.replace("A holds", "A still holds"))]);
-        let head2 = files(&[(LEGACY, &A.replace("A holds", "A still holds")), (".shipmoor/changes/c.yaml", "version: 1\ncriteria:\n  - id: c\n    ac: C.\n")]);
+        let head2 = files(&[
+            (LEGACY, &A.replace("A holds", "A still holds")),
+            (
+                ".shipmoor/changes/c.yaml",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\n",
+            ),
+        ]);
         assert_eq!(compare(&head2, Some(&base2)).set.sha256, one);
-        let head3 = files(&[(LEGACY, A), (".shipmoor/changes/c.yaml", "version: 1\ncriteria:\n  - id: c\n    ac: C.\nguard: [\"x\"]\n")]);
+        let head3 = files(&[
+            (LEGACY, A),
+            (
+                ".shipmoor/changes/c.yaml",
+                "version: 1\ncriteria:\n  - id: c\n    ac: C.\nguard: [\"x\"]\n",
+            ),
+        ]);
         assert_ne!(compare(&head3, Some(&base)).set.sha256, one);
     }
 
     #[test]
     fn acceptance_file_names() {
-        for ok in [LEGACY, ".shipmoor/acceptance.yaml.draft", ".shipmoor/changes/pr-2.yaml", ".shipmoor/changes/x.yaml.draft"] {
+        for ok in [
+            LEGACY,
+            ".shipmoor/acceptance.yaml.draft",
+            ".shipmoor/changes/pr-2.yaml",
+            ".shipmoor/changes/x.yaml.draft",
+        ] {
             assert!(is_acceptance_file(ok), "{ok}");
         }
-        for no in [CONFIG, ".shipmoor/changes/.yaml", ".shipmoor/changes/a/b.yaml", ".shipmoor/changes/x.yml", "acceptance.yaml", ".shipmoor/claim-check.vsa.json"] {
+        for no in [
+            CONFIG,
+            ".shipmoor/changes/.yaml",
+            ".shipmoor/changes/a/b.yaml",
+            ".shipmoor/changes/x.yml",
+            "acceptance.yaml",
+            ".shipmoor/claim-check.vsa.json",
+        ] {
             assert!(!is_acceptance_file(no), "{no}");
         }
     }

@@ -209,6 +209,8 @@ pub struct AcceptanceSet {
     pub inherited: InheritedPolicy,
     /// Which of [`SETTINGS_KEYS`] the file sets (absent keys take the shared settings).
     pub settings_keys: Vec<&'static str>,
+    /// For a claim: the file each setting in force comes from, for messages about it.
+    pub settings_files: std::collections::BTreeMap<&'static str, String>,
     /// The change's claim, as [`claim`] works it out: the file each criterion comes from (by
     /// id), for the claimed criteria and the inherited ones alike.
     pub origin: std::collections::BTreeMap<String, String>,
@@ -228,9 +230,7 @@ impl AcceptanceSet {
         }
         self.inherited_criteria
             .iter()
-            .filter(|c| {
-                c.lane == Lane::Floor && matches!(c.check, None | Some(Check::Test(_)))
-            })
+            .filter(|c| c.lane == Lane::Floor && matches!(c.check, None | Some(Check::Test(_))))
             .collect()
     }
 

@@ -87,6 +87,7 @@ fn parse_as(
             guard: parts.guard,
             inherited: parts.inherited,
             settings_keys: parts.settings_keys,
+            settings_files: Default::default(),
             origin: Default::default(),
             inherited_criteria: Vec::new(),
             settings_edits: Vec::new(),
@@ -505,7 +506,14 @@ const TOP_KEYS: &[&str] = &[
     "guard",
     "inherited",
 ];
-const CONFIG_KEYS: &[&str] = &["version", "runners", "judge", "harness", "guard", "inherited"];
+const CONFIG_KEYS: &[&str] = &[
+    "version",
+    "runners",
+    "judge",
+    "harness",
+    "guard",
+    "inherited",
+];
 const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
@@ -1990,7 +1998,11 @@ extra: 1
     #[test]
     fn the_project_settings_file_holds_settings_and_no_criteria() {
         let config = ".shipmoor/config.yaml";
-        let set = parse_config("version: 1\nrunners:\n  - kind: pytest\nguard: [\"tests/**\"]\n", config).unwrap();
+        let set = parse_config(
+            "version: 1\nrunners:\n  - kind: pytest\nguard: [\"tests/**\"]\n",
+            config,
+        )
+        .unwrap();
         assert!(set.criteria.is_empty());
         assert_eq!(set.settings_keys, ["runners", "guard"]);
         let errors = parse_config(
@@ -2000,8 +2012,16 @@ extra: 1
         .unwrap_err();
         assert_eq!(errors.len(), 2, "{errors:#?}");
         assert_eq!((errors[0].line, errors[0].column), (Some(2), Some(1)));
-        assert!(errors[0].help.as_deref().unwrap().contains(".shipmoor/changes/"));
-        assert!(errors[1].help.as_deref().unwrap().contains("did you mean `inherited`?"));
+        assert!(errors[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains(".shipmoor/changes/"));
+        assert!(errors[1]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("did you mean `inherited`?"));
         assert!(!errors[1].help.as_deref().unwrap().contains("`criteria`"));
         assert!(parse_config("runners: []\n", config).is_err());
     }

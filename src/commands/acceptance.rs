@@ -28,8 +28,18 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                 );
             }
             for f in &view.files {
-                let claimed: Vec<&str> = f.criteria.iter().filter(|c| c.2).map(|c| c.0.as_str()).collect();
-                let inherited: Vec<&str> = f.criteria.iter().filter(|c| !c.2).map(|c| c.0.as_str()).collect();
+                let claimed: Vec<&str> = f
+                    .criteria
+                    .iter()
+                    .filter(|c| c.2)
+                    .map(|c| c.0.as_str())
+                    .collect();
+                let inherited: Vec<&str> = f
+                    .criteria
+                    .iter()
+                    .filter(|c| !c.2)
+                    .map(|c| c.0.as_str())
+                    .collect();
                 let _ = writeln!(
                     out,
                     "{}: ok ({} criteria, {}{})",
@@ -62,9 +72,9 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                 .files
                 .iter()
                 .flat_map(|f| {
-                    f.criteria
-                        .iter()
-                        .map(move |(id, tag, claim)| (f.path.as_str(), id.as_str(), tag.as_str(), *claim))
+                    f.criteria.iter().map(move |(id, tag, claim)| {
+                        (f.path.as_str(), id.as_str(), tag.as_str(), *claim)
+                    })
                 })
                 .collect();
             match format {
@@ -136,7 +146,10 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
                     .map(|f| f.path.as_str())
                     .collect();
                 if drafts.is_empty() {
-                    let _ = writeln!(std::io::stdout(), "no draft to commit: every acceptance file is committed");
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "no draft to commit: every acceptance file is committed"
+                    );
                     return Ok(0);
                 }
                 return Err(Error::input(
@@ -157,7 +170,10 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
                     InputError::new(format!(
                         "this change has {} drafts: {}",
                         many.len(),
-                        many.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
+                        many.iter()
+                            .map(|f| f.path.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ))
                     .help("name the one to promote with --acceptance PATH"),
                 ))
@@ -177,9 +193,8 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
     };
     if target.exists() {
         return Err(Error::input(
-            InputError::new(format!("`{}` already exists", target.display())).help(
-                "remove the draft, or merge it into the committed acceptance set by hand",
-            ),
+            InputError::new(format!("`{}` already exists", target.display()))
+                .help("remove the draft, or merge it into the committed acceptance set by hand"),
         ));
     }
     std::fs::rename(&located.path, &target)?;
@@ -241,7 +256,8 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
         }
         (None, Some(_)) => {
             return Err(Error::input(
-                InputError::new("--base needs a git repository").help("run inside the repository, or pass --repo DIR"),
+                InputError::new("--base needs a git repository")
+                    .help("run inside the repository, or pass --repo DIR"),
             ))
         }
         (None, None) => None,
@@ -249,7 +265,10 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
     let base_files = match (&git, &base) {
         (Some(g), Some(b)) => Some(claim::Files::read(&claim::Source::Commit(g, b), false)?),
         _ => {
-            note = Some("no base commit (pass --base): every criterion reads as this change's claim".to_string());
+            note = Some(
+                "no base commit (pass --base): every criterion reads as this change's claim"
+                    .to_string(),
+            );
             None
         }
     };

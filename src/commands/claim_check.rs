@@ -143,8 +143,13 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         }
     }
     let (claim, source) = load_claim(&args, &git, &base, &head, located.as_ref())?;
-    let claim_files = claim.files;
     let set = claim.set;
+    // Where the runners in force were written, for messages about them.
+    let runners_file = set
+        .settings_files
+        .get("runners")
+        .cloned()
+        .unwrap_or_else(|| set.display_path.clone());
     let runners = if set.runners.is_empty() {
         floor::detect_runners(&git, &head)?
     } else {
@@ -154,7 +159,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         || !set.guarded_criteria().is_empty()
         || set.criteria.iter().any(floor::bind::needs_tests);
     if needs_runner {
-        floor::check_tools(&runners, &set.display_path)?;
+        floor::check_tools(&runners, &runners_file)?;
         let mut missing = Vec::new();
         for r in runners.iter().filter(|r| r.root != ".") {
             let out = git.run([
@@ -165,7 +170,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             if !out.ok || out.text() != "tree" {
                 missing.push(
                     InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
-                        .at(set.display_path.clone(), r.line, 1)
+                        .at(runners_file.clone(), r.line, 1)
                         .help("set `root` to the directory of the runner's project, relative to the repository"),
                 );
             }
@@ -214,7 +219,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             }
         ));
     }
-    let _ = &claim_files;
+
     let mut store = EvidenceStore::new();
     let input = FloorInput {
         git: &git,
@@ -240,7 +245,8 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     // The pass-to-pass guard reports as one more required floor criterion.
     let mut set = set;
     if let Some(g) = floor_report.guard.take() {
-        set.criteria.push(floor::guard_criterion(&set.guard_scope()));
+        set.criteria
+            .push(floor::guard_criterion(&set.guard_scope()));
         floor_report.criteria.push(g);
     }
 
@@ -607,7 +613,10 @@ fn load_claim(
     }
     if let Some(event) = crate::action::event() {
         if let Some(body) = event.pointer("/pull_request/body").and_then(|b| b.as_str()) {
-            let what = match event.pointer("/pull_request/number").and_then(|n| n.as_u64()) {
+            let what = match event
+                .pointer("/pull_request/number")
+                .and_then(|n| n.as_u64())
+            {
                 Some(n) => format!("pull request #{n}'s description"),
                 None => "the pull request's description".to_string(),
             };

@@ -298,7 +298,8 @@ fn rebuild_claim(
                 },
                 path: file,
             };
-            let set = acceptance::load(&located).map_err(|e| format!("the acceptance set {path}: {e}"))?;
+            let set = acceptance::load(&located)
+                .map_err(|e| format!("the acceptance set {path}: {e}"))?;
             claim::explicit(set, &head_files, Some(&base_files))
         }
         "derived" => {

@@ -411,7 +411,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let bindings: Vec<Binding> = criteria.iter().map(|c| bind::bind(c, &listings)).collect();
 
     let mut guarded = guarded_tests(&input.acceptance.guard, &listings)?;
-    let inherited = inherited_guard_tests(&input.acceptance.guarded_criteria(), &listings, &guarded);
+    let inherited =
+        inherited_guard_tests(&input.acceptance.guarded_criteria(), &listings, &guarded);
     guarded.extend(inherited);
 
     // 3. head runs of the bound (and guarded) tests.

@@ -159,7 +159,7 @@ impl Runner for JunitCommand {
         let any_failed = any_failed(&cases);
         let agreement = JUNIT_COMMAND.agree(exit, any_failed);
         let agrees = agreement.is_ok();
-        let mut problems: Vec<String> = agreement.err().into_iter().collect();
+        let problems: Vec<String> = agreement.err().into_iter().collect();
         let by_id: BTreeMap<String, &JunitCase> = cases.iter().map(|c| (id_of(c), c)).collect();
         let messages = failure_messages(&cases);
         for id in ids {
