@@ -465,3 +465,43 @@ fn a_commit_message_checklist_is_intent_too() {
     );
     assert_eq!(claimed_ids(&v), ["the-limit-is-ten"]);
 }
+
+#[test]
+fn a_change_that_edits_the_shared_settings_edits_its_own_harness() {
+    let r = team_repo();
+    r.write(
+        ".shipmoor/config.yaml",
+        "version: 1\nrunners:\n  - kind: pytest\n",
+    );
+    let base = r.commit("shared settings");
+    r.write("svc/limits.py", "def limit():\n    return 10\n");
+    tagged_test(&r, "limit-is-ten", &limit_test(10));
+    r.write(
+        ".shipmoor/changes/pr-2.yaml",
+        &criterion("limit-is-ten", "The limit is ten."),
+    );
+    // The change also rewrites how every test runs.
+    r.write(
+        ".shipmoor/config.yaml",
+        "version: 1\nrunners:\n  - kind: pytest\n    args: [\"-p\", \"no:cacheprovider\"]\n",
+    );
+    r.commit("pr 2");
+    let (code, v) = json_run(&r, &base);
+    assert_eq!(code, 4, "{v}");
+    let c = &v["result"]["criteria"][0];
+    assert_eq!(c["floor"]["result"], "undecided", "{v}");
+    assert!(
+        c["floor"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(".shipmoor/config.yaml"),
+        "{v}"
+    );
+    assert!(
+        v["result"]["harness_changes"][0]
+            .as_str()
+            .unwrap()
+            .contains(".shipmoor/config.yaml"),
+        "{v}"
+    );
+}

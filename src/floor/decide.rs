@@ -93,9 +93,10 @@ pub(super) fn decide_guard(
         states.push((hs, bs));
     }
     let (result, finding) = rule::decide_guard(&states);
-    let globs = match cx.input.acceptance.guarded_criteria().is_empty() {
-        true => cx.input.acceptance.guard.join(", "),
-        false => cx.input.acceptance.guard_scope(),
+    let globs = if cx.input.acceptance.guarded_criteria().is_empty() {
+        cx.input.acceptance.guard.join(", ")
+    } else {
+        cx.input.acceptance.guard_scope()
     };
     let (reason, decisive) = match finding {
         rule::GuardFinding::NoTests => (
