@@ -235,8 +235,27 @@ fn id_column(text: &str, line: usize) -> usize {
 pub struct FileClaim {
     pub path: String,
     pub state: AcceptanceState,
-    /// (id, tag, claimed)
-    pub criteria: Vec<(String, String, bool)>,
+    pub criteria: Vec<FileCriterion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCriterion {
+    pub id: String,
+    pub tag: String,
+    pub requirement: String,
+    /// This change's claim (else inherited).
+    pub claimed: bool,
+}
+
+impl FileCriterion {
+    pub fn of(c: &Criterion, claimed: bool) -> FileCriterion {
+        FileCriterion {
+            id: c.id.clone(),
+            tag: c.tag.clone(),
+            requirement: c.requirement(),
+            claimed,
+        }
+    }
 }
 
 /// The change's claim.
@@ -273,7 +292,7 @@ pub fn compare(head: &Files, base: Option<&Files>) -> Claim {
                 None => true,
             };
             origin.insert(c.id.clone(), f.path.clone());
-            rows.push((c.id.clone(), c.tag.clone(), is_claim));
+            rows.push(FileCriterion::of(c, is_claim));
             if is_claim {
                 claimed.push((f.set.state, c.clone()));
                 mine = true;
@@ -306,7 +325,7 @@ pub fn compare(head: &Files, base: Option<&Files>) -> Claim {
     set.criteria = claimed.into_iter().map(|(_, c)| c).collect();
     let claim_files: Vec<&str> = files
         .iter()
-        .filter(|f| f.criteria.iter().any(|(_, _, c)| *c))
+        .filter(|f| f.criteria.iter().any(|c| c.claimed))
         .map(|f| f.path.as_str())
         .collect();
     set.display_path = claim_files.join(",");
@@ -352,7 +371,7 @@ pub fn explicit(file: AcceptanceSet, head: &Files, base: Option<&Files>) -> Clai
         criteria: set
             .criteria
             .iter()
-            .map(|c| (c.id.clone(), c.tag.clone(), true))
+            .map(|c| FileCriterion::of(c, true))
             .collect(),
     }];
     Claim { set, files }
@@ -579,10 +598,9 @@ mod tests {
         assert_eq!(claim.set.inherited_criteria.len(), 1);
         assert_eq!(claim.set.inherited_criteria[0].id, "a");
         assert_eq!(claim.set.origin["c"], ".shipmoor/changes/pr-2.yaml");
-        assert_eq!(
-            claim.files[0].criteria[0],
-            ("a".into(), crate::acceptance::tag_for("a"), false)
-        );
+        assert_eq!(claim.files[0].criteria[0].id, "a");
+        assert!(!claim.files[0].criteria[0].claimed);
+        assert!(claim.files[0].criteria[1].claimed);
         // Moving a criterion to another file unchanged keeps it inherited.
         let moved = files(&[(".shipmoor/changes/x.yaml", A)]);
         assert!(compare(&moved, Some(&base)).set.criteria.is_empty());

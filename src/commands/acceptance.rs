@@ -31,14 +31,14 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                 let claimed: Vec<&str> = f
                     .criteria
                     .iter()
-                    .filter(|c| c.2)
-                    .map(|c| c.0.as_str())
+                    .filter(|c| c.claimed)
+                    .map(|c| c.id.as_str())
                     .collect();
                 let inherited: Vec<&str> = f
                     .criteria
                     .iter()
-                    .filter(|c| !c.2)
-                    .map(|c| c.0.as_str())
+                    .filter(|c| !c.claimed)
+                    .map(|c| c.id.as_str())
                     .collect();
                 let _ = writeln!(
                     out,
@@ -68,24 +68,20 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
         AcceptanceCommand::Tags { args, format } => {
             let view = view(&args)?;
             let mut out = std::io::stdout();
-            let rows: Vec<(&str, &str, &str, bool)> = view
+            let rows: Vec<(&str, &claim::FileCriterion)> = view
                 .files
                 .iter()
-                .flat_map(|f| {
-                    f.criteria.iter().map(move |(id, tag, claim)| {
-                        (f.path.as_str(), id.as_str(), tag.as_str(), *claim)
-                    })
-                })
+                .flat_map(|f| f.criteria.iter().map(move |c| (f.path.as_str(), c)))
                 .collect();
             match format {
                 Format::Human => {
-                    let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+                    let width = rows.iter().map(|(_, c)| c.id.len()).max().unwrap_or(0);
                     // One file that is all this change's claim reads as it always has: `id  tag`.
-                    let plain = view.files.len() == 1 && rows.iter().all(|r| r.3);
+                    let plain = view.files.len() == 1 && rows.iter().all(|(_, c)| c.claimed);
                     let mut file = "";
-                    for (path, id, tag, claim) in &rows {
+                    for (path, c) in &rows {
                         if plain {
-                            let _ = writeln!(out, "{id:width$}  {tag}");
+                            let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
                             continue;
                         }
                         if *path != file {
@@ -94,19 +90,20 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                         }
                         let _ = writeln!(
                             out,
-                            "  {id:width$}  {tag}  {}",
-                            if *claim { "claim" } else { "inherited" }
+                            "  {:width$}  {}  {}",
+                            c.id,
+                            c.tag,
+                            if c.claimed { "claim" } else { "inherited" }
                         );
                     }
                 }
                 Format::Json => {
                     let v: Vec<_> = rows
                         .iter()
-                        .map(|(path, id, tag, claim)| {
+                        .map(|(path, c)| {
                             serde_json::json!({
-                                "id": id, "tag": tag,
-                                "requirement": format!("stage1.floor.{}", id.replace('-', "_")),
-                                "file": path, "claim": claim,
+                                "id": c.id, "tag": c.tag, "requirement": c.requirement,
+                                "file": path, "claim": c.claimed,
                             })
                         })
                         .collect();
@@ -135,7 +132,7 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
         let own: Vec<&claim::FileClaim> = view
             .files
             .iter()
-            .filter(|f| f.state == AcceptanceState::Draft && f.criteria.iter().any(|c| c.2))
+            .filter(|f| f.state == AcceptanceState::Draft && f.criteria.iter().any(|c| c.claimed))
             .collect();
         match own.as_slice() {
             [] => {
@@ -232,7 +229,7 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
                 criteria: set
                     .criteria
                     .iter()
-                    .map(|c| (c.id.clone(), c.tag.clone(), true))
+                    .map(|c| claim::FileCriterion::of(c, true))
                     .collect(),
             }],
             config: None,
