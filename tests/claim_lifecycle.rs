@@ -431,6 +431,23 @@ fn the_claim_is_read_from_git_and_an_explicit_file_is_the_claim_whatever_base_ho
     ]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stdout.contains("inherited"), "{run:?}");
+    let replay = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+    ]);
+    assert_eq!(replay.code, 0, "{replay:?}");
+    // Another file in its place is not the claim the attestation names.
+    std::fs::write(&outside, criterion("limit-is-ten", "The limit is eleven.")).unwrap();
+    let replay = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+    ]);
+    assert_eq!(replay.code, 1, "{replay:?}");
+    assert!(replay.stdout.contains("its digest differs"), "{replay:?}");
     // And the explicit file of base's own acceptance set is claimed whole, as before.
     let run = r.shipmoor(&[
         "claim-check",
@@ -464,6 +481,14 @@ fn a_commit_message_checklist_is_intent_too() {
         "the commit messages (derived draft)"
     );
     assert_eq!(claimed_ids(&v), ["the-limit-is-ten"]);
+    // `replay --rerun` derives the same draft claim (its criteria are in the dispositions).
+    let replay = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+    ]);
+    assert_eq!(replay.code, 0, "{replay:?}");
 }
 
 #[test]
