@@ -263,8 +263,9 @@ pub enum AcceptanceCommand {
     },
     /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
     Commit(AcceptanceArgs),
-    /// Draft an acceptance set from text (a pull request body's checklist) as
-    /// .shipmoor/acceptance.yaml.draft
+    /// Draft criteria from text (a pull request body's checklist) as the branch's own
+    /// .shipmoor/changes/<branch>.yaml.draft (on the default branch or detached:
+    /// .shipmoor/acceptance.yaml.draft)
     Derive {
         /// The repository
         #[arg(long, default_value = ".", value_name = "DIR")]

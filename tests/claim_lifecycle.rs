@@ -168,7 +168,10 @@ fn a_team_over_three_pull_requests() {
     r.commit("pr 2: the limit");
     let run = r.shipmoor(&["claim-check", "--base", &main1]);
     assert_eq!(run.code, 4, "{run:?}");
-    assert!(run.stdout.contains("rule draft-gate"), "{run:?}");
+    assert!(
+        run.stdout.contains("rule draft-gate: acceptance set is a draft; commit .shipmoor/changes/pr-2.yaml.draft with `shipmoor acceptance commit`"),
+        "{run:?}"
+    );
     let commit = r.shipmoor(&["acceptance", "commit", "--base", &main1]);
     assert_eq!(commit.code, 0, "{commit:?}");
     assert!(r.exists(".shipmoor/changes/pr-2.yaml"), "{commit:?}");
@@ -529,4 +532,30 @@ fn a_change_that_edits_the_shared_settings_edits_its_own_harness() {
             .contains(".shipmoor/config.yaml"),
         "{v}"
     );
+}
+
+#[test]
+fn derive_drafts_the_branchs_own_file_and_commit_promotes_it() {
+    let r = team_repo();
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        &criterion("order-refunded", "Order is marked refunded."),
+    );
+    let base = r.commit("pr 1 merged");
+    r.git(&["switch", "--quiet", "-c", "feature/limits"]);
+    let notes = r.tmp.path().join("body.md");
+    std::fs::write(&notes, "## Acceptance criteria\n- [ ] The limit is ten.\n").unwrap();
+    let run = r.shipmoor(&["acceptance", "derive", "--from", notes.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let draft = ".shipmoor/changes/feature-limits.yaml.draft";
+    assert!(r.read(draft).contains("- id: the-limit-is-ten"), "{run:?}");
+    let lint = r.shipmoor(&["acceptance", "lint", "--base", &base]);
+    assert_eq!(lint.code, 0, "{lint:?}");
+    assert!(
+        lint.stdout.contains(".shipmoor/changes/feature-limits.yaml.draft: ok (1 criteria, draft; commit it with `shipmoor acceptance commit`)\n  this change's claim: the-limit-is-ten\n"),
+        "{lint:?}"
+    );
+    let commit = r.shipmoor(&["acceptance", "commit", "--base", &base]);
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert!(r.exists(".shipmoor/changes/feature-limits.yaml") && !r.exists(draft));
 }

@@ -372,29 +372,30 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
                 .help("list the acceptance criteria as a Markdown checklist under an `Acceptance criteria` heading"),
         ));
     }
-    let root = Git::discover(repo)
+    let git = Git::discover(repo).ok();
+    let root = git
+        .as_ref()
         .map(|g| g.root().to_path_buf())
-        .unwrap_or_else(|_| repo.to_path_buf());
-    let path = root.join(".shipmoor/acceptance.yaml.draft");
+        .unwrap_or_else(|| repo.to_path_buf());
+    let rel = match git.as_ref().and_then(change_branch) {
+        // One file per change: concurrent branches never write the same one.
+        Some(branch) => format!("{}{branch}.yaml.draft", claim::CHANGES),
+        None => ".shipmoor/acceptance.yaml.draft".to_string(),
+    };
+    let path = root.join(&rel);
     if path.exists() && !force {
         return Err(Error::input(
             InputError::new(format!("{} exists", path.display()))
                 .help("pass --force to replace the draft"),
         ));
     }
-    let mut yaml = String::from("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it .shipmoor/acceptance.yaml.\nversion: 1\ncriteria:\n");
+    let mut yaml = format!("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it {}.\nversion: 1\ncriteria:\n", rel.trim_end_matches(".draft"));
     for (id, ac) in &criteria {
         let quoted = serde_json::to_string(ac).map_err(Error::crash)?;
         yaml.push_str(&format!("  - id: {id}\n    ac: {quoted}\n"));
     }
     // The draft must be one the parser accepts.
-    acceptance::parse::parse(
-        &yaml,
-        ".shipmoor/acceptance.yaml.draft",
-        AcceptanceState::Draft,
-        String::new(),
-    )
-    .map_err(|e| {
+    acceptance::parse::parse(&yaml, &rel, AcceptanceState::Draft, String::new()).map_err(|e| {
         Error::crash(format!(
             "the drafted acceptance set does not validate: {:?}",
             e.first()
@@ -411,6 +412,32 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
         let _ = writeln!(std::io::stdout(), "  {id}  {}", acceptance::tag_for(id));
     }
     Ok(0)
+}
+
+/// The branch checked out, as a file name, when it is a change's branch (not the default
+/// branch, not detached): `feature/refunds` → `feature-refunds`.
+fn change_branch(git: &Git) -> Option<String> {
+    let out = git
+        .run(["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()?;
+    let branch = out.ok.then(|| out.text())?;
+    let default = git.default_branch().ok().flatten().unwrap_or_default();
+    let default = default.rsplit('/').next().unwrap_or_default();
+    if branch.is_empty() || branch == default || branch == "main" || branch == "master" {
+        return None;
+    }
+    let name: String = branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name.trim_matches(|c| c == '-' || c == '.').to_string();
+    (!name.is_empty()).then_some(name)
 }
 
 fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {

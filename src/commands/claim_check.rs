@@ -295,7 +295,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         },
         verdict: fused.verdict,
         rule: fused.rule.label().to_string(),
-        rule_reason: report::fused_reason(&fused),
+        rule_reason: draft_reason(&fused, &set, &source),
         exit_code: fused.verdict.exit_code(),
         repository: git.repo_uri()?,
         base: base.to_string(),
@@ -572,6 +572,35 @@ fn acceptance_info(
             .collect(),
         inherited_policy: set.inherited.as_str().to_string(),
     }
+}
+
+/// The fused rule as a sentence; the draft gate says how to commit this claim's own draft.
+fn draft_reason(fused: &verdict::Fused, set: &AcceptanceSet, source: &str) -> String {
+    if fused.rule != verdict::Rule::DraftGate
+        || set.display_path == ".shipmoor/acceptance.yaml.draft"
+        || source == "explicit"
+    {
+        return report::fused_reason(fused);
+    }
+    if source == "derived" {
+        return format!(
+            "acceptance set is a draft derived from {}; write its criteria as .shipmoor/changes/<name>.yaml and commit it",
+            set.display_path.trim_end_matches(" (derived draft)")
+        );
+    }
+    let drafts: Vec<&str> = set
+        .criteria
+        .iter()
+        .filter_map(|c| set.origin.get(&c.id))
+        .filter(|f| f.ends_with(".draft"))
+        .map(String::as_str)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    format!(
+        "acceptance set is a draft; commit {} with `shipmoor acceptance commit`",
+        drafts.join(", ")
+    )
 }
 
 /// The change's claim (DESIGN 3): the file named with `--acceptance`; else the criteria
