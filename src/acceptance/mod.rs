@@ -1,12 +1,14 @@
-//! The acceptance set: the change's intent, as `.shipmoor/acceptance.yaml` (or its `.draft`).
+//! The acceptance set: the change's intent, as acceptance files (`.shipmoor/acceptance.yaml`,
+//! `.shipmoor/changes/*.yaml`, each also as `.draft`) and the shared `.shipmoor/config.yaml`.
 //!
-//! In: the file's bytes and the name to show for it. Out: a validated [`AcceptanceSet`] whose
+//! In: each file's bytes and the name to show for it. Out: a validated [`AcceptanceSet`] whose
 //! criteria carry their tags, or every problem in the file at once, each with line, column and a
-//! `help:` saying how to fix it.
+//! `help:` saying how to fix it; then, over every file at base and head, the change's claim
+//! ([`claim`]).
 //!
 //! Steps: (1) parse YAML into a tree that keeps each node's position ([`parse`]); (2) validate the
 //! tree against the schema: unknown keys, types, id syntax, duplicates, lanes, checks; (3) derive
-//! each criterion's tag ([`tags`]).
+//! each criterion's tag ([`tags`]); (4) tell this change's claim from inherited criteria.
 
 pub mod claim;
 pub mod parse;
