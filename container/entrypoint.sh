@@ -84,10 +84,9 @@ esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-action.XXXXXX")
 result=$tmp/result.json
-body=$tmp/body.md
 
 # The pull request's base and head (on other events, claim-check's defaults apply).
-event=$(shipmoor action event --body-out "$body")
+event=$(shipmoor action event)
 [ -n "$base" ] || base=$(printf '%s\n' "$event" | sed -n 's/^base=//p')
 [ -n "$head" ] || head=$(printf '%s\n' "$event" | sed -n 's/^head=//p')
 if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
@@ -104,10 +103,9 @@ set -- claim-check --result-out "$result"
 [ -z "$runs" ] || set -- "$@" --runs "$runs"
 if [ -n "$acceptance" ]; then
   set -- "$@" --acceptance "$acceptance"
-elif [ ! -e .shipmoor/acceptance.yaml ] && [ ! -e .shipmoor/acceptance.yaml.draft ] && [ -s "$body" ]; then
-  # No acceptance set: draft one from the pull request's checklist. A draft never reads READY.
-  shipmoor acceptance derive --from "$body" || true
 fi
+# A change that claims no criterion of its own: claim-check itself derives a draft claim from
+# the pull request's checklist in GITHUB_EVENT_PATH (a draft never reads READY).
 case $sign in
   "" | auto)
     # Keyless in Actions: where the job has no OIDC identity (a fork's pull request, no

@@ -65,10 +65,12 @@ pub fn summary(markdown: &str) -> String {
 /// or asking for an author check, each pointing at the criterion's line in the acceptance file.
 pub fn annotations(result: &Value) -> Vec<String> {
     let r = &result["result"];
-    let file = r["acceptance"]["path"].as_str().unwrap_or("");
+    let claim_file = r["acceptance"]["path"].as_str().unwrap_or("");
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     for c in r["criteria"].as_array().into_iter().flatten() {
+        // Each criterion points at its own file: a claim may span several.
+        let file = c["file"].as_str().unwrap_or(claim_file);
         let line = c["line"].as_u64().unwrap_or(0);
         let location = if file.is_empty() || line == 0 {
             String::new()

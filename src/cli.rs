@@ -166,9 +166,15 @@ pub struct ClaimCheckArgs {
     /// fast: the floor only; full: the floor and the judge
     #[arg(long, value_enum, default_value_t = Mode::Fast)]
     pub mode: Mode,
-    /// The acceptance set [default: .shipmoor/acceptance.yaml, falling back to its .draft]
+    /// Name the claim explicitly: this file's criteria are the claim, whatever base holds
+    /// [default: the criteria base..head adds or changes in .shipmoor/acceptance.yaml and
+    /// .shipmoor/changes/*.yaml, each also as .draft]
     #[arg(long, value_name = "PATH")]
     pub acceptance: Option<PathBuf>,
+    /// Text to derive a draft claim from (a Markdown checklist) when the change claims no
+    /// criterion; without it, the pull request's description, then the commit messages
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
     /// Run each bound test K times at each side; mixed results are `undecided`
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=20))]
     pub runs: u32,
@@ -234,9 +240,14 @@ pub struct AcceptanceArgs {
     /// The repository
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub repo: PathBuf,
-    /// The acceptance set [default: .shipmoor/acceptance.yaml, falling back to its .draft]
+    /// One acceptance file [default: every acceptance file, .shipmoor/acceptance.yaml and
+    /// .shipmoor/changes/*.yaml, each also as .draft, with .shipmoor/config.yaml]
     #[arg(long, value_name = "PATH")]
     pub acceptance: Option<PathBuf>,
+    /// The commit the change starts from, to tell its claim from inherited criteria
+    /// [default: as for claim-check]
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,10 +265,11 @@ pub enum AcceptanceCommand {
         #[arg(long = "where")]
         where_: bool,
     },
-    /// Promote .shipmoor/acceptance.yaml.draft to .shipmoor/acceptance.yaml once it validates
+    /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
     Commit(AcceptanceArgs),
-    /// Draft an acceptance set from text (a pull request body's checklist) as
-    /// .shipmoor/acceptance.yaml.draft
+    /// Draft criteria from text (a pull request body's checklist) as the branch's own
+    /// .shipmoor/changes/<branch>.yaml.draft (on the default branch or detached:
+    /// .shipmoor/acceptance.yaml.draft)
     Derive {
         /// The repository
         #[arg(long, default_value = ".", value_name = "DIR")]

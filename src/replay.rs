@@ -523,6 +523,13 @@ fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> 
         return Err("`policy.digest.sha256` is missing".into());
     }
     let ext = &pred[EXTENSION_KEY];
+    // From format 3 the digest is the claim's, which the extension records too: a statement
+    // whose two disagree names one claim to admission and re-fuses another.
+    if format >= 3 && pred.pointer("/policy/digest/sha256") != ext.pointer("/acceptance/sha256") {
+        return Err(
+            "`policy.digest.sha256` is not the claim's digest the extension records".into(),
+        );
+    }
     if ext["head"].as_str() != Some(commit.as_str()) {
         return Err(format!(
             "the dispositions are for head {} but the subject is {commit}",

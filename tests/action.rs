@@ -285,10 +285,71 @@ fn without_an_acceptance_set_a_draft_is_derived_from_the_pull_request_body() {
     let stdout = runner.run(&[("FAIL-ON", "BLOCKED")]);
     let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
     assert_eq!(o["verdict"], "INCONCLUSIVE", "{stdout}");
-    assert!(runner
-        .workspace
-        .join(".shipmoor/acceptance.yaml.draft")
-        .exists());
+    // claim-check derives the draft claim itself, from the event's pull request text; the
+    // checkout gets no file of it.
+    let vsa: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(runner.workspace.join(".shipmoor/claim-check.vsa.json")).unwrap(),
+    )
+    .unwrap();
+    let acceptance = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["acceptance"];
+    assert_eq!(acceptance["source"], "derived", "{vsa}");
+    assert_eq!(
+        acceptance["path"],
+        "pull request #2's description (derived draft)"
+    );
+    assert_eq!(runner.gate("BLOCKED").0, 0);
+}
+
+#[test]
+fn a_later_pull_request_without_criteria_reads_a_draft_derived_from_its_text() {
+    require_pytest();
+    // Pull request 1 merged: its criterion and passing test are on main.
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("a.txt", "a");
+    r.write(
+        &format!("test_first_{}.py", ident("first-change")),
+        "def test_first():\n    assert True\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: first-change\n    ac: The first change holds.\n",
+    );
+    let base = r.commit("pull request 1, merged");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write("a.txt", "b");
+    let head = r.commit("pull request 2");
+    let runner = Runner::pull_request(&r, &base, &head);
+
+    // No text either: the input error, no verdict, the gate fails.
+    let stdout = runner.run(&[("FAIL-ON", "BLOCKED")]);
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["exit-code"], "2", "{stdout}");
+    assert!(stdout.contains("this change claims nothing"), "{stdout}");
+    assert_eq!(runner.gate("BLOCKED").0, 1);
+
+    // With a checklist in the description: a derived draft, INCONCLUSIVE, inherited listed.
+    let mut event: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&runner.event).unwrap()).unwrap();
+    event["pull_request"]["body"] = "## Acceptance criteria\n- [ ] The letter is b.\n".into();
+    std::fs::write(&runner.event, serde_json::to_vec(&event).unwrap()).unwrap();
+    // A second job on the same runner: fresh step files.
+    for f in [&runner.output, &runner.path_file, &runner.summary] {
+        std::fs::write(f, "").unwrap();
+    }
+    let stdout = runner.run(&[("FAIL-ON", "BLOCKED")]);
+    let text = std::fs::read_to_string(&runner.output).unwrap();
+    let o = outputs(&text);
+    assert_eq!(
+        o.get("verdict").map(String::as_str),
+        Some("INCONCLUSIVE"),
+        "{text}\n{stdout}"
+    );
+    let summary = std::fs::read_to_string(&runner.summary).unwrap();
+    assert!(
+        summary.contains("1 criterion inherited from an earlier change, not checked"),
+        "{summary}"
+    );
     assert_eq!(runner.gate("BLOCKED").0, 0);
 }
 

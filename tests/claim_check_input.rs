@@ -215,3 +215,23 @@ fn the_code_under_check_gets_no_secrets() {
         );
     }
 }
+
+#[test]
+fn an_id_in_two_acceptance_files_names_both_places() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    r.write(
+        ".shipmoor/changes/pr-2.yaml",
+        "version: 1\ncriteria:\n  - id: b\n    ac: B.\n  - id: a\n    ac: Another A.\n",
+    );
+    r.write(".shipmoor/config.yaml", "version: 1\ncriteria: []\n");
+    r.commit("a second file");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(
+        err.contains(".shipmoor/changes/pr-2.yaml:5:5: duplicate criterion id `a`: also defined at .shipmoor/acceptance.yaml:3"),
+        "{err}"
+    );
+    // Every file's problems in one run: the settings file's too.
+    assert!(err.contains(".shipmoor/config.yaml:2:1:"), "{err}");
+    assert!(err.contains("holds project settings only"), "{err}");
+    assert!(err.matches("help:").count() >= 2, "{err}");
+}

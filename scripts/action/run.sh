@@ -7,13 +7,12 @@ set -uo pipefail
 inp() { printenv "INPUT_$1" 2>/dev/null || true; }
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 result="$(mktemp "$tmp/claim-check-result.XXXXXX.json")"
-body="$(mktemp "$tmp/claim-check-body.XXXXXX.md")"
 rm -f "$result"
 
 # The pull request's base and head (on other events, claim-check's defaults apply).
 base="$(inp BASE)"
 head="$(inp HEAD)"
-event="$(shipmoor action event --body-out "$body")"
+event="$(shipmoor action event)"
 [ -n "$base" ] || base="$(sed -n 's/^base=//p' <<<"$event")"
 [ -n "$head" ] || head="$(sed -n 's/^head=//p' <<<"$event")"
 
@@ -36,10 +35,9 @@ runs="$(inp RUNS)"; [ -n "$runs" ] && args+=(--runs "$runs")
 acceptance="$(inp ACCEPTANCE)"
 if [ -n "$acceptance" ]; then
   args+=(--acceptance "$acceptance")
-elif [ ! -e .shipmoor/acceptance.yaml ] && [ ! -e .shipmoor/acceptance.yaml.draft ] && [ -s "$body" ]; then
-  # No acceptance set: draft one from the pull request's checklist. A draft never reads READY.
-  shipmoor acceptance derive --from "$body" || true
 fi
+# A change that claims no criterion of its own: claim-check itself derives a draft claim from
+# the pull request's checklist in GITHUB_EVENT_PATH (a draft never reads READY).
 judge="$(inp JUDGE)"
 if [ -n "$judge" ]; then
   echo "::error title=Claim Check::the judge input needs full mode, which this version of shipmoor does not ship"
@@ -73,5 +71,4 @@ code=$?
 echo "::$resume::"
 top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 shipmoor action report --result "$result" --exit-code "$code" --repo "$top"
-rm -f "$body"
 exit 0

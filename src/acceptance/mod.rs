@@ -1,13 +1,16 @@
-//! The acceptance set: the change's intent, as `.shipmoor/acceptance.yaml` (or its `.draft`).
+//! The acceptance set: the change's intent, as acceptance files (`.shipmoor/acceptance.yaml`,
+//! `.shipmoor/changes/*.yaml`, each also as `.draft`) and the shared `.shipmoor/config.yaml`.
 //!
-//! In: the file's bytes and the name to show for it. Out: a validated [`AcceptanceSet`] whose
+//! In: each file's bytes and the name to show for it. Out: a validated [`AcceptanceSet`] whose
 //! criteria carry their tags, or every problem in the file at once, each with line, column and a
-//! `help:` saying how to fix it.
+//! `help:` saying how to fix it; then, over every file at base and head, the change's claim
+//! ([`claim`]).
 //!
 //! Steps: (1) parse YAML into a tree that keeps each node's position ([`parse`]); (2) validate the
 //! tree against the schema: unknown keys, types, id syntax, duplicates, lanes, checks; (3) derive
-//! each criterion's tag ([`tags`]).
+//! each criterion's tag ([`tags`]); (4) tell this change's claim from inherited criteria.
 
+pub mod claim;
 pub mod parse;
 pub mod tags;
 
@@ -165,6 +168,31 @@ pub struct HarnessConfig {
     pub allow_changes: Vec<String>,
 }
 
+/// What the floor does with criteria inherited from earlier changes (`inherited:` in the
+/// project settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InheritedPolicy {
+    /// Listed in the reports, not checked (the default).
+    #[default]
+    List,
+    /// Regression guards: their bound tests must still pass at head (`stage1.floor.guard`).
+    Guard,
+}
+
+impl InheritedPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InheritedPolicy::List => "list",
+            InheritedPolicy::Guard => "guard",
+        }
+    }
+}
+
+/// The project settings keys, which `.shipmoor/config.yaml` holds and an acceptance file may
+/// also carry.
+pub const SETTINGS_KEYS: [&str; 5] = ["runners", "judge", "harness", "guard", "inherited"];
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcceptanceSet {
     /// The path as the user gave it (or the default), for messages and reports.
@@ -179,6 +207,48 @@ pub struct AcceptanceSet {
     /// The pass-to-pass guard: globs over test ids; tests they match that pass at base must
     /// still pass at head.
     pub guard: Vec<String>,
+    /// What the floor does with inherited criteria.
+    pub inherited: InheritedPolicy,
+    /// Which of [`SETTINGS_KEYS`] the file sets (absent keys take the shared settings).
+    pub settings_keys: Vec<&'static str>,
+    /// For a claim: the file each setting in force comes from, for messages about it.
+    pub settings_files: std::collections::BTreeMap<&'static str, String>,
+    /// The change's claim, as [`claim`] works it out: the file each criterion comes from (by
+    /// id), for the claimed criteria and the inherited ones alike.
+    pub origin: std::collections::BTreeMap<String, String>,
+    /// Criteria present unchanged at base: never this change's claim.
+    pub inherited_criteria: Vec<Criterion>,
+    /// Settings files whose settings, present at base, this change edits (DESIGN 5.5).
+    pub settings_edits: Vec<String>,
+}
+
+impl AcceptanceSet {
+    /// The inherited criteria the floor keeps as regression guards: with `inherited: guard`,
+    /// the floor-lane ones bound to tests (a command or pattern check is this change's to
+    /// prove, not a test to keep green).
+    pub fn guarded_criteria(&self) -> Vec<&Criterion> {
+        if self.inherited != InheritedPolicy::Guard {
+            return Vec::new();
+        }
+        self.inherited_criteria
+            .iter()
+            .filter(|c| c.lane == Lane::Floor && matches!(c.check, None | Some(Check::Test(_))))
+            .collect()
+    }
+
+    /// What the pass-to-pass guard keeps, in words: its globs and the inherited criteria.
+    pub fn guard_scope(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.guard.is_empty() {
+            parts.push(format!("guard: {}", self.guard.join(", ")));
+        }
+        let kept = self.guarded_criteria();
+        if !kept.is_empty() {
+            let ids: Vec<&str> = kept.iter().map(|c| c.id.as_str()).collect();
+            parts.push(format!("inherited: {}", ids.join(", ")));
+        }
+        parts.join("; ")
+    }
 }
 
 /// Where the acceptance set was found.

@@ -26,8 +26,8 @@ use std::collections::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use super::{
-    tag_for, AcceptanceSet, AcceptanceState, Check, Criterion, HarnessConfig, JudgeConfig, Lane,
-    RunnerConfig, RunnerKind,
+    tag_for, AcceptanceSet, AcceptanceState, Check, Criterion, HarnessConfig, InheritedPolicy,
+    JudgeConfig, Lane, RunnerConfig, RunnerKind, SETTINGS_KEYS,
 };
 use crate::error::InputError;
 
@@ -40,10 +40,35 @@ pub fn parse(
     state: AcceptanceState,
     sha256: String,
 ) -> Result<AcceptanceSet, Vec<InputError>> {
+    parse_as(text, display_path, state, sha256, false)
+}
+
+/// Parses and validates `.shipmoor/config.yaml`: `version: 1` and the project settings, no
+/// criteria. The set it returns has no criteria.
+pub fn parse_config(text: &str, display_path: &str) -> Result<AcceptanceSet, Vec<InputError>> {
+    parse_as(
+        text,
+        display_path,
+        AcceptanceState::Committed,
+        String::new(),
+        true,
+    )
+}
+
+fn parse_as(
+    text: &str,
+    display_path: &str,
+    state: AcceptanceState,
+    sha256: String,
+    config: bool,
+) -> Result<AcceptanceSet, Vec<InputError>> {
     let mut problems = Vec::new();
     let parts = match build_tree(text, &mut problems) {
         Ok(root) => {
-            let mut validator = Validator::default();
+            let mut validator = Validator {
+                config,
+                ..Validator::default()
+            };
             let parts = validator.document(root.as_ref());
             problems.append(&mut validator.problems);
             parts
@@ -60,6 +85,12 @@ pub fn parse(
             judge: parts.judge,
             harness: parts.harness,
             guard: parts.guard,
+            inherited: parts.inherited,
+            settings_keys: parts.settings_keys,
+            settings_files: Default::default(),
+            origin: Default::default(),
+            inherited_criteria: Vec::new(),
+            settings_edits: Vec::new(),
         }),
         _ => {
             if problems.is_empty() {
@@ -467,7 +498,21 @@ fn describe(node: &Node) -> String {
 // ---------------------------------------------------------------------------------------------
 
 const TOP_KEYS: &[&str] = &[
-    "version", "criteria", "runners", "judge", "harness", "guard",
+    "version",
+    "criteria",
+    "runners",
+    "judge",
+    "harness",
+    "guard",
+    "inherited",
+];
+const CONFIG_KEYS: &[&str] = &[
+    "version",
+    "runners",
+    "judge",
+    "harness",
+    "guard",
+    "inherited",
 ];
 const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
@@ -483,6 +528,8 @@ struct Parts {
     judge: Option<JudgeConfig>,
     harness: HarnessConfig,
     guard: Vec<String>,
+    inherited: InheritedPolicy,
+    settings_keys: Vec<&'static str>,
 }
 
 /// The keys of one mapping, after unknown keys have been reported.
@@ -507,6 +554,8 @@ impl<'n> Fields<'n> {
 #[derive(Default)]
 struct Validator {
     problems: Vec<Problem>,
+    /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
+    config: bool,
 }
 
 impl Validator {
@@ -524,8 +573,19 @@ impl Validator {
     }
 
     fn fields<'n>(&mut self, entries: &'n [Entry], allowed: &[&str], owner: &str) -> Fields<'n> {
+        self.fields_except(entries, allowed, owner, &[])
+    }
+
+    /// [`Self::fields`], leaving the keys in `reported` to a message of their own.
+    fn fields_except<'n>(
+        &mut self,
+        entries: &'n [Entry],
+        allowed: &[&str],
+        owner: &str,
+        reported: &[&str],
+    ) -> Fields<'n> {
         for e in entries {
-            if allowed.contains(&e.key.as_str()) {
+            if allowed.contains(&e.key.as_str()) || reported.contains(&e.key.as_str()) {
                 continue;
             }
             let listed = allowed
@@ -775,7 +835,19 @@ impl Validator {
                 return None;
             }
         };
-        let f = self.fields(entries, TOP_KEYS, "the top level");
+        let f = if self.config {
+            if let Some(e) = entries.iter().find(|e| e.key == "criteria") {
+                self.report(
+                    e.key_pos,
+                    "`.shipmoor/config.yaml` holds project settings only, not criteria",
+                    "move the criteria into the change's own file, `.shipmoor/changes/<name>.yaml`",
+                );
+            }
+            // `criteria` is reported above, with its own help; the other keys as anywhere.
+            self.fields_except(entries, CONFIG_KEYS, "the project settings", &["criteria"])
+        } else {
+            self.fields(entries, TOP_KEYS, "the top level")
+        };
 
         let version = match f.raw("version") {
             Some(e) => self.version(e),
@@ -789,6 +861,7 @@ impl Validator {
             }
         };
         let criteria = match f.raw("criteria") {
+            _ if self.config => Some(Vec::new()),
             Some(e) => self.criteria(e),
             None => {
                 self.report(
@@ -815,6 +888,15 @@ impl Validator {
             Some(e) => self.globs(e, "guard: [\"tests/**\"]"),
             None => Some(Vec::new()),
         };
+        let inherited = match f.get("inherited") {
+            Some(e) => self.inherited(e),
+            None => Some(InheritedPolicy::default()),
+        };
+        let settings_keys: Vec<&'static str> = SETTINGS_KEYS
+            .iter()
+            .copied()
+            .filter(|k| f.get(k).is_some())
+            .collect();
         // The pass-to-pass guard reports as `stage1.floor.guard`: a criterion of that id would
         // share its requirement.
         if let (Some(g), Some(cs), Some(e)) = (&guard, &criteria, f.get("guard")) {
@@ -834,7 +916,29 @@ impl Validator {
             judge: judge?,
             harness: harness?,
             guard: guard?,
+            inherited: inherited?,
+            settings_keys,
         })
+    }
+
+    fn inherited(&mut self, e: &Entry) -> Option<InheritedPolicy> {
+        const HELP: &str = "set `inherited: guard` (inherited criteria's tests must still pass) or `inherited: list` (the default: listed, not checked)";
+        match &e.value.kind {
+            Kind::Rejected => None,
+            Kind::Scalar { text, .. } if text == "guard" => Some(InheritedPolicy::Guard),
+            Kind::Scalar { text, .. } if text == "list" => Some(InheritedPolicy::List),
+            _ => {
+                self.report(
+                    Self::value_pos(e),
+                    format!(
+                        "`inherited` must be `list` or `guard`, found {}",
+                        describe(&e.value)
+                    ),
+                    HELP,
+                );
+                None
+            }
+        }
     }
 
     fn version(&mut self, e: &Entry) -> Option<()> {
@@ -1826,7 +1930,7 @@ harness:
         assert_eq!(e.message, "unknown key `colour` in the top level");
         assert_eq!(
             help(&e),
-            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`"
+            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`, `inherited`"
         );
 
         let e = one_err(&minimal("judge:\n  command: [j]\n  timeout: 5\n"));
@@ -1878,6 +1982,48 @@ extra: 1
         assert!(errors[5].message.contains("unknown runner kind `maven`"));
         assert!(errors[6].message.contains("judge `command` is empty"));
         assert!(errors[7].message.contains("unknown key `extra`"));
+    }
+
+    #[test]
+    fn inherited_is_list_or_guard() {
+        assert_eq!(parse_ok(&minimal("")).inherited, InheritedPolicy::List);
+        let set = parse_ok(&minimal("inherited: guard\n"));
+        assert_eq!(set.inherited, InheritedPolicy::Guard);
+        assert_eq!(set.settings_keys, ["inherited"]);
+        let e = one_err(&minimal("inherited: keep\n"));
+        assert_eq!(at(&e), (5, 12));
+        assert!(e.message.contains("`list` or `guard`"), "{e}");
+    }
+
+    #[test]
+    fn the_project_settings_file_holds_settings_and_no_criteria() {
+        let config = ".shipmoor/config.yaml";
+        let set = parse_config(
+            "version: 1\nrunners:\n  - kind: pytest\nguard: [\"tests/**\"]\n",
+            config,
+        )
+        .unwrap();
+        assert!(set.criteria.is_empty());
+        assert_eq!(set.settings_keys, ["runners", "guard"]);
+        let errors = parse_config(
+            "version: 1\ncriteria:\n  - id: a\n    ac: A.\ninherted: guard\n",
+            config,
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!((errors[0].line, errors[0].column), (Some(2), Some(1)));
+        assert!(errors[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains(".shipmoor/changes/"));
+        assert!(errors[1]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("did you mean `inherited`?"));
+        assert!(!errors[1].help.as_deref().unwrap().contains("`criteria`"));
+        assert!(parse_config("runners: []\n", config).is_err());
     }
 
     #[test]

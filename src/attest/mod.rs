@@ -27,7 +27,11 @@ pub const EXTENSION_KEY: &str = "https://shipmoor.dev/claim-check/v1";
 /// The version of the statement's layout; `replay` reads every version up to this one.
 /// 1: the first release. 2: the commit subject also carries the SHA-256 of the raw commit
 /// object (what Sigstore verifiers bind a DSSE bundle to), and the signing form is recorded.
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: the `policy` digest covers the change's claim (the claimed criteria, each with its file,
+/// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
+/// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
+/// inherited criteria.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// An artifact the VSA also speaks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +110,7 @@ pub fn statement(
                 "required": c.required,
                 "lane": c.lane,
                 "requirement": c.requirement,
+                "file": c.file,
                 "disposition": c.disposition,
                 "route_to": c.route_to,
                 "floor": {
@@ -146,7 +151,12 @@ pub fn statement(
                 "mode": r.mode,
                 "base": r.base,
                 "head": r.head,
-                "acceptance": {"path": r.acceptance.path, "state": r.acceptance.state, "sha256": r.acceptance.sha256},
+                "acceptance": {
+                    "path": r.acceptance.path, "state": r.acceptance.state, "sha256": r.acceptance.sha256,
+                    "source": r.acceptance.source,
+                    "inherited": r.acceptance.inherited,
+                    "inherited_policy": r.acceptance.inherited_policy,
+                },
                 "overlay": r.overlay,
                 "harness_changes": r.harness_changes,
                 "signing": r.signing.state,

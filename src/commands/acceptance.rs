@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::acceptance::{self, AcceptanceState};
+use crate::acceptance::{self, claim, AcceptanceState};
 use crate::cli::{AcceptanceArgs, AcceptanceCommand, Format};
 use crate::error::{Error, InputError};
 use crate::git::Git;
@@ -10,20 +10,59 @@ use crate::git::Git;
 pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
     match cmd {
         AcceptanceCommand::Lint(args) => {
-            let (set, _) = load(&args)?;
+            let view = view(&args)?;
             let mut out = std::io::stdout();
-            let _ = writeln!(
-                out,
-                "{}: ok ({} criteria, {}{})",
-                set.display_path,
-                set.criteria.len(),
-                set.state.as_str(),
-                if set.state == AcceptanceState::Draft {
-                    "; commit it with `shipmoor acceptance commit`"
-                } else {
-                    ""
+            if let Some(note) = &view.note {
+                let _ = writeln!(out, "{note}");
+            }
+            if let Some(config) = &view.config {
+                let _ = writeln!(
+                    out,
+                    "{}: ok (project settings: {})",
+                    config.display_path,
+                    if config.settings_keys.is_empty() {
+                        "none".to_string()
+                    } else {
+                        config.settings_keys.join(", ")
+                    }
+                );
+            }
+            for f in &view.files {
+                let claimed: Vec<&str> = f
+                    .criteria
+                    .iter()
+                    .filter(|c| c.claimed)
+                    .map(|c| c.id.as_str())
+                    .collect();
+                let inherited: Vec<&str> = f
+                    .criteria
+                    .iter()
+                    .filter(|c| !c.claimed)
+                    .map(|c| c.id.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{}: ok ({} criteria, {}{})",
+                    f.path,
+                    f.criteria.len(),
+                    f.state.as_str(),
+                    if f.state == AcceptanceState::Draft {
+                        "; commit it with `shipmoor acceptance commit`"
+                    } else {
+                        ""
+                    }
+                );
+                if !claimed.is_empty() {
+                    let _ = writeln!(out, "  this change's claim: {}", claimed.join(", "));
                 }
-            );
+                if !inherited.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  inherited from earlier changes: {}",
+                        inherited.join(", ")
+                    );
+                }
+            }
             Ok(0)
         }
         AcceptanceCommand::Tags {
@@ -31,9 +70,14 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             format,
             where_,
         } => {
-            let (set, _) = load(&args)?;
+            let view = view(&args)?;
             let scan = if where_ {
-                Some(scan_checkout(&args, &set)?)
+                let tags: Vec<String> = view
+                    .files
+                    .iter()
+                    .flat_map(|f| f.criteria.iter().map(|c| c.tag.clone()))
+                    .collect();
+                Some(scan_checkout(&args, &tags)?)
             } else {
                 None
             };
@@ -44,18 +88,41 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                     .unwrap_or_default()
             };
             let mut out = std::io::stdout();
+            let rows: Vec<(&str, &claim::FileCriterion)> = view
+                .files
+                .iter()
+                .flat_map(|f| f.criteria.iter().map(move |c| (f.path.as_str(), c)))
+                .collect();
             match format {
                 Format::Human => {
-                    let width = set.criteria.iter().map(|c| c.id.len()).max().unwrap_or(0);
-                    for c in &set.criteria {
-                        let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
+                    let width = rows.iter().map(|(_, c)| c.id.len()).max().unwrap_or(0);
+                    // One file that is all this change's claim reads as it always has: `id  tag`.
+                    let plain = view.files.len() == 1 && rows.iter().all(|(_, c)| c.claimed);
+                    let mut file = "";
+                    let indent = if plain { "    " } else { "      " };
+                    for (path, c) in &rows {
+                        if plain {
+                            let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
+                        } else {
+                            if *path != file {
+                                let _ = writeln!(out, "{path}");
+                                file = path;
+                            }
+                            let _ = writeln!(
+                                out,
+                                "  {:width$}  {}  {}",
+                                c.id,
+                                c.tag,
+                                if c.claimed { "claim" } else { "inherited" }
+                            );
+                        }
                         if scan.is_some() {
                             let found = occurrences(&c.tag);
                             if found.is_empty() {
-                                let _ = writeln!(out, "    (in no tracked file)");
+                                let _ = writeln!(out, "{indent}(in no tracked file)");
                             }
                             for o in found {
-                                let _ = writeln!(out, "    {}", where_line(&o));
+                                let _ = writeln!(out, "{indent}{}", where_line(&o));
                             }
                         }
                     }
@@ -71,11 +138,13 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                     }
                 }
                 Format::Json => {
-                    let v: Vec<_> = set
-                        .criteria
+                    let v: Vec<_> = rows
                         .iter()
-                        .map(|c| {
-                            let mut v = serde_json::json!({"id": c.id, "tag": c.tag, "requirement": c.requirement()});
+                        .map(|(path, c)| {
+                            let mut v = serde_json::json!({
+                                "id": c.id, "tag": c.tag, "requirement": c.requirement,
+                                "file": path, "claim": c.claimed,
+                            });
                             if scan.is_some() {
                                 v["where"] = serde_json::json!(occurrences(&c.tag));
                             }
@@ -92,35 +161,165 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             Ok(0)
         }
         AcceptanceCommand::Derive { repo, from, force } => derive(&repo, &from, force),
-        AcceptanceCommand::Commit(args) => {
-            let (set, located) = load(&args)?;
-            if set.state != AcceptanceState::Draft {
-                let _ = writeln!(std::io::stdout(), "{}: already committed", set.display_path);
-                return Ok(0);
-            }
-            let target = located.path.with_extension("");
-            let target = if target.extension().is_some_and(|e| e == "yaml") {
-                target
-            } else {
-                located.path.with_file_name("acceptance.yaml")
-            };
-            if target.exists() {
+        AcceptanceCommand::Commit(args) => commit(&args),
+    }
+}
+
+/// Promotes the change's own draft: the named file, or the one draft among the acceptance
+/// files that holds this change's claim.
+fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
+    let located = if args.acceptance.is_some() {
+        let (_, located) = load(args)?;
+        located
+    } else {
+        let view = view(args)?;
+        let own: Vec<&claim::FileClaim> = view
+            .files
+            .iter()
+            .filter(|f| f.state == AcceptanceState::Draft && f.criteria.iter().any(|c| c.claimed))
+            .collect();
+        match own.as_slice() {
+            [] => {
+                let drafts: Vec<&str> = view
+                    .files
+                    .iter()
+                    .filter(|f| f.state == AcceptanceState::Draft)
+                    .map(|f| f.path.as_str())
+                    .collect();
+                if drafts.is_empty() {
+                    let _ = writeln!(
+                        std::io::stdout(),
+                        "no draft to commit: every acceptance file is committed"
+                    );
+                    return Ok(0);
+                }
                 return Err(Error::input(
-                    InputError::new(format!("`{}` already exists", target.display())).help(
-                        "remove the draft, or merge it into the committed acceptance set by hand",
-                    ),
+                    InputError::new(format!(
+                        "no draft of this change's own: {} holds only criteria inherited from earlier changes",
+                        drafts.join(", ")
+                    ))
+                    .help("name the draft to promote with --acceptance PATH"),
                 ));
             }
-            std::fs::rename(&located.path, &target)?;
-            let _ = writeln!(
-                std::io::stdout(),
-                "committed {} criteria as {}",
-                set.criteria.len(),
-                target.display()
-            );
-            Ok(0)
+            [one] => acceptance::Located {
+                path: view.root.join(&one.path),
+                display_path: one.path.clone(),
+                state: AcceptanceState::Draft,
+            },
+            many => {
+                return Err(Error::input(
+                    InputError::new(format!(
+                        "this change has {} drafts: {}",
+                        many.len(),
+                        many.iter()
+                            .map(|f| f.path.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                    .help("name the one to promote with --acceptance PATH"),
+                ))
+            }
         }
+    };
+    let set = acceptance::load(&located)?;
+    if set.state != AcceptanceState::Draft {
+        let _ = writeln!(std::io::stdout(), "{}: already committed", set.display_path);
+        return Ok(0);
     }
+    let target = located.path.with_extension("");
+    let target = if target.extension().is_some_and(|e| e == "yaml") {
+        target
+    } else {
+        located.path.with_file_name("acceptance.yaml")
+    };
+    if target.exists() {
+        return Err(Error::input(
+            InputError::new(format!("`{}` already exists", target.display()))
+                .help("remove the draft, or merge it into the committed acceptance set by hand"),
+        ));
+    }
+    std::fs::rename(&located.path, &target)?;
+    let _ = writeln!(
+        std::io::stdout(),
+        "committed {} criteria as {}",
+        set.criteria.len(),
+        target.display()
+    );
+    Ok(0)
+}
+
+/// What `lint` and `tags` show: every acceptance file of the worktree (or the one named), each
+/// criterion marked as this change's claim or inherited against the base.
+struct View {
+    root: std::path::PathBuf,
+    files: Vec<claim::FileClaim>,
+    config: Option<acceptance::AcceptanceSet>,
+    note: Option<String>,
+}
+
+fn view(args: &AcceptanceArgs) -> Result<View, Error> {
+    let git = Git::discover(&args.repo).ok();
+    let root = git
+        .as_ref()
+        .map(|g| g.root().to_path_buf())
+        .unwrap_or_else(|| args.repo.clone());
+    if args.acceptance.is_some() {
+        let (set, located) = load(args)?;
+        return Ok(View {
+            root,
+            files: vec![claim::FileClaim {
+                path: located.display_path.clone(),
+                state: set.state,
+                criteria: set
+                    .criteria
+                    .iter()
+                    .map(|c| claim::FileCriterion::of(c, true))
+                    .collect(),
+            }],
+            config: None,
+            note: None,
+        });
+    }
+    let here = claim::Files::read(&claim::Source::Worktree(&root), true)?;
+    if here.files.is_empty() && here.config.is_none() {
+        // Nothing at all: the same message as always.
+        load(args)?;
+    }
+    let mut note = None;
+    let base = match (&git, &args.base) {
+        (Some(g), Some(b)) => Some(g.resolve(b, "--base")?),
+        (Some(g), None) => {
+            let head = g.resolve("HEAD", "HEAD").ok();
+            match head.map(|h| crate::commands::claim_check::default_base(g, &h)) {
+                Some(Ok(b)) => Some(b),
+                _ => None,
+            }
+        }
+        (None, Some(_)) => {
+            return Err(Error::input(
+                InputError::new("--base needs a git repository")
+                    .help("run inside the repository, or pass --repo DIR"),
+            ))
+        }
+        (None, None) => None,
+    };
+    let base_files = match (&git, &base) {
+        (Some(g), Some(b)) => Some(claim::Files::read(&claim::Source::Commit(g, b), false)?),
+        _ => {
+            note = Some(
+                "no base commit (pass --base): every criterion reads as this change's claim"
+                    .to_string(),
+            );
+            None
+        }
+    };
+    let c = claim::compare(&here, base_files.as_ref());
+    Ok(View {
+        root,
+        files: c.files,
+        config: here.config.map(|f| f.set),
+        note,
+    })
 }
 
 /// Drafts criteria from a Markdown checklist: the `- [ ]` items under a heading that names
@@ -217,29 +416,30 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
                 .help("list the acceptance criteria as a Markdown checklist under an `Acceptance criteria` heading"),
         ));
     }
-    let root = Git::discover(repo)
+    let git = Git::discover(repo).ok();
+    let root = git
+        .as_ref()
         .map(|g| g.root().to_path_buf())
-        .unwrap_or_else(|_| repo.to_path_buf());
-    let path = root.join(".shipmoor/acceptance.yaml.draft");
+        .unwrap_or_else(|| repo.to_path_buf());
+    let rel = match git.as_ref().and_then(change_branch) {
+        // One file per change: concurrent branches never write the same one.
+        Some(branch) => format!("{}{branch}.yaml.draft", claim::CHANGES),
+        None => ".shipmoor/acceptance.yaml.draft".to_string(),
+    };
+    let path = root.join(&rel);
     if path.exists() && !force {
         return Err(Error::input(
             InputError::new(format!("{} exists", path.display()))
                 .help("pass --force to replace the draft"),
         ));
     }
-    let mut yaml = String::from("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it .shipmoor/acceptance.yaml.\nversion: 1\ncriteria:\n");
+    let mut yaml = format!("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it {}.\nversion: 1\ncriteria:\n", rel.trim_end_matches(".draft"));
     for (id, ac) in &criteria {
         let quoted = serde_json::to_string(ac).map_err(Error::crash)?;
         yaml.push_str(&format!("  - id: {id}\n    ac: {quoted}\n"));
     }
     // The draft must be one the parser accepts.
-    acceptance::parse::parse(
-        &yaml,
-        ".shipmoor/acceptance.yaml.draft",
-        AcceptanceState::Draft,
-        String::new(),
-    )
-    .map_err(|e| {
+    acceptance::parse::parse(&yaml, &rel, AcceptanceState::Draft, String::new()).map_err(|e| {
         Error::crash(format!(
             "the drafted acceptance set does not validate: {:?}",
             e.first()
@@ -271,11 +471,10 @@ fn where_line(o: &crate::floor::scan::Occurrence) -> String {
 /// The tag scan over the checkout's tracked files, every criterion's tag at once.
 fn scan_checkout(
     args: &AcceptanceArgs,
-    set: &acceptance::AcceptanceSet,
+    tags: &[String],
 ) -> Result<crate::floor::scan::TagScan, Error> {
     let git = Git::discover(&args.repo)?;
-    let tags: Vec<String> = set.criteria.iter().map(|c| c.tag.clone()).collect();
-    crate::floor::scan::scan_tree(git.root(), &tags, crate::floor::scan::default_threads()).map_err(
+    crate::floor::scan::scan_tree(git.root(), tags, crate::floor::scan::default_threads()).map_err(
         |e| {
             Error::input(
                 InputError::new(format!(
@@ -286,6 +485,32 @@ fn scan_checkout(
             )
         },
     )
+}
+
+/// The branch checked out, as a file name, when it is a change's branch (not the default
+/// branch, not detached): `feature/refunds` → `feature-refunds`.
+fn change_branch(git: &Git) -> Option<String> {
+    let out = git
+        .run(["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .ok()?;
+    let branch = out.ok.then(|| out.text())?;
+    let default = git.default_branch().ok().flatten().unwrap_or_default();
+    let default = default.rsplit('/').next().unwrap_or_default();
+    if branch.is_empty() || branch == default || branch == "main" || branch == "master" {
+        return None;
+    }
+    let name: String = branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let name = name.trim_matches(|c| c == '-' || c == '.').to_string();
+    (!name.is_empty()).then_some(name)
 }
 
 fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance::Located), Error> {

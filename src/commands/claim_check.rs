@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::acceptance::{self, AcceptanceSet};
+use crate::acceptance::{self, claim, AcceptanceSet};
 use crate::attest::{self, Subject};
 use crate::cli::{ClaimCheckArgs, Format, Mode, Sign};
 use crate::clock::{rfc3339, Clock};
@@ -17,7 +17,8 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput};
 use crate::git::{CommitId, Git};
 use crate::report::{
-    self, fixes, terminal, verify_md, AcceptanceInfo, Outputs, RunResult, Signing,
+    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, RunResult,
+    Signing,
 };
 use crate::verdict;
 
@@ -114,14 +115,19 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             ),
         ));
     }
-    let located = acceptance::locate(git.root(), args.acceptance.as_deref())?;
+    // The claim's file, when named explicitly; otherwise the claim is read from git below.
+    let located = match &args.acceptance {
+        Some(p) => Some(acceptance::locate(git.root(), Some(p))?),
+        None => None,
+    };
     let head_is_checkout = git.resolve("HEAD", "HEAD").ok().as_ref() == Some(&head);
     if head_is_checkout {
-        let acceptance_rel = located
-            .path
-            .strip_prefix(git.root())
-            .ok()
-            .map(|p| p.display().to_string());
+        let acceptance_rel = located.as_ref().and_then(|l| {
+            l.path
+                .strip_prefix(git.root())
+                .ok()
+                .map(|p| p.display().to_string())
+        });
         let dirty = git
             .dirty_tracked(|p| floor::is_output_path(p) || acceptance_rel.as_deref() == Some(p))?;
         if !dirty.is_empty() {
@@ -136,15 +142,24 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             ));
         }
     }
-    let set = acceptance::load(&located)?;
+    let (claim, source) = load_claim(&args, &git, &base, &head, located.as_ref())?;
+    let set = claim.set;
+    // Where the runners in force were written, for messages about them.
+    let runners_file = set
+        .settings_files
+        .get("runners")
+        .cloned()
+        .unwrap_or_else(|| set.display_path.clone());
     let runners = if set.runners.is_empty() {
         floor::detect_runners(&git, &head)?
     } else {
         set.runners.clone()
     };
-    let needs_runner = !set.guard.is_empty() || set.criteria.iter().any(floor::bind::needs_tests);
+    let needs_runner = !set.guard.is_empty()
+        || !set.guarded_criteria().is_empty()
+        || set.criteria.iter().any(floor::bind::needs_tests);
     if needs_runner {
-        floor::check_tools(&runners, &set.display_path)?;
+        floor::check_tools(&runners, &runners_file)?;
         let mut missing = Vec::new();
         for r in runners.iter().filter(|r| r.root != ".") {
             let out = git.run([
@@ -155,7 +170,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             if !out.ok || out.text() != "tree" {
                 missing.push(
                     InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
-                        .at(set.display_path.clone(), r.line, 1)
+                        .at(runners_file.clone(), r.line, 1)
                         .help("set `root` to the directory of the runner's project, relative to the repository"),
                 );
             }
@@ -193,6 +208,18 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         base.short(),
         head.short()
     ));
+    if !set.inherited_criteria.is_empty() {
+        progress(&format!(
+            "{} criteria inherited from earlier changes ({})",
+            set.inherited_criteria.len(),
+            if set.guarded_criteria().is_empty() {
+                "not checked"
+            } else {
+                "kept as regression guards"
+            }
+        ));
+    }
+
     let mut store = EvidenceStore::new();
     let input = FloorInput {
         git: &git,
@@ -205,7 +232,10 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         temp_root: temp.path().to_path_buf(),
         clock: &clock,
         progress: &progress,
-        acceptance_path: located.path.canonicalize().ok().and_then(|p| {
+        // An explicit file's own settings are checked by path as before; the claim read from
+        // git carries its settings edits itself (`settings_edits`).
+        acceptance_path: located.as_ref().and_then(|l| {
+            let p = l.path.canonicalize().ok()?;
             let root = git.root().canonicalize().ok()?;
             p.strip_prefix(root).ok().map(|r| r.display().to_string())
         }),
@@ -215,7 +245,8 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     // The pass-to-pass guard reports as one more required floor criterion.
     let mut set = set;
     if let Some(g) = floor_report.guard.take() {
-        set.criteria.push(floor::guard_criterion(&set.guard));
+        set.criteria
+            .push(floor::guard_criterion(&set.guard_scope()));
         floor_report.criteria.push(g);
     }
 
@@ -264,12 +295,12 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         },
         verdict: fused.verdict,
         rule: fused.rule.label().to_string(),
-        rule_reason: report::fused_reason(&fused),
+        rule_reason: draft_reason(&fused, &set, &source),
         exit_code: fused.verdict.exit_code(),
         repository: git.repo_uri()?,
         base: base.to_string(),
         head: head.to_string(),
-        acceptance: acceptance_info(&set, &located.path, git.root()),
+        acceptance: acceptance_info(&set, located.as_ref(), &source, git.root()),
         started_at: rfc3339(started),
         completed_at: rfc3339(completed),
         duration_seconds: stopwatch.elapsed().as_secs(),
@@ -518,12 +549,185 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
     Ok(())
 }
 
-fn acceptance_info(set: &AcceptanceSet, path: &Path, root: &Path) -> AcceptanceInfo {
+fn acceptance_info(
+    set: &AcceptanceSet,
+    located: Option<&acceptance::Located>,
+    source: &str,
+    root: &Path,
+) -> AcceptanceInfo {
     AcceptanceInfo {
-        path: shown_path(path, root),
+        path: match located {
+            Some(l) => shown_path(&l.path, root),
+            None => set.display_path.clone(),
+        },
         state: set.state.as_str().into(),
         sha256: set.sha256.clone(),
+        source: source.to_string(),
+        inherited: set
+            .inherited_criteria
+            .iter()
+            .map(|c| InheritedCriterion {
+                id: c.id.clone(),
+                file: set.origin.get(&c.id).cloned().unwrap_or_default(),
+            })
+            .collect(),
+        inherited_policy: set.inherited.as_str().to_string(),
     }
+}
+
+/// The fused rule as a sentence; the draft gate says how to commit this claim's own draft.
+fn draft_reason(fused: &verdict::Fused, set: &AcceptanceSet, source: &str) -> String {
+    if fused.rule != verdict::Rule::DraftGate
+        || set.display_path == ".shipmoor/acceptance.yaml.draft"
+        || source == "explicit"
+    {
+        return report::fused_reason(fused);
+    }
+    if source == "derived" {
+        return format!(
+            "acceptance set is a draft derived from {}; write its criteria as .shipmoor/changes/<name>.yaml and commit it",
+            set.display_path.trim_end_matches(" (derived draft)")
+        );
+    }
+    let drafts: Vec<&str> = set
+        .criteria
+        .iter()
+        .filter_map(|c| set.origin.get(&c.id))
+        .filter(|f| f.ends_with(".draft"))
+        .map(String::as_str)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    format!(
+        "acceptance set is a draft; commit {} with `shipmoor acceptance commit`",
+        drafts.join(", ")
+    )
+}
+
+/// The change's claim (DESIGN 3): the file named with `--acceptance`; else the criteria
+/// base..head adds or changes, read from git at both sides; else, when that is nothing, a draft
+/// derived from `--from`, the pull request's description or the commit messages. Nothing at
+/// all is an input error that says how to give intent. Returns the claim and its source
+/// (`explicit`, `files` or `derived`).
+fn load_claim(
+    args: &ClaimCheckArgs,
+    git: &Git,
+    base: &CommitId,
+    head: &CommitId,
+    located: Option<&acceptance::Located>,
+) -> Result<(claim::Claim, String), Error> {
+    let head_files = claim::Files::read(&claim::Source::Commit(git, head), true)?;
+    let base_files = claim::Files::read(&claim::Source::Commit(git, base), false)?;
+    if let Some(l) = located {
+        let mut file = acceptance::load(l)?;
+        // Named as the reports and the VSA name it, so that `replay --rerun` finds the same.
+        file.display_path = shown_path(&l.path, git.root());
+        return Ok((
+            claim::explicit(file, &head_files, Some(&base_files)),
+            "explicit".into(),
+        ));
+    }
+    let found = claim::compare(&head_files, Some(&base_files));
+    if !found.set.criteria.is_empty() {
+        return Ok((found, "files".into()));
+    }
+    let mut texts: Vec<(String, String)> = Vec::new();
+    if let Some(from) = &args.from {
+        let text = std::fs::read_to_string(from).map_err(|e| {
+            Error::input(
+                InputError::new(format!("cannot read --from: {e}"))
+                    .in_file(from.display().to_string()),
+            )
+        })?;
+        texts.push((format!("--from {}", from.display()), text));
+    }
+    if let Some(event) = crate::action::event() {
+        if let Some(body) = event.pointer("/pull_request/body").and_then(|b| b.as_str()) {
+            let what = match event
+                .pointer("/pull_request/number")
+                .and_then(|n| n.as_u64())
+            {
+                Some(n) => format!("pull request #{n}'s description"),
+                None => "the pull request's description".to_string(),
+            };
+            texts.push((what, body.to_string()));
+        }
+    }
+    let log = git.run([
+        "log",
+        "--format=%B",
+        &format!("{}..{}", base.as_str(), head.as_str()),
+    ])?;
+    if log.ok {
+        texts.push(("the commit messages".into(), log.text()));
+    }
+    for (what, text) in &texts {
+        let drafted = crate::commands::acceptance::derive_criteria(text);
+        if drafted.is_empty() {
+            continue;
+        }
+        let taken: std::collections::BTreeSet<&str> = found
+            .set
+            .inherited_criteria
+            .iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        let criteria = drafted
+            .into_iter()
+            .map(|(id, ac)| {
+                // A drafted id may repeat an inherited one; the draft is a new claim.
+                let id = if taken.contains(id.as_str()) {
+                    format!("{id}-draft")
+                } else {
+                    id
+                };
+                acceptance::Criterion {
+                    tag: acceptance::tag_for(&id),
+                    id,
+                    ac,
+                    required: true,
+                    lane: acceptance::Lane::Floor,
+                    check: None,
+                    line: 0,
+                }
+            })
+            .collect();
+        let source = format!("{what} (derived draft)");
+        return Ok((
+            claim::derived(criteria, &source, &head_files, Some(&base_files)),
+            "derived".into(),
+        ));
+    }
+    let inherited = found.set.inherited_criteria.len();
+    let uncommitted: Vec<String> = claim::Files::read(&claim::Source::Worktree(git.root()), false)
+        .map(|w| {
+            w.files
+                .into_iter()
+                .map(|f| f.path)
+                .filter(|p| head_files.files.iter().all(|h| &h.path != p))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut help = "give the change its intent in one of three ways: (1) add its criteria as `.shipmoor/changes/<name>.yaml` (or edit a criterion of `.shipmoor/acceptance.yaml`) and commit it; (2) pass `--from FILE` with a Markdown checklist to derive a draft from; (3) put a `## Acceptance criteria` checklist (`- [ ] …`) in the pull request's description or a commit message".to_string();
+    if !uncommitted.is_empty() {
+        help.push_str(&format!(
+            "; note: {} is not committed, and claim-check reads the change from git",
+            uncommitted.join(", ")
+        ));
+    }
+    Err(Error::input(
+        InputError::new(format!(
+            "this change claims nothing: base..head ({}..{}) adds or changes no acceptance criterion{}, and there is no text with a checklist to derive a draft from",
+            base.short(),
+            head.short(),
+            match inherited {
+                0 => String::new(),
+                1 => " (1 criterion is inherited from an earlier change)".to_string(),
+                n => format!(" ({n} criteria are inherited from earlier changes)"),
+            }
+        ))
+        .help(help),
+    ))
 }
 
 /// A path as reports show it: relative to the repository when inside it.
@@ -563,7 +767,7 @@ fn output_paths(args: &ClaimCheckArgs, root: &Path) -> Paths {
 
 /// The pull request's base in GitHub Actions, else the merge-base of head with the default
 /// branch.
-fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
+pub(crate) fn default_base(git: &Git, head: &CommitId) -> Result<CommitId, Error> {
     if let Some(sha) = pull_request_sha("base") {
         return git.resolve(&sha, "the pull request's base");
     }

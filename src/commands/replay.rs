@@ -138,30 +138,23 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
     let want = st["predicate"]["policy"]["digest"]["sha256"]
         .as_str()
         .ok_or("no policy digest")?;
-    let file = git.root().join(path);
-    let bytes = std::fs::read(&file).map_err(|e| format!("the acceptance set {path}: {e}"))?;
-    if sha256_hex(&bytes) != want {
-        return Err(format!(
-            "the acceptance set {path} is not the one the attestation names (sha256 differs)"
-        ));
-    }
-    let state = match ext.pointer("/acceptance/state").and_then(Value::as_str) {
-        Some("draft") => AcceptanceState::Draft,
-        _ => AcceptanceState::Committed,
-    };
-    let text = String::from_utf8(bytes).map_err(|_| "the acceptance set is not UTF-8")?;
-    let set = acceptance::parse::parse(&text, path, state, want.to_string()).map_err(|e| {
-        format!(
-            "the acceptance set: {}",
-            e.first().map(|x| x.to_string()).unwrap_or_default()
-        )
-    })?;
     let base = git
         .resolve(ext["base"].as_str().unwrap_or(""), "base")
         .map_err(|e| e.to_string())?;
     let head = git
         .resolve(ext["head"].as_str().unwrap_or(""), "head")
         .map_err(|e| e.to_string())?;
+    let format = ext["format_version"].as_u64().unwrap_or(0);
+    let explicit = ext.pointer("/acceptance/source").and_then(Value::as_str) == Some("explicit");
+    let (set, acceptance_path) = if format >= 3 {
+        (
+            rebuild_claim(ext, git, &base, &head, path, want)?,
+            // As claim-check: an explicit file's own settings are checked by its path.
+            (explicit && !Path::new(path).is_absolute()).then(|| path.to_string()),
+        )
+    } else {
+        (legacy_set(ext, git, path, want)?, Some(path.to_string()))
+    };
     let runners = if set.runners.is_empty() {
         floor::detect_runners(git, &head).map_err(|e| e.to_string())?
     } else {
@@ -185,7 +178,7 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
         temp_root: temp.path().to_path_buf(),
         clock: &clock,
         progress: &quiet,
-        acceptance_path: Some(path.to_string()),
+        acceptance_path,
     };
     let mut store = EvidenceStore::new();
     let mut report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;
@@ -237,4 +230,106 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
             differences.join("; ")
         ))
     }
+}
+
+/// The acceptance set of a format 1 or 2 attestation: the one file its `policy` names, read from
+/// the repository, whose bytes the digest covers.
+fn legacy_set(
+    ext: &Value,
+    git: &Git,
+    path: &str,
+    want: &str,
+) -> Result<acceptance::AcceptanceSet, String> {
+    let file = git.root().join(path);
+    let bytes = std::fs::read(&file).map_err(|e| format!("the acceptance set {path}: {e}"))?;
+    if sha256_hex(&bytes) != want {
+        return Err(format!(
+            "the acceptance set {path} is not the one the attestation names (sha256 differs)"
+        ));
+    }
+    let state = match ext.pointer("/acceptance/state").and_then(Value::as_str) {
+        Some("draft") => AcceptanceState::Draft,
+        _ => AcceptanceState::Committed,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| "the acceptance set is not UTF-8")?;
+    let set = acceptance::parse::parse(&text, path, state, want.to_string()).map_err(|e| {
+        format!(
+            "the acceptance set: {}",
+            e.first().map(|x| x.to_string()).unwrap_or_default()
+        )
+    })?;
+    Ok(set)
+}
+
+/// The claim of a format 3 attestation, worked out again from git at the recorded commits the
+/// way claim-check worked it out (what base..head adds or changes, the explicit file, or the
+/// derived draft its dispositions carry); its digest must be the recorded `policy` digest.
+fn rebuild_claim(
+    ext: &Value,
+    git: &Git,
+    base: &CommitId,
+    head: &CommitId,
+    path: &str,
+    want: &str,
+) -> Result<acceptance::AcceptanceSet, String> {
+    use crate::acceptance::claim;
+    let head_files =
+        claim::Files::read(&claim::Source::Commit(git, head), true).map_err(|e| e.to_string())?;
+    let base_files =
+        claim::Files::read(&claim::Source::Commit(git, base), false).map_err(|e| e.to_string())?;
+    let source = ext
+        .pointer("/acceptance/source")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let c = match source {
+        "files" => claim::compare(&head_files, Some(&base_files)),
+        "explicit" => {
+            let file = if Path::new(path).is_absolute() {
+                PathBuf::from(path)
+            } else {
+                git.root().join(path)
+            };
+            let located = acceptance::Located {
+                display_path: path.to_string(),
+                state: if path.ends_with(".draft") {
+                    AcceptanceState::Draft
+                } else {
+                    AcceptanceState::Committed
+                },
+                path: file,
+            };
+            let set = acceptance::load(&located)
+                .map_err(|e| format!("the acceptance set {path}: {e}"))?;
+            claim::explicit(set, &head_files, Some(&base_files))
+        }
+        "derived" => {
+            // A derived draft's criteria are plain tag-bound ones: the dispositions carry them.
+            let criteria = ext["dispositions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["file"].as_str() == Some(path))
+                .map(|d| {
+                    let id = d["id"].as_str().unwrap_or("").to_string();
+                    acceptance::Criterion {
+                        tag: acceptance::tag_for(&id),
+                        id,
+                        ac: d["ac"].as_str().unwrap_or("").to_string(),
+                        required: d["required"].as_bool().unwrap_or(true),
+                        lane: acceptance::Lane::Floor,
+                        check: None,
+                        line: 0,
+                    }
+                })
+                .collect();
+            claim::derived(criteria, path, &head_files, Some(&base_files))
+        }
+        other => return Err(format!("unknown claim source {other:?}")),
+    };
+    if c.set.sha256 != want {
+        return Err(format!(
+            "the claim of base..head ({source}: {path}) is not the one the attestation names (its digest differs)"
+        ));
+    }
+    Ok(c.set)
 }

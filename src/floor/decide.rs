@@ -4,14 +4,12 @@
 
 use super::*;
 
-/// The criterion the pass-to-pass guard reports as (`stage1.floor.guard`).
-pub fn guard_criterion(globs: &[String]) -> Criterion {
+/// The criterion the pass-to-pass guard reports as (`stage1.floor.guard`); `scope` is
+/// [`AcceptanceSet::guard_scope`](crate::acceptance::AcceptanceSet::guard_scope).
+pub fn guard_criterion(scope: &str) -> Criterion {
     Criterion {
         id: "guard".into(),
-        ac: format!(
-            "Tests that passed at base still pass at head (guard: {}).",
-            globs.join(", ")
-        ),
+        ac: format!("Tests that passed at base still pass at head ({scope})."),
         required: true,
         lane: crate::acceptance::Lane::Floor,
         check: None,
@@ -46,6 +44,25 @@ pub(super) fn guarded_tests(
     }
     Ok(out)
 }
+/// The tests bound to the inherited criteria kept as regression guards (`inherited: guard`),
+/// bound exactly as their own change bound them (tag or `check.test`), and not already among
+/// `guarded`.
+pub(super) fn inherited_guard_tests(
+    criteria: &[&Criterion],
+    listings: &[Vec<runners::TestCase>],
+    guarded: &[BoundTest],
+) -> Vec<BoundTest> {
+    let mut out: Vec<BoundTest> = Vec::new();
+    for c in criteria {
+        for t in bind::bind(c, listings).tests() {
+            if !guarded.contains(t) && !out.contains(t) {
+                out.push(t.clone());
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn decide_guard(
     cx: &Ctx<'_>,
     tests: &[BoundTest],
@@ -77,7 +94,11 @@ pub(super) fn decide_guard(
         states.push((hs, bs));
     }
     let (result, finding) = rule::decide_guard(&states);
-    let globs = cx.input.acceptance.guard.join(", ");
+    let globs = if cx.input.acceptance.guarded_criteria().is_empty() {
+        cx.input.acceptance.guard.join(", ")
+    } else {
+        cx.input.acceptance.guard_scope()
+    };
     let (reason, decisive) = match finding {
         rule::GuardFinding::NoTests => (
             match list_problems.iter().flatten().next() {

@@ -373,7 +373,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
 
-    let guarding = !input.acceptance.guard.is_empty();
+    let guarding =
+        !input.acceptance.guard.is_empty() || !input.acceptance.guarded_criteria().is_empty();
     let needs_tests = guarding || criteria.iter().any(bind::needs_tests);
     let needs_worktrees = guarding
         || criteria.iter().any(|c| {
@@ -441,7 +442,10 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     // 2. bind.
     let bindings: Vec<Binding> = criteria.iter().map(|c| bind::bind(c, &listings)).collect();
 
-    let guarded = guarded_tests(&input.acceptance.guard, &listings)?;
+    let mut guarded = guarded_tests(&input.acceptance.guard, &listings)?;
+    let inherited =
+        inherited_guard_tests(&input.acceptance.guarded_criteria(), &listings, &guarded);
+    guarded.extend(inherited);
 
     // 3. head runs of the bound (and guarded) tests.
     let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
@@ -683,13 +687,26 @@ fn detect_harness(
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     };
-    Ok(harness::detect(
+    let mut found = harness::detect(
         changes,
         &read,
         &|p| allow.is_match(p),
         &scripts,
         input.acceptance_path.as_deref(),
-    ))
+    );
+    // Settings this change edits that base had (worked out with the claim, DESIGN 5.5).
+    for p in &input.acceptance.settings_edits {
+        if !found.iter().any(|h| &h.path == p) {
+            found.push(harness::HarnessChange {
+                path: p.clone(),
+                what: "the project settings (runners, judge, harness, guard or inherited)".into(),
+                family: harness::Family::All,
+                scope: String::new(),
+                allowed: false,
+            });
+        }
+    }
+    Ok(found)
 }
 
 fn interrupted() -> Result<(), Error> {
@@ -733,7 +750,16 @@ impl Ctx<'_> {
     /// `check.test` binding or a `guard` glob can name any test, so they need the whole listing;
     /// so does a scan that could not run.
     fn list_scopes(&mut self, head: &Worktree) -> Result<Vec<Option<runners::ListScope>>, Error> {
-        let criteria = &self.input.acceptance.criteria;
+        // The claim's criteria and the inherited ones kept as regression guards: both bind
+        // by tag, so both need their tests listed.
+        let guarded = self.input.acceptance.guarded_criteria();
+        let criteria: Vec<&Criterion> = self
+            .input
+            .acceptance
+            .criteria
+            .iter()
+            .chain(guarded.iter().copied())
+            .collect();
         let all = vec![Some(runners::ListScope::All); self.adapters.len()];
         let tags: Vec<String> = criteria
             .iter()

@@ -20,6 +20,9 @@ pub struct FixPacket {
     pub fixes: Vec<Fix>,
     pub route_to_human: Vec<HumanRoute>,
     pub author_checks: Vec<AuthorCheck>,
+    /// The criteria inherited from earlier changes, in one line (absent when there are none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inherited: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +60,7 @@ pub fn packet(result: &RunResult) -> FixPacket {
         fixes: vec![],
         route_to_human: vec![],
         author_checks: vec![],
+        inherited: result.acceptance.inherited_line(),
     };
     for c in &result.criteria {
         add(&mut p, c);

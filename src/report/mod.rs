@@ -57,6 +57,9 @@ pub struct CriterionResult {
     pub requirement: String,
     /// The criterion's line in the acceptance file (0 for the pass-to-pass guard).
     pub line: usize,
+    /// The acceptance file the criterion comes from (none for the pass-to-pass guard).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// One word for the criterion's state: satisfied, unsatisfied, unbound, undecided, blocked,
     /// abstained, not_judged.
     pub disposition: String,
@@ -97,9 +100,44 @@ impl CriterionResult {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AcceptanceInfo {
+    /// The claim's file (files, comma-separated, when several), or the text it was derived from.
     pub path: String,
     pub state: String,
+    /// The claim's digest (see [`crate::acceptance::claim::digest`]).
     pub sha256: String,
+    /// Where the claim came from: `files` (what base..head adds or changes), `explicit`
+    /// (`--acceptance PATH`) or `derived` (a draft from text).
+    pub source: String,
+    /// Criteria present unchanged at base: an earlier change's claim, not this one's.
+    pub inherited: Vec<InheritedCriterion>,
+    /// `list` or `guard` (their tests kept as regression guards, `stage1.floor.guard`).
+    pub inherited_policy: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InheritedCriterion {
+    pub id: String,
+    pub file: String,
+}
+
+impl AcceptanceInfo {
+    /// The one line every report says about inherited criteria, when there are any.
+    pub fn inherited_line(&self) -> Option<String> {
+        let n = self.inherited.len();
+        if n == 0 {
+            return None;
+        }
+        let what = if n == 1 {
+            "1 criterion inherited from an earlier change".to_string()
+        } else {
+            format!("{n} criteria inherited from earlier changes")
+        };
+        Some(if self.inherited_policy == "guard" {
+            format!("{what}, kept as regression guards (stage1.floor.guard)")
+        } else {
+            format!("{what}, not checked")
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -163,7 +201,9 @@ pub fn criteria_results(
                 result: JudgeResult::None,
                 rationale: None,
             });
-            criterion_result(c, f.clone(), judge, mode_full)
+            let mut r = criterion_result(c, f.clone(), judge, mode_full);
+            r.file = acceptance.origin.get(&c.id).cloned();
+            r
         })
         .collect()
 }
@@ -206,6 +246,7 @@ fn criterion_result(
         lane: c.lane,
         requirement: c.requirement(),
         line: c.line,
+        file: None,
         disposition: disposition.to_string(),
         route_to,
         floor,

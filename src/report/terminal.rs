@@ -53,10 +53,20 @@ pub fn render(r: &RunResult, colour: bool) -> String {
         r.criteria.len(),
         r.signing.state
     );
+    if let Some(line) = r.acceptance.inherited_line() {
+        let _ = writeln!(out, "  {line}");
+    }
     if r.acceptance.state == "draft" {
+        let how = match r.acceptance.source.as_str() {
+            "derived" => "write its criteria as .shipmoor/changes/<name>.yaml and commit it",
+            _ if r.acceptance.path == ".shipmoor/acceptance.yaml.draft" => {
+                "commit it as .shipmoor/acceptance.yaml"
+            }
+            _ => "commit it with `shipmoor acceptance commit`",
+        };
         let _ = writeln!(
             out,
-            "  acceptance set {} is a draft: commit it as .shipmoor/acceptance.yaml",
+            "  acceptance set {} is a draft: {how}",
             r.acceptance.path
         );
     }

@@ -165,6 +165,9 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
         r.acceptance.state,
         short_pointer(&format!("sha256:{}", r.acceptance.sha256))
     ));
+    if let Some(line) = r.acceptance.inherited_line() {
+        doc.line(&format!("inherited: {line}"));
+    }
     let (rv, rn, ri) = counts(r, true);
     let (av, an, ai) = counts(r, false);
     doc.line(&format!(
