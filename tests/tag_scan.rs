@@ -38,19 +38,25 @@ fn where_prints_the_tracked_files_that_carry_each_tag() {
     let run = r.shipmoor(&["acceptance", "tags", "--where"]);
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
+    // One commit: base is head, so both criteria read as inherited, listed per file.
     assert_eq!(
-        lines[..5],
+        lines[..6],
         [
-            format!("refund-idempotent  {}", tag("refund-idempotent")).as_str(),
-            "    tests/refund.rs:5",
-            format!("    tests/test_{}.py (path)", ident("refund-idempotent")).as_str(),
-            format!("audit-log          {}", tag("audit-log")).as_str(),
-            "    (in no tracked file)",
+            ".shipmoor/acceptance.yaml",
+            format!(
+                "  refund-idempotent  {}  inherited",
+                tag("refund-idempotent")
+            )
+            .as_str(),
+            "      tests/refund.rs:5",
+            format!("      tests/test_{}.py (path)", ident("refund-idempotent")).as_str(),
+            format!("  audit-log          {}  inherited", tag("audit-log")).as_str(),
+            "      (in no tracked file)",
         ],
         "{run:?}"
     );
     assert!(
-        lines[5].starts_with("searched 5 tracked files (0 binary, 0 not readable)"),
+        lines[6].starts_with("searched 5 tracked files (0 binary, 0 not readable)"),
         "{run:?}"
     );
 
