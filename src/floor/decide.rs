@@ -1,8 +1,43 @@
-//! The floor's decision for each criterion bound to tests, and for the pass-to-pass guard:
-//! observations collapsed per side, the pure rule applied, the harness guard and the
-//! worktree-rewrite check layered on top, the reason and the decisive evidence chosen.
+//! The floor's deciding phase: a pure function of what the observing phase saw.
+//!
+//! In: one criterion and its [`Binding`], and the run's [`Observations`] (plain data: every
+//! test's outcomes per side with their evidence pointers, the listings' problems, the harness
+//! changes, the tag scan). Out: its [`CriterionFloor`]. No I/O: everything the decision needs
+//! was observed before, so the decision can be tested from plain data, as [`rule`] is.
+//!
+//! Steps, per criterion bound to tests:
+//! 1. nothing bound: say why (the tag occurs nowhere, head does not build, the listing failed);
+//! 2. each bound test's K runs per side collapse into a [`SideState`], a build failure at base
+//!    counting only when it is the test item's own (DESIGN 5.4);
+//! 3. the pure rule ([`rule::decide`]) gives the result and the decisive test;
+//! 4. the harness guard and the worktree-rewrite check layered on top;
+//! 5. the reason and the decisive evidence chosen.
 
 use super::*;
+
+/// What the observing phase saw, as plain data: everything the deciding phase reads.
+#[derive(Default, Clone)]
+pub(super) struct Observations {
+    /// The runners, indexed as [`BoundTest::runner`] is.
+    pub runners: Vec<RunnerConfig>,
+    pub head: BTreeMap<(usize, String), Observed>,
+    pub base: BTreeMap<(usize, String), Observed>,
+    /// Per runner: the head listing's problem, and whether it was a build failure.
+    pub list_problems: Vec<Option<(String, bool)>>,
+    /// Per runner: the files head's build errors point into, and whether nothing was listed.
+    pub head_build: Vec<Option<(Vec<String>, bool)>>,
+    /// Per runner: the head listing's evidence record.
+    pub list_evidence: Vec<Option<String>>,
+    pub harness: Vec<harness::HarnessChange>,
+    /// Tracked files a run changed in a worktree (`head: path`, `base: path`).
+    pub rewritten: Vec<String>,
+    /// The tags the scan of head's tracked files found nowhere (`None`: no scan ran).
+    pub tags_nowhere: Option<BTreeSet<String>>,
+    pub scan_evidence: Option<String>,
+    /// Per tag: the first file at head whose path or text carries it, for tags whose
+    /// criterion bound nothing while head did not build.
+    pub tag_files: BTreeMap<String, String>,
+}
 
 /// The criterion the pass-to-pass guard reports as (`stage1.floor.guard`); `scope` is
 /// [`AcceptanceSet::guard_scope`](crate::acceptance::AcceptanceSet::guard_scope).
@@ -63,13 +98,9 @@ pub(super) fn inherited_guard_tests(
     out
 }
 
-pub(super) fn decide_guard(
-    cx: &Ctx<'_>,
-    tests: &[BoundTest],
-    head_obs: &BTreeMap<(usize, String), Observed>,
-    base_obs: &BTreeMap<(usize, String), Observed>,
-    list_problems: &[Option<(String, bool)>],
-) -> CriterionFloor {
+/// The pass-to-pass guard's disposition; `scope` says what it keeps, in words.
+pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str) -> CriterionFloor {
+    let (head_obs, base_obs, list_problems) = (&obs.head, &obs.base, &obs.list_problems);
     let empty = Observed::default();
     let mut states = Vec::new();
     let mut observations = Vec::new();
@@ -83,7 +114,7 @@ pub(super) fn decide_guard(
         all.extend(h.evidence.iter().chain(&b.evidence).cloned());
         observations.push(TestObservation {
             id: t.id.clone(),
-            runner: cx.adapters[t.runner].kind().as_str().to_string(),
+            runner: runner_name(obs, t),
             file: t.file.clone(),
             head: hs.label().to_string(),
             base: bs.label().to_string(),
@@ -94,11 +125,7 @@ pub(super) fn decide_guard(
         states.push((hs, bs));
     }
     let (result, finding) = rule::decide_guard(&states);
-    let globs = if cx.input.acceptance.guarded_criteria().is_empty() {
-        cx.input.acceptance.guard.join(", ")
-    } else {
-        cx.input.acceptance.guard_scope()
-    };
+    let globs = scope;
     let (reason, decisive) = match finding {
         rule::GuardFinding::NoTests => (
             match list_problems.iter().flatten().next() {
@@ -170,17 +197,19 @@ pub(super) fn decide_guard(
         reproduce: None,
     }
 }
-#[allow(clippy::too_many_arguments)]
-pub(super) fn decide_tests(
-    c: &Criterion,
-    b: &Binding,
-    cx: &Ctx<'_>,
-    head_obs: &BTreeMap<(usize, String), Observed>,
-    base_obs: &BTreeMap<(usize, String), Observed>,
-    list_problems: &[Option<(String, bool)>],
-    head_build: &[Option<(Vec<String>, bool)>],
-    list_evidence: &[Option<String>],
-) -> CriterionFloor {
+/// The runner's name as reports show it.
+fn runner_name(obs: &Observations, t: &BoundTest) -> String {
+    obs.runners
+        .get(t.runner)
+        .map(|r| r.kind.as_str().to_string())
+        .unwrap_or_default()
+}
+
+/// The disposition of a criterion bound to tests (by tag or `check.test`): see the module doc.
+pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
+    let (head_obs, base_obs) = (&obs.head, &obs.base);
+    let (list_problems, head_build, list_evidence) =
+        (&obs.list_problems, &obs.head_build, &obs.list_evidence);
     let tests = b.tests();
     if tests.is_empty() {
         // Nothing listed could be bound; say why, and whether the runner could list at all.
@@ -208,13 +237,16 @@ pub(super) fn decide_tests(
                     .iter()
                     .flatten()
                     .any(|(_, whole)| *whole)
-                    .then(|| tag_in_head(cx.input.git, &cx.input.head, &c.tag))
+                    .then(|| obs.tag_files.get(&c.tag).cloned())
                     .flatten()
             });
         // DESIGN 5.6: a tag in no tracked file at head cannot be in any test id or test path.
         let nowhere = matches!(b, Binding::Tag(_))
-            && !cx.adapters.is_empty()
-            && cx.scan.as_ref().is_some_and(|s| !s.found(&c.tag));
+            && !obs.runners.is_empty()
+            && obs
+                .tags_nowhere
+                .as_ref()
+                .is_some_and(|n| n.contains(&c.tag));
         let (result, reason) = match (b, broken_file, build_problem, other_problem) {
             _ if nowhere => (
                 FloorResult::Unbound,
@@ -239,7 +271,7 @@ pub(super) fn decide_tests(
                 FloorResult::Unsatisfied,
                 format!("check.test `{id}` names no test at head (a filter that matches nothing is never a pass)"),
             ),
-            _ if cx.adapters.is_empty() => (
+            _ if obs.runners.is_empty() => (
                 FloorResult::Unbound,
                 "no test runner detected, so no tagged test could be found".to_string(),
             ),
@@ -249,7 +281,7 @@ pub(super) fn decide_tests(
             ),
         };
         let mut cf = CriterionFloor::simple(result, &reason, b.kind());
-        if let (true, Some(ev)) = (nowhere, &cx.scan_evidence) {
+        if let (true, Some(ev)) = (nowhere, &obs.scan_evidence) {
             cf.evidence = Some(EvidenceRef {
                 pointer: ev.clone(),
                 detail: "tag scan of head's tracked files".into(),
@@ -272,6 +304,7 @@ pub(super) fn decide_tests(
         let key = (t.runner, t.id.clone());
         let h = head_obs.get(&key).unwrap_or(&empty);
         let bo = base_obs.get(&key).unwrap_or(&empty);
+        let runner = runner_name(obs, t);
         let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
         // DESIGN 5.4: a build failure at base counts only when it is the test item's own.
         let bs = SideState::collapse(
@@ -288,7 +321,7 @@ pub(super) fn decide_tests(
         all.extend(bo.evidence.iter().cloned());
         observations.push(TestObservation {
             id: t.id.clone(),
-            runner: cx.adapters[t.runner].kind().as_str().to_string(),
+            runner,
             file: t.file.clone(),
             head: hs.label().to_string(),
             base: bs.label().to_string(),
@@ -306,7 +339,7 @@ pub(super) fn decide_tests(
     let i = decisive.unwrap_or(0);
     let t: &BoundTest = &tests[i];
     let (hs, bs) = &states[i];
-    let obs = &observations[i];
+    let decided = &observations[i];
     let reason = match finding {
         Finding::FailsAtHead => match head_obs
             .get(&(t.runner, t.id.clone()))
@@ -338,7 +371,8 @@ pub(super) fn decide_tests(
                     t.id
                 )
             },
-            obs.base_failure
+            decided
+                .base_failure
                 .map(|k| format!(" ({})", k.as_str()))
                 .unwrap_or_default()
         ),
@@ -377,12 +411,12 @@ pub(super) fn decide_tests(
         | Finding::BaseDoesNotBuild
         | Finding::UnobservableAtBase
         | Finding::NotObservedAtBase
-        | Finding::ProvesNothing => (obs.base_evidence.last().cloned(), ("base", bs.label())),
-        _ => (obs.head_evidence.last().cloned(), ("head", hs.label())),
+        | Finding::ProvesNothing => (decided.base_evidence.last().cloned(), ("base", bs.label())),
+        _ => (decided.head_evidence.last().cloned(), ("head", hs.label())),
     };
     // At base, the evidence says what kind of failure it is (DESIGN 5.4).
     let kind = match side_label.0 {
-        "base" => obs.base_failure.map(|k| format!(": {}", k.as_str())),
+        "base" => decided.base_failure.map(|k| format!(": {}", k.as_str())),
         _ => None,
     };
     let evidence = ptr.map(|pointer| EvidenceRef {
@@ -399,17 +433,17 @@ pub(super) fn decide_tests(
     all.dedup();
     // The harness guard: a test whose harness this change rewrote proves nothing either way.
     let tampered = tests.iter().find_map(|t| {
-        let kind = cx.adapters[t.runner].kind();
-        cx.harness
+        let kind = obs.runners.get(t.runner)?.kind;
+        obs.harness
             .iter()
             .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
     });
     let (result, reason) = match tampered {
-        _ if !cx.rewritten.is_empty() => (
+        _ if !obs.rewritten.is_empty() => (
             FloorResult::Undecided,
             format!(
                 "the run changed tracked files in a worktree ({}): a build step or a test rewrote the checkout, so the result ({}: {}) is not trusted",
-                cx.rewritten.join(", "),
+                obs.rewritten.join(", "),
                 result.as_str(),
                 reason
             ),
@@ -432,7 +466,7 @@ pub(super) fn decide_tests(
         tests: observations,
         evidence,
         evidence_all: all,
-        reproduce: Some(reproduce(cx.adapters[t.runner].config(), &t.id)),
+        reproduce: obs.runners.get(t.runner).map(|r| reproduce(r, &t.id)),
     }
 }
 /// The first file at `head` whose path or text carries the tag (git grep, case-folded, `-` and
@@ -499,5 +533,242 @@ pub(super) fn summarize<'a>(mut it: impl Iterator<Item = &'a SideState>) -> Stri
         first.label().to_string()
     } else {
         "mixed".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The deciding phase from plain data: no worktree, no runner, no I/O.
+
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::{decide_guard, decide_tests, guard_criterion, Observations};
+    use crate::acceptance::{tag_for, Criterion, Lane, RunnerConfig, RunnerKind};
+    use crate::floor::attribute::{Attribution, Diagnostic};
+    use crate::floor::bind::{Binding, BoundTest};
+    use crate::floor::harness::{Family, HarnessChange};
+    use crate::floor::runners::{FailureKind, Outcome};
+    use crate::floor::Observed;
+    use crate::verdict::FloorResult;
+
+    const ID: &str = "tests/test_refund.py::test_refund";
+
+    fn criterion(id: &str) -> Criterion {
+        Criterion {
+            id: id.into(),
+            ac: "Refunds are idempotent.".into(),
+            required: true,
+            lane: Lane::Floor,
+            check: None,
+            tag: tag_for(id),
+            line: 3,
+        }
+    }
+
+    fn bound() -> Binding {
+        Binding::Tag(vec![BoundTest {
+            runner: 0,
+            id: ID.into(),
+            file: Some("tests/test_refund.py".into()),
+        }])
+    }
+
+    fn observed(outcome: Outcome, pointer: &str) -> Observed {
+        Observed {
+            outcomes: vec![outcome],
+            evidence: vec![pointer.into()],
+            ..Default::default()
+        }
+    }
+
+    /// A pytest run whose bound test observed `head` and `base`.
+    fn run(head: Observed, base: Observed) -> Observations {
+        let key = (0, ID.to_string());
+        Observations {
+            runners: vec![RunnerConfig {
+                kind: RunnerKind::Pytest,
+                root: ".".into(),
+                args: vec![],
+                setup: None,
+                command: None,
+                line: 0,
+            }],
+            head: BTreeMap::from([(key.clone(), head)]),
+            base: BTreeMap::from([(key, base)]),
+            list_problems: vec![None],
+            head_build: vec![None],
+            list_evidence: vec![Some("sha256:list".into())],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn fail_to_pass_is_satisfied_and_cites_the_base_failure_and_its_kind() {
+        let mut base = observed(Outcome::Fail, "sha256:base");
+        base.failure_kind = Some(FailureKind::Assertion);
+        let obs = run(observed(Outcome::Pass, "sha256:head"), base);
+        let cf = decide_tests(&criterion("refund"), &bound(), &obs);
+        assert_eq!(cf.result, FloorResult::Satisfied, "{}", cf.reason);
+        assert_eq!(
+            cf.reason,
+            format!("{ID} fails at base (an assertion) and passes at head")
+        );
+        let ev = cf.evidence.expect("decisive evidence");
+        assert_eq!(ev.pointer, "sha256:base");
+        assert!(
+            ev.detail.ends_with("failed at base: an assertion"),
+            "{}",
+            ev.detail
+        );
+        assert_eq!(cf.evidence_all, ["sha256:base", "sha256:head"]);
+        assert_eq!(
+            cf.reproduce.as_deref(),
+            Some(format!("pytest {ID}").as_str())
+        );
+    }
+
+    fn build_fail_at_base(attribution: Attribution) -> Observations {
+        let mut base = observed(Outcome::BuildFail, "sha256:base");
+        base.attribution = Some(attribution);
+        run(observed(Outcome::Pass, "sha256:head"), base)
+    }
+
+    fn diagnostic(line: u32) -> Diagnostic {
+        Diagnostic {
+            file: "tests/test_refund.py".into(),
+            line,
+            column: None,
+            message: "cannot import name 'refund_twice'".into(),
+            names: vec!["refund_twice".into()],
+        }
+    }
+
+    #[test]
+    fn a_build_failure_at_base_counts_only_when_it_is_the_tests_own() {
+        let own = build_fail_at_base(Attribution::InTest {
+            diagnostic: diagnostic(7),
+        });
+        let cf = decide_tests(&criterion("refund"), &bound(), &own);
+        assert_eq!(cf.result, FloorResult::Satisfied, "{}", cf.reason);
+        assert!(
+            cf.reason.contains("(a build failure in the test)"),
+            "{}",
+            cf.reason
+        );
+
+        let elsewhere = build_fail_at_base(Attribution::Elsewhere {
+            diagnostic: diagnostic(2),
+        });
+        let cf = decide_tests(&criterion("refund"), &bound(), &elsewhere);
+        assert_eq!(cf.result, FloorResult::Undecided, "{}", cf.reason);
+        assert!(
+            cf.reason.contains("never observed at base"),
+            "{}",
+            cf.reason
+        );
+        assert!(
+            cf.reason.contains("tests/test_refund.py:2"),
+            "{}",
+            cf.reason
+        );
+    }
+
+    #[test]
+    fn a_changed_harness_or_a_rewritten_checkout_makes_any_result_untrusted() {
+        let satisfied = run(
+            observed(Outcome::Pass, "sha256:head"),
+            observed(Outcome::Fail, "sha256:base"),
+        );
+        let mut harness = satisfied.clone();
+        harness.harness = vec![HarnessChange {
+            path: "tests/conftest.py".into(),
+            what: "pytest conftest".into(),
+            family: Family::Python,
+            scope: "tests".into(),
+            allowed: false,
+        }];
+        let cf = decide_tests(&criterion("refund"), &bound(), &harness);
+        assert_eq!(cf.result, FloorResult::Undecided);
+        assert!(
+            cf.reason.contains("harness file tests/conftest.py"),
+            "{}",
+            cf.reason
+        );
+
+        harness.harness[0].allowed = true;
+        let cf = decide_tests(&criterion("refund"), &bound(), &harness);
+        assert_eq!(cf.result, FloorResult::Satisfied, "{}", cf.reason);
+
+        let mut rewritten = satisfied;
+        rewritten.rewritten = vec!["base: src/refund.py".into()];
+        let cf = decide_tests(&criterion("refund"), &bound(), &rewritten);
+        assert_eq!(cf.result, FloorResult::Undecided);
+        assert!(cf.reason.contains("base: src/refund.py"), "{}", cf.reason);
+    }
+
+    #[test]
+    fn a_tag_the_scan_found_nowhere_is_unbound_on_the_scans_evidence() {
+        let c = criterion("refund");
+        let mut obs = run(Observed::default(), Observed::default());
+        obs.tags_nowhere = Some(BTreeSet::from([c.tag.clone()]));
+        obs.scan_evidence = Some("sha256:scan".into());
+        let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
+        assert_eq!(cf.result, FloorResult::Unbound);
+        assert!(
+            cf.reason.contains("occurs in no tracked file"),
+            "{}",
+            cf.reason
+        );
+        assert!(cf.reason.contains("check.test"), "{}", cf.reason);
+        assert_eq!(
+            cf.evidence.map(|e| e.pointer).as_deref(),
+            Some("sha256:scan")
+        );
+
+        // Found by the scan but bound to no listed test: the listing is the evidence.
+        obs.tags_nowhere = Some(BTreeSet::new());
+        let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
+        assert_eq!(cf.result, FloorResult::Unbound);
+        assert!(
+            cf.reason.contains("no test id or test file path"),
+            "{}",
+            cf.reason
+        );
+        assert_eq!(
+            cf.evidence.map(|e| e.pointer).as_deref(),
+            Some("sha256:list")
+        );
+    }
+
+    #[test]
+    fn a_tag_in_a_file_that_does_not_build_at_head_is_unsatisfied() {
+        let c = criterion("refund");
+        let mut obs = run(Observed::default(), Observed::default());
+        obs.list_problems = vec![Some(("head does not build: E0425".into(), true))];
+        obs.head_build = vec![Some((vec!["src/lib.rs".into()], true))];
+        obs.tag_files = BTreeMap::from([(c.tag.clone(), "tests/refund.rs".to_string())]);
+        let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
+        assert_eq!(cf.result, FloorResult::Unsatisfied, "{}", cf.reason);
+        assert!(cf.reason.contains("tests/refund.rs"), "{}", cf.reason);
+    }
+
+    #[test]
+    fn the_guard_reports_a_regression_at_head() {
+        let obs = run(
+            observed(Outcome::Fail, "sha256:head"),
+            observed(Outcome::Pass, "sha256:base"),
+        );
+        let tests = bound().tests().to_vec();
+        let cf = decide_guard(&tests, &obs, "tests/**");
+        assert_eq!(cf.result, FloorResult::Unsatisfied, "{}", cf.reason);
+        assert_eq!(
+            cf.reason,
+            format!("regression: {ID} passes at base and failed at head")
+        );
+        assert_eq!(
+            cf.evidence.map(|e| e.pointer).as_deref(),
+            Some("sha256:head")
+        );
+        assert!(guard_criterion("tests/**").ac.contains("tests/**"));
     }
 }

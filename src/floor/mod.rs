@@ -608,7 +608,50 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         );
     }
 
-    // 5 and 6: commands, patterns, and the decision for every criterion.
+    // 5. what the run observed, as plain data for the deciding phase.
+    let whole_head_broken = head_build.iter().flatten().any(|(_, whole)| *whole);
+    let mut tag_files = BTreeMap::new();
+    if whole_head_broken {
+        for (c, _) in criteria
+            .iter()
+            .zip(&bindings)
+            .filter(|(_, b)| b.tests().is_empty())
+        {
+            let scanned = cx
+                .scan
+                .as_ref()
+                .and_then(|s| s.tags.get(&c.tag))
+                .map(|o| o.first().map(|o| o.path.clone()));
+            let found = match scanned {
+                Some(found) => found,
+                None => tag_in_head(input.git, &input.head, &c.tag),
+            };
+            if let Some(f) = found {
+                tag_files.insert(c.tag.clone(), f);
+            }
+        }
+    }
+    let observations = Observations {
+        runners: cx.adapters.iter().map(|a| a.config().clone()).collect(),
+        head: head_obs,
+        base: base_obs,
+        list_problems,
+        head_build,
+        list_evidence,
+        harness: cx.harness.clone(),
+        rewritten: cx.rewritten.clone(),
+        tags_nowhere: cx.scan.as_ref().map(|s| {
+            s.tags
+                .iter()
+                .filter(|(_, o)| o.is_empty())
+                .map(|(t, _)| t.clone())
+                .collect()
+        }),
+        scan_evidence: cx.scan_evidence.clone(),
+        tag_files,
+    };
+
+    // 6. commands and patterns, and the decision for every criterion.
     let mut out = Vec::new();
     for (c, b) in criteria.iter().zip(&bindings) {
         let cf = match b {
@@ -624,20 +667,18 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 cx.command_check(cmd, h, bw, &overlay, runs)?
             }
             Binding::Pattern { paths, regex } => cx.pattern_check(c, paths, regex, &changes)?,
-            Binding::Tag(_) | Binding::ExplicitTest { .. } => decide_tests(
-                c,
-                b,
-                &cx,
-                &head_obs,
-                &base_obs,
-                &list_problems,
-                &head_build,
-                &list_evidence,
-            ),
+            Binding::Tag(_) | Binding::ExplicitTest { .. } => decide_tests(c, b, &observations),
         };
         out.push(cf);
     }
-    let guard = guarding.then(|| decide_guard(&cx, &guarded, &head_obs, &base_obs, &list_problems));
+    let guard = guarding.then(|| {
+        let scope = if input.acceptance.guarded_criteria().is_empty() {
+            input.acceptance.guard.join(", ")
+        } else {
+            input.acceptance.guard_scope()
+        };
+        decide_guard(&guarded, &observations, &scope)
+    });
     drop(head_wt);
     drop(base_wt);
     Ok(FloorReport {
