@@ -103,6 +103,7 @@
 //! `-race`, `-vet=off`, …); `-tags`, `-mod` and `-modfile` among them are also given to
 //! `go list`. Arguments that change what runs (`-run`, `-list`, `-json`) are not supported.
 
+use super::contract::GO;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -1193,11 +1194,14 @@ pub(super) fn judge_run(
         return judged;
     }
     let result = out.package_result(pkg);
-    let agrees = match (exit_code, result) {
-        (Some(0), Some("pass")) => !any_failed,
+    // The exit code must agree with the events (the contract), and the package's own result
+    // with both.
+    let by_contract = GO.agree(exit_code, any_failed).is_ok();
+    let agrees = match result {
+        Some("pass") => by_contract && !any_failed,
         // No test files: nothing ran.
-        (Some(0), Some("skip")) => terminal.is_empty(),
-        (Some(1), Some("fail")) => any_failed,
+        Some("skip") => exit_code == Some(0) && terminal.is_empty(),
+        Some("fail") => by_contract && any_failed,
         _ => false,
     };
     if !agrees {

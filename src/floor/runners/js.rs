@@ -101,6 +101,14 @@ impl JsTool {
         }
     }
 
+    /// What the tool's exit codes mean once it has written results.
+    pub fn contract(self) -> super::contract::ExitContract {
+        match self {
+            JsTool::Vitest => super::contract::VITEST,
+            JsTool::Jest => super::contract::JEST,
+        }
+    }
+
     /// The tool's arguments: our fixed options, the runner's `args`, the test-name pattern, and
     /// the files to restrict the run to (all files when empty).
     pub fn args(
@@ -945,22 +953,13 @@ pub(super) fn failure_kind(message: &str) -> Option<FailureKind> {
 
 /// Whether the exit code agrees with the results; a problem saying how when it does not.
 fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (bool, Option<String>) {
-    match exit {
-        Some(0) if !obs.any_failed => (true, None),
-        Some(1) if obs.any_failed => (true, None),
-        Some(c @ (0 | 1)) => (
-            false,
-            Some(format!(
-                "{} exited with code {c} but its results show {}",
-                tool.name(),
-                if obs.any_failed {
-                    "failures"
-                } else {
-                    "no failures"
-                }
-            )),
-        ),
-        _ => (false, None),
+    let contract = tool.contract();
+    if !contract.is_result_code(exit) {
+        return (false, None);
+    }
+    match contract.agree(exit, obs.any_failed) {
+        Ok(()) => (true, None),
+        Err(problem) => (false, Some(problem)),
     }
 }
 

@@ -71,6 +71,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative, Ran};
+use super::contract::PYTEST;
 use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
 use super::*;
 use crate::floor::attribute::{Import, Lines, TestItem};
@@ -270,7 +271,7 @@ impl Runner for Pytest {
         // 4. Read the results.
         let mut problems: Vec<String> = Vec::new();
         let explained = build_failed && matches!(exit, Some(2) | Some(4));
-        let exit_believed = matches!(exit, Some(0) | Some(1) | Some(5));
+        let exit_believed = PYTEST.is_result_code(exit) || exit == Some(5);
         if !exit_believed && !explained {
             problems.push(exit_text);
         }
@@ -293,22 +294,15 @@ impl Runner for Pytest {
             }
         };
         let any_failed = any_failed(&cases);
-        let agrees = match exit {
-            Some(0) => !any_failed,
-            Some(1) => any_failed,
-            Some(5) => cases.is_empty(),
-            _ => false,
+        // Exit 5 ("nothing collected") agrees only with an empty file; 0 and 1 by the contract.
+        let agreement = match exit {
+            Some(5) if cases.is_empty() => Ok(()),
+            Some(5) => Err("pytest exited with code 5 but its JUnit file has test cases".into()),
+            _ => PYTEST.agree(exit, any_failed),
         };
-        if exit_believed && !agrees {
-            problems.push(format!(
-                "pytest exited with code {} but its JUnit file {}",
-                exit.unwrap_or(-1),
-                match (exit, any_failed) {
-                    (Some(5), _) => "has test cases",
-                    (_, true) => "has failures or errors",
-                    (_, false) => "has no failures or errors",
-                }
-            ));
+        let agrees = agreement.is_ok();
+        if exit_believed {
+            problems.extend(agreement.err());
         }
         let by_key: BTreeMap<(&str, &str), &JunitCase> = cases
             .iter()
