@@ -1,7 +1,10 @@
 //! The worktrees' files: laying head's test files over base, noticing tracked files a run
 //! rewrote, and seeding base's cargo target dir from head's without letting head's code run.
 
+use std::path::{Path, PathBuf};
+
 use super::*;
+use crate::floor::runners::cargo::cargo_error;
 
 /// Lock files a build or an install may rightly rewrite.
 pub(super) const LOCKFILES: [&str; 7] = [
@@ -70,8 +73,11 @@ pub(super) fn apply_overlay(
 /// What seeding a target dir did.
 #[derive(Debug, Clone)]
 pub struct Seeded {
-    /// The path packages whose units were removed from the copy.
+    /// The path packages whose units were removed from the copy, as `name@version`.
     pub cleaned: Vec<String>,
+    /// Whether the project had no `Cargo.lock` and was given the one passed in (see
+    /// [`seed_cargo_target`]).
+    pub lock_given: bool,
     pub duration: Duration,
 }
 /// Makes `to` a copy of the cargo target dir `from` (reflinked where the file system can) and
@@ -82,69 +88,158 @@ pub struct Seeded {
 /// package-relative paths, so sources older than the copied artifacts look fresh and the other
 /// checkout's test binary runs, reporting a wrong pass. `cargo clean -p` of the path packages
 /// forces them to rebuild from this checkout's sources.
+///
+/// Finding the path packages needs the dependency graph resolved, offline. A project that
+/// does not track its `Cargo.lock` has none in a fresh worktree, and resolving one offline
+/// fails for any crate whose index entry is not cached; so when `lock` names a lock file (the
+/// one the build `from` was made with) and the project has none, that lock is put in place
+/// and left there: the build that follows then resolves the same registry versions as the
+/// build the copy comes from, which is what makes the copy worth having. A lock the project
+/// does have is left as it was (restored should resolution rewrite it). Packages are named by
+/// their package id spec, since a name alone can be ambiguous (see
+/// [`crate::floor::runners::cargo`]).
 pub fn seed_cargo_target(
-    from: &std::path::Path,
-    to: &std::path::Path,
-    project_dir: &std::path::Path,
+    from: &Path,
+    to: &Path,
+    project_dir: &Path,
+    lock: Option<&Path>,
     timeout: Duration,
 ) -> Result<Seeded, String> {
     let started = std::time::Instant::now();
+    let cargo = |args: &[&str]| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(args)
+            .current_dir(project_dir)
+            .env("CARGO_TARGET_DIR", to)
+            .env("CARGO_TERM_COLOR", "never");
+        cmd
+    };
     let mut cp = Command::new("cp");
     cp.arg("-a").arg("--reflink=auto").arg(from).arg(to);
     let c = process::run(cp, timeout).map_err(|e| format!("cp: {e}"))?;
     if !c.success() {
         return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
     }
-    let mut meta = Command::new("cargo");
-    meta.args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(project_dir)
-        .env("CARGO_TARGET_DIR", to);
+    let loc = cargo(&[
+        "locate-project",
+        "--workspace",
+        "--message-format",
+        "plain",
+        "--offline",
+    ]);
+    let l = process::run(loc, timeout).map_err(|e| format!("cargo locate-project: {e}"))?;
+    if !l.success() {
+        return Err(format!(
+            "cargo locate-project failed: {}",
+            cargo_error(&l.stderr_lossy())
+        ));
+    }
+    let root_manifest = PathBuf::from(l.stdout_lossy().trim());
+    let lock_path = root_manifest
+        .parent()
+        .map(|d| d.join("Cargo.lock"))
+        .ok_or_else(|| format!("cargo locate-project printed {}", root_manifest.display()))?;
+    let kept = std::fs::read(&lock_path).ok();
+    let mut lock_given = false;
+    if let (None, Some(lock)) = (&kept, lock) {
+        if lock.is_file() {
+            std::fs::copy(lock, &lock_path)
+                .map_err(|e| format!("copying {} into place: {e}", lock.display()))?;
+            lock_given = true;
+        }
+    }
+    let result = clean_path_packages(&cargo, timeout);
+    if let Some(bytes) = kept {
+        if std::fs::read(&lock_path).ok().as_ref() != Some(&bytes) {
+            std::fs::write(&lock_path, bytes)
+                .map_err(|e| format!("restoring {}: {e}", lock_path.display()))?;
+        }
+    }
+    Ok(Seeded {
+        cleaned: result?,
+        lock_given,
+        duration: started.elapsed(),
+    })
+}
+
+/// `cargo clean -p` of every path package in the resolved graph; returns them as
+/// `name@version`.
+fn clean_path_packages(
+    cargo: &dyn Fn(&[&str]) -> Command,
+    timeout: Duration,
+) -> Result<Vec<String>, String> {
+    let meta = cargo(&["metadata", "--format-version", "1", "--offline"]);
     let m = process::run(meta, timeout).map_err(|e| format!("cargo metadata: {e}"))?;
     if !m.success() {
         return Err(format!(
             "cargo metadata failed: {}",
-            first_line(&m.stderr_lossy())
+            cargo_error(&m.stderr_lossy())
         ));
     }
     let v: serde_json::Value =
         serde_json::from_slice(&m.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
-    let mut specs: Vec<String> = v["packages"]
+    let mut packages: Vec<(String, String)> = v["packages"]
         .as_array()
         .map(|ps| {
             ps.iter()
                 .filter(|p| p["source"].is_null())
                 .filter_map(|p| {
-                    Some(format!(
-                        "{}@{}",
-                        p["name"].as_str()?,
-                        p["version"].as_str()?
+                    Some((
+                        p["id"].as_str()?.to_string(),
+                        format!("{}@{}", p["name"].as_str()?, p["version"].as_str()?),
                     ))
                 })
                 .collect()
         })
         .unwrap_or_default();
-    specs.sort();
-    specs.dedup();
-    if specs.is_empty() {
+    packages.sort_by(|a, b| a.1.cmp(&b.1));
+    packages.dedup();
+    if packages.is_empty() {
         return Err("cargo metadata lists no path package".into());
     }
-    let mut clean = Command::new("cargo");
-    clean
-        .args(["clean", "--offline"])
-        .current_dir(project_dir)
-        .env("CARGO_TARGET_DIR", to);
-    for s in &specs {
-        clean.arg("-p").arg(s);
+    let mut args = vec!["clean", "--offline"];
+    for (id, _) in &packages {
+        args.extend(["-p", id.as_str()]);
     }
-    let c = process::run(clean, timeout).map_err(|e| format!("cargo clean: {e}"))?;
+    let c = process::run(cargo(&args), timeout).map_err(|e| format!("cargo clean: {e}"))?;
     if !c.success() {
         return Err(format!(
             "cargo clean -p failed: {}",
-            first_line(&c.stderr_lossy())
+            cargo_error(&c.stderr_lossy())
         ));
     }
-    Ok(Seeded {
-        cleaned: specs,
-        duration: started.elapsed(),
-    })
+    Ok(packages.into_iter().map(|(_, name)| name).collect())
+}
+
+/// The `Cargo.lock` cargo uses for the project in `dir`: the first one in `dir` or a parent,
+/// up to `root`.
+pub(super) fn find_lock(root: &Path, dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| d.starts_with(root))
+        .map(|d| d.join("Cargo.lock"))
+        .find(|l| l.is_file())
+}
+
+/// The checkout's cargo target dir, when it holds a build: `target_directory` as `cargo
+/// metadata --no-deps` reports it (which follows `CARGO_TARGET_DIR` and the cargo config's
+/// `build.target-dir`), kept only when it exists and carries cargo's `CACHEDIR.TAG` or a
+/// `debug` profile directory.
+pub(super) fn checkout_target_dir(dir: &Path, timeout: Duration) -> Option<PathBuf> {
+    let mut meta = Command::new("cargo");
+    meta.args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ])
+    .current_dir(dir)
+    .env("CARGO_TERM_COLOR", "never");
+    let m = process::run(meta, timeout).ok()?;
+    if !m.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).ok()?;
+    let target = PathBuf::from(v["target_directory"].as_str()?);
+    (target.join("CACHEDIR.TAG").is_file() || target.join("debug").is_dir()).then_some(target)
 }
