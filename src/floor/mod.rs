@@ -738,7 +738,8 @@ impl Ctx<'_> {
         );
         self.record_seeding(
             "head",
-            &format!("the checkout's {shown}"),
+            &format!("the checkout's target dir ({shown})"),
+            "the checkout's",
             &shown,
             "head",
             seeded,
@@ -770,6 +771,7 @@ impl Ctx<'_> {
         );
         self.record_seeding(
             "base (+ head test files)",
+            "head's target dir",
             "head's",
             "$TMP/target/head",
             "base",
@@ -784,6 +786,7 @@ impl Ctx<'_> {
         &mut self,
         side: &str,
         source: &str,
+        lock_source: &str,
         from_shown: &str,
         to_side: &str,
         seeded: Result<workspace::Seeded, String>,
@@ -792,10 +795,10 @@ impl Ctx<'_> {
         let (result, secs, command) = match &seeded {
             Ok(s) => (
                 format!(
-                    "seeded from {source} target dir; {} path package(s) cleaned{}",
+                    "seeded from {source}; {} path package(s) cleaned{}",
                     s.cleaned.len(),
                     if s.lock_given {
-                        format!(", given {source} Cargo.lock")
+                        format!("; given {lock_source} Cargo.lock")
                     } else {
                         String::new()
                     }

@@ -114,6 +114,9 @@ pub fn seed_cargo_target(
             .env("CARGO_TERM_COLOR", "never");
         cmd
     };
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
     let mut cp = Command::new("cp");
     cp.arg("-a").arg("--reflink=auto").arg(from).arg(to);
     let c = process::run(cp, timeout).map_err(|e| format!("cp: {e}"))?;
@@ -148,7 +151,7 @@ pub fn seed_cargo_target(
             lock_given = true;
         }
     }
-    let result = clean_path_packages(&cargo, timeout);
+    let result = clean_path_packages(&cargo, project_dir, timeout);
     if let Some(bytes) = kept {
         if std::fs::read(&lock_path).ok().as_ref() != Some(&bytes) {
             std::fs::write(&lock_path, bytes)
@@ -164,11 +167,25 @@ pub fn seed_cargo_target(
 
 /// `cargo clean -p` of every path package in the resolved graph; returns them as
 /// `name@version`.
+///
+/// The graph is filtered to the host platform: unfiltered, `cargo metadata` wants every
+/// package's manifest, also those of dependencies for other platforms (`winapi` under
+/// `cfg(windows)`), which no build here downloaded, so offline it fails ("failed to download
+/// `winapi v0.3.9`"). Path packages only another platform uses have no units here to clean.
 fn clean_path_packages(
     cargo: &dyn Fn(&[&str]) -> Command,
+    project_dir: &Path,
     timeout: Duration,
 ) -> Result<Vec<String>, String> {
-    let meta = cargo(&["metadata", "--format-version", "1", "--offline"]);
+    let host = host_triple(project_dir, timeout)?;
+    let meta = cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--offline",
+        "--filter-platform",
+        &host,
+    ]);
     let m = process::run(meta, timeout).map_err(|e| format!("cargo metadata: {e}"))?;
     if !m.success() {
         return Err(format!(
@@ -209,6 +226,24 @@ fn clean_path_packages(
         ));
     }
     Ok(packages.into_iter().map(|(_, name)| name).collect())
+}
+
+/// The host's target triple, from `rustc -vV` (asked in the project's directory, so that a
+/// toolchain file there picks the same rustc as cargo).
+fn host_triple(dir: &Path, timeout: Duration) -> Result<String, String> {
+    let mut cmd = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
+    cmd.arg("-vV").current_dir(dir);
+    let out = process::run(cmd, timeout).map_err(|e| format!("rustc -vV: {e}"))?;
+    out.stdout_lossy()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
+        .ok_or_else(|| {
+            format!(
+                "rustc -vV names no host: {}",
+                first_line(&out.stderr_lossy())
+            )
+        })
 }
 
 /// The `Cargo.lock` cargo uses for the project in `dir`: the first one in `dir` or a parent,

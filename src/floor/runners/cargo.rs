@@ -243,12 +243,8 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             continue;
         }
         let Some(name) = &current else { continue };
-        if line.starts_with("thread '") && line.contains("' panicked at ") {
-            let at = line
-                .split("' panicked at ")
-                .nth(1)
-                .unwrap_or("")
-                .trim_end_matches(':');
+        if let Some(at) = panic_location(line) {
+            let at = at.trim_end_matches(':');
             let msg = lines
                 .peek()
                 .map(|l| l.trim().to_string())
@@ -264,6 +260,14 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// What follows `panicked at ` in libtest's panic line: `thread 'NAME' panicked at FILE:L:C:`,
+/// or since Rust 1.91 `thread 'NAME' (TID) panicked at FILE:L:C:`.
+fn panic_location(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("thread '")?;
+    let (_, after) = rest.split_once(" panicked at ")?;
+    Some(after)
 }
 
 /// What kind of failure a libtest panic message names: libtest's `assert!`, `assert_eq!` and
@@ -282,8 +286,7 @@ pub(super) fn panic_kind(message: &str) -> FailureKind {
 pub(super) fn output_failure_kind(output: &str) -> Option<FailureKind> {
     let mut lines = output.lines();
     while let Some(line) = lines.next() {
-        if line.contains("' panicked at ") {
-            let rest = line.split("' panicked at ").nth(1).unwrap_or("");
+        if let Some(rest) = panic_location(line.trim_start()) {
             // Older libtest printed the message on the same line: `panicked at 'msg', src/…`.
             let message = match rest.strip_prefix('\'') {
                 Some(inline) => inline.to_string(),
@@ -759,25 +762,26 @@ pub(super) fn parse_workspace_packages(
 
 /// The error in cargo's stderr, without the warnings before it (a deprecated `.cargo/config`
 /// warns on every command, and its first line is not why the command failed): the `error…`
-/// line and the lines that explain it, up to the next warning or blank line; the last line
-/// when there is no `error` line.
+/// line and the lines that explain it (its `Caused by:` chain), up to the next warning, at
+/// most five lines; the last line when there is no `error` line.
 pub(crate) fn cargo_error(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().map(str::trim_end).collect();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let Some(start) = lines.iter().position(|l| l.starts_with("error")) else {
         return lines
-            .iter()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.trim().to_string())
+            .last()
+            .map(|l| l.to_string())
             .unwrap_or_else(|| "(no output)".into());
     };
-    let mut out: Vec<&str> = vec![lines[start]];
-    for l in &lines[start + 1..] {
-        if l.trim().is_empty() || l.starts_with("warning") || out.len() >= 4 {
-            break;
-        }
-        out.push(l.trim());
-    }
+    let out: Vec<&str> = lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("warning"))
+        .take(5)
+        .copied()
+        .collect();
     truncate(&out.join(" "), 600)
 }
 
@@ -1414,6 +1418,18 @@ mod tests {
     }
 
     #[test]
+    fn panic_messages_with_a_thread_id() {
+        let out = "failures:\n\n---- t::high stdout ----\n\nthread 't::high' (11484) panicked at src/lib.rs:9:9:\nassertion `left == right` failed\n";
+        assert_eq!(
+            panic_messages(out),
+            [(
+                "t::high".to_string(),
+                "assertion `left == right` failed (src/lib.rs:9:9)".to_string()
+            )]
+        );
+    }
+
+    #[test]
     fn terse_list() {
         let out = "tests::a: test\nbench_x: benchmark\nmod::b c: test\n\n";
         assert_eq!(parse_terse_list(out), vec!["tests::a", "mod::b c"]);
@@ -1526,7 +1542,7 @@ mod tests {
         );
         let out = "running\nthread 'a' panicked at tests/t.rs:4:5:\nassertion `left == right` failed\n  left: 1\n";
         assert_eq!(output_failure_kind(out), Some(FailureKind::Assertion));
-        let out = "thread 'a' panicked at tests/t.rs:4:5:\nindex out of bounds\n";
+        let out = "thread 'a' (4242) panicked at tests/t.rs:4:5:\nindex out of bounds\n";
         assert_eq!(output_failure_kind(out), Some(FailureKind::Exception));
         let old = "thread 'a' panicked at 'assertion failed: x', tests/t.rs:4:5\n";
         assert_eq!(output_failure_kind(old), Some(FailureKind::Assertion));
@@ -1535,11 +1551,18 @@ mod tests {
 
     #[test]
     fn cargo_errors_skip_warnings() {
-        let stderr = "warning: `/w/.cargo/config` is deprecated in favor of `config.toml`\n  |\n  = help: if you need to support cargo 1.38 or earlier, you can symlink `config` to `config.toml`\nerror: no matching package named `zzz` found\nlocation searched: crates.io index\nrequired by package `fx v0.1.0 (/w)`\nAs a reminder, you're using offline mode\nmore\n";
+        let deprecated = "warning: `/w/.cargo/config` is deprecated in favor of `config.toml`\n  |\n  = help: if you need to support cargo 1.38 or earlier, you can symlink `config` to `config.toml`\n";
+        let stderr = format!("{deprecated}     Locking 4 packages to latest compatible versions\nerror: failed to download `winapi v0.3.9`\n\nCaused by:\n  attempting to make an HTTP request, but --offline was specified\n");
+        assert_eq!(
+            cargo_error(&stderr),
+            "error: failed to download `winapi v0.3.9` Caused by: attempting to make an HTTP \
+             request, but --offline was specified"
+        );
+        let stderr = "error: no matching package named `zzz` found\nlocation searched: crates.io index\nrequired by package `fx v0.1.0 (/w)`\nAs a reminder, you're using offline mode\nmore\nand more\nwarning: x\n";
         assert_eq!(
             cargo_error(stderr),
             "error: no matching package named `zzz` found location searched: crates.io index \
-             required by package `fx v0.1.0 (/w)` As a reminder, you're using offline mode"
+             required by package `fx v0.1.0 (/w)` As a reminder, you're using offline mode more"
         );
         assert_eq!(
             cargo_error("warning: a\n  something odd\n\n"),
