@@ -741,7 +741,6 @@ impl Ctx<'_> {
             &format!("the checkout's target dir ({shown})"),
             "the checkout's",
             &shown,
-            "head",
             seeded,
             &to,
         );
@@ -774,7 +773,6 @@ impl Ctx<'_> {
             "head's target dir",
             "head's",
             "$TMP/target/head",
-            "base",
             seeded,
             &to,
         );
@@ -788,10 +786,14 @@ impl Ctx<'_> {
         source: &str,
         lock_source: &str,
         from_shown: &str,
-        to_side: &str,
         seeded: Result<workspace::Seeded, String>,
         to: &std::path::Path,
     ) {
+        // `$TMP/target/head` or `$TMP/target/base`.
+        let to_side = to
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let (result, secs, command) = match &seeded {
             Ok(s) => (
                 format!(
