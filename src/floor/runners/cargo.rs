@@ -14,13 +14,18 @@
 //!    build failure (files the errors point into, made repo-relative through the workspace root
 //!    that `cargo locate-project --workspace` reports).
 //! 2. for each binary: `<exe> <test args> --list --format terse` in the package's directory with
-//!    cargo's runtime variables (`CARGO_MANIFEST_DIR`, …); lines `name: test` are tests,
+//!    the environment `cargo test` gives it (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*` from `cargo
+//!    metadata --no-deps`, and the dynamic library path with the toolchain's `lib`, without
+//!    which a proc-macro crate's unit test binary cannot start); lines `name: test` are tests,
 //!    `name: benchmark` lines are skipped.
 //!
 //! # run
 //! In: test ids. Out: one outcome per id.
-//! 1. the same build; a failed build makes every id `BuildFail` (or, when cargo failed before
-//!    compiling anything, `NotObserved` with a problem);
+//! 1. build only the targets that hold the ids: `cargo test --no-run -p <spec> <targets>` per
+//!    package, `<spec>` the package id spec `cargo metadata --no-deps` gives
+//!    (`path+file:///…#name@version`), never the bare name, which is ambiguous once the lock
+//!    file holds a registry package of that name too; a failed build makes its ids `BuildFail`
+//!    (or, when cargo failed before compiling anything, `NotObserved` with a problem);
 //! 2. for each binary holding requested ids: `<exe> <test args> --exact --test-threads=1 --
 //!    <names>` in the package's directory, and read libtest's pretty output: `test NAME ... ok`,
 //!    `FAILED`, `ignored`, then `test result: ...`.
