@@ -237,14 +237,28 @@ impl Runner for CargoTest {
 // ---------------------------------------------------------------------------------------------
 
 /// The panic message of each failed test, from libtest's `---- NAME stdout ----` sections:
-/// the line after `thread 'NAME' panicked at FILE:LINE:COL:`.
+/// the line after `thread 'NAME' panicked at FILE:LINE:COL:`; for a test that returned an
+/// `Err` (libtest prints `Error: …` and no panic), that `Error: …` line.
 pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
+    let mut returned_err: Option<String> = None;
+    let flush = |current: &mut Option<String>,
+                 returned_err: &mut Option<String>,
+                 out: &mut Vec<(String, String)>| {
+        if let (Some(name), Some(e)) = (current.take(), returned_err.take()) {
+            out.push((name, e));
+        }
+    };
     let mut lines = stdout.lines().peekable();
     while let Some(line) = lines.next() {
         if let Some(rest) = line.strip_prefix("---- ") {
+            flush(&mut current, &mut returned_err, &mut out);
             current = rest.strip_suffix(" stdout ----").map(str::to_string);
+            continue;
+        }
+        if line == "failures:" {
+            flush(&mut current, &mut returned_err, &mut out);
             continue;
         }
         let Some(name) = &current else { continue };
@@ -262,8 +276,12 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             };
             out.push((name.clone(), text.chars().take(200).collect()));
             current = None;
+            returned_err = None;
+        } else if returned_err.is_none() && line.starts_with("Error: ") {
+            returned_err = Some(line.trim().chars().take(200).collect());
         }
     }
+    flush(&mut current, &mut returned_err, &mut out);
     out
 }
 
@@ -287,7 +305,8 @@ pub(super) fn panic_kind(message: &str) -> FailureKind {
 }
 
 /// The failure kind in a test's captured output (nextest's JUnit text): the message on the line
-/// after `thread '…' panicked at …`; `None` when the output holds no panic.
+/// after `thread '…' panicked at …`, else an exception when the test returned an `Err`
+/// (`Error: …`); `None` when the output holds neither.
 pub(super) fn output_failure_kind(output: &str) -> Option<FailureKind> {
     let mut lines = output.lines();
     while let Some(line) = lines.next() {
@@ -300,7 +319,11 @@ pub(super) fn output_failure_kind(output: &str) -> Option<FailureKind> {
             return Some(panic_kind(&message));
         }
     }
-    None
+    // A test that returned an `Err`: libtest prints it and does not panic.
+    output
+        .lines()
+        .any(|l| l.trim_start().starts_with("Error: "))
+        .then_some(FailureKind::Exception)
 }
 
 /// Test names in the output of `--list --format terse` (`name: test`; benchmarks skipped).
@@ -1552,6 +1575,22 @@ mod tests {
         let old = "thread 'a' panicked at 'assertion failed: x', tests/t.rs:4:5\n";
         assert_eq!(output_failure_kind(old), Some(FailureKind::Assertion));
         assert_eq!(output_failure_kind("no panic here\n"), None);
+        assert_eq!(
+            output_failure_kind("Error: \"boom\"\n"),
+            Some(FailureKind::Exception)
+        );
+        let out = "failures:\n\n---- returns_err stdout ----\nError: \"boom\"\n\n---- panics stdout ----\nError: printed, then\nthread 'panics' panicked at src/lib.rs:4:5:\nassertion failed: false\n\n\nfailures:\n    panics\n    returns_err\n";
+        assert_eq!(
+            panic_messages(out),
+            [
+                ("returns_err".to_string(), "Error: \"boom\"".to_string()),
+                (
+                    "panics".to_string(),
+                    "assertion failed: false (src/lib.rs:4:5)".to_string()
+                ),
+            ]
+        );
+        assert_eq!(panic_kind("Error: \"boom\""), FailureKind::Exception);
     }
 
     #[test]
