@@ -714,13 +714,13 @@ impl Ctx<'_> {
     /// test binary of the workspace can run (see [`seed_cargo_target`]).
     fn seed_head_target(&mut self, head: &Worktree) -> Result<(), Error> {
         let to = self.input.temp_root.join("target").join("head");
+        if to.exists() {
+            return Ok(());
+        }
         let checkout = self.cargo_dir(self.input.git.root());
         let Some(from) = workspace::checkout_target_dir(&checkout, self.input.timeout) else {
             return Ok(());
         };
-        if to.exists() {
-            return Ok(());
-        }
         (self.input.progress)(
             "head: seeding the target dir from the checkout's (registry dependencies only)",
         );
@@ -807,7 +807,8 @@ impl Ctx<'_> {
                 ),
                 s.duration.as_secs_f64(),
                 format!(
-                    "cp -a --reflink=auto {from_shown} $TMP/target/{to_side} && cargo clean -p {}",
+                    "cp -a --reflink=auto {from_shown} $TMP/target/{to_side} (top-level files, \
+                     debug/ and release/ without incremental/) && cargo clean -p {}",
                     s.cleaned.join(" -p ")
                 ),
             ),

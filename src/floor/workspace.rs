@@ -1,5 +1,6 @@
 //! The worktrees' files: laying head's test files over base, noticing tracked files a run
-//! rewrote, and seeding base's cargo target dir from head's without letting head's code run.
+//! rewrote, and seeding a side's cargo target dir (base's from head's, head's from the
+//! checkout's) without letting the other build's code run.
 
 use std::path::{Path, PathBuf};
 
@@ -89,14 +90,15 @@ pub struct Seeded {
 /// checkout's test binary runs, reporting a wrong pass. `cargo clean -p` of the path packages
 /// forces them to rebuild from this checkout's sources.
 ///
-/// Finding the path packages needs the dependency graph resolved, offline. A project that
-/// does not track its `Cargo.lock` has none in a fresh worktree, and resolving one offline
-/// fails for any crate whose index entry is not cached; so when `lock` names a lock file (the
-/// one the build `from` was made with) and the project has none, that lock is put in place
-/// and left there: the build that follows then resolves the same registry versions as the
-/// build the copy comes from, which is what makes the copy worth having. A lock the project
-/// does have is left as it was (restored should resolution rewrite it). Packages are named by
-/// their package id spec, since a name alone can be ambiguous (see
+/// Only what a test build reuses is copied (see [`copy_target`]). Finding the path packages
+/// needs the dependency graph resolved, offline. A project that does not track its
+/// `Cargo.lock` has none in a fresh worktree, and a fresh resolution can pick other registry
+/// versions than the build the copy comes from (or, offline, find some index entries missing);
+/// so when `lock` names a lock file (the one the build `from` was made with) and the project
+/// has none, that lock is put in place and left there, an untracked file: the build that
+/// follows then resolves the same registry versions, which is what makes the copy worth
+/// having. A lock the project does have is left as it was (restored should resolution rewrite
+/// it). Packages are named by their package id spec, since a name alone can be ambiguous (see
 /// [`crate::floor::runners::cargo`]).
 pub fn seed_cargo_target(
     from: &Path,
@@ -114,15 +116,7 @@ pub fn seed_cargo_target(
             .env("CARGO_TERM_COLOR", "never");
         cmd
     };
-    if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    let mut cp = Command::new("cp");
-    cp.arg("-a").arg("--reflink=auto").arg(from).arg(to);
-    let c = process::run(cp, timeout).map_err(|e| format!("cp: {e}"))?;
-    if !c.success() {
-        return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
-    }
+    copy_target(from, to, timeout)?;
     let loc = cargo(&[
         "locate-project",
         "--workspace",
@@ -163,6 +157,62 @@ pub fn seed_cargo_target(
         lock_given,
         duration: started.elapsed(),
     })
+}
+
+/// The profile directories a copy keeps: what `cargo test` builds into (`debug`), and
+/// `release` for runners given `--release`.
+const PROFILE_DIRS: [&str; 2] = ["debug", "release"];
+
+/// Copies of the target dir `from` what a test build can reuse: its top-level files and the
+/// [`PROFILE_DIRS`], without their `incremental` directories (only path packages, which are
+/// cleaned anyway, build incrementally). A checkout's target dir can also hold docs, packaged
+/// crates, coverage builds or other targets' builds, gigabytes that no test build here reads.
+fn copy_target(from: &Path, to: &Path, timeout: Duration) -> Result<(), String> {
+    let entries = |dir: &Path| -> Result<Vec<(PathBuf, bool)>, String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            out.push((e.path(), is_dir));
+        }
+        out.sort();
+        Ok(out)
+    };
+    let cp = |sources: &[PathBuf], into: &Path| -> Result<(), String> {
+        std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+        if sources.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = Command::new("cp");
+        cmd.arg("-a").arg("--reflink=auto").args(sources).arg(into);
+        let c = process::run(cmd, timeout).map_err(|e| format!("cp: {e}"))?;
+        if c.success() {
+            Ok(())
+        } else {
+            Err(format!("cp failed: {}", first_line(&c.stderr_lossy())))
+        }
+    };
+    let top = entries(from)?;
+    let files: Vec<PathBuf> = top
+        .iter()
+        .filter(|(_, d)| !d)
+        .map(|(p, _)| p.clone())
+        .collect();
+    cp(&files, to)?;
+    for (dir, _) in top.iter().filter(|(p, d)| {
+        *d && p
+            .file_name()
+            .is_some_and(|n| PROFILE_DIRS.iter().any(|k| n == *k))
+    }) {
+        let keep: Vec<PathBuf> = entries(dir)?
+            .into_iter()
+            .filter(|(p, _)| p.file_name().is_none_or(|n| n != "incremental"))
+            .map(|(p, _)| p)
+            .collect();
+        let name = dir.file_name().unwrap_or_default();
+        cp(&keep, &to.join(name))?;
+    }
+    Ok(())
 }
 
 /// `cargo clean -p` of every path package in the resolved graph; returns them as
@@ -277,4 +327,56 @@ pub(super) fn checkout_target_dir(dir: &Path, timeout: Duration) -> Option<PathB
     let v: serde_json::Value = serde_json::from_slice(&m.stdout).ok()?;
     let target = PathBuf::from(v["target_directory"].as_str()?);
     (target.join("CACHEDIR.TAG").is_file() || target.join("debug").is_dir()).then_some(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_copy_keeps_what_a_test_build_reuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("target");
+        for f in [
+            "CACHEDIR.TAG",
+            ".rustc_info.json",
+            "debug/deps/libitoa-1.rlib",
+            "debug/.fingerprint/itoa-1/lib-itoa",
+            "debug/build/x-1/out/gen.rs",
+            "debug/incremental/m1-1/s-1/dep-graph.bin",
+            "release/deps/libitoa-2.rlib",
+            "doc/itoa/index.html",
+            "x86_64-unknown-linux-gnu/debug/deps/libitoa-3.rlib",
+            "llvm-cov-target/debug/deps/big",
+        ] {
+            let p = from.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, f).unwrap();
+        }
+        let to = tmp.path().join("seeded").join("head");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        copy_target(&from, &to, Duration::from_secs(60)).unwrap();
+        for kept in [
+            "CACHEDIR.TAG",
+            ".rustc_info.json",
+            "debug/deps/libitoa-1.rlib",
+            "debug/.fingerprint/itoa-1/lib-itoa",
+            "debug/build/x-1/out/gen.rs",
+            "release/deps/libitoa-2.rlib",
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(to.join(kept)).unwrap(),
+                kept,
+                "{kept}"
+            );
+        }
+        for dropped in [
+            "debug/incremental",
+            "doc",
+            "x86_64-unknown-linux-gnu",
+            "llvm-cov-target",
+        ] {
+            assert!(!to.join(dropped).exists(), "{dropped}");
+        }
+    }
 }
