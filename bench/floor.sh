@@ -21,6 +21,10 @@
 #
 #   bash bench/floor.sh [MEMBERS]     # MEMBERS: workspace crates to generate (default 6)
 #   SHIPMOOR_BIN=target/debug/shipmoor bash bench/floor.sh   # skip the release build
+#   ROUNDS=3 bash bench/floor.sh      # repeat the four measurements, interleaved; medians
+#
+# On a shared machine the load changes between measurements taken minutes apart: several
+# interleaved rounds and their medians give steadier ratios than one round.
 #
 # crates.io must be reachable (the first run downloads the crates into cargo's cache; the
 # downloads are not timed). Nothing here asserts a time: it prints what it measured.
@@ -28,6 +32,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 members="${1:-6}"
+rounds="${ROUNDS:-1}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 unset CARGO_TARGET_DIR
@@ -148,11 +153,13 @@ echo "==> warming cargo's registry cache (not timed)"
 (cd "$gen" && cargo fetch --quiet)
 (cd "$gs" && cargo fetch --quiet)
 
-# measure NAME REPO BASE PACKAGE TEST_TARGET TEST_FILE
+# measure NAME REPO BASE PACKAGE TEST_TARGET TEST_FILE: one round of the four measurements,
+# appended to $work/times-NAME.
 measure() {
   local name="$1" repo="$2" base="$3" pkg="$4" target="$5" file="$6"
   local out="$work/times-$name"
   cd "$repo"
+  rm -rf "$work/$name-plain" "$work/$name-naive-base" "$work/$name-naive-head"
   echo "==> [$name] shipmoor claim-check, cold"
   local s e
   s=$(now)
@@ -160,7 +167,7 @@ measure() {
   "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp-$name-cold" > "$work/$name-cold.json"
   echo "    exit $?"
   set -e
-  e=$(now); echo "cold $s $e" > "$out"
+  e=$(now); echo "cold $s $e" >> "$out"
 
   echo "==> [$name] plain cargo test of the bound test at head, cold target dir"
   git clone --quiet "$repo" "$work/$name-plain"
@@ -190,36 +197,41 @@ measure() {
   rm -rf target "$work/$name-plain-target" "$work/$name-naive-base-target" "$work/$name-naive-head-target" "$work/tmp-$name-cold" "$work/tmp-$name-warm"
 }
 
-measure generated "$gen" "$gen_base" m1 "clamp_${tag_ident}" "m1/tests/clamp_${tag_ident}.rs"
-measure globset "$gs" "$gs_base" globset "empty_${tag_ident}" "tests/empty_${tag_ident}.rs"
+for round in $(seq 1 "$rounds"); do
+  echo "==> round $round of $rounds"
+  measure generated "$gen" "$gen_base" m1 "clamp_${tag_ident}" "m1/tests/clamp_${tag_ident}.rs"
+  measure globset "$gs" "$gs_base" globset "empty_${tag_ident}" "tests/empty_${tag_ident}.rs"
+done
 
 python3 - "$work" "$members" <<'PY'
-import json, os, sys
+import json, os, statistics, sys
 work, members = sys.argv[1], sys.argv[2]
 
 def times(name):
+    """The median of each measurement over the rounds."""
     t = {}
     for line in open(os.path.join(work, f"times-{name}")):
         k, s, e = line.split()
-        t[k] = float(e) - float(s)
-    return t
+        t.setdefault(k, []).append(float(e) - float(s))
+    return {k: statistics.median(v) for k, v in t.items()}, {k: v[-1] for k, v in t.items()}, len(t["cold"])
 
 def runtime(name, kind):
     return json.load(open(os.path.join(work, f"{name}-{kind}.json")))["result"]
 
 rows = []
 for name, label in [("generated", f"generated workspace ({members} crates)"), ("globset", "globset 0.4.22 (published sources)")]:
-    t = times(name)
+    t, last, n = times(name)
     print()
     for kind in ("cold", "warm"):
         r = runtime(name, kind)
         commands = sum(x["seconds"] for x in r["runtime"])
-        print(f"[{name}, {kind}] verdict {r['verdict']}; engine overhead {t[kind] - commands:.2f} s of {t[kind]:.2f} s")
+        print(f"[{name}, {kind}, last round] verdict {r['verdict']}; engine overhead {last[kind] - commands:.2f} s of {last[kind]:.2f} s")
         for x in r["runtime"]:
             print(f"  {x['side']:<26} {x['seconds']:>6.1f}s  {x['result'][:60]:<60} {x['command'][:60]}")
     rows.append((label, t))
 
 print()
+print(f"medians of {n} round(s):")
 print(f"{'project':<38} {'claim-check':>11} {'plain':>8} {'naive':>8} {'cc/plain':>9} {'naive/plain':>12} {'warm cc':>8} {'warm/cold':>10}")
 for label, t in rows:
     print(f"{label:<38} {t['cold']:>10.2f}s {t['plain']:>7.2f}s {t['naive']:>7.2f}s {t['cold'] / t['plain']:>9.2f} {t['naive'] / t['plain']:>12.2f} {t['warm']:>7.2f}s {t['warm'] / t['cold']:>10.2f}")
