@@ -246,8 +246,10 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
     let flush = |current: &mut Option<String>,
                  returned_err: &mut Option<String>,
                  out: &mut Vec<(String, String)>| {
-        if let (Some(name), Some(e)) = (current.take(), returned_err.take()) {
-            out.push((name, e));
+        if let Some(e) = returned_err.take() {
+            if let Some(name) = current.take() {
+                out.push((name, e));
+            }
         }
     };
     let mut lines = stdout.lines().peekable();
