@@ -365,3 +365,55 @@ fn head_is_seeded_from_the_checkouts_target_and_its_stale_binary_never_answers()
         "{row:#}"
     );
 }
+
+/// The workflow builds into a directory `CARGO_TARGET_DIR` names, outside the checkout: head's
+/// target dir is seeded from there.
+#[test]
+fn head_is_seeded_from_where_cargo_target_dir_points() {
+    require_cargo(None);
+    let r = Repo::new();
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"clamp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nitoa = \"1\"\n",
+    );
+    r.write(".gitignore", "/target\nCargo.lock\n");
+    r.write("src/lib.rs", CLAMP_BASE);
+    let base = r.commit("base");
+    r.write("src/lib.rs", CLAMP_HEAD);
+    r.write(
+        &format!("tests/clamp_{}.rs", ident("clamps-high")),
+        "#[test]\nfn clamps_high() {\n    assert_eq!(clamp::clamp(50, 0, 10), 10);\n}\n",
+    );
+    acceptance(&r, None, "clamps-high");
+    r.commit("head");
+    let ci = tempfile::tempdir().unwrap();
+    let ci_target = ci.path().join("ci-target");
+    let built = std::process::Command::new("cargo")
+        .args(["test", "--no-run", "--quiet"])
+        .current_dir(r.path())
+        .env("CARGO_TARGET_DIR", &ci_target)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--format", "json"],
+        &[("CARGO_TARGET_DIR", ci_target.to_str().unwrap())],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["result"]["criteria"][0]["floor"]["result"], "satisfied");
+    let row = seeding_row(&v, "head");
+    let want = format!(
+        "seeded from the checkout's target dir ({}); 1 path package(s) cleaned",
+        ci_target.display()
+    );
+    assert!(
+        row["result"].as_str().unwrap().starts_with(&want),
+        "{row:#}"
+    );
+    assert!(
+        !r.exists("target"),
+        "the floor never builds in the checkout"
+    );
+}
