@@ -2,6 +2,7 @@
 //! rewrote, and seeding a side's cargo target dir (base's from head's, head's from the
 //! checkout's) without letting the other build's code run.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -116,7 +117,7 @@ pub fn seed_cargo_target(
             .env("CARGO_TERM_COLOR", "never");
         cmd
     };
-    copy_target(from, to, timeout)?;
+    copy_target(from, to, &own_unit_names(&cargo, timeout), timeout)?;
     let loc = cargo(&[
         "locate-project",
         "--workspace",
@@ -164,10 +165,18 @@ pub fn seed_cargo_target(
 const PROFILE_DIRS: [&str; 2] = ["debug", "release"];
 
 /// Copies of the target dir `from` what a test build can reuse: its top-level files and the
-/// [`PROFILE_DIRS`], without their `incremental` directories (only path packages, which are
-/// cleaned anyway, build incrementally). A checkout's target dir can also hold docs, packaged
-/// crates, coverage builds or other targets' builds, gigabytes that no test build here reads.
-fn copy_target(from: &Path, to: &Path, timeout: Duration) -> Result<(), String> {
+/// [`PROFILE_DIRS`], without their `incremental` directories and without the units of the
+/// workspace's own crates (`own`: package and target names, see [`owned`]). A checkout's
+/// target dir can also hold docs, packaged crates, coverage builds or other targets' builds,
+/// gigabytes that no test build here reads, and its own test binaries are both the largest
+/// files and the ones that must never run here. Leaving out more than needed is always safe:
+/// cargo builds what is missing.
+fn copy_target(
+    from: &Path,
+    to: &Path,
+    own: &BTreeSet<String>,
+    timeout: Duration,
+) -> Result<(), String> {
     let entries = |dir: &Path| -> Result<Vec<(PathBuf, bool)>, String> {
         let mut out = Vec::new();
         for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
@@ -180,18 +189,19 @@ fn copy_target(from: &Path, to: &Path, timeout: Duration) -> Result<(), String> 
     };
     let cp = |sources: &[PathBuf], into: &Path| -> Result<(), String> {
         std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
-        if sources.is_empty() {
-            return Ok(());
+        // A `deps` directory can hold thousands of files: bounded argument lists.
+        for chunk in sources.chunks(256) {
+            let mut cmd = Command::new("cp");
+            cmd.arg("-a").arg("--reflink=auto").args(chunk).arg(into);
+            let c = process::run(cmd, timeout).map_err(|e| format!("cp: {e}"))?;
+            if !c.success() {
+                return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
+            }
         }
-        let mut cmd = Command::new("cp");
-        cmd.arg("-a").arg("--reflink=auto").args(sources).arg(into);
-        let c = process::run(cmd, timeout).map_err(|e| format!("cp: {e}"))?;
-        if c.success() {
-            Ok(())
-        } else {
-            Err(format!("cp failed: {}", first_line(&c.stderr_lossy())))
-        }
+        Ok(())
     };
+    let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let not_owned = |p: &Path| name_of(p).is_some_and(|n| !owned(&n, own));
     let top = entries(from)?;
     let files: Vec<PathBuf> = top
         .iter()
@@ -199,20 +209,87 @@ fn copy_target(from: &Path, to: &Path, timeout: Duration) -> Result<(), String> 
         .map(|(p, _)| p.clone())
         .collect();
     cp(&files, to)?;
-    for (dir, _) in top.iter().filter(|(p, d)| {
-        *d && p
-            .file_name()
-            .is_some_and(|n| PROFILE_DIRS.iter().any(|k| n == *k))
-    }) {
-        let keep: Vec<PathBuf> = entries(dir)?
-            .into_iter()
-            .filter(|(p, _)| p.file_name().is_none_or(|n| n != "incremental"))
-            .map(|(p, _)| p)
+    for (profile, _) in top
+        .iter()
+        .filter(|(p, d)| *d && name_of(p).is_some_and(|n| PROFILE_DIRS.contains(&n.as_str())))
+    {
+        let into = to.join(profile.file_name().unwrap_or_default());
+        let inner = entries(profile)?;
+        // Uplifted artifacts (`debug/libm1.rlib`, `debug/tool`) and other files.
+        let files: Vec<PathBuf> = inner
+            .iter()
+            .filter(|(p, d)| !d && not_owned(p))
+            .map(|(p, _)| p.clone())
             .collect();
-        let name = dir.file_name().unwrap_or_default();
-        cp(&keep, &to.join(name))?;
+        cp(&files, &into)?;
+        for (sub, _) in inner.iter().filter(|(_, d)| *d) {
+            let sub_name = name_of(sub).unwrap_or_default();
+            match sub_name.as_str() {
+                "incremental" => {}
+                "deps" | ".fingerprint" | "build" | "examples" => {
+                    let keep: Vec<PathBuf> = entries(sub)?
+                        .into_iter()
+                        .filter(|(p, _)| not_owned(p))
+                        .map(|(p, _)| p)
+                        .collect();
+                    cp(&keep, &into.join(&sub_name))?;
+                }
+                _ => cp(std::slice::from_ref(sub), &into)?,
+            }
+        }
     }
     Ok(())
+}
+
+/// Whether a file or directory in a profile directory (`deps/libm1-0a1b….rlib`,
+/// `.fingerprint/m1-0a1b…`, `build/m1-0a1b…`, `deps/words-0a1b…`, `m1.d`) belongs to one of the
+/// `own` names (package or target names, `-` read as `_`): its name without extensions, hash
+/// or `lib` prefix is one of them. A registry crate of the same name matches too, and is only
+/// rebuilt.
+fn owned(file_name: &str, own: &BTreeSet<String>) -> bool {
+    let stem = file_name.split('.').next().unwrap_or(file_name);
+    let unhashed = stem.rsplit_once('-').map(|(n, _)| n);
+    [Some(stem), unhashed]
+        .into_iter()
+        .flatten()
+        .flat_map(|n| [n, n.strip_prefix("lib").unwrap_or(n)])
+        .any(|n| own.contains(&n.replace('-', "_")))
+}
+
+/// The names the workspace's own units carry in a target dir: each member's package name and
+/// target names, `-` read as `_`, from `cargo metadata --no-deps` (no resolution needed).
+/// Empty when cargo cannot tell; `cargo clean -p` then removes those units after the copy.
+fn own_unit_names(cargo: &dyn Fn(&[&str]) -> Command, timeout: Duration) -> BTreeSet<String> {
+    let meta = cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]);
+    let Some(v) = process::run(meta, timeout)
+        .ok()
+        .filter(|m| m.success())
+        .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.stdout).ok())
+    else {
+        return BTreeSet::new();
+    };
+    let mut own = BTreeSet::new();
+    for p in v["packages"].as_array().into_iter().flatten() {
+        let names = std::iter::once(&p["name"]).chain(
+            p["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| &t["name"]),
+        );
+        own.extend(
+            names
+                .filter_map(serde_json::Value::as_str)
+                .map(|n| n.replace('-', "_")),
+        );
+    }
+    own
 }
 
 /// `cargo clean -p` of every path package in the resolved graph; returns them as
@@ -348,6 +425,16 @@ mod tests {
             "doc/itoa/index.html",
             "x86_64-unknown-linux-gnu/debug/deps/libitoa-3.rlib",
             "llvm-cov-target/debug/deps/big",
+            // The workspace's own units: package `fx-crate`, test target `words`.
+            "debug/deps/libfx_crate-0123456789abcdef.rlib",
+            "debug/deps/fx_crate-0123456789abcdef",
+            "debug/deps/fx_crate-0123456789abcdef.d",
+            "debug/deps/words-0123456789abcdef",
+            "debug/.fingerprint/fx-crate-0123456789abcdef/lib-fx_crate",
+            "debug/build/fx-crate-0123456789abcdef/output",
+            "debug/libfx_crate.rlib",
+            "debug/libfx_crate.d",
+            "debug/examples/demo-0123456789abcdef",
         ] {
             let p = from.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -355,7 +442,8 @@ mod tests {
         }
         let to = tmp.path().join("seeded").join("head");
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        copy_target(&from, &to, Duration::from_secs(60)).unwrap();
+        let own: BTreeSet<String> = ["fx_crate", "words"].map(String::from).into();
+        copy_target(&from, &to, &own, Duration::from_secs(60)).unwrap();
         for kept in [
             "CACHEDIR.TAG",
             ".rustc_info.json",
@@ -363,6 +451,7 @@ mod tests {
             "debug/.fingerprint/itoa-1/lib-itoa",
             "debug/build/x-1/out/gen.rs",
             "release/deps/libitoa-2.rlib",
+            "debug/examples/demo-0123456789abcdef",
         ] {
             assert_eq!(
                 std::fs::read_to_string(to.join(kept)).unwrap(),
@@ -375,8 +464,20 @@ mod tests {
             "doc",
             "x86_64-unknown-linux-gnu",
             "llvm-cov-target",
+            "debug/deps/libfx_crate-0123456789abcdef.rlib",
+            "debug/deps/fx_crate-0123456789abcdef",
+            "debug/deps/fx_crate-0123456789abcdef.d",
+            "debug/deps/words-0123456789abcdef",
+            "debug/.fingerprint/fx-crate-0123456789abcdef",
+            "debug/build/fx-crate-0123456789abcdef",
+            "debug/libfx_crate.rlib",
+            "debug/libfx_crate.d",
         ] {
             assert!(!to.join(dropped).exists(), "{dropped}");
         }
+        assert!(owned("libfx_crate-0a.rmeta", &own));
+        assert!(owned("fx-crate-0a", &own));
+        assert!(!owned("libitoa-0a.rlib", &own));
+        assert!(!owned("fx_crate_extra-0a", &own));
     }
 }
