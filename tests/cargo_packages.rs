@@ -359,8 +359,8 @@ fn head_is_seeded_from_the_checkouts_target_and_its_stale_binary_never_answers()
     );
     assert!(
         row["command"].as_str().unwrap().starts_with(
-            "cp -a --reflink=auto target $TMP/target/head (top-level files, debug/ and release/ \
-                 without incremental/) && cargo clean -p clamp@0.1.0"
+            "cp -a --reflink=auto target $TMP/target/head (debug/ and release/, without \
+                 incremental/ and the workspace's own units) && cargo clean -p clamp@0.1.0"
         ),
         "{row:#}"
     );

@@ -807,8 +807,9 @@ impl Ctx<'_> {
                 ),
                 s.duration.as_secs_f64(),
                 format!(
-                    "cp -a --reflink=auto {from_shown} $TMP/target/{to_side} (top-level files, \
-                     debug/ and release/ without incremental/) && cargo clean -p {}",
+                    "cp -a --reflink=auto {from_shown} $TMP/target/{to_side} (debug/ and \
+                     release/, without incremental/ and the workspace's own units) && cargo \
+                     clean -p {}",
                     s.cleaned.join(" -p ")
                 ),
             ),
