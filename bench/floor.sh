@@ -1,31 +1,69 @@
 #!/usr/bin/env bash
-# Benchmark of the floor on a generated cargo workspace: prints the engine's overhead (total
-# time minus the time of the commands it ran) and the ratio of claim-check's total time to one
-# plain `cargo test` of the bound tests at head (cold, as a fresh CI job would run it), both
-# measured here, in the same script.
+# Benchmark of the floor on two cargo projects, measured side by side in one run:
+#
+#   claim-check   `shipmoor claim-check` of the change, cold (no target dir anywhere);
+#   plain         one plain `cargo test` of the bound test at head, cold (what a CI job runs);
+#   naive         the naive claim: two cold builds and runs of the bound test, one at base with
+#                 head's test file laid over it, one at head;
+#   warm          claim-check again with the checkout's own `target/` already built (as after
+#                 a cache restore or an earlier `cargo test` step), beside the cold claim-check.
+#
+# and the ratios claim-check / plain, naive / plain (the target is claim-check ≤ 1.2 × plain)
+# and warm / cold claim-check (the target is ≤ 0.5). Also each run's runtime rows and the
+# engine's overhead (total time minus the time of the commands it ran).
+#
+# The projects:
+#   generated   a workspace of MEMBERS crates depending on `itoa` and `regex`, a fix in `m1`
+#               and a tagged integration test for it;
+#   globset     the published sources of `globset` 0.4.22 (cargo downloads them from crates.io
+#               into its registry cache), committed into a temporary repository with a bug at
+#               base, its fix at head, and a tagged integration test.
 #
 #   bash bench/floor.sh [MEMBERS]     # MEMBERS: workspace crates to generate (default 6)
+#   SHIPMOOR_BIN=target/debug/shipmoor bash bench/floor.sh   # skip the release build
+#   ROUNDS=3 bash bench/floor.sh      # repeat the four measurements, interleaved; medians
 #
-# The workspace depends on `itoa` and `regex` from crates.io, so the registry must be reachable
-# (the first run downloads them into cargo's cache).
+# On a shared machine the load changes between measurements taken minutes apart: several
+# interleaved rounds and their medians give steadier ratios than one round.
+#
+# crates.io must be reachable (the first run downloads the crates into cargo's cache; the
+# downloads are not timed). Nothing here asserts a time: it prints what it measured.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 members="${1:-6}"
+rounds="${ROUNDS:-1}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+unset CARGO_TARGET_DIR
 
-echo "==> building shipmoor (release)"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-bin="$root/target/release/shipmoor"
+if [ -n "${SHIPMOOR_BIN:-}" ]; then
+  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
+else
+  echo "==> building shipmoor (release)"
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  bin="$root/target/release/shipmoor"
+fi
 tag="$(python3 -c 'import hashlib;print("AC-CLAMP-HIGH-"+hashlib.sha256(b"claim-check/tag/v1\0clamp-high").hexdigest()[:4])')"
 tag_ident="$(echo "$tag" | tr 'A-Z-' 'a-z_')"
+now() { date +%s.%N; }
 
-repo="$work/repo"
-mkdir -p "$repo"
-cd "$repo"
-git init --quiet --initial-branch=main
-git config user.name bench; git config user.email bench@example.com
+new_repo() {
+  mkdir -p "$1"
+  git -C "$1" init --quiet --initial-branch=main
+  git -C "$1" config user.name bench
+  git -C "$1" config user.email bench@example.com
+}
+
+acceptance() {
+  mkdir -p .shipmoor
+  printf 'version: 1\ncriteria:\n  - id: clamp-high\n    ac: Values above the range are clamped to its top.\n' > .shipmoor/acceptance.yaml
+}
+
+# ---- the generated workspace -------------------------------------------------------------
+gen="$work/generated"
+new_repo "$gen"
+cd "$gen"
 {
   echo '[workspace]'
   echo 'resolver = "2"'
@@ -54,47 +92,149 @@ TOML
   } > "m$i/src/lib.rs"
   printf '#[test]\nfn words() { assert!(m%d::is_word("abc")); }\n' "$i" > "m$i/tests/words.rs"
 done
+echo "/target" > .gitignore
 git add -A; git commit --quiet -m base
-base="$(git rev-parse HEAD)"
+gen_base="$(git rev-parse HEAD)"
 sed -i 's/pub fn clamp(x: i64, lo: i64, hi: i64) -> i64 { if x < lo { lo } else { x } }/pub fn clamp(x: i64, lo: i64, hi: i64) -> i64 { x.max(lo).min(hi) }/' m1/src/lib.rs
 printf '#[test]\nfn clamps_high() { assert_eq!(m1::clamp(50, 0, 10), 10); }\n' > "m1/tests/clamp_${tag_ident}.rs"
-mkdir -p .shipmoor
-printf 'version: 1\ncriteria:\n  - id: clamp-high\n    ac: Values above the range are clamped to its top.\n' > .shipmoor/acceptance.yaml
-echo "/target" > .gitignore
+acceptance
 git add -A; git commit --quiet -m head
 
+# ---- globset from its published sources --------------------------------------------------
+echo "==> downloading globset 0.4.22's published sources through cargo (not timed)"
+fetcher="$work/fetch-globset"
+mkdir -p "$fetcher/src"
+printf '[package]\nname = "fetch-globset"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nglobset = "=0.4.22"\n' > "$fetcher/Cargo.toml"
+: > "$fetcher/src/lib.rs"
+(cd "$fetcher" && cargo fetch --quiet)
+globset_src="$(cd "$fetcher" && cargo metadata --format-version 1 --quiet | python3 -c '
+import json, os, sys
+meta = json.load(sys.stdin)
+print(next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == "globset"))')"
+gs="$work/globset"
+new_repo "$gs"
+cp -R "$globset_src/." "$gs/"
+rm -f "$gs/.cargo-ok" "$gs/.cargo_vcs_info.json"
+cd "$gs"
+echo "/target" > .gitignore
+# The published manifest lists its targets (`autotests = false`); let cargo find tests/ as in
+# the crate's own repository. And the bug at base: a set of one glob reads as empty.
+python3 - <<'PY'
+m = open("Cargo.toml").read()
+assert "autotests = false\n" in m
+open("Cargo.toml", "w").write(m.replace("autotests = false\n", ""))
+p = "src/lib.rs"
+s = open(p).read()
+fixed = "    pub fn is_empty(&self) -> bool {\n        self.len == 0\n    }"
+assert fixed in s, "globset's is_empty changed; pick another line for the bug"
+open(p, "w").write(s.replace(fixed, fixed.replace("self.len == 0", "self.len <= 1")))
+PY
+git add -A; git commit --quiet -m "globset 0.4.22 with a bug"
+gs_base="$(git rev-parse HEAD)"
+sed -i 's/        self.len <= 1/        self.len == 0/' src/lib.rs
+mkdir -p tests
+cat > "tests/empty_${tag_ident}.rs" <<'RS'
+use globset::{Glob, GlobSetBuilder};
+
+#[test]
+fn one_glob_is_not_empty() {
+    let mut b = GlobSetBuilder::new();
+    b.add(Glob::new("*.rs").unwrap());
+    let set = b.build().unwrap();
+    assert_eq!(set.len(), 1);
+    assert!(!set.is_empty());
+    assert!(set.is_match("lib.rs"));
+}
+RS
+acceptance
+git add -A; git commit --quiet -m "globset: a set of one glob is not empty"
+
 echo "==> warming cargo's registry cache (not timed)"
-cargo fetch --quiet
+(cd "$gen" && cargo fetch --quiet)
+(cd "$gs" && cargo fetch --quiet)
 
-echo "==> shipmoor claim-check (workspace of $members crates)"
-start=$(date +%s.%N)
-set +e
-"$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp" > "$work/result.json"
-code=$?
-set -e
-end=$(date +%s.%N)
-echo "    exit $code"
+# measure NAME REPO BASE PACKAGE TEST_TARGET TEST_FILE: one round of the four measurements,
+# appended to $work/times-NAME.
+measure() {
+  local name="$1" repo="$2" base="$3" pkg="$4" target="$5" file="$6"
+  local out="$work/times-$name"
+  cd "$repo"
+  rm -rf "$work/$name-plain" "$work/$name-naive-base" "$work/$name-naive-head"
+  echo "==> [$name] shipmoor claim-check, cold"
+  local s e
+  s=$(now)
+  set +e
+  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp-$name-cold" > "$work/$name-cold.json"
+  echo "    exit $?"
+  set -e
+  e=$(now); echo "cold $s $e" >> "$out"
 
-echo "==> plain cargo test of the bound test at head, cold target dir"
-git clone --quiet "$repo" "$work/plain"
-pstart=$(date +%s.%N)
-(cd "$work/plain" && CARGO_TARGET_DIR="$work/plain-target" cargo test --quiet -p m1 --test "clamp_${tag_ident}" >/dev/null 2>&1)
-pend=$(date +%s.%N)
+  echo "==> [$name] plain cargo test of the bound test at head, cold target dir"
+  git clone --quiet "$repo" "$work/$name-plain"
+  s=$(now)
+  (cd "$work/$name-plain" && CARGO_TARGET_DIR="$work/$name-plain-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
+  e=$(now); echo "plain $s $e" >> "$out"
 
-python3 - "$work/result.json" "$start" "$end" "$pstart" "$pend" <<'PY'
-import json, sys
-result = json.load(open(sys.argv[1]))["result"]
-total = float(sys.argv[3]) - float(sys.argv[2])
-plain = float(sys.argv[5]) - float(sys.argv[4])
-commands = sum(r["seconds"] for r in result["runtime"])
+  echo "==> [$name] naive claim: cold build and run at base (+ head's test file), then at head"
+  git clone --quiet "$repo" "$work/$name-naive-base"
+  git clone --quiet "$repo" "$work/$name-naive-head"
+  git -C "$work/$name-naive-base" checkout --quiet "$base"
+  git -C "$work/$name-naive-base" checkout --quiet main -- "$file"
+  s=$(now)
+  (cd "$work/$name-naive-base" && CARGO_TARGET_DIR="$work/$name-naive-base-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
+  (cd "$work/$name-naive-head" && CARGO_TARGET_DIR="$work/$name-naive-head-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
+  e=$(now); echo "naive $s $e" >> "$out"
+
+  echo "==> [$name] the checkout's target/ built at head (as a cache restore leaves it; not timed)"
+  cargo test --no-run --quiet >/dev/null 2>&1 || true
+  echo "==> [$name] shipmoor claim-check, warm"
+  s=$(now)
+  set +e
+  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp-$name-warm" > "$work/$name-warm.json"
+  echo "    exit $?"
+  set -e
+  e=$(now); echo "warm $s $e" >> "$out"
+  rm -rf target "$work/$name-plain-target" "$work/$name-naive-base-target" "$work/$name-naive-head-target" "$work/tmp-$name-cold" "$work/tmp-$name-warm"
+}
+
+for round in $(seq 1 "$rounds"); do
+  echo "==> round $round of $rounds"
+  measure generated "$gen" "$gen_base" m1 "clamp_${tag_ident}" "m1/tests/clamp_${tag_ident}.rs"
+  measure globset "$gs" "$gs_base" globset "empty_${tag_ident}" "tests/empty_${tag_ident}.rs"
+done
+
+python3 - "$work" "$members" <<'PY'
+import json, os, statistics, sys
+work, members = sys.argv[1], sys.argv[2]
+
+def times(name):
+    """The median of each measurement over the rounds."""
+    t = {}
+    for line in open(os.path.join(work, f"times-{name}")):
+        k, s, e = line.split()
+        t.setdefault(k, []).append(float(e) - float(s))
+    return {k: statistics.median(v) for k, v in t.items()}, {k: v[-1] for k, v in t.items()}, len(t["cold"])
+
+def runtime(name, kind):
+    return json.load(open(os.path.join(work, f"{name}-{kind}.json")))["result"]
+
+rows = []
+for name, label in [("generated", f"generated workspace ({members} crates)"), ("globset", "globset 0.4.22 (published sources)")]:
+    t, last, n = times(name)
+    print()
+    for kind in ("cold", "warm"):
+        r = runtime(name, kind)
+        commands = sum(x["seconds"] for x in r["runtime"])
+        print(f"[{name}, {kind}, last round] verdict {r['verdict']}; engine overhead {last[kind] - commands:.2f} s of {last[kind]:.2f} s")
+        for x in r["runtime"]:
+            print(f"  {x['side']:<26} {x['seconds']:>6.1f}s  {x['result'][:60]:<60} {x['command'][:60]}")
+    rows.append((label, t))
+
 print()
-print(f"verdict: {result['verdict']}")
-for r in result["runtime"]:
-    print(f"  {r['side']:<26} {r['seconds']:>6.1f}s  {r['result']:<40} {r['command'][:70]}")
+print(f"medians of {n} round(s):")
+print(f"{'project':<38} {'claim-check':>11} {'plain':>8} {'naive':>8} {'cc/plain':>9} {'naive/plain':>12} {'warm cc':>8} {'warm/cold':>10}")
+for label, t in rows:
+    print(f"{label:<38} {t['cold']:>10.2f}s {t['plain']:>7.2f}s {t['naive']:>7.2f}s {t['cold'] / t['plain']:>9.2f} {t['naive'] / t['plain']:>12.2f} {t['warm']:>7.2f}s {t['warm'] / t['cold']:>10.2f}")
 print()
-print(f"claim-check total:                      {total:7.2f} s")
-print(f"  commands it ran (builds, tests):      {commands:7.2f} s")
-print(f"  engine overhead (total - commands):   {total - commands:7.2f} s  ({100 * (total - commands) / total:.1f}% of total)")
-print(f"plain cargo test of the bound test:     {plain:7.2f} s  (cold, at head)")
-print(f"ratio claim-check / plain cargo test:   {total / plain:7.2f}")
+print("targets: claim-check / plain <= 1.2; warm / cold claim-check <= 0.5")
 PY

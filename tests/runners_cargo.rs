@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, ListScope, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const CARGO_TOML: &str = r#"[package]
 name = "fx-crate"
@@ -253,6 +253,11 @@ fn check_run(runner: &dyn Runner, fx: &Fixture) {
     );
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(!report.invocations.is_empty());
+    // `assert_eq!` failed: an assertion, for the reports' "what kind of failure".
+    assert_eq!(
+        report.failure_kinds,
+        BTreeMap::from([("fx-crate::t fails".to_string(), FailureKind::Assertion)])
+    );
 }
 
 fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {

@@ -116,6 +116,7 @@ fn seeding_base_from_head_never_runs_heads_binary() {
         &head_target,
         &seeded_target,
         &base,
+        None,
         Duration::from_secs(300),
     )
     .unwrap();

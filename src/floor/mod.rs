@@ -397,6 +397,13 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         None
     };
     let mut head_setup_failed: Vec<Option<String>> = vec![None; cx.adapters.len()];
+    let rust_runner = cx
+        .adapters
+        .iter()
+        .any(|a| matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest));
+    if let (Some(wt), true, true) = (&head_wt, needs_tests, rust_runner) {
+        cx.seed_head_target(wt)?;
+    }
     if let (Some(wt), true) = (&head_wt, needs_tests) {
         let scopes = cx.list_scopes(wt)?;
         for i in 0..cx.adapters.len() {
@@ -922,6 +929,62 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The cargo project directory of the first cargo or nextest runner inside `root`.
+    fn cargo_dir(&self, root: &std::path::Path) -> PathBuf {
+        self.adapters
+            .iter()
+            .find(|a| matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest))
+            .map(|a| {
+                let r = &a.config().root;
+                if r == "." {
+                    root.to_path_buf()
+                } else {
+                    root.join(r)
+                }
+            })
+            .unwrap_or_else(|| root.to_path_buf())
+    }
+
+    /// Seeds head's target dir from the checkout's (a `target/` a cache step restored or an
+    /// earlier `cargo test` built, or where `CARGO_TARGET_DIR` or the cargo config puts it),
+    /// so that head does not rebuild every registry dependency the workflow already built. The
+    /// same safe seeding as base's: a copy with every path package's units removed, so no stale
+    /// test binary of the workspace can run (see [`seed_cargo_target`]).
+    fn seed_head_target(&mut self, head: &Worktree) -> Result<(), Error> {
+        let to = self.input.temp_root.join("target").join("head");
+        if to.exists() {
+            return Ok(());
+        }
+        let checkout = self.cargo_dir(self.input.git.root());
+        let Some(from) = workspace::checkout_target_dir(&checkout, self.input.timeout) else {
+            return Ok(());
+        };
+        (self.input.progress)(
+            "head: seeding the target dir from the checkout's (registry dependencies only)",
+        );
+        let shown = from
+            .strip_prefix(self.input.git.root())
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| from.display().to_string());
+        let lock = workspace::find_lock(self.input.git.root(), &checkout);
+        let seeded = seed_cargo_target(
+            &from,
+            &to,
+            &self.cargo_dir(head.path()),
+            lock.as_deref(),
+            self.input.timeout,
+        );
+        self.record_seeding(
+            "head",
+            &format!("the checkout's target dir ({shown})"),
+            "the checkout's",
+            &shown,
+            seeded,
+            &to,
+        );
+        Ok(())
+    }
+
     /// Seeds base's target dir from head's so that registry dependencies are not built twice,
     /// removing every path package's own units so that nothing of head's code can run at base
     /// (see [`seed_cargo_target`]). Falls back to an empty target dir when seeding fails.
@@ -934,40 +997,71 @@ impl Ctx<'_> {
         (self.input.progress)(
             "base: seeding the target dir from head's (registry dependencies only)",
         );
-        let dir = self
-            .adapters
-            .iter()
-            .find(|a| matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest))
-            .map(|a| {
-                let root = &a.config().root;
-                if root == "." {
-                    base.path().to_path_buf()
-                } else {
-                    base.path().join(root)
-                }
-            })
-            .unwrap_or_else(|| base.path().to_path_buf());
-        let seeded = seed_cargo_target(&from, &to, &dir, self.input.timeout);
+        let head_root = self.input.temp_root.join("head");
+        let lock = workspace::find_lock(&head_root, &self.cargo_dir(&head_root));
+        let seeded = seed_cargo_target(
+            &from,
+            &to,
+            &self.cargo_dir(base.path()),
+            lock.as_deref(),
+            self.input.timeout,
+        );
+        self.record_seeding(
+            "base (+ head test files)",
+            "head's target dir",
+            "head's",
+            "$TMP/target/head",
+            seeded,
+            &to,
+        );
+        Ok(())
+    }
+
+    /// The runtime row of one seeding; a failed seeding leaves no target dir behind.
+    fn record_seeding(
+        &mut self,
+        side: &str,
+        source: &str,
+        lock_source: &str,
+        from_shown: &str,
+        seeded: Result<workspace::Seeded, String>,
+        to: &std::path::Path,
+    ) {
+        // `$TMP/target/head` or `$TMP/target/base`.
+        let to_side = to
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let (result, secs, command) = match &seeded {
             Ok(s) => (
-                format!("seeded; {} path package(s) cleaned", s.cleaned.len()),
+                format!(
+                    "seeded from {source}; {} path package(s) cleaned{}",
+                    s.cleaned.len(),
+                    if s.lock_given {
+                        format!("; given {lock_source} Cargo.lock")
+                    } else {
+                        String::new()
+                    }
+                ),
                 s.duration.as_secs_f64(),
                 format!(
-                    "cp -a --reflink=auto $TMP/target/head $TMP/target/base && cargo clean -p {}",
+                    "cp -a --reflink=auto {from_shown} $TMP/target/{to_side} (debug/ and \
+                     release/, without incremental/ and the workspace's own units) && cargo \
+                     clean -p {}",
                     s.cleaned.join(" -p ")
                 ),
             ),
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&to);
+                let _ = std::fs::remove_dir_all(to);
                 (
-                    format!("not seeded ({e}); base builds from scratch"),
+                    format!("not seeded ({e}); {to_side} builds from scratch"),
                     0.0,
                     "seed target dir".to_string(),
                 )
             }
         };
         self.runtime.push(RuntimeRow {
-            side: "base (+ head test files)".into(),
+            side: side.into(),
             runner: "cargo".into(),
             command,
             tests: 0,
@@ -980,7 +1074,6 @@ impl Ctx<'_> {
             exit_code: Some(if seeded.is_ok() { 0 } else { 1 }),
             excerpt: None,
         });
-        Ok(())
     }
 
     /// A test whose own file compiled at base can still read `build_fail` there when a

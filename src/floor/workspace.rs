@@ -1,7 +1,12 @@
 //! The worktrees' files: laying head's test files over base, noticing tracked files a run
-//! rewrote, and seeding base's cargo target dir from head's without letting head's code run.
+//! rewrote, and seeding a side's cargo target dir (base's from head's, head's from the
+//! checkout's) without letting the other build's code run.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::floor::runners::cargo::cargo_error;
 
 /// Lock files a build or an install may rightly rewrite.
 pub(super) const LOCKFILES: [&str; 7] = [
@@ -82,8 +87,11 @@ pub(super) fn apply_splices(wt: &Worktree, splices: &[(String, String)]) -> Resu
 /// What seeding a target dir did.
 #[derive(Debug, Clone)]
 pub struct Seeded {
-    /// The path packages whose units were removed from the copy.
+    /// The path packages whose units were removed from the copy, as `name@version`.
     pub cleaned: Vec<String>,
+    /// Whether the project had no `Cargo.lock` and was given the one passed in (see
+    /// [`seed_cargo_target`]).
+    pub lock_given: bool,
     pub duration: Duration,
 }
 /// Makes `to` a copy of the cargo target dir `from` (reflinked where the file system can) and
@@ -94,69 +102,394 @@ pub struct Seeded {
 /// package-relative paths, so sources older than the copied artifacts look fresh and the other
 /// checkout's test binary runs, reporting a wrong pass. `cargo clean -p` of the path packages
 /// forces them to rebuild from this checkout's sources.
+///
+/// Only what a test build reuses is copied (see [`copy_target`]). Finding the path packages
+/// needs the dependency graph resolved, offline. A project that does not track its
+/// `Cargo.lock` has none in a fresh worktree, and a fresh resolution can pick other registry
+/// versions than the build the copy comes from (or, offline, find some index entries missing);
+/// so when `lock` names a lock file (the one the build `from` was made with) and the project
+/// has none, that lock is put in place and left there, an untracked file: the build that
+/// follows then resolves the same registry versions, which is what makes the copy worth
+/// having. A lock the project does have is left as it was (restored should resolution rewrite
+/// it). Packages are named by their package id spec, since a name alone can be ambiguous (see
+/// [`crate::floor::runners::cargo`]).
 pub fn seed_cargo_target(
-    from: &std::path::Path,
-    to: &std::path::Path,
-    project_dir: &std::path::Path,
+    from: &Path,
+    to: &Path,
+    project_dir: &Path,
+    lock: Option<&Path>,
     timeout: Duration,
 ) -> Result<Seeded, String> {
     let started = std::time::Instant::now();
-    let mut cp = Command::new("cp");
-    cp.arg("-a").arg("--reflink=auto").arg(from).arg(to);
-    let c = process::run(cp, timeout).map_err(|e| format!("cp: {e}"))?;
-    if !c.success() {
-        return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
+    let cargo = |args: &[&str]| {
+        let mut cmd = Command::new("cargo");
+        cmd.args(args)
+            .current_dir(project_dir)
+            .env("CARGO_TARGET_DIR", to)
+            .env("CARGO_TERM_COLOR", "never");
+        cmd
+    };
+    copy_target(from, to, &own_unit_names(&cargo, timeout), timeout)?;
+    let loc = cargo(&[
+        "locate-project",
+        "--workspace",
+        "--message-format",
+        "plain",
+        "--offline",
+    ]);
+    let l = process::run(loc, timeout).map_err(|e| format!("cargo locate-project: {e}"))?;
+    if !l.success() {
+        return Err(format!(
+            "cargo locate-project failed: {}",
+            cargo_error(&l.stderr_lossy())
+        ));
     }
-    let mut meta = Command::new("cargo");
-    meta.args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(project_dir)
-        .env("CARGO_TARGET_DIR", to);
+    let root_manifest = PathBuf::from(l.stdout_lossy().trim());
+    let lock_path = root_manifest
+        .parent()
+        .map(|d| d.join("Cargo.lock"))
+        .ok_or_else(|| format!("cargo locate-project printed {}", root_manifest.display()))?;
+    let kept = std::fs::read(&lock_path).ok();
+    let mut lock_given = false;
+    if let (None, Some(lock)) = (&kept, lock) {
+        if lock.is_file() {
+            std::fs::copy(lock, &lock_path)
+                .map_err(|e| format!("copying {} into place: {e}", lock.display()))?;
+            lock_given = true;
+        }
+    }
+    let result = clean_path_packages(&cargo, project_dir, timeout);
+    if let Some(bytes) = kept {
+        if std::fs::read(&lock_path).ok().as_ref() != Some(&bytes) {
+            std::fs::write(&lock_path, bytes)
+                .map_err(|e| format!("restoring {}: {e}", lock_path.display()))?;
+        }
+    }
+    Ok(Seeded {
+        cleaned: result?,
+        lock_given,
+        duration: started.elapsed(),
+    })
+}
+
+/// The profile directories a copy keeps: what `cargo test` builds into (`debug`), and
+/// `release` for runners given `--release`.
+const PROFILE_DIRS: [&str; 2] = ["debug", "release"];
+
+/// Copies of the target dir `from` what a test build can reuse: its top-level files and the
+/// [`PROFILE_DIRS`], without their `incremental` directories and without the units of the
+/// workspace's own crates (`own`: package and target names, see [`owned`]). A checkout's
+/// target dir can also hold docs, packaged crates, coverage builds or other targets' builds,
+/// gigabytes that no test build here reads, and its own test binaries are both the largest
+/// files and the ones that must never run here. Leaving out more than needed is always safe:
+/// cargo builds what is missing.
+fn copy_target(
+    from: &Path,
+    to: &Path,
+    own: &BTreeSet<String>,
+    timeout: Duration,
+) -> Result<(), String> {
+    let entries = |dir: &Path| -> Result<Vec<(PathBuf, bool)>, String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            out.push((e.path(), is_dir));
+        }
+        out.sort();
+        Ok(out)
+    };
+    let cp = |sources: &[PathBuf], into: &Path| -> Result<(), String> {
+        std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+        // A `deps` directory can hold thousands of files: bounded argument lists.
+        for chunk in sources.chunks(256) {
+            let mut cmd = Command::new("cp");
+            cmd.arg("-a").arg("--reflink=auto").args(chunk).arg(into);
+            let c = process::run(cmd, timeout).map_err(|e| format!("cp: {e}"))?;
+            if !c.success() {
+                return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
+            }
+        }
+        Ok(())
+    };
+    let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let not_owned = |p: &Path| name_of(p).is_some_and(|n| !owned(&n, own));
+    let top = entries(from)?;
+    let files: Vec<PathBuf> = top
+        .iter()
+        .filter(|(_, d)| !d)
+        .map(|(p, _)| p.clone())
+        .collect();
+    cp(&files, to)?;
+    for (profile, _) in top
+        .iter()
+        .filter(|(p, d)| *d && name_of(p).is_some_and(|n| PROFILE_DIRS.contains(&n.as_str())))
+    {
+        let into = to.join(profile.file_name().unwrap_or_default());
+        let inner = entries(profile)?;
+        // Uplifted artifacts (`debug/libm1.rlib`, `debug/tool`) and other files.
+        let files: Vec<PathBuf> = inner
+            .iter()
+            .filter(|(p, d)| !d && not_owned(p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        cp(&files, &into)?;
+        for (sub, _) in inner.iter().filter(|(_, d)| *d) {
+            let sub_name = name_of(sub).unwrap_or_default();
+            match sub_name.as_str() {
+                "incremental" => {}
+                "deps" | ".fingerprint" | "build" | "examples" => {
+                    let keep: Vec<PathBuf> = entries(sub)?
+                        .into_iter()
+                        .filter(|(p, _)| not_owned(p))
+                        .map(|(p, _)| p)
+                        .collect();
+                    cp(&keep, &into.join(&sub_name))?;
+                }
+                _ => cp(std::slice::from_ref(sub), &into)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a file or directory in a profile directory (`deps/libm1-0a1b….rlib`,
+/// `.fingerprint/m1-0a1b…`, `build/m1-0a1b…`, `deps/words-0a1b…`, `m1.d`) belongs to one of the
+/// `own` names (package or target names, `-` read as `_`): its name without extensions, hash
+/// or `lib` prefix is one of them. A registry crate of the same name matches too, and is only
+/// rebuilt.
+fn owned(file_name: &str, own: &BTreeSet<String>) -> bool {
+    let stem = file_name.split('.').next().unwrap_or(file_name);
+    let unhashed = stem.rsplit_once('-').map(|(n, _)| n);
+    [Some(stem), unhashed]
+        .into_iter()
+        .flatten()
+        .flat_map(|n| [n, n.strip_prefix("lib").unwrap_or(n)])
+        .any(|n| own.contains(&n.replace('-', "_")))
+}
+
+/// The names the workspace's own units carry in a target dir: each member's package name and
+/// target names, `-` read as `_`, from `cargo metadata --no-deps` (no resolution needed).
+/// Empty when cargo cannot tell; `cargo clean -p` then removes those units after the copy.
+fn own_unit_names(cargo: &dyn Fn(&[&str]) -> Command, timeout: Duration) -> BTreeSet<String> {
+    let meta = cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]);
+    let Some(v) = process::run(meta, timeout)
+        .ok()
+        .filter(|m| m.success())
+        .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.stdout).ok())
+    else {
+        return BTreeSet::new();
+    };
+    let mut own = BTreeSet::new();
+    for p in v["packages"].as_array().into_iter().flatten() {
+        let names = std::iter::once(&p["name"]).chain(
+            p["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| &t["name"]),
+        );
+        own.extend(
+            names
+                .filter_map(serde_json::Value::as_str)
+                .map(|n| n.replace('-', "_")),
+        );
+    }
+    own
+}
+
+/// `cargo clean -p` of every path package in the resolved graph; returns them as
+/// `name@version`.
+///
+/// The graph is filtered to the host platform: unfiltered, `cargo metadata` wants every
+/// package's manifest, also those of dependencies for other platforms (`winapi` under
+/// `cfg(windows)`), which no build here downloaded, so offline it fails ("failed to download
+/// `winapi v0.3.9`"). Path packages only another platform uses have no units here to clean.
+fn clean_path_packages(
+    cargo: &dyn Fn(&[&str]) -> Command,
+    project_dir: &Path,
+    timeout: Duration,
+) -> Result<Vec<String>, String> {
+    let host = host_triple(project_dir, timeout)?;
+    let meta = cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--offline",
+        "--filter-platform",
+        &host,
+    ]);
     let m = process::run(meta, timeout).map_err(|e| format!("cargo metadata: {e}"))?;
     if !m.success() {
         return Err(format!(
             "cargo metadata failed: {}",
-            first_line(&m.stderr_lossy())
+            cargo_error(&m.stderr_lossy())
         ));
     }
     let v: serde_json::Value =
         serde_json::from_slice(&m.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
-    let mut specs: Vec<String> = v["packages"]
+    let mut packages: Vec<(String, String)> = v["packages"]
         .as_array()
         .map(|ps| {
             ps.iter()
                 .filter(|p| p["source"].is_null())
                 .filter_map(|p| {
-                    Some(format!(
-                        "{}@{}",
-                        p["name"].as_str()?,
-                        p["version"].as_str()?
+                    Some((
+                        p["id"].as_str()?.to_string(),
+                        format!("{}@{}", p["name"].as_str()?, p["version"].as_str()?),
                     ))
                 })
                 .collect()
         })
         .unwrap_or_default();
-    specs.sort();
-    specs.dedup();
-    if specs.is_empty() {
+    packages.sort_by(|a, b| a.1.cmp(&b.1));
+    packages.dedup();
+    if packages.is_empty() {
         return Err("cargo metadata lists no path package".into());
     }
-    let mut clean = Command::new("cargo");
-    clean
-        .args(["clean", "--offline"])
-        .current_dir(project_dir)
-        .env("CARGO_TARGET_DIR", to);
-    for s in &specs {
-        clean.arg("-p").arg(s);
+    let mut args = vec!["clean", "--offline"];
+    for (id, _) in &packages {
+        args.extend(["-p", id.as_str()]);
     }
-    let c = process::run(clean, timeout).map_err(|e| format!("cargo clean: {e}"))?;
+    let c = process::run(cargo(&args), timeout).map_err(|e| format!("cargo clean: {e}"))?;
     if !c.success() {
         return Err(format!(
             "cargo clean -p failed: {}",
-            first_line(&c.stderr_lossy())
+            cargo_error(&c.stderr_lossy())
         ));
     }
-    Ok(Seeded {
-        cleaned: specs,
-        duration: started.elapsed(),
-    })
+    Ok(packages.into_iter().map(|(_, name)| name).collect())
+}
+
+/// The host's target triple, from `rustc -vV` (asked in the project's directory, so that a
+/// toolchain file there picks the same rustc as cargo).
+fn host_triple(dir: &Path, timeout: Duration) -> Result<String, String> {
+    let mut cmd = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
+    cmd.arg("-vV").current_dir(dir);
+    let out = process::run(cmd, timeout).map_err(|e| format!("rustc -vV: {e}"))?;
+    out.stdout_lossy()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
+        .ok_or_else(|| {
+            format!(
+                "rustc -vV names no host: {}",
+                first_line(&out.stderr_lossy())
+            )
+        })
+}
+
+/// The `Cargo.lock` cargo uses for the project in `dir`: the first one in `dir` or a parent,
+/// up to `root`.
+pub(super) fn find_lock(root: &Path, dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| d.starts_with(root))
+        .map(|d| d.join("Cargo.lock"))
+        .find(|l| l.is_file())
+}
+
+/// The checkout's cargo target dir, when it holds a build: `target_directory` as `cargo
+/// metadata --no-deps` reports it (which follows `CARGO_TARGET_DIR` and the cargo config's
+/// `build.target-dir`), kept only when it exists and carries cargo's `CACHEDIR.TAG` or a
+/// `debug` profile directory.
+pub(super) fn checkout_target_dir(dir: &Path, timeout: Duration) -> Option<PathBuf> {
+    let mut meta = Command::new("cargo");
+    meta.args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ])
+    .current_dir(dir)
+    .env("CARGO_TERM_COLOR", "never");
+    let m = process::run(meta, timeout).ok()?;
+    if !m.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).ok()?;
+    let target = PathBuf::from(v["target_directory"].as_str()?);
+    (target.join("CACHEDIR.TAG").is_file() || target.join("debug").is_dir()).then_some(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_copy_keeps_what_a_test_build_reuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let from = tmp.path().join("target");
+        for f in [
+            "CACHEDIR.TAG",
+            ".rustc_info.json",
+            "debug/deps/libitoa-1.rlib",
+            "debug/.fingerprint/itoa-1/lib-itoa",
+            "debug/build/x-1/out/gen.rs",
+            "debug/incremental/m1-1/s-1/dep-graph.bin",
+            "release/deps/libitoa-2.rlib",
+            "doc/itoa/index.html",
+            "x86_64-unknown-linux-gnu/debug/deps/libitoa-3.rlib",
+            "llvm-cov-target/debug/deps/big",
+            // The workspace's own units: package `fx-crate`, test target `words`.
+            "debug/deps/libfx_crate-0123456789abcdef.rlib",
+            "debug/deps/fx_crate-0123456789abcdef",
+            "debug/deps/fx_crate-0123456789abcdef.d",
+            "debug/deps/words-0123456789abcdef",
+            "debug/.fingerprint/fx-crate-0123456789abcdef/lib-fx_crate",
+            "debug/build/fx-crate-0123456789abcdef/output",
+            "debug/libfx_crate.rlib",
+            "debug/libfx_crate.d",
+            "debug/examples/demo-0123456789abcdef",
+        ] {
+            let p = from.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, f).unwrap();
+        }
+        let to = tmp.path().join("seeded").join("head");
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let own: BTreeSet<String> = ["fx_crate", "words"].map(String::from).into();
+        copy_target(&from, &to, &own, Duration::from_secs(60)).unwrap();
+        for kept in [
+            "CACHEDIR.TAG",
+            ".rustc_info.json",
+            "debug/deps/libitoa-1.rlib",
+            "debug/.fingerprint/itoa-1/lib-itoa",
+            "debug/build/x-1/out/gen.rs",
+            "release/deps/libitoa-2.rlib",
+            "debug/examples/demo-0123456789abcdef",
+        ] {
+            assert_eq!(
+                std::fs::read_to_string(to.join(kept)).unwrap(),
+                kept,
+                "{kept}"
+            );
+        }
+        for dropped in [
+            "debug/incremental",
+            "doc",
+            "x86_64-unknown-linux-gnu",
+            "llvm-cov-target",
+            "debug/deps/libfx_crate-0123456789abcdef.rlib",
+            "debug/deps/fx_crate-0123456789abcdef",
+            "debug/deps/fx_crate-0123456789abcdef.d",
+            "debug/deps/words-0123456789abcdef",
+            "debug/.fingerprint/fx-crate-0123456789abcdef",
+            "debug/build/fx-crate-0123456789abcdef",
+            "debug/libfx_crate.rlib",
+            "debug/libfx_crate.d",
+        ] {
+            assert!(!to.join(dropped).exists(), "{dropped}");
+        }
+        assert!(owned("libfx_crate-0a.rmeta", &own));
+        assert!(owned("fx-crate-0a", &own));
+        assert!(!owned("libitoa-0a.rlib", &own));
+        assert!(!owned("fx_crate_extra-0a", &own));
+    }
 }

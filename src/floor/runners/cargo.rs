@@ -14,13 +14,18 @@
 //!    build failure (files the errors point into, made repo-relative through the workspace root
 //!    that `cargo locate-project --workspace` reports).
 //! 2. for each binary: `<exe> <test args> --list --format terse` in the package's directory with
-//!    cargo's runtime variables (`CARGO_MANIFEST_DIR`, …); lines `name: test` are tests,
+//!    the environment `cargo test` gives it (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*` from `cargo
+//!    metadata --no-deps`, and the dynamic library path with the toolchain's `lib`, without
+//!    which a proc-macro crate's unit test binary cannot start); lines `name: test` are tests,
 //!    `name: benchmark` lines are skipped.
 //!
 //! # run
 //! In: test ids. Out: one outcome per id.
-//! 1. the same build; a failed build makes every id `BuildFail` (or, when cargo failed before
-//!    compiling anything, `NotObserved` with a problem);
+//! 1. build only the targets that hold the ids: `cargo test --no-run -p <spec> <targets>` per
+//!    package, `<spec>` the package id spec `cargo metadata --no-deps` gives
+//!    (`path+file:///…#name@version`), never the bare name, which is ambiguous once the lock
+//!    file holds a registry package of that name too; a failed build makes its ids `BuildFail`
+//!    (or, when cargo failed before compiling anything, `NotObserved` with a problem);
 //! 2. for each binary holding requested ids: `<exe> <test args> --exact --test-threads=1 --
 //!    <names>` in the package's directory, and read libtest's pretty output: `test NAME ... ok`,
 //!    `FAILED`, `ignored`, then `test result: ...`.
@@ -117,6 +122,10 @@ impl Runner for CargoTest {
             }
         };
         let mut problems = Vec::new();
+        // Without the manifest fields the binaries still list; only `CARGO_PKG_*` beyond the
+        // name and version would be missing, so a failure here is not a reason to stop.
+        let members = workspace_packages(ctx).unwrap_or_default();
+        let lib_dirs = toolchain_lib_dirs(ctx);
         let mut tests = BTreeSet::new();
         for bin in &build.binaries {
             let mut args: Vec<OsString> = test_args.iter().map(OsString::from).collect();
@@ -126,7 +135,7 @@ impl Runner for CargoTest {
                 bin.executable.as_os_str(),
                 &args,
                 &bin.package_dir(),
-                &bin.runtime_env(ctx),
+                &bin.runtime_env(ctx, members.get(&bin.package_name), &lib_dirs),
             );
             let what = format!("listing {}", bin.binary_id);
             if let Some(p) = ran.operational_problem(&what) {
@@ -161,9 +170,17 @@ impl Runner for CargoTest {
             return report;
         }
         let (cargo_args, test_args) = split_args(&self.config.args);
+        let members = match workspace_packages(ctx) {
+            Ok(m) => m,
+            Err(p) => {
+                report.problem = Some(p);
+                return report;
+            }
+        };
+        let lib_dirs = toolchain_lib_dirs(ctx);
         // Build only the targets that hold the requested tests: another test target that does
         // not compile at base must not make these tests read as build failures.
-        let build = match build_selected(ctx, &cargo_args, ids, &mut report.invocations) {
+        let build = match build_selected(ctx, &cargo_args, &members, ids, &mut report.invocations) {
             Ok(b) => b,
             Err(p) => {
                 report.problem = Some(p);
@@ -220,7 +237,7 @@ impl Runner for CargoTest {
                 bin.executable.as_os_str(),
                 &args,
                 &bin.package_dir(),
-                &bin.runtime_env(ctx),
+                &bin.runtime_env(ctx, members.get(&bin.package_name), &lib_dirs),
             );
             let what = format!("running {}", bin.binary_id);
             if let Some(p) = ran.operational_problem(&what) {
@@ -230,8 +247,7 @@ impl Runner for CargoTest {
                 let parsed = parse_libtest(&stdout);
                 for (name, m) in panic_messages(&stdout) {
                     let id = format!("{} {}", bin.binary_id, name);
-                    let kind = super::rust_items::panic_kind(&m);
-                    report.failure_kinds.insert(id.clone(), kind);
+                    report.failure_kinds.insert(id.clone(), panic_kind(&m));
                     report.messages.insert(id, m);
                 }
                 match judge_libtest(&parsed, ran.captured().exit_code, names) {
@@ -269,7 +285,7 @@ fn scoped_build(
     if cargo_targets::user_selects_targets(cargo_args) {
         return None;
     }
-    let packages = cargo_targets::workspace_packages(ctx, &mut report.invocations).ok()?;
+    let (packages, members) = cargo_targets::workspace(ctx, &mut report.invocations).ok()?;
     let files: Vec<String> = files
         .iter()
         .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
@@ -286,7 +302,7 @@ fn scoped_build(
         .iter()
         .map(|t| format!("{} *", t.binary_id))
         .collect();
-    match build_selected(ctx, cargo_args, &ids, &mut report.invocations) {
+    match build_selected(ctx, cargo_args, &members, &ids, &mut report.invocations) {
         Ok(build) => {
             if !build.failed.is_empty() {
                 report.build_failure = Some(merge_build_failures(build.failed.values()));
@@ -324,24 +340,35 @@ fn merge_build_failures<'a>(failures: impl Iterator<Item = &'a BuildFailure>) ->
 // ---------------------------------------------------------------------------------------------
 
 /// The panic message of each failed test, from libtest's `---- NAME stdout ----` sections:
-/// the line after `thread 'NAME' panicked at FILE:LINE:COL:`.
+/// the line after `thread 'NAME' panicked at FILE:LINE:COL:`; for a test that returned an
+/// `Err` (libtest prints `Error: …` and no panic), that `Error: …` line.
 pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
+    let mut returned_err: Option<String> = None;
+    let flush = |current: &mut Option<String>,
+                 returned_err: &mut Option<String>,
+                 out: &mut Vec<(String, String)>| {
+        if let Some(e) = returned_err.take() {
+            if let Some(name) = current.take() {
+                out.push((name, e));
+            }
+        }
+    };
     let mut lines = stdout.lines().peekable();
     while let Some(line) = lines.next() {
         if let Some(rest) = line.strip_prefix("---- ") {
+            flush(&mut current, &mut returned_err, &mut out);
             current = rest.strip_suffix(" stdout ----").map(str::to_string);
             continue;
         }
+        if line == "failures:" {
+            flush(&mut current, &mut returned_err, &mut out);
+            continue;
+        }
         let Some(name) = &current else { continue };
-        // `thread 'NAME' panicked at`, or on newer toolchains `thread 'NAME' (TID) panicked at`.
-        if line.starts_with("thread '") && line.contains(" panicked at ") {
-            let at = line
-                .split(" panicked at ")
-                .nth(1)
-                .unwrap_or("")
-                .trim_end_matches(':');
+        if let Some(at) = panic_location(line) {
+            let at = at.trim_end_matches(':');
             let msg = lines
                 .peek()
                 .map(|l| l.trim().to_string())
@@ -354,9 +381,54 @@ pub(super) fn panic_messages(stdout: &str) -> Vec<(String, String)> {
             };
             out.push((name.clone(), text.chars().take(200).collect()));
             current = None;
+            returned_err = None;
+        } else if returned_err.is_none() && line.starts_with("Error: ") {
+            returned_err = Some(line.trim().chars().take(200).collect());
         }
     }
+    flush(&mut current, &mut returned_err, &mut out);
     out
+}
+
+/// What follows `panicked at ` in libtest's panic line: `thread 'NAME' panicked at FILE:L:C:`,
+/// or since Rust 1.91 `thread 'NAME' (TID) panicked at FILE:L:C:`.
+fn panic_location(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("thread '")?;
+    let (_, after) = rest.split_once(" panicked at ")?;
+    Some(after)
+}
+
+/// What kind of failure a libtest panic message names: libtest's `assert!`, `assert_eq!` and
+/// `assert_ne!` panic with a message that starts `assertion`; any other panic (`unwrap` on an
+/// error, `panic!`, an index out of bounds) is an exception.
+pub(super) fn panic_kind(message: &str) -> FailureKind {
+    if message.trim_start().starts_with("assertion") {
+        FailureKind::Assertion
+    } else {
+        FailureKind::Exception
+    }
+}
+
+/// The failure kind in a test's captured output (nextest's JUnit text): the message on the line
+/// after `thread '…' panicked at …`, else an exception when the test returned an `Err`
+/// (`Error: …`); `None` when the output holds neither.
+pub(super) fn output_failure_kind(output: &str) -> Option<FailureKind> {
+    let mut lines = output.lines();
+    while let Some(line) = lines.next() {
+        if let Some(rest) = panic_location(line.trim_start()) {
+            // Older libtest printed the message on the same line: `panicked at 'msg', src/…`.
+            let message = match rest.strip_prefix('\'') {
+                Some(inline) => inline.to_string(),
+                None => lines.next().unwrap_or("").to_string(),
+            };
+            return Some(panic_kind(&message));
+        }
+    }
+    // A test that returned an `Err`: libtest prints it and does not panic.
+    output
+        .lines()
+        .any(|l| l.trim_start().starts_with("Error: "))
+        .then_some(FailureKind::Exception)
 }
 
 /// Test names in the output of `--list --format terse` (`name: test`; benchmarks skipped).
@@ -612,11 +684,20 @@ impl TestBinary {
             .unwrap_or_default()
     }
 
-    /// The variables cargo sets when it runs a test binary, so that a direct run sees the same:
-    /// `CARGO_MANIFEST_DIR` (the one tests commonly read at run time), `CARGO_MANIFEST_PATH`,
-    /// `CARGO_PKG_NAME`, `CARGO_PKG_VERSION*`, `CARGO`, and the library search path. Not set:
-    /// the rest of `CARGO_PKG_*` (authors, description, …) and `[env]` from `.cargo/config.toml`.
-    pub fn runtime_env(&self, ctx: &RunCtx) -> Vec<(OsString, OsString)> {
+    /// The environment `cargo test` gives a test binary, so that a direct start sees the same
+    /// (checked against what a test run by `cargo test` 1.95 prints of its environment):
+    /// `CARGO`, `CARGO_MANIFEST_DIR`, `CARGO_MANIFEST_PATH`, every `CARGO_PKG_*` of the
+    /// package's manifest, and the dynamic library path (the build's profile and `deps`
+    /// directories, then the toolchain's libraries, then what was already there), without which
+    /// a proc-macro or dylib crate's test binary cannot load `libstd` and exits 127. Not set,
+    /// because cargo sets them at compile time only: `CARGO_TARGET_TMPDIR`, `CARGO_CRATE_NAME`,
+    /// `CARGO_PRIMARY_PACKAGE`. `[env]` of `.cargo/config.toml` is not applied.
+    pub fn runtime_env(
+        &self,
+        ctx: &RunCtx,
+        package: Option<&WorkspacePackage>,
+        toolchain_lib_dirs: &[PathBuf],
+    ) -> Vec<(OsString, OsString)> {
         let mut env = vec![
             (
                 OsString::from("CARGO_MANIFEST_DIR"),
@@ -651,33 +732,182 @@ impl TestBinary {
                 .unwrap_or("");
             env.push((OsString::from("CARGO_PKG_VERSION_PRE"), OsString::from(pre)));
         }
+        if let Some(p) = package {
+            for (suffix, value) in &p.manifest_env {
+                env.push((
+                    OsString::from(format!("CARGO_PKG_{suffix}")),
+                    OsString::from(value),
+                ));
+            }
+        }
         if let Some(cargo) = process::which("cargo") {
             env.push((OsString::from("CARGO"), cargo.into_os_string()));
         }
-        // cargo puts the build's `deps` directory on the library search path, for tests that
-        // link dylib crates.
         let mut lib_dirs: Vec<PathBuf> = Vec::new();
         if let Some(deps) = self.executable.parent() {
-            lib_dirs.push(deps.to_path_buf());
             if let Some(profile) = deps.parent() {
                 lib_dirs.push(profile.to_path_buf());
             }
+            lib_dirs.push(deps.to_path_buf());
         }
+        lib_dirs.extend(toolchain_lib_dirs.iter().cloned());
+        let var = dylib_path_var();
         let old = ctx
             .env
             .iter()
             .rev()
-            .find(|(k, _)| k == "LD_LIBRARY_PATH")
+            .find(|(k, _)| k == var)
             .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var_os("LD_LIBRARY_PATH"));
-        if let Some(old) = old {
-            lib_dirs.extend(std::env::split_paths(&old));
+            .or_else(|| std::env::var_os(var));
+        match old {
+            Some(old) => lib_dirs.extend(std::env::split_paths(&old)),
+            // As cargo does: setting the fallback path replaces dyld's default, so add it back.
+            None if cfg!(target_os = "macos") => {
+                if let Some(home) = std::env::var_os("HOME") {
+                    lib_dirs.push(PathBuf::from(home).join("lib"));
+                }
+                lib_dirs.extend(["/usr/local/lib", "/usr/lib"].map(PathBuf::from));
+            }
+            None => {}
         }
+        let mut seen = BTreeSet::new();
+        lib_dirs.retain(|d| !d.as_os_str().is_empty() && seen.insert(d.clone()));
         if let Ok(joined) = std::env::join_paths(lib_dirs) {
-            env.push((OsString::from("LD_LIBRARY_PATH"), joined));
+            env.push((OsString::from(var), joined));
         }
         env
     }
+}
+
+/// The variable the platform's loader searches for dynamic libraries, as cargo sets it.
+fn dylib_path_var() -> &'static str {
+    if cfg!(windows) {
+        "PATH"
+    } else if cfg!(target_os = "macos") {
+        "DYLD_FALLBACK_LIBRARY_PATH"
+    } else {
+        "LD_LIBRARY_PATH"
+    }
+}
+
+/// The toolchain's library directories, where `libstd-….so` lives: `rustc --print
+/// target-libdir` and the sysroot's `lib` (`rustc --print sysroot`), asked in `ctx.dir` so
+/// that a `rust-toolchain.toml` there picks the same toolchain as cargo. Empty when rustc
+/// cannot tell; a binary that needs them then fails to start and says so.
+pub(super) fn toolchain_lib_dirs(ctx: &RunCtx) -> Vec<PathBuf> {
+    let rustc = ctx
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "RUSTC")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("RUSTC"))
+        .unwrap_or_else(|| OsString::from("rustc"));
+    let args = ["--print", "target-libdir", "--print", "sysroot"].map(OsString::from);
+    let ran = exec(ctx, &rustc, &args, &ctx.dir, &[]);
+    if ran.operational_problem("rustc").is_some() || !ran.captured().success() {
+        return Vec::new();
+    }
+    let out = ran.captured().stdout_lossy();
+    let mut lines = out.lines().map(str::trim).filter(|l| !l.is_empty());
+    let (Some(libdir), Some(sysroot)) = (lines.next(), lines.next()) else {
+        return Vec::new();
+    };
+    vec![PathBuf::from(libdir), Path::new(sysroot).join("lib")]
+}
+
+/// A workspace member as `cargo metadata --no-deps` describes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct WorkspacePackage {
+    /// The package id spec (`path+file:///…#name@version`). It selects this package and no
+    /// other, where a bare `-p name` is ambiguous once the lock file holds a registry package
+    /// of the same name (a crate whose dev-dependencies pull an older release of itself from
+    /// the registry, as serde_json's do).
+    pub id: String,
+    pub name: String,
+    /// The manifest fields cargo passes to tests, by the suffix after `CARGO_PKG_`: `AUTHORS`
+    /// (joined with `:`), `DESCRIPTION`, `HOMEPAGE`, `LICENSE`, `LICENSE_FILE`, `README`,
+    /// `REPOSITORY`, `RUST_VERSION`; empty where the manifest has none, as cargo sets them.
+    pub manifest_env: Vec<(&'static str, String)>,
+}
+
+/// The workspace members of the project in `ctx.dir`, by name (unique within a workspace), from
+/// `cargo metadata --no-deps`: reads the manifests only, so it needs no lock file and no
+/// network.
+pub(super) fn workspace_packages(
+    ctx: &RunCtx,
+) -> Result<BTreeMap<String, WorkspacePackage>, String> {
+    let mut invocations = Vec::new();
+    super::cargo_targets::workspace(ctx, &mut invocations).map(|(_, members)| members)
+}
+
+pub(super) fn parse_workspace_packages(
+    metadata: &[u8],
+) -> Result<BTreeMap<String, WorkspacePackage>, String> {
+    let v: Value = serde_json::from_slice(metadata)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let members: BTreeSet<&str> = v["workspace_members"]
+        .as_array()
+        .map(|ms| ms.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let text = |p: &Value, key: &str| p[key].as_str().unwrap_or("").to_string();
+    let mut out = BTreeMap::new();
+    for p in v["packages"].as_array().into_iter().flatten() {
+        let (Some(id), Some(name)) = (p["id"].as_str(), p["name"].as_str()) else {
+            continue;
+        };
+        if !members.contains(id) {
+            continue;
+        }
+        let authors: Vec<&str> = p["authors"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let manifest_env = vec![
+            ("AUTHORS", authors.join(":")),
+            ("DESCRIPTION", text(p, "description")),
+            ("HOMEPAGE", text(p, "homepage")),
+            ("LICENSE", text(p, "license")),
+            ("LICENSE_FILE", text(p, "license_file")),
+            ("README", text(p, "readme")),
+            ("REPOSITORY", text(p, "repository")),
+            ("RUST_VERSION", text(p, "rust_version")),
+        ];
+        out.insert(
+            name.to_string(),
+            WorkspacePackage {
+                id: id.to_string(),
+                name: name.to_string(),
+                manifest_env,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// The error in cargo's stderr, without the warnings before it (a deprecated `.cargo/config`
+/// warns on every command, and its first line is not why the command failed): the `error…`
+/// line and the lines that explain it (its `Caused by:` chain), up to the next warning, at
+/// most five lines; the last line when there is no `error` line.
+pub(crate) fn cargo_error(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let Some(start) = lines.iter().position(|l| l.starts_with("error")) else {
+        return lines
+            .last()
+            .map(|l| l.to_string())
+            .unwrap_or_else(|| "(no output)".into());
+    };
+    let out: Vec<&str> = lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with("warning"))
+        .take(5)
+        .copied()
+        .collect();
+    truncate(&out.join(" "), 600)
 }
 
 /// One compiler error cargo relayed.
@@ -926,22 +1156,29 @@ fn target_selector(binary_id: &str) -> (String, Vec<String>) {
     }
 }
 
-/// Builds the test targets that hold `ids`, one `cargo test --no-run -p PKG <targets>` per
+/// Builds the test targets that hold `ids`, one `cargo test --no-run -p SPEC <targets>` per
 /// package; when a build with several targets fails, each target is built alone so that only
 /// the targets that do not compile count as build failures. A target that does not exist at
 /// this side (its file is new) is skipped: its tests stay not observed.
 pub(super) fn build_selected(
     ctx: &RunCtx,
     cargo_args: &[String],
+    members: &BTreeMap<String, WorkspacePackage>,
     ids: &[String],
     invocations: &mut Vec<Invocation>,
 ) -> Result<SelectedBuild, String> {
+    // Keyed by the package id spec: a bare name is ambiguous when the lock file holds a
+    // registry package of that name too. A package that is no member at this side (new at
+    // head) has nothing to build; its tests stay not observed.
     let mut by_package: BTreeMap<String, BTreeSet<(String, Vec<String>)>> = BTreeMap::new();
     for id in ids {
         if let Some((binary_id, _)) = id.split_once(' ') {
             let (pkg, sel) = target_selector(binary_id);
+            let Some(member) = members.get(&pkg) else {
+                continue;
+            };
             by_package
-                .entry(pkg)
+                .entry(member.id.clone())
                 .or_default()
                 .insert((binary_id.to_string(), sel));
         }
@@ -1365,6 +1602,18 @@ mod tests {
     }
 
     #[test]
+    fn panic_messages_with_a_thread_id() {
+        let out = "failures:\n\n---- t::high stdout ----\n\nthread 't::high' (11484) panicked at src/lib.rs:9:9:\nassertion `left == right` failed\n";
+        assert_eq!(
+            panic_messages(out),
+            [(
+                "t::high".to_string(),
+                "assertion `left == right` failed (src/lib.rs:9:9)".to_string()
+            )]
+        );
+    }
+
+    #[test]
     fn terse_list() {
         let out = "tests::a: test\nbench_x: benchmark\nmod::b c: test\n\n";
         assert_eq!(parse_terse_list(out), vec!["tests::a", "mod::b c"]);
@@ -1461,6 +1710,99 @@ mod tests {
             judge_libtest(&parse_libtest(none), Some(0), &["nope"]).unwrap(),
             vec![("nope".to_string(), Outcome::NotObserved)]
         );
+    }
+
+    #[test]
+    fn failure_kinds_from_panics() {
+        assert_eq!(
+            panic_kind("assertion `left == right` failed (tests/c.rs:3:5)"),
+            FailureKind::Assertion
+        );
+        assert_eq!(
+            panic_kind("assertion failed: x > 3 (src/lib.rs:9:9)"),
+            FailureKind::Assertion
+        );
+        assert_eq!(
+            panic_kind("called `Result::unwrap()` on an `Err` value: 3 (src/lib.rs:2:1)"),
+            FailureKind::Exception
+        );
+        assert_eq!(
+            panic_kind("panicked at src/lib.rs:2:1"),
+            FailureKind::Exception
+        );
+        let out = "running\nthread 'a' panicked at tests/t.rs:4:5:\nassertion `left == right` failed\n  left: 1\n";
+        assert_eq!(output_failure_kind(out), Some(FailureKind::Assertion));
+        let out = "thread 'a' (4242) panicked at tests/t.rs:4:5:\nindex out of bounds\n";
+        assert_eq!(output_failure_kind(out), Some(FailureKind::Exception));
+        let old = "thread 'a' panicked at 'assertion failed: x', tests/t.rs:4:5\n";
+        assert_eq!(output_failure_kind(old), Some(FailureKind::Assertion));
+        assert_eq!(output_failure_kind("no panic here\n"), None);
+        assert_eq!(
+            output_failure_kind("Error: \"boom\"\n"),
+            Some(FailureKind::Exception)
+        );
+        let out = "failures:\n\n---- returns_err stdout ----\nError: \"boom\"\n\n---- panics stdout ----\nError: printed, then\nthread 'panics' panicked at src/lib.rs:4:5:\nassertion failed: false\n\n\nfailures:\n    panics\n    returns_err\n";
+        assert_eq!(
+            panic_messages(out),
+            [
+                ("returns_err".to_string(), "Error: \"boom\"".to_string()),
+                (
+                    "panics".to_string(),
+                    "assertion failed: false (src/lib.rs:4:5)".to_string()
+                ),
+            ]
+        );
+        assert_eq!(panic_kind("Error: \"boom\""), FailureKind::Exception);
+    }
+
+    #[test]
+    fn cargo_errors_skip_warnings() {
+        let deprecated = "warning: `/w/.cargo/config` is deprecated in favor of `config.toml`\n  |\n  = help: if you need to support cargo 1.38 or earlier, you can symlink `config` to `config.toml`\n";
+        let stderr = format!("{deprecated}     Locking 4 packages to latest compatible versions\nerror: failed to download `winapi v0.3.9`\n\nCaused by:\n  attempting to make an HTTP request, but --offline was specified\n");
+        assert_eq!(
+            cargo_error(&stderr),
+            "error: failed to download `winapi v0.3.9` Caused by: attempting to make an HTTP \
+             request, but --offline was specified"
+        );
+        let stderr = "error: no matching package named `zzz` found\nlocation searched: crates.io index\nrequired by package `fx v0.1.0 (/w)`\nAs a reminder, you're using offline mode\nmore\nand more\nwarning: x\n";
+        assert_eq!(
+            cargo_error(stderr),
+            "error: no matching package named `zzz` found location searched: crates.io index \
+             required by package `fx v0.1.0 (/w)` As a reminder, you're using offline mode more"
+        );
+        assert_eq!(
+            cargo_error("warning: a\n  something odd\n\n"),
+            "something odd"
+        );
+        assert_eq!(cargo_error(""), "(no output)");
+    }
+
+    #[test]
+    fn workspace_members_by_name() {
+        let json = br#"{"packages":[
+          {"name":"itoa","version":"0.9.0","id":"path+file:///w/itoa#0.9.0","source":null,
+           "authors":["A <a@x>","B"],"description":"d","homepage":null,"license":"MIT",
+           "license_file":null,"readme":"README.md","repository":null,"rust_version":"1.70"},
+          {"name":"other","version":"1.0.0","id":"path+file:///elsewhere#other@1.0.0","source":null}
+        ],"workspace_members":["path+file:///w/itoa#0.9.0"],"target_directory":"/w/target"}"#;
+        let ws = parse_workspace_packages(json).unwrap();
+        assert_eq!(ws.keys().collect::<Vec<_>>(), ["itoa"]);
+        let p = &ws["itoa"];
+        assert_eq!(p.id, "path+file:///w/itoa#0.9.0");
+        assert_eq!(
+            p.manifest_env,
+            [
+                ("AUTHORS", "A <a@x>:B".to_string()),
+                ("DESCRIPTION", "d".into()),
+                ("HOMEPAGE", "".into()),
+                ("LICENSE", "MIT".into()),
+                ("LICENSE_FILE", "".into()),
+                ("README", "README.md".into()),
+                ("REPOSITORY", "".into()),
+                ("RUST_VERSION", "1.70".into()),
+            ]
+        );
+        assert!(parse_workspace_packages(b"error").is_err());
     }
 
     #[test]

@@ -27,7 +27,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::cargo::{exec, exit_problem, nextest_kind, worktree_relative};
+use super::cargo::{
+    cargo_error, exec, nextest_kind, parse_workspace_packages, worktree_relative, WorkspacePackage,
+};
 use super::{Invocation, RunCtx};
 
 /// A workspace member as `cargo metadata` describes it, paths relative to the worktree.
@@ -192,11 +194,30 @@ pub fn workspace_packages(
     ctx: &RunCtx,
     invocations: &mut Vec<Invocation>,
 ) -> Result<Vec<Package>, String> {
-    let args = ["metadata", "--format-version", "1", "--no-deps"].map(OsString::from);
+    workspace(ctx, invocations).map(|(packages, _)| packages)
+}
+
+/// One `cargo metadata --no-deps` read two ways: the members with their targets, and the
+/// members by name with their package id specs and the manifest fields cargo passes to tests.
+pub(super) fn workspace(
+    ctx: &RunCtx,
+    invocations: &mut Vec<Invocation>,
+) -> Result<(Vec<Package>, BTreeMap<String, WorkspacePackage>), String> {
+    let args = [
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ]
+    .map(OsString::from);
     let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
     let problem = ran.operational_problem("cargo metadata");
     let ok = ran.captured().success();
-    let text = exit_problem("cargo metadata", ran.captured());
+    let text = format!(
+        "cargo metadata failed: {}",
+        cargo_error(&ran.captured().stderr_lossy())
+    );
     let stdout = ran.captured().stdout.clone();
     invocations.push(ran.invocation);
     if let Some(p) = problem {
@@ -208,11 +229,12 @@ pub fn workspace_packages(
     let v: Value = serde_json::from_slice(&stdout)
         .map_err(|e| format!("cargo metadata: unreadable output: {e}"))?;
     let dir_rel = worktree_relative(ctx, &ctx.dir);
-    parse_metadata(
+    let packages = parse_metadata(
         &v,
         &|p: &Path| worktree_relative(ctx, p),
         dir_rel.as_deref(),
-    )
+    )?;
+    Ok((packages, parse_workspace_packages(&stdout)?))
 }
 
 /// Reads `cargo metadata` output. `rel` makes a path worktree-relative; `dir` is the runner's

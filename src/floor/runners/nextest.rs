@@ -46,8 +46,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::cargo::{
-    check_cargo, classify_build, exec, exit_problem, join_problems, parse_cargo_messages,
-    under_tests_dir, worktree_relative, Build,
+    check_cargo, classify_build, exec, exit_problem, join_problems, output_failure_kind,
+    parse_cargo_messages, under_tests_dir, worktree_relative, Build,
 };
 use super::cargo_targets;
 use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
@@ -437,15 +437,20 @@ impl Runner for Nextest {
         for ((classname, name), m) in failure_messages(&cases) {
             report.messages.insert(format!("{classname} {name}"), m);
         }
+        // nextest's failure text is the test's own output, with libtest's panic in it.
         for c in cases
             .iter()
             .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
         {
-            let text = c.text.as_deref().or(c.message.as_deref()).unwrap_or("");
-            report.failure_kinds.insert(
-                format!("{} {}", c.classname, c.name),
-                super::rust_items::panic_kind(text),
-            );
+            let kind = [c.text.as_deref(), c.message.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(output_failure_kind);
+            if let Some(kind) = kind {
+                report
+                    .failure_kinds
+                    .insert(format!("{} {}", c.classname, c.name), kind);
+            }
         }
         for (id, outcome) in report.outcomes.iter_mut() {
             let Some((binary_id, name)) = id.split_once(' ') else {

@@ -38,35 +38,6 @@ use proc_macro2::{LineColumn, Span, TokenStream, TokenTree};
 use syn::visit::Visit;
 
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
-use crate::floor::runners::FailureKind;
-
-/// What kind of failure a Rust test's panic is, from its output (libtest's or nextest's): the
-/// standard assertion macros' messages start with `assertion` (`assertion failed: …`,
-/// ``assertion `left == right` failed``); any other panic (`unwrap` on `None`, `panic!`, an
-/// index out of bounds) is an exception.
-pub fn panic_kind(output: &str) -> FailureKind {
-    let mut lines = output.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut message = None;
-    while let Some(l) = lines.next() {
-        // `thread 'NAME' panicked at`, or `thread 'NAME' (TID) panicked at`.
-        if let Some((_, rest)) = l
-            .split_once(" panicked at ")
-            .filter(|_| l.starts_with("thread '"))
-        {
-            // Before Rust 1.73 the message was quoted on the same line.
-            message = match rest.strip_prefix('\'') {
-                Some(quoted) => Some(quoted),
-                None => lines.next(),
-            };
-            break;
-        }
-        message.get_or_insert(l);
-    }
-    match message {
-        Some(m) if m.starts_with("assertion") => FailureKind::Assertion,
-        _ => FailureKind::Exception,
-    }
-}
 
 /// The test name inside a runner-native cargo or nextest id (`<binary-id> <name>`).
 pub fn test_item(id: &str) -> Option<String> {
@@ -574,7 +545,7 @@ mod tests {
 
     #[test]
     fn panics_are_assertions_or_exceptions() {
-        use FailureKind::*;
+        use crate::floor::runners::FailureKind::*;
         for (out, want) in [
             ("assertion `left == right` failed (tests/c.rs:3:5)", Assertion),
             ("thread 'a' panicked at tests/t.rs:4:46:\nassertion failed: x > 1\n", Assertion),
@@ -587,7 +558,12 @@ mod tests {
             ("panicked at src/lib.rs:9:5", Exception),
             ("", Exception),
         ] {
-            assert_eq!(panic_kind(out), want, "{out}");
+            assert_eq!(
+                super::super::cargo::output_failure_kind(out)
+                    .unwrap_or_else(|| super::super::cargo::panic_kind(out)),
+                want,
+                "{out}"
+            );
         }
     }
 
