@@ -63,6 +63,13 @@ mkdir -p "$image_dir"
 # ---------------------------------------------------------------------------------------------
 # Tools
 # ---------------------------------------------------------------------------------------------
+# A serialised section from here on: concurrent runs (parallel test processes) would race
+# apt-get for dpkg's lock, and the staging directory and the tag are shared.
+command -v flock >/dev/null 2>&1 || die "missing: flock (util-linux)"
+mkdir -p "$repo/target"
+exec 9>"$repo/target/image.lock"
+flock 9
+
 apt_updated=no
 apt_install() {
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -86,10 +93,6 @@ cacerts=/etc/ssl/certs/ca-certificates.crt
 for tool in ldd flock tar gzip; do
   command -v "$tool" >/dev/null 2>&1 || die "missing: $tool"
 done
-
-# A serialised section from here on: the staging directory and the tag are shared.
-exec 9>"$repo/target/image.lock"
-flock 9
 
 # ldd says "not a dynamic executable" (static) or "statically linked" (static-pie).
 is_static() {

@@ -1315,12 +1315,22 @@ impl Ctx<'_> {
             side.as_str(),
             self.adapters[i].kind().as_str()
         ))?;
+        // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
+        let cargo = matches!(
+            self.adapters[i].kind(),
+            RunnerKind::Cargo | RunnerKind::Nextest
+        );
+        let env = self
+            .side_env(side)
+            .into_iter()
+            .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
+            .collect();
         Ok(RunCtx {
             worktree: wt.path().to_path_buf(),
             dir,
             scratch,
             timeout: self.input.timeout,
-            env: self.side_env(side),
+            env,
         })
     }
 

@@ -42,13 +42,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
-use std::path::{Component, Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::cargo_targets;
+use super::contract::LIBTEST;
+use super::kit::{self, code_str, exit_problem, join_problems, truncate, worktree_relative, Ran};
 use super::*;
 use crate::floor::process;
 
@@ -570,11 +570,9 @@ pub(super) fn judge_libtest(
             summary.passed, summary.failed, summary.ignored
         ));
     }
-    let exit_agrees = match exit_code {
-        Some(0) => summary.ok && summary.failed == 0,
-        Some(101) => !summary.ok && summary.failed > 0,
-        _ => false,
-    };
+    // The summary's own word must agree with its counts, and the exit code with both.
+    let summary_agrees = summary.ok == (summary.failed == 0);
+    let exit_agrees = summary_agrees && LIBTEST.agree(exit_code, summary.failed > 0).is_ok();
     if !exit_agrees {
         return Err(format!(
             "exit code {} disagrees with `test result: {}` ({} failed)",
@@ -616,10 +614,6 @@ pub(super) fn judge_libtest(
             (n.to_string(), outcome)
         })
         .collect())
-}
-
-fn code_str(code: Option<i32>) -> String {
-    code.map_or_else(|| "none (killed by a signal)".into(), |c| c.to_string())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1346,89 +1340,6 @@ fn workspace_root(ctx: &RunCtx, invocations: &mut Vec<Invocation>) -> Option<Pat
     manifest.parent().map(Path::to_path_buf)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Starting commands (shared by all adapters)
-// ---------------------------------------------------------------------------------------------
-
-/// A command that ran (or could not start), recorded as an [`Invocation`].
-pub(super) struct Ran {
-    pub invocation: Invocation,
-    /// Why the command could not be started, when it could not.
-    pub spawn_error: Option<String>,
-}
-
-impl Ran {
-    pub fn captured(&self) -> &Captured {
-        &self.invocation.captured
-    }
-
-    /// An operational reason the output cannot be read: the command did not start, was
-    /// interrupted, timed out, or was killed by a signal.
-    pub fn operational_problem(&self, what: &str) -> Option<String> {
-        let c = self.captured();
-        if let Some(e) = &self.spawn_error {
-            return Some(format!("{what}: could not start: {e}"));
-        }
-        if c.interrupted {
-            return Some(format!("{what}: interrupted"));
-        }
-        if c.timed_out {
-            return Some(format!("{what}: timed out after {}s", c.duration.as_secs()));
-        }
-        if c.exit_code.is_none() {
-            return Some(format!(
-                "{what}: killed by a signal{}",
-                tail_suffix(&c.stderr)
-            ));
-        }
-        None
-    }
-}
-
-/// "<what> exited with code N: <last lines of stderr>".
-pub(super) fn exit_problem(what: &str, c: &Captured) -> String {
-    format!(
-        "{what} exited with code {}{}",
-        code_str(c.exit_code),
-        tail_suffix(if c.stderr.iter().all(u8::is_ascii_whitespace) {
-            &c.stdout
-        } else {
-            &c.stderr
-        })
-    )
-}
-
-fn tail_suffix(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    if lines.is_empty() {
-        return String::new();
-    }
-    let tail = lines[lines.len().saturating_sub(5)..].join("\n");
-    format!(": {}", truncate(&tail, 1500))
-}
-
-/// Joins several problems into one text.
-pub(super) fn join_problems(problems: Vec<String>) -> Option<String> {
-    if problems.is_empty() {
-        None
-    } else {
-        Some(problems.join("; "))
-    }
-}
-
-/// Cuts `s` to at most `max` bytes at a character boundary, marking the cut.
-pub(super) fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
 /// The target directory every cargo command uses: the caller's `CARGO_TARGET_DIR` from
 /// `ctx.env`, else one in the scratch directory (never the user's, never inside the worktree).
 pub(super) fn target_dir(ctx: &RunCtx) -> PathBuf {
@@ -1440,8 +1351,8 @@ pub(super) fn target_dir(ctx: &RunCtx) -> PathBuf {
         .unwrap_or_else(|| ctx.scratch.join("target"))
 }
 
-/// Runs one command through [`process::run`]: cwd `cwd`, `ctx.env`, the target directory,
-/// `CARGO_TERM_COLOR=never`, then `extra_env`; with `ctx.timeout`.
+/// Runs a cargo command (or a test binary cargo built) through [`kit::exec`], with cargo's own
+/// variables: the side's target directory and `CARGO_TERM_COLOR=never`, then `extra_env`.
 pub(super) fn exec(
     ctx: &RunCtx,
     program: &OsStr,
@@ -1449,157 +1360,20 @@ pub(super) fn exec(
     cwd: &Path,
     extra_env: &[(OsString, OsString)],
 ) -> Ran {
-    let mut cmd = Command::new(program);
-    cmd.args(args).current_dir(cwd);
-    for (k, v) in &ctx.env {
-        cmd.env(k, v);
-    }
-    cmd.env("CARGO_TARGET_DIR", target_dir(ctx));
-    cmd.env("CARGO_TERM_COLOR", "never");
-    for (k, v) in extra_env {
-        cmd.env(k, v);
-    }
-    let command = display_argv(ctx, program, args);
-    let (captured, spawn_error) = match process::run(cmd, ctx.timeout) {
-        Ok(c) => (c, None),
-        Err(e) => (
-            Captured {
-                exit_code: None,
-                stderr: format!("could not start {}: {e}", program.to_string_lossy()).into_bytes(),
-                duration: Duration::ZERO,
-                ..Captured::default()
-            },
-            Some(e.to_string()),
-        ),
-    };
-    Ran {
-        invocation: Invocation {
-            command,
-            captured,
-            results: None,
-            results_type: None,
-        },
-        spawn_error,
-    }
-}
-
-/// The argv for reports: paths inside the worktree relative to it (the worktree itself as `.`),
-/// the scratch directory as `$SCRATCH`, the target directory as `$CARGO_TARGET_DIR`.
-pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> Vec<String> {
-    let mut subs: Vec<(String, String)> = vec![
+    let mut env = vec![
         (
-            ctx.scratch.to_string_lossy().into_owned(),
-            "$SCRATCH".into(),
+            OsString::from("CARGO_TARGET_DIR"),
+            target_dir(ctx).into_os_string(),
         ),
-        (
-            target_dir(ctx).to_string_lossy().into_owned(),
-            "$CARGO_TARGET_DIR".into(),
-        ),
-        (ctx.worktree.to_string_lossy().into_owned(), String::new()),
+        (OsString::from("CARGO_TERM_COLOR"), OsString::from("never")),
     ];
-    subs.retain(|(p, _)| p.len() > 1);
-    // The most specific path first, so that a target dir inside the scratch dir reads as
-    // `$CARGO_TARGET_DIR`, not `$SCRATCH/target`.
-    subs.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
-    std::iter::once(program)
-        .chain(args.iter().map(OsString::as_os_str))
-        .map(|a| display_arg(&a.to_string_lossy(), &subs))
-        .collect()
-}
-
-fn display_arg(arg: &str, subs: &[(String, String)]) -> String {
-    let mut s = arg.to_string();
-    for (path, repl) in subs {
-        let path = path.trim_end_matches('/');
-        let mut out = String::with_capacity(s.len());
-        let mut rest = s.as_str();
-        while let Some(i) = rest.find(path) {
-            let after = &rest[i + path.len()..];
-            let before_ok = i == 0 || !rest[..i].ends_with(is_path_char);
-            if before_ok && after.starts_with('/') {
-                out.push_str(&rest[..i]);
-                // Inside the worktree: drop the prefix to make the path relative.
-                if repl.is_empty() {
-                    rest = &after[1..];
-                    if rest.is_empty() {
-                        out.push('.');
-                    }
-                } else {
-                    out.push_str(repl);
-                    rest = after;
-                }
-            } else if before_ok && !after.starts_with(is_path_char) {
-                out.push_str(&rest[..i]);
-                out.push_str(if repl.is_empty() { "." } else { repl });
-                rest = after;
-            } else {
-                out.push_str(&rest[..i + path.len()]);
-                rest = after;
-            }
-        }
-        out.push_str(rest);
-        s = out;
-    }
-    s
-}
-
-fn is_path_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '~')
-}
-
-/// `path` relative to the worktree, `/`-separated, when it lies inside it.
-pub(super) fn worktree_relative(ctx: &RunCtx, path: &Path) -> Option<String> {
-    let bases = [Some(ctx.worktree.clone()), ctx.worktree.canonicalize().ok()];
-    let paths = [Some(path.to_path_buf()), path.canonicalize().ok()];
-    for p in paths.iter().flatten() {
-        for base in bases.iter().flatten() {
-            if let Ok(rest) = p.strip_prefix(base) {
-                if let Some(rel) = normalize_relative(rest) {
-                    return Some(rel);
-                }
-            }
-        }
-    }
-    None
-}
-
-/// A relative path with `.` and `..` resolved lexically; `None` when it leaves its base or is
-/// empty.
-pub(super) fn normalize_relative(p: &Path) -> Option<String> {
-    let mut parts: Vec<String> = Vec::new();
-    for c in p.components() {
-        match c {
-            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    if parts.is_empty() {
-        None
-    } else {
-        Some(parts.join("/"))
-    }
+    env.extend(extra_env.iter().cloned());
+    kit::exec(ctx, program, args, cwd, &env)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ctx() -> RunCtx {
-        RunCtx {
-            worktree: PathBuf::from("/tmp/wt"),
-            dir: PathBuf::from("/tmp/wt/crate"),
-            scratch: PathBuf::from("/tmp/scratch/001"),
-            timeout: Duration::from_secs(5),
-            env: vec![(
-                OsString::from("CARGO_TARGET_DIR"),
-                OsString::from("/tmp/target/base"),
-            )],
-        }
-    }
 
     #[test]
     fn panic_messages_with_a_thread_id() {
@@ -1888,44 +1662,6 @@ mod tests {
                 at("tests/helpers/mod.rs", 4, 5)
             ]]
         );
-    }
-
-    #[test]
-    fn argv_display() {
-        let c = ctx();
-        let argv = display_argv(
-            &c,
-            OsStr::new("/tmp/target/base/debug/deps/t-1"),
-            &[
-                OsString::from("--rootdir=/tmp/wt/crate"),
-                OsString::from("shipmoor:/tmp/scratch/001/nextest.toml"),
-                OsString::from("/tmp/wt"),
-                OsString::from("/tmp/wt2/x"),
-                OsString::from("/tmp/wt/tests/t.rs::a"),
-            ],
-        );
-        assert_eq!(
-            argv,
-            vec![
-                "$CARGO_TARGET_DIR/debug/deps/t-1",
-                "--rootdir=crate",
-                "shipmoor:$SCRATCH/nextest.toml",
-                ".",
-                "/tmp/wt2/x",
-                "tests/t.rs::a",
-            ]
-        );
-    }
-
-    #[test]
-    fn relative_paths() {
-        let c = ctx();
-        assert_eq!(
-            worktree_relative(&c, Path::new("/tmp/wt/crate/../tests/t.rs")).as_deref(),
-            Some("tests/t.rs")
-        );
-        assert_eq!(worktree_relative(&c, Path::new("/tmp/wtx/a.rs")), None);
-        assert_eq!(worktree_relative(&c, Path::new("/tmp/wt/../a.rs")), None);
     }
 
     #[test]

@@ -27,9 +27,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::cargo::{
-    cargo_error, exec, nextest_kind, parse_workspace_packages, worktree_relative, WorkspacePackage,
-};
+use super::cargo::{cargo_error, exec, nextest_kind, parse_workspace_packages, WorkspacePackage};
+use super::kit::worktree_relative;
 use super::{Invocation, RunCtx};
 
 /// A workspace member as `cargo metadata` describes it, paths relative to the worktree.

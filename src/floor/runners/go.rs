@@ -112,8 +112,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative};
 use super::goparse;
+use super::kit::{code_str, exec, exit_problem, join_problems, truncate, worktree_relative};
 use super::*;
 use crate::floor::process;
 
@@ -1287,10 +1287,6 @@ fn failure_kind(out: &TestJson, pkg: &str, name: &str) -> FailureKind {
     } else {
         FailureKind::Assertion
     }
-}
-
-fn code_str(code: Option<i32>) -> String {
-    code.map_or_else(|| "none (killed by a signal)".into(), |c| c.to_string())
 }
 
 fn stderr_tail(stderr: &str) -> String {

@@ -65,7 +65,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -73,8 +73,9 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::Value;
 
-use super::cargo::{
-    exec, exit_problem, join_problems, normalize_relative, truncate, worktree_relative,
+use super::kit::{
+    exec, exit_problem, join_problems, normalize_relative, safe_relative, truncate,
+    worktree_relative,
 };
 use super::*;
 use crate::floor::process;
@@ -484,14 +485,6 @@ pub(super) fn root_relative(ctx: &RunCtx, abs: &Path) -> Option<String> {
         }
     }
     None
-}
-
-/// A relative path that stays below its base.
-fn safe_relative(p: &str) -> bool {
-    !p.is_empty()
-        && Path::new(p)
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// Files inside the worktree (repo-relative, not under `node_modules`) that an error message

@@ -57,6 +57,18 @@ fn child_status(tag: &[u8]) -> Option<JunitStatus> {
     }
 }
 
+/// The one rule for a test's outcome from its JUnit case (pytest, nextest, junit-command): a
+/// case that says passed counts only when the runner's exit code agrees with the whole file
+/// (see [`super::contract`]); a failed or errored case is a failure whatever the exit code
+/// says; a skipped or absent case was not observed.
+pub fn case_outcome(status: Option<JunitStatus>, exit_agrees: bool) -> super::Outcome {
+    match status {
+        Some(JunitStatus::Passed) if exit_agrees => super::Outcome::Pass,
+        Some(JunitStatus::Failed | JunitStatus::Errored) => super::Outcome::Fail,
+        _ => super::Outcome::NotObserved,
+    }
+}
+
 /// Whether any case failed or errored: what a runner's exit code must agree with.
 pub fn any_failed(cases: &[JunitCase]) -> bool {
     cases

@@ -16,9 +16,9 @@
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
-use super::cargo::{exec, exit_problem, join_problems, worktree_relative};
 use super::contract::JUNIT_COMMAND;
-use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
+use super::junit::{any_failed, case_outcome, failure_messages, parse_junit, JunitCase};
+use super::kit::{exec, exit_problem, join_problems, worktree_relative};
 use super::{ListReport, ListScope, Outcome, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
@@ -164,11 +164,7 @@ impl Runner for JunitCommand {
         let messages = failure_messages(&cases);
         for id in ids {
             let Some(c) = by_id.get(id) else { continue };
-            let outcome = match c.status {
-                JunitStatus::Passed if agrees => Outcome::Pass,
-                JunitStatus::Failed | JunitStatus::Errored => Outcome::Fail,
-                _ => Outcome::NotObserved,
-            };
+            let outcome = case_outcome(Some(c.status), agrees);
             if outcome == Outcome::Fail {
                 if let Some(m) = messages.get(&(c.classname.as_str(), c.name.as_str())) {
                     report.messages.insert(id.clone(), m.clone());

@@ -18,6 +18,7 @@ pub mod js;
 pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
+pub mod kit;
 pub mod nextest;
 pub mod pytest;
 pub mod rust_items;

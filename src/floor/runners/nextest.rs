@@ -46,11 +46,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::cargo::{
-    check_cargo, classify_build, exec, exit_problem, join_problems, output_failure_kind,
-    parse_cargo_messages, under_tests_dir, worktree_relative, Build,
+    check_cargo, classify_build, exec, output_failure_kind, parse_cargo_messages, under_tests_dir,
+    Build,
 };
 use super::cargo_targets;
-use super::junit::{any_failed, failure_messages, parse_junit, JunitStatus};
+use super::contract::NEXTEST;
+use super::junit::{any_failed, case_outcome, failure_messages, parse_junit, JunitStatus};
+use super::kit::{exit_problem, join_problems, worktree_relative};
 use super::*;
 use crate::floor::process;
 
@@ -388,9 +390,9 @@ impl Runner for Nextest {
         }
         let mut problems = Vec::new();
         let exit_believed = match exit {
-            Some(0) | Some(100) => true,
             // "No tests to run": none of the ids exist in this tree, or all are ignored.
             Some(4) => return report,
+            _ if NEXTEST.is_result_code(exit) => true,
             _ => {
                 problems.push(exit_text);
                 false
@@ -417,18 +419,10 @@ impl Runner for Nextest {
             }
         };
         let any_failed = any_failed(&cases);
-        let agrees = exit_believed
-            && match exit {
-                Some(0) => !any_failed,
-                Some(100) => any_failed,
-                _ => false,
-            };
+        let agreement = NEXTEST.agree(exit, any_failed);
+        let agrees = exit_believed && agreement.is_ok();
         if exit_believed && !agrees {
-            problems.push(format!(
-                "cargo nextest run exited with code {} but its JUnit file {} failures",
-                exit.unwrap_or(-1),
-                if any_failed { "has" } else { "has no" }
-            ));
+            problems.extend(agreement.err());
         }
         let by_key: BTreeMap<(&str, &str), JunitStatus> = cases
             .iter()
@@ -456,11 +450,7 @@ impl Runner for Nextest {
             let Some((binary_id, name)) = id.split_once(' ') else {
                 continue;
             };
-            *outcome = match by_key.get(&(binary_id, name)) {
-                Some(JunitStatus::Passed) if agrees => Outcome::Pass,
-                Some(JunitStatus::Failed | JunitStatus::Errored) => Outcome::Fail,
-                _ => Outcome::NotObserved,
-            };
+            *outcome = case_outcome(by_key.get(&(binary_id, name)).copied(), agrees);
         }
         report.problem = join_problems(problems);
         report

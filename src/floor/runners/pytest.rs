@@ -65,14 +65,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::{Component, Path};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::cargo::{exec, exit_problem, join_problems, truncate, worktree_relative, Ran};
 use super::contract::PYTEST;
-use super::junit::{any_failed, failure_messages, parse_junit, JunitCase, JunitStatus};
+use super::junit::{
+    any_failed, case_outcome, failure_messages, parse_junit, JunitCase, JunitStatus,
+};
+use super::kit::{
+    exec, exit_problem, join_problems, safe_relative, truncate, worktree_relative, Ran,
+};
 use super::*;
 use crate::floor::attribute::{Import, Lines, TestItem};
 use crate::floor::process;
@@ -328,11 +332,7 @@ impl Runner for Pytest {
                 report.messages.insert(id.to_string(), m.clone());
             }
             let case = by_key.get(&key);
-            let outcome = match case.map(|c| c.status) {
-                Some(JunitStatus::Passed) if agrees => Outcome::Pass,
-                Some(JunitStatus::Failed | JunitStatus::Errored) => Outcome::Fail,
-                _ => Outcome::NotObserved,
-            };
+            let outcome = case_outcome(case.map(|c| c.status), agrees);
             if outcome == Outcome::Fail {
                 if let Some(kind) = case.and_then(|c| failure_kind(c)) {
                     report.failure_kinds.insert(id.to_string(), kind);
@@ -694,13 +694,6 @@ pub(super) fn is_pytest_test_file(rel_path: &str) -> bool {
 fn node_file(id: &str) -> Option<&str> {
     let file = id.split("::").next()?;
     (!file.is_empty()).then_some(file)
-}
-
-/// A relative path that stays below its base.
-fn safe_relative(p: &str) -> bool {
-    Path::new(p)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// The repo-relative file of a node id.
