@@ -541,7 +541,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             if splices.is_empty() {
                 String::new()
             } else {
-                format!(" and the test items of {}", spliced.len())
+                format!(" and the test items of {} source file(s)", spliced.len())
             }
         ));
         let wt = Worktree::add(input.git, &input.temp_root.join("base"), &input.base)?;
