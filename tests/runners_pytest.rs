@@ -104,12 +104,13 @@ fn adapter() -> Box<dyn Runner> {
     .unwrap()
 }
 
+/// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
+/// missing pytest fails them, naming it, rather than skipping them quietly.
 fn pytest_available() -> bool {
-    let ok = adapter().check_tool().is_ok();
-    if !ok {
-        eprintln!("pytest is not installed: skipping");
+    if let Err(e) = adapter().check_tool() {
+        panic!("these tests need pytest (python3 -m pip install pytest): {e:?}");
     }
-    ok
+    true
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -582,4 +583,63 @@ fn a_scoped_listing_collects_only_those_files() {
             "tests/test_a.py::test_one"
         ]
     );
+}
+
+#[test]
+fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
+    if !pytest_available() {
+        return;
+    }
+    let fx = fixture(&[
+        ("src/pkgx/__init__.py", "def answer():\n    return 41\n"),
+        (
+            "tests/test_pkgx.py",
+            "import pkgx\n\ndef test_answer():\n    assert pkgx.answer() == 42\n",
+        ),
+    ]);
+    // An installed copy of the same package outside the worktree, first on the path: the test
+    // would pass against it although the worktree's code is wrong.
+    let installed = fx.scratch_root.join("site-packages");
+    write(
+        &installed.join("pkgx/__init__.py"),
+        "def answer():\n    return 42\n",
+    );
+    let id = "tests/test_pkgx.py::test_answer".to_string();
+    let mut ctx = fx.ctx("installed");
+    ctx.env
+        .push(("PYTHONPATH".into(), installed.clone().into_os_string()));
+    let report = adapter().run(&ctx, std::slice::from_ref(&id));
+    assert_eq!(
+        report
+            .outcomes
+            .get(&id)
+            .copied()
+            .unwrap_or(Outcome::NotObserved),
+        Outcome::NotObserved,
+        "{report:?}"
+    );
+    let problem = report.problem.clone().unwrap_or_default();
+    assert!(problem.contains("imported `pkgx` from"), "{problem}");
+    assert!(
+        problem.contains("site-packages/pkgx/__init__.py"),
+        "{problem}"
+    );
+    assert!(problem.contains("py/src/pkgx"), "{problem}");
+
+    // With the worktree's source first on the path, the same run observes the worktree's code.
+    let on_path = runners::adapter(RunnerConfig {
+        kind: RunnerKind::Pytest,
+        root: "py".into(),
+        args: vec!["-o".into(), "pythonpath=src".into()],
+        setup: None,
+        command: None,
+        line: 1,
+    })
+    .unwrap();
+    let mut ctx = fx.ctx("source-first");
+    ctx.env
+        .push(("PYTHONPATH".into(), installed.into_os_string()));
+    let report = on_path.run(&ctx, std::slice::from_ref(&id));
+    assert_eq!(report.outcomes[&id], Outcome::Fail, "{report:?}");
+    assert_eq!(report.problem, None);
 }

@@ -240,6 +240,10 @@ impl Runner for Pytest {
             report.problem = Some(p);
             return report;
         }
+        if let Some(p) = imported_from_outside(ctx) {
+            report.problem = Some(p);
+            return report;
+        }
         // 3. What did not collect, from the same run's results: the JUnit file's collection
         // failures, and the report's sections for what the file does not hold (a conftest that
         // could not be loaded stops pytest before it collects anything).
@@ -395,6 +399,8 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
     let dir = ctx.scratch.join("pytest-plugin");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join(format!("{SELECT_PLUGIN}.py")), SELECT_SCRIPT)?;
+    // A record left by an earlier run must never be read as this run's.
+    let _ = std::fs::remove_file(imports_path(ctx));
     let list = dir.join("selected.txt");
     let mut text = ids.join("\n");
     text.push('\n');
@@ -418,7 +424,47 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
             OsString::from("SHIPMOOR_PYTEST_SELECT"),
             list.into_os_string(),
         ),
+        (
+            OsString::from("SHIPMOOR_PYTEST_IMPORTS"),
+            imports_path(ctx).into_os_string(),
+        ),
+        (
+            OsString::from("SHIPMOOR_WORKTREE"),
+            ctx.worktree.clone().into_os_string(),
+        ),
+        (
+            OsString::from("SHIPMOOR_PYTEST_ROOT"),
+            ctx.dir.clone().into_os_string(),
+        ),
     ])
+}
+
+/// Where the selection plugin records the worktree's own packages that the run imported from
+/// outside the worktree.
+fn imports_path(ctx: &RunCtx) -> std::path::PathBuf {
+    ctx.scratch.join("pytest-plugin").join("imports.json")
+}
+
+/// The worktree's own packages a run imported from outside it (an installed copy, or one that
+/// pytest itself loaded first, as it does `iniconfig`): the tests then exercised that copy, not
+/// the commit under check, so nothing they report is an observation of this side.
+fn imported_from_outside(ctx: &RunCtx) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Outside {
+        module: String,
+        file: String,
+        worktree: String,
+    }
+    let bytes = std::fs::read(imports_path(ctx)).ok()?;
+    let outside: Vec<Outside> = serde_json::from_slice(&bytes).ok()?;
+    let first = outside.first()?;
+    Some(format!(
+        "the tests imported `{}` from {}, not from the worktree's {} ({} module(s) in all): the run observed that copy, not this commit's code; install the checkout in the runner's `setup` (`pip install -e .`) or put its source first on the path (`args: [\"-o\", \"pythonpath=src\"]`); a package pytest itself imports (iniconfig, pluggy, packaging) can only be tested installed",
+        first.module,
+        first.file,
+        first.worktree,
+        outside.len()
+    ))
 }
 
 /// `py/items.py`'s JSON as an [`ItemMap`].

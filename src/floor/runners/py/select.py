@@ -22,3 +22,56 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+def _worktree_packages(root):
+    """Top-level modules and packages the worktree itself provides, at its root or under src/."""
+    names = {}
+    skip = {"conftest", "setup", "noxfile", "tasks", "docs", "tests", "testing", "test"}
+    for base in (root, os.path.join(root, "src")):
+        try:
+            entries = os.listdir(base)
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(base, entry)
+            if entry.endswith(".py"):
+                name = entry[:-3]
+                if name.startswith("test_") or name.endswith("_test"):
+                    continue
+            elif os.path.isfile(os.path.join(path, "__init__.py")):
+                name = entry
+            else:
+                continue
+            if name.isidentifier() and name not in skip:
+                names.setdefault(name, path)
+    return names
+
+
+def pytest_sessionfinish(session):
+    """Records the worktree's own packages that this run imported from somewhere else (an
+    installed copy, or one that pytest itself had loaded first): the tests then ran against
+    that copy, not against the commit under check."""
+    out = os.environ.get("SHIPMOOR_PYTEST_IMPORTS")
+    root = os.environ.get("SHIPMOOR_WORKTREE")
+    if not out or not root:
+        return
+    import json
+    import sys
+
+    root = os.path.realpath(root)
+    candidates = {}
+    for base in (os.environ.get("SHIPMOOR_PYTEST_ROOT") or root, root):
+        for name, path in _worktree_packages(os.path.realpath(base)).items():
+            candidates.setdefault(name, os.path.relpath(path, root))
+    outside = []
+    for name, rel in sorted(candidates.items()):
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None) if module is not None else None
+        if not file:
+            continue
+        real = os.path.realpath(file)
+        if os.path.commonpath([real, root]) != root:
+            outside.append({"module": name, "file": real, "worktree": rel})
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(outside, f)
