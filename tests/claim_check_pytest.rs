@@ -604,3 +604,65 @@ fn bound_tests_of_one_file_share_one_pytest_process_per_run() {
         assert_eq!(collects, usize::from(side == "head"), "{side}: {runs:#?}");
     }
 }
+
+/// DESIGN 5.4 end to end: a test file new at head imports a name base does not have. The import
+/// fails at base for the whole file, but it is only the failure of the tests that use that name;
+/// a test in a file of its own that reaches the new behaviour through a module import and a
+/// call in its body fails at base with an exception, a plain failure.
+#[test]
+fn an_import_failure_at_base_counts_only_for_the_tests_that_use_the_name() {
+    let (r, base) = base_repo();
+    r.write(
+        "svc/refund.py",
+        &format!("{SERVICE_HEAD}\ndef refund_twice(order):\n    return refund(refund(order))\n"),
+    );
+    let (trivial, uses, calls) = ("trivial-test", "uses-the-import", "calls-in-body");
+    r.write(
+        "tests/test_mixed.py",
+        &format!(
+            "from svc.refund import is_refunded, refund_twice\n\n\
+             def test_{}():\n    assert not is_refunded({{}})\n\n\
+             def test_{}():\n    assert refund_twice({{}})['status'] == 'refunded'\n",
+            ident(trivial),
+            ident(uses),
+        ),
+    );
+    r.write(
+        "tests/test_body.py",
+        &format!(
+            "import svc.refund\n\n\
+             def test_{}():\n    assert svc.refund.refund_twice({{}})['status'] == 'refunded'\n",
+            ident(calls)
+        ),
+    );
+    acceptance(
+        &r,
+        &format!(
+            "  - id: {trivial}\n    ac: A new order is not refunded.\n    required: false\n\
+             \x20 - id: {uses}\n    ac: Refunding twice is refunded.\n\
+             \x20 - id: {calls}\n    ac: A refunded order says so.\n"
+        ),
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let floor = |i: usize| v["result"]["criteria"][i]["floor"].clone();
+    // The trivial test never used `refund_twice`: it was never observed at base.
+    assert_eq!(floor(0)["result"], "undecided", "{}", floor(0));
+    let reason = floor(0)["reason"].as_str().unwrap_or_default().to_string();
+    assert!(reason.contains("never observed at base"), "{reason}");
+    assert!(reason.contains("tests/test_mixed.py:1"), "{reason}");
+    // The test that uses the failing import fails at base in its own import.
+    assert_eq!(floor(1)["result"], "satisfied", "{}", floor(1));
+    assert_eq!(
+        floor(1)["tests"][0]["base_failure"],
+        "build_failure_in_test"
+    );
+    // Through a module import and a call in the body: an exception at base.
+    assert_eq!(floor(2)["result"], "satisfied", "{}", floor(2));
+    assert_eq!(floor(2)["tests"][0]["base_failure"], "exception");
+    // Only the optional criterion is open.
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(v["result"]["verdict"], "READY WITH GAPS", "{}", v["result"]);
+}
