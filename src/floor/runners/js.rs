@@ -74,8 +74,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::kit::{
-    exec, exit_problem, join_problems, normalize_relative, safe_relative, truncate,
-    worktree_relative,
+    exec, exit_problem, join_problems, relative_to, safe_relative, truncate, worktree_relative,
 };
 use super::*;
 use crate::floor::process;
@@ -473,18 +472,7 @@ pub(super) fn strip_ansi(s: &str) -> String {
 
 /// `abs` relative to the runner's root, `/`-separated, when it lies inside it.
 pub(super) fn root_relative(ctx: &RunCtx, abs: &Path) -> Option<String> {
-    let bases = [Some(ctx.dir.clone()), ctx.dir.canonicalize().ok()];
-    let paths = [Some(abs.to_path_buf()), abs.canonicalize().ok()];
-    for p in paths.iter().flatten() {
-        for base in bases.iter().flatten() {
-            if let Ok(rest) = p.strip_prefix(base) {
-                if let Some(rel) = normalize_relative(rest) {
-                    return Some(rel);
-                }
-            }
-        }
-    }
-    None
+    relative_to(&ctx.dir, abs)
 }
 
 /// Files inside the worktree (repo-relative, not under `node_modules`) that an error message

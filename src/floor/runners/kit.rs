@@ -200,7 +200,13 @@ fn is_path_char(c: char) -> bool {
 
 /// `path` relative to the worktree, `/`-separated, when it lies inside it.
 pub(super) fn worktree_relative(ctx: &RunCtx, path: &Path) -> Option<String> {
-    let bases = [Some(ctx.worktree.clone()), ctx.worktree.canonicalize().ok()];
+    relative_to(&ctx.worktree, path)
+}
+
+/// `path` relative to `base`, `/`-separated, when it lies inside it (either as given or with
+/// links resolved, since runners print both).
+pub(super) fn relative_to(base: &Path, path: &Path) -> Option<String> {
+    let bases = [Some(base.to_path_buf()), base.canonicalize().ok()];
     let paths = [Some(path.to_path_buf()), path.canonicalize().ok()];
     for p in paths.iter().flatten() {
         for base in bases.iter().flatten() {
