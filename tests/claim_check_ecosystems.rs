@@ -103,6 +103,62 @@ fn go_test_end_to_end() {
     );
 }
 
+/// DESIGN 5.4 on Go: a test file new at head does not compile at base. The compiler's error
+/// lies in one test's body (it calls the new function), so that test fails at base; its
+/// neighbour in the same file never ran there, and is not observed.
+#[test]
+fn go_a_build_failure_at_base_counts_only_for_the_test_it_lies_in() {
+    common::require_tool("go", &["version"], "apt-get install golang-go");
+    let r = Repo::new();
+    r.write("go.mod", "module example.com/clamp\n\ngo 1.19\n");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n");
+    let base = r.commit("base");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n\nfunc Double(x int) int { return 2 * x }\n");
+    r.write(
+        "mixed_test.go",
+        &format!(
+            "package clamp\n\nimport \"testing\"\n\n\
+             func TestKeeps_{}(t *testing.T) {{\n\tif Clamp(5, 0, 10) != 5 {{\n\t\tt.Fatal(\"moved\")\n\t}}\n}}\n\n\
+             func TestDoubles_{}(t *testing.T) {{\n\tif Double(2) != 4 {{\n\t\tt.Fatal(\"bad\")\n\t}}\n}}\n",
+            ident("keeps-mid"),
+            ident("doubles")
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: doubles\n    ac: Doubling exists.\n",
+    );
+    r.commit("head");
+    let gocache = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-gocache-attr-{}", std::process::id()));
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--format", "json"],
+        &[
+            ("GOCACHE", gocache.to_str().unwrap()),
+            ("GOFLAGS", "-buildvcs=false"),
+            ("GOPROXY", "off"),
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&gocache);
+    expect(
+        &run,
+        &[("keeps-mid", "undecided"), ("doubles", "satisfied")],
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let keeps = &v["result"]["criteria"][0]["floor"];
+    let reason = keeps["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("never observed at base"), "{reason}");
+    assert!(reason.contains("mixed_test.go:"), "{reason}");
+    let doubles = &v["result"]["criteria"][1]["floor"];
+    assert_eq!(doubles["tests"][0]["base_failure"], "build_failure_in_test");
+    // Only the optional criterion is open.
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
 /// Go's table-driven tests: the tag is only in a `t.Run` row's name.
 const GO_SUBTESTS: &str = r#"package clamp
 
