@@ -27,7 +27,4 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: installing cargo-nextest" >&2
   cargo install --locked cargo-nextest
 fi
-if [ ! -f ../shared/vectors/fusion-v3.json ]; then
-  echo "test.sh: ../shared/vectors is missing; the fusion tests read the published vectors from there" >&2
-fi
 exec cargo nextest run --no-fail-fast --failure-output final "$@"

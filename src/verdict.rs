@@ -256,13 +256,11 @@ mod tests {
         }
     }
 
-    /// Every case of `../shared/vectors/fusion-v3.json` agrees with `fuse`.
+    /// Every case of the published fusion vectors (`tests/vectors/fusion-v3.json`) agrees with
+    /// `fuse`.
     #[test]
     fn agrees_with_the_published_vectors() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../shared/vectors/fusion-v3.json"
-        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/fusion-v3.json");
         let text = std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("the fusion vectors are needed at {path}: {e}"));
         let vectors: Vectors = serde_json::from_str(&text).expect("vectors parse");

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 const SUITE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/vectors/sigstore-conformance"
+    "/tests/vectors/sigstore-conformance"
 );
 const DEFAULT_IDENTITY: &str = "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main";
 const DEFAULT_ISSUER: &str = "https://token.actions.githubusercontent.com";
@@ -19,8 +19,8 @@ fn suite() -> PathBuf {
     let dir = Path::new(SUITE).join("bundle-verify");
     assert!(
         dir.is_dir(),
-        "the conformance vectors are missing: expected {} (the shared checkout next to this \
-         repository, `../shared/vectors`)",
+        "the conformance vectors are missing: expected {} (vendored under tests/vectors; see \
+         its README)",
         dir.display()
     );
     dir

@@ -1858,7 +1858,7 @@ harness:
 
     #[test]
     fn the_seed_example_parses_with_four_criteria() {
-        let set = parse_ok(include_str!("../../../shared/examples/acceptance.yaml"));
+        let set = parse_ok(include_str!("../../tests/vectors/acceptance-example.yaml"));
         let ids: Vec<&str> = set.criteria.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(
             ids,

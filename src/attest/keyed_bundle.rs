@@ -151,7 +151,7 @@ mod tests {
 
     const VECTORS: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/vectors/sigstore-conformance/bundle-verify"
+        "/tests/vectors/sigstore-conformance/bundle-verify"
     );
 
     #[test]
