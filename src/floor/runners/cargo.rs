@@ -305,7 +305,7 @@ fn scoped_build(
     match build_selected(ctx, cargo_args, &members, &ids, &mut report.invocations) {
         Ok(build) => {
             if !build.failed.is_empty() {
-                report.build_failure = Some(merge_build_failures(build.failed.values()));
+                report.build_failure = Some(BuildFailure::merge(build.failed.values().cloned()));
             }
             Some(Ok(build.binaries))
         }
@@ -314,25 +314,6 @@ fn scoped_build(
             Some(Err(()))
         }
     }
-}
-
-/// One build failure out of several targets' own.
-fn merge_build_failures<'a>(failures: impl Iterator<Item = &'a BuildFailure>) -> BuildFailure {
-    let mut files = BTreeSet::new();
-    let mut merged = BuildFailure::default();
-    for bf in failures {
-        files.extend(bf.diagnostic_files.iter().cloned());
-        if merged.excerpt.is_empty() {
-            merged.excerpt = bf.excerpt.clone();
-        }
-        for d in &bf.diagnostics {
-            if !merged.diagnostics.contains(d) {
-                merged.diagnostics.push(d.clone());
-            }
-        }
-    }
-    merged.diagnostic_files = files.into_iter().collect();
-    merged
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -108,6 +108,29 @@ pub struct BuildFailure {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl BuildFailure {
+    /// One build failure out of several targets' own (cargo and nextest build each target
+    /// alone after a failed build): every file the errors point into, every diagnostic once,
+    /// the first excerpt.
+    pub fn merge(failures: impl IntoIterator<Item = BuildFailure>) -> BuildFailure {
+        let mut files = std::collections::BTreeSet::new();
+        let mut merged = BuildFailure::default();
+        for bf in failures {
+            files.extend(bf.diagnostic_files);
+            if merged.excerpt.is_empty() {
+                merged.excerpt = bf.excerpt;
+            }
+            for d in bf.diagnostics {
+                if !merged.diagnostics.contains(&d) {
+                    merged.diagnostics.push(d);
+                }
+            }
+        }
+        merged.diagnostic_files = files.into_iter().collect();
+        merged
+    }
+}
+
 /// What kind of failure a failing test's evidence is, for reports (DESIGN 5.4).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,

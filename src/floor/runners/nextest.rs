@@ -112,17 +112,7 @@ impl Nextest {
         }
         report.tests = tests.into_iter().collect();
         if !failures.is_empty() {
-            let mut merged = BuildFailure::default();
-            let mut files = BTreeSet::new();
-            for bf in failures {
-                files.extend(bf.diagnostic_files);
-                if merged.excerpt.is_empty() {
-                    merged.excerpt = bf.excerpt;
-                }
-                merged.diagnostics.extend(bf.diagnostics);
-            }
-            merged.diagnostic_files = files.into_iter().collect();
-            report.build_failure = Some(merged);
+            report.build_failure = Some(BuildFailure::merge(failures));
         }
         report.problem = join_problems(problems);
         Some(report)
