@@ -1034,6 +1034,24 @@ pub(super) fn parse_package_id(id: &str) -> Option<(String, Option<String>)> {
     }
 }
 
+/// The names an unresolved-import error says cannot be imported (rustc's E0432: ``unresolved
+/// import `crate::a::b` ``, ``unresolved imports `x::c`, `x::d` ``), so that only the tests
+/// using those names count the failure as their own (DESIGN 5.4). Empty for other errors.
+fn unresolved_names(message: &str) -> Vec<String> {
+    let Some(rest) = message
+        .strip_prefix("unresolved imports ")
+        .or_else(|| message.strip_prefix("unresolved import "))
+    else {
+        return Vec::new();
+    };
+    rest.split(", ")
+        .filter_map(|quoted| quoted.trim().strip_prefix('`')?.strip_suffix('`'))
+        .filter_map(|path| path.rsplit("::").next())
+        .filter(|name| !name.is_empty() && *name != "*" && *name != "self")
+        .map(str::to_string)
+        .collect()
+}
+
 fn compiler_error(v: &Value) -> Option<CompilerError> {
     let message = v.get("message")?;
     let level = message.get("level").and_then(Value::as_str).unwrap_or("");
@@ -1666,29 +1684,6 @@ mod tests {
             )
         );
     }
-}
-
-/// The names an unresolved-import error says cannot be imported (rustc's E0432: ``unresolved
-/// import `crate::a::b` ``, ``unresolved imports `x::c`, `x::d` ``), so that only the tests
-/// using those names count the failure as their own (DESIGN 5.4). Empty for other errors.
-fn unresolved_names(message: &str) -> Vec<String> {
-    let Some(rest) = message
-        .strip_prefix("unresolved imports ")
-        .or_else(|| message.strip_prefix("unresolved import "))
-    else {
-        return Vec::new();
-    };
-    rest.split(", ")
-        .filter_map(|quoted| quoted.trim().strip_prefix('`')?.strip_suffix('`'))
-        .filter_map(|path| path.rsplit("::").next())
-        .filter(|name| !name.is_empty() && *name != "*" && *name != "self")
-        .map(str::to_string)
-        .collect()
-}
-
-#[cfg(test)]
-mod unresolved_tests {
-    use super::unresolved_names;
 
     #[test]
     fn names_come_from_rustc_unresolved_import_messages() {
