@@ -6,13 +6,19 @@
 //! `help:` saying how to fix it; then, over every file at base and head, the change's claim
 //! ([`claim`]).
 //!
-//! Steps: (1) parse YAML into a tree that keeps each node's position ([`parse`]); (2) validate the
-//! tree against the schema: unknown keys, types, id syntax, duplicates, lanes, checks; (3) derive
-//! each criterion's tag ([`tags`]); (4) tell this change's claim from inherited criteria.
+//! Steps: (1) parse YAML into a tree that keeps each node's position (`yaml.rs`); (2) validate the
+//! tree against the schema (`schema.rs`): unknown keys, types, id syntax, duplicates, lanes,
+//! checks; [`parse`] runs both and reports every problem at once; (3) derive each criterion's tag
+//! ([`tags`]); (4) tell this change's claim from inherited criteria ([`claim`]).
 
 pub mod claim;
 pub mod parse;
+mod schema;
 pub mod tags;
+mod yaml;
+
+#[cfg(test)]
+mod test_support;
 
 use std::path::{Path, PathBuf};
 

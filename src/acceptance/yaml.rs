@@ -1,0 +1,403 @@
+//! Step 1 of parsing an acceptance file: YAML events → a spanned tree.
+//!
+//! `saphyr-parser` events are folded into a small tree of mappings, sequences and scalars, each
+//! node with its 1-based line and column, and each mapping entry with its key's own position.
+//! Duplicate keys, anchors, aliases, tags and extra documents are reported here. A syntax error
+//! stops everything: it is reported once, at the parser's position, because nothing after it can
+//! be trusted.
+//!
+//! Also here: what a scalar is under the YAML 1.2 core schema (null, boolean, integer), which the
+//! validator ([`super::schema`]) asks only where the schema wants a type.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
+
+// ---------------------------------------------------------------------------------------------
+// Positions and problems
+// ---------------------------------------------------------------------------------------------
+
+/// A 1-based line and column (columns count characters, as editors do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Pos {
+    pub(super) line: usize,
+    pub(super) col: usize,
+}
+
+impl Pos {
+    pub(super) const START: Pos = Pos { line: 1, col: 1 };
+
+    fn of(span: &Span) -> Pos {
+        // saphyr's lines are 1-based but its columns 0-based.
+        Pos {
+            line: span.start.line().max(1),
+            col: span.start.col() + 1,
+        }
+    }
+}
+
+/// One thing wrong with the file; becomes an [`InputError`] once the file name is attached.
+#[derive(Debug)]
+pub(super) struct Problem {
+    pub(super) pos: Pos,
+    pub(super) message: String,
+    pub(super) help: String,
+}
+
+impl Problem {
+    pub(super) fn new(pos: Pos, message: impl Into<String>, help: impl Into<String>) -> Problem {
+        Problem {
+            pos,
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+}
+
+/// Marks a problem after which the tree cannot be built (already recorded as a [`Problem`]).
+#[derive(Debug)]
+pub(super) struct Fatal;
+
+// ---------------------------------------------------------------------------------------------
+// The spanned tree
+// ---------------------------------------------------------------------------------------------
+
+/// The schema nests five levels at most; the cap keeps hostile input from building a tree so deep
+/// that dropping it (which recurses) would overflow the stack.
+const MAX_DEPTH: usize = 64;
+
+#[derive(Debug)]
+pub(super) struct Node {
+    pub(super) pos: Pos,
+    pub(super) kind: Kind,
+}
+
+#[derive(Debug)]
+pub(super) enum Kind {
+    Scalar {
+        text: String,
+        style: ScalarStyle,
+    },
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+    /// Stands in for an alias, already reported: the validator skips it so that one mistake is
+    /// not reported twice.
+    Rejected,
+}
+
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) key: String,
+    pub(super) key_pos: Pos,
+    pub(super) value: Node,
+}
+
+/// What the next node in a mapping becomes: the value of `Key`, or dropped (`Skip`) because its
+/// key was a duplicate or not a scalar, both already reported.
+enum Slot {
+    Key(String, Pos),
+    Skip,
+}
+
+enum Frame {
+    Seq {
+        pos: Pos,
+        items: Vec<Node>,
+    },
+    Map {
+        pos: Pos,
+        entries: Vec<Entry>,
+        slot: Option<Slot>,
+        first_seen: HashMap<String, Pos>,
+    },
+}
+
+#[derive(Default)]
+struct TreeBuilder {
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    documents: usize,
+    problems: Vec<Problem>,
+}
+
+/// Folds the parser's events into a tree; `Ok(None)` when the file holds no document at all.
+pub(super) fn build_tree(text: &str, problems: &mut Vec<Problem>) -> Result<Option<Node>, Fatal> {
+    let mut b = TreeBuilder::default();
+    let result = b.run(text);
+    problems.append(&mut b.problems);
+    result.map(|()| b.root)
+}
+
+impl TreeBuilder {
+    fn run(&mut self, text: &str) -> Result<(), Fatal> {
+        for event in Parser::new_from_str(text) {
+            let (event, span) = match event {
+                Ok(ok) => ok,
+                Err(e) => {
+                    let pos = Pos {
+                        line: e.marker().line().max(1),
+                        col: e.marker().col() + 1,
+                    };
+                    self.problems.push(Problem::new(
+                        pos,
+                        format!("invalid YAML: {}", e.info()),
+                        "fix the YAML syntax at this position",
+                    ));
+                    return Err(Fatal);
+                }
+            };
+            let pos = Pos::of(&span);
+            match event {
+                Event::DocumentStart(_) => {
+                    self.documents += 1;
+                    if self.documents == 2 {
+                        self.problems.push(Problem::new(
+                            pos,
+                            "the acceptance file holds more than one YAML document (a second `---`)",
+                            "keep a single document: remove this `---` and merge what follows into the first",
+                        ));
+                    }
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    self.check_properties(pos, anchor, tag.as_deref());
+                    let text = text.into_owned();
+                    self.emit(Node {
+                        pos,
+                        kind: Kind::Scalar { text, style },
+                    });
+                }
+                Event::Alias(_) => {
+                    self.problems.push(Problem::new(
+                        pos,
+                        "aliases (`*name`) are not supported in an acceptance file",
+                        "write the value out in full here instead of referring to an anchor",
+                    ));
+                    self.emit(Node {
+                        pos,
+                        kind: Kind::Rejected,
+                    });
+                }
+                Event::SequenceStart(anchor, tag) => {
+                    self.check_properties(pos, anchor, tag.as_deref());
+                    self.push(
+                        pos,
+                        Frame::Seq {
+                            pos,
+                            items: Vec::new(),
+                        },
+                    )?;
+                }
+                Event::MappingStart(anchor, tag) => {
+                    self.check_properties(pos, anchor, tag.as_deref());
+                    self.push(
+                        pos,
+                        Frame::Map {
+                            pos,
+                            entries: Vec::new(),
+                            slot: None,
+                            first_seen: HashMap::new(),
+                        },
+                    )?;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    if let Some(frame) = self.stack.pop() {
+                        let node = match frame {
+                            Frame::Seq { pos, items } => Node {
+                                pos,
+                                kind: Kind::Seq(items),
+                            },
+                            Frame::Map { pos, entries, .. } => Node {
+                                pos,
+                                kind: Kind::Map(entries),
+                            },
+                        };
+                        self.emit(node);
+                    }
+                }
+                Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, pos: Pos, frame: Frame) -> Result<(), Fatal> {
+        if self.stack.len() >= MAX_DEPTH {
+            self.problems.push(Problem::new(
+                pos,
+                format!("the acceptance file nests deeper than {MAX_DEPTH} levels"),
+                "the acceptance schema nests at most five levels; remove the extra nesting",
+            ));
+            return Err(Fatal);
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// Anchors and tags are YAML features no acceptance file needs; rejecting them keeps what the
+    /// reviewer reads identical to what shipmoor reads.
+    fn check_properties(&mut self, pos: Pos, anchor: usize, tag: Option<&Tag>) {
+        if anchor != 0 {
+            self.problems.push(Problem::new(
+                pos,
+                "anchors (`&name`) are not supported in an acceptance file",
+                "remove the anchor and write the value out in full wherever it is used",
+            ));
+        }
+        if let Some(tag) = tag {
+            let shown = if tag.is_yaml_core_schema() {
+                format!("!!{}", tag.suffix)
+            } else if tag.handle == "!" {
+                format!("!{}", tag.suffix)
+            } else {
+                format!("!<{}{}>", tag.handle, tag.suffix)
+            };
+            self.problems.push(Problem::new(
+                pos,
+                format!("YAML tags (`{shown}`) are not supported in an acceptance file"),
+                "remove the tag; quote the value if it must be read as a string",
+            ));
+        }
+    }
+
+    /// Places a finished node: as the document root, a sequence item, a mapping key or a value.
+    fn emit(&mut self, node: Node) {
+        match self.stack.last_mut() {
+            None => {
+                // Only the first document counts; later ones were reported at their `---`.
+                if self.documents <= 1 && self.root.is_none() {
+                    self.root = Some(node);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                entries,
+                slot,
+                first_seen,
+                ..
+            }) => match slot.take() {
+                None => {
+                    let next = match node.kind {
+                        Kind::Scalar { text, .. } => {
+                            if let Some(first) = first_seen.get(&text) {
+                                self.problems.push(Problem::new(
+                                    node.pos,
+                                    format!(
+                                        "duplicate key `{text}` (first on line {})",
+                                        first.line
+                                    ),
+                                    format!("remove one of the two `{text}` keys"),
+                                ));
+                                Slot::Skip
+                            } else {
+                                first_seen.insert(text.clone(), node.pos);
+                                Slot::Key(text, node.pos)
+                            }
+                        }
+                        Kind::Rejected => Slot::Skip,
+                        Kind::Seq(_) | Kind::Map(_) => {
+                            self.problems.push(Problem::new(
+                                node.pos,
+                                "a mapping key must be a plain word, not a sequence or mapping",
+                                "write the key as a single word followed by `:`",
+                            ));
+                            Slot::Skip
+                        }
+                    };
+                    *slot = Some(next);
+                }
+                Some(Slot::Key(key, key_pos)) => entries.push(Entry {
+                    key,
+                    key_pos,
+                    value: node,
+                }),
+                Some(Slot::Skip) => {}
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar reading (YAML 1.2 core schema)
+// ---------------------------------------------------------------------------------------------
+
+pub(super) fn is_null(node: &Node) -> bool {
+    matches!(&node.kind, Kind::Scalar { text, style: ScalarStyle::Plain }
+        if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+}
+
+pub(super) fn core_bool(text: &str) -> Option<bool> {
+    match text {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+/// A core-schema integer (`12`, `-3`, `0o17`, `0x1F`); `None` for anything else or an overflow.
+pub(super) fn core_int(text: &str) -> Option<i128> {
+    let digits_in = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
+    if let Some(oct) = text.strip_prefix("0o") {
+        return digits_in(oct, 8)
+            .then(|| i128::from_str_radix(oct, 8).ok())
+            .flatten();
+    }
+    if let Some(hex) = text.strip_prefix("0x") {
+        return digits_in(hex, 16)
+            .then(|| i128::from_str_radix(hex, 16).ok())
+            .flatten();
+    }
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    digits_in(unsigned, 10)
+        .then(|| text.parse::<i128>().ok())
+        .flatten()
+}
+
+fn looks_numeric(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    core_int(text).is_some()
+        || matches!(unsigned, ".inf" | ".Inf" | ".INF")
+        || matches!(text, ".nan" | ".NaN" | ".NAN")
+        || (text.chars().any(|c| c.is_ascii_digit()) && text.parse::<f64>().is_ok())
+}
+
+/// Shortens a value for a message: one line, at most 40 characters.
+pub(super) fn short(text: &str) -> String {
+    let one_line = text.trim().replace('\n', "\\n");
+    if one_line.chars().count() > 40 {
+        let head: String = one_line.chars().take(37).collect();
+        format!("{head}...")
+    } else {
+        one_line
+    }
+}
+
+/// What a node is, for "found ..." in messages.
+pub(super) fn describe(node: &Node) -> String {
+    match &node.kind {
+        Kind::Map(_) => "a mapping".to_string(),
+        Kind::Seq(_) => "a sequence".to_string(),
+        Kind::Rejected => "an alias".to_string(),
+        Kind::Scalar { text, style } => match style {
+            _ if is_null(node) => "nothing (null)".to_string(),
+            ScalarStyle::Plain if core_bool(text).is_some() => format!("the boolean `{text}`"),
+            ScalarStyle::Plain if looks_numeric(text) => format!("the number `{text}`"),
+            ScalarStyle::Plain => format!("the string `{}`", short(text)),
+            ScalarStyle::SingleQuoted => format!("the quoted string `'{}'`", short(text)),
+            ScalarStyle::DoubleQuoted => format!("the quoted string `\"{}\"`", short(text)),
+            ScalarStyle::Literal | ScalarStyle::Folded => {
+                format!("the block string `{}`", short(text))
+            }
+        },
+    }
+}
+
+pub(super) fn scalar_text(node: &Node) -> Option<&str> {
+    match &node.kind {
+        Kind::Scalar { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "yaml_tests.rs"]
+mod tests;
