@@ -18,6 +18,8 @@ pub mod tags;
 mod yaml;
 
 #[cfg(test)]
+mod diagnostics_tests;
+#[cfg(test)]
 mod test_support;
 
 use std::path::{Path, PathBuf};
