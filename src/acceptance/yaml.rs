@@ -36,7 +36,8 @@ impl Pos {
     }
 }
 
-/// One thing wrong with the file; becomes an [`InputError`] once the file name is attached.
+/// One thing wrong with the file; becomes an [`InputError`](crate::error::InputError) once the
+/// file name is attached.
 #[derive(Debug)]
 pub(super) struct Problem {
     pub(super) pos: Pos,
