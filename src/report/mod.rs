@@ -9,10 +9,12 @@ pub mod fixes;
 pub mod terminal;
 pub mod verify_md;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use crate::acceptance::{AcceptanceSet, Criterion, Lane};
-use crate::floor::{CriterionFloor, FloorReport, RuntimeRow};
+use crate::acceptance::{Criterion, Lane};
+use crate::floor::{CriterionFloor, EntryKind, FloorReport, RuntimeRow};
 use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
@@ -184,25 +186,28 @@ pub struct RunResult {
     pub signing: Signing,
 }
 
-/// Joins the acceptance set with the floor's (and the judge's) findings.
+/// The floor's entries, each with the judge's finding (by position among the entries) and the
+/// acceptance file it comes from (`origin`, by id; the pass-to-pass guard comes from none).
 pub fn criteria_results(
-    acceptance: &AcceptanceSet,
     floor: &FloorReport,
+    origin: &BTreeMap<String, String>,
     judge: &[JudgeOutcome],
     mode_full: bool,
 ) -> Vec<CriterionResult> {
-    acceptance
-        .criteria
+    floor
+        .entries
         .iter()
-        .zip(&floor.criteria)
         .enumerate()
-        .map(|(i, (c, f))| {
+        .map(|(i, e)| {
             let judge = judge.get(i).cloned().unwrap_or(JudgeOutcome {
                 result: JudgeResult::None,
                 rationale: None,
             });
-            let mut r = criterion_result(c, f.clone(), judge, mode_full);
-            r.file = acceptance.origin.get(&c.id).cloned();
+            let mut r = criterion_result(&e.criterion, e.floor.clone(), judge, mode_full);
+            r.file = match e.kind {
+                EntryKind::Claimed => origin.get(&e.criterion.id).cloned(),
+                EntryKind::Guard => None,
+            };
             r
         })
         .collect()
