@@ -45,9 +45,9 @@ struct Paths {
 
 /// The claim the run checks: the acceptance set and where it came from (`explicit`, `files` or
 /// `derived`, as [`load_claim`] says).
-pub(crate) struct ClaimInfo {
-    pub set: AcceptanceSet,
-    pub source: String,
+struct ClaimInfo {
+    set: AcceptanceSet,
+    source: String,
 }
 
 /// Everything the input checks established, for the phases after them.
@@ -78,47 +78,49 @@ struct Plan {
 }
 
 /// What the run knows besides the floor's findings and the claim, for [`conclude`].
-pub(crate) struct Facts {
-    pub mode: Mode,
-    pub repository: String,
-    pub base: String,
-    pub head: String,
+struct Facts {
+    mode: Mode,
+    repository: String,
+    base: String,
+    head: String,
     /// The claim's file as reports show it (or the text it was derived from).
-    pub acceptance_path: String,
-    pub started_at: String,
-    pub completed_at: String,
-    pub duration_seconds: u64,
-    pub outputs: Outputs,
-    pub signing: Signing,
+    acceptance_path: String,
+    started_at: String,
+    completed_at: String,
+    duration_seconds: u64,
+    outputs: Outputs,
+    signing: Signing,
 }
 
 /// What the statement says beside the result: the evidence records it cites, the further
 /// subjects, the SHA-256 of head's commit object.
-pub(crate) struct StatementInputs<'a> {
-    pub evidence_records: &'a [String],
-    pub subjects: &'a [Subject],
-    pub head_object_sha256: &'a str,
+struct StatementInputs<'a> {
+    evidence_records: &'a [String],
+    subjects: &'a [Subject],
+    head_object_sha256: &'a str,
 }
 
 /// How the terminal text is written: `--format`, and colour (a terminal, and no `NO_COLOR`).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Terminal {
-    pub format: Format,
-    pub colour: bool,
+struct Terminal {
+    format: Format,
+    colour: bool,
 }
 
 /// The rendered outputs of one run, byte for byte as they are written.
-pub(crate) struct Documents {
-    pub fixes: Vec<u8>,
-    pub verify_md: String,
-    pub statement: Vec<u8>,
+struct Documents {
+    fixes: Vec<u8>,
+    verify_md: String,
+    statement: Vec<u8>,
     /// `{"result": …, "fixes": …}`: `--result-out`, and the terminal text of `--format json`.
-    pub result_json: Vec<u8>,
-    pub terminal: String,
+    result_json: Vec<u8>,
+    terminal: String,
 }
 
+/// The phases in order (see the module doc); returns the verdict's exit code.
 pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let plan = plan(&args)?;
+    // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
         .tempdir_in(&plan.temp_base)
@@ -512,7 +514,7 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
 
 /// Phase 3 (pure): the floor's entries fused into the run's verdict, with the claim and the
 /// run's facts.
-pub(crate) fn conclude(claim: &ClaimInfo, floor: &FloorReport, facts: &Facts) -> RunResult {
+fn conclude(claim: &ClaimInfo, floor: &FloorReport, facts: &Facts) -> RunResult {
     let set = &claim.set;
     let criteria = report::criteria_results(floor, &set.origin, &[], facts.mode == Mode::Full);
     let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
@@ -559,7 +561,7 @@ fn head_object_sha256(git: &Git, head: &CommitId) -> Result<String, Error> {
 }
 
 /// Phase 4 (pure): the documents of one result, as they are written and printed.
-pub(crate) fn render(
+fn render(
     result: &RunResult,
     inputs: &StatementInputs<'_>,
     terminal: Terminal,
