@@ -1,20 +1,34 @@
-//! `shipmoor claim-check`: load intent, bind, floor, fuse, write outputs.
+//! `shipmoor claim-check`: the run as named phases.
 //!
-//! Everything that can be wrong with the input is checked before any work starts (flags,
-//! repository, commits, a dirty tree, the acceptance set, the runners' tools), so an input
-//! error writes nothing. Outputs are rendered in memory and written at the end, each atomically.
+//! 1. [`plan`]: every input check (flags, repository, commits, a dirty tree, the claim, the
+//!    runners' tools, the outputs) before any work starts, so an input error writes nothing and
+//!    leaves the checkout untouched;
+//! 2. the floor ([`floor::run`]): worktrees at base and head, the runners, the observations,
+//!    every one stored in the evidence store;
+//! 3. [`conclude`] (pure): the floor's entries, the claim and the run's [`Facts`] to the
+//!    [`RunResult`];
+//! 4. [`render`] (pure): the result to its [`Documents`] (fix packet, `verify.md`, statement,
+//!    result JSON, terminal text);
+//! 5. [`sign`]: the statement's signed forms, when it is signed;
+//! 6. [`write`]: evidence first, then the documents, each atomically;
+//! 7. [`print`]: the terminal text.
+
+#[cfg(test)]
+mod tests;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::acceptance::{self, claim, AcceptanceSet};
-use crate::attest::{self, Subject};
+use time::OffsetDateTime;
+
+use crate::acceptance::{self, claim, AcceptanceSet, RunnerConfig};
+use crate::attest::{self, keys::SigningKey, sigstore::Services, Subject};
 use crate::cli::{ClaimCheckArgs, Format, Mode, Sign};
-use crate::clock::{rfc3339, Clock};
+use crate::clock::{rfc3339, Clock, Stopwatch};
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
-use crate::floor::{self, FloorInput};
+use crate::floor::{self, FloorInput, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, RunResult,
@@ -29,7 +43,121 @@ struct Paths {
     evidence: PathBuf,
 }
 
+/// The claim the run checks: the acceptance set and where it came from (`explicit`, `files` or
+/// `derived`, as [`load_claim`] says).
+struct ClaimInfo {
+    set: AcceptanceSet,
+    source: String,
+}
+
+/// Everything the input checks established, for the phases after them.
+struct Plan {
+    clock: Clock,
+    started: OffsetDateTime,
+    stopwatch: Stopwatch,
+    quiet: bool,
+    mode: Mode,
+    sign: Sign,
+    services: Services,
+    terminal: Terminal,
+    runs: u32,
+    timeout: Duration,
+    git: Git,
+    subjects: Vec<Subject>,
+    signing_key: Option<SigningKey>,
+    base: CommitId,
+    head: CommitId,
+    located: Option<acceptance::Located>,
+    claim: ClaimInfo,
+    runners: Vec<RunnerConfig>,
+    paths: Paths,
+    /// `--result-out`, absolute.
+    result_out: Option<PathBuf>,
+    /// Where the run's temporary directory goes (it exists).
+    temp_base: PathBuf,
+}
+
+/// What the run knows besides the floor's findings and the claim, for [`conclude`].
+struct Facts {
+    mode: Mode,
+    repository: String,
+    base: String,
+    head: String,
+    /// The claim's file as reports show it (or the text it was derived from).
+    acceptance_path: String,
+    started_at: String,
+    completed_at: String,
+    duration_seconds: u64,
+    outputs: Outputs,
+    signing: Signing,
+}
+
+/// What the statement says beside the result: the evidence records it cites, the further
+/// subjects, the SHA-256 of head's commit object.
+struct StatementInputs<'a> {
+    evidence_records: &'a [String],
+    subjects: &'a [Subject],
+    head_object_sha256: &'a str,
+}
+
+/// How the terminal text is written: `--format`, and colour (a terminal, and no `NO_COLOR`).
+#[derive(Debug, Clone, Copy)]
+struct Terminal {
+    format: Format,
+    colour: bool,
+}
+
+/// The rendered outputs of one run, byte for byte as they are written.
+struct Documents {
+    fixes: Vec<u8>,
+    verify_md: String,
+    statement: Vec<u8>,
+    /// `{"result": …, "fixes": …}`: `--result-out`, and the terminal text of `--format json`.
+    result_json: Vec<u8>,
+    terminal: String,
+}
+
+/// The phases in order (see the module doc); returns the verdict's exit code.
 pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
+    let plan = plan(&args)?;
+    // The floor's worktrees and build outputs, removed as soon as the floor is done.
+    let temp = tempfile::Builder::new()
+        .prefix("shipmoor-")
+        .tempdir_in(&plan.temp_base)
+        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+    let mut store = EvidenceStore::new();
+    let floor_report = run_floor(&plan, temp.path(), &mut store)?;
+    drop(temp);
+    let (signing, token) = signing(&plan)?;
+    let facts = facts(&plan, signing)?;
+    let result = conclude(&plan.claim, &floor_report, &facts);
+    let head_object_sha256 = head_object_sha256(&plan.git, &plan.head)?;
+    let inputs = StatementInputs {
+        evidence_records: store.records(),
+        subjects: &plan.subjects,
+        head_object_sha256: &head_object_sha256,
+    };
+    let docs = render(&result, &inputs, plan.terminal)?;
+    let signed = sign(
+        &docs.statement,
+        &result.signing,
+        plan.signing_key.as_ref(),
+        token.as_deref(),
+        &plan.services,
+    )?;
+    write(
+        &plan.paths,
+        plan.result_out.as_deref(),
+        &store,
+        &docs,
+        &signed,
+    )?;
+    print(&docs);
+    Ok(result.exit_code)
+}
+
+/// Phase 1: every input check, in the order a person fixes them, before any work.
+fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
             InputError::new(m)
@@ -38,21 +166,89 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     })?;
     let started = clock.now();
     let stopwatch = clock.stopwatch();
-    let quiet = args.quiet;
-    let progress = move |msg: &str| {
-        if !quiet {
-            let _ = writeln!(
-                std::io::stderr(),
-                "claim-check: {}",
-                crate::report::terminal::one_line(msg)
-            );
-        }
-    };
-
-    // Input checks, all before any work.
     let git = Git::discover(&args.repo)?;
-    let subjects = args
-        .subjects
+    let subjects = parse_subjects(&args.subjects)?;
+    if args.mode == Mode::Full {
+        return Err(Error::input(
+            InputError::new("--mode full needs the judge, which this version does not ship").help(
+                "run with --mode fast (the default): judgment criteria are routed to a person",
+            ),
+        ));
+    }
+    let signing_key = signing_key(args)?;
+    let (base, head) = commits(args, &git)?;
+    // The claim's file, when named explicitly; otherwise the claim is read from git below.
+    let located = match &args.acceptance {
+        Some(p) => Some(acceptance::locate(git.root(), Some(p))?),
+        None => None,
+    };
+    check_clean(&git, &head, located.as_ref())?;
+    let (claim, source) = load_claim(args, &git, &base, &head, located.as_ref())?;
+    let set = claim.set;
+    let runners = runners(&git, &head, &set)?;
+    let paths = output_paths(args, git.root());
+    check_writable(&paths)?;
+    let temp_base = temp_base(args)?;
+    Ok(Plan {
+        clock,
+        started,
+        stopwatch,
+        quiet: args.quiet,
+        mode: args.mode,
+        sign: args.sign,
+        services: Services {
+            fulcio_url: args.fulcio_url.clone(),
+            rekor_url: args.rekor_url.clone(),
+            tsa_url: args.tsa_url.clone(),
+        },
+        terminal: Terminal {
+            format: args.format,
+            colour: std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        },
+        runs: args.runs,
+        timeout: Duration::from_secs(args.timeout),
+        git,
+        subjects,
+        signing_key,
+        base,
+        head,
+        located,
+        claim: ClaimInfo { set, source },
+        runners,
+        paths,
+        // Relative to where claim-check was started, as the other outputs' flags.
+        result_out: args.result_out.as_ref().map(|p| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                std::env::current_dir().unwrap_or_default().join(p)
+            }
+        }),
+        temp_base,
+    })
+}
+
+/// Where the run's temporary directory goes: `--temp-dir` or the system's, created.
+fn temp_base(args: &ClaimCheckArgs) -> Result<PathBuf, Error> {
+    let temp_base = match &args.temp_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir(),
+    };
+    std::fs::create_dir_all(&temp_base).map_err(|e| {
+        Error::input(
+            InputError::new(format!(
+                "cannot use {} for temporary files: {e}",
+                temp_base.display()
+            ))
+            .help("pass a writable --temp-dir"),
+        )
+    })?;
+    Ok(temp_base)
+}
+
+fn parse_subjects(given: &[String]) -> Result<Vec<Subject>, Error> {
+    given
         .iter()
         .map(|s| Subject::parse(s))
         .collect::<Result<Vec<_>, _>>()
@@ -61,30 +257,27 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
                 InputError::new(format!("--subject {m}"))
                     .help("pass --subject NAME=sha256:<64 hex digits>"),
             )
-        })?;
-    if args.mode == Mode::Full {
-        return Err(Error::input(
-            InputError::new("--mode full needs the judge, which this version does not ship").help(
-                "run with --mode fast (the default): judgment criteria are routed to a person",
-            ),
-        ));
+        })
+}
+
+/// The key `--sign key` signs with; `--key` only with `--sign key`.
+fn signing_key(args: &ClaimCheckArgs) -> Result<Option<SigningKey>, Error> {
+    match (args.sign, &args.key) {
+        (Sign::Key, Some(path)) => Ok(Some(load_key(path)?)),
+        (Sign::Key, None) => Err(Error::input(
+            InputError::new("--sign key needs --key PATH (a PKCS#8 PEM private key)")
+                .help("pass --key, or sign keyless in CI with --sign keyless"),
+        )),
+        (_, Some(_)) => Err(Error::input(
+            InputError::new("--key is used only with --sign key")
+                .help("add --sign key, or drop --key"),
+        )),
+        _ => Ok(None),
     }
-    let signing_key = match (args.sign, &args.key) {
-        (Sign::Key, Some(path)) => Some(load_key(path)?),
-        (Sign::Key, None) => {
-            return Err(Error::input(
-                InputError::new("--sign key needs --key PATH (a PKCS#8 PEM private key)")
-                    .help("pass --key, or sign keyless in CI with --sign keyless"),
-            ))
-        }
-        (_, Some(_)) => {
-            return Err(Error::input(
-                InputError::new("--key is used only with --sign key")
-                    .help("add --sign key, or drop --key"),
-            ))
-        }
-        _ => None,
-    };
+}
+
+/// Base and head: two distinct commits, base an ancestor of head.
+fn commits(args: &ClaimCheckArgs, git: &Git) -> Result<(CommitId, CommitId), Error> {
     let head = match (&args.head, pull_request_sha("head")) {
         (Some(h), _) => git.resolve(h, "--head")?,
         (None, Some(sha)) => git.resolve(&sha, "the pull request's head")?,
@@ -92,7 +285,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     };
     let base = match &args.base {
         Some(b) => git.resolve(b, "--base")?,
-        None => default_base(&git, &head)?,
+        None => default_base(git, &head)?,
     };
     if base == head {
         return Err(Error::input(
@@ -115,35 +308,45 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             ),
         ));
     }
-    // The claim's file, when named explicitly; otherwise the claim is read from git below.
-    let located = match &args.acceptance {
-        Some(p) => Some(acceptance::locate(git.root(), Some(p))?),
-        None => None,
-    };
-    let head_is_checkout = git.resolve("HEAD", "HEAD").ok().as_ref() == Some(&head);
-    if head_is_checkout {
-        let acceptance_rel = located.as_ref().and_then(|l| {
-            l.path
-                .strip_prefix(git.root())
-                .ok()
-                .map(|p| p.display().to_string())
-        });
-        let dirty = git
-            .dirty_tracked(|p| floor::is_output_path(p) || acceptance_rel.as_deref() == Some(p))?;
-        if !dirty.is_empty() {
-            let shown: Vec<&str> = dirty.iter().take(5).map(|s| s.as_str()).collect();
-            return Err(Error::input(
-                InputError::new(format!(
-                    "the working tree has uncommitted changes to tracked files: {}{}",
-                    shown.join(", "),
-                    if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() }
-                ))
-                .help("claim-check checks committed code: commit or stash the changes (`git stash`), or pass --head"),
-            ));
-        }
+    Ok((base, head))
+}
+
+/// When head is the checkout, its tracked files are as committed (outputs and the explicit
+/// acceptance file aside): claim-check checks committed code.
+fn check_clean(
+    git: &Git,
+    head: &CommitId,
+    located: Option<&acceptance::Located>,
+) -> Result<(), Error> {
+    let head_is_checkout = git.resolve("HEAD", "HEAD").ok().as_ref() == Some(head);
+    if !head_is_checkout {
+        return Ok(());
     }
-    let (claim, source) = load_claim(&args, &git, &base, &head, located.as_ref())?;
-    let set = claim.set;
+    let acceptance_rel = located.and_then(|l| {
+        l.path
+            .strip_prefix(git.root())
+            .ok()
+            .map(|p| p.display().to_string())
+    });
+    let dirty =
+        git.dirty_tracked(|p| floor::is_output_path(p) || acceptance_rel.as_deref() == Some(p))?;
+    if dirty.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = dirty.iter().take(5).map(|s| s.as_str()).collect();
+    Err(Error::input(
+        InputError::new(format!(
+            "the working tree has uncommitted changes to tracked files: {}{}",
+            shown.join(", "),
+            if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() }
+        ))
+        .help("claim-check checks committed code: commit or stash the changes (`git stash`), or pass --head"),
+    ))
+}
+
+/// The runners in force (the configured ones, or those detected at head) and, when anything
+/// needs them, their tools and their roots at head.
+fn runners(git: &Git, head: &CommitId, set: &AcceptanceSet) -> Result<Vec<RunnerConfig>, Error> {
     // Where the runners in force were written, for messages about them.
     let runners_file = set
         .settings_files
@@ -151,114 +354,115 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         .cloned()
         .unwrap_or_else(|| set.display_path.clone());
     let runners = if set.runners.is_empty() {
-        floor::detect_runners(&git, &head)?
+        floor::detect_runners(git, head)?
     } else {
         set.runners.clone()
     };
     let needs_runner = !set.guard.is_empty()
         || !set.guarded_criteria().is_empty()
         || set.criteria.iter().any(floor::bind::needs_tests);
-    if needs_runner {
-        floor::check_tools(&runners, &runners_file)?;
-        let mut missing = Vec::new();
-        for r in runners.iter().filter(|r| r.root != ".") {
-            let out = git.run([
-                "cat-file",
-                "-t",
-                &format!("{}:{}", head, r.root.trim_end_matches('/')),
-            ])?;
-            if !out.ok || out.text() != "tree" {
-                missing.push(
-                    InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
-                        .at(runners_file.clone(), r.line, 1)
-                        .help("set `root` to the directory of the runner's project, relative to the repository"),
-                );
-            }
-        }
-        if !missing.is_empty() {
-            return Err(Error::Input(missing));
+    if !needs_runner {
+        return Ok(runners);
+    }
+    floor::check_tools(&runners, &runners_file)?;
+    let mut missing = Vec::new();
+    for r in runners.iter().filter(|r| r.root != ".") {
+        let out = git.run([
+            "cat-file",
+            "-t",
+            &format!("{}:{}", head, r.root.trim_end_matches('/')),
+        ])?;
+        if !out.ok || out.text() != "tree" {
+            missing.push(
+                InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
+                    .at(runners_file.clone(), r.line, 1)
+                    .help("set `root` to the directory of the runner's project, relative to the repository"),
+            );
         }
     }
-    let paths = output_paths(&args, git.root());
-    check_writable(&paths)?;
-    let temp_base = match &args.temp_dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir(),
-    };
-    std::fs::create_dir_all(&temp_base).map_err(|e| {
-        Error::input(
-            InputError::new(format!(
-                "cannot use {} for temporary files: {e}",
-                temp_base.display()
-            ))
-            .help("pass a writable --temp-dir"),
-        )
-    })?;
-    let temp = tempfile::Builder::new()
-        .prefix("shipmoor-")
-        .tempdir_in(&temp_base)
-        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+    if !missing.is_empty() {
+        return Err(Error::Input(missing));
+    }
+    Ok(runners)
+}
 
-    // The floor.
-    progress(&format!(
-        "{} criteria from {} ({}); base {} · head {}",
-        set.criteria.len(),
-        set.display_path,
-        set.state.as_str(),
-        base.short(),
-        head.short()
-    ));
+/// One progress line on stderr, unless `--quiet`.
+fn progress(quiet: bool, msg: &str) {
+    if !quiet {
+        let _ = writeln!(
+            std::io::stderr(),
+            "claim-check: {}",
+            crate::report::terminal::one_line(msg)
+        );
+    }
+}
+
+/// Phase 2: the floor, in `temp_root`.
+fn run_floor(
+    plan: &Plan,
+    temp_root: &Path,
+    store: &mut EvidenceStore,
+) -> Result<FloorReport, Error> {
+    let set = &plan.claim.set;
+    progress(
+        plan.quiet,
+        &format!(
+            "{} criteria from {} ({}); base {} · head {}",
+            set.criteria.len(),
+            set.display_path,
+            set.state.as_str(),
+            plan.base.short(),
+            plan.head.short()
+        ),
+    );
     if !set.inherited_criteria.is_empty() {
-        progress(&format!(
-            "{} criteria inherited from earlier changes ({})",
-            set.inherited_criteria.len(),
-            if set.guarded_criteria().is_empty() {
-                "not checked"
-            } else {
-                "kept as regression guards"
-            }
-        ));
+        progress(
+            plan.quiet,
+            &format!(
+                "{} criteria inherited from earlier changes ({})",
+                set.inherited_criteria.len(),
+                if set.guarded_criteria().is_empty() {
+                    "not checked"
+                } else {
+                    "kept as regression guards"
+                }
+            ),
+        );
     }
-
-    let mut store = EvidenceStore::new();
+    let quiet = plan.quiet;
+    let progress = move |msg: &str| progress(quiet, msg);
     let input = FloorInput {
-        git: &git,
-        acceptance: &set,
-        runners,
-        base: base.clone(),
-        head: head.clone(),
-        runs: args.runs,
-        timeout: Duration::from_secs(args.timeout),
-        temp_root: temp.path().to_path_buf(),
-        clock: &clock,
+        git: &plan.git,
+        acceptance: set,
+        runners: plan.runners.clone(),
+        base: plan.base.clone(),
+        head: plan.head.clone(),
+        runs: plan.runs,
+        timeout: plan.timeout,
+        temp_root: temp_root.to_path_buf(),
+        clock: &plan.clock,
         progress: &progress,
         // An explicit file's own settings are checked by path as before; the claim read from
         // git carries its settings edits itself (`settings_edits`).
-        acceptance_path: located.as_ref().and_then(|l| {
+        acceptance_path: plan.located.as_ref().and_then(|l| {
             let p = l.path.canonicalize().ok()?;
-            let root = git.root().canonicalize().ok()?;
+            let root = plan.git.root().canonicalize().ok()?;
             p.strip_prefix(root).ok().map(|r| r.display().to_string())
         }),
     };
-    let mut floor_report = floor::run(&input, &mut store)?;
-    drop(temp);
-    // The pass-to-pass guard reports as one more required floor criterion.
-    let mut set = set;
-    if let Some(g) = floor_report.guard.take() {
-        set.criteria
-            .push(floor::guard_criterion(&set.guard_scope()));
-        floor_report.criteria.push(g);
-    }
+    floor::run(&input, store)
+}
 
-    // How the statement will be signed: decided before the statement is written, since the
-    // statement records it.
-    let token = match args.sign {
+/// How the statement will be signed, with the OIDC token of keyless signing: decided before
+/// the statement is written, since the statement records it.
+fn signing(plan: &Plan) -> Result<(Signing, Option<String>), Error> {
+    let token = match plan.sign {
         Sign::Keyless => attest::sigstore::ambient_token().map_err(|e| {
             Error::crash(format!("keyless signing: cannot get the OIDC token: {e}"))
         })?,
         _ => None,
     };
-    let signing = match (args.sign, &signing_key, &token) {
+    let signing = match (plan.sign, &plan.signing_key, &token) {
         (Sign::Key, Some(k), _) => Signing {
             state: "key".into(),
             note: format!("signed with key {} ({})", k.keyid(), k.algorithm()),
@@ -276,48 +480,76 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
     };
-    if args.sign == Sign::Keyless && token.is_none() && !quiet {
+    if plan.sign == Sign::Keyless && token.is_none() && !plan.quiet {
         let _ = writeln!(std::io::stderr(), "claim-check: warning: {}", signing.note);
     }
+    Ok((signing, token))
+}
 
-    // Fuse and report.
-    let criteria = report::criteria_results(&set, &floor_report, &[], args.mode == Mode::Full);
+/// The run's facts once the floor is done: its times, the repository, the outputs as reports
+/// name them.
+fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
+    let root = plan.git.root();
+    Ok(Facts {
+        mode: plan.mode,
+        completed_at: rfc3339(plan.clock.now()),
+        repository: plan.git.repo_uri()?,
+        base: plan.base.to_string(),
+        head: plan.head.to_string(),
+        acceptance_path: match &plan.located {
+            Some(l) => shown_path(&l.path, root),
+            None => plan.claim.set.display_path.clone(),
+        },
+        started_at: rfc3339(plan.started),
+        duration_seconds: plan.stopwatch.elapsed().as_secs(),
+        outputs: Outputs {
+            vsa: shown_path(&plan.paths.vsa, root),
+            fixes: shown_path(&plan.paths.fixes, root),
+            report: shown_path(&plan.paths.report, root),
+            evidence: shown_path(&plan.paths.evidence, root),
+        },
+        signing,
+    })
+}
+
+/// Phase 3 (pure): the floor's entries fused into the run's verdict, with the claim and the
+/// run's facts.
+fn conclude(claim: &ClaimInfo, floor: &FloorReport, facts: &Facts) -> RunResult {
+    let set = &claim.set;
+    let criteria = report::criteria_results(floor, &set.origin, &[], facts.mode == Mode::Full);
     let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
     let fused = verdict::fuse(set.state, &inputs);
-    let completed = clock.now();
-    let result = RunResult {
+    RunResult {
         schema: report::RESULT_SCHEMA,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         policy: verdict::POLICY,
-        mode: match args.mode {
+        mode: match facts.mode {
             Mode::Fast => "fast".into(),
             Mode::Full => "full".into(),
         },
         verdict: fused.verdict,
         rule: fused.rule.label().to_string(),
-        rule_reason: draft_reason(&fused, &set, &source),
+        rule_reason: draft_reason(&fused, set, &claim.source),
         exit_code: fused.verdict.exit_code(),
-        repository: git.repo_uri()?,
-        base: base.to_string(),
-        head: head.to_string(),
-        acceptance: acceptance_info(&set, located.as_ref(), &source, git.root()),
-        started_at: rfc3339(started),
-        completed_at: rfc3339(completed),
-        duration_seconds: stopwatch.elapsed().as_secs(),
+        repository: facts.repository.clone(),
+        base: facts.base.clone(),
+        head: facts.head.clone(),
+        acceptance: acceptance_info(set, &facts.acceptance_path, &claim.source),
+        started_at: facts.started_at.clone(),
+        completed_at: facts.completed_at.clone(),
+        duration_seconds: facts.duration_seconds,
         criteria,
-        overlay: floor_report.overlay.clone(),
-        overlay_spliced: floor_report.overlay_spliced.clone(),
-        harness_changes: floor_report.harness.iter().map(|h| h.label()).collect(),
-        runtime: floor_report.runtime.clone(),
-        outputs: Outputs {
-            vsa: shown_path(&paths.vsa, git.root()),
-            fixes: shown_path(&paths.fixes, git.root()),
-            report: shown_path(&paths.report, git.root()),
-            evidence: shown_path(&paths.evidence, git.root()),
-        },
-        signing: signing.clone(),
-    };
-    let packet = fixes::packet(&result);
+        overlay: floor.overlay.clone(),
+        overlay_spliced: floor.overlay_spliced.clone(),
+        harness_changes: floor.harness.iter().map(|h| h.label()).collect(),
+        runtime: floor.runtime.clone(),
+        outputs: facts.outputs.clone(),
+        signing: facts.signing.clone(),
+    }
+}
+
+/// The SHA-256 of head's commit object, which the statement's subject carries.
+fn head_object_sha256(git: &Git, head: &CommitId) -> Result<String, Error> {
     let head_object = git.run(["cat-file", "commit", head.as_str()])?;
     if !head_object.ok {
         return Err(Error::crash(format!(
@@ -325,26 +557,54 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             head_object.stderr
         )));
     }
-    let statement = attest::statement(
-        &result,
-        store.records(),
-        &subjects,
-        &attest::commit_object_sha256(&head_object.stdout),
-    );
-    let vsa_bytes = attest::statement_bytes(&statement).map_err(Error::crash)?;
-    let (dsse_bytes, bundle_bytes) = sign(
-        &vsa_bytes,
-        &signing,
-        signing_key.as_ref(),
-        token.as_deref(),
-        &args,
-    )?;
-    let mut fixes_bytes = serde_json::to_vec_pretty(&packet).map_err(Error::crash)?;
-    fixes_bytes.push(b'\n');
-    let md = verify_md::render(&result, &packet);
+    Ok(attest::commit_object_sha256(&head_object.stdout))
+}
 
-    // Write: evidence first (what the others cite), then the documents, all staged beside
-    // their places before any is renamed into place.
+/// Phase 4 (pure): the documents of one result, as they are written and printed.
+fn render(
+    result: &RunResult,
+    inputs: &StatementInputs<'_>,
+    terminal: Terminal,
+) -> Result<Documents, Error> {
+    let packet = fixes::packet(result);
+    let statement = attest::statement(
+        result,
+        inputs.evidence_records,
+        inputs.subjects,
+        inputs.head_object_sha256,
+    );
+    let statement = attest::statement_bytes(&statement).map_err(Error::crash)?;
+    let fixes = pretty_json(&packet)?;
+    let result_json = pretty_json(&serde_json::json!({"result": result, "fixes": packet}))?;
+    let terminal = match terminal.format {
+        Format::Json => String::from_utf8_lossy(&result_json).into_owned(),
+        Format::Human => terminal::render(result, terminal.colour),
+    };
+    Ok(Documents {
+        verify_md: verify_md::render(result, &packet),
+        fixes,
+        statement,
+        result_json,
+        terminal,
+    })
+}
+
+/// Pretty JSON with a final newline, as the JSON documents are written.
+fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
+    let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+/// Phase 6: evidence first (what the others cite), then the documents, all staged beside
+/// their places before any is renamed into place.
+fn write(
+    paths: &Paths,
+    result_out: Option<&Path>,
+    store: &EvidenceStore,
+    docs: &Documents,
+    (dsse_bytes, bundle_bytes): &SignedForms,
+) -> Result<(), Error> {
     let io = |what: &Path, e: std::io::Error| {
         Error::crash(format!("cannot write {}: {e}", what.display()))
     };
@@ -353,35 +613,22 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
         .map_err(|e| io(&paths.evidence, e))?;
     let dsse_path = signed_path(&paths.vsa, "dsse.json");
     let bundle_path = signed_path(&paths.vsa, "sigstore.json");
-    let result_json = {
-        let v = serde_json::json!({"result": result, "fixes": packet});
-        let mut b = serde_json::to_vec_pretty(&v).map_err(Error::crash)?;
-        b.push(b'\n');
-        b
-    };
-    let result_out = args.result_out.as_ref().map(|p| {
-        if p.is_absolute() {
-            p.clone()
-        } else {
-            std::env::current_dir().unwrap_or_default().join(p)
-        }
-    });
-    let mut docs: Vec<(&Path, &[u8])> = vec![
-        (&paths.vsa, &vsa_bytes),
-        (&paths.fixes, &fixes_bytes),
-        (&paths.report, md.as_bytes()),
+    let mut all: Vec<(&Path, &[u8])> = vec![
+        (&paths.vsa, &docs.statement),
+        (&paths.fixes, &docs.fixes),
+        (&paths.report, docs.verify_md.as_bytes()),
     ];
-    if let Some(b) = &dsse_bytes {
-        docs.push((&dsse_path, b));
+    if let Some(b) = dsse_bytes {
+        all.push((&dsse_path, b));
     }
-    if let Some(p) = &result_out {
-        docs.push((p, &result_json));
+    if let Some(p) = result_out {
+        all.push((p, &docs.result_json));
     }
-    if let Some(b) = &bundle_bytes {
-        docs.push((&bundle_path, b));
+    if let Some(b) = bundle_bytes {
+        all.push((&bundle_path, b));
     }
     let mut staged = Vec::new();
-    for (path, bytes) in docs {
+    for (path, bytes) in all {
         staged.push((path, stage(path, bytes).map_err(|e| io(path, e))?));
     }
     for (path, tmp) in staged {
@@ -396,24 +643,12 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
             std::fs::remove_file(path).map_err(|e| io(path, e))?;
         }
     }
+    Ok(())
+}
 
-    let mut out = std::io::stdout();
-    match args.format {
-        Format::Json => {
-            let v = serde_json::json!({"result": result, "fixes": packet});
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&v).map_err(Error::crash)?
-            );
-        }
-        Format::Human => {
-            let colour =
-                out.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-            let _ = write!(out, "{}", terminal::render(&result, colour));
-        }
-    }
-    Ok(result.exit_code)
+/// Phase 7: the terminal text on stdout.
+fn print(docs: &Documents) {
+    let _ = std::io::stdout().write_all(docs.terminal.as_bytes());
 }
 
 /// `claim-check.vsa.json` → `claim-check.vsa.<suffix>`.
@@ -427,7 +662,7 @@ fn signed_path(vsa: &Path, suffix: &str) -> PathBuf {
 }
 
 /// Loads the signing key, its password from `SHIPMOOR_KEY_PASSWORD` when it is encrypted.
-fn load_key(path: &Path) -> Result<attest::keys::SigningKey, Error> {
+fn load_key(path: &Path) -> Result<SigningKey, Error> {
     let pem = std::fs::read_to_string(path).map_err(|e| {
         Error::input(
             InputError::new(format!("cannot read the key: {e}"))
@@ -442,14 +677,14 @@ fn load_key(path: &Path) -> Result<attest::keys::SigningKey, Error> {
 /// The DSSE envelope and the Sigstore bundle, as written (either may be absent).
 type SignedForms = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-/// The signed forms of the statement: with a key, a DSSE envelope and a Sigstore bundle
+/// Phase 5: the signed forms of the statement: with a key, a DSSE envelope and a Sigstore bundle
 /// carrying it; keyless, a Sigstore bundle from Fulcio and Rekor.
 fn sign(
     statement: &[u8],
     signing: &Signing,
-    key: Option<&attest::keys::SigningKey>,
+    key: Option<&SigningKey>,
     token: Option<&str>,
-    args: &ClaimCheckArgs,
+    services: &Services,
 ) -> Result<SignedForms, Error> {
     let pretty = |v: &serde_json::Value| -> Result<Vec<u8>, Error> {
         let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
@@ -466,13 +701,8 @@ fn sign(
         }
         ("keyless", _) => {
             let token = token.ok_or_else(|| Error::crash("keyless signing without a token"))?;
-            let services = attest::sigstore::Services {
-                fulcio_url: args.fulcio_url.clone(),
-                rekor_url: args.rekor_url.clone(),
-                tsa_url: args.tsa_url.clone(),
-            };
             let bundle =
-                attest::sigstore::sign_keyless(statement, token, &services).map_err(|e| {
+                attest::sigstore::sign_keyless(statement, token, services).map_err(|e| {
                     Error::crash(format!("keyless signing failed (nothing written): {e}"))
                 })?;
             let mut b = bundle.into_bytes();
@@ -549,17 +779,10 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
     Ok(())
 }
 
-fn acceptance_info(
-    set: &AcceptanceSet,
-    located: Option<&acceptance::Located>,
-    source: &str,
-    root: &Path,
-) -> AcceptanceInfo {
+/// What the result says about the claim; `path` is its file as reports show it.
+fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str) -> AcceptanceInfo {
     AcceptanceInfo {
-        path: match located {
-            Some(l) => shown_path(&l.path, root),
-            None => set.display_path.clone(),
-        },
+        path: path.to_string(),
         state: set.state.as_str().into(),
         sha256: set.sha256.clone(),
         source: source.to_string(),
@@ -631,6 +854,27 @@ fn load_claim(
     if !found.set.criteria.is_empty() {
         return Ok((found, "files".into()));
     }
+    for (what, text) in &intent_texts(args, git, base, head)? {
+        let Some(criteria) = draft_criteria(text, &found.set) else {
+            continue;
+        };
+        let source = format!("{what} (derived draft)");
+        return Ok((
+            claim::derived(criteria, &source, &head_files, Some(&base_files)),
+            "derived".into(),
+        ));
+    }
+    Err(claims_nothing(git, base, head, &found, &head_files))
+}
+
+/// The texts a draft claim may be derived from, in order: `--from`, the pull request's
+/// description, the commit messages of base..head; each with what it is, in words.
+fn intent_texts(
+    args: &ClaimCheckArgs,
+    git: &Git,
+    base: &CommitId,
+    head: &CommitId,
+) -> Result<Vec<(String, String)>, Error> {
     let mut texts: Vec<(String, String)> = Vec::new();
     if let Some(from) = &args.from {
         let text = std::fs::read_to_string(from).map_err(|e| {
@@ -661,43 +905,53 @@ fn load_claim(
     if log.ok {
         texts.push(("the commit messages".into(), log.text()));
     }
-    for (what, text) in &texts {
-        let drafted = crate::commands::acceptance::derive_criteria(text);
-        if drafted.is_empty() {
-            continue;
-        }
-        let taken: std::collections::BTreeSet<&str> = found
-            .set
-            .inherited_criteria
-            .iter()
-            .map(|c| c.id.as_str())
-            .collect();
-        let criteria = drafted
-            .into_iter()
-            .map(|(id, ac)| {
-                // A drafted id may repeat an inherited one; the draft is a new claim.
-                let id = if taken.contains(id.as_str()) {
-                    format!("{id}-draft")
-                } else {
-                    id
-                };
-                acceptance::Criterion {
-                    tag: acceptance::tag_for(&id),
-                    id,
-                    ac,
-                    required: true,
-                    lane: acceptance::Lane::Floor,
-                    check: None,
-                    line: 0,
-                }
-            })
-            .collect();
-        let source = format!("{what} (derived draft)");
-        return Ok((
-            claim::derived(criteria, &source, &head_files, Some(&base_files)),
-            "derived".into(),
-        ));
+    Ok(texts)
+}
+
+/// The criteria a text's checklist drafts, none when it has no checklist; `found` holds the
+/// inherited criteria, whose ids a draft does not take.
+fn draft_criteria(text: &str, found: &AcceptanceSet) -> Option<Vec<acceptance::Criterion>> {
+    let drafted = crate::commands::acceptance::derive_criteria(text);
+    if drafted.is_empty() {
+        return None;
     }
+    let taken: std::collections::BTreeSet<&str> = found
+        .inherited_criteria
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    let criteria = drafted
+        .into_iter()
+        .map(|(id, ac)| {
+            // A drafted id may repeat an inherited one; the draft is a new claim.
+            let id = if taken.contains(id.as_str()) {
+                format!("{id}-draft")
+            } else {
+                id
+            };
+            acceptance::Criterion {
+                tag: acceptance::tag_for(&id),
+                id,
+                ac,
+                required: true,
+                lane: acceptance::Lane::Floor,
+                check: None,
+                line: 0,
+            }
+        })
+        .collect();
+    Some(criteria)
+}
+
+/// The input error of a change that claims nothing, saying how to give it intent (and which
+/// claim files are there but not committed).
+fn claims_nothing(
+    git: &Git,
+    base: &CommitId,
+    head: &CommitId,
+    found: &claim::Claim,
+    head_files: &claim::Files,
+) -> Error {
     let inherited = found.set.inherited_criteria.len();
     let uncommitted: Vec<String> = claim::Files::read(&claim::Source::Worktree(git.root()), false)
         .map(|w| {
@@ -715,7 +969,7 @@ fn load_claim(
             uncommitted.join(", ")
         ));
     }
-    Err(Error::input(
+    Error::input(
         InputError::new(format!(
             "this change claims nothing: base..head ({}..{}) adds or changes no acceptance criterion{}, and there is no text with a checklist to derive a draft from",
             base.short(),
@@ -727,7 +981,7 @@ fn load_claim(
             }
         ))
         .help(help),
-    ))
+    )
 }
 
 /// A path as reports show it: relative to the repository when inside it.

@@ -181,13 +181,10 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
         acceptance_path,
     };
     let mut store = EvidenceStore::new();
-    let mut report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;
-    if let Some(g) = report.guard.take() {
-        report.criteria.push(g);
-    }
+    let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;
     let recorded = ext["dispositions"].as_array().ok_or("no dispositions")?;
     let mut differences = Vec::new();
-    for (d, now) in recorded.iter().zip(&report.criteria) {
+    for (d, now) in recorded.iter().zip(report.entries.iter().map(|e| &e.floor)) {
         let id = d["id"].as_str().unwrap_or("?");
         let was = d["floor"]["result"].as_str().unwrap_or("");
         if was != now.result.as_str() {
@@ -212,11 +209,11 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
             }
         }
     }
-    if recorded.len() != report.criteria.len() {
+    if recorded.len() != report.entries.len() {
         differences.push(format!(
             "{} criteria recorded, {} now",
             recorded.len(),
-            report.criteria.len()
+            report.entries.len()
         ));
     }
     if differences.is_empty() {

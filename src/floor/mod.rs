@@ -3,8 +3,9 @@
 //! could be bound" (`unbound`) or "bound but not observable" (`undecided`).
 //!
 //! In: the repository, the validated acceptance set, base and head commits, the runners.
-//! Out: a [`FloorReport`]: one [`CriterionFloor`] per criterion, the commands that ran, the
-//! files laid over base; every observation stored in the evidence store.
+//! Out: a [`FloorReport`]: one [`FloorEntry`] per criterion (the criterion with its
+//! [`CriterionFloor`]), then one for the pass-to-pass guard; the commands that ran, the files
+//! laid over base; every observation stored in the evidence store.
 //!
 //! Steps:
 //! 1. head: a detached worktree at the head commit; the tag scan of its tracked files ([`scan`]);
@@ -144,9 +145,29 @@ pub struct RuntimeRow {
     pub excerpt: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// What an entry of the floor's report stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// One of the claim's criteria, from an acceptance file.
+    Claimed,
+    /// The pass-to-pass guard (`stage1.floor.guard`): a criterion of the settings, in no file.
+    Guard,
+}
+
+/// One entry of the floor's report: a criterion and the floor's disposition of it, together,
+/// so that nothing downstream pairs two lists by position.
+#[derive(Debug, Clone)]
+pub struct FloorEntry {
+    pub kind: EntryKind,
+    pub criterion: Criterion,
+    pub floor: CriterionFloor,
+}
+
+#[derive(Debug, Clone)]
 pub struct FloorReport {
-    pub criteria: Vec<CriterionFloor>,
+    /// The claim's criteria in the acceptance set's order, then the pass-to-pass guard when the
+    /// set has one (it reports as one more required floor criterion).
+    pub entries: Vec<FloorEntry>,
     pub runtime: Vec<RuntimeRow>,
     pub overlay: Vec<String>,
     pub overlay_deleted: Vec<String>,
@@ -155,8 +176,6 @@ pub struct FloorReport {
     pub changed_files: usize,
     /// Files this change touched that decide how tests run (DESIGN 5.5).
     pub harness: Vec<harness::HarnessChange>,
-    /// The pass-to-pass guard's disposition, when the acceptance set has a `guard`.
-    pub guard: Option<CriterionFloor>,
 }
 
 /// An evidence record (DESIGN 7): canonical JSON, cited by pointer.
@@ -659,7 +678,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     };
 
     // 6. commands and patterns, and the decision for every criterion.
-    let mut out = Vec::new();
+    let mut entries = Vec::new();
     for (c, b) in criteria.iter().zip(&bindings) {
         let cf = match b {
             Binding::JudgeLane => CriterionFloor::simple(
@@ -676,27 +695,36 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             Binding::Pattern { paths, regex } => cx.pattern_check(c, paths, regex, &changes)?,
             Binding::Tag(_) | Binding::ExplicitTest { .. } => decide_tests(c, b, &observations),
         };
-        out.push(cf);
+        entries.push(FloorEntry {
+            kind: EntryKind::Claimed,
+            criterion: c.clone(),
+            floor: cf,
+        });
     }
-    let guard = guarding.then(|| {
+    if guarding {
+        // The reason names the globs alone when they are all the guard keeps; the criterion's
+        // text always names the whole scope.
         let scope = if input.acceptance.guarded_criteria().is_empty() {
             input.acceptance.guard.join(", ")
         } else {
             input.acceptance.guard_scope()
         };
-        decide_guard(&guarded, &observations, &scope)
-    });
+        entries.push(FloorEntry {
+            kind: EntryKind::Guard,
+            criterion: guard_criterion(&input.acceptance.guard_scope()),
+            floor: decide_guard(&guarded, &observations, &scope),
+        });
+    }
     drop(head_wt);
     drop(base_wt);
     Ok(FloorReport {
-        criteria: out,
+        entries,
         runtime: cx.runtime,
         overlay: take,
         overlay_deleted: delete,
         overlay_spliced: spliced,
         changed_files: changes.len(),
         harness: cx.harness,
-        guard,
     })
 }
 

@@ -1,7 +1,8 @@
 //! What a person (or a program) reads after a run: the run's result model, the terminal report,
 //! the fix packet (`claim_check.fixes.v2`) and `verify.md`.
 //!
-//! In: the acceptance set, the floor's dispositions, the fused verdict. Out: a [`RunResult`]
+//! In: the floor's entries (each criterion with its disposition), the files the criteria come
+//! from, the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
 
@@ -9,10 +10,12 @@ pub mod fixes;
 pub mod terminal;
 pub mod verify_md;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use crate::acceptance::{AcceptanceSet, Criterion, Lane};
-use crate::floor::{CriterionFloor, FloorReport, RuntimeRow};
+use crate::acceptance::{Criterion, Lane};
+use crate::floor::{CriterionFloor, EntryKind, FloorReport, RuntimeRow};
 use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
@@ -184,25 +187,28 @@ pub struct RunResult {
     pub signing: Signing,
 }
 
-/// Joins the acceptance set with the floor's (and the judge's) findings.
+/// The floor's entries, each with the judge's finding (by position among the entries) and the
+/// acceptance file it comes from (`origin`, by id; the pass-to-pass guard comes from none).
 pub fn criteria_results(
-    acceptance: &AcceptanceSet,
     floor: &FloorReport,
+    origin: &BTreeMap<String, String>,
     judge: &[JudgeOutcome],
     mode_full: bool,
 ) -> Vec<CriterionResult> {
-    acceptance
-        .criteria
+    floor
+        .entries
         .iter()
-        .zip(&floor.criteria)
         .enumerate()
-        .map(|(i, (c, f))| {
+        .map(|(i, e)| {
             let judge = judge.get(i).cloned().unwrap_or(JudgeOutcome {
                 result: JudgeResult::None,
                 rationale: None,
             });
-            let mut r = criterion_result(c, f.clone(), judge, mode_full);
-            r.file = acceptance.origin.get(&c.id).cloned();
+            let mut r = criterion_result(&e.criterion, e.floor.clone(), judge, mode_full);
+            r.file = match e.kind {
+                EntryKind::Claimed => origin.get(&e.criterion.id).cloned(),
+                EntryKind::Guard => None,
+            };
             r
         })
         .collect()
@@ -264,5 +270,95 @@ pub fn short_pointer(p: &str) -> String {
     match p.strip_prefix("sha256:") {
         Some(hex) if hex.len() > 12 => format!("sha256:{}…", &hex[..12]),
         _ => p.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::{criteria_results, JudgeOutcome, RouteTo};
+    use crate::acceptance::{tag_for, Criterion, Lane};
+    use crate::floor::{guard_criterion, CriterionFloor, EntryKind, FloorEntry, FloorReport};
+    use crate::verdict::{FloorResult, JudgeResult};
+
+    fn entry(kind: EntryKind, criterion: Criterion, result: FloorResult) -> FloorEntry {
+        FloorEntry {
+            kind,
+            criterion,
+            floor: CriterionFloor {
+                result,
+                reason: "why".into(),
+                binding: "tag".into(),
+                tests: vec![],
+                evidence: None,
+                evidence_all: vec![],
+                base_summary: "—".into(),
+                head_summary: "—".into(),
+                reproduce: None,
+            },
+        }
+    }
+
+    /// Each result comes from its own entry: a claimed criterion names its file, the guard
+    /// none, even where a criterion of the same id has one; the judge's finding goes by position.
+    #[test]
+    fn each_entry_carries_its_criterion_into_its_result() {
+        let claimed = Criterion {
+            id: "order-refunded".into(),
+            ac: "Order is refunded.".into(),
+            required: false,
+            lane: Lane::Floor,
+            check: None,
+            tag: tag_for("order-refunded"),
+            line: 4,
+        };
+        let report = FloorReport {
+            entries: vec![
+                entry(EntryKind::Claimed, claimed, FloorResult::Unsatisfied),
+                entry(
+                    EntryKind::Guard,
+                    guard_criterion("guard: tests/**"),
+                    FloorResult::Satisfied,
+                ),
+            ],
+            runtime: vec![],
+            overlay: vec![],
+            overlay_deleted: vec![],
+            overlay_spliced: vec![],
+            changed_files: 0,
+            harness: vec![],
+        };
+        let origin = BTreeMap::from([
+            ("order-refunded".to_string(), "a.yaml".to_string()),
+            ("guard".to_string(), "b.yaml".to_string()),
+        ]);
+        let judge = [JudgeOutcome {
+            result: JudgeResult::Block,
+            rationale: Some("blocked".into()),
+        }];
+        let r = criteria_results(&report, &origin, &judge, false);
+        assert_eq!(r.len(), 2);
+        assert_eq!(
+            (
+                r[0].id.as_str(),
+                r[0].file.as_deref(),
+                r[0].line,
+                r[0].disposition.as_str()
+            ),
+            ("order-refunded", Some("a.yaml"), 4, "blocked")
+        );
+        assert_eq!(r[0].route_to, RouteTo::FollowUp);
+        assert_eq!(
+            (
+                r[1].requirement.as_str(),
+                r[1].file.as_deref(),
+                r[1].line,
+                r[1].disposition.as_str()
+            ),
+            ("stage1.floor.guard", None, 0, "satisfied")
+        );
+        assert_eq!(r[1].judge.result, JudgeResult::None);
+        assert!(r[1].required);
     }
 }

@@ -1,0 +1,402 @@
+//! The pure phases from plain data: a floor report and a claim built by hand (no git, no
+//! runner, no I/O), concluded and rendered, and each document snapshotted, as cargo-vet
+//! snapshots the human and the JSON report of one resolve.
+
+use std::collections::BTreeMap;
+
+use crate::acceptance::{
+    tag_for, AcceptanceSet, AcceptanceState, Criterion, HarnessConfig, InheritedPolicy, Lane,
+};
+use crate::attest::Subject;
+use crate::cli::{Format, Mode};
+use crate::floor::runners::FailureKind;
+use crate::floor::{
+    guard_criterion, CriterionFloor, EntryKind, EvidenceRef, FloorEntry, FloorReport, RuntimeRow,
+    TestObservation,
+};
+use crate::report::{Outputs, RunResult, Signing};
+use crate::verdict::{FloorResult, Verdict};
+
+use super::{conclude, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
+
+const FILE: &str = ".shipmoor/changes/refund.yaml";
+
+/// A distinct evidence pointer per `n`.
+fn pointer(n: u8) -> String {
+    format!("sha256:{}", format!("{n:02x}").repeat(32))
+}
+
+fn criterion(id: &str, ac: &str, line: usize, lane: Lane, required: bool) -> Criterion {
+    Criterion {
+        id: id.into(),
+        ac: ac.into(),
+        required,
+        lane,
+        check: None,
+        tag: tag_for(id),
+        line,
+    }
+}
+
+/// One pytest test of `file`, with what each side observed and the evidence of each.
+fn test(file: &str, name: &str, base: &str, head: &str, n: u8) -> TestObservation {
+    TestObservation {
+        id: format!("{file}::{name}"),
+        runner: "pytest".into(),
+        file: Some(file.into()),
+        head: head.into(),
+        base: base.into(),
+        head_evidence: vec![pointer(n)],
+        base_evidence: vec![pointer(n + 1)],
+        base_failure: None,
+    }
+}
+
+fn floor(result: FloorResult, reason: &str, binding: &str) -> CriterionFloor {
+    CriterionFloor {
+        result,
+        reason: reason.into(),
+        binding: binding.into(),
+        tests: vec![],
+        evidence: None,
+        evidence_all: vec![],
+        base_summary: "—".into(),
+        head_summary: "—".into(),
+        reproduce: None,
+    }
+}
+
+/// A floor over one observed test: its sides' summaries and all its evidence; `decisive`
+/// names the side whose observation decided.
+fn tested(result: FloorResult, reason: &str, t: TestObservation, decisive: &str) -> CriterionFloor {
+    let (pointer, state) = match decisive {
+        "head" => (t.head_evidence[0].clone(), format!("{}ed at head", t.head)),
+        _ => (t.base_evidence[0].clone(), format!("{}ed at base", t.base)),
+    };
+    CriterionFloor {
+        evidence: Some(EvidenceRef {
+            pointer,
+            detail: format!("{}, {state}", t.id),
+        }),
+        evidence_all: [t.head_evidence.clone(), t.base_evidence.clone()].concat(),
+        base_summary: t.base.clone(),
+        head_summary: t.head.clone(),
+        reproduce: Some(format!("pytest {}", t.id)),
+        tests: vec![t],
+        ..floor(result, reason, "tag")
+    }
+}
+
+/// The refund change: five claimed criteria (one per disposition the floor gives in fast
+/// mode) and the pass-to-pass guard, which caught a regression.
+fn refund() -> (ClaimInfo, FloorReport) {
+    let criteria = vec![
+        criterion(
+            "refund-voids-payment-intent",
+            "The Stripe PaymentIntent is voided.",
+            3,
+            Lane::Floor,
+            true,
+        ),
+        criterion(
+            "order-marked-refunded",
+            "Order is marked refunded in the database.",
+            5,
+            Lane::Floor,
+            true,
+        ),
+        criterion(
+            "audit-log",
+            "An audit log entry is written for every refund.",
+            7,
+            Lane::Judge,
+            true,
+        ),
+        criterion(
+            "refund-idempotency",
+            "A refund cannot be issued twice for the same order.",
+            10,
+            Lane::Floor,
+            true,
+        ),
+        criterion(
+            "receipt-email",
+            "The customer receives a receipt.",
+            12,
+            Lane::Floor,
+            false,
+        ),
+    ];
+    let inherited = criterion(
+        "limit-is-ten",
+        "The refund limit is ten.",
+        3,
+        Lane::Floor,
+        true,
+    );
+    let mut origin: BTreeMap<String, String> = criteria
+        .iter()
+        .map(|c| (c.id.clone(), FILE.to_string()))
+        .collect();
+    origin.insert(inherited.id.clone(), ".shipmoor/changes/pr-1.yaml".into());
+    let set = AcceptanceSet {
+        display_path: FILE.into(),
+        state: AcceptanceState::Committed,
+        sha256: "5e".repeat(32),
+        criteria: criteria.clone(),
+        runners: vec![],
+        judge: None,
+        harness: HarnessConfig::default(),
+        guard: vec!["tests/test_kept.py::*".into()],
+        inherited: InheritedPolicy::List,
+        settings_keys: vec!["guard"],
+        settings_files: BTreeMap::from([("guard", ".shipmoor/config.yaml".to_string())]),
+        origin,
+        inherited_criteria: vec![inherited],
+        settings_edits: vec![],
+    };
+
+    let void = "tests/test_stripe_void.py";
+    let mut void_test = test(void, "test_void_called", "fail", "fail", 1);
+    void_test.base_failure = Some(FailureKind::Assertion);
+    let marks = "tests/test_refund.py";
+    let mut marks_test = test(marks, "test_marks_refunded", "fail", "pass", 3);
+    marks_test.base_failure = Some(FailureKind::Exception);
+    let scan = EvidenceRef {
+        pointer: pointer(9),
+        detail: "tag scan of head's tracked files".into(),
+    };
+    let unbound = |tag: &str| CriterionFloor {
+        evidence: Some(scan.clone()),
+        evidence_all: vec![scan.pointer.clone()],
+        ..floor(
+            FloorResult::Unbound,
+            &format!("the tag {tag} occurs in no tracked file at head (no path, no contents)"),
+            "tag",
+        )
+    };
+    let floors = vec![
+        tested(
+            FloorResult::Unsatisfied,
+            "bound test tests/test_stripe_void.py::test_void_called fails at head: AssertionError: assert [] == ['pi_123']",
+            void_test,
+            "head",
+        ),
+        tested(
+            FloorResult::Satisfied,
+            "tests/test_refund.py::test_marks_refunded fails at base (an exception) and passes at head",
+            marks_test,
+            "base",
+        ),
+        floor(
+            FloorResult::NotApplicable,
+            "judgment criterion: the floor does not decide it",
+            "judge_lane",
+        ),
+        unbound(&criteria[3].tag),
+        unbound(&criteria[4].tag),
+    ];
+    let mut entries: Vec<FloorEntry> = criteria
+        .into_iter()
+        .zip(floors)
+        .map(|(criterion, floor)| FloorEntry {
+            kind: EntryKind::Claimed,
+            criterion,
+            floor,
+        })
+        .collect();
+    let kept = test("tests/test_kept.py", "test_kept", "pass", "fail", 5);
+    entries.push(FloorEntry {
+        kind: EntryKind::Guard,
+        criterion: guard_criterion(&set.guard_scope()),
+        floor: CriterionFloor {
+            binding: "guard".into(),
+            reproduce: None,
+            ..tested(
+                FloorResult::Unsatisfied,
+                "regression: tests/test_kept.py::test_kept passes at base and failed at head",
+                kept,
+                "head",
+            )
+        },
+    });
+
+    let row = |side: &str, command: &str, tests: usize, result: &str| RuntimeRow {
+        side: side.into(),
+        runner: "pytest".into(),
+        command: command.into(),
+        tests,
+        result: result.into(),
+        seconds: 0.0,
+        exit_code: Some(if result.contains("failed") { 1 } else { 0 }),
+        excerpt: None,
+    };
+    let report = FloorReport {
+        entries,
+        runtime: vec![
+            row("head", "python3 -m pytest --collect-only -q", 4, "4 listed"),
+            row("head", "python3 -m pytest -q tests/test_kept.py tests/test_refund.py tests/test_stripe_void.py", 3, "1 passed, 2 failed"),
+            row("base", "python3 -m pytest -q tests/test_kept.py tests/test_refund.py tests/test_stripe_void.py", 3, "1 passed, 2 failed"),
+        ],
+        overlay: vec![marks.into(), void.into()],
+        overlay_deleted: vec![],
+        overlay_spliced: vec![],
+        changed_files: 4,
+        harness: vec![],
+    };
+    (
+        ClaimInfo {
+            set,
+            source: "files".into(),
+        },
+        report,
+    )
+}
+
+fn facts() -> Facts {
+    Facts {
+        mode: Mode::Fast,
+        repository: "https://github.com/example/shop".into(),
+        base: "1".repeat(40),
+        head: "2".repeat(40),
+        acceptance_path: FILE.into(),
+        started_at: "2026-11-30T10:00:00Z".into(),
+        completed_at: "2026-11-30T10:00:00Z".into(),
+        duration_seconds: 0,
+        outputs: Outputs {
+            vsa: ".shipmoor/claim-check.vsa.json".into(),
+            fixes: ".shipmoor/claim-check.fixes.json".into(),
+            report: ".shipmoor/verify.md".into(),
+            evidence: ".shipmoor/evidence".into(),
+        },
+        signing: Signing {
+            state: "unsigned".into(),
+            note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
+        },
+    }
+}
+
+fn rendered(result: &RunResult, format: Format) -> Documents {
+    let records: Vec<String> = (1..=9).map(pointer).collect();
+    let subjects = [Subject {
+        name: "shop.whl".into(),
+        sha256: "ab".repeat(32),
+    }];
+    let inputs = StatementInputs {
+        evidence_records: &records,
+        subjects: &subjects,
+        head_object_sha256: &"cd".repeat(32),
+    };
+    let terminal = Terminal {
+        format,
+        colour: false,
+    };
+    render(result, &inputs, terminal).expect("renders")
+}
+
+fn snapshots() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    // The tool's version is in the result and the statement; a release must not churn these.
+    s.add_filter(
+        r#""(tool_version|shipmoor)": "[0-9A-Za-z.+-]+""#,
+        "\"$1\": \"[VERSION]\"",
+    );
+    s
+}
+
+#[test]
+fn a_blocked_run_with_every_disposition_and_the_guard() {
+    let (claim, report) = refund();
+    let result = conclude(&claim, &report, &facts());
+    assert_eq!(result.verdict, Verdict::Blocked);
+    let dispositions: Vec<(&str, &str)> = result
+        .criteria
+        .iter()
+        .map(|c| (c.id.as_str(), c.disposition.as_str()))
+        .collect();
+    assert_eq!(
+        dispositions,
+        [
+            ("refund-voids-payment-intent", "unsatisfied"),
+            ("order-marked-refunded", "satisfied"),
+            ("audit-log", "not_judged"),
+            ("refund-idempotency", "unbound"),
+            ("receipt-email", "unbound"),
+            ("guard", "unsatisfied"),
+        ]
+    );
+    // The guard is a criterion of the settings: line 0, in no acceptance file.
+    let guard = &result.criteria[5];
+    assert_eq!(
+        (
+            guard.requirement.as_str(),
+            guard.line,
+            guard.file.as_deref()
+        ),
+        ("stage1.floor.guard", 0, None)
+    );
+    assert_eq!(result.criteria[0].file.as_deref(), Some(FILE));
+
+    let docs = rendered(&result, Format::Human);
+    snapshots().bind(|| {
+        insta::assert_snapshot!("blocked_terminal", docs.terminal);
+        insta::assert_snapshot!(
+            "blocked_result_json",
+            String::from_utf8_lossy(&docs.result_json)
+        );
+        insta::assert_snapshot!("blocked_fixes", String::from_utf8_lossy(&docs.fixes));
+        insta::assert_snapshot!("blocked_verify_md", docs.verify_md);
+        insta::assert_snapshot!(
+            "blocked_statement",
+            String::from_utf8_lossy(&docs.statement)
+        );
+    });
+}
+
+/// With the failures fixed and the guard held, the judgment criterion nobody judged and the
+/// optional gap remain.
+#[test]
+fn a_run_whose_guard_holds_leaves_the_judgment_to_a_person() {
+    let (claim, mut report) = refund();
+    for e in &mut report.entries {
+        match e.criterion.id.as_str() {
+            "refund-voids-payment-intent" | "refund-idempotency" | "guard" => {
+                e.floor.result = FloorResult::Satisfied;
+                e.floor.reason = "holds".into();
+            }
+            _ => {}
+        }
+    }
+    let result = conclude(&claim, &report, &facts());
+    // A required judgment criterion nobody judged leaves the verdict to a person.
+    assert_eq!(result.verdict, Verdict::Inconclusive);
+    let docs = rendered(&result, Format::Human);
+    assert!(
+        docs.terminal.contains(
+            "✓ Tests that passed at base still pass at head (guard: tests/test_kept.py::*)."
+        ),
+        "{}",
+        docs.terminal
+    );
+    let packet: serde_json::Value = serde_json::from_slice(&docs.fixes).expect("JSON");
+    assert_eq!(packet["fixes"], serde_json::json!([]));
+    assert_eq!(packet["author_checks"][0]["tag"], tag_for("receipt-email"));
+    assert_eq!(
+        packet["route_to_human"][0]["ac"],
+        "An audit log entry is written for every refund."
+    );
+}
+
+/// `--format json` prints the result JSON itself, byte for byte as `--result-out` writes it.
+#[test]
+fn the_json_terminal_text_is_the_result_json() {
+    let (claim, report) = refund();
+    let result = conclude(&claim, &report, &facts());
+    let docs = rendered(&result, Format::Json);
+    assert_eq!(docs.terminal.as_bytes(), docs.result_json.as_slice());
+    assert!(docs.result_json.ends_with(b"}\n"));
+    let human = rendered(&result, Format::Human);
+    assert_eq!(human.result_json, docs.result_json);
+    assert_ne!(human.terminal, docs.terminal);
+}
