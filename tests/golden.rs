@@ -1,11 +1,12 @@
 //! Golden files: the terminal report, fix packet, verify.md and VSA of runs over real projects,
 //! with commit ids, paths, digests and runner logs redacted: the refund example (pytest, every
 //! kind of criterion), a cargo run, a Go build failure at base, the pass-to-pass and harness
-//! guards, and a run signed with a committed key (its DSSE envelope and keyed bundle too). One
-//! more run, of criteria no runner decides, keeps every digest visible: its documents, the
+//! guards, and a run signed with a committed key (its DSSE envelope, keyed bundle and replay
+//! reports too). The new runs also keep their result JSON and what the Action reports of it.
+//! One more run, of criteria no runner decides, keeps every digest visible: its documents, the
 //! names in its evidence store and the documents' SHA-256 are the same bytes on every machine,
-//! so a change in any evidence byte shows in review. And byte-identical outputs when the same
-//! inputs run twice with the clock pinned.
+//! so a change in any evidence byte shows in review. Replay's reports of the committed format-1
+//! attestation. And byte-identical outputs when the same inputs run twice with the clock pinned.
 
 mod common;
 
@@ -66,6 +67,10 @@ fn settings(r: &Repo) -> insta::Settings {
     s.add_filter(r"\b[0-9a-f]{40}\b", "[COMMIT]");
     s.add_filter(r"\b[0-9a-f]{7}\b", "[SHORT_COMMIT]");
     s.add_filter(r#""shipmoor": "[0-9.]+""#, "\"shipmoor\": \"[VERSION]\"");
+    // What the Action makes unique per process: `GITHUB_OUTPUT` delimiters, the artifact name.
+    s.add_filter(r"ghadelimiter_[0-9a-f]{16}", "ghadelimiter_[DELIM]");
+    s.add_filter(r"(claim-check-claim-check-1)-[0-9a-f]{8}", "$1-[UNIQUE]");
+    s.add_filter(&regex::escape(env!("CARGO_MANIFEST_DIR")), "[MANIFEST_DIR]");
     // Log excerpts are the runner's own words, which change with its version.
     s.add_filter(r"(?s)```\n.*?```", "```\n[EXCERPT]\n```");
     s
@@ -126,9 +131,56 @@ fn verify_md_stays_within_its_line_budget_with_many_criteria() {
     assert!(md.trim_end().ends_with("<!-- /section:deferred -->"));
 }
 
-/// The terminal report, fix packet, verify.md and VSA of `run`, redacted by [`settings`], as
-/// `<name>_terminal`, `<name>_fixes`, `<name>_verify_md` and `<name>_vsa`.
+/// Where the new goldens' runs write their result JSON (`--result-out`), which the Action reads.
+const RESULT: &str = ".shipmoor/claim-check.result.json";
+
+/// `shipmoor claim-check --base BASE --result-out RESULT EXTRA…`.
+fn claim_check(r: &Repo, base: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["claim-check", "--base", base, "--result-out", RESULT];
+    args.extend(extra);
+    r.shipmoor(&args)
+}
+
+/// What `shipmoor action report` makes of the run's result JSON: its step outputs, then the
+/// job summary's own lines before `verify.md` (which follows them whole), then its
+/// annotations.
+fn action_report(r: &Repo, exit_code: i32) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("output");
+    let summary = dir.path().join("summary");
+    let run = r.shipmoor_env(
+        &[
+            "action",
+            "report",
+            "--result",
+            RESULT,
+            "--exit-code",
+            &exit_code.to_string(),
+        ],
+        &[
+            ("GITHUB_OUTPUT", output.to_str().unwrap()),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+            ("GITHUB_JOB", "claim-check"),
+            ("GITHUB_RUN_ATTEMPT", "1"),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let summary = std::fs::read_to_string(summary).unwrap();
+    let before_md = summary
+        .strip_suffix(&r.read(".shipmoor/verify.md"))
+        .unwrap_or_else(|| panic!("the job summary is not verify.md: {summary}"));
+    format!(
+        "--- GITHUB_OUTPUT\n{}--- GITHUB_STEP_SUMMARY before verify.md\n{before_md}--- annotations\n{}",
+        std::fs::read_to_string(output).unwrap(),
+        run.stdout
+    )
+}
+
+/// The terminal report, fix packet, verify.md, VSA and result JSON of `run` and what the Action
+/// reports of it, redacted by [`settings`], as `<name>_terminal`, `<name>_fixes`,
+/// `<name>_verify_md`, `<name>_vsa`, `<name>_result` and `<name>_action`.
 fn assert_reports(name: &str, r: &Repo, run: &Run) {
+    let action = action_report(r, run.code);
     settings(r).bind(|| {
         insta::assert_snapshot!(format!("{name}_terminal"), run.stdout);
         insta::assert_snapshot!(
@@ -140,6 +192,8 @@ fn assert_reports(name: &str, r: &Repo, run: &Run) {
             format!("{name}_vsa"),
             r.read(".shipmoor/claim-check.vsa.json")
         );
+        insta::assert_snapshot!(format!("{name}_result"), r.read(RESULT));
+        insta::assert_snapshot!(format!("{name}_action"), action);
     });
 }
 
@@ -173,7 +227,7 @@ fn a_cargo_run() {
         "version: 1\ncriteria:\n  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n  - id: clamps-nan\n    ac: A range given upside down is refused.\n",
     );
     r.commit("head");
-    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    let run = claim_check(&r, &base, &[]);
     assert_eq!(run.code, 4, "{run:?}");
     assert_reports("cargo", &r, &run);
 }
@@ -208,7 +262,7 @@ fn a_go_build_failure_at_base() {
         "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: doubles\n    ac: Doubling exists.\n",
     );
     r.commit("head");
-    let run = r.shipmoor_go(&["claim-check", "--base", &base]);
+    let run = r.shipmoor_go(&["claim-check", "--base", &base, "--result-out", RESULT]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_reports("go_build_failure", &r, &run);
 }
@@ -276,7 +330,7 @@ fn the_pass_to_pass_and_harness_guards() {
         "version: 1\ncriteria:\n  - id: limit-is-ten\n    ac: The limit is ten.\n  - id: receipt-sent\n    ac: A receipt is sent.\n",
     );
     r.commit("head");
-    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    let run = claim_check(&r, &base, &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_reports("guards", &r, &run);
 }
@@ -336,14 +390,15 @@ fn without_version(doc: &str) -> String {
     )
 }
 
-const DOCUMENTS: [&str; 3] = [
+const DOCUMENTS: [&str; 4] = [
     ".shipmoor/claim-check.fixes.json",
     ".shipmoor/verify.md",
     ".shipmoor/claim-check.vsa.json",
+    RESULT,
 ];
 
-/// The names in the evidence store, then the SHA-256 of each document (with the version as
-/// `[VERSION]`).
+/// The names in the evidence store, then the SHA-256 of each document and of the result JSON
+/// (with the version as `[VERSION]`).
 fn evidence_and_digests(r: &Repo) -> String {
     let mut names: Vec<String> = std::fs::read_dir(r.path().join(".shipmoor/evidence/sha256"))
         .unwrap()
@@ -369,7 +424,7 @@ fn evidence_and_digests(r: &Repo) -> String {
 #[test]
 fn digests_stay_visible_under_the_pinned_clock() {
     let (r, base) = no_runner_repo();
-    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    let run = claim_check(&r, &base, &[]);
     assert_eq!(run.code, 0, "{run:?}");
     let mut s = insta::Settings::clone_current();
     s.set_snapshot_path("snapshots");
@@ -382,13 +437,14 @@ fn digests_stay_visible_under_the_pinned_clock() {
             "digests_vsa",
             without_version(&r.read(".shipmoor/claim-check.vsa.json"))
         );
+        insta::assert_snapshot!("digests_result", r.read(RESULT));
         insta::assert_snapshot!("digests_evidence", evidence_and_digests(&r));
     });
 
     let (again, base_again) = no_runner_repo();
     assert_eq!(base_again, base);
     assert_ne!(again.path(), r.path());
-    let second = again.shipmoor(&["claim-check", "--base", &base_again]);
+    let second = claim_check(&again, &base_again, &[]);
     assert_eq!(second.stdout, run.stdout);
     for doc in DOCUMENTS {
         assert_eq!(again.read(doc), r.read(doc), "{doc}");
@@ -404,15 +460,7 @@ fn digests_stay_visible_under_the_pinned_clock() {
 #[test]
 fn a_keyed_signature() {
     let (r, base) = no_runner_repo();
-    let run = r.shipmoor(&[
-        "claim-check",
-        "--base",
-        &base,
-        "--sign",
-        "key",
-        "--key",
-        GOLDEN_KEY,
-    ]);
+    let run = claim_check(&r, &base, &["--sign", "key", "--key", GOLDEN_KEY]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_reports("keyed", &r, &run);
 
@@ -438,12 +486,64 @@ fn a_keyed_signature() {
         );
     });
 
-    for file in [
-        ".shipmoor/claim-check.vsa.dsse.json",
-        ".shipmoor/claim-check.vsa.sigstore.json",
+    // Replay's own reports of both forms, as a person and as JSON.
+    for (form, file) in [
+        ("dsse", ".shipmoor/claim-check.vsa.dsse.json"),
+        ("bundle", ".shipmoor/claim-check.vsa.sigstore.json"),
     ] {
         let replay = r.shipmoor(&["replay", file, "--key", GOLDEN_PUBLIC_KEY]);
         assert_eq!(replay.code, 0, "{file}: {replay:?}");
         assert!(replay.stdout.starts_with("Replay  VALID"), "{replay:?}");
+        let json = r.shipmoor(&[
+            "replay",
+            file,
+            "--key",
+            GOLDEN_PUBLIC_KEY,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(json.code, 0, "{file}: {json:?}");
+        settings(&r).bind(|| {
+            insta::assert_snapshot!(format!("keyed_replay_{form}"), replay.stdout);
+            insta::assert_snapshot!(format!("keyed_replay_{form}_json"), json.stdout);
+        });
     }
+}
+
+/// Replay's reports of the committed format-1 attestation, as a person and as JSON: an old
+/// statement is read the same way however the readers are built.
+#[test]
+fn the_replay_of_a_format_1_attestation() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/replay/format-1"
+    );
+    let replay = |format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+            .args([
+                "replay",
+                "claim-check.vsa.json",
+                "--allow-unsigned",
+                "--commit",
+                "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb",
+                "--evidence",
+                "evidence",
+                "--format",
+                format,
+            ])
+            .current_dir(fixture)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout
+    };
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("snapshots");
+    s.set_prepend_module_to_snapshot(false);
+    s.bind(|| {
+        insta::assert_snapshot!("format_1_replay", replay("human"));
+        insta::assert_snapshot!("format_1_replay_json", replay("json"));
+    });
 }

@@ -34,6 +34,15 @@ fn openssl_key(dir: &Path, name: &str, algo: &[&str]) -> (PathBuf, PathBuf) {
     (key, public)
 }
 
+/// Where a run's keys are made: inside the repository's git directory, so they are outside the
+/// work tree (the run sees a clean checkout), belong to this run alone when tests share a
+/// process, and go with the repository.
+fn keys_dir(r: &Repo) -> PathBuf {
+    let dir = r.path().join(".git/cc-keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A run with a satisfied and an unsatisfied criterion, signed with an ECDSA P-256 key.
 fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
     require_pytest();
@@ -53,13 +62,7 @@ fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
     );
     r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n  - id: three\n    ac: f is three.\n    required: false\n");
     r.commit("head");
-    let keys_dir = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&keys_dir).unwrap();
+    let keys_dir = keys_dir(&r);
     let (key, public) = openssl_key(
         &keys_dir,
         "signer",
@@ -323,14 +326,7 @@ fn signature_refuses_another_key() {
     let (r, _base, _key, public) = signed_run();
     let Envelope { payload, .. } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let other_dir = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-keys2-{}", std::process::id()));
-    std::fs::create_dir_all(&other_dir).unwrap();
-    let (other_key, _) = openssl_key(&other_dir, "other", &["-algorithm", "ed25519"]);
+    let (other_key, _) = openssl_key(&keys_dir(&r), "other", &["-algorithm", "ed25519"]);
     let other = signing_key(&other_key);
     let report = replay_bytes(&r, &resign(&statement, &other), &public);
     assert_eq!(failed_step(&report), Some((2, "signature")));
