@@ -67,12 +67,20 @@ fn settings(r: &Repo) -> insta::Settings {
     s.add_filter(r"\b[0-9a-f]{40}\b", "[COMMIT]");
     s.add_filter(r"\b[0-9a-f]{7}\b", "[SHORT_COMMIT]");
     s.add_filter(r#""shipmoor": "[0-9.]+""#, "\"shipmoor\": \"[VERSION]\"");
+    s.add_filter(
+        r#""tool_version": "[0-9.]+""#,
+        "\"tool_version\": \"[VERSION]\"",
+    );
     // What the Action makes unique per process: `GITHUB_OUTPUT` delimiters, the artifact name.
     s.add_filter(r"ghadelimiter_[0-9a-f]{16}", "ghadelimiter_[DELIM]");
     s.add_filter(r"(claim-check-claim-check-1)-[0-9a-f]{8}", "$1-[UNIQUE]");
     s.add_filter(&regex::escape(env!("CARGO_MANIFEST_DIR")), "[MANIFEST_DIR]");
     // Log excerpts are the runner's own words, which change with its version.
     s.add_filter(r"(?s)```\n.*?```", "```\n[EXCERPT]\n```");
+    s.add_filter(
+        r#""excerpt": "(?:[^"\\]|\\.)*""#,
+        "\"excerpt\": \"[EXCERPT]\"",
+    );
     s
 }
 
@@ -384,9 +392,14 @@ fn no_runner_repo() -> (Repo, String) {
 /// A document with the tool's version as `[VERSION]`: the one thing in these outputs that is
 /// not fixed by the inputs (it changes with each release, not with the machine).
 fn without_version(doc: &str) -> String {
+    let version = env!("CARGO_PKG_VERSION");
     doc.replace(
-        &format!("\"shipmoor\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        &format!("\"shipmoor\": \"{version}\""),
         "\"shipmoor\": \"[VERSION]\"",
+    )
+    .replace(
+        &format!("\"tool_version\": \"{version}\""),
+        "\"tool_version\": \"[VERSION]\"",
     )
 }
 
@@ -437,7 +450,7 @@ fn digests_stay_visible_under_the_pinned_clock() {
             "digests_vsa",
             without_version(&r.read(".shipmoor/claim-check.vsa.json"))
         );
-        insta::assert_snapshot!("digests_result", r.read(RESULT));
+        insta::assert_snapshot!("digests_result", without_version(&r.read(RESULT)));
         insta::assert_snapshot!("digests_evidence", evidence_and_digests(&r));
     });
 
