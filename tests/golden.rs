@@ -341,6 +341,15 @@ fn the_pass_to_pass_and_harness_guards() {
     let run = claim_check(&r, &base, &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert_reports("guards", &r, &run);
+    // `replay --rerun` runs the floor again, the guard with it, and gets the recorded outcomes.
+    let rerun = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+    ]);
+    assert_eq!(rerun.code, 0, "{rerun:?}");
+    settings(&r).bind(|| insta::assert_snapshot!("guards_replay_rerun", rerun.stdout));
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -453,6 +462,16 @@ fn digests_stay_visible_under_the_pinned_clock() {
         insta::assert_snapshot!("digests_result", without_version(&r.read(RESULT)));
         insta::assert_snapshot!("digests_evidence", evidence_and_digests(&r));
     });
+    let rerun = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rerun.code, 0, "{rerun:?}");
+    s.bind(|| insta::assert_snapshot!("digests_replay_rerun_json", rerun.stdout));
 
     let (again, base_again) = no_runner_repo();
     assert_eq!(base_again, base);
