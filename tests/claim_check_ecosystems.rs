@@ -46,25 +46,6 @@ fn counter(r: &Repo, name: &str) -> String {
         .to_string()
 }
 
-/// `shipmoor claim-check ARGS` on a Go project, offline, with a Go build cache of its own that
-/// is removed afterwards.
-fn go_claim_check(r: &Repo, args: &[&str]) -> common::Run {
-    let gocache = r.tmp.path().parent().unwrap().join(format!(
-        "cc-gocache-{}",
-        r.tmp.path().display().to_string().replace('/', "-")
-    ));
-    let run = r.shipmoor_env(
-        args,
-        &[
-            ("GOCACHE", gocache.to_str().unwrap()),
-            ("GOFLAGS", "-buildvcs=false"),
-            ("GOPROXY", "off"),
-        ],
-    );
-    let _ = std::fs::remove_dir_all(&gocache);
-    run
-}
-
 // ----------------------------------------------------------------------------------------------
 // go test
 // ----------------------------------------------------------------------------------------------
@@ -86,18 +67,15 @@ fn go_test_end_to_end() {
     r.write(&format!("steady_{}_test.go", ident("steady")), &format!("package clamp\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestSteady(t *testing.T) {{\n\tb, _ := os.ReadFile({c:?})\n\tos.WriteFile({c:?}, append(b, 'x'), 0o644)\n\tif len(b)%2 == 1 {{\n\t\tt.Fatal(\"odd run\")\n\t}}\n}}\n"));
     r.write(".shipmoor/acceptance.yaml", ACCEPTANCE);
     r.commit("head");
-    let run = go_claim_check(
-        &r,
-        &[
-            "claim-check",
-            "--base",
-            &base,
-            "--runs",
-            "2",
-            "--format",
-            "json",
-        ],
-    );
+    let run = r.shipmoor_go(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--runs",
+        "2",
+        "--format",
+        "json",
+    ]);
     let _ = std::fs::remove_file(&c);
     assert_eq!(run.code, 1, "{run:?}");
     expect(
@@ -137,7 +115,7 @@ fn go_a_build_failure_at_base_counts_only_for_the_test_it_lies_in() {
         "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: doubles\n    ac: Doubling exists.\n",
     );
     r.commit("head");
-    let run = go_claim_check(&r, &["claim-check", "--base", &base, "--format", "json"]);
+    let run = r.shipmoor_go(&["claim-check", "--base", &base, "--format", "json"]);
     expect(
         &run,
         &[("keeps-mid", "undecided"), ("doubles", "satisfied")],
@@ -212,7 +190,7 @@ fn go_subtests_end_to_end() {
     );
     r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: clamps-high\n    ac: High values clamp.\n  - id: clamps-low\n    ac: Low values clamp.\n    check:\n      test: TestClamp/clamps_low\n  - id: parent-fails\n    ac: The parent's own check.\n  - id: only-when-fixed\n    ac: A case that exists once fixed.\n");
     r.commit("head");
-    let run = go_claim_check(&r, &["claim-check", "--base", &base, "--format", "json"]);
+    let run = r.shipmoor_go(&["claim-check", "--base", &base, "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
     expect(
         &run,

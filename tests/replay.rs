@@ -34,6 +34,15 @@ fn openssl_key(dir: &Path, name: &str, algo: &[&str]) -> (PathBuf, PathBuf) {
     (key, public)
 }
 
+/// Where a run's keys are made: inside the repository's git directory, so they are outside the
+/// work tree (the run sees a clean checkout), belong to this run alone when tests share a
+/// process, and go with the repository.
+fn keys_dir(r: &Repo) -> PathBuf {
+    let dir = r.path().join(".git/cc-keys");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// A run with a satisfied and an unsatisfied criterion, signed with an ECDSA P-256 key.
 fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
     require_pytest();
@@ -53,13 +62,7 @@ fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
     );
     r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n  - id: three\n    ac: f is three.\n    required: false\n");
     r.commit("head");
-    let keys_dir = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-keys-{}", std::process::id()));
-    std::fs::create_dir_all(&keys_dir).unwrap();
+    let keys_dir = keys_dir(&r);
     let (key, public) = openssl_key(
         &keys_dir,
         "signer",
@@ -113,9 +116,87 @@ fn failed_step(report: &replay::Report) -> Option<(u8, &'static str)> {
         .map(|s| (s.number, s.name))
 }
 
-#[test]
-fn every_form_replays_and_tampering_is_caught_at_its_step() {
+const EXT: &str = "https://shipmoor.dev/claim-check/v1";
+
+/// The step names in their order: a failed step is asserted by number and name together.
+const STEP_NAMES: [&str; 6] = [
+    "parse",
+    "signature",
+    "statement",
+    "evidence",
+    "fusion",
+    "rerun",
+];
+
+/// The run's DSSE envelope: its bytes, its JSON and its decoded payload (the statement).
+struct Envelope {
+    bytes: Vec<u8>,
+    json: Value,
+    payload: Vec<u8>,
+}
+
+fn envelope(r: &Repo) -> Envelope {
+    let bytes = std::fs::read(r.path().join(".shipmoor/claim-check.vsa.dsse.json")).unwrap();
+    let json: Value = serde_json::from_slice(&bytes).unwrap();
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(json["payload"].as_str().unwrap())
+        .unwrap();
+    Envelope {
+        bytes,
+        json,
+        payload,
+    }
+}
+
+fn signing_key(path: &Path) -> keys::SigningKey {
+    keys::load_signing_key(&std::fs::read_to_string(path).unwrap(), None).unwrap()
+}
+
+fn resign(st: &Value, k: &keys::SigningKey) -> Vec<u8> {
+    serde_json::to_vec(&dsse::sign(
+        &serde_json::to_vec(st).unwrap(),
+        dsse::PAYLOAD_TYPE,
+        k,
+    ))
+    .unwrap()
+}
+
+type Edit = Box<dyn Fn(&mut Value)>;
+
+/// Re-signs the run's statement with the right key after each edit: each is caught at `step`
+/// with a detail that contains the case's words, and no step after it runs. The unedited
+/// statement re-signed replays first, so each case fails for its edit alone.
+fn assert_edits_caught_at(step: u8, cases: Vec<(&str, Edit, &str)>) {
     let (r, _base, key_path, public) = signed_run();
+    let signer = signing_key(&key_path);
+    let statement: Value = serde_json::from_slice(&envelope(&r).payload).unwrap();
+    assert_eq!(
+        failed_step(&replay_bytes(&r, &resign(&statement, &signer), &public)),
+        None
+    );
+    for (name, edit, detail) in &cases {
+        let mut st = statement.clone();
+        edit(&mut st);
+        let report = replay_bytes(&r, &resign(&st, &signer), &public);
+        assert_eq!(
+            failed_step(&report),
+            Some((step, STEP_NAMES[usize::from(step) - 1])),
+            "{name}: {:?}",
+            report.steps
+        );
+        let failed = &report.steps[usize::from(step) - 1];
+        assert!(failed.detail.contains(detail), "{name}: {failed:?}");
+        assert!(report
+            .steps
+            .iter()
+            .filter(|s| s.number > step)
+            .all(|s| s.status == Status::NotRun));
+    }
+}
+
+#[test]
+fn every_form_replays() {
+    let (r, _base, _key, public) = signed_run();
     // Every form replays through the binary.
     for (file, extra) in [
         (
@@ -145,14 +226,36 @@ fn every_form_replays_and_tampering_is_caught_at_its_step() {
     assert_eq!(v["valid"], true);
     assert_eq!(v["steps"].as_array().unwrap().len(), 6);
     assert_eq!(v["verdict"], "READY WITH GAPS");
+    // And through the library, which the negative tests below use.
+    assert_eq!(
+        failed_step(&replay_bytes(&r, &envelope(&r).bytes, &public)),
+        None
+    );
+}
 
-    let env_bytes = std::fs::read(r.path().join(".shipmoor/claim-check.vsa.dsse.json")).unwrap();
-    let env: Value = serde_json::from_slice(&env_bytes).unwrap();
+/// Step 1: a statement of a format this release does not read, signed correctly, is refused
+/// before its signature is looked at.
+#[test]
+fn parse_refuses_a_newer_format() {
+    assert_edits_caught_at(
+        1,
+        vec![(
+            "newer format",
+            Box::new(|s: &mut Value| s["predicate"][EXT]["format_version"] = 99.into()),
+            "statement format 99: this release reads formats 1 to",
+        )],
+    );
+}
+
+/// Steps 1 and 2: every single-bit change to the envelope's payload, signature, keyid and
+/// payloadType is caught, the signature's own bytes and the keyid at the signature step.
+#[test]
+fn signature_catches_every_flipped_bit_of_the_envelope() {
+    let (r, _base, _key, public) = signed_run();
+    let Envelope {
+        json: env, payload, ..
+    } = envelope(&r);
     let b64 = base64::engine::general_purpose::STANDARD;
-    let payload = b64.decode(env["payload"].as_str().unwrap()).unwrap();
-    assert_eq!(failed_step(&replay_bytes(&r, &env_bytes, &public)), None);
-
-    // Every single-bit change to the payload, the signature, the keyid and the payloadType.
     let with = |field: &str, value: Value| {
         let mut e = env.clone();
         if field == "sig" || field == "keyid" {
@@ -214,123 +317,128 @@ fn every_form_replays_and_tampering_is_caught_at_its_step() {
         checked += 1;
     }
     assert!(checked > 1000);
+}
 
-    // Statements re-signed with the right key but changed: each is caught at its step.
-    let pem = std::fs::read_to_string(&key_path).unwrap();
-    let signer = keys::load_signing_key(&pem, None).unwrap();
+/// Step 2: the unchanged statement re-signed with another key, as an envelope and as a keyed
+/// bundle, is refused at the signature step.
+#[test]
+fn signature_refuses_another_key() {
+    let (r, _base, _key, public) = signed_run();
+    let Envelope { payload, .. } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let resign = |st: &Value, k: &keys::SigningKey| {
-        serde_json::to_vec(&dsse::sign(
-            &serde_json::to_vec(st).unwrap(),
-            dsse::PAYLOAD_TYPE,
-            k,
-        ))
-        .unwrap()
-    };
-    let ext = "https://shipmoor.dev/claim-check/v1";
-    type Edit = Box<dyn Fn(&mut Value)>;
-    let cases: Vec<(&str, Edit, u8)> = vec![
-        (
-            "swapped subject",
-            Box::new(|s: &mut Value| {
-                s["subject"][0]["digest"]["gitCommit"] = "0".repeat(40).into()
-            }),
-            3,
-        ),
-        (
-            "changed predicateType",
-            Box::new(|s: &mut Value| s["predicateType"] = "https://slsa.dev/provenance/v1".into()),
-            3,
-        ),
-        (
-            "changed verifier",
-            Box::new(|s: &mut Value| {
-                s["predicate"]["verifier"]["id"] = "https://example.com/other".into()
-            }),
-            3,
-        ),
-        (
-            "edited disposition",
-            Box::new(move |s: &mut Value| {
-                s["predicate"][ext]["dispositions"][1]["floor"]["result"] = "satisfied".into()
-            }),
-            4,
-        ),
-        (
-            "edited test outcome",
-            Box::new(move |s: &mut Value| {
-                s["predicate"][ext]["dispositions"][0]["floor"]["tests"][0]["base"] = "pass".into()
-            }),
-            4,
-        ),
-        (
-            "edited verdict",
-            Box::new(move |s: &mut Value| s["predicate"][ext]["verdict"] = "READY".into()),
-            5,
-        ),
-        (
-            "edited verificationResult",
-            Box::new(|s: &mut Value| s["predicate"]["verificationResult"] = "FAILED".into()),
-            5,
-        ),
-        (
-            "dropped criterion",
-            Box::new(move |s: &mut Value| {
-                s["predicate"][ext]["dispositions"]
-                    .as_array_mut()
-                    .unwrap()
-                    .remove(1);
-            }),
-            5,
-        ),
-        (
-            "newer format",
-            Box::new(move |s: &mut Value| s["predicate"][ext]["format_version"] = 99.into()),
-            1,
-        ),
-    ];
-    for (name, edit, step) in &cases {
-        let mut st = statement.clone();
-        edit(&mut st);
-        let report = replay_bytes(&r, &resign(&st, &signer), &public);
-        assert_eq!(
-            failed_step(&report).map(|s| s.0),
-            Some(*step),
-            "{name}: {:?}",
-            report.steps
-        );
-        assert!(report
-            .steps
-            .iter()
-            .filter(|s| s.number > *step)
-            .all(|s| s.status == Status::NotRun));
-    }
-    // The unedited statement re-signed is fine: the cases above fail for their edit alone.
-    assert_eq!(
-        failed_step(&replay_bytes(&r, &resign(&statement, &signer), &public)),
-        None
-    );
-
-    // Re-signed with another key.
-    let other_dir = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-keys2-{}", std::process::id()));
-    std::fs::create_dir_all(&other_dir).unwrap();
-    let (other_key, _) = openssl_key(&other_dir, "other", &["-algorithm", "ed25519"]);
-    let other = keys::load_signing_key(&std::fs::read_to_string(other_key).unwrap(), None).unwrap();
+    let (other_key, _) = openssl_key(&keys_dir(&r), "other", &["-algorithm", "ed25519"]);
+    let other = signing_key(&other_key);
     let report = replay_bytes(&r, &resign(&statement, &other), &public);
     assert_eq!(failed_step(&report), Some((2, "signature")));
+    assert!(
+        report.steps[1]
+            .detail
+            .contains("DSSE signature: no signature is for this key"),
+        "{:?}",
+        report.steps[1]
+    );
 
     // A keyed bundle re-signed with another key.
     let bundle =
         keyed_bundle::to_bundle(&dsse::sign(&payload, dsse::PAYLOAD_TYPE, &other)).unwrap();
     let report = replay_bytes(&r, &serde_json::to_vec(&bundle).unwrap(), &public);
     assert_eq!(failed_step(&report).map(|s| s.0), Some(2));
+    assert!(
+        report.steps[1]
+            .detail
+            .contains("keyed bundle: the bundle's public key hint"),
+        "{:?}",
+        report.steps[1]
+    );
+}
 
-    // Evidence: a modified blob, then a missing one.
+/// Step 3: a statement about another commit, of another predicate type or by another verifier.
+#[test]
+fn statement_catches_a_changed_subject_type_or_verifier() {
+    assert_edits_caught_at(
+        3,
+        vec![
+            (
+                "swapped subject",
+                Box::new(|s: &mut Value| {
+                    s["subject"][0]["digest"]["gitCommit"] = "0".repeat(40).into()
+                }),
+                "the subject is commit 0000000000000000000000000000000000000000, not the expected",
+            ),
+            (
+                "changed predicateType",
+                Box::new(|s: &mut Value| {
+                    s["predicateType"] = "https://slsa.dev/provenance/v1".into()
+                }),
+                "`predicateType` is \"https://slsa.dev/provenance/v1\"",
+            ),
+            (
+                "changed verifier",
+                Box::new(|s: &mut Value| {
+                    s["predicate"]["verifier"]["id"] = "https://example.com/other".into()
+                }),
+                "`verifier.id` is \"https://example.com/other\"",
+            ),
+        ],
+    );
+}
+
+/// Step 3 through the binary: the failed step is named, exit 1.
+#[test]
+fn statement_failure_is_named_by_the_binary() {
+    let (r, _base, key_path, public) = signed_run();
+    let mut st: Value = serde_json::from_slice(&envelope(&r).payload).unwrap();
+    st["subject"][0]["digest"]["gitCommit"] = "1".repeat(40).into();
+    let tampered = r.path().join("tampered.json");
+    std::fs::write(&tampered, resign(&st, &signing_key(&key_path))).unwrap();
+    let run = r.shipmoor(&[
+        "replay",
+        tampered.to_str().unwrap(),
+        "--key",
+        public.to_str().unwrap(),
+        "--evidence",
+        ".shipmoor/evidence",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("3 statement  FAILED"), "{run:?}");
+}
+
+/// Step 4: a disposition or test outcome that its evidence records do not show.
+#[test]
+fn evidence_catches_an_edited_disposition_or_outcome() {
+    assert_edits_caught_at(
+        4,
+        vec![
+            (
+                "edited disposition",
+                Box::new(|s: &mut Value| {
+                    s["predicate"][EXT]["dispositions"][1]["floor"]["result"] = "satisfied".into()
+                }),
+                "criterion three reads satisfied but its evidence gives unsatisfied",
+            ),
+            (
+                "edited test outcome",
+                Box::new(|s: &mut Value| {
+                    s["predicate"][EXT]["dispositions"][0]["floor"]["tests"][0]["base"] =
+                        "pass".into()
+                }),
+                "reads `pass` at base but its evidence shows `fail`",
+            ),
+        ],
+    );
+}
+
+/// Step 4: an evidence record modified in the store, then missing from it; put back, the
+/// envelope replays again.
+#[test]
+fn evidence_catches_a_modified_or_missing_record() {
+    let (r, _base, _key, public) = signed_run();
+    let Envelope {
+        bytes: env_bytes,
+        payload,
+        ..
+    } = envelope(&r);
+    let statement: Value = serde_json::from_slice(&payload).unwrap();
     let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
         .as_str()
         .unwrap()
@@ -357,22 +465,83 @@ fn every_form_replays_and_tampering_is_caught_at_its_step() {
     );
     std::fs::write(&rec_path, &original).unwrap();
     assert_eq!(failed_step(&replay_bytes(&r, &env_bytes, &public)), None);
+}
 
-    // Through the binary: the failed step is named, exit 1.
-    let tampered = r.path().join("tampered.json");
-    let mut st = statement.clone();
-    st["subject"][0]["digest"]["gitCommit"] = "1".repeat(40).into();
-    std::fs::write(&tampered, resign(&st, &signer)).unwrap();
-    let run = r.shipmoor(&[
+/// Step 5: a verdict or `verificationResult` the recorded policy does not give, or a criterion
+/// dropped from the dispositions.
+#[test]
+fn fusion_catches_an_edited_verdict_or_a_dropped_criterion() {
+    assert_edits_caught_at(
+        5,
+        vec![
+            (
+                "edited verdict",
+                Box::new(|s: &mut Value| s["predicate"][EXT]["verdict"] = "READY".into()),
+                "the dispositions fuse to READY WITH GAPS (rule 5) but the attestation says READY",
+            ),
+            (
+                "edited verificationResult",
+                Box::new(|s: &mut Value| s["predicate"]["verificationResult"] = "FAILED".into()),
+                "verificationResult FAILED disagrees with the verdict READY WITH GAPS",
+            ),
+            (
+                "dropped criterion",
+                Box::new(|s: &mut Value| {
+                    s["predicate"][EXT]["dispositions"]
+                        .as_array_mut()
+                        .unwrap()
+                        .remove(1);
+                }),
+                "the dispositions fuse to READY (rule 4) but the attestation says READY WITH GAPS",
+            ),
+        ],
+    );
+}
+
+/// Step 6: `--rerun` re-executes the floor; a test whose outcome now differs from the recorded
+/// one (here it reads the environment) fails the step, naming the criterion. Without the
+/// change in the environment the same rerun agrees, so the difference alone fails it.
+#[test]
+fn rerun_catches_outcomes_that_differ_now() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "import os\nfrom svc.m import f\n\ndef test_two():\n    assert f() == 2\n    assert 'CC_REPLAY_BREAKS' not in os.environ\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let args = [
         "replay",
-        tampered.to_str().unwrap(),
-        "--key",
-        public.to_str().unwrap(),
-        "--evidence",
-        ".shipmoor/evidence",
-    ]);
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stdout.contains("3 statement  FAILED"), "{run:?}");
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--rerun",
+    ];
+    let agrees = r.shipmoor(&args);
+    assert_eq!(agrees.code, 0, "{agrees:?}");
+    assert!(agrees.stdout.contains("6 rerun      ok"), "{agrees:?}");
+    let differs = r.shipmoor_env(&args, &[("CC_REPLAY_BREAKS", "1")]);
+    assert_eq!(differs.code, 1, "{differs:?}");
+    assert!(
+        differs.stdout.contains("6 rerun      FAILED"),
+        "{differs:?}"
+    );
+    assert!(
+        differs
+            .stdout
+            .contains("the floor re-run differs: two: recorded satisfied, now unsatisfied"),
+        "{differs:?}"
+    );
 }
 
 #[test]

@@ -145,7 +145,7 @@ fn adapter(kind: RunnerKind, root: &str) -> Box<dyn Runner> {
 
 /// cargo-nextest must be installed for these tests (`.ci/run` and `scripts/test.sh` install
 /// it): a missing nextest fails them, naming it, rather than skipping them quietly.
-fn nextest_available() -> bool {
+fn require_nextest() {
     let ok = std::process::Command::new("cargo")
         .args(["nextest", "--version"])
         .output()
@@ -155,7 +155,6 @@ fn nextest_available() -> bool {
         ok,
         "these tests need cargo-nextest (cargo install --locked cargo-nextest)"
     );
-    ok
 }
 
 const EXPECTED_IDS: [&str; 8] = [
@@ -320,9 +319,7 @@ fn cargo_build_failure() {
 
 #[test]
 fn nextest_lists_and_runs() {
-    if !nextest_available() {
-        return;
-    }
+    require_nextest();
     let fx = fixture(".", false);
     let runner = adapter(RunnerKind::Nextest, ".");
     runner.check_tool().unwrap();
@@ -347,9 +344,7 @@ fn nextest_lists_and_runs() {
 
 #[test]
 fn nextest_build_failure() {
-    if !nextest_available() {
-        return;
-    }
+    require_nextest();
     let fx = fixture("crates/fx", true);
     let runner = adapter(RunnerKind::Nextest, "crates/fx");
     check_build_failure(runner.as_ref(), &fx);

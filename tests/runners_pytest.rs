@@ -106,11 +106,10 @@ fn adapter() -> Box<dyn Runner> {
 
 /// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
 /// missing pytest fails them, naming it, rather than skipping them quietly.
-fn pytest_available() -> bool {
+fn require_pytest() {
     if let Err(e) = adapter().check_tool() {
         panic!("these tests need pytest (python3 -m pip install pytest): {e:?}");
     }
-    true
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -119,9 +118,7 @@ fn ids(list: &[&str]) -> Vec<String> {
 
 #[test]
 fn lists_and_runs() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[("tests/test_a.py", TEST_A), ("tests/sub/test_b.py", TEST_B)]);
     let runner = adapter();
 
@@ -219,9 +216,7 @@ fn lists_and_runs() {
 
 #[test]
 fn files_that_do_not_import_are_build_failures() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[
         ("tests/sub/test_b.py", TEST_B),
         (
@@ -267,9 +262,7 @@ fn files_that_do_not_import_are_build_failures() {
 
 #[test]
 fn broken_conftest_fails_everything_below_it() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[
         ("tests/sub/test_b.py", TEST_B),
         ("tests/conftest.py", "import module_that_is_not_there\n"),
@@ -288,9 +281,7 @@ fn broken_conftest_fails_everything_below_it() {
 
 #[test]
 fn tests_import_the_project_from_the_root() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     // No `__init__.py` in tests/: the project's package imports only with the root on sys.path,
     // as `python -m pytest` puts it.
     let fx = fixture(&[
@@ -309,9 +300,7 @@ fn tests_import_the_project_from_the_root() {
 
 #[test]
 fn empty_project() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[("app.py", "x = 1\n")]);
     let listed = adapter().list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.tests.is_empty());
@@ -333,9 +322,7 @@ fn test_files() {
 /// error's position is the import line; the parser tells which test uses that import.
 #[test]
 fn import_failures_are_attributed_with_the_files_ast() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let new_api = "import app\nfrom app import old_function, new_function\n\n\ndef test_trivial():\n    assert old_function() == 1\n\n\ndef test_uses_import():\n    assert new_function() == 2\n\n\nclass TestK:\n    @staticmethod\n    def test_method():\n        assert helper()\n\n\ndef helper():\n    return new_function()\n";
     let fx = fixture(&[
         ("app.py", "def old_function():\n    return 1\n"),
@@ -547,9 +534,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
 
 #[test]
 fn a_scoped_listing_collects_only_those_files() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[
         ("tests/test_a.py", "def test_one():\n    pass\n"),
         ("tests/sub/test_b.py", TEST_B),
@@ -587,9 +572,7 @@ fn a_scoped_listing_collects_only_those_files() {
 
 #[test]
 fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
-    if !pytest_available() {
-        return;
-    }
+    require_pytest();
     let fx = fixture(&[
         ("src/pkgx/__init__.py", "def answer():\n    return 41\n"),
         (

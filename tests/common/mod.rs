@@ -112,6 +112,25 @@ impl Repo {
         Run::from(out)
     }
 
+    /// `shipmoor ARGS` on a Go project, offline, with a Go build cache of its own that is removed
+    /// afterwards.
+    pub fn shipmoor_go(&self, args: &[&str]) -> Run {
+        let gocache = self.tmp.path().parent().expect("parent").join(format!(
+            "cc-gocache-{}",
+            self.tmp.path().display().to_string().replace('/', "-")
+        ));
+        let run = self.shipmoor_env(
+            args,
+            &[
+                ("GOCACHE", gocache.to_str().expect("utf-8 path")),
+                ("GOFLAGS", "-buildvcs=false"),
+                ("GOPROXY", "off"),
+            ],
+        );
+        let _ = std::fs::remove_dir_all(&gocache);
+        run
+    }
+
     /// Worktrees git knows of, other than the main one.
     pub fn extra_worktrees(&self) -> Vec<String> {
         self.git(&["worktree", "list", "--porcelain"])
