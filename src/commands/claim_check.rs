@@ -17,8 +17,8 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput};
 use crate::git::{CommitId, Git};
 use crate::report::{
-    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, RunResult,
-    Signing,
+    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, ResultDocument,
+    RunResult, Signing, SigningState,
 };
 use crate::verdict;
 
@@ -260,19 +260,19 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     };
     let signing = match (args.sign, &signing_key, &token) {
         (Sign::Key, Some(k), _) => Signing {
-            state: "key".into(),
+            state: SigningState::Key,
             note: format!("signed with key {} ({})", k.keyid(), k.algorithm()),
         },
         (Sign::Keyless, _, Some(_)) => Signing {
-            state: "keyless".into(),
+            state: SigningState::Keyless,
             note: "signed keyless with Sigstore (Fulcio certificate, Rekor entry)".into(),
         },
         (Sign::Keyless, _, None) => Signing {
-            state: "unsigned".into(),
+            state: SigningState::Unsigned,
             note: "UNSIGNED: --sign keyless found no OIDC identity (SIGSTORE_ID_TOKEN, or GitHub Actions with `id-token: write`; a pull request from a fork gets none): the attestation records the verdict but proves nothing about who produced it".into(),
         },
         _ => Signing {
-            state: "unsigned".into(),
+            state: SigningState::Unsigned,
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
     };
@@ -354,8 +354,10 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let dsse_path = signed_path(&paths.vsa, "dsse.json");
     let bundle_path = signed_path(&paths.vsa, "sigstore.json");
     let result_json = {
-        let v = serde_json::json!({"result": result, "fixes": packet});
-        let mut b = serde_json::to_vec_pretty(&v).map_err(Error::crash)?;
+        let mut b = ResultDocument::new(&result, &packet)
+            .to_json()
+            .map_err(Error::crash)?
+            .into_bytes();
         b.push(b'\n');
         b
     };
@@ -400,12 +402,8 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let mut out = std::io::stdout();
     match args.format {
         Format::Json => {
-            let v = serde_json::json!({"result": result, "fixes": packet});
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&v).map_err(Error::crash)?
-            );
+            let doc = ResultDocument::new(&result, &packet);
+            let _ = writeln!(out, "{}", doc.to_json().map_err(Error::crash)?);
         }
         Format::Human => {
             let colour =
@@ -456,15 +454,15 @@ fn sign(
         b.push(b'\n');
         Ok(b)
     };
-    match (signing.state.as_str(), key) {
-        ("key", Some(k)) => {
+    match (signing.state, key) {
+        (SigningState::Key, Some(k)) => {
             let env = attest::dsse::sign(statement, attest::dsse::PAYLOAD_TYPE, k);
             let bundle = attest::keyed_bundle::to_bundle(&env)
                 .map_err(|e| Error::crash(format!("bundle: {e}")))?;
             let env_json = serde_json::to_value(&env).map_err(Error::crash)?;
             Ok((Some(pretty(&env_json)?), Some(pretty(&bundle)?)))
         }
-        ("keyless", _) => {
+        (SigningState::Keyless, _) => {
             let token = token.ok_or_else(|| Error::crash("keyless signing without a token"))?;
             let services = attest::sigstore::Services {
                 fulcio_url: args.fulcio_url.clone(),
@@ -560,7 +558,7 @@ fn acceptance_info(
             Some(l) => shown_path(&l.path, root),
             None => set.display_path.clone(),
         },
-        state: set.state.as_str().into(),
+        state: set.state,
         sha256: set.sha256.clone(),
         source: source.to_string(),
         inherited: set
@@ -571,7 +569,7 @@ fn acceptance_info(
                 file: set.origin.get(&c.id).cloned().unwrap_or_default(),
             })
             .collect(),
-        inherited_policy: set.inherited.as_str().to_string(),
+        inherited_policy: set.inherited,
     }
 }
 
