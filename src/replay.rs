@@ -776,3 +776,77 @@ pub fn render(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{replay, Expectations, Report, SignatureCheck, Status};
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::statement::{self, Statement};
+    use crate::format::Disposition;
+
+    fn written() -> Statement {
+        let result = run_result(vec![
+            criterion(0, Disposition::Unsatisfied),
+            criterion(1, Disposition::Unbound),
+        ]);
+        crate::attest::statement(&result, &[], &[], &"4".repeat(64))
+    }
+
+    fn replayed(bytes: &[u8]) -> Report {
+        let sig = SignatureCheck {
+            allow_unsigned: true,
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        replay(bytes, "t", &sig, &Expectations::default(), dir.path(), None)
+    }
+
+    fn failed(r: &Report) -> Option<(u8, &str)> {
+        let s = r.steps.iter().find(|s| s.status == Status::Failed)?;
+        Some((s.number, s.detail.as_str()))
+    }
+
+    #[test]
+    fn a_statement_of_a_later_format_is_refused_at_parse_saying_so() {
+        let mut st = written();
+        st.predicate.extension.format_version = 4;
+        let r = replayed(&st.to_bytes().unwrap());
+        assert_eq!(
+            failed(&r),
+            Some((
+                1,
+                "statement format 4: this release reads formats 1 to 3; use a newer shipmoor"
+            ))
+        );
+        assert_eq!(statement::readable(4).unwrap_err(), r.steps[0].detail);
+        assert!(r.steps[1..].iter().all(|s| s.status == Status::NotRun));
+        assert_eq!(r.format_version, None);
+    }
+
+    #[test]
+    fn a_statement_this_release_wrote_reads_past_the_statement_step() {
+        let r = replayed(&written().to_bytes().unwrap());
+        assert_eq!(r.format_version, Some(3));
+        assert_eq!(r.steps[2].status, Status::Ok, "{:?}", r.steps);
+        // No evidence store: the records the dispositions cite are not there.
+        assert_eq!(failed(&r).map(|f| f.0), Some(4));
+    }
+
+    /// A value our types do not know is a statement this release cannot read, caught where the
+    /// statement is read.
+    #[test]
+    fn an_unknown_value_is_refused_at_the_statement_step() {
+        let text = String::from_utf8(written().to_bytes().unwrap()).unwrap();
+        let edited = text.replacen("\"result\": \"unsatisfied\"", "\"result\": \"unknown\"", 1);
+        assert_ne!(edited, text);
+        let r = replayed(edited.as_bytes());
+        let (step, detail) = failed(&r).unwrap();
+        assert_eq!(step, 3, "{:?}", r.steps);
+        assert!(
+            detail.starts_with(
+                "the signed payload is not a statement of format 3: unknown variant `unknown`"
+            ),
+            "{detail}"
+        );
+    }
+}

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::statement::{
     CriterionDisposition, DispositionFloor, DispositionTest, Extension, ExtensionAcceptance,
-    InputAttestation, Policy, Predicate, Sha256Digest, Statement, SubjectDigest, Verifier,
-    VerifierVersion,
+    InputAttestation, Policy, Predicate, Sha256Digest, Statement, Subject as StatementSubject,
+    SubjectDigest, Verifier, VerifierVersion,
 };
 pub use crate::format::statement::{
     EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
@@ -76,7 +76,7 @@ pub fn statement(
     subjects: &[Subject],
     head_object_sha256: &str,
 ) -> Statement {
-    let mut subject = vec![crate::format::statement::Subject {
+    let mut subject = vec![StatementSubject {
         name: r.repository.clone(),
         uri: Some(format!("git+{}", r.repository)),
         digest: SubjectDigest {
@@ -85,7 +85,7 @@ pub fn statement(
         },
     }];
     for s in subjects {
-        subject.push(crate::format::statement::Subject {
+        subject.push(StatementSubject {
             name: s.name.clone(),
             uri: None,
             digest: SubjectDigest {

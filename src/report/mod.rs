@@ -4,6 +4,7 @@
 //! In: the acceptance set, the floor's dispositions, the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
+//! The result's and the fix packet's types are in [`crate::format`], which readers share.
 
 pub mod fixes;
 pub mod terminal;
