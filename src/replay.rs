@@ -11,7 +11,9 @@
 //!    `--certificate-identity` and `--certificate-oidc-issuer` under `--trusted-root` (offline);
 //!    an unsigned statement only with `--allow-unsigned`. Everything after reads the payload
 //!    this step verified, never the file again;
-//! 3. **statement**: `_type`, `predicateType`, the subject (the expected commit, the raw commit
+//! 3. **statement**: the verified payload reads as a statement of its format
+//!    ([`crate::format::statement::Statement`]: a missing field or an unknown value stops here);
+//!    `_type`, `predicateType`, the subject (the expected commit, the raw commit
 //!    object's SHA-256 where the repository has it, every `--subject`), `verifier.id`,
 //!    `resourceUri`;
 //! 4. **evidence**: every cited record and blob is re-hashed from the evidence store, and each

@@ -332,6 +332,9 @@ pub(crate) mod tests {
         assert!(json.contains(r#""disposition": "not_judged""#), "{json}");
         assert!(json.contains(r#""state": "unsigned""#), "{json}");
         assert!(json.contains(r#""inherited_policy": "guard""#), "{json}");
+        // The document's field names are a contract with every reader of `--format json`: a
+        // rename shows here in review.
+        insta::assert_snapshot!("result_document", json);
     }
 
     #[test]

@@ -338,6 +338,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(v["predicate"][EXTENSION_KEY]["dispositions"].is_array());
         assert_eq!(subjects(&bytes), Some(st.subject.clone()));
+        insta::assert_snapshot!("statement", String::from_utf8(bytes).unwrap());
     }
 
     #[test]
