@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::format::result::ResultDocument;
+use crate::format::{Disposition, SigningState};
+
 /// GitHub's limit for one step's summary.
 pub const SUMMARY_LIMIT: usize = 1024 * 1024;
 /// GitHub shows at most 10 annotations of each kind per step.
@@ -63,31 +66,28 @@ pub fn summary(markdown: &str) -> String {
 
 /// The annotations for a result: an error per fix, a warning per criterion routed to a person
 /// or asking for an author check, each pointing at the criterion's line in the acceptance file.
-pub fn annotations(result: &Value) -> Vec<String> {
-    let r = &result["result"];
-    let claim_file = r["acceptance"]["path"].as_str().unwrap_or("");
+pub fn annotations(doc: &ResultDocument<'_>) -> Vec<String> {
+    let r = &doc.result;
+    let claim_file = r.acceptance.path.as_str();
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    for c in r["criteria"].as_array().into_iter().flatten() {
+    for c in &r.criteria {
         // Each criterion points at its own file: a claim may span several.
-        let file = c["file"].as_str().unwrap_or(claim_file);
-        let line = c["line"].as_u64().unwrap_or(0);
+        let file = c.file.as_deref().unwrap_or(claim_file);
+        let line = c.line;
         let location = if file.is_empty() || line == 0 {
             String::new()
         } else {
             format!("file={},line={line},", escape_property(file))
         };
-        let title = format!("Claim Check: {}", c["requirement"].as_str().unwrap_or(""));
-        let reason = c["judge"]["rationale"]
-            .as_str()
-            .filter(|_| {
-                !c["floor"]["result"]
-                    .as_str()
-                    .is_some_and(|f| f == "satisfied" || f == "unsatisfied")
-            })
-            .or(c["floor"]["reason"].as_str())
-            .unwrap_or("");
-        let msg = format!("{} — {}", c["ac"].as_str().unwrap_or(""), reason);
+        let title = format!("Claim Check: {}", c.requirement);
+        let reason = c
+            .judge
+            .rationale
+            .as_deref()
+            .filter(|_| !c.floor.result.settled())
+            .unwrap_or(&c.floor.reason);
+        let msg = format!("{} — {}", c.ac, reason);
         let line = |kind: &str| {
             format!(
                 "::{kind} {location}title={}::{}",
@@ -95,19 +95,21 @@ pub fn annotations(result: &Value) -> Vec<String> {
                 escape_data(&msg)
             )
         };
-        match c["disposition"].as_str().unwrap_or("") {
-            "unsatisfied" | "blocked" => errors.push(line("error")),
-            "satisfied" => {}
-            "unbound" => warnings.push(format!(
+        match c.disposition {
+            Disposition::Unsatisfied | Disposition::Blocked => errors.push(line("error")),
+            Disposition::Satisfied => {}
+            Disposition::Unbound => warnings.push(format!(
                 "::warning {location}title={}::{}",
                 escape_property(&title),
                 escape_data(&format!(
                     "{} — no test carries the tag {}: write a test whose id or filename contains it; it must fail at the base commit and pass at the head commit",
-                    c["ac"].as_str().unwrap_or(""),
-                    c["tag"].as_str().unwrap_or("")
+                    c.ac,
+                    c.tag
                 ))
             )),
-            _ => warnings.push(line("warning")),
+            Disposition::Undecided | Disposition::Abstained | Disposition::NotJudged => {
+                warnings.push(line("warning"))
+            }
         }
     }
     let more = |kind: &str, n: usize| {
@@ -200,7 +202,12 @@ pub struct Report {
 
 /// Builds the outputs, the summary and the annotations. `repo` is where relative output paths
 /// in the result are resolved; `seed` makes the artifact name and delimiters unique.
-pub fn report(result: Option<&Value>, exit_code: i32, repo: &Path, seed: &str) -> Report {
+pub fn report(
+    result: Option<&ResultDocument<'_>>,
+    exit_code: i32,
+    repo: &Path,
+    seed: &str,
+) -> Report {
     let job = std::env::var("GITHUB_JOB").unwrap_or_else(|_| "job".into());
     let attempt = std::env::var("GITHUB_RUN_ATTEMPT").unwrap_or_else(|_| "1".into());
     let unique = &crate::evidence::sha256_hex(format!("{seed}{}", repo.display()).as_bytes())[..8];
@@ -227,7 +234,7 @@ pub fn report(result: Option<&Value>, exit_code: i32, repo: &Path, seed: &str) -
             )],
         };
     };
-    let r = &result["result"];
+    let r = &result.result;
     let abs = |p: &str| -> PathBuf {
         let p = Path::new(p);
         if p.is_absolute() {
@@ -236,33 +243,23 @@ pub fn report(result: Option<&Value>, exit_code: i32, repo: &Path, seed: &str) -
             repo.join(p)
         }
     };
-    let vsa = r["outputs"]["vsa"].as_str().unwrap_or("");
+    let vsa = r.outputs.vsa.as_str();
     let signed: Vec<String> = ["sigstore.json", "dsse.json"]
         .iter()
         .map(|s| format!("{}.{s}", vsa.strip_suffix(".json").unwrap_or(vsa)))
         .filter(|p| abs(p).exists())
         .collect();
     let vsa_path = signed.first().cloned().unwrap_or_else(|| vsa.to_string());
-    put("verdict", r["verdict"].as_str().unwrap_or(""));
+    put("verdict", r.verdict.as_str());
     put("vsa-path", &abs(&vsa_path).display().to_string());
-    put(
-        "fixes-path",
-        &abs(r["outputs"]["fixes"].as_str().unwrap_or(""))
-            .display()
-            .to_string(),
-    );
-    put(
-        "report-path",
-        &abs(r["outputs"]["report"].as_str().unwrap_or(""))
-            .display()
-            .to_string(),
-    );
+    put("fixes-path", &abs(&r.outputs.fixes).display().to_string());
+    put("report-path", &abs(&r.outputs.report).display().to_string());
     put("artifact-name", &artifact);
     let mut paths = vec![
         abs(vsa),
-        abs(r["outputs"]["fixes"].as_str().unwrap_or("")),
-        abs(r["outputs"]["report"].as_str().unwrap_or("")),
-        abs(r["outputs"]["evidence"].as_str().unwrap_or("")),
+        abs(&r.outputs.fixes),
+        abs(&r.outputs.report),
+        abs(&r.outputs.evidence),
     ];
     paths.extend(signed.iter().map(|p| abs(p)));
     let list = paths
@@ -271,16 +268,11 @@ pub fn report(result: Option<&Value>, exit_code: i32, repo: &Path, seed: &str) -
         .collect::<Vec<_>>()
         .join("\n");
     put("artifact-paths", &list);
-    let md = std::fs::read_to_string(abs(r["outputs"]["report"].as_str().unwrap_or("")))
-        .unwrap_or_default();
+    let md = std::fs::read_to_string(abs(&r.outputs.report)).unwrap_or_default();
     let mut summary_text = summary(&md);
-    if r["signing"]["state"] == "unsigned" {
+    if r.signing.state == SigningState::Unsigned {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "> **Unsigned.** {}\n",
-            r["signing"]["note"].as_str().unwrap_or("")
-        );
+        let _ = writeln!(s, "> **Unsigned.** {}\n", r.signing.note);
         if s.len() + summary_text.len() <= SUMMARY_LIMIT {
             summary_text = s + &summary_text;
         }
@@ -350,15 +342,73 @@ mod tests {
             .contains("not a verdict"));
     }
 
+    /// Fourteen failed criteria give nine errors and a tenth that counts the rest.
     #[test]
     fn annotations_are_capped_per_kind() {
-        let criteria: Vec<Value> = (0..14)
-            .map(|i| serde_json::json!({"ac": format!("c{i}"), "requirement": format!("stage1.floor.c{i}"), "disposition": "unsatisfied", "line": i + 3, "floor": {"result": "unsatisfied", "reason": "fails, at head: 100%"}, "judge": {}}))
+        use crate::format::result::tests::{criterion, run_result};
+        let criteria = (0..14)
+            .map(|i| {
+                let mut c = criterion(i, Disposition::Unsatisfied);
+                c.file = None;
+                c
+            })
             .collect();
-        let v = serde_json::json!({"result": {"acceptance": {"path": ".shipmoor/acceptance.yaml"}, "criteria": criteria}});
-        let a = annotations(&v);
+        let result = run_result(criteria);
+        let packet = crate::report::fixes::packet(&result);
+        let a = annotations(&ResultDocument::new(&result, &packet));
         assert_eq!(a.len(), 10);
-        assert!(a[0].starts_with("::error file=.shipmoor/acceptance.yaml,line=3,title=Claim Check%3A stage1.floor.c0::c0 — fails, at head: 100%25"), "{}", a[0]);
+        assert!(a[0].starts_with("::error file=.shipmoor/acceptance.yaml,line=3,title=Claim Check%3A stage1.floor.c0::Criterion 0 holds. — c0: fails, at head: 100%25"), "{}", a[0]);
         assert!(a[9].contains("5 more"), "{}", a[9]);
+    }
+
+    /// The annotations of a result as the run writes it and the Action reads it back: every
+    /// field they show comes through the one result type, so renaming one fails here.
+    #[test]
+    fn annotations_come_from_the_written_result() {
+        use crate::format::result::tests::{criterion, run_result};
+        let result = run_result(
+            Disposition::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, d)| criterion(i, *d))
+                .collect(),
+        );
+        let packet = crate::report::fixes::packet(&result);
+        let written = ResultDocument::new(&result, &packet).to_json().unwrap();
+        let read = ResultDocument::parse(written.as_bytes()).unwrap();
+        let a = annotations(&read);
+        assert_eq!(
+            a,
+            [
+                // Errors first: unsatisfied, then blocked (the judge's words: the floor did not
+                // settle it).
+                "::error file=.shipmoor/changes/c1.yaml,line=4,title=Claim Check%3A stage1.floor.c1::Criterion 1 holds. — c1: fails, at head: 100%25",
+                "::error file=.shipmoor/acceptance.yaml,line=7,title=Claim Check%3A stage1.floor.c4::Criterion 4 holds. — the judge blocks c4",
+                // Then unbound, undecided, abstained, not judged.
+                "::warning file=.shipmoor/acceptance.yaml,line=5,title=Claim Check%3A stage1.floor.c2::Criterion 2 holds. — no test carries the tag AC-C2-0000: write a test whose id or filename contains it; it must fail at the base commit and pass at the head commit",
+                "::warning file=.shipmoor/changes/c3.yaml,line=6,title=Claim Check%3A stage1.floor.c3::Criterion 3 holds. — c3: fails, at head: 100%25",
+                "::warning file=.shipmoor/changes/c5.yaml,line=8,title=Claim Check%3A stage1.floor.c5::Criterion 5 holds. — the judge abstains on c5",
+                "::warning file=.shipmoor/acceptance.yaml,line=9,title=Claim Check%3A stage1.floor.c6::Criterion 6 holds. — judgment criterion: no judge ran (fast mode); a person decides",
+            ]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let r = report(Some(&read), 1, dir.path(), "seed");
+        assert!(r.outputs.contains("\nBLOCKED\n"), "{}", r.outputs);
+        assert!(
+            r.summary
+                .starts_with("> **Unsigned.** the attestation is unsigned"),
+            "{}",
+            r.summary
+        );
+        assert!(
+            r.outputs.contains(
+                &dir.path()
+                    .join(".shipmoor/claim-check.fixes.json")
+                    .display()
+                    .to_string()
+            ),
+            "{}",
+            r.outputs
+        );
     }
 }

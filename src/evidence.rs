@@ -17,7 +17,7 @@ use regex::bytes::Regex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-pub const RECORD_SCHEMA: &str = "claim_check.evidence.v1";
+pub use crate::format::evidence::RECORD_SCHEMA;
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))

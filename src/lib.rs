@@ -10,6 +10,8 @@
 //! 5. [`report`]: the terminal report, the fix packet and `verify.md`;
 //! 6. [`attest`]: the in-toto statement carrying the Verification Summary Attestation.
 //!
+//! [`format`] types every document written and read back (the statement, evidence records, the
+//! run result, the fix packet) once, for the writers and for the readers (`replay`, the Action).
 //! [`commands`] wires the stages to the command line; [`error`] maps every failure to one exit
 //! code.
 #![forbid(unsafe_code)]
@@ -23,6 +25,7 @@ pub mod commands;
 pub mod error;
 pub mod evidence;
 pub mod floor;
+pub mod format;
 pub mod git;
 pub mod replay;
 pub mod report;

@@ -11,7 +11,9 @@
 //!    `--certificate-identity` and `--certificate-oidc-issuer` under `--trusted-root` (offline);
 //!    an unsigned statement only with `--allow-unsigned`. Everything after reads the payload
 //!    this step verified, never the file again;
-//! 3. **statement**: `_type`, `predicateType`, the subject (the expected commit, the raw commit
+//! 3. **statement**: the verified payload reads as a statement of its format
+//!    ([`crate::format::statement::Statement`]: a missing field or an unknown value stops here);
+//!    `_type`, `predicateType`, the subject (the expected commit, the raw commit
 //!    object's SHA-256 where the repository has it, every `--subject`), `verifier.id`,
 //!    `resourceUri`;
 //! 4. **evidence**: every cited record and blob is re-hashed from the evidence store, and each
@@ -29,18 +31,20 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::acceptance::{AcceptanceState, Lane};
-use crate::attest::{
-    self, Subject, EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
-};
+use crate::attest::{self, Subject};
 use crate::evidence::sha256_hex;
 use crate::floor::rule::{self, SideState};
 use crate::floor::runners::Outcome;
-use crate::verdict::{self, FloorResult, FusionInput, JudgeResult, Verdict};
+use crate::floor::Side;
+use crate::format::evidence::Record;
+pub use crate::format::statement::OLDEST_FORMAT;
+use crate::format::statement::{
+    self as statement, CriterionDisposition, Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
+};
+use crate::format::SideOutcome;
+use crate::verdict::{self, FloorResult, FusionInput};
 
 pub const REPORT_SCHEMA: &str = "claim_check.replay.v1";
-/// The oldest statement format this release reads.
-pub const OLDEST_FORMAT: u64 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -102,7 +106,7 @@ pub struct Expectations {
 }
 
 /// The re-execution of step 6, supplied by the caller (it needs a repository and runners).
-pub type Rerun<'a> = &'a dyn Fn(&Value) -> Result<String, String>;
+pub type Rerun<'a> = &'a dyn Fn(&Statement) -> Result<String, String>;
 
 pub const STEP_NAMES: [&str; 6] = [
     "parse",
@@ -213,7 +217,7 @@ fn steps(
             .map_err(|e| (1, format!("the bundle's DSSE envelope: {e}")))
             .and_then(|env| envelope_payload(&env).map_err(|e| (1, e)))?,
     };
-    let version = format_version(&unverified).map_err(|e| (1, e))?;
+    let version = statement::format_version(&unverified).map_err(|e| (1, e))?;
     report.format_version = Some(version);
     run.ok(1, format!("{}, statement format {version}", form.label()));
 
@@ -221,8 +225,14 @@ fn steps(
     let payload = signature(&form, &unverified, sig, run, report).map_err(|e| (2, e))?;
 
     // 3. statement
-    let statement: Value = serde_json::from_slice(&payload)
-        .map_err(|e| (3, format!("the signed payload is not JSON: {e}")))?;
+    let statement: Statement = serde_json::from_slice(&payload).map_err(|e| {
+        let why = if e.is_data() {
+            format!("the signed payload is not a statement of format {version}: {e}")
+        } else {
+            format!("the signed payload is not JSON: {e}")
+        };
+        (3, why)
+    })?;
     let commit = check_statement(&statement, expect).map_err(|e| (3, e))?;
     run.ok(
         3,
@@ -233,12 +243,11 @@ fn steps(
     );
 
     // 4. evidence
-    let ext = &statement["predicate"][EXTENSION_KEY];
-    let detail = check_evidence(&statement, ext, evidence_dir).map_err(|e| (4, e))?;
+    let detail = check_evidence(&statement, evidence_dir).map_err(|e| (4, e))?;
     run.ok(4, detail);
 
     // 5. fusion
-    let (verdict, detail) = check_fusion(&statement, ext).map_err(|e| (5, e))?;
+    let (verdict, detail) = check_fusion(&statement).map_err(|e| (5, e))?;
     report.verdict = Some(verdict);
     run.ok(5, detail);
 
@@ -294,27 +303,6 @@ fn envelope_payload(env: &attest::dsse::Envelope) -> Result<Vec<u8>, String> {
     }
     env.unverified_payload()
         .map_err(|e| format!("the envelope's payload: {e}"))
-}
-
-/// The statement's format version; one this release reads, or an error that says which.
-fn format_version(payload: &[u8]) -> Result<u64, String> {
-    let v: Value =
-        serde_json::from_slice(payload).map_err(|e| format!("the statement is not JSON: {e}"))?;
-    let ext = v
-        .pointer("/predicate")
-        .and_then(|p| p.get(EXTENSION_KEY))
-        .ok_or_else(|| {
-            format!("the predicate has no `{EXTENSION_KEY}` extension: not written by Claim Check")
-        })?;
-    let version = ext["format_version"]
-        .as_u64()
-        .ok_or("the extension has no numeric `format_version`")?;
-    if version < OLDEST_FORMAT || version > u64::from(FORMAT_VERSION) {
-        return Err(format!(
-            "statement format {version}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}; use a newer shipmoor"
-        ));
-    }
-    Ok(version)
 }
 
 // 2. signature
@@ -422,53 +410,49 @@ fn signature(
 }
 
 fn first_sha256_subject(payload: &[u8]) -> Option<[u8; 32]> {
-    let v: Value = serde_json::from_slice(payload).ok()?;
-    v["subject"].as_array()?.iter().find_map(|s| {
-        let hex = s.pointer("/digest/sha256")?.as_str()?;
+    statement::subjects(payload)?.iter().find_map(|s| {
+        let hex = s.digest.sha256.as_deref()?;
         hex::decode(hex).ok()?.try_into().ok()
     })
 }
 
+/// A string as the statement spells it, quoted, for messages.
+fn quoted(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
 // 3. statement
-fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> {
-    if st["_type"] != STATEMENT_TYPE {
+fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, String> {
+    if st.type_ != STATEMENT_TYPE {
         return Err(format!(
             "`_type` is {} and not `{STATEMENT_TYPE}`",
-            st["_type"]
+            quoted(&st.type_)
         ));
     }
-    if st["predicateType"] != PREDICATE_TYPE {
+    if st.predicate_type != PREDICATE_TYPE {
         return Err(format!(
             "`predicateType` is {} and not `{PREDICATE_TYPE}`",
-            st["predicateType"]
+            quoted(&st.predicate_type)
         ));
     }
-    let pred = &st["predicate"];
-    if pred.pointer("/verifier/id").and_then(Value::as_str) != Some(VERIFIER_ID) {
+    let pred = &st.predicate;
+    if pred.verifier.id != VERIFIER_ID {
         return Err(format!(
             "`verifier.id` is {} and not `{VERIFIER_ID}`",
-            pred["verifier"]["id"]
+            quoted(&pred.verifier.id)
         ));
     }
-    let subjects = st["subject"].as_array().ok_or("`subject` is not a list")?;
-    let commits: Vec<&Value> = subjects
-        .iter()
-        .filter(|s| s.pointer("/digest/gitCommit").is_some())
-        .collect();
-    let commit_subject = match commits.as_slice() {
+    let commit_subject = match st.commit_subjects().as_slice() {
         [one] => *one,
         [] => return Err("no subject names a commit (`digest.gitCommit`)".into()),
-        _ => {
+        commits => {
             return Err(format!(
                 "{} subjects name a commit: an attestation speaks for one",
                 commits.len()
             ))
         }
     };
-    let commit = commit_subject["digest"]["gitCommit"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
+    let commit = commit_subject.digest.git_commit.clone().unwrap_or_default();
     if let Some(want) = &expect.commit {
         if &commit != want {
             return Err(format!(
@@ -476,12 +460,9 @@ fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> 
             ));
         }
     }
-    let object_sha = commit_subject
-        .pointer("/digest/sha256")
-        .and_then(Value::as_str);
-    let format = st["predicate"][EXTENSION_KEY]["format_version"]
-        .as_u64()
-        .unwrap_or(0);
+    let object_sha = commit_subject.digest.sha256.as_deref();
+    let ext = st.extension();
+    let format = ext.format_version;
     if format >= 2 && object_sha.is_none() {
         return Err(
             "the commit subject has no `sha256` (the commit object's), which format 2 records"
@@ -496,44 +477,31 @@ fn check_statement(st: &Value, expect: &Expectations) -> Result<String, String> 
         }
     }
     for s in &expect.subjects {
-        let found = subjects.iter().any(|x| {
-            x.pointer("/digest/sha256").and_then(Value::as_str) == Some(s.sha256.as_str())
-                && x["name"].as_str() == Some(s.name.as_str())
-        });
+        let found = st
+            .subject
+            .iter()
+            .any(|x| x.digest.sha256.as_deref() == Some(s.sha256.as_str()) && x.name == s.name);
         if !found {
             return Err(format!("no subject {}=sha256:{}", s.name, s.sha256));
         }
     }
-    let uri = pred["resourceUri"].as_str().ok_or("no `resourceUri`")?;
+    let uri = &pred.resource_uri;
     if !uri.starts_with("git+") || !uri.ends_with(&format!("@{commit}")) {
         return Err(format!(
             "`resourceUri` {uri} does not name git+<repository>@{commit}"
         ));
     }
-    for field in ["timeVerified", "verificationResult"] {
-        if !pred[field].is_string() {
-            return Err(format!("the predicate has no `{field}`"));
-        }
-    }
-    if pred
-        .pointer("/policy/digest/sha256")
-        .and_then(Value::as_str)
-        .is_none()
-    {
-        return Err("`policy.digest.sha256` is missing".into());
-    }
-    let ext = &pred[EXTENSION_KEY];
     // From format 3 the digest is the claim's, which the extension records too: a statement
     // whose two disagree names one claim to admission and re-fuses another.
-    if format >= 3 && pred.pointer("/policy/digest/sha256") != ext.pointer("/acceptance/sha256") {
+    if format >= 3 && pred.policy.digest.sha256 != ext.acceptance.sha256 {
         return Err(
             "`policy.digest.sha256` is not the claim's digest the extension records".into(),
         );
     }
-    if ext["head"].as_str() != Some(commit.as_str()) {
+    if ext.head != commit {
         return Err(format!(
             "the dispositions are for head {} but the subject is {commit}",
-            ext["head"]
+            quoted(&ext.head)
         ));
     }
     Ok(commit)
@@ -558,133 +526,110 @@ fn read_item(dir: &Path, pointer: &str, seen: &mut BTreeSet<String>) -> Result<V
     Ok(bytes)
 }
 
-fn check_evidence(st: &Value, ext: &Value, dir: &Path) -> Result<String, String> {
-    let cited: BTreeSet<String> = st["predicate"]["inputAttestations"]
-        .as_array()
-        .ok_or("`inputAttestations` is not a list")?
+fn check_evidence(st: &Statement, dir: &Path) -> Result<String, String> {
+    let cited: BTreeSet<String> = st
+        .predicate
+        .input_attestations
         .iter()
-        .map(|a| {
-            a.pointer("/digest/sha256")
-                .and_then(Value::as_str)
-                .map(|h| format!("sha256:{h}"))
-                .ok_or("an input attestation has no sha256 digest")
-        })
-        .collect::<Result<_, _>>()?;
+        .map(|a| format!("sha256:{}", a.digest.sha256))
+        .collect();
     let mut seen = BTreeSet::new();
-    let mut records: BTreeMap<String, Value> = BTreeMap::new();
+    let mut records: BTreeMap<String, Record> = BTreeMap::new();
     let mut blobs = 0usize;
     for p in &cited {
         let bytes = read_item(dir, p, &mut seen)?;
-        let rec: Value = serde_json::from_slice(&bytes)
+        let rec: Record = serde_json::from_slice(&bytes)
             .map_err(|e| format!("evidence {p} is not a JSON record: {e}"))?;
-        for field in ["stdout", "stderr", "results"] {
-            if let Some(b) = rec[field].as_str() {
-                read_item(dir, b, &mut seen)?;
-                blobs += 1;
-            }
+        for b in rec.blobs() {
+            read_item(dir, b, &mut seen)?;
+            blobs += 1;
         }
         records.insert(p.clone(), rec);
     }
-    let base = ext["base"].as_str().unwrap_or_default();
-    let head = ext["head"].as_str().unwrap_or_default();
-    let dispositions = ext["dispositions"]
-        .as_array()
-        .ok_or("the extension has no `dispositions`")?;
-    for d in dispositions {
-        check_disposition(d, &records, base, head)?;
+    let ext = st.extension();
+    for d in &ext.dispositions {
+        check_disposition(d, &records, &ext.base, &ext.head)?;
     }
     Ok(format!(
         "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence",
         records.len(),
-        dispositions.len()
+        ext.dispositions.len()
     ))
 }
 
-fn outcome_of(rec: &Value) -> Option<Outcome> {
-    match rec["outcome"].as_str()? {
-        "pass" => Some(Outcome::Pass),
-        "fail" => Some(Outcome::Fail),
-        "build_fail" => Some(Outcome::BuildFail),
-        "not_observed" => Some(Outcome::NotObserved),
-        _ => None,
-    }
-}
-
 fn check_disposition(
-    d: &Value,
-    records: &BTreeMap<String, Value>,
+    d: &CriterionDisposition,
+    records: &BTreeMap<String, Record>,
     base: &str,
     head: &str,
 ) -> Result<(), String> {
-    let id = d["id"].as_str().unwrap_or("?");
-    let floor = &d["floor"];
-    let claimed = floor_result(floor["result"].as_str().unwrap_or(""))
-        .ok_or_else(|| format!("criterion {id}: unknown floor result {}", floor["result"]))?;
-    let cite = |p: &Value| -> Result<&Value, String> {
-        let p = p
-            .as_str()
-            .ok_or_else(|| format!("criterion {id}: an evidence pointer is not a string"))?;
+    let id = &d.id;
+    let floor = &d.floor;
+    let claimed = floor.result;
+    let cite = |p: &str| -> Result<&Record, String> {
         records.get(p).ok_or_else(|| {
             format!("criterion {id}: evidence {p} is not among the attestation's inputAttestations")
         })
     };
-    for p in floor["evidence_all"].as_array().into_iter().flatten() {
+    for p in &floor.evidence_all {
         cite(p)?;
     }
-    if let Some(p) = floor.get("evidence").filter(|p| !p.is_null()) {
+    if let Some(p) = &floor.evidence {
         cite(p)?;
     }
-    let tests = floor["tests"].as_array().cloned().unwrap_or_default();
+    let tests = &floor.tests;
     let mut states = Vec::new();
-    for t in &tests {
-        let tid = t["id"].as_str().unwrap_or("?");
-        let side_state = |side: &str, commit: &str| -> Result<SideState, String> {
+    for t in tests {
+        let tid = &t.id;
+        let side_state = |side: Side, commit: &str| -> Result<SideState, String> {
             let mut outcomes = Vec::new();
             let mut problem = None;
-            for p in t[format!("{side}_evidence")]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let rec = cite(p)?;
-                if rec["test_id"].as_str() != Some(tid)
-                    || rec["side"].as_str() != Some(side)
-                    || rec["commit"].as_str() != Some(commit)
-                {
+            for p in t.evidence(side) {
+                // A test's evidence is runs of that test, at that side and commit.
+                let run = cite(p)?.run().filter(|r| {
+                    r.test_id.as_deref() == Some(tid.as_str())
+                        && r.side == Some(side)
+                        && r.commit == commit
+                });
+                let Some(run) = run else {
                     return Err(format!(
-                        "criterion {id}: evidence {} is not {tid} at {side} {commit}",
-                        p.as_str().unwrap_or("")
+                        "criterion {id}: evidence {p} is not {tid} at {} {commit}",
+                        side.as_str()
                     ));
-                }
-                let o = outcome_of(rec).ok_or_else(|| {
-                    format!(
-                        "criterion {id}: evidence {} has no outcome",
-                        p.as_str().unwrap_or("")
-                    )
-                })?;
+                };
+                let o = run
+                    .outcome
+                    .ok_or_else(|| format!("criterion {id}: evidence {p} has no outcome"))?;
                 if o == Outcome::NotObserved {
-                    problem = rec["note"].as_str().map(str::to_string);
+                    problem = run.note.clone();
                 }
                 outcomes.push(o);
             }
-            let recorded = t[side].as_str().unwrap_or("");
+            let recorded = t.outcome(side);
             // Attribution of a base build failure is the floor's finding; the records hold the
             // outcome, the disposition the attribution.
-            let s = SideState::collapse(&outcomes, problem.as_deref(), recorded == "build_fail");
-            let label = s.label();
-            let agrees = label == recorded
-                || (recorded == "unobservable" && label == "not_observed")
-                || (recorded == "not_observed" && label == "unobservable");
+            let s = SideState::collapse(
+                &outcomes,
+                problem.as_deref(),
+                recorded == SideOutcome::BuildFail,
+            );
+            let shown = SideOutcome::of(&s);
+            let unobserved = [SideOutcome::Unobservable, SideOutcome::NotObserved];
+            let agrees = shown == recorded
+                || (unobserved.contains(&recorded) && unobserved.contains(&shown));
             if !agrees {
-                return Err(format!("criterion {id}: {tid} reads `{recorded}` at {side} but its evidence shows `{label}`"));
+                return Err(format!(
+                    "criterion {id}: {tid} reads `{recorded}` at {} but its evidence shows `{shown}`",
+                    side.as_str()
+                ));
             }
             Ok(s)
         };
-        let hs = side_state("head", head)?;
-        let bs = side_state("base", base)?;
+        let hs = side_state(Side::Head, head)?;
+        let bs = side_state(Side::Base, base)?;
         states.push((hs, bs));
     }
-    let binding = floor["binding"].as_str().unwrap_or("");
+    let binding = floor.binding.as_str();
     if matches!(binding, "tag" | "check.test") && !tests.is_empty() {
         let recomputed = rule::decide(&states).result;
         // A disposition may be more cautious than its records (the harness guard, say), never
@@ -718,35 +663,32 @@ fn check_disposition(
             "criterion {id} reads satisfied with no observed test"
         ));
     }
-    let records_of = |kind: &str| -> Vec<&Value> {
-        floor["evidence_all"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| cite(p).ok())
-            .filter(|r| r["kind"] == kind)
-            .collect()
-    };
+    let cited_records = || floor.evidence_all.iter().filter_map(|p| cite(p).ok());
     if claimed == FloorResult::Satisfied && binding == "check.command" {
         // The command's own records: exit 0 at head and a failure at base, at those commits.
-        let recs = records_of("command");
-        let at = |side: &str, commit: &str, outcome: &str| {
-            let of_side: Vec<&&Value> = recs.iter().filter(|r| r["side"] == side).collect();
+        let recs: Vec<_> = cited_records()
+            .filter_map(|r| match r {
+                Record::Command(run) => Some(run),
+                _ => None,
+            })
+            .collect();
+        let at = |side: Side, commit: &str, outcome: Outcome| {
+            let of_side: Vec<_> = recs.iter().filter(|r| r.side == Some(side)).collect();
             !of_side.is_empty()
-                && of_side.iter().all(|r| {
-                    r["commit"].as_str() == Some(commit) && r["outcome"].as_str() == Some(outcome)
-                })
+                && of_side
+                    .iter()
+                    .all(|r| r.commit == commit && r.outcome == Some(outcome))
         };
-        if !at("head", head, "pass") || !at("base", base, "fail") {
+        if !at(Side::Head, head, Outcome::Pass) || !at(Side::Base, base, Outcome::Fail) {
             return Err(format!(
                 "criterion {id} reads satisfied but its command records do not show exit 0 at head and a failure at base"
             ));
         }
     }
     if claimed == FloorResult::Satisfied && binding == "check.pattern" {
-        let matched = records_of("pattern").iter().any(|r| {
-            r["commit"].as_str() == Some(head)
-                && r["matches"].as_array().is_some_and(|m| !m.is_empty())
+        let matched = cited_records().any(|r| match r {
+            Record::Pattern(p) => p.commit == head && !p.matches.is_empty(),
+            _ => false,
         });
         if !matched {
             return Err(format!(
@@ -757,76 +699,47 @@ fn check_disposition(
     Ok(())
 }
 
-fn floor_result(s: &str) -> Option<FloorResult> {
-    FloorResult::ALL.into_iter().find(|f| f.as_str() == s)
-}
-
-fn judge_result(s: &str) -> Option<JudgeResult> {
-    JudgeResult::ALL.into_iter().find(|j| j.as_str() == s)
-}
-
 // 5. fusion
-fn check_fusion(st: &Value, ext: &Value) -> Result<(String, String), String> {
-    let policy = ext["policy"].as_str().unwrap_or("");
-    if policy != verdict::POLICY {
+fn check_fusion(st: &Statement) -> Result<(String, String), String> {
+    let ext = st.extension();
+    if ext.policy != verdict::POLICY {
         return Err(format!(
-            "policy `{policy}`: this release applies policy {}",
+            "policy `{}`: this release applies policy {}",
+            ext.policy,
             verdict::POLICY
         ));
     }
-    let state = match ext.pointer("/acceptance/state").and_then(Value::as_str) {
-        Some("committed") => AcceptanceState::Committed,
-        Some("draft") => AcceptanceState::Draft,
-        other => return Err(format!("unknown acceptance state {other:?}")),
-    };
-    let mut inputs = Vec::new();
-    for d in ext["dispositions"].as_array().ok_or("no dispositions")? {
-        let lane = match d["lane"].as_str() {
-            Some("floor") => Lane::Floor,
-            Some("judge") => Lane::Judge,
-            other => return Err(format!("unknown lane {other:?}")),
-        };
-        inputs.push(FusionInput {
-            required: d["required"]
-                .as_bool()
-                .ok_or("a disposition has no `required`")?,
-            lane,
-            floor: floor_result(d["floor"]["result"].as_str().unwrap_or(""))
-                .ok_or("an unknown floor result")?,
-            judge: judge_result(d["judge"]["result"].as_str().unwrap_or("none"))
-                .ok_or("an unknown judge result")?,
-        });
-    }
+    let inputs: Vec<FusionInput> = ext
+        .dispositions
+        .iter()
+        .map(|d| FusionInput {
+            required: d.required,
+            lane: d.lane,
+            floor: d.floor.result,
+            judge: d.judge.result,
+        })
+        .collect();
     if inputs.is_empty() {
         return Err("no dispositions: an attestation with no criteria is never valid".into());
     }
-    let fused = verdict::fuse(state, &inputs);
-    let recorded = ext["verdict"]
-        .as_str()
-        .and_then(Verdict::parse)
-        .ok_or("the extension has no verdict")?;
-    if fused.verdict != recorded {
+    let fused = verdict::fuse(ext.acceptance.state, &inputs);
+    if fused.verdict != ext.verdict {
         return Err(format!(
             "the dispositions fuse to {} (rule {}) but the attestation says {}",
             fused.verdict.as_str(),
             fused.rule.label(),
-            recorded.as_str()
+            ext.verdict.as_str()
         ));
     }
-    let vr = st["predicate"]["verificationResult"].as_str().unwrap_or("");
+    let vr = &st.predicate.verification_result;
     if vr != fused.verdict.verification_result() {
         return Err(format!(
             "verificationResult {vr} disagrees with the verdict {}",
             fused.verdict.as_str()
         ));
     }
-    let levels: Vec<&str> = st["predicate"]["verifiedLevels"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    if levels != [attest::level(fused.verdict).as_str()] {
+    let levels = &st.predicate.verified_levels;
+    if levels[..] != [attest::level(fused.verdict)] {
         return Err(format!(
             "verifiedLevels {levels:?} are not exactly [{}]",
             attest::level(fused.verdict)
@@ -864,4 +777,78 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!("  recorded verdict: {v}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{replay, Expectations, Report, SignatureCheck, Status};
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::statement::{self, Statement};
+    use crate::format::Disposition;
+
+    fn written() -> Statement {
+        let result = run_result(vec![
+            criterion(0, Disposition::Unsatisfied),
+            criterion(1, Disposition::Unbound),
+        ]);
+        crate::attest::statement(&result, &[], &[], &"4".repeat(64))
+    }
+
+    fn replayed(bytes: &[u8]) -> Report {
+        let sig = SignatureCheck {
+            allow_unsigned: true,
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        replay(bytes, "t", &sig, &Expectations::default(), dir.path(), None)
+    }
+
+    fn failed(r: &Report) -> Option<(u8, &str)> {
+        let s = r.steps.iter().find(|s| s.status == Status::Failed)?;
+        Some((s.number, s.detail.as_str()))
+    }
+
+    #[test]
+    fn a_statement_of_a_later_format_is_refused_at_parse_saying_so() {
+        let mut st = written();
+        st.predicate.extension.format_version = 4;
+        let r = replayed(&st.to_bytes().unwrap());
+        assert_eq!(
+            failed(&r),
+            Some((
+                1,
+                "statement format 4: this release reads formats 1 to 3; use a newer shipmoor"
+            ))
+        );
+        assert_eq!(statement::readable(4).unwrap_err(), r.steps[0].detail);
+        assert!(r.steps[1..].iter().all(|s| s.status == Status::NotRun));
+        assert_eq!(r.format_version, None);
+    }
+
+    #[test]
+    fn a_statement_this_release_wrote_reads_past_the_statement_step() {
+        let r = replayed(&written().to_bytes().unwrap());
+        assert_eq!(r.format_version, Some(3));
+        assert_eq!(r.steps[2].status, Status::Ok, "{:?}", r.steps);
+        // No evidence store: the records the dispositions cite are not there.
+        assert_eq!(failed(&r).map(|f| f.0), Some(4));
+    }
+
+    /// A value our types do not know is a statement this release cannot read, caught where the
+    /// statement is read.
+    #[test]
+    fn an_unknown_value_is_refused_at_the_statement_step() {
+        let text = String::from_utf8(written().to_bytes().unwrap()).unwrap();
+        let edited = text.replacen("\"result\": \"unsatisfied\"", "\"result\": \"unknown\"", 1);
+        assert_ne!(edited, text);
+        let r = replayed(edited.as_bytes());
+        let (step, detail) = failed(&r).unwrap();
+        assert_eq!(step, 3, "{:?}", r.steps);
+        assert!(
+            detail.starts_with(
+                "the signed payload is not a statement of format 3: unknown variant `unknown`"
+            ),
+            "{detail}"
+        );
+    }
 }

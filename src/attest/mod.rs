@@ -8,6 +8,8 @@
 //!   acceptance set's path and digest), `inputAttestations` (every evidence record, by digest),
 //!   `verificationResult`, `verifiedLevels` (our own names, never `SLSA_…`), and the full
 //!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses.
+//!
+//! The statement's types, and the format version, are in [`crate::format::statement`].
 
 pub mod dsse;
 pub mod keyed_bundle;
@@ -15,23 +17,17 @@ pub mod keys;
 pub mod sigstore;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
+use crate::format::statement::{
+    CriterionDisposition, DispositionFloor, DispositionTest, Extension, ExtensionAcceptance,
+    InputAttestation, Policy, Predicate, Sha256Digest, Statement, Subject as StatementSubject,
+    SubjectDigest, Verifier, VerifierVersion,
+};
+pub use crate::format::statement::{
+    EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
+};
 use crate::report::RunResult;
 use crate::verdict::Verdict;
-
-pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
-pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
-pub const VERIFIER_ID: &str = "https://github.com/shipmoor/claim-check";
-pub const EXTENSION_KEY: &str = "https://shipmoor.dev/claim-check/v1";
-/// The version of the statement's layout; `replay` reads every version up to this one.
-/// 1: the first release. 2: the commit subject also carries the SHA-256 of the raw commit
-/// object (what Sigstore verifiers bind a DSSE bundle to), and the signing form is recorded.
-/// 3: the `policy` digest covers the change's claim (the claimed criteria, each with its file,
-/// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
-/// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
-/// inherited criteria.
-pub const FORMAT_VERSION: u32 = 3;
 
 /// An artifact the VSA also speaks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,104 +69,128 @@ pub fn commit_object_sha256(raw_commit: &[u8]) -> String {
     crate::evidence::sha256_hex(raw_commit)
 }
 
-/// The statement as a JSON value. `head_object_sha256` is [`commit_object_sha256`] of the head.
+/// The statement. `head_object_sha256` is [`commit_object_sha256`] of the head.
 pub fn statement(
     r: &RunResult,
     evidence_records: &[String],
     subjects: &[Subject],
     head_object_sha256: &str,
-) -> Value {
-    let mut subject = vec![json!({
-        "name": r.repository,
-        "uri": format!("git+{}", r.repository),
-        "digest": {"gitCommit": r.head, "sha256": head_object_sha256},
-    })];
+) -> Statement {
+    let mut subject = vec![StatementSubject {
+        name: r.repository.clone(),
+        uri: Some(format!("git+{}", r.repository)),
+        digest: SubjectDigest {
+            git_commit: Some(r.head.clone()),
+            sha256: Some(head_object_sha256.to_string()),
+        },
+    }];
     for s in subjects {
-        subject.push(json!({"name": s.name, "digest": {"sha256": s.sha256}}));
+        subject.push(StatementSubject {
+            name: s.name.clone(),
+            uri: None,
+            digest: SubjectDigest {
+                git_commit: None,
+                sha256: Some(s.sha256.clone()),
+            },
+        });
     }
-    let inputs: Vec<Value> = evidence_records
+    let input_attestations = evidence_records
         .iter()
         .filter_map(|p| p.strip_prefix("sha256:"))
-        .map(|hex| {
-            json!({
-                "uri": format!("evidence/sha256/{hex}"),
-                "digest": {"sha256": hex},
-                "mediaType": "application/vnd.shipmoor.evidence+json",
-            })
+        .map(|hex| InputAttestation {
+            uri: format!("evidence/sha256/{hex}"),
+            digest: Sha256Digest {
+                sha256: hex.to_string(),
+            },
+            media_type: crate::format::statement::EVIDENCE_MEDIA_TYPE.to_string(),
         })
         .collect();
-    let dispositions: Vec<Value> = r
+    let dispositions = r
         .criteria
         .iter()
-        .map(|c| {
-            json!({
-                "id": c.id,
-                "ac": c.ac,
-                "tag": c.tag,
-                "required": c.required,
-                "lane": c.lane,
-                "requirement": c.requirement,
-                "file": c.file,
-                "disposition": c.disposition,
-                "route_to": c.route_to,
-                "floor": {
-                    "result": c.floor.result,
-                    "reason": c.floor.reason,
-                    "binding": c.floor.binding,
-                    "evidence": c.floor.evidence.as_ref().map(|e| &e.pointer),
-                    "evidence_all": c.floor.evidence_all,
-                    "tests": c.floor.tests.iter().map(|t| json!({
-                        "id": t.id, "runner": t.runner, "base": t.base, "head": t.head,
-                        "base_evidence": t.base_evidence, "head_evidence": t.head_evidence,
-                    })).collect::<Vec<_>>(),
-                },
-                "judge": {"result": c.judge.result, "rationale": c.judge.rationale},
-            })
+        .map(|c| CriterionDisposition {
+            id: c.id.clone(),
+            ac: c.ac.clone(),
+            tag: c.tag.clone(),
+            required: c.required,
+            lane: c.lane,
+            requirement: c.requirement.clone(),
+            file: c.file.clone(),
+            disposition: c.disposition,
+            route_to: c.route_to,
+            floor: DispositionFloor {
+                result: c.floor.result,
+                reason: c.floor.reason.clone(),
+                binding: c.floor.binding.clone(),
+                evidence: c.floor.evidence.as_ref().map(|e| e.pointer.clone()),
+                evidence_all: c.floor.evidence_all.clone(),
+                tests: c
+                    .floor
+                    .tests
+                    .iter()
+                    .map(|t| DispositionTest {
+                        id: t.id.clone(),
+                        runner: t.runner.clone(),
+                        base: t.base,
+                        head: t.head,
+                        base_evidence: t.base_evidence.clone(),
+                        head_evidence: t.head_evidence.clone(),
+                    })
+                    .collect(),
+            },
+            judge: c.judge.clone(),
         })
         .collect();
-    json!({
-        "_type": STATEMENT_TYPE,
-        "subject": subject,
-        "predicateType": PREDICATE_TYPE,
-        "predicate": {
-            "verifier": {"id": VERIFIER_ID, "version": {"shipmoor": r.tool_version}},
-            "timeVerified": r.completed_at,
-            "resourceUri": format!("git+{}@{}", r.repository, r.head),
-            "policy": {
-                "uri": r.acceptance.path,
-                "digest": {"sha256": r.acceptance.sha256},
-            },
-            "inputAttestations": inputs,
-            "verificationResult": r.verdict.verification_result(),
-            "verifiedLevels": [level(r.verdict)],
-            EXTENSION_KEY: {
-                "format_version": FORMAT_VERSION,
-                "policy": r.policy,
-                "verdict": r.verdict,
-                "rule": r.rule,
-                "mode": r.mode,
-                "base": r.base,
-                "head": r.head,
-                "acceptance": {
-                    "path": r.acceptance.path, "state": r.acceptance.state, "sha256": r.acceptance.sha256,
-                    "source": r.acceptance.source,
-                    "inherited": r.acceptance.inherited,
-                    "inherited_policy": r.acceptance.inherited_policy,
+    Statement {
+        type_: STATEMENT_TYPE.to_string(),
+        subject,
+        predicate_type: PREDICATE_TYPE.to_string(),
+        predicate: Predicate {
+            verifier: Verifier {
+                id: VERIFIER_ID.to_string(),
+                version: VerifierVersion {
+                    shipmoor: r.tool_version.clone(),
                 },
-                "overlay": r.overlay,
-                "harness_changes": r.harness_changes,
-                "signing": r.signing.state,
-                "dispositions": dispositions,
+            },
+            time_verified: r.completed_at.clone(),
+            resource_uri: format!("git+{}@{}", r.repository, r.head),
+            policy: Policy {
+                uri: r.acceptance.path.clone(),
+                digest: Sha256Digest {
+                    sha256: r.acceptance.sha256.clone(),
+                },
+            },
+            input_attestations,
+            verification_result: r.verdict.verification_result().to_string(),
+            verified_levels: vec![level(r.verdict)],
+            extension: Extension {
+                format_version: u64::from(FORMAT_VERSION),
+                policy: r.policy.to_string(),
+                verdict: r.verdict,
+                rule: r.rule.clone(),
+                mode: r.mode.clone(),
+                base: r.base.clone(),
+                head: r.head.clone(),
+                acceptance: ExtensionAcceptance {
+                    path: r.acceptance.path.clone(),
+                    state: r.acceptance.state,
+                    sha256: r.acceptance.sha256.clone(),
+                    source: Some(r.acceptance.source.clone()),
+                    inherited: Some(r.acceptance.inherited.clone()),
+                    inherited_policy: Some(r.acceptance.inherited_policy),
+                },
+                overlay: r.overlay.clone(),
+                harness_changes: r.harness_changes.clone(),
+                signing: r.signing.state,
+                dispositions,
             },
         },
-    })
+    }
 }
 
 /// The statement's bytes: sorted keys, two-space indent, a final newline.
-pub fn statement_bytes(v: &Value) -> Result<Vec<u8>, String> {
-    let mut out = serde_json::to_vec_pretty(v).map_err(|e| e.to_string())?;
-    out.push(b'\n');
-    Ok(out)
+pub fn statement_bytes(st: &Statement) -> Result<Vec<u8>, String> {
+    st.to_bytes()
 }
 
 #[cfg(test)]

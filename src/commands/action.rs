@@ -5,6 +5,7 @@ use std::io::Write;
 use crate::action;
 use crate::cli::ActionCommand;
 use crate::error::{Error, InputError};
+use crate::format::result::ResultDocument;
 
 pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
     match cmd {
@@ -13,11 +14,12 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
             exit_code,
             repo,
         } => {
-            let value = match std::fs::read(&result) {
-                Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| {
+            let doc = match std::fs::read(&result) {
+                Ok(bytes) => Some(ResultDocument::parse(&bytes).map_err(|e| {
                     Error::input(
-                        InputError::new(format!("the result is not JSON: {e}"))
-                            .in_file(result.display().to_string()),
+                        InputError::new(format!("the result is not a claim-check result: {e}"))
+                            .in_file(result.display().to_string())
+                            .help("pass the file `claim-check --result-out` wrote, with the same shipmoor"),
                     )
                 })?),
                 Err(_) => None,
@@ -27,7 +29,7 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                 std::process::id(),
                 time::OffsetDateTime::now_utc().unix_timestamp_nanos()
             );
-            let r = action::report(value.as_ref(), exit_code, &repo, &seed);
+            let r = action::report(doc.as_ref(), exit_code, &repo, &seed);
             let mut out = std::io::stdout();
             for a in &r.annotations {
                 let _ = writeln!(out, "{a}");

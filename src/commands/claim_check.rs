@@ -31,8 +31,8 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::report::{
-    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, RunResult,
-    Signing,
+    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, ResultDocument,
+    RunResult, Signing, SigningState,
 };
 use crate::verdict;
 
@@ -464,19 +464,19 @@ fn signing(plan: &Plan) -> Result<(Signing, Option<String>), Error> {
     };
     let signing = match (plan.sign, &plan.signing_key, &token) {
         (Sign::Key, Some(k), _) => Signing {
-            state: "key".into(),
+            state: SigningState::Key,
             note: format!("signed with key {} ({})", k.keyid(), k.algorithm()),
         },
         (Sign::Keyless, _, Some(_)) => Signing {
-            state: "keyless".into(),
+            state: SigningState::Keyless,
             note: "signed keyless with Sigstore (Fulcio certificate, Rekor entry)".into(),
         },
         (Sign::Keyless, _, None) => Signing {
-            state: "unsigned".into(),
+            state: SigningState::Unsigned,
             note: "UNSIGNED: --sign keyless found no OIDC identity (SIGSTORE_ID_TOKEN, or GitHub Actions with `id-token: write`; a pull request from a fork gets none): the attestation records the verdict but proves nothing about who produced it".into(),
         },
         _ => Signing {
-            state: "unsigned".into(),
+            state: SigningState::Unsigned,
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
     };
@@ -575,7 +575,11 @@ fn render(
     );
     let statement = attest::statement_bytes(&statement).map_err(Error::crash)?;
     let fixes = pretty_json(&packet)?;
-    let result_json = pretty_json(&serde_json::json!({"result": result, "fixes": packet}))?;
+    let mut result_json = ResultDocument::new(result, &packet)
+        .to_json()
+        .map_err(Error::crash)?
+        .into_bytes();
+    result_json.push(b'\n');
     let terminal = match terminal.format {
         Format::Json => String::from_utf8_lossy(&result_json).into_owned(),
         Format::Human => terminal::render(result, terminal.colour),
@@ -691,15 +695,15 @@ fn sign(
         b.push(b'\n');
         Ok(b)
     };
-    match (signing.state.as_str(), key) {
-        ("key", Some(k)) => {
+    match (signing.state, key) {
+        (SigningState::Key, Some(k)) => {
             let env = attest::dsse::sign(statement, attest::dsse::PAYLOAD_TYPE, k);
             let bundle = attest::keyed_bundle::to_bundle(&env)
                 .map_err(|e| Error::crash(format!("bundle: {e}")))?;
             let env_json = serde_json::to_value(&env).map_err(Error::crash)?;
             Ok((Some(pretty(&env_json)?), Some(pretty(&bundle)?)))
         }
-        ("keyless", _) => {
+        (SigningState::Keyless, _) => {
             let token = token.ok_or_else(|| Error::crash("keyless signing without a token"))?;
             let bundle =
                 attest::sigstore::sign_keyless(statement, token, services).map_err(|e| {
@@ -783,7 +787,7 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
 fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str) -> AcceptanceInfo {
     AcceptanceInfo {
         path: path.to_string(),
-        state: set.state.as_str().into(),
+        state: set.state,
         sha256: set.sha256.clone(),
         source: source.to_string(),
         inherited: set
@@ -794,7 +798,7 @@ fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str) -> AcceptanceI
                 file: set.origin.get(&c.id).cloned().unwrap_or_default(),
             })
             .collect(),
-        inherited_policy: set.inherited.as_str().to_string(),
+        inherited_policy: set.inherited,
     }
 }
 

@@ -5,15 +5,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::acceptance::{self, AcceptanceState};
-use crate::attest::{Subject, EXTENSION_KEY};
+use crate::attest::Subject;
 use crate::cli::{Format, ReplayArgs};
 use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::{sha256_hex, EvidenceStore};
 use crate::floor::{self, FloorInput};
+use crate::format::statement::{Extension, Statement};
 use crate::git::{CommitId, Git};
 use crate::replay::{self, Expectations, SignatureCheck};
 
@@ -93,7 +92,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         commit_sha256,
         subjects,
     };
-    let rerun_fn = |st: &Value| rerun(st, git.as_ref());
+    let rerun_fn = |st: &Statement| rerun(st, git.as_ref());
     let report = replay::replay(
         &bytes,
         &args.attestation.display().to_string(),
@@ -129,23 +128,15 @@ fn default_evidence_dir(attestation: &Path) -> PathBuf {
 
 /// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
 /// names (its digest must match), compared criterion by criterion and test by test.
-fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
+fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
     let git = git.ok_or("--rerun needs the repository (--repo)")?;
-    let ext = &st["predicate"][EXTENSION_KEY];
-    let path = st["predicate"]["policy"]["uri"]
-        .as_str()
-        .ok_or("no policy uri")?;
-    let want = st["predicate"]["policy"]["digest"]["sha256"]
-        .as_str()
-        .ok_or("no policy digest")?;
-    let base = git
-        .resolve(ext["base"].as_str().unwrap_or(""), "base")
-        .map_err(|e| e.to_string())?;
-    let head = git
-        .resolve(ext["head"].as_str().unwrap_or(""), "head")
-        .map_err(|e| e.to_string())?;
-    let format = ext["format_version"].as_u64().unwrap_or(0);
-    let explicit = ext.pointer("/acceptance/source").and_then(Value::as_str) == Some("explicit");
+    let ext = st.extension();
+    let path = st.predicate.policy.uri.as_str();
+    let want = st.predicate.policy.digest.sha256.as_str();
+    let base = git.resolve(&ext.base, "base").map_err(|e| e.to_string())?;
+    let head = git.resolve(&ext.head, "head").map_err(|e| e.to_string())?;
+    let format = ext.format_version;
+    let explicit = ext.acceptance.source.as_deref() == Some("explicit");
     let (set, acceptance_path) = if format >= 3 {
         (
             rebuild_claim(ext, git, &base, &head, path, want)?,
@@ -182,24 +173,21 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
     };
     let mut store = EvidenceStore::new();
     let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;
-    let recorded = ext["dispositions"].as_array().ok_or("no dispositions")?;
+    let recorded = &ext.dispositions;
     let mut differences = Vec::new();
     for (d, now) in recorded.iter().zip(report.entries.iter().map(|e| &e.floor)) {
-        let id = d["id"].as_str().unwrap_or("?");
-        let was = d["floor"]["result"].as_str().unwrap_or("");
-        if was != now.result.as_str() {
-            differences.push(format!("{id}: recorded {was}, now {}", now.result.as_str()));
+        let id = &d.id;
+        let was = d.floor.result;
+        if was != now.result {
+            differences.push(format!(
+                "{id}: recorded {}, now {}",
+                was.as_str(),
+                now.result.as_str()
+            ));
             continue;
         }
-        for (t, n) in d["floor"]["tests"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .zip(&now.tests)
-        {
-            for side in ["base", "head"] {
-                let was = t[side].as_str().unwrap_or("");
-                let is = if side == "base" { &n.base } else { &n.head };
+        for (t, n) in d.floor.tests.iter().zip(&now.tests) {
+            for (side, was, is) in [("base", t.base, n.base), ("head", t.head, n.head)] {
                 if was != is {
                     differences.push(format!(
                         "{id}: {} at {side}: recorded {was}, now {is}",
@@ -232,7 +220,7 @@ fn rerun(st: &Value, git: Option<&Git>) -> Result<String, String> {
 /// The acceptance set of a format 1 or 2 attestation: the one file its `policy` names, read from
 /// the repository, whose bytes the digest covers.
 fn legacy_set(
-    ext: &Value,
+    ext: &Extension,
     git: &Git,
     path: &str,
     want: &str,
@@ -244,10 +232,7 @@ fn legacy_set(
             "the acceptance set {path} is not the one the attestation names (sha256 differs)"
         ));
     }
-    let state = match ext.pointer("/acceptance/state").and_then(Value::as_str) {
-        Some("draft") => AcceptanceState::Draft,
-        _ => AcceptanceState::Committed,
-    };
+    let state = ext.acceptance.state;
     let text = String::from_utf8(bytes).map_err(|_| "the acceptance set is not UTF-8")?;
     let set = acceptance::parse::parse(&text, path, state, want.to_string()).map_err(|e| {
         format!(
@@ -262,7 +247,7 @@ fn legacy_set(
 /// way claim-check worked it out (what base..head adds or changes, the explicit file, or the
 /// derived draft its dispositions carry); its digest must be the recorded `policy` digest.
 fn rebuild_claim(
-    ext: &Value,
+    ext: &Extension,
     git: &Git,
     base: &CommitId,
     head: &CommitId,
@@ -274,10 +259,7 @@ fn rebuild_claim(
         claim::Files::read(&claim::Source::Commit(git, head), true).map_err(|e| e.to_string())?;
     let base_files =
         claim::Files::read(&claim::Source::Commit(git, base), false).map_err(|e| e.to_string())?;
-    let source = ext
-        .pointer("/acceptance/source")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let source = ext.acceptance.source.as_deref().unwrap_or("");
     let c = match source {
         "files" => claim::compare(&head_files, Some(&base_files)),
         "explicit" => {
@@ -301,18 +283,17 @@ fn rebuild_claim(
         }
         "derived" => {
             // A derived draft's criteria are plain tag-bound ones: the dispositions carry them.
-            let criteria = ext["dispositions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|d| d["file"].as_str() == Some(path))
+            let criteria = ext
+                .dispositions
+                .iter()
+                .filter(|d| d.file.as_deref() == Some(path))
                 .map(|d| {
-                    let id = d["id"].as_str().unwrap_or("").to_string();
+                    let id = d.id.clone();
                     acceptance::Criterion {
                         tag: acceptance::tag_for(&id),
                         id,
-                        ac: d["ac"].as_str().unwrap_or("").to_string(),
-                        required: d["required"].as_bool().unwrap_or(true),
+                        ac: d.ac.clone(),
+                        required: d.required,
                         lane: acceptance::Lane::Floor,
                         check: None,
                         line: 0,

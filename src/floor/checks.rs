@@ -55,25 +55,24 @@ impl Ctx<'_> {
                 } else {
                     self.input.base.clone()
                 };
-                let ptr = self.put(&Record {
+                let ptr = self.put(&Record::Command(RunRecord {
                     schema: RECORD_SCHEMA,
-                    kind: "command",
                     side: Some(side),
-                    commit: commit.as_str(),
-                    overlay: (side == Side::Base).then_some(overlay),
+                    commit: commit.to_string(),
+                    overlay: (side == Side::Base).then(|| overlay.clone()),
                     runner: None,
                     root: None,
-                    command: &inv.command,
+                    command: inv.command.clone(),
                     test_id: None,
                     run: k,
-                    outcome: Some(outcome.as_str()),
+                    outcome: Some(outcome),
                     exit_code: cap.exit_code,
                     duration_ms: self.ms(cap.duration),
-                    stdout: Some(&o),
-                    stderr: Some(&e),
+                    stdout: Some(o),
+                    stderr: Some(e),
                     results: None,
-                    note: problem.as_deref(),
-                })?;
+                    note: problem.clone(),
+                }))?;
                 self.runtime.push(RuntimeRow {
                     side: if side == Side::Head {
                         "head".into()
@@ -183,24 +182,27 @@ impl Ctx<'_> {
                 let text = String::from_utf8_lossy(&bytes);
                 for (n, line) in text.lines().enumerate() {
                     if re.is_match(line) {
-                        matches.push(serde_json::json!({"path": ch.path, "line": n + 1, "text": line.trim().chars().take(200).collect::<String>()}));
+                        matches.push(PatternMatch {
+                            path: ch.path.clone(),
+                            line: n + 1,
+                            text: line.trim().chars().take(200).collect(),
+                        });
                     }
                 }
             }
         }
-        let record = serde_json::json!({
-            "schema": RECORD_SCHEMA,
-            "kind": "pattern",
-            "commit": self.input.head.as_str(),
-            "criterion": c.id,
-            "paths": paths,
-            "regex": regex,
-            "considered": considered,
-            "matches": matches,
+        let record = Record::Pattern(PatternRecord {
+            schema: RECORD_SCHEMA,
+            commit: self.input.head.to_string(),
+            criterion: c.id.clone(),
+            paths: paths.to_vec(),
+            regex: regex.to_string(),
+            considered: considered.clone(),
+            matches: matches.clone(),
         });
         let ptr = self.put(&record)?;
         let (result, reason, detail) = if let Some(m) = matches.first() {
-            let loc = format!("{}:{}", m["path"].as_str().unwrap_or(""), m["line"]);
+            let loc = format!("{}:{}", m.path, m.line);
             (
                 FloorResult::Satisfied,
                 format!("`{regex}` matches at head in a file this change touched ({loc})"),

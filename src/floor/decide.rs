@@ -116,8 +116,8 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             id: t.id.clone(),
             runner: runner_name(obs, t),
             file: t.file.clone(),
-            head: hs.label().to_string(),
-            base: bs.label().to_string(),
+            head: SideOutcome::of(&hs),
+            base: SideOutcome::of(&bs),
             head_evidence: h.evidence.clone(),
             base_evidence: b.evidence.clone(),
             base_failure: None,
@@ -179,7 +179,11 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             detail: format!(
                 "{}, {} at {side}",
                 o.id,
-                past(if side == "head" { &o.head } else { &o.base })
+                past(if side == "head" {
+                    o.head.as_str()
+                } else {
+                    o.base.as_str()
+                })
             ),
         })
     });
@@ -323,8 +327,8 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
             id: t.id.clone(),
             runner,
             file: t.file.clone(),
-            head: hs.label().to_string(),
-            base: bs.label().to_string(),
+            head: SideOutcome::of(&hs),
+            base: SideOutcome::of(&bs),
             head_evidence: h.evidence.clone(),
             base_evidence: bo.evidence.clone(),
             base_failure,

@@ -38,12 +38,14 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::acceptance::{tag_matches, AcceptanceSet, Criterion, RunnerConfig, RunnerKind};
 use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
+use crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord};
+use crate::format::SideOutcome;
 use crate::git::{Change, CommitId, Git, Worktree};
 use crate::verdict::FloorResult;
 use attribute::{attribute_in, Attribution};
@@ -56,7 +58,7 @@ use decide::*;
 use workspace::*;
 pub use workspace::{seed_cargo_target, Seeded};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Base,
@@ -89,31 +91,34 @@ pub struct FloorInput<'a> {
     pub acceptance_path: Option<String>,
 }
 
+// The floor's part of the run result (`crate::format::result`), defined here with the floor
+// that fills it in.
+
 /// An evidence pointer with what it shows, as the fix packet and reports cite it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EvidenceRef {
     pub pointer: String,
     pub detail: String,
 }
 
 /// One bound test and what each side observed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TestObservation {
     pub id: String,
     pub runner: String,
     pub file: Option<String>,
-    pub head: String,
-    pub base: String,
+    pub head: SideOutcome,
+    pub base: SideOutcome,
     pub head_evidence: Vec<String>,
     pub base_evidence: Vec<String>,
     /// What kind of failure at base this test's evidence is, where it failed there (DESIGN 5.4):
     /// an assertion, an exception, or a build failure in the test itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_failure: Option<FailureKind>,
 }
 
 /// The floor's disposition for one criterion.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CriterionFloor {
     pub result: FloorResult,
     pub reason: String,
@@ -132,7 +137,7 @@ pub struct CriterionFloor {
 }
 
 /// One command the floor ran, for the runtime section of reports.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuntimeRow {
     pub side: String,
     pub runner: String,
@@ -176,38 +181,6 @@ pub struct FloorReport {
     pub changed_files: usize,
     /// Files this change touched that decide how tests run (DESIGN 5.5).
     pub harness: Vec<harness::HarnessChange>,
-}
-
-/// An evidence record (DESIGN 7): canonical JSON, cited by pointer.
-#[derive(Debug, Serialize)]
-struct Record<'a> {
-    schema: &'static str,
-    kind: &'static str,
-    side: Option<Side>,
-    commit: &'a str,
-    overlay: Option<&'a OverlayRef>,
-    runner: Option<&'a str>,
-    root: Option<&'a str>,
-    command: &'a [String],
-    test_id: Option<&'a str>,
-    run: u32,
-    outcome: Option<&'a str>,
-    exit_code: Option<i32>,
-    duration_ms: u64,
-    stdout: Option<&'a str>,
-    stderr: Option<&'a str>,
-    results: Option<&'a str>,
-    note: Option<&'a str>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-struct OverlayRef {
-    from: String,
-    paths: Vec<String>,
-    deleted: Vec<String>,
-    /// Source files whose test items (only) were spliced from head into base's version.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    spliced: Vec<String>,
 }
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.
@@ -920,15 +893,14 @@ impl Ctx<'_> {
                 Duration::ZERO,
             ),
         };
-        let ptr = self.put(&Record {
+        let ptr = self.put(&Record::TagScan(RunRecord {
             schema: RECORD_SCHEMA,
-            kind: "tag_scan",
             side: Some(Side::Head),
-            commit: self.input.head.as_str(),
+            commit: self.input.head.to_string(),
             overlay: None,
             runner: None,
-            root: Some("."),
-            command: &command,
+            root: Some(".".into()),
+            command,
             test_id: None,
             run: 1,
             outcome: None,
@@ -936,9 +908,9 @@ impl Ctx<'_> {
             duration_ms: self.ms(duration),
             stdout: None,
             stderr: None,
-            results: results.as_deref(),
-            note: Some(&note),
-        })?;
+            results,
+            note: Some(note),
+        }))?;
         self.scan_evidence = Some(ptr);
         self.runtime.push(RuntimeRow {
             side: "head".into(),
@@ -1478,25 +1450,24 @@ impl Ctx<'_> {
         } else {
             Some("setup failed")
         };
-        self.put(&Record {
+        self.put(&Record::Setup(RunRecord {
             schema: RECORD_SCHEMA,
-            kind: "setup",
             side: Some(side),
-            commit: commit.as_str(),
-            overlay,
-            runner: Some(self.adapters[i].kind().as_str()),
-            root: Some(&self.adapters[i].config().root.clone()),
-            command: &inv.command,
+            commit: commit.to_string(),
+            overlay: overlay.cloned(),
+            runner: Some(self.adapters[i].kind().as_str().into()),
+            root: Some(self.adapters[i].config().root.clone()),
+            command: inv.command.clone(),
             test_id: None,
             run: 1,
             outcome: None,
             exit_code: cap.exit_code,
             duration_ms: self.ms(cap.duration),
-            stdout: Some(&ptrs.0),
-            stderr: Some(&ptrs.1),
+            stdout: Some(ptrs.0),
+            stderr: Some(ptrs.1),
             results: None,
-            note,
-        })?;
+            note: note.map(str::to_string),
+        }))?;
         self.push_runtime(
             side,
             i,
@@ -1526,7 +1497,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn put<T: Serialize>(&mut self, r: &T) -> Result<String, Error> {
+    fn put(&mut self, r: &Record) -> Result<String, Error> {
         self.store.put_record(r).map_err(Error::crash)
     }
 
@@ -1564,25 +1535,24 @@ impl Ctx<'_> {
                 .map(|_| "does not build".to_string())
                 .or_else(|| report.problem.clone())
                 .unwrap_or_else(|| format!("{} tests listed", report.tests.len()));
-            last = self.put(&Record {
+            last = self.put(&Record::Listing(RunRecord {
                 schema: RECORD_SCHEMA,
-                kind: "listing",
                 side: Some(side),
-                commit: commit.as_str(),
+                commit: commit.to_string(),
                 overlay: None,
-                runner: Some(self.adapters[i].kind().as_str()),
-                root: Some(&self.adapters[i].config().root.clone()),
-                command: &command,
+                runner: Some(self.adapters[i].kind().as_str().into()),
+                root: Some(self.adapters[i].config().root.clone()),
+                command,
                 test_id: None,
                 run: 1,
                 outcome: None,
                 exit_code: inv.captured.exit_code,
                 duration_ms: self.ms(inv.captured.duration),
-                stdout: Some(&o),
-                stderr: Some(&e),
-                results: r.as_deref(),
-                note: Some(&note),
-            })?;
+                stdout: Some(o),
+                stderr: Some(e),
+                results: r.clone(),
+                note: Some(note.clone()),
+            }))?;
             let is_last = std::ptr::eq(inv, report.invocations.last().unwrap_or(inv));
             let summary = match (inv.captured.success(), is_last) {
                 (true, true) => format!("{} listed", report.tests.len()),
@@ -1690,25 +1660,24 @@ impl Ctx<'_> {
                 Outcome::Fail => message.clone(),
                 Outcome::Pass => None,
             };
-            let ptr = self.put(&Record {
+            let ptr = self.put(&Record::Test(RunRecord {
                 schema: RECORD_SCHEMA,
-                kind: "test",
                 side: Some(side),
-                commit: commit.as_str(),
-                overlay,
-                runner: Some(self.adapters[i].kind().as_str()),
-                root: Some(&self.adapters[i].config().root.clone()),
-                command: &command,
-                test_id: Some(id),
+                commit: commit.to_string(),
+                overlay: overlay.cloned(),
+                runner: Some(self.adapters[i].kind().as_str().into()),
+                root: Some(self.adapters[i].config().root.clone()),
+                command,
+                test_id: Some(id.clone()),
                 run: k,
-                outcome: Some(outcome.as_str()),
+                outcome: Some(outcome),
                 exit_code,
                 duration_ms: self.ms(duration),
-                stdout: Some(&stdout),
-                stderr: Some(&stderr),
-                results: results.as_deref(),
-                note: note.as_deref(),
-            })?;
+                stdout: Some(stdout),
+                stderr: Some(stderr),
+                results,
+                note,
+            }))?;
             let entry = obs.entry((i, id.clone())).or_default();
             entry.outcomes.push(outcome);
             entry.evidence.push(ptr);

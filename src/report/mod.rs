@@ -5,6 +5,7 @@
 //! from, the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
+//! The result's and the fix packet's types are in [`crate::format`], which readers share.
 
 pub mod fixes;
 pub mod terminal;
@@ -12,64 +13,14 @@ pub mod verify_md;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use crate::acceptance::{Criterion, Lane};
-use crate::floor::{CriterionFloor, EntryKind, FloorReport, RuntimeRow};
-use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult, Verdict};
-
-pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
-
-/// Where a criterion goes next, as `verify.md`'s `route_to` spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RouteTo {
-    Proceed,
-    Fix,
-    Human,
-    AuthorCheck,
-    FollowUp,
-}
-
-impl RouteTo {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RouteTo::Proceed => "proceed",
-            RouteTo::Fix => "fix",
-            RouteTo::Human => "human",
-            RouteTo::AuthorCheck => "author-check",
-            RouteTo::FollowUp => "follow-up",
-        }
-    }
-}
-
-/// The judge's part of a criterion's disposition.
-#[derive(Debug, Clone, Serialize)]
-pub struct JudgeOutcome {
-    pub result: JudgeResult,
-    pub rationale: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CriterionResult {
-    pub id: String,
-    pub ac: String,
-    pub tag: String,
-    pub required: bool,
-    pub lane: Lane,
-    pub requirement: String,
-    /// The criterion's line in the acceptance file (0 for the pass-to-pass guard).
-    pub line: usize,
-    /// The acceptance file the criterion comes from (none for the pass-to-pass guard).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// One word for the criterion's state: satisfied, unsatisfied, unbound, undecided, blocked,
-    /// abstained, not_judged.
-    pub disposition: String,
-    pub route_to: RouteTo,
-    pub floor: CriterionFloor,
-    pub judge: JudgeOutcome,
-}
+use crate::acceptance::{Criterion, InheritedPolicy, Lane};
+use crate::floor::{CriterionFloor, EntryKind, FloorReport};
+pub use crate::format::result::{
+    AcceptanceInfo, CriterionResult, InheritedCriterion, JudgeOutcome, Outputs, ResultDocument,
+    RouteTo, RunResult, Signing, RESULT_SCHEMA,
+};
+pub use crate::format::{Disposition, SigningState};
+use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult};
 
 impl CriterionResult {
     pub fn fusion_input(&self) -> FusionInput {
@@ -83,9 +34,9 @@ impl CriterionResult {
 
     /// The claim-record verdict of `verify.md`.
     pub fn claim_verdict(&self) -> &'static str {
-        match self.disposition.as_str() {
-            "satisfied" => "VERIFIED",
-            "unsatisfied" | "blocked" => "NOT VERIFIED",
+        match self.disposition {
+            Disposition::Satisfied => "VERIFIED",
+            Disposition::Unsatisfied | Disposition::Blocked => "NOT VERIFIED",
             _ => "INCONCLUSIVE",
         }
     }
@@ -101,28 +52,6 @@ impl CriterionResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct AcceptanceInfo {
-    /// The claim's file (files, comma-separated, when several), or the text it was derived from.
-    pub path: String,
-    pub state: String,
-    /// The claim's digest (see [`crate::acceptance::claim::digest`]).
-    pub sha256: String,
-    /// Where the claim came from: `files` (what base..head adds or changes), `explicit`
-    /// (`--acceptance PATH`) or `derived` (a draft from text).
-    pub source: String,
-    /// Criteria present unchanged at base: an earlier change's claim, not this one's.
-    pub inherited: Vec<InheritedCriterion>,
-    /// `list` or `guard` (their tests kept as regression guards, `stage1.floor.guard`).
-    pub inherited_policy: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct InheritedCriterion {
-    pub id: String,
-    pub file: String,
-}
-
 impl AcceptanceInfo {
     /// The one line every report says about inherited criteria, when there are any.
     pub fn inherited_line(&self) -> Option<String> {
@@ -135,56 +64,12 @@ impl AcceptanceInfo {
         } else {
             format!("{n} criteria inherited from earlier changes")
         };
-        Some(if self.inherited_policy == "guard" {
+        Some(if self.inherited_policy == InheritedPolicy::Guard {
             format!("{what}, kept as regression guards (stage1.floor.guard)")
         } else {
             format!("{what}, not checked")
         })
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Outputs {
-    pub vsa: String,
-    pub fixes: String,
-    pub report: String,
-    pub evidence: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Signing {
-    /// `unsigned`, `key` or `keyless`.
-    pub state: String,
-    pub note: String,
-}
-
-/// Everything one run decided, as `--format json` prints it.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    pub schema: &'static str,
-    pub tool_version: String,
-    pub policy: &'static str,
-    pub mode: String,
-    pub verdict: Verdict,
-    pub rule: String,
-    pub rule_reason: String,
-    pub exit_code: i32,
-    pub repository: String,
-    pub base: String,
-    pub head: String,
-    pub acceptance: AcceptanceInfo,
-    pub started_at: String,
-    pub completed_at: String,
-    pub duration_seconds: u64,
-    pub criteria: Vec<CriterionResult>,
-    pub overlay: Vec<String>,
-    /// Source files of which only head's test items were laid over base (DESIGN 5.1).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub overlay_spliced: Vec<String>,
-    pub harness_changes: Vec<String>,
-    pub runtime: Vec<RuntimeRow>,
-    pub outputs: Outputs,
-    pub signing: Signing,
 }
 
 /// The floor's entries, each with the judge's finding (by position among the entries) and the
@@ -229,19 +114,19 @@ fn criterion_result(
         floor.reason = "judgment criterion: the floor does not decide it".into();
     }
     let disposition = match (floor.result, judge.result) {
-        (_, JudgeResult::Block) => "blocked",
-        (FloorResult::Satisfied, _) => "satisfied",
-        (FloorResult::Unsatisfied, _) => "unsatisfied",
-        (_, JudgeResult::Abstain) => "abstained",
-        (FloorResult::Unbound, _) => "unbound",
-        (FloorResult::Undecided, _) => "undecided",
-        (FloorResult::NotApplicable, _) => "not_judged",
+        (_, JudgeResult::Block) => Disposition::Blocked,
+        (FloorResult::Satisfied, _) => Disposition::Satisfied,
+        (FloorResult::Unsatisfied, _) => Disposition::Unsatisfied,
+        (_, JudgeResult::Abstain) => Disposition::Abstained,
+        (FloorResult::Unbound, _) => Disposition::Unbound,
+        (FloorResult::Undecided, _) => Disposition::Undecided,
+        (FloorResult::NotApplicable, _) => Disposition::NotJudged,
     };
     let route_to = match disposition {
-        "satisfied" => RouteTo::Proceed,
+        Disposition::Satisfied => RouteTo::Proceed,
         _ if !c.required => RouteTo::FollowUp,
-        "unsatisfied" | "blocked" => RouteTo::Fix,
-        "unbound" => RouteTo::AuthorCheck,
+        Disposition::Unsatisfied | Disposition::Blocked => RouteTo::Fix,
+        Disposition::Unbound => RouteTo::AuthorCheck,
         _ => RouteTo::Human,
     };
     CriterionResult {
@@ -253,7 +138,7 @@ fn criterion_result(
         requirement: c.requirement(),
         line: c.line,
         file: None,
-        disposition: disposition.to_string(),
+        disposition,
         route_to,
         floor,
         judge,

@@ -13,7 +13,8 @@
 
 use std::fmt::Write;
 
-use super::{short_pointer, CriterionResult, RunResult};
+use super::{short_pointer, CriterionResult, Disposition, RunResult, SigningState};
+use crate::acceptance::AcceptanceState;
 use crate::verdict::Verdict;
 
 pub fn render(r: &RunResult, colour: bool) -> String {
@@ -56,7 +57,7 @@ pub fn render(r: &RunResult, colour: bool) -> String {
     if let Some(line) = r.acceptance.inherited_line() {
         let _ = writeln!(out, "  {line}");
     }
-    if r.acceptance.state == "draft" {
+    if r.acceptance.state == AcceptanceState::Draft {
         let how = match r.acceptance.source.as_str() {
             "derived" => "write its criteria as .shipmoor/changes/<name>.yaml and commit it",
             _ if r.acceptance.path == ".shipmoor/acceptance.yaml.draft" => {
@@ -82,7 +83,7 @@ pub fn render(r: &RunResult, colour: bool) -> String {
         "  fix packet: {} · report: {} · VSA: {}",
         r.outputs.fixes, r.outputs.report, r.outputs.vsa
     );
-    if r.signing.state == "unsigned" {
+    if r.signing.state == SigningState::Unsigned {
         let _ = writeln!(out, "  {}", r.signing.note);
     }
     out
@@ -103,14 +104,14 @@ pub fn one_line(s: &str) -> String {
 }
 
 fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -> String) {
-    let (mark, code) = match c.disposition.as_str() {
-        "satisfied" => ("✓", "32"),
-        "unsatisfied" | "blocked" => ("✗", "31"),
-        "unbound" => ("∅", "36"),
+    let (mark, code) = match c.disposition {
+        Disposition::Satisfied => ("✓", "32"),
+        Disposition::Unsatisfied | Disposition::Blocked => ("✗", "31"),
+        Disposition::Unbound => ("∅", "36"),
         _ => ("?", "33"),
     };
     let _ = writeln!(out, "  {} {}", paint(code, mark), one_line(&c.ac));
-    if c.disposition == "satisfied" {
+    if c.disposition == Disposition::Satisfied {
         // What the failure at base was, where the runner could tell (DESIGN 5.4).
         if let Some((t, k)) = c
             .floor
@@ -122,9 +123,9 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
         }
         return;
     }
-    let result = match c.disposition.as_str() {
-        "not_judged" => "not judged",
-        d => d,
+    let result = match c.disposition {
+        Disposition::NotJudged => "not judged",
+        d => d.as_str(),
     };
     let _ = writeln!(
         out,
@@ -133,11 +134,11 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
         if c.required { "required" } else { "optional" },
         result
     );
-    match c.disposition.as_str() {
-        "unbound" => {
+    match c.disposition {
+        Disposition::Unbound => {
             let _ = writeln!(out, "      tag: {}", c.tag);
         }
-        "abstained" | "not_judged" => {
+        Disposition::Abstained | Disposition::NotJudged => {
             let _ = writeln!(out, "      rationale: {}", one_line(&c.reason()));
         }
         _ => {

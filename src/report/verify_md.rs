@@ -162,7 +162,7 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
     doc.line(&format!(
         "acceptance: {} ({}, {})",
         r.acceptance.path,
-        r.acceptance.state,
+        r.acceptance.state.as_str(),
         short_pointer(&format!("sha256:{}", r.acceptance.sha256))
     ));
     if let Some(line) = r.acceptance.inherited_line() {

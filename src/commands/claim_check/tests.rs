@@ -14,7 +14,8 @@ use crate::floor::{
     guard_criterion, CriterionFloor, EntryKind, EvidenceRef, FloorEntry, FloorReport, RuntimeRow,
     TestObservation,
 };
-use crate::report::{Outputs, RunResult, Signing};
+use crate::format::SideOutcome;
+use crate::report::{Outputs, RunResult, Signing, SigningState};
 use crate::verdict::{FloorResult, Verdict};
 
 use super::{conclude, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
@@ -39,13 +40,13 @@ fn criterion(id: &str, ac: &str, line: usize, lane: Lane, required: bool) -> Cri
 }
 
 /// One pytest test of `file`, with what each side observed and the evidence of each.
-fn test(file: &str, name: &str, base: &str, head: &str, n: u8) -> TestObservation {
+fn test(file: &str, name: &str, base: SideOutcome, head: SideOutcome, n: u8) -> TestObservation {
     TestObservation {
         id: format!("{file}::{name}"),
         runner: "pytest".into(),
         file: Some(file.into()),
-        head: head.into(),
-        base: base.into(),
+        head,
+        base,
         head_evidence: vec![pointer(n)],
         base_evidence: vec![pointer(n + 1)],
         base_failure: None,
@@ -79,8 +80,8 @@ fn tested(result: FloorResult, reason: &str, t: TestObservation, decisive: &str)
             detail: format!("{}, {state}", t.id),
         }),
         evidence_all: [t.head_evidence.clone(), t.base_evidence.clone()].concat(),
-        base_summary: t.base.clone(),
-        head_summary: t.head.clone(),
+        base_summary: t.base.to_string(),
+        head_summary: t.head.to_string(),
         reproduce: Some(format!("pytest {}", t.id)),
         tests: vec![t],
         ..floor(result, reason, "tag")
@@ -157,10 +158,22 @@ fn refund() -> (ClaimInfo, FloorReport) {
     };
 
     let void = "tests/test_stripe_void.py";
-    let mut void_test = test(void, "test_void_called", "fail", "fail", 1);
+    let mut void_test = test(
+        void,
+        "test_void_called",
+        SideOutcome::Fail,
+        SideOutcome::Fail,
+        1,
+    );
     void_test.base_failure = Some(FailureKind::Assertion);
     let marks = "tests/test_refund.py";
-    let mut marks_test = test(marks, "test_marks_refunded", "fail", "pass", 3);
+    let mut marks_test = test(
+        marks,
+        "test_marks_refunded",
+        SideOutcome::Fail,
+        SideOutcome::Pass,
+        3,
+    );
     marks_test.base_failure = Some(FailureKind::Exception);
     let scan = EvidenceRef {
         pointer: pointer(9),
@@ -205,7 +218,13 @@ fn refund() -> (ClaimInfo, FloorReport) {
             floor,
         })
         .collect();
-    let kept = test("tests/test_kept.py", "test_kept", "pass", "fail", 5);
+    let kept = test(
+        "tests/test_kept.py",
+        "test_kept",
+        SideOutcome::Pass,
+        SideOutcome::Fail,
+        5,
+    );
     entries.push(FloorEntry {
         kind: EntryKind::Guard,
         criterion: guard_criterion(&set.guard_scope()),
@@ -270,7 +289,7 @@ fn facts() -> Facts {
             evidence: ".shipmoor/evidence".into(),
         },
         signing: Signing {
-            state: "unsigned".into(),
+            state: SigningState::Unsigned,
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
     }

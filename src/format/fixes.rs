@@ -1,0 +1,100 @@
+//! The fix packet, schema `claim_check.fixes.v2`: the actionable to-do list of a run, with the
+//! same evidence pointers as the VSA. Its fields are written in the order declared here.
+//!
+//! - `fixes`: one entry per requirement that actually failed (a floor miss or a judge block);
+//! - `route_to_human`: criteria the run could not settle (abstained or undecided, and judgment
+//!   criteria nobody judged);
+//! - `author_checks`: unbound criteria, with the exact tag a new test must carry.
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::Constant;
+
+pub const SCHEMA: &str = "claim_check.fixes.v2";
+
+pub const AUTHOR_INSTRUCTION: &str = "Write a test whose id or filename contains this exact tag. It must fail at the base commit and pass at the head commit.";
+
+/// The only kind of evidence a fix cites: a record of the attestation.
+pub const EVIDENCE_KIND: &str = "attestation";
+
+fn schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    super::constant(d, SCHEMA)
+}
+
+fn evidence_kind<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    super::constant(d, EVIDENCE_KIND)
+}
+
+fn author_instruction<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    super::constant(d, AUTHOR_INSTRUCTION)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixPacket {
+    #[serde(deserialize_with = "schema")]
+    pub schema: Constant,
+    pub fixes: Vec<Fix>,
+    pub route_to_human: Vec<HumanRoute>,
+    pub author_checks: Vec<AuthorCheck>,
+    /// The criteria inherited from earlier changes, in one line (absent when there are none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherited: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fix {
+    pub requirement: String,
+    pub ac: String,
+    pub reason: String,
+    pub evidence: FixEvidence,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FixEvidence {
+    #[serde(rename = "type", deserialize_with = "evidence_kind")]
+    pub kind: Constant,
+    pub pointer: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HumanRoute {
+    pub ac: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuthorCheck {
+    pub ac: String,
+    pub tag: String,
+    #[serde(deserialize_with = "author_instruction")]
+    pub instruction: Constant,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::Disposition;
+
+    /// The packet's bytes as the run writes them, read back and written again.
+    #[test]
+    fn a_fix_packet_reads_back_to_the_same_bytes() {
+        let result = run_result(
+            Disposition::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, d)| criterion(i, *d))
+                .collect(),
+        );
+        let packet = crate::report::fixes::packet(&result);
+        assert!(!packet.fixes.is_empty() && !packet.route_to_human.is_empty());
+        assert!(!packet.author_checks.is_empty() && packet.inherited.is_some());
+        let bytes = serde_json::to_vec_pretty(&packet).unwrap();
+        let back: FixPacket = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(serde_json::to_vec_pretty(&back).unwrap(), bytes);
+        // Declared order, not sorted: `schema` first, as the packet always began.
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.starts_with("{\n  \"schema\": \"claim_check.fixes.v2\",\n  \"fixes\": ["));
+    }
+}

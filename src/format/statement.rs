@@ -1,0 +1,410 @@
+//! The VSA: an in-toto Statement v1 carrying a SLSA Verification Summary Attestation v1 whose
+//! predicate holds Claim Check's dispositions under the [`EXTENSION_KEY`] extension.
+//!
+//! [`crate::attest::statement`] writes it, `replay` reads it back; both through these types. The
+//! statement is printed with every object's keys sorted ([`Statement::to_bytes`]), so the order
+//! fields are declared in here does not reach the bytes a signature covers.
+//!
+//! Versions: [`FORMAT_VERSION`] is the layout this release writes; [`readable`] says whether a
+//! statement's version is one this release reads. Fields a version added are optional here, so
+//! statements of every older version still read.
+
+use serde::{Deserialize, Serialize};
+
+use super::result::{InheritedCriterion, JudgeOutcome, RouteTo};
+use super::{Disposition, SideOutcome, SigningState};
+use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
+use crate::verdict::{FloorResult, Verdict};
+
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
+pub const VERIFIER_ID: &str = "https://github.com/shipmoor/claim-check";
+/// The predicate's key for Claim Check's own part (the field name in [`Predicate`] and
+/// [`VersionProbe`] spells it out, as serde needs a literal).
+pub const EXTENSION_KEY: &str = "https://shipmoor.dev/claim-check/v1";
+/// The media type of the evidence records the statement cites.
+pub const EVIDENCE_MEDIA_TYPE: &str = "application/vnd.shipmoor.evidence+json";
+/// The version of the statement's layout this release writes.
+/// 1: the first release. 2: the commit subject also carries the SHA-256 of the raw commit
+/// object (what Sigstore verifiers bind a DSSE bundle to), and the signing form is recorded.
+/// 3: the `policy` digest covers the change's claim (the claimed criteria, each with its file,
+/// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
+/// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
+/// inherited criteria.
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest statement format this release reads.
+pub const OLDEST_FORMAT: u64 = 1;
+
+/// Whether this release reads a statement of format `version`: every format from
+/// [`OLDEST_FORMAT`] to [`FORMAT_VERSION`]; otherwise a message that says which it reads.
+pub fn readable(version: u64) -> Result<u64, String> {
+    if version > u64::from(FORMAT_VERSION) {
+        return Err(format!(
+            "statement format {version}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}; use a newer shipmoor"
+        ));
+    }
+    if version < OLDEST_FORMAT {
+        return Err(format!(
+            "statement format {version}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}, and no release wrote format {version}"
+        ));
+    }
+    Ok(version)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    #[serde(rename = "_type")]
+    pub type_: String,
+    pub subject: Vec<Subject>,
+    #[serde(rename = "predicateType")]
+    pub predicate_type: String,
+    pub predicate: Predicate,
+}
+
+impl Statement {
+    /// The statement's bytes: sorted keys, two-space indent, a final newline.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        // Through a `Value`, whose maps are sorted: the bytes the statement always had.
+        let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        let mut out = serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?;
+        out.push(b'\n');
+        Ok(out)
+    }
+
+    /// The subjects that name a commit (an attestation speaks for exactly one).
+    pub fn commit_subjects(&self) -> Vec<&Subject> {
+        self.subject
+            .iter()
+            .filter(|s| s.digest.git_commit.is_some())
+            .collect()
+    }
+
+    /// Claim Check's part of the predicate.
+    pub fn extension(&self) -> &Extension {
+        &self.predicate.extension
+    }
+}
+
+/// What the statement speaks for: the head commit (`gitCommit`, and from format 2 the raw
+/// commit object's `sha256`), or an artifact given with `--subject` (`sha256`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subject {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    pub digest: SubjectDigest,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubjectDigest {
+    #[serde(rename = "gitCommit", default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Predicate {
+    pub verifier: Verifier,
+    #[serde(rename = "timeVerified")]
+    pub time_verified: String,
+    /// `git+<repository>@<head>`.
+    #[serde(rename = "resourceUri")]
+    pub resource_uri: String,
+    /// The claim: its file (files, or the text it was derived from) and its digest.
+    pub policy: Policy,
+    /// Every evidence record, by digest.
+    #[serde(rename = "inputAttestations")]
+    pub input_attestations: Vec<InputAttestation>,
+    /// `PASSED` or `FAILED`.
+    #[serde(rename = "verificationResult")]
+    pub verification_result: String,
+    /// Our own level names, never `SLSA_…`.
+    #[serde(rename = "verifiedLevels")]
+    pub verified_levels: Vec<String>,
+    #[serde(rename = "https://shipmoor.dev/claim-check/v1")]
+    pub extension: Extension,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verifier {
+    pub id: String,
+    pub version: VerifierVersion,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifierVersion {
+    pub shipmoor: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    pub uri: String,
+    pub digest: Sha256Digest,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sha256Digest {
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputAttestation {
+    /// `evidence/sha256/<hex>`, relative to the evidence store's parent.
+    pub uri: String,
+    pub digest: Sha256Digest,
+    #[serde(rename = "mediaType")]
+    pub media_type: String,
+}
+
+/// Claim Check's part of the predicate: what `replay` re-checks and re-fuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extension {
+    pub format_version: u64,
+    /// The fusion policy the verdict was reached under (`v3`).
+    pub policy: String,
+    pub verdict: Verdict,
+    pub rule: String,
+    pub mode: String,
+    pub base: String,
+    pub head: String,
+    pub acceptance: ExtensionAcceptance,
+    pub overlay: Vec<String>,
+    pub harness_changes: Vec<String>,
+    pub signing: SigningState,
+    pub dispositions: Vec<CriterionDisposition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtensionAcceptance {
+    pub path: String,
+    pub state: AcceptanceState,
+    pub sha256: String,
+    /// From format 3: `files`, `explicit` or `derived`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// From format 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherited: Option<Vec<InheritedCriterion>>,
+    /// From format 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inherited_policy: Option<InheritedPolicy>,
+}
+
+/// One criterion's disposition, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CriterionDisposition {
+    pub id: String,
+    pub ac: String,
+    pub tag: String,
+    pub required: bool,
+    pub lane: Lane,
+    pub requirement: String,
+    /// From format 3: the criterion's acceptance file (`null` for the pass-to-pass guard).
+    #[serde(default)]
+    pub file: Option<String>,
+    pub disposition: Disposition,
+    pub route_to: RouteTo,
+    pub floor: DispositionFloor,
+    /// Absent reads as no judge.
+    #[serde(default)]
+    pub judge: JudgeOutcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispositionFloor {
+    pub result: FloorResult,
+    pub reason: String,
+    /// `tag`, `check.test`, `check.command`, `check.pattern`, `guard` or `judge_lane`.
+    pub binding: String,
+    /// The record that decided the result.
+    pub evidence: Option<String>,
+    /// Every record the disposition rests on.
+    pub evidence_all: Vec<String>,
+    pub tests: Vec<DispositionTest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispositionTest {
+    pub id: String,
+    pub runner: String,
+    pub base: SideOutcome,
+    pub head: SideOutcome,
+    pub base_evidence: Vec<String>,
+    pub head_evidence: Vec<String>,
+}
+
+impl DispositionTest {
+    pub fn outcome(&self, side: crate::floor::Side) -> SideOutcome {
+        match side {
+            crate::floor::Side::Base => self.base,
+            crate::floor::Side::Head => self.head,
+        }
+    }
+
+    pub fn evidence(&self, side: crate::floor::Side) -> &[String] {
+        match side {
+            crate::floor::Side::Base => &self.base_evidence,
+            crate::floor::Side::Head => &self.head_evidence,
+        }
+    }
+}
+
+/// Just enough of a statement to learn its format version, read before anything else (a
+/// statement of a later format may not read as this release's [`Statement`] at all).
+#[derive(Debug, Deserialize)]
+pub struct VersionProbe {
+    predicate: Option<ProbePredicate>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ProbePredicate {
+    #[serde(rename = "https://shipmoor.dev/claim-check/v1")]
+    extension: Option<ProbeExtension>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ProbeExtension {
+    format_version: Option<serde_json::Number>,
+}
+
+/// The format version of a statement's bytes, when this release reads it.
+pub fn format_version(payload: &[u8]) -> Result<u64, String> {
+    let probe: VersionProbe = serde_json::from_slice(payload).map_err(|e| {
+        if e.is_data() {
+            format!("the statement's format version cannot be read: {e}")
+        } else {
+            format!("the statement is not JSON: {e}")
+        }
+    })?;
+    let ext = probe.predicate.and_then(|p| p.extension).ok_or_else(|| {
+        format!("the predicate has no `{EXTENSION_KEY}` extension: not written by Claim Check")
+    })?;
+    let version = ext
+        .format_version
+        .and_then(|n| n.as_u64())
+        .ok_or("the extension has no numeric `format_version`")?;
+    readable(version)
+}
+
+/// The subjects of a statement's bytes, read without the rest (what a Sigstore bundle is bound
+/// to is needed before the statement is verified).
+pub fn subjects(payload: &[u8]) -> Option<Vec<Subject>> {
+    #[derive(Deserialize)]
+    struct Subjects {
+        subject: Vec<Subject>,
+    }
+    serde_json::from_slice::<Subjects>(payload)
+        .ok()
+        .map(|s| s.subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FORMAT_1: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/replay/format-1/claim-check.vsa.json"
+    );
+
+    /// The statement as claim-check writes it (every disposition, an artifact subject).
+    fn written() -> Vec<u8> {
+        use crate::format::result::tests::{criterion, run_result};
+        let result = run_result(
+            Disposition::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, d)| criterion(i, *d))
+                .collect(),
+        );
+        let records = [format!("sha256:{}", "1".repeat(64))];
+        let artifact = crate::attest::Subject {
+            name: "app.tar".into(),
+            sha256: "3".repeat(64),
+        };
+        crate::attest::statement(&result, &records, &[artifact], &"4".repeat(64))
+            .to_bytes()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_statement_reads_back_to_the_same_bytes() {
+        let bytes = written();
+        let st: Statement = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(st.to_bytes().unwrap(), bytes);
+        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_VERSION)));
+        // The key the types read is the one the constant names.
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert!(v["predicate"][EXTENSION_KEY]["dispositions"].is_array());
+        assert_eq!(subjects(&bytes), Some(st.subject.clone()));
+        insta::assert_snapshot!("statement", String::from_utf8(bytes).unwrap());
+    }
+
+    #[test]
+    fn a_renamed_field_does_not_read() {
+        let text = String::from_utf8(written()).unwrap();
+        for (from, to) in [
+            ("\"disposition\": \"", "\"dispositon\": \""),
+            ("\"evidence_all\"", "\"evidence_every\""),
+            ("\"base\": \"fail\"", "\"base\": \"failed\""),
+            ("\"signing\"", "\"signed\""),
+        ] {
+            assert!(text.contains(from), "{from}");
+            let changed = text.replace(from, to);
+            assert!(
+                serde_json::from_str::<Statement>(&changed).is_err(),
+                "{from} → {to} still reads"
+            );
+        }
+    }
+
+    #[test]
+    fn versions_from_the_oldest_to_this_one_are_readable() {
+        for v in OLDEST_FORMAT..=u64::from(FORMAT_VERSION) {
+            assert_eq!(readable(v), Ok(v));
+        }
+        let e = readable(u64::from(FORMAT_VERSION) + 1).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "statement format {}: this release reads formats 1 to {FORMAT_VERSION}; use a newer shipmoor",
+                FORMAT_VERSION + 1
+            )
+        );
+        let e = readable(0).unwrap_err();
+        assert!(e.contains("no release wrote format 0"), "{e}");
+    }
+
+    #[test]
+    fn the_format_version_is_read_before_the_rest() {
+        // A statement of a later format is refused for its version, whatever else it holds.
+        let later = format!(
+            r#"{{"predicate": {{"{EXTENSION_KEY}": {{"format_version": 99, "dispositions": "changed"}}}}}}"#
+        );
+        let e = format_version(later.as_bytes()).unwrap_err();
+        assert!(e.starts_with("statement format 99: "), "{e}");
+        assert!(e.ends_with("use a newer shipmoor"), "{e}");
+        let e = format_version(br#"{"predicate": {}}"#).unwrap_err();
+        assert!(e.contains("not written by Claim Check"), "{e}");
+        let none = format!(r#"{{"predicate": {{"{EXTENSION_KEY}": {{}}}}}}"#);
+        assert_eq!(
+            format_version(none.as_bytes()).unwrap_err(),
+            "the extension has no numeric `format_version`"
+        );
+        assert!(format_version(b"{").unwrap_err().contains("not JSON"));
+        assert_eq!(format_version(&std::fs::read(FORMAT_1).unwrap()), Ok(1));
+    }
+
+    #[test]
+    fn a_format_1_statement_still_reads() {
+        let st: Statement = serde_json::from_slice(&std::fs::read(FORMAT_1).unwrap()).unwrap();
+        let ext = st.extension();
+        assert_eq!(ext.format_version, 1);
+        assert_eq!(ext.acceptance.source, None);
+        assert_eq!(ext.dispositions.len(), 2);
+        assert_eq!(ext.dispositions[0].file, None);
+        assert_eq!(ext.dispositions[0].floor.tests[0].base, SideOutcome::Fail);
+        assert_eq!(st.commit_subjects()[0].digest.sha256, None);
+    }
+}
