@@ -191,6 +191,12 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
             p(r"\[ *[0-9]+\.[0-9]+s\]", "[<t>]"),
             p(r#"\b(time|timestamp|hostname)="[^"]*""#, r#"$1="<t>""#),
             p(r"\b[0-9]+\.[0-9]{2,}s\b", "<t>"),
+            // `go test -json` events: the wall-clock `Time` of each and the `Elapsed` seconds
+            // (kept a JSON number, so the stored log stays valid JSON lines).
+            p(r#""Time":"[^"]*""#, r#""Time":"<t>""#),
+            p(r#""Elapsed":[0-9]+(\.[0-9]+)?"#, r#""Elapsed":0"#),
+            // Their `Output` escapes go's `ok  \tpkg\t0.002s`: no word boundary before the time.
+            p(r"(\\t)[0-9]+\.[0-9]+s\b", "${1}<t>"),
         ]
         .into_iter()
         .flatten()
@@ -238,6 +244,20 @@ mod tests {
             .unwrap()
             .collect();
         assert_eq!(names.len(), 2);
+    }
+
+    #[test]
+    fn normalizer_masks_the_times_of_go_test_json_events() {
+        let n = Normalizer::new(&[]);
+        let out = n.apply(
+            br#"{"Time":"2026-12-01T10:11:12.345678901Z","Action":"pass","Package":"m","Test":"TestA","Elapsed":0.013}
+{"Time":"2026-12-01T10:11:12.4Z","Action":"output","Package":"m","Output":"ok  \tm\t0.002s\n"}"#,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"Time":"<t>","Action":"pass","Package":"m","Test":"TestA","Elapsed":0}
+{"Time":"<t>","Action":"output","Package":"m","Output":"ok  \tm\t<t>\n"}"#
+        );
     }
 
     #[test]

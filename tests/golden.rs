@@ -273,6 +273,12 @@ fn a_go_build_failure_at_base() {
     let run = r.shipmoor_go(&["claim-check", "--base", &base, "--result-out", RESULT]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_reports("go_build_failure", &r, &run);
+    // `go test -json` stamps every event with the wall clock: masked, a second run of the same
+    // inputs cites the same evidence, so the statement is byte-identical.
+    let vsa = r.read(".shipmoor/claim-check.vsa.json");
+    let again = r.shipmoor_go(&["claim-check", "--base", &base]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert_eq!(vsa, r.read(".shipmoor/claim-check.vsa.json"));
 }
 
 // ----------------------------------------------------------------------------------------------
