@@ -27,6 +27,7 @@ pub mod evidence;
 pub mod floor;
 pub mod format;
 pub mod git;
+pub mod judge;
 pub mod replay;
 pub mod report;
 pub mod verdict;

@@ -18,6 +18,7 @@
 
 pub mod evidence;
 pub mod fixes;
+pub mod judge;
 pub mod result;
 pub mod statement;
 
