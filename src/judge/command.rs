@@ -7,8 +7,8 @@
 //! once it prints more than [`OUTPUT_LIMIT`] bytes.
 //!
 //! It runs in a view of the head tree: an export of the head commit (no `.git`, so it cannot
-//! reach the repository's metadata through it) in a directory of our own, its files made
-//! read-only. Each worker thread has its own view, so a change is blamed on the one request
+//! reach the repository's metadata through it, and none of the paths `exclude` keeps from the
+//! judge) in a directory of our own, its files made read-only. Each worker thread has its own view, so a change is blamed on the one request
 //! that made it. After each request the view is compared with what it was (every path's inode,
 //! size, mode, modification and change times: a write, a chmod or a new file changes one); a
 //! judge that changed anything is discarded with the paths named, and the view is made again
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{Ask, Identity, Reply};
+use super::{Ask, Identity, JudgeSpec, Reply, Transport};
 use crate::evidence::sha256_hex;
 use crate::floor::process::{self, Limits};
 use crate::format::judge::Request;
@@ -36,6 +36,8 @@ pub struct CommandJudge {
     timeout: Duration,
     concurrency: usize,
     output_limit: usize,
+    /// Paths the judge is never shown: left out of its view as out of its requests.
+    exclude: Vec<String>,
     git: Git,
     head: CommitId,
     /// Where the views of the head tree are made (a directory of the run's own).
@@ -44,26 +46,28 @@ pub struct CommandJudge {
 }
 
 impl CommandJudge {
-    /// `scratch` must be a directory of the run's own; the views are made (and removed) in it.
-    pub fn new(
-        argv: Vec<String>,
-        timeout: Duration,
-        concurrency: usize,
+    /// The command judge `spec` configures (`None` when it names a chat endpoint). `scratch`
+    /// must be a directory of the run's own; the views are made (and removed) in it.
+    pub fn from_spec(
+        spec: &JudgeSpec,
         git: &Git,
         head: &CommitId,
         scratch: &Path,
-    ) -> CommandJudge {
-        let identity = identity(&argv, git, head);
-        CommandJudge {
-            argv,
-            timeout,
-            concurrency: concurrency.max(1),
+    ) -> Option<CommandJudge> {
+        let Transport::Command { argv } = &spec.transport else {
+            return None;
+        };
+        Some(CommandJudge {
+            argv: argv.clone(),
+            timeout: spec.timeout,
+            concurrency: spec.concurrency.max(1),
             output_limit: OUTPUT_LIMIT,
+            exclude: spec.exclude.clone(),
             git: git.clone(),
             head: head.clone(),
             scratch: scratch.to_path_buf(),
-            identity,
-        }
+            identity: identity(argv, git, head),
+        })
     }
 
     /// Another bound on stdout than [`OUTPUT_LIMIT`].
@@ -147,7 +151,7 @@ impl Ask for CommandJudge {
                 let (replies, next) = (&replies, &next);
                 s.spawn(move || {
                     let dir = self.scratch.join(format!("judge-view-{w}"));
-                    let mut view = View::make(&self.git, &self.head, &dir);
+                    let mut view = View::make(&self.git, &self.head, &self.exclude, &dir);
                     loop {
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         let Some(request) = requests.get(i) else {
@@ -157,7 +161,7 @@ impl Ask for CommandJudge {
                             Ok(v) => {
                                 let (reply, remake) = self.ask_one(v, request);
                                 if remake {
-                                    view = View::make(&self.git, &self.head, &dir);
+                                    view = View::make(&self.git, &self.head, &self.exclude, &dir);
                                 }
                                 reply
                             }
@@ -259,7 +263,7 @@ struct View {
 }
 
 impl View {
-    fn make(git: &Git, head: &CommitId, dir: &Path) -> Result<View, String> {
+    fn make(git: &Git, head: &CommitId, exclude: &[String], dir: &Path) -> Result<View, String> {
         if dir.exists() {
             make_writable(dir);
             std::fs::remove_dir_all(dir)
@@ -293,6 +297,11 @@ impl View {
                 "tar failed: {}",
                 String::from_utf8_lossy(&untar.stderr).trim()
             ));
+        }
+        let excluded = super::request::exclude_set(exclude);
+        for path in stamps(dir).into_keys().filter(|p| excluded.is_match(p)) {
+            let p = dir.join(&path);
+            let _ = std::fs::remove_file(&p).or_else(|_| std::fs::remove_dir_all(&p));
         }
         make_read_only(dir);
         Ok(View {
