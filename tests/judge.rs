@@ -58,6 +58,14 @@ elif mode == "request":
     print(json.dumps({"decision": "abstain", "rationale": json.dumps(
         {"files": req["changed_files"], "diff": req["diff"], "truncated": req["diff_truncated"],
          "floor": req["floor"]["result"], "cwd": sorted(os.listdir("."))})}))
+elif mode == "slow":
+    time.sleep(0.6)
+    print(json.dumps({"decision": "abstain", "rationale": "slowly: " + req["criterion"]["id"]}))
+elif mode == "env":
+    names = ["SIGSTORE_ID_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "GITHUB_OUTPUT", "GITHUB_ENV",
+             "GITHUB_STEP_SUMMARY", "GITHUB_PATH", "JUDGE_TEST_KEEP"]
+    print(json.dumps({"decision": "abstain",
+                      "rationale": " ".join(n for n in names if n in os.environ)}))
 elif mode == "edit":
     if req["criterion"]["id"] == "audit-log":
         os.chmod("src/refund.py", 0o644)
@@ -477,4 +485,96 @@ fn only_open_criteria_are_judged_and_excluded_paths_are_never_sent() {
         sent["cwd"],
         serde_json::json!(["README.md", "src", "tools"])
     );
+}
+
+fn run_with(f: &Fixture, entries: &[FloorEntry], s: JudgeSpec, limit: Option<usize>) -> JudgeRun {
+    let dir = f
+        .repo
+        .tmp
+        .path()
+        .join(format!("{}-{}", s.name, entries.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut judge = CommandJudge::from_spec(&s, &f.git, &f.head, &dir).unwrap();
+    if let Some(bytes) = limit {
+        judge = judge.with_output_limit(bytes);
+    }
+    let panel: Vec<(JudgeSpec, Box<dyn Ask>)> = vec![(s, Box::new(judge))];
+    let mut ev = EvidenceStore::new();
+    let input = RunInput {
+        git: &f.git,
+        repo: "https://example.com/shop.git",
+        base: &f.base,
+        head: &f.head,
+        entries,
+        panel: &panel,
+    };
+    judge::run(input, &mut ev).unwrap()
+}
+
+#[test]
+fn criteria_are_judged_concurrently_and_answered_in_order() {
+    let f = fixture();
+    let ids = ["c-one", "c-two", "c-three", "c-four"];
+    let entries: Vec<FloorEntry> = ids
+        .iter()
+        .map(|id| {
+            entry(
+                criterion(id, "C holds.", Lane::Judge),
+                FloorResult::NotApplicable,
+            )
+        })
+        .collect();
+    let s = JudgeSpec {
+        concurrency: 4,
+        ..spec("judge", "slow", Duration::from_secs(30))
+    };
+    let started = Instant::now();
+    let out = run_with(&f, &entries, s, None);
+    let took = started.elapsed();
+    // One after another would take 4 × 0.6 s.
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    let said: Vec<&str> = out.findings.iter().map(|f| f.rationale.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "slowly: c-one",
+            "slowly: c-two",
+            "slowly: c-three",
+            "slowly: c-four"
+        ]
+    );
+}
+
+#[test]
+fn output_over_the_limit_abstains() {
+    let f = fixture();
+    let out = run_with(
+        &f,
+        &[audit_log()],
+        spec("judge", "request", Duration::from_secs(30)),
+        Some(64),
+    );
+    assert_eq!(
+        out.findings[0].downgraded.as_deref(),
+        Some("output over the limit of 64 bytes")
+    );
+}
+
+#[test]
+fn a_command_judge_gets_the_floors_scrubbed_environment() {
+    let f = fixture();
+    // In the test's own environment, as in a real job (nextest runs each test in its own process).
+    for (k, v) in [
+        ("SIGSTORE_ID_TOKEN", "oidc"),
+        ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "t"),
+        ("GITHUB_OUTPUT", "/tmp/out"),
+        ("GITHUB_ENV", "/tmp/env"),
+        ("GITHUB_STEP_SUMMARY", "/tmp/sum"),
+        ("GITHUB_PATH", "/tmp/path"),
+        ("JUDGE_TEST_KEEP", "1"),
+    ] {
+        std::env::set_var(k, v);
+    }
+    let (finding, _, _) = one(&f, "env");
+    assert_eq!(finding.rationale, "JUDGE_TEST_KEEP");
 }

@@ -99,7 +99,7 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
         }
     }
     // Only now: the words of an answer for other commits are not this run's rationale.
-    finding.rationale = response.rationale.clone().unwrap_or_default();
+    finding.rationale = bounded(response.rationale.as_deref().unwrap_or_default());
     let check = |c: &Citation| CheckedCitation {
         citation: c.clone(),
         check: check_citation(c, read),
@@ -163,6 +163,22 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
 fn names_commit(said: &str, want: &str) -> bool {
     let said = said.trim().to_ascii_lowercase();
     said == want || (said.len() >= 7 && want.starts_with(&said))
+}
+
+/// The most of a judge's rationale that is kept: every report shows it, and a judge may print
+/// up to its output limit.
+pub const MAX_RATIONALE_CHARS: usize = 2000;
+
+fn bounded(rationale: &str) -> String {
+    let r = rationale.trim();
+    if r.chars().count() <= MAX_RATIONALE_CHARS {
+        r.to_string()
+    } else {
+        format!(
+            "{}…",
+            r.chars().take(MAX_RATIONALE_CHARS - 1).collect::<String>()
+        )
+    }
 }
 
 /// At most 80 characters of a judge's text, for a reason.
@@ -525,6 +541,11 @@ mod tests {
             judged(r#"{"decision": "abstain"}"#).rationale,
             "the judge abstained without a rationale"
         );
+        let long = format!(
+            r#"{{"decision": "abstain", "rationale": "{}"}}"#,
+            "why ".repeat(1000)
+        );
+        assert_eq!(judged(&long).rationale.chars().count(), MAX_RATIONALE_CHARS);
     }
 
     #[test]

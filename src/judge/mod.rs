@@ -202,7 +202,7 @@ pub struct JudgeRun {
 
 /// Whether the judge looks at an entry: a claimed judge-lane criterion, or a claimed floor-lane
 /// one the floor could not settle by binding or observing a check.
-pub fn judges(entry: &FloorEntry) -> bool {
+pub fn is_judged(entry: &FloorEntry) -> bool {
     entry.kind == EntryKind::Claimed
         && (entry.criterion.lane == crate::acceptance::Lane::Judge
             || matches!(
@@ -214,7 +214,7 @@ pub fn judges(entry: &FloorEntry) -> bool {
 /// The judge stage (see the module doc for its steps).
 pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun, Error> {
     let judged: Vec<usize> = (0..input.entries.len())
-        .filter(|i| judges(&input.entries[*i]))
+        .filter(|i| is_judged(&input.entries[*i]))
         .collect();
     let mut out = JudgeRun {
         outcomes: vec![JudgeOutcome::default(); input.entries.len()],
@@ -353,5 +353,201 @@ impl<'a> HeadTree<'a> {
             .borrow_mut()
             .insert(path.to_string(), text.clone());
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::audit::{assess, discard_if_mostly_unresolved, outcome, Asked};
+    use super::*;
+    use crate::acceptance::{tag_for, AcceptanceState, Criterion, Lane};
+    use crate::floor::CriterionFloor;
+    use crate::format::judge::{RequestCriterion, RequestFloor, REQUEST_SCHEMA};
+    use crate::verdict::{fuse, FusionInput, Verdict};
+
+    const BASE: &str = "1111111111111111111111111111111111111111";
+    const HEAD: &str = "2222222222222222222222222222222222222222";
+
+    fn read(path: &str) -> Option<String> {
+        (path == "src/refund.py").then(|| "def refund(order):\n    return order\n".to_string())
+    }
+
+    fn entry(required: bool, lane: Lane, floor: FloorResult) -> FloorEntry {
+        FloorEntry {
+            kind: EntryKind::Claimed,
+            criterion: Criterion {
+                id: "c".into(),
+                ac: "C holds.".into(),
+                required,
+                lane,
+                check: None,
+                tag: tag_for("c"),
+                line: 3,
+            },
+            floor: CriterionFloor {
+                result: floor,
+                reason: String::new(),
+                binding: "tag".into(),
+                tests: vec![],
+                evidence: None,
+                evidence_all: vec![],
+                base_summary: String::new(),
+                head_summary: String::new(),
+                reproduce: None,
+            },
+        }
+    }
+
+    /// Every kind of answer a judge can give, and every way of giving none.
+    fn replies() -> Vec<Reply> {
+        let ptr = r#"{"path": "src/refund.py", "line": 2, "quote": "return order"}"#;
+        let ghost = r#"{"path": "src/ghost.py", "line": 1, "quote": "x"}"#;
+        let ob = |c: &str| format!(r#"{{"text": "o", "status": "met", "citation": {c}}}"#);
+        let bodies = [
+            format!(r#"{{"decision": "block", "rationale": "r", "pointer": {ptr}}}"#),
+            format!(r#"{{"decision": "block", "pointer": {ghost}}}"#),
+            r#"{"decision": "block"}"#.to_string(),
+            format!(
+                r#"{{"decision": "block", "pointer": {ptr}, "obligations": [{}, {}]}}"#,
+                ob(ghost),
+                ob(ghost)
+            ),
+            format!(r#"{{"decision": "abstain", "obligations": [{}]}}"#, ob(ptr)),
+            format!(r#"{{"decision": "pass", "pointer": {ptr}}}"#),
+            r#"{"decision": "approve"}"#.to_string(),
+            format!(
+                r#"{{"decision": "block", "head": "{}", "pointer": {ptr}}}"#,
+                "9".repeat(40)
+            ),
+            r#"{"schema": "other", "decision": "block"}"#.to_string(),
+            "no json here".to_string(),
+            String::new(),
+        ];
+        let mut out: Vec<Reply> = bodies
+            .into_iter()
+            .map(|b| Reply::Answer {
+                body: b.into_bytes(),
+                usage: None,
+            })
+            .collect();
+        for reason in ["timeout after 1 s", "the judge exited with code 3"] {
+            out.push(Reply::Failed {
+                reason: reason.into(),
+            });
+        }
+        out
+    }
+
+    fn finding(reply: &Reply) -> Finding {
+        let request = Request {
+            schema: REQUEST_SCHEMA.into(),
+            criterion: RequestCriterion {
+                id: "c".into(),
+                ac: "C holds.".into(),
+                required: true,
+                lane: Lane::Judge,
+                tag: tag_for("c"),
+            },
+            repo: "r".into(),
+            base: BASE.into(),
+            head: HEAD.into(),
+            changed_files: vec![],
+            diff: String::new(),
+            diff_truncated: false,
+            floor: RequestFloor {
+                result: FloorResult::Unbound,
+                reason: String::new(),
+            },
+        };
+        let identity = Identity::Chat {
+            url: "u".into(),
+            model: "m".into(),
+        };
+        let asked = Asked {
+            judge: "judge",
+            identity: &identity,
+            request: &request,
+            request_evidence: "sha256:r",
+            response_evidence: None,
+        };
+        assess(asked, reply, &read)
+    }
+
+    /// The judge's result per criterion for one judge answering each of `entries` with the
+    /// reply of the same index, as [`run`] derives it.
+    fn judged(entries: &[FloorEntry], answers: &[&Finding]) -> Vec<JudgeResult> {
+        let mut findings: Vec<Finding> = answers.iter().map(|f| (*f).clone()).collect();
+        discard_if_mostly_unresolved("judge", &mut findings);
+        entries
+            .iter()
+            .zip(&findings)
+            .map(|(e, f)| {
+                if is_judged(e) {
+                    outcome(&[f]).result
+                } else {
+                    JudgeResult::None
+                }
+            })
+            .collect()
+    }
+
+    /// The property of DESIGN 6 ("the judge never passes anything"), over every floor outcome of
+    /// every kind of criterion, alone and in pairs, and every judge answer: adding the judge's
+    /// answers never yields READY or READY WITH GAPS where the floor alone would not have.
+    #[test]
+    fn no_judge_answer_ever_opens_a_verdict_the_floor_kept_closed() {
+        let answers: Vec<Finding> = replies().iter().map(finding).collect();
+        // The answers do cover both results.
+        assert!(answers.iter().any(|f| f.result == JudgeResult::Block));
+        assert!(answers.iter().any(|f| f.result == JudgeResult::Abstain));
+        let mut kinds = Vec::new();
+        for required in [true, false] {
+            for lane in [Lane::Floor, Lane::Judge] {
+                for floor in FloorResult::ALL {
+                    kinds.push(entry(required, lane, floor));
+                }
+            }
+        }
+        let input = |e: &FloorEntry, judge| FusionInput {
+            required: e.criterion.required,
+            lane: e.criterion.lane,
+            floor: e.floor.result,
+            judge,
+        };
+        let open = |v: Verdict| matches!(v, Verdict::Ready | Verdict::ReadyWithGaps);
+        let mut checked = 0usize;
+        for state in [AcceptanceState::Committed, AcceptanceState::Draft] {
+            let check = |entries: &[FloorEntry], with: &[JudgeResult]| {
+                let alone: Vec<FusionInput> = entries
+                    .iter()
+                    .map(|e| input(e, JudgeResult::None))
+                    .collect();
+                let both: Vec<FusionInput> = entries
+                    .iter()
+                    .zip(with)
+                    .map(|(e, j)| input(e, *j))
+                    .collect();
+                let (alone, both) = (fuse(state, &alone).verdict, fuse(state, &both).verdict);
+                assert!(
+                    !open(both) || alone == both,
+                    "{state:?} {both:?} with the judge, {alone:?} without: {entries:?} {with:?}"
+                );
+            };
+            for a in &kinds {
+                for fa in &answers {
+                    let one = std::slice::from_ref(a);
+                    check(one, &judged(one, &[fa]));
+                    checked += 1;
+                    for b in &kinds {
+                        for fb in &answers {
+                            let two = [a.clone(), b.clone()];
+                            check(&two, &judged(&two, &[fa, fb]));
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * (20 * 13) * (1 + 20 * 13));
     }
 }
