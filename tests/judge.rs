@@ -54,10 +54,11 @@ elif mode == "crash":
 elif mode == "other-commits":
     print(json.dumps(block(head="0" * 40)))
 elif mode == "request":
-    # Says what it was sent, as its rationale.
-    print(json.dumps({"decision": "abstain", "rationale": json.dumps(
-        {"files": req["changed_files"], "diff": req["diff"], "truncated": req["diff_truncated"],
-         "floor": req["floor"]["result"], "cwd": sorted(os.listdir("."))})}))
+    # Keeps what it was sent (outside the view) and says what it saw around it.
+    with open(sys.argv[2] + "-" + req["criterion"]["id"], "w") as f:
+        json.dump({"files": req["changed_files"], "diff": req["diff"],
+                   "truncated": req["diff_truncated"], "floor": req["floor"]["result"]}, f)
+    print(json.dumps({"decision": "abstain", "rationale": json.dumps(sorted(os.listdir(".")))}))
 elif mode == "slow":
     time.sleep(0.6)
     print(json.dumps({"decision": "abstain", "rationale": "slowly: " + req["criterion"]["id"]}))
@@ -66,6 +67,12 @@ elif mode == "env":
              "GITHUB_STEP_SUMMARY", "GITHUB_PATH", "JUDGE_TEST_KEEP"]
     print(json.dumps({"decision": "abstain",
                       "rationale": " ".join(n for n in names if n in os.environ)}))
+elif mode == "view":
+    import stat
+    with open("README.md") as r, open("src/version.txt") as v:
+        print(json.dumps({"decision": "abstain", "rationale": json.dumps(
+            {"readme": r.read(), "version": v.read(),
+             "judge_mode": stat.filemode(os.stat("tools/judge.py").st_mode)})}))
 elif mode == "edit":
     if req["criterion"]["id"] == "audit-log":
         os.chmod("src/refund.py", 0o644)
@@ -91,6 +98,11 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    fixture_with(&[])
+}
+
+/// The refund repository, with `extra` files in its head commit.
+fn fixture_with(extra: &[(&str, &str)]) -> Fixture {
     let repo = Repo::new();
     repo.write("src/refund.py", REFUND_BASE);
     repo.write("README.md", "# shop\n");
@@ -99,6 +111,9 @@ fn fixture() -> Fixture {
     repo.write("tools/judge.py", JUDGE);
     repo.write("Cargo.lock", "# a lock file: never sent\n");
     repo.write(".env", "API_KEY=sk-live-never-sent\n");
+    for (path, text) in extra {
+        repo.write(path, text);
+    }
     let head = repo.commit("head");
     let git = Git::discover(repo.path()).unwrap();
     let base = git.resolve(&base, "base").unwrap();
@@ -156,7 +171,11 @@ fn spec(name: &str, mode: &str, timeout: Duration) -> JudgeSpec {
     JudgeSpec {
         name: name.into(),
         transport: Transport::Command {
-            argv: vec!["python3".into(), "tools/judge.py".into(), mode.into()],
+            argv: ["python3", "tools/judge.py"]
+                .into_iter()
+                .chain(mode.split(' '))
+                .map(str::to_string)
+                .collect(),
         },
         timeout,
         concurrency: 2,
@@ -455,19 +474,17 @@ fn only_open_criteria_are_judged_and_excluded_paths_are_never_sent() {
             ..entry(c("guard"), FloorResult::Undecided)
         },
     ];
-    let (out, _) = run(
-        &f,
-        &entries,
-        &[("judge", "request")],
-        Duration::from_secs(30),
-    );
+    let dump = f.repo.tmp.path().join("sent");
+    let mode = format!("request {}", dump.display());
+    let (out, _) = run(&f, &entries, &[("judge", &mode)], Duration::from_secs(30));
     let judged: Vec<&str> = out.findings.iter().map(|f| f.criterion.as_str()).collect();
     assert_eq!(judged, ["unbound-one", "undecided-one", "audit-log"]);
     let results: Vec<JudgeResult> = out.outcomes.iter().map(|o| o.result).collect();
     use JudgeResult::{Abstain, None};
     assert_eq!(results, [None, None, Abstain, Abstain, Abstain, None]);
 
-    let sent: serde_json::Value = serde_json::from_str(&out.findings[2].rationale).unwrap();
+    let sent = std::fs::read_to_string(format!("{}-audit-log", dump.display())).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
     assert_eq!(
         sent["files"],
         serde_json::json!(["src/refund.py", "tools/judge.py"])
@@ -481,10 +498,8 @@ fn only_open_criteria_are_judged_and_excluded_paths_are_never_sent() {
     assert_eq!(sent["truncated"], false);
     assert_eq!(sent["floor"], "not_applicable");
     // The judge runs in a view of the head tree: its files, without `.git` or excluded paths.
-    assert_eq!(
-        sent["cwd"],
-        serde_json::json!(["README.md", "src", "tools"])
-    );
+    let cwd: serde_json::Value = serde_json::from_str(&out.findings[2].rationale).unwrap();
+    assert_eq!(cwd, serde_json::json!(["README.md", "src", "tools"]));
 }
 
 fn run_with(f: &Fixture, entries: &[FloorEntry], s: JudgeSpec, limit: Option<usize>) -> JudgeRun {
@@ -551,7 +566,7 @@ fn output_over_the_limit_abstains() {
     let out = run_with(
         &f,
         &[audit_log()],
-        spec("judge", "request", Duration::from_secs(30)),
+        spec("judge", "block", Duration::from_secs(30)),
         Some(64),
     );
     assert_eq!(
@@ -577,4 +592,23 @@ fn a_command_judge_gets_the_floors_scrubbed_environment() {
     }
     let (finding, _, _) = one(&f, "env");
     assert_eq!(finding.rationale, "JUDGE_TEST_KEEP");
+}
+
+#[test]
+fn the_view_holds_heads_files_as_git_stores_them() {
+    // `git archive` would leave README.md out and expand the placeholder: a change could hide
+    // a file from its judge that way. And the view is read-only.
+    let f = fixture_with(&[
+        (
+            ".gitattributes",
+            "README.md export-ignore\nsrc/version.txt export-subst\n",
+        ),
+        ("src/version.txt", "$Format:%H$\n"),
+    ]);
+    let (finding, _, _) = one(&f, "view");
+    let seen: serde_json::Value = serde_json::from_str(&finding.rationale).unwrap();
+    assert_eq!(
+        seen,
+        serde_json::json!({"readme": "# shop\n", "version": "$Format:%H$\n", "judge_mode": "-r--r--r--"})
+    );
 }

@@ -6,7 +6,8 @@
 //! the signing secrets and the workflow command files left out of its environment, and stopped
 //! once it prints more than [`OUTPUT_LIMIT`] bytes.
 //!
-//! It runs in a view of the head tree: an export of the head commit (no `.git`, so it cannot
+//! It runs in a view of the head tree: an export of the head commit's objects as they are
+//! ([`Git::export`]: no `export-ignore` of head's can hide a file from its judge; no `.git`, so it cannot
 //! reach the repository's metadata through it, and none of the paths `exclude` keeps from the
 //! judge) in a directory of our own, its files made read-only. Each worker thread has its own view, so a change is blamed on the one request
 //! that made it. After each request the view is compared with what it was (every path's inode,
@@ -271,33 +272,7 @@ impl View {
         }
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let tar = dir.with_extension("tar");
-        let out = git
-            .run([
-                "archive".to_string(),
-                "--format=tar".to_string(),
-                "-o".to_string(),
-                tar.display().to_string(),
-                head.to_string(),
-            ])
-            .map_err(|e| e.to_string())?;
-        if !out.ok {
-            return Err(format!("git archive failed: {}", out.stderr));
-        }
-        let untar = Command::new("tar")
-            .arg("-xf")
-            .arg(&tar)
-            .arg("-C")
-            .arg(dir)
-            .output()
-            .map_err(|e| format!("cannot run tar: {e}"))?;
-        let _ = std::fs::remove_file(&tar);
-        if !untar.status.success() {
-            return Err(format!(
-                "tar failed: {}",
-                String::from_utf8_lossy(&untar.stderr).trim()
-            ));
-        }
+        git.export(head, dir).map_err(|e| e.to_string())?;
         let excluded = super::request::exclude_set(exclude);
         for path in stamps(dir).into_keys().filter(|p| excluded.is_match(p)) {
             let p = dir.join(&path);
