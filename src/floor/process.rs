@@ -94,7 +94,8 @@ pub fn run(cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
 pub struct Limits {
     /// Bytes written to the child's stdin (which is then closed); none: stdin is null.
     pub stdin: Option<Vec<u8>>,
-    /// Stdout beyond this many bytes stops the child (its group is killed).
+    /// Stdout beyond this many bytes stops the child (its group is killed); stderr is kept up
+    /// to as many bytes, the rest read and dropped.
     pub stdout_bytes: Option<usize>,
 }
 
@@ -165,7 +166,17 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
     });
     let err_reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
+        match cap {
+            // Stderr is only ever shown in part: keep as much as stdout may hold, drain the
+            // rest so that the child never blocks on a full pipe.
+            Some(cap) => {
+                let _ = err.by_ref().take(cap as u64).read_to_end(&mut buf);
+                let _ = std::io::copy(&mut err, &mut std::io::sink());
+            }
+            None => {
+                let _ = err.read_to_end(&mut buf);
+            }
+        }
         buf
     });
     let mut timed_out = false;
