@@ -612,3 +612,40 @@ fn the_view_holds_heads_files_as_git_stores_them() {
         serde_json::json!({"readme": "# shop\n", "version": "$Format:%H$\n", "judge_mode": "-r--r--r--"})
     );
 }
+
+#[test]
+fn a_program_of_the_repository_runs_from_the_view_and_is_identified_by_its_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let script = "#!/bin/sh\nexec python3 tools/judge.py \"$@\"\n";
+    f.repo.write("tools/run-judge.sh", script);
+    let path = f.repo.path().join("tools/run-judge.sh");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let head = f.repo.commit("a judge launcher");
+    let f = Fixture {
+        head: f.git.resolve(&head, "head").unwrap(),
+        ..f
+    };
+    let s = JudgeSpec {
+        transport: Transport::Command {
+            argv: vec!["tools/run-judge.sh".into(), "block".into()],
+        },
+        ..spec("judge", "block", Duration::from_secs(30))
+    };
+    let out = run_with(&f, &[audit_log()], s, None);
+    let finding = &out.findings[0];
+    assert_eq!(finding.result, JudgeResult::Block, "{finding:?}");
+    assert_eq!(
+        finding.identity,
+        Identity::Command {
+            argv: vec!["tools/run-judge.sh".into(), "block".into()],
+            sha256: shipmoor::evidence::sha256_hex(script.as_bytes()),
+        }
+    );
+    // A program from PATH is identified by the argv.
+    let identity = shipmoor::judge::command::identity(&["true".to_string()], &f.git, &f.head);
+    let Identity::Command { sha256, .. } = identity else {
+        panic!("{identity:?}")
+    };
+    assert_eq!(sha256, shipmoor::evidence::sha256_hex(b"true\0"));
+}
