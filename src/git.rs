@@ -268,6 +268,103 @@ impl Git {
         Ok(out.ok.then_some(out.stdout))
     }
 
+    /// Writes the files of `commit`'s tree under `dir` (which must exist) exactly as the
+    /// objects hold them: no attributes (`export-ignore`, `export-subst`, `eol`) and no filters
+    /// apply, unlike `git archive` or a checkout, so what a reader of `dir` sees is what `git
+    /// show` gives. Regular files keep their executable bit, symlinks are symlinks; submodules
+    /// and paths that would leave `dir` or enter a `.git` are left out.
+    pub fn export(&self, commit: &CommitId, dir: &Path) -> Result<(), Error> {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listing = self.run(["ls-tree", "-r", "-z", "--full-tree", commit.as_str()])?;
+        if !listing.ok {
+            return Err(Error::crash(format!(
+                "git ls-tree failed: {}",
+                listing.stderr
+            )));
+        }
+        // `<mode> blob <oid>\t<path>` per entry.
+        let blobs: Vec<(String, String, String)> = listing
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|e| {
+                let e = String::from_utf8_lossy(e);
+                let (meta, path) = e.split_once('\t')?;
+                let mut meta = meta.split(' ');
+                let (mode, kind, oid) = (meta.next()?, meta.next()?, meta.next()?);
+                let safe = !path.starts_with('/')
+                    && path.split('/').all(|p| !matches!(p, "" | "." | ".."))
+                    && !path.split('/').any(|p| p.eq_ignore_ascii_case(".git"));
+                (kind == "blob" && safe)
+                    .then(|| (mode.to_string(), oid.to_string(), path.to_string()))
+            })
+            .collect();
+        let crash = |what: &str, e: std::io::Error| {
+            Error::crash(format!("exporting {commit}: {what}: {e}"))
+        };
+        let mut child = git_command(&self.root)
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| crash("git cat-file", e))?;
+        let mut stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Error::crash("git cat-file: no stdin".to_string()))?;
+        let oids: Vec<String> = blobs.iter().map(|(_, oid, _)| oid.clone()).collect();
+        // Written from a thread: git answers while it reads, and both pipes would fill.
+        let writer = std::thread::spawn(move || {
+            for oid in oids {
+                if writeln!(stdin, "{oid}").is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = BufReader::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| Error::crash("git cat-file: no stdout".to_string()))?,
+        );
+        for (mode, _, path) in &blobs {
+            let mut header = String::new();
+            out.read_line(&mut header)
+                .map_err(|e| crash("reading", e))?;
+            let size: usize = header
+                .split_whitespace()
+                .nth(2)
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| {
+                    Error::crash(format!(
+                        "exporting {commit}: git cat-file said `{}`",
+                        header.trim()
+                    ))
+                })?;
+            let mut bytes = vec![0; size + 1];
+            out.read_exact(&mut bytes)
+                .map_err(|e| crash("reading", e))?;
+            bytes.truncate(size);
+            let target = dir.join(path);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| crash(path, e))?;
+            }
+            if mode == "120000" {
+                let link = String::from_utf8_lossy(&bytes).into_owned();
+                std::os::unix::fs::symlink(link, &target).map_err(|e| crash(path, e))?;
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::write(&target, &bytes).map_err(|e| crash(path, e))?;
+                let perms = if mode == "100755" { 0o755 } else { 0o644 };
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(perms))
+                    .map_err(|e| crash(path, e))?;
+            }
+        }
+        let _ = writer.join();
+        let _ = child.wait();
+        Ok(())
+    }
+
     /// The URL of `origin`, without credentials, or the repository's path as a file URL.
     pub fn repo_uri(&self) -> Result<String, Error> {
         let out = self.run(["remote", "get-url", "origin"])?;

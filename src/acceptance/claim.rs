@@ -418,7 +418,7 @@ fn settings_of(sources: &[&ParsedFile]) -> AcceptanceSet {
         sha256: String::new(),
         criteria: Vec::new(),
         runners: Vec::new(),
-        judge: None,
+        judge: Vec::new(),
         harness: HarnessConfig::default(),
         guard: Vec::new(),
         inherited: Default::default(),
@@ -456,15 +456,33 @@ fn setting(set: &AcceptanceSet, key: &str) -> Value {
             .iter()
             .map(|r| json!({"kind": r.kind, "root": r.root, "args": r.args, "setup": r.setup, "command": r.command}))
             .collect::<Vec<_>>()),
-        "judge" => json!(set.judge.as_ref().map(|j| json!({
-            "command": j.command, "url": j.url, "model": j.model,
-            "api_key_env": j.api_key_env, "timeout_seconds": j.timeout_seconds,
-        }))),
+        // No judge reads as `null`, as before panels: the policy digest of a set without a
+        // judge stays what it was.
+        "judge" if set.judge.is_empty() => Value::Null,
+        "judge" => json!(set.judge.iter().map(judge_setting).collect::<Vec<_>>()),
         "harness" => json!({"allow_changes": set.harness.allow_changes}),
         "guard" => json!(set.guard),
         "inherited" => json!(set.inherited.as_str()),
         _ => Value::Null,
     }
+}
+
+/// One judge of the panel as the policy digest covers it: what it is and how it is asked,
+/// without where it is written.
+fn judge_setting(j: &crate::judge::JudgeSpec) -> Value {
+    let (command, url, model, api_key_env) = match &j.transport {
+        crate::judge::Transport::Command { argv } => (Some(argv), None, None, None),
+        crate::judge::Transport::Chat {
+            url,
+            model,
+            api_key_env,
+        } => (None, Some(url), Some(model), api_key_env.as_ref()),
+    };
+    json!({
+        "name": j.name, "command": command, "url": url, "model": model,
+        "api_key_env": api_key_env, "timeout": j.timeout.as_secs(),
+        "concurrency": j.concurrency, "max_diff_bytes": j.max_diff_bytes, "exclude": j.exclude,
+    })
 }
 
 /// The settings files whose settings, present at base, this change edits: a file base had

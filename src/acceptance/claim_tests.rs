@@ -203,3 +203,32 @@ fn acceptance_file_names() {
         assert!(!is_acceptance_file(no), "{no}");
     }
 }
+
+#[test]
+fn the_judge_setting_in_the_digest() {
+    let with = |judge: &str| {
+        let head = files(&[(LEGACY, &format!("{A}{judge}"))]);
+        compare(&head, None).set
+    };
+    // No judge reads as `null`, as it did before panels: the digest of such a set is unchanged.
+    let none = with("");
+    assert_eq!(
+        super::document(&none)["settings"]["judge"],
+        serde_json::Value::Null
+    );
+    let one = with("judge:\n  command: [python3, tools/judge.py]\n");
+    assert_eq!(
+        super::document(&one)["settings"]["judge"],
+        serde_json::json!([{
+            "name": "judge", "command": ["python3", "tools/judge.py"], "url": null,
+            "model": null, "api_key_env": null, "timeout": 120, "concurrency": 4,
+            "max_diff_bytes": 200000, "exclude": crate::judge::DEFAULT_EXCLUDE,
+        }])
+    );
+    // Where the judge is written is not part of it; what it is, is.
+    let moved = with("\njudge:\n  command: [python3, tools/judge.py]\n");
+    assert_eq!(moved.sha256, one.sha256);
+    let slower = with("judge:\n  command: [python3, tools/judge.py]\n  timeout: 300\n");
+    assert_ne!(slower.sha256, one.sha256);
+    assert_ne!(none.sha256, one.sha256);
+}

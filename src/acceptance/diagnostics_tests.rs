@@ -109,11 +109,11 @@ fn cases() -> Vec<Case> {
         ),
         acceptance(
             "a quoted integer",
-            with("judge:\n  command: [j]\n  timeout_seconds: \"9\"\n"),
+            with("judge:\n  command: [j]\n  timeout: \"9\"\n"),
         ),
         acceptance(
             "a word where an integer is wanted",
-            with("judge:\n  command: [j]\n  timeout_seconds: soon\n"),
+            with("judge:\n  command: [j]\n  timeout: soon\n"),
         ),
         acceptance("a string where a mapping is wanted", with("judge: local\n")),
         acceptance(
@@ -217,7 +217,7 @@ fn cases() -> Vec<Case> {
         ),
         acceptance(
             "a judge naming no judge",
-            with("judge:\n  timeout_seconds: 5\n"),
+            with("judge:\n  timeout: 5\n"),
         ),
         acceptance(
             "a judge url without a model",
@@ -242,7 +242,27 @@ fn cases() -> Vec<Case> {
         ),
         acceptance(
             "a timeout of zero",
-            with("judge:\n  command: [j]\n  timeout_seconds: 0\n"),
+            with("judge:\n  command: [j]\n  timeout: 0\n"),
+        ),
+        acceptance(
+            "the judge key's old name",
+            with("judge:\n  command: [j]\n  timeout_seconds: 60\n"),
+        ),
+        acceptance(
+            "a panel judge that is not a mapping",
+            with("judge:\n  - python3 tools/judge.py\n"),
+        ),
+        acceptance(
+            "a panel judge without a name",
+            with("judge:\n  - command: [j]\n"),
+        ),
+        acceptance(
+            "two panel judges of one name",
+            with("judge:\n  - { name: intent, command: [j] }\n  - { name: intent, url: https://x, model: m }\n"),
+        ),
+        acceptance(
+            "a judge name that is not valid",
+            with("judge:\n  - { name: Security Lens, command: [j] }\n"),
         ),
         // Finding and reading the file (mod.rs).
         Case {

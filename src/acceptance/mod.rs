@@ -159,18 +159,6 @@ pub struct RunnerConfig {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct JudgeConfig {
-    /// A command that reads the request JSON on stdin and writes the response JSON on stdout.
-    pub command: Option<Vec<String>>,
-    /// An OpenAI-compatible chat-completions endpoint.
-    pub url: Option<String>,
-    pub model: Option<String>,
-    /// The name of the environment variable that holds the endpoint's API key.
-    pub api_key_env: Option<String>,
-    pub timeout_seconds: Option<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HarnessConfig {
     /// Globs of test-harness files this change may touch.
     pub allow_changes: Vec<String>,
@@ -210,7 +198,9 @@ pub struct AcceptanceSet {
     pub sha256: String,
     pub criteria: Vec<Criterion>,
     pub runners: Vec<RunnerConfig>,
-    pub judge: Option<JudgeConfig>,
+    /// The judge's panel (DESIGN 6): one judge named `judge` when the block is a mapping, each
+    /// named judge of a list otherwise; empty when no judge is configured.
+    pub judge: Vec<crate::judge::JudgeSpec>,
     pub harness: HarnessConfig,
     /// The pass-to-pass guard: globs over test ids; tests they match that pass at base must
     /// still pass at head.

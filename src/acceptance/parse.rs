@@ -64,13 +64,18 @@ fn parse_as(
         Err(Fatal) => None,
     };
     match parts {
-        Some(parts) if problems.is_empty() => Ok(AcceptanceSet {
+        Some(mut parts) if problems.is_empty() => Ok(AcceptanceSet {
             display_path: display_path.to_string(),
             state,
             sha256,
             criteria: parts.criteria,
             runners: parts.runners,
-            judge: parts.judge,
+            judge: {
+                for j in &mut parts.judge {
+                    j.file = display_path.to_string();
+                }
+                parts.judge
+            },
             harness: parts.harness,
             guard: parts.guard,
             inherited: parts.inherited,

@@ -4,7 +4,10 @@
 use super::parse_config;
 use crate::acceptance::test_support::{at, parse_err, parse_ok, run, FILE};
 use crate::acceptance::{
-    tag_for, AcceptanceState, Check, Criterion, JudgeConfig, Lane, RunnerConfig, RunnerKind,
+    tag_for, AcceptanceState, Check, Criterion, Lane, RunnerConfig, RunnerKind,
+};
+use crate::judge::{
+    JudgeSpec, Transport, DEFAULT_CONCURRENCY, DEFAULT_EXCLUDE, DEFAULT_MAX_DIFF_BYTES,
 };
 
 const FULL: &str = r#"version: 1
@@ -40,7 +43,7 @@ judge:
   url: "https://api.example.com/v1/chat/completions"
   model: "gpt-x"
   api_key_env: "OPENAI_API_KEY"
-  timeout_seconds: 120
+  timeout: 90
 harness:
   allow_changes: ["conftest.py", "tests/helpers/**"]
 "#;
@@ -124,13 +127,20 @@ fn full_example_parses_to_the_expected_set() {
     );
     assert_eq!(
         set.judge,
-        Some(JudgeConfig {
-            command: None,
-            url: Some("https://api.example.com/v1/chat/completions".into()),
-            model: Some("gpt-x".into()),
-            api_key_env: Some("OPENAI_API_KEY".into()),
-            timeout_seconds: Some(120),
-        })
+        vec![JudgeSpec {
+            name: "judge".into(),
+            transport: Transport::Chat {
+                url: "https://api.example.com/v1/chat/completions".into(),
+                model: "gpt-x".into(),
+                api_key_env: Some("OPENAI_API_KEY".into()),
+            },
+            timeout: std::time::Duration::from_secs(90),
+            concurrency: DEFAULT_CONCURRENCY,
+            max_diff_bytes: DEFAULT_MAX_DIFF_BYTES,
+            exclude: DEFAULT_EXCLUDE.iter().map(|g| g.to_string()).collect(),
+            file: FILE.into(),
+            line: 30,
+        }]
     );
     assert_eq!(
         set.harness.allow_changes,
@@ -154,8 +164,10 @@ fn the_seed_example_parses_with_four_criteria() {
     assert_eq!(set.criteria[2].lane, Lane::Judge);
     assert!(set.criteria.iter().all(|c| c.required && c.check.is_none()));
     assert_eq!(
-        set.judge.and_then(|j| j.command),
-        Some(vec!["python3".to_string(), "tools/judge.py".to_string()])
+        set.judge.iter().map(|j| &j.transport).collect::<Vec<_>>(),
+        [&Transport::Command {
+            argv: vec!["python3".to_string(), "tools/judge.py".to_string()]
+        }]
     );
 }
 

@@ -20,9 +20,10 @@ use super::yaml::{
     core_bool, core_int, describe, is_null, scalar_text, short, Entry, Kind, Node, Pos, Problem,
 };
 use super::{
-    tag_for, Check, Criterion, HarnessConfig, InheritedPolicy, JudgeConfig, Lane, RunnerConfig,
-    RunnerKind, SETTINGS_KEYS,
+    tag_for, Check, Criterion, HarnessConfig, InheritedPolicy, Lane, RunnerConfig, RunnerKind,
+    SETTINGS_KEYS,
 };
+use crate::judge::{self, JudgeSpec, Transport};
 
 const TOP_KEYS: &[&str] = &[
     "version",
@@ -45,14 +46,28 @@ const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
 const RUNNER_KEYS: &[&str] = &["kind", "root", "args", "setup", "command"];
-const JUDGE_KEYS: &[&str] = &["command", "url", "model", "api_key_env", "timeout_seconds"];
+const JUDGE_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "url",
+    "model",
+    "api_key_env",
+    "timeout",
+    "concurrency",
+    "max_diff_bytes",
+    "exclude",
+];
+/// Keys an earlier release spelled otherwise: the old spelling gets a did-you-mean to the new
+/// one, which the edit distance alone would not find.
+const RENAMED_KEYS: &[(&str, &str)] = &[("timeout_seconds", "timeout")];
 const HARNESS_KEYS: &[&str] = &["allow_changes"];
 
 /// The validated pieces of a set, before the file's identity is attached.
 pub(super) struct Parts {
     pub(super) criteria: Vec<Criterion>,
     pub(super) runners: Vec<RunnerConfig>,
-    pub(super) judge: Option<JudgeConfig>,
+    /// The panel (one judge, named `judge`, when the block is a mapping); empty for none.
+    pub(super) judge: Vec<JudgeSpec>,
     pub(super) harness: HarnessConfig,
     pub(super) guard: Vec<String>,
     pub(super) inherited: InheritedPolicy,
@@ -120,7 +135,11 @@ impl Validator {
                 .map(|k| format!("`{k}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let help = match closest(&e.key, allowed) {
+            let renamed = RENAMED_KEYS
+                .iter()
+                .find(|(old, new)| *old == e.key && allowed.contains(new))
+                .map(|(_, new)| *new);
+            let help = match renamed.or_else(|| closest(&e.key, allowed)) {
                 Some(near) => format!("did you mean `{near}`? allowed keys here: {listed}"),
                 None => format!("remove it; allowed keys here: {listed}"),
             };
@@ -404,8 +423,8 @@ impl Validator {
             None => Some(Vec::new()),
         };
         let judge = match f.get("judge") {
-            Some(e) => self.judge(e).map(Some),
-            None => Some(None),
+            Some(e) => self.judges(e),
+            None => Some(Vec::new()),
         };
         let harness = match f.get("harness") {
             Some(e) => self.harness(e),
@@ -907,8 +926,76 @@ impl Validator {
         Some(root)
     }
 
-    fn judge(&mut self, e: &Entry) -> Option<JudgeConfig> {
-        let entries = self.mapping(e, "judge: { command: [\"python3\", \"tools/judge.py\"] }")?;
+    /// `judge:` is one judge (a mapping) or a panel (a list of mappings, each with a `name`).
+    fn judges(&mut self, e: &Entry) -> Option<Vec<JudgeSpec>> {
+        const EXAMPLE: &str = "judge: { command: [\"python3\", \"tools/judge.py\"] }";
+        let items = match &e.value.kind {
+            Kind::Map(entries) => {
+                return self
+                    .judge(entries, e.key_pos, Self::value_pos(e), None)
+                    .map(|j| vec![j]);
+            }
+            Kind::Seq(items) => items,
+            _ => {
+                // Neither one judge nor a panel: the message of any mapping wanted.
+                self.mapping(e, EXAMPLE)?;
+                return None;
+            }
+        };
+        let mut out: Vec<JudgeSpec> = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for item in items {
+            let entries = match &item.kind {
+                Kind::Map(entries) => entries,
+                Kind::Rejected => {
+                    ok = false;
+                    continue;
+                }
+                _ => {
+                    self.report(
+                        item.pos,
+                        format!(
+                            "each judge of a panel must be a mapping with `name`, found {}",
+                            describe(item)
+                        ),
+                        "write it as `- { name: security, command: [\"python3\", \"tools/judge.py\"] }`",
+                    );
+                    ok = false;
+                    continue;
+                }
+            };
+            let Some(spec) = self.judge(entries, item.pos, item.pos, Some(item.pos)) else {
+                ok = false;
+                continue;
+            };
+            if let Some(first) = out.iter().find(|j| j.name == spec.name) {
+                self.report(
+                    item.pos,
+                    format!(
+                        "two judges of the panel are named `{}` (first on line {})",
+                        short(&spec.name),
+                        first.line
+                    ),
+                    "give each judge its own name: its lens, e.g. `security` or `intent`",
+                );
+                ok = false;
+                continue;
+            }
+            out.push(spec);
+        }
+        ok.then_some(out)
+    }
+
+    /// One judge. `at` is where the judge is configured (its line is recorded), `pos` where to
+    /// point when it names no judge; `in_panel` is the panel item's position, whose judges
+    /// need a `name`.
+    fn judge(
+        &mut self,
+        entries: &[Entry],
+        at: Pos,
+        pos: Pos,
+        in_panel: Option<Pos>,
+    ) -> Option<JudgeSpec> {
         let f = self.fields(entries, JUDGE_KEYS, "`judge`");
         let command_e = f.get("command");
         let url_e = f.get("url");
@@ -925,7 +1012,7 @@ impl Validator {
             }
             (None, None) => {
                 self.report(
-                    Self::value_pos(e),
+                    pos,
                     "`judge` names no judge: it needs `command` or `url`",
                     "add `command: [<program>, <args>...]` or `url: <endpoint>` with `model: <name>`",
                 );
@@ -933,6 +1020,18 @@ impl Validator {
             }
             _ => {}
         }
+        let name = match (f.get("name"), in_panel) {
+            (Some(n), _) => self.judge_name(n),
+            (None, Some(item)) => {
+                self.report(
+                    item,
+                    "a judge of a panel needs `name`",
+                    "add `name: <its lens>`, e.g. `name: security` or `name: intent`",
+                );
+                None
+            }
+            (None, None) => Some("judge".to_string()),
+        };
         let command = match command_e {
             Some(c) => self.judge_command(c).map(Some),
             None => Some(None),
@@ -969,20 +1068,69 @@ impl Validator {
                 }
             }
         }
-        let timeout_seconds = match f.get("timeout_seconds") {
-            Some(t) => self.timeout(t).map(Some),
-            None => Some(None),
+        let timeout = match f.get("timeout") {
+            Some(t) => self.positive(t, "number of seconds", "timeout: 120"),
+            None => Some(judge::DEFAULT_TIMEOUT_SECONDS),
+        };
+        let concurrency = match f.get("concurrency") {
+            Some(c) => self.positive(c, "number of criteria", "concurrency: 4"),
+            None => Some(judge::DEFAULT_CONCURRENCY as u64),
+        };
+        let max_diff_bytes = match f.get("max_diff_bytes") {
+            Some(m) => self.positive(m, "number of bytes", "max_diff_bytes: 200000"),
+            None => Some(judge::DEFAULT_MAX_DIFF_BYTES as u64),
+        };
+        let exclude = match f.get("exclude") {
+            Some(x) => self.globs(x, "exclude: [\"**/*.lock\", \".env*\"]"),
+            None => Some(
+                judge::DEFAULT_EXCLUDE
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect(),
+            ),
         };
         if !ok {
             return None;
         }
-        Some(JudgeConfig {
-            command: command?,
-            url: url?,
-            model: model?,
-            api_key_env: api_key_env?,
-            timeout_seconds: timeout_seconds?,
+        let transport = match (command?, url?) {
+            (Some(argv), None) => Transport::Command { argv },
+            (None, Some(url)) => Transport::Chat {
+                url,
+                model: model??,
+                api_key_env: api_key_env?,
+            },
+            // Both or neither: reported above.
+            _ => return None,
+        };
+        Some(JudgeSpec {
+            name: name?,
+            transport,
+            timeout: std::time::Duration::from_secs(timeout?),
+            concurrency: usize::try_from(concurrency?).unwrap_or(usize::MAX),
+            max_diff_bytes: usize::try_from(max_diff_bytes?).unwrap_or(usize::MAX),
+            exclude: exclude?,
+            // The parser attaches the file's name once the whole file is valid.
+            file: String::new(),
+            line: at.line,
         })
+    }
+
+    /// A judge's name is its lens; it shows in reports and in evidence, so it keeps to the
+    /// criterion ids' alphabet.
+    fn judge_name(&mut self, e: &Entry) -> Option<String> {
+        let name = self.text(e, "name: security")?;
+        if !is_valid_id(&name) {
+            self.report(
+                Self::value_pos(e),
+                format!(
+                    "judge `name` `{}` must be lowercase letters, digits and `-`",
+                    short(&name)
+                ),
+                format!("write it like `name: {}`", suggest_id(&name)),
+            );
+            return None;
+        }
+        Some(name)
     }
 
     fn judge_command(&mut self, e: &Entry) -> Option<Vec<String>> {
@@ -1053,15 +1201,16 @@ impl Validator {
         Some(name)
     }
 
-    fn timeout(&mut self, e: &Entry) -> Option<u64> {
-        let n = self.integer(e, "timeout_seconds: 120")?;
+    /// A positive integer: `what` says of what (`number of seconds`), `example` how to write it.
+    fn positive(&mut self, e: &Entry, what: &str, example: &str) -> Option<u64> {
+        let n = self.integer(e, example)?;
         match u64::try_from(n) {
             Ok(n) if n > 0 => Some(n),
             _ => {
                 self.report(
                     Self::value_pos(e),
-                    format!("`timeout_seconds` must be a positive number of seconds, found `{n}`"),
-                    "write it like `timeout_seconds: 120`",
+                    format!("`{}` must be a positive {what}, found `{n}`", e.key),
+                    format!("write it like `{example}`"),
                 );
                 None
             }

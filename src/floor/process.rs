@@ -1,5 +1,7 @@
-//! Running child processes for the floor: each in its own process group, with a timeout, output
-//! captured, and registered so that Ctrl-C can stop the whole tree before worktrees are removed.
+//! Running child processes for the floor (and the judge's commands): each in its own process
+//! group, with a timeout, output captured, the secrets of [`is_secret_env`] left out of its
+//! environment, and registered so that Ctrl-C can stop the whole tree before worktrees are
+//! removed.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -39,6 +41,9 @@ pub struct Captured {
     pub duration: Duration,
     pub timed_out: bool,
     pub interrupted: bool,
+    /// The child printed more than [`Limits::stdout_bytes`] on stdout and was stopped; `stdout`
+    /// holds the first bytes only.
+    pub stdout_over_limit: bool,
 }
 
 impl Captured {
@@ -80,7 +85,22 @@ pub fn is_secret_env(name: &str) -> bool {
 /// [`is_secret_env`] are removed from its environment.
 ///
 /// Errors only when the program cannot be started at all (not found, not executable).
-pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
+pub fn run(cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
+    run_with(cmd, timeout, Limits::default())
+}
+
+/// What a child is given and allowed beyond [`run`]'s defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    /// Bytes written to the child's stdin (which is then closed); none: stdin is null.
+    pub stdin: Option<Vec<u8>>,
+    /// Stdout beyond this many bytes stops the child (its group is killed); stderr is kept up
+    /// to as many bytes, the rest read and dropped.
+    pub stdout_bytes: Option<usize>,
+}
+
+/// [`run`], with input on stdin and a bound on what the child may print.
+pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
     let inherited = std::env::vars_os().map(|(k, _)| k);
     let explicit: Vec<std::ffi::OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
@@ -91,7 +111,12 @@ pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
     for name in secret {
         cmd.env_remove(name);
     }
-    cmd.stdin(Stdio::null())
+    let stdin = if limits.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    cmd.stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -115,14 +140,43 @@ pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
         .stderr
         .take()
         .ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
+    if let (Some(bytes), Some(mut pipe)) = (limits.stdin, child.stdin.take()) {
+        // A child that exits without reading makes this write fail (EPIPE): that is its
+        // business, and its exit status says what happened.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let cap = limits.stdout_bytes;
     let out_reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
+        let Some(cap) = cap else {
+            let _ = out.read_to_end(&mut buf);
+            return (buf, false);
+        };
+        // One byte past the cap tells "exactly the cap" from "over it".
+        let _ = out.by_ref().take(cap as u64 + 1).read_to_end(&mut buf);
+        let over = buf.len() > cap;
+        if over {
+            buf.truncate(cap);
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        (buf, over)
     });
     let err_reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
+        match cap {
+            // Stderr is only ever shown in part: keep as much as stdout may hold, drain the
+            // rest so that the child never blocks on a full pipe.
+            Some(cap) => {
+                let _ = err.by_ref().take(cap as u64).read_to_end(&mut buf);
+                let _ = std::io::copy(&mut err, &mut std::io::sink());
+            }
+            None => {
+                let _ = err.read_to_end(&mut buf);
+            }
+        }
         buf
     });
     let mut timed_out = false;
@@ -144,7 +198,7 @@ pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.remove(&pgid);
     }
-    let stdout = out_reader.join().unwrap_or_default();
+    let (stdout, stdout_over_limit) = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     Ok(Captured {
         exit_code: status.code(),
@@ -153,6 +207,7 @@ pub fn run(mut cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
         duration: start.elapsed(),
         timed_out,
         interrupted: interrupted(),
+        stdout_over_limit,
     })
 }
 
@@ -195,5 +250,28 @@ mod tests {
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("secret-token"), "{env}");
+    }
+
+    #[test]
+    fn input_goes_to_stdin_and_stdout_is_bounded() {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("tr a-z A-Z");
+        let limits = Limits {
+            stdin: Some(b"judge me".to_vec()),
+            stdout_bytes: Some(64),
+        };
+        let out = run_with(cmd, Duration::from_secs(10), limits).unwrap();
+        assert_eq!(out.stdout, b"JUDGE ME");
+        assert!(!out.stdout_over_limit && out.success());
+
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("while :; do echo flood; done");
+        let limits = Limits {
+            stdin: None,
+            stdout_bytes: Some(100),
+        };
+        let out = run_with(cmd, Duration::from_secs(10), limits).unwrap();
+        assert!(out.stdout_over_limit && !out.timed_out, "{out:?}");
+        assert_eq!(out.stdout.len(), 100);
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! A record's `kind` says what it observed: a run of a command (`tag_scan`, `setup`, `listing`,
 //! `test`, `command`), all in the one [`RunRecord`] shape, or a `pattern` search at head
-//! ([`PatternRecord`]). Fields a run record has no value for are written as `null`, never left
+//! ([`PatternRecord`]), or what a judge was asked (`judge_request`, [`JudgeRequestRecord`]) and
+//! what it answered (`judge_response`, [`JudgeResponseRecord`]). Fields a run record has no value for are written as `null`, never left
 //! out: the records' bytes, and so their digests, depend on it.
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -12,6 +13,7 @@ use super::Constant;
 
 use crate::floor::runners::Outcome;
 use crate::floor::Side;
+use crate::judge::{Identity, Usage};
 
 pub const RECORD_SCHEMA: &str = "claim_check.evidence.v1";
 
@@ -35,6 +37,10 @@ pub enum Record {
     Command(RunRecord),
     /// A `check.pattern` search of the changed files at head.
     Pattern(PatternRecord),
+    /// One request to one judge about one criterion (full mode).
+    JudgeRequest(JudgeRequestRecord),
+    /// What that judge gave back for it.
+    JudgeResponse(JudgeResponseRecord),
 }
 
 impl Record {
@@ -47,6 +53,8 @@ impl Record {
             Record::Test(_) => "test",
             Record::Command(_) => "command",
             Record::Pattern(_) => "pattern",
+            Record::JudgeRequest(_) => "judge_request",
+            Record::JudgeResponse(_) => "judge_response",
         }
     }
 
@@ -58,12 +66,17 @@ impl Record {
             | Record::Listing(r)
             | Record::Test(r)
             | Record::Command(r) => Some(r),
-            Record::Pattern(_) => None,
+            Record::Pattern(_) | Record::JudgeRequest(_) | Record::JudgeResponse(_) => None,
         }
     }
 
     /// The pointers of the blobs (logs, results files) the record cites.
     pub fn blobs(&self) -> Vec<&str> {
+        match self {
+            Record::JudgeRequest(r) => return vec![r.request.as_str()],
+            Record::JudgeResponse(r) => return r.body.iter().map(String::as_str).collect(),
+            _ => {}
+        }
         self.run()
             .map(|r| {
                 [&r.stdout, &r.stderr, &r.results]
@@ -131,6 +144,40 @@ pub struct PatternMatch {
     pub text: String,
 }
 
+/// A judge's request: who was asked, about which criterion, at which commits; the request
+/// document itself (`claim_check.judge.request.v1`, diff included) is the blob `request`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeRequestRecord {
+    #[serde(deserialize_with = "record_schema")]
+    pub schema: Constant,
+    /// The judge's name (its lens).
+    pub judge: String,
+    pub identity: Identity,
+    pub criterion: String,
+    pub base: String,
+    /// The commit whose tree the answer's citations are checked against.
+    pub commit: String,
+    /// Pointer of the request's JSON blob.
+    pub request: String,
+}
+
+/// A judge's reply to one request: its output as a blob (`body`, what the audit reads), or why
+/// there was none (`failure`: a timeout, a crash, output over the limit, a changed tree...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeResponseRecord {
+    #[serde(deserialize_with = "record_schema")]
+    pub schema: Constant,
+    pub judge: String,
+    pub identity: Identity,
+    pub criterion: String,
+    pub commit: String,
+    /// Pointer of the [`JudgeRequestRecord`] this answers.
+    pub request: String,
+    pub body: Option<String>,
+    pub failure: Option<String>,
+    pub usage: Option<Usage>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,7 +224,37 @@ mod tests {
                 text: "// fixed".into(),
             }],
         });
-        for r in [test_record(), pattern] {
+        let identity = Identity::Command {
+            argv: vec!["python3".into(), "tools/judge.py".into()],
+            sha256: "c".repeat(64),
+        };
+        let request = Record::JudgeRequest(JudgeRequestRecord {
+            schema: RECORD_SCHEMA,
+            judge: "security".into(),
+            identity: identity.clone(),
+            criterion: "audit-log".into(),
+            base: "d8f94489d716fc95c2df61bda5b3eef0449c9499".into(),
+            commit: "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb".into(),
+            request: format!("sha256:{}", "d".repeat(64)),
+        });
+        let response = Record::JudgeResponse(JudgeResponseRecord {
+            schema: RECORD_SCHEMA,
+            judge: "security".into(),
+            identity,
+            criterion: "audit-log".into(),
+            commit: "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb".into(),
+            request: format!("sha256:{}", "e".repeat(64)),
+            body: Some(format!("sha256:{}", "f".repeat(64))),
+            failure: None,
+            usage: Some(Usage {
+                prompt_tokens: 10,
+                completion_tokens: 3,
+            }),
+        });
+        assert_eq!(request.kind(), "judge_request");
+        assert_eq!(response.kind(), "judge_response");
+        assert_eq!(request.blobs().len() + response.blobs().len(), 2);
+        for r in [test_record(), pattern, request, response] {
             let bytes = canonical_json(&r).unwrap();
             let back: Record = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(back, r);

@@ -146,7 +146,7 @@ fn refund() -> (ClaimInfo, FloorReport) {
         sha256: "5e".repeat(32),
         criteria: criteria.clone(),
         runners: vec![],
-        judge: None,
+        judge: Vec::new(),
         harness: HarnessConfig::default(),
         guard: vec!["tests/test_kept.py::*".into()],
         inherited: InheritedPolicy::List,

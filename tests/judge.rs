@@ -1,0 +1,651 @@
+//! The judge stage through the library, with scripted command judges in real git repositories:
+//! what each kind of answer becomes once read and audited, what is kept as evidence, and what a
+//! judge that misbehaves (hangs, crashes, answers for other commits, edits the tree it is shown)
+//! is left with.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Repo;
+use shipmoor::acceptance::{tag_for, Criterion, Lane};
+use shipmoor::evidence::EvidenceStore;
+use shipmoor::floor::{CriterionFloor, EntryKind, FloorEntry};
+use shipmoor::format::evidence::Record;
+use shipmoor::git::{CommitId, Git};
+use shipmoor::judge::command::CommandJudge;
+use shipmoor::judge::{self, Ask, Finding, Identity, JudgeRun, JudgeSpec, RunInput, Transport};
+use shipmoor::verdict::{FloorResult, JudgeResult};
+
+/// One scripted judge whose behaviour is chosen by its first argument.
+const JUDGE: &str = r##"
+import json, os, sys, time
+req = json.load(sys.stdin)
+mode = sys.argv[1]
+ptr = {"path": "src/refund.py", "line": 3, "quote": "return order"}
+def block(**extra):
+    answer = {"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
+              "decision": "block", "rationale": "refund() returns before the audit entry is written",
+              "pointer": ptr,
+              "obligations": [{"text": "an entry is written", "status": "divergent", "citation": ptr}]}
+    answer.update(extra)
+    return answer
+if mode == "block":
+    print(json.dumps(block()))
+elif mode == "prose":
+    print("Here is my review.\n```json\n" + json.dumps(block()) + "\n```")
+elif mode == "abstain":
+    print(json.dumps({"decision": "abstain", "rationale": "the diff does not show the audit writer"}))
+elif mode == "pass":
+    print(json.dumps({"decision": "pass", "rationale": "looks fine to me"}))
+elif mode == "fabricated":
+    print(json.dumps(block(pointer={"path": "src/refund.py", "line": 3, "quote": "audit.skip(order)"})))
+elif mode == "mostly-fabricated":
+    ghost = lambda n: {"text": "o%d" % n, "status": "met",
+                       "citation": {"path": "src/ghost.py", "line": n, "quote": "never written"}}
+    print(json.dumps(block(obligations=[ghost(1), ghost(2), ghost(3)])))
+elif mode == "malformed":
+    print("I reviewed the change and it is fine.")
+elif mode == "sleep":
+    time.sleep(30)
+elif mode == "crash":
+    sys.stderr.write("Traceback (most recent call last): boom\n")
+    sys.exit(3)
+elif mode == "other-commits":
+    print(json.dumps(block(head="0" * 40)))
+elif mode == "request":
+    # Keeps what it was sent (outside the view) and says what it saw around it.
+    with open(sys.argv[2] + "-" + req["criterion"]["id"], "w") as f:
+        json.dump({"files": req["changed_files"], "diff": req["diff"],
+                   "truncated": req["diff_truncated"], "floor": req["floor"]["result"]}, f)
+    print(json.dumps({"decision": "abstain", "rationale": json.dumps(sorted(os.listdir(".")))}))
+elif mode == "slow":
+    time.sleep(0.6)
+    print(json.dumps({"decision": "abstain", "rationale": "slowly: " + req["criterion"]["id"]}))
+elif mode == "env":
+    names = ["SIGSTORE_ID_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "GITHUB_OUTPUT", "GITHUB_ENV",
+             "GITHUB_STEP_SUMMARY", "GITHUB_PATH", "JUDGE_TEST_KEEP"]
+    print(json.dumps({"decision": "abstain",
+                      "rationale": " ".join(n for n in names if n in os.environ)}))
+elif mode == "view":
+    import stat
+    with open("README.md") as r, open("src/version.txt") as v:
+        print(json.dumps({"decision": "abstain", "rationale": json.dumps(
+            {"readme": r.read(), "version": v.read(),
+             "judge_mode": stat.filemode(os.stat("tools/judge.py").st_mode)})}))
+elif mode == "edit":
+    if req["criterion"]["id"] == "audit-log":
+        os.chmod("src/refund.py", 0o644)
+        with open("src/refund.py", "a") as f:
+            f.write("# judged\n")
+        print(json.dumps(block()))
+    else:
+        with open("src/refund.py") as f:
+            seen = f.read()
+        state = "dirty" if "# judged" in seen else "clean"
+        print(json.dumps({"decision": "abstain", "rationale": "tree " + state}))
+"##;
+
+const REFUND_BASE: &str = "def refund(order):\n    order.paid = False\n    return order\n";
+const REFUND_HEAD: &str =
+    "def refund(order):\n    order.paid = False\n    return order\n    audit.write(order)\n";
+
+struct Fixture {
+    repo: Repo,
+    git: Git,
+    base: CommitId,
+    head: CommitId,
+}
+
+fn fixture() -> Fixture {
+    fixture_with(&[])
+}
+
+/// The refund repository, with `extra` files in its head commit.
+fn fixture_with(extra: &[(&str, &str)]) -> Fixture {
+    let repo = Repo::new();
+    repo.write("src/refund.py", REFUND_BASE);
+    repo.write("README.md", "# shop\n");
+    let base = repo.commit("base");
+    repo.write("src/refund.py", REFUND_HEAD);
+    repo.write("tools/judge.py", JUDGE);
+    repo.write("Cargo.lock", "# a lock file: never sent\n");
+    repo.write(".env", "API_KEY=sk-live-never-sent\n");
+    for (path, text) in extra {
+        repo.write(path, text);
+    }
+    let head = repo.commit("head");
+    let git = Git::discover(repo.path()).unwrap();
+    let base = git.resolve(&base, "base").unwrap();
+    let head = git.resolve(&head, "head").unwrap();
+    Fixture {
+        repo,
+        git,
+        base,
+        head,
+    }
+}
+
+fn criterion(id: &str, ac: &str, lane: Lane) -> Criterion {
+    Criterion {
+        id: id.into(),
+        ac: ac.into(),
+        required: true,
+        lane,
+        check: None,
+        tag: tag_for(id),
+        line: 3,
+    }
+}
+
+fn entry(c: Criterion, result: FloorResult) -> FloorEntry {
+    FloorEntry {
+        kind: EntryKind::Claimed,
+        criterion: c,
+        floor: CriterionFloor {
+            result,
+            reason: format!("the floor says {}", result.as_str()),
+            binding: "tag".into(),
+            tests: vec![],
+            evidence: None,
+            evidence_all: vec![],
+            base_summary: "—".into(),
+            head_summary: "—".into(),
+            reproduce: None,
+        },
+    }
+}
+
+fn audit_log() -> FloorEntry {
+    entry(
+        criterion(
+            "audit-log",
+            "An audit log entry is written for every refund.",
+            Lane::Judge,
+        ),
+        FloorResult::NotApplicable,
+    )
+}
+
+fn spec(name: &str, mode: &str, timeout: Duration) -> JudgeSpec {
+    JudgeSpec {
+        name: name.into(),
+        transport: Transport::Command {
+            argv: ["python3", "tools/judge.py"]
+                .into_iter()
+                .chain(mode.split(' '))
+                .map(str::to_string)
+                .collect(),
+        },
+        timeout,
+        concurrency: 2,
+        max_diff_bytes: judge::DEFAULT_MAX_DIFF_BYTES,
+        exclude: judge::DEFAULT_EXCLUDE
+            .iter()
+            .map(|g| g.to_string())
+            .collect(),
+        file: ".shipmoor/acceptance.yaml".into(),
+        line: 5,
+    }
+}
+
+/// Runs the stage with command judges, one per `(name, mode)`.
+fn run(
+    f: &Fixture,
+    entries: &[FloorEntry],
+    judges: &[(&str, &str)],
+    timeout: Duration,
+) -> (JudgeRun, EvidenceStore) {
+    let scratch = f.repo.tmp.path();
+    let panel: Vec<(JudgeSpec, Box<dyn Ask>)> = judges
+        .iter()
+        .map(|(name, mode)| {
+            let s = spec(name, mode, timeout);
+            let dir = scratch.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            let ask: Box<dyn Ask> =
+                Box::new(CommandJudge::from_spec(&s, &f.git, &f.head, &dir).unwrap());
+            (s, ask)
+        })
+        .collect();
+    let mut evidence = EvidenceStore::new();
+    let input = RunInput {
+        git: &f.git,
+        repo: "https://example.com/shop.git",
+        base: &f.base,
+        head: &f.head,
+        entries,
+        panel: &panel,
+    };
+    let out = judge::run(input, &mut evidence).unwrap();
+    (out, evidence)
+}
+
+fn one(f: &Fixture, mode: &str) -> (Finding, JudgeRun, EvidenceStore) {
+    let (out, ev) = run(
+        f,
+        &[audit_log()],
+        &[("judge", mode)],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.findings.len(), 1, "{out:?}");
+    (out.findings[0].clone(), out, ev)
+}
+
+#[test]
+fn a_confirmed_block_is_kept_with_its_pointer_and_evidence() {
+    let f = fixture();
+    let (finding, out, ev) = one(&f, "block");
+    assert_eq!(finding.result, JudgeResult::Block, "{finding:?}");
+    let p = finding.pointer.as_ref().unwrap();
+    assert_eq!((p.path.as_str(), p.line), ("src/refund.py", 3));
+    assert_eq!(out.outcomes[0].result, JudgeResult::Block);
+    assert_eq!(
+        out.outcomes[0].rationale.as_deref(),
+        Some("refund() returns before the audit entry is written")
+    );
+    assert!(out.notes.is_empty());
+
+    // The identity: the argv and the digest of the script the command runs, read at head.
+    let Identity::Command { argv, sha256 } = &finding.identity else {
+        panic!("{:?}", finding.identity)
+    };
+    assert_eq!(argv[1], "tools/judge.py");
+    assert_eq!(*sha256, shipmoor::evidence::sha256_hex(JUDGE.as_bytes()));
+
+    // The request and the response, each an evidence record, with their blobs.
+    let record = |p: &str| -> Record { serde_json::from_slice(ev.get(p).unwrap()).unwrap() };
+    let Record::JudgeRequest(req) = record(&finding.request_evidence) else {
+        panic!("not a request record")
+    };
+    assert_eq!(
+        (req.criterion.as_str(), req.judge.as_str()),
+        ("audit-log", "judge")
+    );
+    assert_eq!(
+        (req.base.as_str(), req.commit.as_str()),
+        (f.base.as_str(), f.head.as_str())
+    );
+    let sent: serde_json::Value = serde_json::from_slice(ev.get(&req.request).unwrap()).unwrap();
+    assert_eq!(sent["schema"], "claim_check.judge.request.v1");
+    assert_eq!(sent["criterion"]["tag"], "AC-AUDIT-LOG-fb7d");
+    let Record::JudgeResponse(resp) = record(finding.response_evidence.as_deref().unwrap()) else {
+        panic!("not a response record")
+    };
+    assert_eq!(resp.request, finding.request_evidence);
+    let body = ev.get(resp.body.as_deref().unwrap()).unwrap();
+    assert!(String::from_utf8_lossy(body).contains("\"decision\": \"block\""));
+    assert_eq!(resp.failure, None);
+}
+
+#[test]
+fn a_block_in_prose_and_a_code_fence_is_read() {
+    let f = fixture();
+    assert_eq!(one(&f, "prose").0.result, JudgeResult::Block);
+}
+
+#[test]
+fn an_abstention_and_a_pass_both_abstain() {
+    let f = fixture();
+    let (abstain, out, _) = one(&f, "abstain");
+    assert_eq!(abstain.result, JudgeResult::Abstain);
+    assert_eq!(abstain.downgraded, None);
+    assert_eq!(
+        out.outcomes[0].rationale.as_deref(),
+        Some("the diff does not show the audit writer")
+    );
+    let (pass, out, _) = one(&f, "pass");
+    assert_eq!(pass.result, JudgeResult::Abstain);
+    assert!(pass
+        .downgraded
+        .unwrap()
+        .starts_with("\"pass\" is not an answer"));
+    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+}
+
+#[test]
+fn a_fabricated_pointer_is_downgraded_and_a_mostly_fabricated_judge_loses_its_blocks() {
+    let f = fixture();
+    let (fabricated, _, _) = one(&f, "fabricated");
+    assert_eq!(fabricated.result, JudgeResult::Abstain);
+    assert_eq!(
+        fabricated.downgraded.as_deref(),
+        Some("unresolved pointer: src/refund.py:3 (the quote is not there)")
+    );
+
+    let (mostly, out, _) = one(&f, "mostly-fabricated");
+    assert_eq!(mostly.result, JudgeResult::Abstain);
+    assert!(mostly.downgraded.unwrap().contains("(3 of 4)"));
+    assert_eq!(
+        out.notes,
+        ["judge judge: most citations do not resolve (3 of 4); its blocks are discarded"]
+    );
+    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+}
+
+#[test]
+fn malformed_output_a_timeout_and_a_crash_abstain_with_the_reason() {
+    let f = fixture();
+    let (malformed, _, _) = one(&f, "malformed");
+    assert_eq!(
+        malformed.downgraded.as_deref(),
+        Some("malformed output: no JSON object in the judge's output")
+    );
+
+    let started = Instant::now();
+    let (out, ev) = run(
+        &f,
+        &[audit_log()],
+        &[("judge", "sleep")],
+        Duration::from_secs(1),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    let timeout = &out.findings[0];
+    assert_eq!(timeout.result, JudgeResult::Abstain);
+    assert_eq!(timeout.downgraded.as_deref(), Some("timeout after 1 s"));
+    let Record::JudgeResponse(resp) = serde_json::from_slice(
+        ev.get(timeout.response_evidence.as_deref().unwrap())
+            .unwrap(),
+    )
+    .unwrap() else {
+        panic!("not a response record")
+    };
+    assert_eq!(
+        (resp.body, resp.failure.as_deref()),
+        (None, Some("timeout after 1 s"))
+    );
+
+    let (crash, _, _) = one(&f, "crash");
+    assert_eq!(
+        crash.downgraded.as_deref(),
+        Some("the judge exited with code 3: Traceback (most recent call last): boom")
+    );
+}
+
+#[test]
+fn an_answer_for_other_commits_is_discarded() {
+    let f = fixture();
+    let (finding, out, _) = one(&f, "other-commits");
+    assert_eq!(finding.result, JudgeResult::Abstain);
+    let why = finding.downgraded.unwrap();
+    assert!(
+        why.starts_with("invalid context: the answer is for head `0000000"),
+        "{why}"
+    );
+    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+}
+
+#[test]
+fn a_judge_that_edits_the_tree_is_discarded_and_the_tree_restored() {
+    let f = fixture();
+    let other = entry(
+        criterion(
+            "receipt-email",
+            "The customer receives a receipt.",
+            Lane::Judge,
+        ),
+        FloorResult::NotApplicable,
+    );
+    // One at a time, so that the second request is asked in the view the first one changed.
+    let scratch = f.repo.tmp.path().join("edit");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let s = JudgeSpec {
+        concurrency: 1,
+        ..spec("judge", "edit", Duration::from_secs(30))
+    };
+    let ask: Box<dyn Ask> =
+        Box::new(CommandJudge::from_spec(&s, &f.git, &f.head, &scratch).unwrap());
+    let panel = vec![(s, ask)];
+    let entries = [audit_log(), other];
+    let mut ev = EvidenceStore::new();
+    let out = judge::run(
+        RunInput {
+            git: &f.git,
+            repo: "https://example.com/shop.git",
+            base: &f.base,
+            head: &f.head,
+            entries: &entries,
+            panel: &panel,
+        },
+        &mut ev,
+    )
+    .unwrap();
+    let edited = &out.findings[0];
+    assert_eq!(edited.result, JudgeResult::Abstain);
+    assert_eq!(
+        edited.downgraded.as_deref(),
+        Some("the judge changed the tree it was shown (src/refund.py); its answer is discarded")
+    );
+    assert_eq!(out.findings[1].rationale, "tree clean");
+    // The checkout is untouched, and no view is left behind.
+    assert_eq!(f.repo.status(), "");
+    assert_eq!(f.repo.read("src/refund.py"), REFUND_HEAD);
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}
+
+#[test]
+fn in_a_panel_a_block_from_one_lens_counts_and_every_answer_is_kept() {
+    let f = fixture();
+    let (out, _) = run(
+        &f,
+        &[audit_log()],
+        &[("intent", "abstain"), ("security", "block")],
+        Duration::from_secs(30),
+    );
+    let judges: Vec<(&str, JudgeResult)> = out
+        .findings
+        .iter()
+        .map(|f| (f.judge.as_str(), f.result))
+        .collect();
+    assert_eq!(
+        judges,
+        [
+            ("intent", JudgeResult::Abstain),
+            ("security", JudgeResult::Block)
+        ]
+    );
+    assert_eq!(out.outcomes[0].result, JudgeResult::Block);
+    assert_eq!(
+        out.outcomes[0].rationale.as_deref(),
+        Some("security: refund() returns before the audit entry is written")
+    );
+    assert_ne!(
+        out.findings[0].request_evidence,
+        out.findings[1].request_evidence
+    );
+}
+
+#[test]
+fn only_open_criteria_are_judged_and_excluded_paths_are_never_sent() {
+    let f = fixture();
+    let c = |id: &str| criterion(id, "The refund is recorded.", Lane::Floor);
+    let entries = [
+        entry(c("satisfied-one"), FloorResult::Satisfied),
+        entry(c("unsatisfied-one"), FloorResult::Unsatisfied),
+        entry(c("unbound-one"), FloorResult::Unbound),
+        entry(c("undecided-one"), FloorResult::Undecided),
+        audit_log(),
+        FloorEntry {
+            kind: EntryKind::Guard,
+            ..entry(c("guard"), FloorResult::Undecided)
+        },
+    ];
+    let dump = f.repo.tmp.path().join("sent");
+    let mode = format!("request {}", dump.display());
+    let (out, _) = run(&f, &entries, &[("judge", &mode)], Duration::from_secs(30));
+    let judged: Vec<&str> = out.findings.iter().map(|f| f.criterion.as_str()).collect();
+    assert_eq!(judged, ["unbound-one", "undecided-one", "audit-log"]);
+    let results: Vec<JudgeResult> = out.outcomes.iter().map(|o| o.result).collect();
+    use JudgeResult::{Abstain, None};
+    assert_eq!(results, [None, None, Abstain, Abstain, Abstain, None]);
+
+    let sent = std::fs::read_to_string(format!("{}-audit-log", dump.display())).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(
+        sent["files"],
+        serde_json::json!(["src/refund.py", "tools/judge.py"])
+    );
+    let diff = sent["diff"].as_str().unwrap();
+    assert!(diff.contains("+    audit.write(order)"), "{diff}");
+    assert!(
+        !diff.contains("sk-live") && !diff.contains("lock file"),
+        "{diff}"
+    );
+    assert_eq!(sent["truncated"], false);
+    assert_eq!(sent["floor"], "not_applicable");
+    // The judge runs in a view of the head tree: its files, without `.git` or excluded paths.
+    let cwd: serde_json::Value = serde_json::from_str(&out.findings[2].rationale).unwrap();
+    assert_eq!(cwd, serde_json::json!(["README.md", "src", "tools"]));
+}
+
+fn run_with(f: &Fixture, entries: &[FloorEntry], s: JudgeSpec, limit: Option<usize>) -> JudgeRun {
+    let dir = f
+        .repo
+        .tmp
+        .path()
+        .join(format!("{}-{}", s.name, entries.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut judge = CommandJudge::from_spec(&s, &f.git, &f.head, &dir).unwrap();
+    if let Some(bytes) = limit {
+        judge = judge.with_output_limit(bytes);
+    }
+    let panel: Vec<(JudgeSpec, Box<dyn Ask>)> = vec![(s, Box::new(judge))];
+    let mut ev = EvidenceStore::new();
+    let input = RunInput {
+        git: &f.git,
+        repo: "https://example.com/shop.git",
+        base: &f.base,
+        head: &f.head,
+        entries,
+        panel: &panel,
+    };
+    judge::run(input, &mut ev).unwrap()
+}
+
+#[test]
+fn criteria_are_judged_concurrently_and_answered_in_order() {
+    let f = fixture();
+    let ids = ["c-one", "c-two", "c-three", "c-four"];
+    let entries: Vec<FloorEntry> = ids
+        .iter()
+        .map(|id| {
+            entry(
+                criterion(id, "C holds.", Lane::Judge),
+                FloorResult::NotApplicable,
+            )
+        })
+        .collect();
+    let s = JudgeSpec {
+        concurrency: 4,
+        ..spec("judge", "slow", Duration::from_secs(30))
+    };
+    let started = Instant::now();
+    let out = run_with(&f, &entries, s, None);
+    let took = started.elapsed();
+    // One after another would take 4 × 0.6 s.
+    assert!(took < Duration::from_millis(2000), "{took:?}");
+    let said: Vec<&str> = out.findings.iter().map(|f| f.rationale.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "slowly: c-one",
+            "slowly: c-two",
+            "slowly: c-three",
+            "slowly: c-four"
+        ]
+    );
+}
+
+#[test]
+fn output_over_the_limit_abstains() {
+    let f = fixture();
+    let out = run_with(
+        &f,
+        &[audit_log()],
+        spec("judge", "block", Duration::from_secs(30)),
+        Some(64),
+    );
+    assert_eq!(
+        out.findings[0].downgraded.as_deref(),
+        Some("output over the limit of 64 bytes")
+    );
+}
+
+#[test]
+fn a_command_judge_gets_the_floors_scrubbed_environment() {
+    let f = fixture();
+    // In the test's own environment, as in a real job (nextest runs each test in its own process).
+    for (k, v) in [
+        ("SIGSTORE_ID_TOKEN", "oidc"),
+        ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "t"),
+        ("GITHUB_OUTPUT", "/tmp/out"),
+        ("GITHUB_ENV", "/tmp/env"),
+        ("GITHUB_STEP_SUMMARY", "/tmp/sum"),
+        ("GITHUB_PATH", "/tmp/path"),
+        ("JUDGE_TEST_KEEP", "1"),
+    ] {
+        std::env::set_var(k, v);
+    }
+    let (finding, _, _) = one(&f, "env");
+    assert_eq!(finding.rationale, "JUDGE_TEST_KEEP");
+}
+
+#[test]
+fn the_view_holds_heads_files_as_git_stores_them() {
+    // `git archive` would leave README.md out and expand the placeholder: a change could hide
+    // a file from its judge that way. And the view is read-only.
+    let f = fixture_with(&[
+        (
+            ".gitattributes",
+            "README.md export-ignore\nsrc/version.txt export-subst\n",
+        ),
+        ("src/version.txt", "$Format:%H$\n"),
+    ]);
+    let (finding, _, _) = one(&f, "view");
+    let seen: serde_json::Value = serde_json::from_str(&finding.rationale).unwrap();
+    assert_eq!(
+        seen,
+        serde_json::json!({"readme": "# shop\n", "version": "$Format:%H$\n", "judge_mode": "-r--r--r--"})
+    );
+}
+
+#[test]
+fn a_program_of_the_repository_runs_from_the_view_and_is_identified_by_its_bytes() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let script = "#!/bin/sh\nexec python3 tools/judge.py \"$@\"\n";
+    f.repo.write("tools/run-judge.sh", script);
+    let path = f.repo.path().join("tools/run-judge.sh");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let head = f.repo.commit("a judge launcher");
+    let f = Fixture {
+        head: f.git.resolve(&head, "head").unwrap(),
+        ..f
+    };
+    let s = JudgeSpec {
+        transport: Transport::Command {
+            argv: vec!["tools/run-judge.sh".into(), "block".into()],
+        },
+        ..spec("judge", "block", Duration::from_secs(30))
+    };
+    let out = run_with(&f, &[audit_log()], s, None);
+    let finding = &out.findings[0];
+    assert_eq!(finding.result, JudgeResult::Block, "{finding:?}");
+    assert_eq!(
+        finding.identity,
+        Identity::Command {
+            argv: vec!["tools/run-judge.sh".into(), "block".into()],
+            sha256: shipmoor::evidence::sha256_hex(script.as_bytes()),
+        }
+    );
+    // A program from PATH is identified by the argv.
+    let identity = shipmoor::judge::command::identity(&["true".to_string()], &f.git, &f.head);
+    let Identity::Command { sha256, .. } = identity else {
+        panic!("{identity:?}")
+    };
+    assert_eq!(sha256, shipmoor::evidence::sha256_hex(b"true\0"));
+}
