@@ -14,6 +14,7 @@
 //!   endpoint) implement [`Ask`].
 
 pub mod audit;
+pub mod chat;
 
 use std::time::Duration;
 
