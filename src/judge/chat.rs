@@ -495,7 +495,11 @@ impl Inner {
                 reason: format!("the model refused: {}", self.excerpt(&refusal)),
             };
         }
-        let content = message.content.as_ref().map(content_text).unwrap_or_default();
+        let content = message
+            .content
+            .as_ref()
+            .map(content_text)
+            .unwrap_or_default();
         if content.trim().is_empty() {
             return Reply::Failed {
                 reason: format!("the endpoint's answer has no content{finish}"),

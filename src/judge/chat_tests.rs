@@ -34,7 +34,10 @@ fn judge_with_key(key: &str) -> ChatJudge {
 fn retry_after_in_seconds() {
     let now = SystemTime::now();
     assert_eq!(parse_retry_after("1", now), Some(Duration::from_secs(1)));
-    assert_eq!(parse_retry_after(" 30 ", now), Some(Duration::from_secs(30)));
+    assert_eq!(
+        parse_retry_after(" 30 ", now),
+        Some(Duration::from_secs(30))
+    );
     assert_eq!(parse_retry_after("0", now), Some(Duration::ZERO));
 }
 
@@ -103,7 +106,11 @@ fn a_missing_key_variable_names_the_file_line_and_fix() {
         assert_eq!(err.file.as_deref(), Some(".shipmoor/acceptance.yaml"));
         assert_eq!(err.line, Some(7));
         assert!(err.message.contains("`OPENAI_API_KEY`"), "{}", err.message);
-        assert!(err.help.as_deref().unwrap().contains("set `OPENAI_API_KEY`"));
+        assert!(err
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("set `OPENAI_API_KEY`"));
     }
 }
 
@@ -127,7 +134,9 @@ fn a_command_spec_is_not_a_chat_judge() {
 }
 
 fn read(body: &str) -> Reply {
-    judge_with_key("sk-secret").inner.read_completion(body.as_bytes())
+    judge_with_key("sk-secret")
+        .inner
+        .read_completion(body.as_bytes())
 }
 
 fn failed(reply: Reply) -> String {
@@ -205,6 +214,10 @@ fn excerpts_are_bounded_single_lines_without_the_key() {
     assert!(!excerpt.contains("sk-secret"), "{excerpt}");
     assert!(excerpt.starts_with("bad key <api key> xxx"), "{excerpt}");
     assert!(!excerpt.contains('\n'));
-    assert_eq!(excerpt.chars().count(), 301, "300 characters and an ellipsis");
+    assert_eq!(
+        excerpt.chars().count(),
+        301,
+        "300 characters and an ellipsis"
+    );
     assert_eq!(judge.inner.excerpt(" \n"), "(empty body)");
 }
