@@ -135,7 +135,8 @@ impl ChatServer {
         self.state.received.lock().unwrap().clone()
     }
 
-    /// The most requests that were being answered at one time.
+    /// The most requests read and not yet answered at one time: never more than the client had
+    /// in flight.
     pub fn max_in_flight(&self) -> usize {
         self.state.max_in_flight.load(Ordering::SeqCst)
     }
@@ -165,6 +166,7 @@ fn serve(state: &State, stream: TcpStream) {
             while !state.stop.load(Ordering::SeqCst) {
                 thread::sleep(Duration::from_millis(20));
             }
+            state.in_flight.fetch_sub(1, Ordering::SeqCst);
         }
         Action::Respond {
             status,
@@ -173,6 +175,10 @@ fn serve(state: &State, stream: TcpStream) {
             delay,
         } => {
             thread::sleep(delay);
+            // Out of the count before the answer goes: once the client has it, it may start its
+            // next request before this thread runs again, and counting both would report more
+            // at once than the client ever had.
+            state.in_flight.fetch_sub(1, Ordering::SeqCst);
             let mut out = format!(
                 "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
                 reason(status),
@@ -188,7 +194,6 @@ fn serve(state: &State, stream: TcpStream) {
             let _ = stream.flush();
         }
     }
-    state.in_flight.fetch_sub(1, Ordering::SeqCst);
     let _ = stream.shutdown(Shutdown::Both);
 }
 
