@@ -399,3 +399,44 @@ fn no_requests_ask_nothing() {
     assert!(judge(&server, SECONDS, 1).ask_all(&[]).is_empty());
     assert!(server.received().is_empty());
 }
+
+#[test]
+fn a_retry_after_as_an_http_date_is_honoured() {
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let server = ChatServer::start(move |r| {
+        if r.index == 0 {
+            let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(2);
+            Action::status(429, "slow down").header("Retry-After", &at.format(&format).unwrap())
+        } else {
+            Action::ok(completion(&answer_for(r, "abstain"), None))
+        }
+    });
+    // As with `Retry-After: 1`: only the server's date lets the second attempt happen in time.
+    let judge = ChatJudge::from_spec(&spec(&server.url, None, Duration::from_secs(20), 1))
+        .unwrap()
+        .with_retry(Retry {
+            attempts: 4,
+            base_backoff: Duration::from_secs(600),
+            max_backoff: Duration::from_secs(600),
+        });
+    let replies = judge.ask_all(&[request("audit-log")]);
+    assert!(matches!(replies[0], Reply::Answer { .. }), "{replies:?}");
+    assert_eq!(server.received().len(), 2);
+}
+
+#[test]
+fn asking_from_inside_a_tokio_runtime_does_not_panic() {
+    let server = ChatServer::start(|r| Action::ok(completion(&answer_for(r, "abstain"), None)));
+    let judge = judge(&server, SECONDS, 2);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let replies = runtime.block_on(async { judge.ask_all(&[request("one"), request("two")]) });
+    assert!(
+        replies.iter().all(|r| matches!(r, Reply::Answer { .. })),
+        "{replies:?}"
+    );
+}

@@ -214,13 +214,10 @@ impl ChatJudge {
         {
             Ok(client) => client,
             Err(e) => {
-                let reason = format!("the HTTP client could not be set up: {e}");
-                return requests
-                    .iter()
-                    .map(|_| Reply::Failed {
-                        reason: reason.clone(),
-                    })
-                    .collect();
+                return failed_all(
+                    requests,
+                    &format!("the HTTP client could not be set up: {e}"),
+                )
             }
         };
         let turns = Arc::new(Semaphore::new(self.inner.concurrency));
@@ -261,27 +258,48 @@ impl Ask for ChatJudge {
     }
 
     /// Blocks on a runtime of its own: one thread is enough, as every criterion mostly waits
-    /// on the network. Must not be called from inside a tokio runtime.
+    /// on the network. A caller already inside a tokio runtime (where blocking on another one
+    /// would panic) gets the same on a thread of its own.
     fn ask_all(&self, requests: &[Request]) -> Vec<Reply> {
         if requests.is_empty() {
             return Vec::new();
         }
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| {
+                scope
+                    .spawn(|| self.block_on_all(requests))
+                    .join()
+                    .unwrap_or_else(|_| {
+                        failed_all(requests, "asking the judge failed inside shipmoor")
+                    })
+            });
+        }
+        self.block_on_all(requests)
+    }
+}
+
+impl ChatJudge {
+    fn block_on_all(&self, requests: &[Request]) -> Vec<Reply> {
         match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         {
             Ok(runtime) => runtime.block_on(self.ask_all_async(requests)),
-            Err(e) => {
-                let reason = format!("the judge's async runtime could not start: {e}");
-                requests
-                    .iter()
-                    .map(|_| Reply::Failed {
-                        reason: reason.clone(),
-                    })
-                    .collect()
-            }
+            Err(e) => failed_all(
+                requests,
+                &format!("the judge's async runtime could not start: {e}"),
+            ),
         }
     }
+}
+
+fn failed_all(requests: &[Request], reason: &str) -> Vec<Reply> {
+    requests
+        .iter()
+        .map(|_| Reply::Failed {
+            reason: reason.to_string(),
+        })
+        .collect()
 }
 
 /// What one attempt came to.
