@@ -440,3 +440,20 @@ fn asking_from_inside_a_tokio_runtime_does_not_panic() {
         "{replies:?}"
     );
 }
+
+#[test]
+fn a_criterion_s_timeout_starts_with_its_turn_not_while_it_waits_for_one() {
+    // Six criteria one at a time, 200 ms each: the last starts after about a second, past a
+    // timeout counted from the start of the run, well within one counted from its turn.
+    let server = ChatServer::start(|r| {
+        Action::ok(completion(&answer_for(r, "abstain"), None)).after(Duration::from_millis(200))
+    });
+    let judge = judge(&server, Duration::from_millis(900), 1);
+    let requests: Vec<Request> = (0..6).map(|i| request(&format!("c{i}"))).collect();
+    let replies = judge.ask_all(&requests);
+    assert!(
+        replies.iter().all(|r| matches!(r, Reply::Answer { .. })),
+        "{replies:?}"
+    );
+    assert_eq!(server.max_in_flight(), 1);
+}

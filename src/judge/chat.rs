@@ -28,7 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use reqwest::header::{HeaderMap, ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
+use reqwest::header::{
+    HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER, USER_AGENT,
+};
 use reqwest::StatusCode;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -113,18 +115,36 @@ pub struct ChatJudge {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     url: String,
     model: String,
-    /// Read from the environment when the judge is built; never written anywhere.
+    /// Read from the environment when the judge is built; never written anywhere (excerpts
+    /// of what a server says have it taken out).
     api_key: Option<String>,
+    /// `Bearer <key>`, marked sensitive so that no debug output of a request shows it.
+    authorization: Option<HeaderValue>,
     timeout: Duration,
     connect_timeout: Duration,
     concurrency: usize,
     retry: Retry,
     /// Cleared once the server rejects `response_format`, so later criteria do not ask again.
     json_mode: AtomicBool,
+}
+
+/// Written out without the key, so that a judge in a debug message or a panic shows none.
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatJudge")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("concurrency", &self.concurrency)
+            .field("retry", &self.retry)
+            .field("json_mode", &self.json_mode)
+            .finish()
+    }
 }
 
 impl ChatJudge {
@@ -171,11 +191,33 @@ impl ChatJudge {
                 }
             },
         };
+        let authorization = match &api_key {
+            None => None,
+            Some(key) => match HeaderValue::from_str(&format!("Bearer {key}")) {
+                Ok(mut value) => {
+                    value.set_sensitive(true);
+                    Some(value)
+                }
+                Err(_) => {
+                    let var = api_key_env.as_deref().unwrap_or_default();
+                    return Err(InputError::new(format!(
+                        "the API key in the environment variable `{var}` (for the judge `{}`) \
+                         has characters an HTTP header cannot carry",
+                        spec.name
+                    ))
+                    .at(&spec.file, spec.line, 1)
+                    .help(format!(
+                        "set `{var}` to the key alone, as the provider gives it"
+                    )));
+                }
+            },
+        };
         Ok(ChatJudge {
             inner: Arc::new(Inner {
                 url: url.clone(),
                 model: model.clone(),
                 api_key,
+                authorization,
                 timeout: spec.timeout,
                 connect_timeout: CONNECT_TIMEOUT.min(spec.timeout),
                 concurrency: spec.concurrency.max(1),
@@ -193,6 +235,7 @@ impl ChatJudge {
                 url: inner.url.clone(),
                 model: inner.model.clone(),
                 api_key: inner.api_key.clone(),
+                authorization: inner.authorization.clone(),
                 timeout: inner.timeout,
                 connect_timeout: inner.connect_timeout,
                 concurrency: inner.concurrency,
@@ -413,8 +456,8 @@ impl Inner {
                 concat!("shipmoor-claim-check/", env!("CARGO_PKG_VERSION")),
             )
             .body(payload.to_string());
-        if let Some(key) = &self.api_key {
-            post = post.header(AUTHORIZATION, format!("Bearer {key}"));
+        if let Some(authorization) = &self.authorization {
+            post = post.header(AUTHORIZATION, authorization.clone());
         }
         let response = match post.send().await {
             Ok(response) => response,
@@ -458,6 +501,17 @@ impl Inner {
         if e.is_timeout() {
             return Attempt::Final {
                 reason: self.timed_out(),
+            };
+        }
+        if e.is_builder() {
+            // The request itself cannot be made (a URL that is not one): asking again would
+            // not help.
+            return Attempt::Final {
+                reason: self.excerpt(&format!(
+                    "no request could be made to `{}`: {}",
+                    self.url,
+                    error_chain(e)
+                )),
             };
         }
         // Connection refused or reset, TLS failures, a body cut short: the network, not the

@@ -221,3 +221,25 @@ fn excerpts_are_bounded_single_lines_without_the_key() {
     );
     assert_eq!(judge.inner.excerpt(" \n"), "(empty body)");
 }
+
+#[test]
+fn a_key_no_header_can_carry_names_its_variable_and_never_the_key() {
+    let err = ChatJudge::from_spec_with_env(&spec(Some("JUDGE_KEY")), |_| {
+        Some("sk-one\nline-two".to_string())
+    })
+    .unwrap_err();
+    assert!(err.message.contains("`JUDGE_KEY`"), "{}", err.message);
+    assert!(!err.to_string().contains("sk-one"), "{err}");
+    assert_eq!(err.line, Some(7));
+}
+
+#[test]
+fn neither_the_header_nor_the_debug_output_shows_the_key() {
+    let judge = judge_with_key("sk-secret");
+    let value = judge.inner.authorization.as_ref().unwrap();
+    assert!(value.is_sensitive());
+    assert_eq!(value.to_str().unwrap(), "Bearer sk-secret");
+    let debug = format!("{judge:?}");
+    assert!(!debug.contains("sk-secret"), "{debug}");
+    assert!(debug.contains(r#"api_key: Some("<set>")"#), "{debug}");
+}
