@@ -13,7 +13,7 @@
 //! - [`audit`]: what an answer means once its citations are checked against the head tree
 //!   (pure);
 //! - the transports (a command on stdin/stdout: [`command`]; an OpenAI-compatible
-//!   chat-completions endpoint) implement [`Ask`];
+//!   chat-completions endpoint: [`chat`]) implement [`Ask`];
 //! - [`run`]: the stage itself.
 //!
 //! ```text
@@ -36,6 +36,7 @@
 //! An error is only ever git failing; no answer of a judge is an error of the run.
 
 pub mod audit;
+pub mod chat;
 pub mod command;
 pub mod request;
 

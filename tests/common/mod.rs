@@ -2,6 +2,7 @@
 //! the real `shipmoor` binary.
 #![allow(dead_code)]
 
+pub mod chat_server;
 pub mod js;
 pub mod lock;
 
