@@ -3,15 +3,18 @@
 //!
 //! A record's `kind` says what it observed: a run of a command (`tag_scan`, `setup`, `listing`,
 //! `test`, `command`), all in the one [`RunRecord`] shape, or a `pattern` search at head
-//! ([`PatternRecord`]). Fields a run record has no value for are written as `null`, never left
+//! ([`PatternRecord`]), or in full mode a judge's request and its reply (`judge_request`,
+//! `judge_response`). Fields a run record has no value for are written as `null`, never left
 //! out: the records' bytes, and so their digests, depend on it.
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::judge::Request;
 use super::Constant;
 
 use crate::floor::runners::Outcome;
 use crate::floor::Side;
+use crate::judge::Usage;
 
 pub const RECORD_SCHEMA: &str = "claim_check.evidence.v1";
 
@@ -35,6 +38,10 @@ pub enum Record {
     Command(RunRecord),
     /// A `check.pattern` search of the changed files at head.
     Pattern(PatternRecord),
+    /// What one judge was asked about one criterion (full mode).
+    JudgeRequest(JudgeRequestRecord),
+    /// What that judge answered, as it came (full mode).
+    JudgeResponse(JudgeResponseRecord),
 }
 
 impl Record {
@@ -47,6 +54,8 @@ impl Record {
             Record::Test(_) => "test",
             Record::Command(_) => "command",
             Record::Pattern(_) => "pattern",
+            Record::JudgeRequest(_) => "judge_request",
+            Record::JudgeResponse(_) => "judge_response",
         }
     }
 
@@ -58,7 +67,7 @@ impl Record {
             | Record::Listing(r)
             | Record::Test(r)
             | Record::Command(r) => Some(r),
-            Record::Pattern(_) => None,
+            Record::Pattern(_) | Record::JudgeRequest(_) | Record::JudgeResponse(_) => None,
         }
     }
 
@@ -120,6 +129,38 @@ pub struct PatternRecord {
     pub regex: String,
     pub considered: Vec<String>,
     pub matches: Vec<PatternMatch>,
+}
+
+/// The request one judge was sent about one criterion, kept whole: what left the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeRequestRecord {
+    #[serde(deserialize_with = "record_schema")]
+    pub schema: Constant,
+    /// The judge's name (its lens).
+    pub judge: String,
+    /// The criterion's id.
+    pub criterion: String,
+    pub request: Request,
+}
+
+/// The judge's reply to that request, before any reading of it: `replay` re-reads the body
+/// and re-checks its citations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeResponseRecord {
+    #[serde(deserialize_with = "record_schema")]
+    pub schema: Constant,
+    pub judge: String,
+    pub criterion: String,
+    pub reply: StoredReply,
+    pub usage: Option<Usage>,
+}
+
+/// A reply as stored: the judge's output as text, or why there was none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredReply {
+    Body(String),
+    Failed(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

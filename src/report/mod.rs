@@ -15,11 +15,13 @@ use std::collections::BTreeMap;
 
 use crate::acceptance::{Criterion, InheritedPolicy, Lane};
 use crate::floor::{CriterionFloor, EntryKind, FloorReport};
+use crate::format::judge::Citation;
 pub use crate::format::result::{
     AcceptanceInfo, CriterionResult, InheritedCriterion, JudgeOutcome, Outputs, ResultDocument,
     RouteTo, RunResult, Signing, RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
+use crate::judge::Finding;
 use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult};
 
 impl CriterionResult {
@@ -72,27 +74,118 @@ impl AcceptanceInfo {
     }
 }
 
-/// The floor's entries, each with the judge's finding (by position among the entries) and the
-/// acceptance file it comes from (`origin`, by id; the pass-to-pass guard comes from none).
+/// The requirement a judge's block or abstention is reported under, whatever the criterion's
+/// lane (DESIGN 3): a floor-lane criterion the floor left open is the judge's to block.
+pub const JUDGE_REQUIREMENT: &str = "stage3.byo_judge";
+
+/// What the judge stage gave a run (full mode), as plain data: every judge's finding on every
+/// criterion it was asked about, and the notes every report repeats about the panel. Empty in
+/// fast mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JudgeRun {
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
+/// The judge's part of each criterion's disposition, by criterion id, folded from the
+/// findings: a confirmed block from any judge of the panel is the criterion's block (with
+/// every blocking judge's rationale); otherwise the criterion is abstained, with every judge's
+/// reason. Nothing a judge answers makes it anything else.
+pub fn judge_outcomes(findings: &[Finding]) -> BTreeMap<String, JudgeOutcome> {
+    let panel = findings
+        .iter()
+        .map(|f| f.judge.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut by_criterion: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_criterion.entry(&f.criterion).or_default().push(f);
+    }
+    by_criterion
+        .into_iter()
+        .map(|(id, fs)| {
+            let blocks: Vec<&&Finding> = fs
+                .iter()
+                .filter(|f| f.result == JudgeResult::Block)
+                .collect();
+            let (result, shown): (JudgeResult, Vec<&&Finding>) = if blocks.is_empty() {
+                (JudgeResult::Abstain, fs.iter().collect())
+            } else {
+                (JudgeResult::Block, blocks)
+            };
+            let rationale = shown
+                .iter()
+                .map(|f| {
+                    let why = finding_reason(f);
+                    if panel {
+                        format!("judge {}: {why}", f.judge)
+                    } else {
+                        why
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            (
+                id.to_string(),
+                JudgeOutcome {
+                    result,
+                    rationale: Some(rationale),
+                },
+            )
+        })
+        .collect()
+}
+
+/// One finding's reason as a person reads it: the judge's rationale, after why the engine
+/// downgraded or discarded its answer when it did.
+pub fn finding_reason(f: &Finding) -> String {
+    let rationale = f.rationale.trim();
+    match (&f.downgraded, rationale.is_empty()) {
+        (Some(d), true) => d.clone(),
+        (Some(d), false) => format!("{d}: {rationale}"),
+        (None, true) => "the judge gave no rationale".to_string(),
+        (None, false) => rationale.to_string(),
+    }
+}
+
+/// `path:line` of a citation, as reports point into the head tree.
+pub fn citation_at(c: &Citation) -> String {
+    format!("{}:{}", c.path, c.line)
+}
+
+impl RunResult {
+    /// The findings on one criterion, in the order the judges answered.
+    pub fn findings_for<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings.iter().filter(move |f| f.criterion == id)
+    }
+}
+
+/// The floor's entries, each with the judge's outcome for its criterion (`judge`, keyed by
+/// criterion id; a criterion absent from it was not judged) and the acceptance file it comes
+/// from (`origin`, by id). The pass-to-pass guard is the settings' and never judged: it takes
+/// neither, even where a claimed criterion shares its id.
 pub fn criteria_results(
     floor: &FloorReport,
     origin: &BTreeMap<String, String>,
-    judge: &[JudgeOutcome],
+    judge: &BTreeMap<String, JudgeOutcome>,
     mode_full: bool,
 ) -> Vec<CriterionResult> {
     floor
         .entries
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let judge = judge.get(i).cloned().unwrap_or(JudgeOutcome {
-                result: JudgeResult::None,
-                rationale: None,
-            });
+        .map(|e| {
+            let claimed = e.kind == EntryKind::Claimed;
+            let judge = judge
+                .get(&e.criterion.id)
+                .filter(|_| claimed)
+                .cloned()
+                .unwrap_or_default();
             let mut r = criterion_result(&e.criterion, e.floor.clone(), judge, mode_full);
-            r.file = match e.kind {
-                EntryKind::Claimed => origin.get(&e.criterion.id).cloned(),
-                EntryKind::Guard => None,
+            r.file = if claimed {
+                origin.get(&e.criterion.id).cloned()
+            } else {
+                None
             };
             r
         })
@@ -186,7 +279,8 @@ mod tests {
     }
 
     /// Each result comes from its own entry: a claimed criterion names its file, the guard
-    /// none, even where a criterion of the same id has one; the judge's finding goes by position.
+    /// none, even where a criterion of the same id has one; the judge's outcome goes by
+    /// criterion id, and never to the guard.
     #[test]
     fn each_entry_carries_its_criterion_into_its_result() {
         let claimed = Criterion {
@@ -218,10 +312,14 @@ mod tests {
             ("order-refunded".to_string(), "a.yaml".to_string()),
             ("guard".to_string(), "b.yaml".to_string()),
         ]);
-        let judge = [JudgeOutcome {
+        let blocked = JudgeOutcome {
             result: JudgeResult::Block,
             rationale: Some("blocked".into()),
-        }];
+        };
+        let judge = BTreeMap::from([
+            ("order-refunded".to_string(), blocked.clone()),
+            ("guard".to_string(), blocked),
+        ]);
         let r = criteria_results(&report, &origin, &judge, false);
         assert_eq!(r.len(), 2);
         assert_eq!(

@@ -15,7 +15,7 @@ use crate::floor::{
     TestObservation,
 };
 use crate::format::SideOutcome;
-use crate::report::{Outputs, RunResult, Signing, SigningState};
+use crate::report::{JudgeRun, Outputs, RunResult, Signing, SigningState};
 use crate::verdict::{FloorResult, Verdict};
 
 use super::{conclude, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
@@ -327,7 +327,7 @@ fn snapshots() -> insta::Settings {
 #[test]
 fn a_blocked_run_with_every_disposition_and_the_guard() {
     let (claim, report) = refund();
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     assert_eq!(result.verdict, Verdict::Blocked);
     let dispositions: Vec<(&str, &str)> = result
         .criteria
@@ -387,7 +387,7 @@ fn a_run_whose_guard_holds_leaves_the_judgment_to_a_person() {
             _ => {}
         }
     }
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     // A required judgment criterion nobody judged leaves the verdict to a person.
     assert_eq!(result.verdict, Verdict::Inconclusive);
     let docs = rendered(&result, Format::Human);
@@ -411,7 +411,7 @@ fn a_run_whose_guard_holds_leaves_the_judgment_to_a_person() {
 #[test]
 fn the_json_terminal_text_is_the_result_json() {
     let (claim, report) = refund();
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     let docs = rendered(&result, Format::Json);
     assert_eq!(docs.terminal.as_bytes(), docs.result_json.as_slice());
     assert!(docs.result_json.ends_with(b"}\n"));
