@@ -93,13 +93,15 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         subjects,
     };
     let rerun_fn = |st: &Statement| rerun(st, git.as_ref());
-    let report = replay::replay(
+    let tree = git.as_ref().map(|git| GitTree { git });
+    let report = replay::replay_audited(
         &bytes,
         &args.attestation.display().to_string(),
         &sig,
         &expect,
         &evidence,
         args.rerun.then_some(&rerun_fn as replay::Rerun<'_>),
+        tree.as_ref().map(|t| t as &dyn replay::HeadTree),
     );
     let mut out = std::io::stdout();
     match args.format {
@@ -115,6 +117,29 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         }
     }
     Ok(if report.valid { 0 } else { 1 })
+}
+
+/// The repository's commits, read with git, for the citation audit of step 4.
+struct GitTree<'a> {
+    git: &'a Git,
+}
+
+impl replay::HeadTree for GitTree<'_> {
+    fn has_commit(&self, commit: &str) -> bool {
+        self.git
+            .run(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .is_ok_and(|o| o.ok)
+    }
+
+    fn read(&self, commit: &str, path: &str) -> Option<String> {
+        // `cat-file blob` refuses a tree, so a directory is no file at head.
+        let out = self
+            .git
+            .run(["cat-file", "blob", &format!("{commit}:{path}")])
+            .ok()?;
+        out.ok
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
 }
 
 /// `.shipmoor/claim-check.vsa.json` → `.shipmoor/evidence`.
