@@ -218,7 +218,56 @@ mod tests {
                 text: "// fixed".into(),
             }],
         });
-        for r in [test_record(), pattern] {
+        let request = Record::JudgeRequest(JudgeRequestRecord {
+            schema: RECORD_SCHEMA,
+            judge: "intent".into(),
+            criterion: "audit-log".into(),
+            request: Request {
+                schema: crate::format::judge::REQUEST_SCHEMA.into(),
+                criterion: crate::format::judge::RequestCriterion {
+                    id: "audit-log".into(),
+                    ac: "An audit log entry is written.".into(),
+                    required: true,
+                    lane: crate::acceptance::Lane::Judge,
+                    tag: "AC-AUDIT-LOG-fb7d".into(),
+                },
+                repo: "file:///tmp/repo".into(),
+                base: "d8f94489d716fc95c2df61bda5b3eef0449c9499".into(),
+                head: "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb".into(),
+                changed_files: vec!["src/refund.py".into()],
+                diff: "+return order\n".into(),
+                diff_truncated: false,
+                floor: crate::format::judge::RequestFloor {
+                    result: crate::verdict::FloorResult::NotApplicable,
+                    reason: "judgment criterion".into(),
+                },
+            },
+        });
+        let answered = Record::JudgeResponse(JudgeResponseRecord {
+            schema: RECORD_SCHEMA,
+            judge: "intent".into(),
+            criterion: "audit-log".into(),
+            reply: StoredReply::Body(r#"{"decision": "abstain"}"#.into()),
+            usage: Some(Usage {
+                prompt_tokens: 10,
+                completion_tokens: 2,
+            }),
+        });
+        let failed = Record::JudgeResponse(JudgeResponseRecord {
+            reply: StoredReply::Failed("timeout after 120 s".into()),
+            usage: None,
+            ..match &answered {
+                Record::JudgeResponse(r) => r.clone(),
+                _ => unreachable!(),
+            }
+        });
+        // The reply is a body or a reason; the usage a `null` when the endpoint gave none.
+        let text = String::from_utf8(canonical_json(&failed).unwrap()).unwrap();
+        assert!(
+            text.contains(r#""kind":"judge_response","reply":{"failed":"timeout after 120 s"},"schema":"claim_check.evidence.v1","usage":null"#),
+            "{text}"
+        );
+        for r in [test_record(), pattern, request, answered, failed] {
             let bytes = canonical_json(&r).unwrap();
             let back: Record = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(back, r);

@@ -107,4 +107,32 @@ mod tests {
         let text = String::from_utf8(bytes).unwrap();
         assert!(text.starts_with("{\n  \"schema\": \"claim_check.fixes.v2\",\n  \"fixes\": ["));
     }
+
+    /// A judge's fix cites `{type: "judge", pointer, detail: "path:line"}`; a type this release
+    /// does not write is refused.
+    #[test]
+    fn a_judge_fix_reads_back_and_an_unknown_evidence_type_does_not() {
+        let fix = Fix {
+            requirement: "stage3.byo_judge".into(),
+            ac: "An audit log entry is written.".into(),
+            reason: "refund() returns first".into(),
+            evidence: FixEvidence {
+                kind: EvidenceKind::Judge,
+                pointer: format!("sha256:{}", "a".repeat(64)),
+                detail: "src/refund.py:42".into(),
+            },
+        };
+        let json = serde_json::to_string(&fix).unwrap();
+        assert!(
+            json.contains(r#""evidence":{"type":"judge","pointer":"sha256:"#),
+            "{json}"
+        );
+        let back: Fix = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.evidence.kind, EvidenceKind::Judge);
+        let other = json.replace(r#""type":"judge""#, r#""type":"oracle""#);
+        assert!(serde_json::from_str::<Fix>(&other).is_err());
+        let floor = json.replace(r#""type":"judge""#, r#""type":"attestation""#);
+        let back: Fix = serde_json::from_str(&floor).unwrap();
+        assert_eq!(back.evidence.kind, EVIDENCE_KIND);
+    }
 }

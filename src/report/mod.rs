@@ -255,9 +255,13 @@ pub fn short_pointer(p: &str) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{criteria_results, JudgeOutcome, RouteTo};
+    use super::{criteria_results, judge_outcomes, Disposition, JudgeOutcome, RouteTo};
+    use crate::acceptance::AcceptanceState;
     use crate::acceptance::{tag_for, Criterion, Lane};
     use crate::floor::{guard_criterion, CriterionFloor, EntryKind, FloorEntry, FloorReport};
+    use crate::format::judge::Citation;
+    use crate::judge::{Finding, Identity};
+    use crate::verdict::{fuse, Verdict};
     use crate::verdict::{FloorResult, JudgeResult};
 
     fn entry(kind: EntryKind, criterion: Criterion, result: FloorResult) -> FloorEntry {
@@ -343,5 +347,126 @@ mod tests {
         );
         assert_eq!(r[1].judge.result, JudgeResult::None);
         assert!(r[1].required);
+    }
+
+    fn finding(criterion: &str, judge: &str, result: JudgeResult, downgraded: bool) -> Finding {
+        Finding {
+            criterion: criterion.into(),
+            judge: judge.into(),
+            identity: Identity::Chat {
+                url: "http://127.0.0.1:1/v1/chat/completions".into(),
+                model: "m".into(),
+            },
+            result,
+            rationale: format!("{judge} says {}", result.as_str()),
+            pointer: (result == JudgeResult::Block).then(|| Citation {
+                path: "src/a.py".into(),
+                line: 1,
+                quote: "x".into(),
+            }),
+            citations: vec![],
+            downgraded: downgraded.then(|| "unresolved pointer".into()),
+            request_evidence: format!("sha256:{}", "1".repeat(64)),
+            response_evidence: None,
+            usage: None,
+        }
+    }
+
+    /// Every floor result, lane and requirement, under every panel answer: no judge answer
+    /// makes a criterion satisfied, a confirmed block from any judge blocks it, and the fused
+    /// verdict is never READY or READY WITH GAPS where the floor alone would not have been.
+    #[test]
+    fn no_judge_answer_passes_a_criterion() {
+        use JudgeResult::{Abstain, Block};
+        let panels: [&[(&str, JudgeResult, bool)]; 7] = [
+            &[],
+            &[("a", Block, false)],
+            &[("a", Abstain, false)],
+            &[("a", Abstain, true)],
+            &[("a", Block, false), ("b", Abstain, false)],
+            &[("a", Abstain, false), ("b", Abstain, true)],
+            &[("a", Abstain, true), ("b", Block, false)],
+        ];
+        let good = |v: Verdict| matches!(v, Verdict::Ready | Verdict::ReadyWithGaps);
+        for floor in FloorResult::ALL {
+            for lane in [Lane::Floor, Lane::Judge] {
+                for required in [true, false] {
+                    for panel in panels {
+                        let c = Criterion {
+                            id: "c".into(),
+                            ac: "C holds.".into(),
+                            required,
+                            lane,
+                            check: None,
+                            tag: tag_for("c"),
+                            line: 1,
+                        };
+                        let report = FloorReport {
+                            entries: vec![entry(EntryKind::Claimed, c, floor)],
+                            runtime: vec![],
+                            overlay: vec![],
+                            overlay_spliced: vec![],
+                            overlay_deleted: vec![],
+                            changed_files: 0,
+                            harness: vec![],
+                        };
+                        let findings: Vec<Finding> = panel
+                            .iter()
+                            .map(|(j, r, d)| finding("c", j, *r, *d))
+                            .collect();
+                        let origin = BTreeMap::new();
+                        let judged =
+                            criteria_results(&report, &origin, &judge_outcomes(&findings), true);
+                        let alone = criteria_results(&report, &origin, &BTreeMap::new(), true);
+                        let case = format!("{floor:?} {lane:?} required={required} {panel:?}");
+                        let r = &judged[0];
+                        if floor != FloorResult::Satisfied {
+                            assert_ne!(r.disposition, Disposition::Satisfied, "{case}");
+                            assert_ne!(r.route_to, RouteTo::Proceed, "{case}");
+                        }
+                        let blocked = panel.iter().any(|(_, res, _)| *res == Block);
+                        assert_eq!(r.disposition == Disposition::Blocked, blocked, "{case}");
+                        let want = match (panel.is_empty(), blocked) {
+                            (true, _) => JudgeResult::None,
+                            (false, true) => Block,
+                            (false, false) => Abstain,
+                        };
+                        assert_eq!(r.judge.result, want, "{case}");
+                        let verdict = |rs: &[super::CriterionResult]| {
+                            let inputs: Vec<_> = rs.iter().map(|c| c.fusion_input()).collect();
+                            fuse(AcceptanceState::Committed, &inputs).verdict
+                        };
+                        if good(verdict(&judged)) {
+                            assert!(good(verdict(&alone)), "{case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A panel's rationale names each judge; an abstention downgraded by the engine says why.
+    #[test]
+    fn a_panel_outcome_names_its_judges_and_a_downgrade_its_reason() {
+        let one = judge_outcomes(&[finding("c", "a", JudgeResult::Abstain, true)]);
+        assert_eq!(
+            one["c"].rationale.as_deref(),
+            Some("unresolved pointer: a says abstain")
+        );
+        let panel = judge_outcomes(&[
+            finding("c", "a", JudgeResult::Abstain, false),
+            finding("c", "b", JudgeResult::Block, false),
+            finding("d", "a", JudgeResult::Abstain, false),
+        ]);
+        assert_eq!(panel["c"].result, JudgeResult::Block);
+        assert_eq!(
+            panel["c"].rationale.as_deref(),
+            Some("judge b: b says block")
+        );
+        assert_eq!(panel["d"].result, JudgeResult::Abstain);
+        assert_eq!(
+            panel["d"].rationale.as_deref(),
+            Some("judge a: a says abstain")
+        );
     }
 }
