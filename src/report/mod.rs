@@ -2,7 +2,8 @@
 //! the fix packet (`claim_check.fixes.v2`) and `verify.md`.
 //!
 //! In: the floor's entries (each criterion with its disposition), the files the criteria come
-//! from, the fused verdict. Out: a [`RunResult`]
+//! from, in full mode the judge's findings ([`JudgeRun`], folded per criterion by
+//! [`judge_outcomes`]), the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
 //! The result's and the fix packet's types are in [`crate::format`], which readers share.

@@ -328,28 +328,49 @@ fn truncated(s: &str, max: usize) -> String {
     t
 }
 
+fn check_words(c: CitationCheck) -> &'static str {
+    match c {
+        CitationCheck::Resolved => "resolved",
+        CitationCheck::NoSuchFile => "no such file at head",
+        CitationCheck::QuoteNotFound => "quote not within 3 lines",
+    }
+}
+
+/// A finding's row: its evidence cell names the block's pointer, each citation with its
+/// check, and the judge's response record.
 fn finding_row(f: &Finding) -> String {
     let (severity, disposition) = match (f.result, &f.downgraded) {
         (JudgeResult::Block, _) => ("BLOCKING", "confirmed block → fix".to_string()),
         (_, Some(d)) => ("WARNING", format!("abstain ({}) → human", cell(d))),
         _ => ("WARNING", "abstain → human".to_string()),
     };
-    let evidence = f
+    let record = f
         .response_evidence
         .as_deref()
         .unwrap_or(&f.request_evidence);
-    let evidence = match &f.pointer {
-        Some(p) if f.result == JudgeResult::Block => {
-            format!("{} ({})", cell(&citation_at(p)), short_pointer(evidence))
-        }
-        _ => short_pointer(evidence),
-    };
+    let mut evidence = Vec::new();
+    if let (JudgeResult::Block, Some(p)) = (f.result, &f.pointer) {
+        evidence.push(format!("pointer {}", citation_at(p)));
+    }
+    if f.citations.is_empty() {
+        evidence.push("no citations".to_string());
+    } else {
+        evidence.push(
+            f.citations
+                .iter()
+                .map(|c| format!("{} {}", citation_at(&c.citation), check_words(c.check)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    evidence.push(short_pointer(record));
     format!(
-        "| {} | {} | {}: {} | {severity} | {evidence} | {disposition} |",
+        "| {} | {} | {}: {} | {severity} | {} | {disposition} |",
         cell(&f.judge),
         identity_cell(&f.identity),
         cell(&f.criterion),
         cell(&truncated(&finding_reason(f), FINDING_CELL_CHARS)),
+        cell(&evidence.join("; ")),
     )
 }
 
@@ -358,25 +379,22 @@ fn citation_rows(findings: &[Finding]) -> Vec<String> {
         .iter()
         .flat_map(|f| {
             f.citations.iter().map(move |c| {
-                let check = match c.check {
-                    CitationCheck::Resolved => "resolved",
-                    CitationCheck::NoSuchFile => "no such file at head",
-                    CitationCheck::QuoteNotFound => "quote not within 3 lines",
-                };
                 format!(
-                    "| {} | {} | {} | `{}` | {check} |",
+                    "| {} | {} | {} | `{}` | {} |",
                     cell(&f.judge),
                     cell(&f.criterion),
                     cell(&citation_at(&c.citation)),
                     cell(&truncated(&c.citation.quote, 60)).replace('`', "'"),
+                    check_words(c.check)
                 )
             })
         })
         .collect()
 }
 
-/// One row per judge finding (lens, judge, finding, severity, evidence, disposition), then
-/// each citation with what the audit found of it, then the notes about the panel.
+/// One row per judge finding (lens, judge, finding, severity, evidence with each citation's
+/// check, disposition), the citations with their quotes folded below, then the notes about
+/// the panel. The claim records share the body's budget, so only the findings stay unfolded.
 fn judge_findings(doc: &mut Doc, r: &RunResult) {
     let rows: Vec<String> = r.findings.iter().map(finding_row).collect();
     doc.table_folded(
@@ -386,18 +404,21 @@ fn judge_findings(doc: &mut Doc, r: &RunResult) {
         JUDGE_ROWS_IN_BODY,
     );
     let citations = citation_rows(&r.findings);
-    doc.blank();
-    if citations.is_empty() {
-        doc.line("Citation checks: the judges cited nothing.");
-    } else {
-        doc.line("Citation checks against the head tree:");
+    if !citations.is_empty() {
+        doc.blank();
+        doc.line("<details>");
+        doc.line(&format!(
+            "<summary>{} citations checked against the head tree</summary>",
+            citations.len()
+        ));
         doc.blank();
         doc.table_folded(
             "| lens | criterion | citation | quote | check |",
             &citations,
             "citations",
-            JUDGE_ROWS_IN_BODY,
+            citations.len(),
         );
+        doc.line("</details>");
     }
     for note in &r.judge_notes {
         doc.blank();
