@@ -665,6 +665,15 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
     assert_eq!(ext["judges"][0]["identity"]["sha256"], "ab".repeat(32));
     assert_eq!(ext["findings"].as_array().map(Vec::len), Some(5));
     assert_eq!(ext["findings"][2]["response_evidence"], pointer(25));
+    // The typed reader `replay` uses reads it back to the same bytes.
+    let typed: crate::format::statement::Statement =
+        serde_json::from_slice(&docs.statement).expect("a statement");
+    assert_eq!(typed.to_bytes().expect("bytes"), docs.statement);
+    assert_eq!(typed.extension().findings, result.findings);
+    // And the result document, which the Action reads.
+    let back = crate::report::ResultDocument::parse(&docs.result_json).expect("a result");
+    assert_eq!(back.result.findings, result.findings);
+    assert_eq!(back.result.judge_notes, result.judge_notes);
 
     snapshots().bind(|| {
         insta::assert_snapshot!("full_terminal", docs.terminal);
