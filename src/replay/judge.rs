@@ -254,7 +254,8 @@ fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, String> {
 }
 
 /// The judge's answer in a stored reply, read as leniently as a judge's output is: the whole
-/// body, or the object between its first `{` and its last `}` (a code fence, leading prose).
+/// body, or else the first JSON object in it that reads as a response, whatever prose or code
+/// fence stands before or after it.
 fn read_reply(r: &JudgeResponseRecord) -> Option<Response> {
     let StoredReply::Body(body) = &r.reply else {
         return None;
@@ -262,11 +263,12 @@ fn read_reply(r: &JudgeResponseRecord) -> Option<Response> {
     if let Ok(a) = serde_json::from_str::<Response>(body.trim()) {
         return Some(a);
     }
-    let start = body.find('{')?;
-    let end = body.rfind('}')?;
-    (start < end)
-        .then(|| serde_json::from_str::<Response>(&body[start..=end]).ok())
-        .flatten()
+    body.match_indices('{').find_map(|(i, _)| {
+        serde_json::Deserializer::from_str(&body[i..])
+            .into_iter::<Response>()
+            .next()
+            .and_then(Result::ok)
+    })
 }
 
 #[cfg(test)]
