@@ -17,7 +17,11 @@
 //!    object's SHA-256 where the repository has it, every `--subject`), `verifier.id`,
 //!    `resourceUri`;
 //! 4. **evidence**: every cited record and blob is re-hashed from the evidence store, and each
-//!    disposition agrees with the records it cites (the floor's rule re-run over them);
+//!    disposition agrees with the records it cites (the floor's rule re-run over them); in full
+//!    mode each judge finding agrees with its request and response records, every judge block
+//!    of a disposition has its finding, and, with the repository at hand, the citation audit
+//!    re-run at the recorded head gives each citation's recorded check (a block whose pointer
+//!    no longer resolves fails here);
 //! 5. **fusion**: the recorded policy re-run over the dispositions gives the recorded verdict,
 //!    `verificationResult` and `verifiedLevels`;
 //! 6. **rerun** (with `--rerun`): the floor re-executed at the recorded commits gives the same
@@ -43,6 +47,8 @@ use crate::format::statement::{
 };
 use crate::format::SideOutcome;
 use crate::verdict::{self, FloorResult, FusionInput};
+
+mod judge;
 
 pub const REPORT_SCHEMA: &str = "claim_check.replay.v1";
 
@@ -108,6 +114,15 @@ pub struct Expectations {
 /// The re-execution of step 6, supplied by the caller (it needs a repository and runners).
 pub type Rerun<'a> = &'a dyn Fn(&Statement) -> Result<String, String>;
 
+/// The repository at hand, for step 4's re-run of the citation audit at the recorded head.
+pub trait HeadTree {
+    /// Whether the repository has this commit (a replay elsewhere cannot audit).
+    fn has_commit(&self, commit: &str) -> bool;
+    /// A file's text at `commit` by its repository-relative path, `None` when there is no
+    /// such file.
+    fn read(&self, commit: &str, path: &str) -> Option<String>;
+}
+
 pub const STEP_NAMES: [&str; 6] = [
     "parse",
     "signature",
@@ -155,7 +170,8 @@ impl Form {
     }
 }
 
-/// Replays an attestation (see the module doc).
+/// Replays an attestation (see the module doc), without a repository to re-audit the judge's
+/// citations in.
 pub fn replay(
     bytes: &[u8],
     name: &str,
@@ -163,6 +179,20 @@ pub fn replay(
     expect: &Expectations,
     evidence_dir: &Path,
     rerun: Option<Rerun<'_>>,
+) -> Report {
+    replay_audited(bytes, name, sig, expect, evidence_dir, rerun, None)
+}
+
+/// Replays an attestation (see the module doc); with `tree`, step 4 also re-runs the citation
+/// audit over the judge's findings at the recorded head.
+pub fn replay_audited(
+    bytes: &[u8],
+    name: &str,
+    sig: &SignatureCheck,
+    expect: &Expectations,
+    evidence_dir: &Path,
+    rerun: Option<Rerun<'_>>,
+    tree: Option<&dyn HeadTree>,
 ) -> Report {
     let mut run = Run { steps: Vec::new() };
     let mut report = Report {
@@ -175,15 +205,14 @@ pub fn replay(
         signer: None,
         steps: Vec::new(),
     };
-    let outcome = steps(
-        bytes,
+    let checks = Checks {
         sig,
         expect,
         evidence_dir,
         rerun,
-        &mut run,
-        &mut report,
-    );
+        tree,
+    };
+    let outcome = steps(bytes, &checks, &mut run, &mut report);
     if let Err((n, why)) = outcome {
         run.push(n, Status::Failed, why);
         for later in (n + 1)..=6 {
@@ -198,15 +227,23 @@ pub fn replay(
 
 type StepResult<T> = Result<T, (u8, String)>;
 
-fn steps(
-    bytes: &[u8],
-    sig: &SignatureCheck,
-    expect: &Expectations,
-    evidence_dir: &Path,
-    rerun: Option<Rerun<'_>>,
-    run: &mut Run,
-    report: &mut Report,
-) -> StepResult<()> {
+/// What the caller asked to be checked, and with what.
+struct Checks<'a> {
+    sig: &'a SignatureCheck,
+    expect: &'a Expectations,
+    evidence_dir: &'a Path,
+    rerun: Option<Rerun<'a>>,
+    tree: Option<&'a dyn HeadTree>,
+}
+
+fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) -> StepResult<()> {
+    let Checks {
+        sig,
+        expect,
+        evidence_dir,
+        rerun,
+        tree,
+    } = *checks;
     // 1. parse
     let form = parse_form(bytes).map_err(|e| (1, e))?;
     report.form = Some(form.label().to_string());
@@ -243,7 +280,7 @@ fn steps(
     );
 
     // 4. evidence
-    let detail = check_evidence(&statement, evidence_dir).map_err(|e| (4, e))?;
+    let detail = check_evidence(&statement, evidence_dir, tree).map_err(|e| (4, e))?;
     run.ok(4, detail);
 
     // 5. fusion
@@ -526,7 +563,11 @@ fn read_item(dir: &Path, pointer: &str, seen: &mut BTreeSet<String>) -> Result<V
     Ok(bytes)
 }
 
-fn check_evidence(st: &Statement, dir: &Path) -> Result<String, String> {
+fn check_evidence(
+    st: &Statement,
+    dir: &Path,
+    tree: Option<&dyn HeadTree>,
+) -> Result<String, String> {
     let cited: BTreeSet<String> = st
         .predicate
         .input_attestations
@@ -550,8 +591,9 @@ fn check_evidence(st: &Statement, dir: &Path) -> Result<String, String> {
     for d in &ext.dispositions {
         check_disposition(d, &records, &ext.base, &ext.head)?;
     }
+    let judged = judge::check_findings(ext, &records, tree)?;
     Ok(format!(
-        "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence",
+        "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence{judged}",
         records.len(),
         ext.dispositions.len()
     ))

@@ -7,7 +7,9 @@
 //! - predicate: `verifier`, `timeVerified`, `resourceUri` (`git+<repo>@<head>`), `policy` (the
 //!   acceptance set's path and digest), `inputAttestations` (every evidence record, by digest),
 //!   `verificationResult`, `verifiedLevels` (our own names, never `SLSA_…`), and the full
-//!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses.
+//!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses; in full mode
+//!   the extension also names each judge (its command's digest, or its endpoint and model) and
+//!   holds every finding, whose request and response records are among `inputAttestations`.
 //!
 //! The statement's types, and the format version, are in [`crate::format::statement`].
 
@@ -20,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::format::statement::{
     CriterionDisposition, DispositionFloor, DispositionTest, Extension, ExtensionAcceptance,
-    InputAttestation, Policy, Predicate, Sha256Digest, Statement, Subject as StatementSubject,
-    SubjectDigest, Verifier, VerifierVersion,
+    InputAttestation, JudgeIdentity, Policy, Predicate, Sha256Digest, Statement,
+    Subject as StatementSubject, SubjectDigest, Verifier, VerifierVersion,
 };
 pub use crate::format::statement::{
     EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
@@ -183,9 +185,26 @@ pub fn statement(
                 harness_changes: r.harness_changes.clone(),
                 signing: r.signing.state,
                 dispositions,
+                judges: judges(r),
+                findings: r.findings.clone(),
+                judge_notes: r.judge_notes.clone(),
             },
         },
     }
+}
+
+/// Each judge that answered, once, in the order of its first finding.
+fn judges(r: &RunResult) -> Vec<JudgeIdentity> {
+    let mut out: Vec<JudgeIdentity> = Vec::new();
+    for f in &r.findings {
+        if out.iter().all(|j| j.name != f.judge) {
+            out.push(JudgeIdentity {
+                name: f.judge.clone(),
+                identity: f.identity.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// The statement's bytes: sorted keys, two-space indent, a final newline.

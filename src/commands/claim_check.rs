@@ -31,8 +31,8 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::report::{
-    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, Outputs, ResultDocument,
-    RunResult, Signing, SigningState,
+    self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
+    ResultDocument, RunResult, Signing, SigningState,
 };
 use crate::verdict;
 
@@ -130,7 +130,8 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     drop(temp);
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
-    let result = conclude(&plan.claim, &floor_report, &facts);
+    // The judge stage is not wired here yet: fast mode has no findings.
+    let result = conclude(&plan.claim, &floor_report, &JudgeRun::default(), &facts);
     let head_object_sha256 = head_object_sha256(&plan.git, &plan.head)?;
     let inputs = StatementInputs {
         evidence_records: store.records(),
@@ -512,11 +513,13 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
     })
 }
 
-/// Phase 3 (pure): the floor's entries fused into the run's verdict, with the claim and the
-/// run's facts.
-fn conclude(claim: &ClaimInfo, floor: &FloorReport, facts: &Facts) -> RunResult {
+/// Phase 3 (pure): the floor's entries and the judge's findings (none in fast mode) fused into
+/// the run's verdict, with the claim and the run's facts.
+fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Facts) -> RunResult {
     let set = &claim.set;
-    let criteria = report::criteria_results(floor, &set.origin, &[], facts.mode == Mode::Full);
+    let outcomes = report::judge_outcomes(&judge.findings);
+    let criteria =
+        report::criteria_results(floor, &set.origin, &outcomes, facts.mode == Mode::Full);
     let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
     let fused = verdict::fuse(set.state, &inputs);
     RunResult {
@@ -545,6 +548,8 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, facts: &Facts) -> RunResult 
         runtime: floor.runtime.clone(),
         outputs: facts.outputs.clone(),
         signing: facts.signing.clone(),
+        findings: judge.findings.clone(),
+        judge_notes: judge.notes.clone(),
     }
 }
 

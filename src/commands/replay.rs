@@ -93,13 +93,15 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         subjects,
     };
     let rerun_fn = |st: &Statement| rerun(st, git.as_ref());
-    let report = replay::replay(
+    let tree = git.as_ref().map(|git| GitTree { git });
+    let report = replay::replay_audited(
         &bytes,
         &args.attestation.display().to_string(),
         &sig,
         &expect,
         &evidence,
         args.rerun.then_some(&rerun_fn as replay::Rerun<'_>),
+        tree.as_ref().map(|t| t as &dyn replay::HeadTree),
     );
     let mut out = std::io::stdout();
     match args.format {
@@ -115,6 +117,29 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         }
     }
     Ok(if report.valid { 0 } else { 1 })
+}
+
+/// The repository's commits, read with git, for the citation audit of step 4.
+struct GitTree<'a> {
+    git: &'a Git,
+}
+
+impl replay::HeadTree for GitTree<'_> {
+    fn has_commit(&self, commit: &str) -> bool {
+        self.git
+            .run(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .is_ok_and(|o| o.ok)
+    }
+
+    fn read(&self, commit: &str, path: &str) -> Option<String> {
+        // `cat-file blob` refuses a tree, so a directory is no file at head.
+        let out = self
+            .git
+            .run(["cat-file", "blob", &format!("{commit}:{path}")])
+            .ok()?;
+        out.ok
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
 }
 
 /// `.shipmoor/claim-check.vsa.json` → `.shipmoor/evidence`.
@@ -310,4 +335,76 @@ fn rebuild_claim(
         ));
     }
     Ok(c.set)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::GitTree;
+    use crate::format::judge::Citation;
+    use crate::git::Git;
+    use crate::judge::audit::check_citation;
+    use crate::judge::CitationCheck;
+    use crate::replay::HeadTree;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env_remove("GIT_DIR")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// The citation audit over a real repository reads the recorded head, not the checkout:
+    /// a file changed or removed since still resolves as it was at that commit, and a
+    /// directory is no file.
+    #[test]
+    fn the_head_tree_is_read_at_the_recorded_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("src/refund.py"),
+            "def refund(order):\n    return order\n",
+        )
+        .unwrap();
+        git(root, &["add", "."]);
+        git(root, &["commit", "-qm", "head"]);
+        let head = git(root, &["rev-parse", "HEAD"]);
+        std::fs::remove_file(root.join("src/refund.py")).unwrap();
+        git(root, &["commit", "-qam", "later"]);
+
+        let repo = Git::discover(root).unwrap();
+        let tree = GitTree { git: &repo };
+        assert!(tree.has_commit(&head));
+        assert!(!tree.has_commit(&"0".repeat(40)));
+        let cite = |path: &str, quote: &str| Citation {
+            path: path.into(),
+            line: 2,
+            quote: quote.into(),
+        };
+        let read = |p: &str| tree.read(&head, p);
+        assert_eq!(
+            check_citation(&cite("src/refund.py", "return   order"), &read),
+            CitationCheck::Resolved
+        );
+        assert_eq!(
+            check_citation(&cite("src/refund.py", "audit.write"), &read),
+            CitationCheck::QuoteNotFound
+        );
+        assert_eq!(
+            check_citation(&cite("src", "return order"), &read),
+            CitationCheck::NoSuchFile
+        );
+        assert_eq!(
+            check_citation(&cite("src/nope.py", "return order"), &read),
+            CitationCheck::NoSuchFile
+        );
+    }
 }

@@ -14,15 +14,21 @@ pub const SCHEMA: &str = "claim_check.fixes.v2";
 
 pub const AUTHOR_INSTRUCTION: &str = "Write a test whose id or filename contains this exact tag. It must fail at the base commit and pass at the head commit.";
 
-/// The only kind of evidence a fix cites: a record of the attestation.
-pub const EVIDENCE_KIND: &str = "attestation";
+/// What a fix's evidence points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// A record of the attestation (a floor observation).
+    Attestation,
+    /// A judge's response record, with the `path:line` its confirmed block points at.
+    Judge,
+}
+
+/// The kind of evidence a floor miss cites.
+pub const EVIDENCE_KIND: EvidenceKind = EvidenceKind::Attestation;
 
 fn schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     super::constant(d, SCHEMA)
-}
-
-fn evidence_kind<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    super::constant(d, EVIDENCE_KIND)
 }
 
 fn author_instruction<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
@@ -39,6 +45,10 @@ pub struct FixPacket {
     /// The criteria inherited from earlier changes, in one line (absent when there are none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inherited: Option<String>,
+    /// Full mode: what the run says about the panel (a judge whose blocks were discarded);
+    /// absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,8 +61,8 @@ pub struct Fix {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FixEvidence {
-    #[serde(rename = "type", deserialize_with = "evidence_kind")]
-    pub kind: Constant,
+    #[serde(rename = "type")]
+    pub kind: EvidenceKind,
     pub pointer: String,
     pub detail: String,
 }
@@ -96,5 +106,33 @@ mod tests {
         // Declared order, not sorted: `schema` first, as the packet always began.
         let text = String::from_utf8(bytes).unwrap();
         assert!(text.starts_with("{\n  \"schema\": \"claim_check.fixes.v2\",\n  \"fixes\": ["));
+    }
+
+    /// A judge's fix cites `{type: "judge", pointer, detail: "path:line"}`; a type this release
+    /// does not write is refused.
+    #[test]
+    fn a_judge_fix_reads_back_and_an_unknown_evidence_type_does_not() {
+        let fix = Fix {
+            requirement: "stage3.byo_judge".into(),
+            ac: "An audit log entry is written.".into(),
+            reason: "refund() returns first".into(),
+            evidence: FixEvidence {
+                kind: EvidenceKind::Judge,
+                pointer: format!("sha256:{}", "a".repeat(64)),
+                detail: "src/refund.py:42".into(),
+            },
+        };
+        let json = serde_json::to_string(&fix).unwrap();
+        assert!(
+            json.contains(r#""evidence":{"type":"judge","pointer":"sha256:"#),
+            "{json}"
+        );
+        let back: Fix = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.evidence.kind, EvidenceKind::Judge);
+        let other = json.replace(r#""type":"judge""#, r#""type":"oracle""#);
+        assert!(serde_json::from_str::<Fix>(&other).is_err());
+        let floor = json.replace(r#""type":"judge""#, r#""type":"attestation""#);
+        let back: Fix = serde_json::from_str(&floor).unwrap();
+        assert_eq!(back.evidence.kind, EVIDENCE_KIND);
     }
 }

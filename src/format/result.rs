@@ -13,6 +13,7 @@ use super::fixes::FixPacket;
 use super::{Constant, Disposition, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
 pub use crate::floor::{CriterionFloor, EvidenceRef, RuntimeRow, TestObservation};
+use crate::judge::Finding;
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
@@ -152,6 +153,14 @@ pub struct RunResult {
     pub runtime: Vec<RuntimeRow>,
     pub outputs: Outputs,
     pub signing: Signing,
+    /// Full mode: every judge's answer on every criterion it was asked about, after the
+    /// citation audit (absent when no judge ran, so a fast run's result is as it always was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Full mode: what every report says about the panel as a whole (`judge X: most
+    /// citations do not resolve; its blocks are discarded`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_notes: Vec<String>,
 }
 
 /// The result document: the run result and its fix packet. Written from borrowed parts, read
@@ -310,6 +319,8 @@ pub(crate) mod tests {
                 state: SigningState::Unsigned,
                 note: "the attestation is unsigned (--sign none)".into(),
             },
+            findings: vec![],
+            judge_notes: vec![],
         }
     }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::result::{InheritedCriterion, JudgeOutcome, RouteTo};
 use super::{Disposition, SideOutcome, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
+use crate::judge::{Finding, Identity};
 use crate::verdict::{FloorResult, Verdict};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -30,7 +31,9 @@ pub const EVIDENCE_MEDIA_TYPE: &str = "application/vnd.shipmoor.evidence+json";
 /// 3: the `policy` digest covers the change's claim (the claimed criteria, each with its file,
 /// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
 /// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
-/// inherited criteria.
+/// inherited criteria. Full mode's `judges`, `findings` and `judge_notes` are optional fields of
+/// format 3, absent from a fast run's statement (which stays byte for byte as it was); a
+/// statement that has them is still format 3, and `replay` audits them when they are there.
 pub const FORMAT_VERSION: u32 = 3;
 /// The oldest statement format this release reads.
 pub const OLDEST_FORMAT: u64 = 1;
@@ -173,6 +176,25 @@ pub struct Extension {
     pub harness_changes: Vec<String>,
     pub signing: SigningState,
     pub dispositions: Vec<CriterionDisposition>,
+    /// Full mode: who judged (each judge of the panel by name, with its command's digest or
+    /// its endpoint and model). Absent when no judge ran, as in every statement before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<JudgeIdentity>,
+    /// Full mode: every judge's finding on every criterion, with each citation's check and the
+    /// evidence pointers of its request and response records, which `replay` re-audits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Full mode: what the run said about the panel (a judge whose blocks were discarded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_notes: Vec<String>,
+}
+
+/// One judge of the panel, as the statement names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeIdentity {
+    /// The judge's name (its lens).
+    pub name: String,
+    pub identity: Identity,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,8 @@
 //! the fix packet (`claim_check.fixes.v2`) and `verify.md`.
 //!
 //! In: the floor's entries (each criterion with its disposition), the files the criteria come
-//! from, the fused verdict. Out: a [`RunResult`]
+//! from, in full mode the judge's findings ([`JudgeRun`], folded per criterion by
+//! [`judge_outcomes`]), the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
 //! The result's and the fix packet's types are in [`crate::format`], which readers share.
@@ -15,11 +16,13 @@ use std::collections::BTreeMap;
 
 use crate::acceptance::{Criterion, InheritedPolicy, Lane};
 use crate::floor::{CriterionFloor, EntryKind, FloorReport};
+use crate::format::judge::Citation;
 pub use crate::format::result::{
     AcceptanceInfo, CriterionResult, InheritedCriterion, JudgeOutcome, Outputs, ResultDocument,
     RouteTo, RunResult, Signing, RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
+use crate::judge::Finding;
 use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult};
 
 impl CriterionResult {
@@ -72,27 +75,118 @@ impl AcceptanceInfo {
     }
 }
 
-/// The floor's entries, each with the judge's finding (by position among the entries) and the
-/// acceptance file it comes from (`origin`, by id; the pass-to-pass guard comes from none).
+/// The requirement a judge's block or abstention is reported under, whatever the criterion's
+/// lane (DESIGN 3): a floor-lane criterion the floor left open is the judge's to block.
+pub const JUDGE_REQUIREMENT: &str = "stage3.byo_judge";
+
+/// What the judge stage gave a run (full mode), as plain data: every judge's finding on every
+/// criterion it was asked about, and the notes every report repeats about the panel. Empty in
+/// fast mode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JudgeRun {
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
+/// The judge's part of each criterion's disposition, by criterion id, folded from the
+/// findings: a confirmed block from any judge of the panel is the criterion's block (with
+/// every blocking judge's rationale); otherwise the criterion is abstained, with every judge's
+/// reason. Nothing a judge answers makes it anything else.
+pub fn judge_outcomes(findings: &[Finding]) -> BTreeMap<String, JudgeOutcome> {
+    let panel = findings
+        .iter()
+        .map(|f| f.judge.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut by_criterion: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_criterion.entry(&f.criterion).or_default().push(f);
+    }
+    by_criterion
+        .into_iter()
+        .map(|(id, fs)| {
+            let blocks: Vec<&&Finding> = fs
+                .iter()
+                .filter(|f| f.result == JudgeResult::Block)
+                .collect();
+            let (result, shown): (JudgeResult, Vec<&&Finding>) = if blocks.is_empty() {
+                (JudgeResult::Abstain, fs.iter().collect())
+            } else {
+                (JudgeResult::Block, blocks)
+            };
+            let rationale = shown
+                .iter()
+                .map(|f| {
+                    let why = finding_reason(f);
+                    if panel {
+                        format!("judge {}: {why}", f.judge)
+                    } else {
+                        why
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            (
+                id.to_string(),
+                JudgeOutcome {
+                    result,
+                    rationale: Some(rationale),
+                },
+            )
+        })
+        .collect()
+}
+
+/// One finding's reason as a person reads it: the judge's rationale, after why the engine
+/// downgraded or discarded its answer when it did.
+pub fn finding_reason(f: &Finding) -> String {
+    let rationale = f.rationale.trim();
+    match (&f.downgraded, rationale.is_empty()) {
+        (Some(d), true) => d.clone(),
+        (Some(d), false) => format!("{d}: {rationale}"),
+        (None, true) => "the judge gave no rationale".to_string(),
+        (None, false) => rationale.to_string(),
+    }
+}
+
+/// `path:line` of a citation, as reports point into the head tree.
+pub fn citation_at(c: &Citation) -> String {
+    format!("{}:{}", c.path, c.line)
+}
+
+impl RunResult {
+    /// The findings on one criterion, in the order the judges answered.
+    pub fn findings_for<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings.iter().filter(move |f| f.criterion == id)
+    }
+}
+
+/// The floor's entries, each with the judge's outcome for its criterion (`judge`, keyed by
+/// criterion id; a criterion absent from it was not judged) and the acceptance file it comes
+/// from (`origin`, by id). The pass-to-pass guard is the settings' and never judged: it takes
+/// neither, even where a claimed criterion shares its id.
 pub fn criteria_results(
     floor: &FloorReport,
     origin: &BTreeMap<String, String>,
-    judge: &[JudgeOutcome],
+    judge: &BTreeMap<String, JudgeOutcome>,
     mode_full: bool,
 ) -> Vec<CriterionResult> {
     floor
         .entries
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let judge = judge.get(i).cloned().unwrap_or(JudgeOutcome {
-                result: JudgeResult::None,
-                rationale: None,
-            });
+        .map(|e| {
+            let claimed = e.kind == EntryKind::Claimed;
+            let judge = judge
+                .get(&e.criterion.id)
+                .filter(|_| claimed)
+                .cloned()
+                .unwrap_or_default();
             let mut r = criterion_result(&e.criterion, e.floor.clone(), judge, mode_full);
-            r.file = match e.kind {
-                EntryKind::Claimed => origin.get(&e.criterion.id).cloned(),
-                EntryKind::Guard => None,
+            r.file = if claimed {
+                origin.get(&e.criterion.id).cloned()
+            } else {
+                None
             };
             r
         })
@@ -162,9 +256,13 @@ pub fn short_pointer(p: &str) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{criteria_results, JudgeOutcome, RouteTo};
+    use super::{criteria_results, judge_outcomes, Disposition, JudgeOutcome, RouteTo};
+    use crate::acceptance::AcceptanceState;
     use crate::acceptance::{tag_for, Criterion, Lane};
     use crate::floor::{guard_criterion, CriterionFloor, EntryKind, FloorEntry, FloorReport};
+    use crate::format::judge::Citation;
+    use crate::judge::{Finding, Identity};
+    use crate::verdict::{fuse, Verdict};
     use crate::verdict::{FloorResult, JudgeResult};
 
     fn entry(kind: EntryKind, criterion: Criterion, result: FloorResult) -> FloorEntry {
@@ -186,7 +284,8 @@ mod tests {
     }
 
     /// Each result comes from its own entry: a claimed criterion names its file, the guard
-    /// none, even where a criterion of the same id has one; the judge's finding goes by position.
+    /// none, even where a criterion of the same id has one; the judge's outcome goes by
+    /// criterion id, and never to the guard.
     #[test]
     fn each_entry_carries_its_criterion_into_its_result() {
         let claimed = Criterion {
@@ -218,10 +317,14 @@ mod tests {
             ("order-refunded".to_string(), "a.yaml".to_string()),
             ("guard".to_string(), "b.yaml".to_string()),
         ]);
-        let judge = [JudgeOutcome {
+        let blocked = JudgeOutcome {
             result: JudgeResult::Block,
             rationale: Some("blocked".into()),
-        }];
+        };
+        let judge = BTreeMap::from([
+            ("order-refunded".to_string(), blocked.clone()),
+            ("guard".to_string(), blocked),
+        ]);
         let r = criteria_results(&report, &origin, &judge, false);
         assert_eq!(r.len(), 2);
         assert_eq!(
@@ -245,5 +348,126 @@ mod tests {
         );
         assert_eq!(r[1].judge.result, JudgeResult::None);
         assert!(r[1].required);
+    }
+
+    fn finding(criterion: &str, judge: &str, result: JudgeResult, downgraded: bool) -> Finding {
+        Finding {
+            criterion: criterion.into(),
+            judge: judge.into(),
+            identity: Identity::Chat {
+                url: "http://127.0.0.1:1/v1/chat/completions".into(),
+                model: "m".into(),
+            },
+            result,
+            rationale: format!("{judge} says {}", result.as_str()),
+            pointer: (result == JudgeResult::Block).then(|| Citation {
+                path: "src/a.py".into(),
+                line: 1,
+                quote: "x".into(),
+            }),
+            citations: vec![],
+            downgraded: downgraded.then(|| "unresolved pointer".into()),
+            request_evidence: format!("sha256:{}", "1".repeat(64)),
+            response_evidence: None,
+            usage: None,
+        }
+    }
+
+    /// Every floor result, lane and requirement, under every panel answer: no judge answer
+    /// makes a criterion satisfied, a confirmed block from any judge blocks it, and the fused
+    /// verdict is never READY or READY WITH GAPS where the floor alone would not have been.
+    #[test]
+    fn no_judge_answer_passes_a_criterion() {
+        use JudgeResult::{Abstain, Block};
+        let panels: [&[(&str, JudgeResult, bool)]; 7] = [
+            &[],
+            &[("a", Block, false)],
+            &[("a", Abstain, false)],
+            &[("a", Abstain, true)],
+            &[("a", Block, false), ("b", Abstain, false)],
+            &[("a", Abstain, false), ("b", Abstain, true)],
+            &[("a", Abstain, true), ("b", Block, false)],
+        ];
+        let good = |v: Verdict| matches!(v, Verdict::Ready | Verdict::ReadyWithGaps);
+        for floor in FloorResult::ALL {
+            for lane in [Lane::Floor, Lane::Judge] {
+                for required in [true, false] {
+                    for panel in panels {
+                        let c = Criterion {
+                            id: "c".into(),
+                            ac: "C holds.".into(),
+                            required,
+                            lane,
+                            check: None,
+                            tag: tag_for("c"),
+                            line: 1,
+                        };
+                        let report = FloorReport {
+                            entries: vec![entry(EntryKind::Claimed, c, floor)],
+                            runtime: vec![],
+                            overlay: vec![],
+                            overlay_spliced: vec![],
+                            overlay_deleted: vec![],
+                            changed_files: 0,
+                            harness: vec![],
+                        };
+                        let findings: Vec<Finding> = panel
+                            .iter()
+                            .map(|(j, r, d)| finding("c", j, *r, *d))
+                            .collect();
+                        let origin = BTreeMap::new();
+                        let judged =
+                            criteria_results(&report, &origin, &judge_outcomes(&findings), true);
+                        let alone = criteria_results(&report, &origin, &BTreeMap::new(), true);
+                        let case = format!("{floor:?} {lane:?} required={required} {panel:?}");
+                        let r = &judged[0];
+                        if floor != FloorResult::Satisfied {
+                            assert_ne!(r.disposition, Disposition::Satisfied, "{case}");
+                            assert_ne!(r.route_to, RouteTo::Proceed, "{case}");
+                        }
+                        let blocked = panel.iter().any(|(_, res, _)| *res == Block);
+                        assert_eq!(r.disposition == Disposition::Blocked, blocked, "{case}");
+                        let want = match (panel.is_empty(), blocked) {
+                            (true, _) => JudgeResult::None,
+                            (false, true) => Block,
+                            (false, false) => Abstain,
+                        };
+                        assert_eq!(r.judge.result, want, "{case}");
+                        let verdict = |rs: &[super::CriterionResult]| {
+                            let inputs: Vec<_> = rs.iter().map(|c| c.fusion_input()).collect();
+                            fuse(AcceptanceState::Committed, &inputs).verdict
+                        };
+                        if good(verdict(&judged)) {
+                            assert!(good(verdict(&alone)), "{case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A panel's rationale names each judge; an abstention downgraded by the engine says why.
+    #[test]
+    fn a_panel_outcome_names_its_judges_and_a_downgrade_its_reason() {
+        let one = judge_outcomes(&[finding("c", "a", JudgeResult::Abstain, true)]);
+        assert_eq!(
+            one["c"].rationale.as_deref(),
+            Some("unresolved pointer: a says abstain")
+        );
+        let panel = judge_outcomes(&[
+            finding("c", "a", JudgeResult::Abstain, false),
+            finding("c", "b", JudgeResult::Block, false),
+            finding("d", "a", JudgeResult::Abstain, false),
+        ]);
+        assert_eq!(panel["c"].result, JudgeResult::Block);
+        assert_eq!(
+            panel["c"].rationale.as_deref(),
+            Some("judge b: b says block")
+        );
+        assert_eq!(panel["d"].result, JudgeResult::Abstain);
+        assert_eq!(
+            panel["d"].rationale.as_deref(),
+            Some("judge a: a says abstain")
+        );
     }
 }

@@ -7,15 +7,26 @@
 //!       requirement: stage1.floor.refund_voids_payment_intent · required · result: unsatisfied
 //!       reason: …
 //!       evidence: sha256:7ac1e4… (tests/refund/test_stripe_void.py::test_void_called, failed)
+//!
+//!   ? An audit log entry is written for every refund.
+//!       requirement: stage3.byo_judge · required · result: abstained
+//!       rationale: no audit-log call is visible in the diff — routed to a human
 //! ```
+//!
+//! A judge's confirmed block reads `✗` with its rationale and the `path:line` its pointer
+//! resolved to, one pair per blocking judge of a panel; the notes about the panel (a judge whose
+//! blocks were discarded) follow the criteria.
 //!
 //! Colour only when asked (a terminal without `NO_COLOR`); the text reads the same without it.
 
 use std::fmt::Write;
 
-use super::{short_pointer, CriterionResult, Disposition, RunResult, SigningState};
+use super::{
+    citation_at, finding_reason, short_pointer, CriterionResult, Disposition, RunResult,
+    SigningState, JUDGE_REQUIREMENT,
+};
 use crate::acceptance::AcceptanceState;
-use crate::verdict::Verdict;
+use crate::verdict::{FloorResult, JudgeResult, Verdict};
 
 pub fn render(r: &RunResult, colour: bool) -> String {
     let paint = |code: &str, s: &str| {
@@ -41,7 +52,7 @@ pub fn render(r: &RunResult, colour: bool) -> String {
     );
     for c in &r.criteria {
         out.push('\n');
-        criterion(&mut out, c, &paint);
+        criterion(&mut out, r, c, &paint);
     }
     out.push('\n');
     let _ = writeln!(out, "  rule {}: {}", r.rule, r.rule_reason);
@@ -54,6 +65,9 @@ pub fn render(r: &RunResult, colour: bool) -> String {
         r.criteria.len(),
         r.signing.state
     );
+    for note in &r.judge_notes {
+        let _ = writeln!(out, "  {}", one_line(note));
+    }
     if let Some(line) = r.acceptance.inherited_line() {
         let _ = writeln!(out, "  {line}");
     }
@@ -103,7 +117,12 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
-fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -> String) {
+fn criterion(
+    out: &mut String,
+    r: &RunResult,
+    c: &CriterionResult,
+    paint: &dyn Fn(&str, &str) -> String,
+) {
     let (mark, code) = match c.disposition {
         Disposition::Satisfied => ("✓", "32"),
         Disposition::Unsatisfied | Disposition::Blocked => ("✗", "31"),
@@ -127,13 +146,26 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
         Disposition::NotJudged => "not judged",
         d => d.as_str(),
     };
+    // A judge's answer is reported under the judge's requirement, whatever the lane.
+    let judged = matches!(c.disposition, Disposition::Blocked | Disposition::Abstained)
+        && c.judge.result != JudgeResult::None;
     let _ = writeln!(
         out,
         "      requirement: {} · {} · result: {}",
-        c.requirement,
+        if judged {
+            JUDGE_REQUIREMENT
+        } else {
+            c.requirement.as_str()
+        },
         if c.required { "required" } else { "optional" },
         result
     );
+    if judged && judge_lines(out, r, c) {
+        if c.floor.result == FloorResult::Unbound {
+            let _ = writeln!(out, "      tag: {}", c.tag);
+        }
+        return;
+    }
     match c.disposition {
         Disposition::Unbound => {
             let _ = writeln!(out, "      tag: {}", c.tag);
@@ -153,6 +185,40 @@ fn criterion(out: &mut String, c: &CriterionResult, paint: &dyn Fn(&str, &str) -
             }
         }
     }
+}
+
+/// The judge's lines of a blocked or abstained criterion; false when there is nothing of the
+/// judge's to show (a block recorded without its finding), for the floor's lines instead.
+fn judge_lines(out: &mut String, r: &RunResult, c: &CriterionResult) -> bool {
+    if c.disposition == Disposition::Abstained {
+        let _ = writeln!(
+            out,
+            "      rationale: {} — routed to a human",
+            one_line(&c.reason())
+        );
+        return true;
+    }
+    let mut shown = false;
+    for f in r
+        .findings_for(&c.id)
+        .filter(|f| f.result == JudgeResult::Block)
+    {
+        let Some(p) = &f.pointer else { continue };
+        let _ = writeln!(out, "      rationale: {}", one_line(&finding_reason(f)));
+        let evidence = f
+            .response_evidence
+            .as_deref()
+            .unwrap_or(&f.request_evidence);
+        let _ = writeln!(
+            out,
+            "      pointer: {} (judge {} · evidence {})",
+            one_line(&citation_at(p)),
+            one_line(&f.judge),
+            short_pointer(evidence)
+        );
+        shown = true;
+    }
+    shown
 }
 
 #[cfg(test)]

@@ -3,19 +3,25 @@
 //! [`BODY_LINE_BUDGET`] lines outside `<details>` (long tables and the claim records that do not
 //! fit are folded into `<details>` blocks, each bounded too).
 //!
-//! Sections: Verdict, Metrics, Quality Gate (the floor table), Review Findings (the judge),
+//! Sections: Verdict, Metrics, Quality Gate (the floor table), Review Findings (one row per
+//! judge finding, after the playbook's reviewer findings, and each citation's check),
 //! Runtime Verification (commands run, failing excerpts), UAT (one `Verification Claim` record
 //! per criterion), and last `## Deferred to TODO`.
 
 use std::fmt::Write;
 
 use super::fixes::FixPacket;
-use super::{short_pointer, CriterionResult, RunResult};
+use super::{citation_at, finding_reason, short_pointer, CriterionResult, RunResult};
 use crate::acceptance::Lane;
+use crate::judge::{CitationCheck, Finding, Identity};
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const BODY_LINE_BUDGET: usize = 120;
 const TABLE_ROWS_IN_BODY: usize = 30;
+/// The judge's tables share the body with the claim records: fewer rows each before the fold.
+const JUDGE_ROWS_IN_BODY: usize = 10;
+/// A finding's text in its table cell, in characters.
+const FINDING_CELL_CHARS: usize = 160;
 const EXCERPT_LINES: usize = 12;
 const MAX_EXCERPTS: usize = 3;
 
@@ -99,26 +105,30 @@ impl Doc {
     }
     /// A table whose rows past the first `TABLE_ROWS_IN_BODY` fold into `<details>`.
     fn table(&mut self, header: &str, rows: &[String], what: &str) {
+        self.table_folded(header, rows, what, TABLE_ROWS_IN_BODY);
+    }
+    /// A table whose rows past the first `in_body` fold into `<details>`.
+    fn table_folded(&mut self, header: &str, rows: &[String], what: &str, in_body: usize) {
         self.line(header);
         let sep = format!(
             "|{}",
             "---|".repeat(header.matches('|').count().saturating_sub(1))
         );
         self.line(&sep);
-        for row in rows.iter().take(TABLE_ROWS_IN_BODY) {
+        for row in rows.iter().take(in_body) {
             self.line(row);
         }
-        if rows.len() > TABLE_ROWS_IN_BODY {
+        if rows.len() > in_body {
             self.blank();
             self.line("<details>");
             self.line(&format!(
                 "<summary>{} more {what}</summary>",
-                rows.len() - TABLE_ROWS_IN_BODY
+                rows.len() - in_body
             ));
             self.blank();
             self.line(header);
             self.line(&sep);
-            for row in &rows[TABLE_ROWS_IN_BODY..] {
+            for row in &rows[in_body..] {
                 self.line(row);
             }
             self.line("</details>");
@@ -201,7 +211,38 @@ fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
         "harness_changes_count: {}",
         r.harness_changes.len()
     ));
+    if !r.findings.is_empty() {
+        judge_metrics(doc, &r.findings);
+    }
     doc.close("metrics");
+}
+
+/// The judge's counts, and its token usage when the endpoint reported any.
+fn judge_metrics(doc: &mut Doc, findings: &[Finding]) {
+    let blocks = findings
+        .iter()
+        .filter(|f| f.result == JudgeResult::Block)
+        .count();
+    let citations = findings.iter().flat_map(|f| &f.citations);
+    let unresolved = citations
+        .clone()
+        .filter(|c| c.check != CitationCheck::Resolved)
+        .count();
+    doc.line(&format!("judge_findings_count: {}", findings.len()));
+    doc.line(&format!("judge_blocks_count: {blocks}"));
+    doc.line(&format!(
+        "warning_findings_count: {}",
+        findings.len() - blocks
+    ));
+    doc.line(&format!("citations_checked_count: {}", citations.count()));
+    doc.line(&format!("citations_unresolved_count: {unresolved}"));
+    let usage: Vec<_> = findings.iter().filter_map(|f| f.usage).collect();
+    if !usage.is_empty() {
+        let prompt: u64 = usage.iter().map(|u| u.prompt_tokens).sum();
+        let completion: u64 = usage.iter().map(|u| u.completion_tokens).sum();
+        doc.line(&format!("judge_prompt_tokens: {prompt}"));
+        doc.line(&format!("judge_completion_tokens: {completion}"));
+    }
 }
 
 fn quality_gate(doc: &mut Doc, r: &RunResult) {
@@ -268,8 +309,130 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
     doc.close("quality-gate");
 }
 
+/// Who a judge is, in a cell: its command's digest, or its model and endpoint.
+fn identity_cell(id: &Identity) -> String {
+    match id {
+        Identity::Command { sha256, .. } => {
+            format!("command {}", short_pointer(&format!("sha256:{sha256}")))
+        }
+        Identity::Chat { url, model } => format!("{} at {}", cell(model), cell(url)),
+    }
+}
+
+fn truncated(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn check_words(c: CitationCheck) -> &'static str {
+    match c {
+        CitationCheck::Resolved => "resolved",
+        CitationCheck::NoSuchFile => "no such file at head",
+        CitationCheck::QuoteNotFound => "quote not within 3 lines",
+    }
+}
+
+/// A finding's row: its evidence cell names the block's pointer, each citation with its
+/// check, and the judge's response record.
+fn finding_row(f: &Finding) -> String {
+    let (severity, disposition) = match (f.result, &f.downgraded) {
+        (JudgeResult::Block, _) => ("BLOCKING", "confirmed block → fix".to_string()),
+        (_, Some(d)) => ("WARNING", format!("abstain ({}) → human", cell(d))),
+        _ => ("WARNING", "abstain → human".to_string()),
+    };
+    let record = f
+        .response_evidence
+        .as_deref()
+        .unwrap_or(&f.request_evidence);
+    let mut evidence = Vec::new();
+    if let (JudgeResult::Block, Some(p)) = (f.result, &f.pointer) {
+        evidence.push(format!("pointer {}", citation_at(p)));
+    }
+    if f.citations.is_empty() {
+        evidence.push("no citations".to_string());
+    } else {
+        evidence.push(
+            f.citations
+                .iter()
+                .map(|c| format!("{} {}", citation_at(&c.citation), check_words(c.check)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    evidence.push(short_pointer(record));
+    format!(
+        "| {} | {} | {}: {} | {severity} | {} | {disposition} |",
+        cell(&f.judge),
+        identity_cell(&f.identity),
+        cell(&f.criterion),
+        cell(&truncated(&finding_reason(f), FINDING_CELL_CHARS)),
+        cell(&evidence.join("; ")),
+    )
+}
+
+fn citation_rows(findings: &[Finding]) -> Vec<String> {
+    findings
+        .iter()
+        .flat_map(|f| {
+            f.citations.iter().map(move |c| {
+                format!(
+                    "| {} | {} | {} | `{}` | {} |",
+                    cell(&f.judge),
+                    cell(&f.criterion),
+                    cell(&citation_at(&c.citation)),
+                    cell(&truncated(&c.citation.quote, 60)).replace('`', "'"),
+                    check_words(c.check)
+                )
+            })
+        })
+        .collect()
+}
+
+/// One row per judge finding (lens, judge, finding, severity, evidence with each citation's
+/// check, disposition), the citations with their quotes folded below, then the notes about
+/// the panel. The claim records share the body's budget, so only the findings stay unfolded.
+fn judge_findings(doc: &mut Doc, r: &RunResult) {
+    let rows: Vec<String> = r.findings.iter().map(finding_row).collect();
+    doc.table_folded(
+        "| lens | judge | finding | severity | evidence | disposition |",
+        &rows,
+        "judge findings",
+        JUDGE_ROWS_IN_BODY,
+    );
+    let citations = citation_rows(&r.findings);
+    if !citations.is_empty() {
+        doc.blank();
+        doc.line("<details>");
+        doc.line(&format!(
+            "<summary>{} citations checked against the head tree</summary>",
+            citations.len()
+        ));
+        doc.blank();
+        doc.table_folded(
+            "| lens | criterion | citation | quote | check |",
+            &citations,
+            "citations",
+            citations.len(),
+        );
+        doc.line("</details>");
+    }
+    for note in &r.judge_notes {
+        doc.blank();
+        doc.line(&format!("Note: {}", note.replace('\n', " ")));
+    }
+}
+
 fn review_findings(doc: &mut Doc, r: &RunResult) {
     doc.open("review-findings", "### Review Findings");
+    if !r.findings.is_empty() {
+        judge_findings(doc, r);
+        doc.close("review-findings");
+        return;
+    }
     let judged: Vec<&CriterionResult> = r
         .criteria
         .iter()

@@ -14,9 +14,11 @@ use crate::floor::{
     guard_criterion, CriterionFloor, EntryKind, EvidenceRef, FloorEntry, FloorReport, RuntimeRow,
     TestObservation,
 };
+use crate::format::judge::Citation;
 use crate::format::SideOutcome;
-use crate::report::{Outputs, RunResult, Signing, SigningState};
-use crate::verdict::{FloorResult, Verdict};
+use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity, Usage};
+use crate::report::{JudgeRun, Outputs, RunResult, Signing, SigningState};
+use crate::verdict::{FloorResult, JudgeResult, Verdict};
 
 use super::{conclude, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
 
@@ -327,7 +329,7 @@ fn snapshots() -> insta::Settings {
 #[test]
 fn a_blocked_run_with_every_disposition_and_the_guard() {
     let (claim, report) = refund();
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     assert_eq!(result.verdict, Verdict::Blocked);
     let dispositions: Vec<(&str, &str)> = result
         .criteria
@@ -387,7 +389,7 @@ fn a_run_whose_guard_holds_leaves_the_judgment_to_a_person() {
             _ => {}
         }
     }
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     // A required judgment criterion nobody judged leaves the verdict to a person.
     assert_eq!(result.verdict, Verdict::Inconclusive);
     let docs = rendered(&result, Format::Human);
@@ -411,11 +413,272 @@ fn a_run_whose_guard_holds_leaves_the_judgment_to_a_person() {
 #[test]
 fn the_json_terminal_text_is_the_result_json() {
     let (claim, report) = refund();
-    let result = conclude(&claim, &report, &facts());
+    let result = conclude(&claim, &report, &JudgeRun::default(), &facts());
     let docs = rendered(&result, Format::Json);
     assert_eq!(docs.terminal.as_bytes(), docs.result_json.as_slice());
     assert!(docs.result_json.ends_with(b"}\n"));
     let human = rendered(&result, Format::Human);
     assert_eq!(human.result_json, docs.result_json);
     assert_ne!(human.terminal, docs.terminal);
+}
+
+/// Full mode's findings for the refund change, by hand: a panel of three judges. `intent` (a
+/// command) confirms a block on the idempotency criterion and abstains on the audit log;
+/// `security` (a chat endpoint) blocks the audit log with a pointer that does not resolve
+/// (downgraded) and abstains on idempotency; `sloppy` cites files that are not there, so its
+/// block on the receipt is discarded and every report says so.
+fn panel() -> JudgeRun {
+    let intent = Identity::Command {
+        argv: vec!["python3".into(), "tools/judge.py".into()],
+        sha256: "ab".repeat(32),
+    };
+    let security = Identity::Chat {
+        url: "https://models.github.ai/inference/chat/completions".into(),
+        model: "openai/gpt-4.1-mini".into(),
+    };
+    let sloppy = Identity::Chat {
+        url: "http://127.0.0.1:11434/v1/chat/completions".into(),
+        model: "llama3.1".into(),
+    };
+    let cite = |path: &str, line: u64, quote: &str, check: CitationCheck| CheckedCitation {
+        citation: Citation {
+            path: path.into(),
+            line,
+            quote: quote.into(),
+        },
+        check,
+    };
+    let finding = |criterion: &str,
+                   judge: &str,
+                   identity: &Identity,
+                   result: JudgeResult,
+                   rationale: &str,
+                   citations: Vec<CheckedCitation>,
+                   n: u8| Finding {
+        criterion: criterion.into(),
+        judge: judge.into(),
+        identity: identity.clone(),
+        result,
+        rationale: rationale.into(),
+        pointer: (result == JudgeResult::Block).then(|| citations[0].citation.clone()),
+        citations,
+        downgraded: None,
+        request_evidence: pointer(n),
+        response_evidence: Some(pointer(n + 1)),
+        usage: None,
+    };
+    let tokens = |prompt_tokens, completion_tokens| {
+        Some(Usage {
+            prompt_tokens,
+            completion_tokens,
+        })
+    };
+    let findings = vec![
+        finding(
+            "audit-log",
+            "intent",
+            &intent,
+            JudgeResult::Abstain,
+            "no audit-log call is visible in the diff, but the write may happen inside the shared AuditWriter helper this change doesn't touch",
+            vec![cite("src/refund.py", 40, "def refund(order):", CitationCheck::Resolved)],
+            20,
+        ),
+        Finding {
+            downgraded: Some("unresolved pointer".into()),
+            usage: tokens(1200, 80),
+            ..finding(
+                "audit-log",
+                "security",
+                &security,
+                JudgeResult::Abstain,
+                "refund() skips AuditWriter.write",
+                vec![cite("src/audit.py", 12, "AuditWriter.write(order)", CitationCheck::NoSuchFile)],
+                22,
+            )
+        },
+        finding(
+            "refund-idempotency",
+            "intent",
+            &intent,
+            JudgeResult::Block,
+            "refund() never checks order.refunded before voiding, so a second call refunds again",
+            vec![
+                cite("src/refund.py", 42, "return order", CitationCheck::Resolved),
+                cite("src/refund.py", 44, "stripe.void(order.intent)", CitationCheck::Resolved),
+            ],
+            24,
+        ),
+        Finding {
+            usage: tokens(900, 60),
+            ..finding(
+                "refund-idempotency",
+                "security",
+                &security,
+                JudgeResult::Abstain,
+                "the diff does not show the caller; a lock may exist upstream",
+                vec![],
+                26,
+            )
+        },
+        Finding {
+            downgraded: Some("most of this judge's citations do not resolve".into()),
+            usage: tokens(400, 30),
+            ..finding(
+                "receipt-email",
+                "sloppy",
+                &sloppy,
+                JudgeResult::Abstain,
+                "the receipt is never sent",
+                vec![
+                    cite("src/mail.py", 3, "send_receipt(order)", CitationCheck::NoSuchFile),
+                    cite("src/refund.py", 90, "mailer.send", CitationCheck::QuoteNotFound),
+                ],
+                28,
+            )
+        },
+    ];
+    JudgeRun {
+        findings,
+        notes: vec!["judge sloppy: most citations do not resolve; its blocks are discarded".into()],
+    }
+}
+
+/// The refund change with the floor's failures fixed, judged in full mode by [`panel`]: the
+/// confirmed block decides (rule 2), the abstentions go to a person, the discarded judge is
+/// named in every report.
+#[test]
+fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
+    let (claim, mut report) = refund();
+    for e in &mut report.entries {
+        if matches!(
+            e.criterion.id.as_str(),
+            "refund-voids-payment-intent" | "guard"
+        ) {
+            e.floor.result = FloorResult::Satisfied;
+            e.floor.reason = "holds".into();
+            e.floor.head_summary = "pass".into();
+            for t in &mut e.floor.tests {
+                t.head = SideOutcome::Pass;
+            }
+        }
+    }
+    let facts = Facts {
+        mode: Mode::Full,
+        ..facts()
+    };
+    let result = conclude(&claim, &report, &panel(), &facts);
+    assert_eq!(
+        (result.verdict, result.rule.as_str()),
+        (Verdict::Blocked, "2")
+    );
+    let dispositions: Vec<(&str, &str)> = result
+        .criteria
+        .iter()
+        .map(|c| (c.id.as_str(), c.disposition.as_str()))
+        .collect();
+    assert_eq!(
+        dispositions,
+        [
+            ("refund-voids-payment-intent", "satisfied"),
+            ("order-marked-refunded", "satisfied"),
+            ("audit-log", "abstained"),
+            ("refund-idempotency", "blocked"),
+            ("receipt-email", "abstained"),
+            ("guard", "satisfied"),
+        ]
+    );
+    // A panel's rationale names each judge; a block's names only the blocking ones.
+    assert_eq!(
+        result.criteria[3].judge.rationale.as_deref(),
+        Some("judge intent: refund() never checks order.refunded before voiding, so a second call refunds again")
+    );
+    assert!(result.criteria[2]
+        .reason()
+        .contains("judge security: unresolved pointer: refund() skips AuditWriter.write"));
+
+    let records: Vec<String> = (1..=9).chain(20..=29).map(pointer).collect();
+    let inputs = StatementInputs {
+        evidence_records: &records,
+        subjects: &[],
+        head_object_sha256: &"cd".repeat(32),
+    };
+    let terminal = Terminal {
+        format: Format::Human,
+        colour: false,
+    };
+    let docs = render(&result, &inputs, terminal).expect("renders");
+
+    let t = &docs.terminal;
+    assert!(t.contains("  ✗ A refund cannot be issued twice for the same order.\n      requirement: stage3.byo_judge · required · result: blocked\n      rationale: refund() never checks order.refunded before voiding, so a second call refunds again\n      pointer: src/refund.py:42 (judge intent · evidence sha256:191919191919…)\n"), "{t}");
+    assert!(t.contains("  ? An audit log entry is written for every refund.\n      requirement: stage3.byo_judge · required · result: abstained\n"), "{t}");
+    assert!(t.contains(" — routed to a human\n"), "{t}");
+    assert!(
+        t.contains("  judge sloppy: most citations do not resolve; its blocks are discarded\n"),
+        "{t}"
+    );
+
+    let packet: serde_json::Value = serde_json::from_slice(&docs.fixes).expect("JSON");
+    assert_eq!(
+        packet["fixes"],
+        serde_json::json!([{
+            "requirement": "stage3.byo_judge",
+            "ac": "A refund cannot be issued twice for the same order.",
+            "reason": "refund() never checks order.refunded before voiding, so a second call refunds again",
+            "evidence": {"type": "judge", "pointer": pointer(25), "detail": "src/refund.py:42"}
+        }])
+    );
+    let humans: Vec<&str> = packet["route_to_human"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter_map(|h| h["reason"].as_str())
+        .collect();
+    assert_eq!(humans.len(), 2, "{humans:?}");
+    assert!(
+        humans.iter().all(|r| r.starts_with("judge abstained: ")),
+        "{humans:?}"
+    );
+    // The judged criteria the floor could not bind still ask for their tagged test.
+    assert_eq!(packet["author_checks"].as_array().map(Vec::len), Some(2));
+
+    let md = &docs.verify_md;
+    assert!(crate::report::verify_md::body_lines(md) <= crate::report::verify_md::BODY_LINE_BUDGET);
+    let rows = md
+        .lines()
+        .filter(|l| {
+            l.starts_with("| intent |")
+                || l.starts_with("| security |")
+                || l.starts_with("| sloppy |")
+        })
+        .count();
+    // Five findings and six citations, one row each.
+    assert_eq!(rows, 11, "{md}");
+    assert!(
+        md.contains("judge_prompt_tokens: 2500\njudge_completion_tokens: 170\n"),
+        "{md}"
+    );
+
+    let st: serde_json::Value = serde_json::from_slice(&docs.statement).expect("JSON");
+    let ext = &st["predicate"][crate::attest::EXTENSION_KEY];
+    assert_eq!(ext["format_version"], 3);
+    assert_eq!(ext["judges"].as_array().map(Vec::len), Some(3));
+    assert_eq!(ext["judges"][0]["identity"]["sha256"], "ab".repeat(32));
+    assert_eq!(ext["findings"].as_array().map(Vec::len), Some(5));
+    assert_eq!(ext["findings"][2]["response_evidence"], pointer(25));
+    // The typed reader `replay` uses reads it back to the same bytes.
+    let typed: crate::format::statement::Statement =
+        serde_json::from_slice(&docs.statement).expect("a statement");
+    assert_eq!(typed.to_bytes().expect("bytes"), docs.statement);
+    assert_eq!(typed.extension().findings, result.findings);
+    // And the result document, which the Action reads.
+    let back = crate::report::ResultDocument::parse(&docs.result_json).expect("a result");
+    assert_eq!(back.result.findings, result.findings);
+    assert_eq!(back.result.judge_notes, result.judge_notes);
+
+    snapshots().bind(|| {
+        insta::assert_snapshot!("full_terminal", docs.terminal);
+        insta::assert_snapshot!("full_fixes", String::from_utf8_lossy(&docs.fixes));
+        insta::assert_snapshot!("full_verify_md", docs.verify_md);
+        insta::assert_snapshot!("full_statement", String::from_utf8_lossy(&docs.statement));
+    });
 }
