@@ -576,13 +576,20 @@ fn check_evidence(
         .collect();
     let mut seen = BTreeSet::new();
     let mut records: BTreeMap<String, Record> = BTreeMap::new();
+    // The judge's request documents and reply bodies, which step 4 reads; a run's logs it only
+    // re-hashes (they may be large).
+    let mut judge_blobs: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut blobs = 0usize;
     for p in &cited {
         let bytes = read_item(dir, p, &mut seen)?;
         let rec: Record = serde_json::from_slice(&bytes)
             .map_err(|e| format!("evidence {p} is not a JSON record: {e}"))?;
+        let of_judge = matches!(rec, Record::JudgeRequest(_) | Record::JudgeResponse(_));
         for b in rec.blobs() {
-            read_item(dir, b, &mut seen)?;
+            let bytes = read_item(dir, b, &mut seen)?;
+            if of_judge {
+                judge_blobs.insert(b.to_string(), bytes);
+            }
             blobs += 1;
         }
         records.insert(p.clone(), rec);
@@ -591,7 +598,7 @@ fn check_evidence(
     for d in &ext.dispositions {
         check_disposition(d, &records, &ext.base, &ext.head)?;
     }
-    let judged = judge::check_findings(ext, &records, tree)?;
+    let judged = judge::check_findings(ext, &records, &judge_blobs, tree)?;
     Ok(format!(
         "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence{judged}",
         records.len(),

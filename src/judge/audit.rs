@@ -66,24 +66,10 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
             String::from_utf8_lossy(body).into_owned()
         }
     };
-    let Some(value) = extract_json(&body) else {
-        let reason = if body.trim().is_empty() {
-            "malformed output: the judge printed nothing".to_string()
-        } else {
-            "malformed output: no JSON object in the judge's output".to_string()
-        };
-        return abstain(finding, reason);
-    };
-    let response: Response = match serde_json::from_value(value) {
+    let response = match read_response(&body) {
         Ok(r) => r,
-        Err(e) => return abstain(finding, format!("schema mismatch: {e}")),
+        Err(reason) => return abstain(finding, reason),
     };
-    if let Some(schema) = response.schema.as_deref().filter(|s| *s != RESPONSE_SCHEMA) {
-        return abstain(
-            finding,
-            format!("schema mismatch: `{schema}` where `{RESPONSE_SCHEMA}` is read"),
-        );
-    }
     for (side, said, want) in [
         ("base", &response.base, &asked.request.base),
         ("head", &response.head, &asked.request.head),
@@ -158,9 +144,29 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
     }
 }
 
+/// A judge's output read as its answer (steps 2 and 3 of the module doc), or why it is none.
+/// `replay` reads a recorded reply body with this same function.
+pub fn read_response(body: &str) -> Result<Response, String> {
+    let Some(value) = extract_json(body) else {
+        return Err(if body.trim().is_empty() {
+            "malformed output: the judge printed nothing".to_string()
+        } else {
+            "malformed output: no JSON object in the judge's output".to_string()
+        });
+    };
+    let response: Response =
+        serde_json::from_value(value).map_err(|e| format!("schema mismatch: {e}"))?;
+    if let Some(schema) = response.schema.as_deref().filter(|s| *s != RESPONSE_SCHEMA) {
+        return Err(format!(
+            "schema mismatch: `{schema}` where `{RESPONSE_SCHEMA}` is read"
+        ));
+    }
+    Ok(response)
+}
+
 /// Whether `said` names the commit `want`: the full id, or a prefix of it of 7 digits or more
 /// (a judge may echo the short id).
-fn names_commit(said: &str, want: &str) -> bool {
+pub fn names_commit(said: &str, want: &str) -> bool {
     let said = said.trim().to_ascii_lowercase();
     said == want || (said.len() >= 7 && want.starts_with(&said))
 }

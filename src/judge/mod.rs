@@ -14,7 +14,8 @@
 //!   (pure);
 //! - the transports (a command on stdin/stdout: [`command`]; an OpenAI-compatible
 //!   chat-completions endpoint: [`chat`]) implement [`Ask`];
-//! - [`run`]: the stage itself.
+//! - [`run`]: the stage itself; [`keep_request`] and [`keep_reply`] keep each exchange as
+//!   evidence (the records `replay` reads back).
 //!
 //! ```text
 //! pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun, Error>
@@ -244,19 +245,7 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
             .collect();
         let mut request_records = Vec::with_capacity(requests.len());
         for r in &requests {
-            let bytes = serde_json::to_vec(r)
-                .map_err(|e| Error::crash(format!("the judge request: {e}")))?;
-            let blob = evidence.put_blob(bytes);
-            let record = Record::JudgeRequest(JudgeRequestRecord {
-                schema: RECORD_SCHEMA,
-                judge: spec.name.clone(),
-                identity: identity.clone(),
-                criterion: r.criterion.id.clone(),
-                base: r.base.clone(),
-                commit: r.head.clone(),
-                request: blob,
-            });
-            request_records.push(evidence.put_record(&record).map_err(Error::crash)?);
+            request_records.push(keep_request(evidence, &spec.name, &identity, r)?);
         }
         let replies = ask.ask_all(&requests);
         let mut findings = Vec::with_capacity(requests.len());
@@ -264,24 +253,14 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
             let reply = replies.get(k).cloned().unwrap_or(Reply::Failed {
                 reason: "the transport gave no reply for this request".to_string(),
             });
-            let (body, failure, usage) = match &reply {
-                Reply::Answer { body, usage } => {
-                    (Some(evidence.put_blob(body.clone())), None, *usage)
-                }
-                Reply::Failed { reason } => (None, Some(reason.clone()), None),
-            };
-            let record = Record::JudgeResponse(JudgeResponseRecord {
-                schema: RECORD_SCHEMA,
-                judge: spec.name.clone(),
-                identity: identity.clone(),
-                criterion: r.criterion.id.clone(),
-                commit: r.head.clone(),
-                request: request_records[k].clone(),
-                body,
-                failure,
-                usage,
-            });
-            let response_evidence = evidence.put_record(&record).map_err(Error::crash)?;
+            let response_evidence = keep_reply(
+                evidence,
+                &spec.name,
+                &identity,
+                r,
+                &request_records[k],
+                &reply,
+            )?;
             let asked = audit::Asked {
                 judge: &spec.name,
                 identity: &identity,
@@ -302,6 +281,58 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
         out.outcomes[i] = audit::outcome(&on);
     }
     Ok(out)
+}
+
+/// Keeps one request as evidence: the request document as a blob, and the record naming who was
+/// asked about which criterion at which commits. Returns the record's pointer.
+pub fn keep_request(
+    evidence: &mut EvidenceStore,
+    judge: &str,
+    identity: &Identity,
+    request: &Request,
+) -> Result<String, Error> {
+    let bytes =
+        serde_json::to_vec(request).map_err(|e| Error::crash(format!("the judge request: {e}")))?;
+    let blob = evidence.put_blob(bytes);
+    let record = Record::JudgeRequest(JudgeRequestRecord {
+        schema: RECORD_SCHEMA,
+        judge: judge.to_string(),
+        identity: identity.clone(),
+        criterion: request.criterion.id.clone(),
+        base: request.base.clone(),
+        commit: request.head.clone(),
+        request: blob,
+    });
+    evidence.put_record(&record).map_err(Error::crash)
+}
+
+/// Keeps one reply as evidence: the judge's output as a blob (or the reason there was none),
+/// and the record answering the request record `request_evidence` points at. Returns the
+/// record's pointer.
+pub fn keep_reply(
+    evidence: &mut EvidenceStore,
+    judge: &str,
+    identity: &Identity,
+    request: &Request,
+    request_evidence: &str,
+    reply: &Reply,
+) -> Result<String, Error> {
+    let (body, failure, usage) = match reply {
+        Reply::Answer { body, usage } => (Some(evidence.put_blob(body.clone())), None, *usage),
+        Reply::Failed { reason } => (None, Some(reason.clone()), None),
+    };
+    let record = Record::JudgeResponse(JudgeResponseRecord {
+        schema: RECORD_SCHEMA,
+        judge: judge.to_string(),
+        identity: identity.clone(),
+        criterion: request.criterion.id.clone(),
+        commit: request.head.clone(),
+        request: request_evidence.to_string(),
+        body,
+        failure,
+        usage,
+    });
+    evidence.put_record(&record).map_err(Error::crash)
 }
 
 /// The head tree as the citation audit reads it: only regular files (not directories, not

@@ -2,26 +2,31 @@
 //! and response records, every judge block of a disposition against its finding, and, with the
 //! repository at hand, the citation audit re-run at the recorded head.
 //!
-//! What a replay can trust is the records (hashed and cited like every other) and the head
-//! tree; the finding is only the run's reading of them. So a block stands when its response
-//! record says `block` with the same pointer, and when that pointer resolves at head today as
-//! it did when the run checked it.
+//! What a replay can trust is the records (hashed and cited like every other, with their
+//! blobs: the request document sent, the judge's reply body) and the head tree; the finding is
+//! only the run's reading of them. So a block stands when the reply body its response record
+//! keeps, read as the engine reads it, says `block` with the same pointer, and when that
+//! pointer resolves at head today as it did when the run checked it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::HeadTree;
-use crate::format::evidence::{JudgeResponseRecord, Record, StoredReply};
-use crate::format::judge::{Citation, Response};
+use crate::format::evidence::Record;
+use crate::format::judge::{Citation, Request, REQUEST_SCHEMA};
 use crate::format::statement::Extension;
-use crate::judge::audit::check_citation;
+use crate::judge::audit::{
+    check_citation, discard_if_mostly_unresolved, names_commit, read_response,
+};
 use crate::judge::{CitationCheck, Finding};
 use crate::verdict::JudgeResult;
 
 /// Checks the findings; returns what it established, to follow step 4's detail (nothing when
-/// the statement records no judge, so a fast run's replay reads as it always did).
+/// the statement records no judge, so a fast run's replay reads as it always did). `blobs`
+/// holds the bytes of the judge records' blobs, already re-hashed, by pointer.
 pub(super) fn check_findings(
     ext: &Extension,
     records: &BTreeMap<String, Record>,
+    blobs: &BTreeMap<String, Vec<u8>>,
     tree: Option<&dyn HeadTree>,
 ) -> Result<String, String> {
     let judge_blocks = ext
@@ -39,7 +44,7 @@ pub(super) fn check_findings(
                 f.judge, f.criterion
             ));
         }
-        check_finding(ext, f, records)?;
+        check_finding(ext, f, records, blobs)?;
     }
     for d in &ext.dispositions {
         let confirmed = ext
@@ -105,6 +110,7 @@ fn check_finding(
     ext: &Extension,
     f: &Finding,
     records: &BTreeMap<String, Record>,
+    blobs: &BTreeMap<String, Vec<u8>>,
 ) -> Result<(), String> {
     let who = format!("criterion {}: judge {}", f.criterion, f.judge);
     if f.result == JudgeResult::None {
@@ -117,23 +123,62 @@ fn check_finding(
             format!("{who}'s evidence {p} is not among the attestation's inputAttestations")
         })
     };
-    match cited(&f.request_evidence)? {
+    // Every blob a cited judge record names was read (and re-hashed) with the records.
+    let blob = |p: &str| {
+        blobs
+            .get(p)
+            .ok_or_else(|| format!("{who}: the blob {p} of its evidence was not read"))
+    };
+    let request = match cited(&f.request_evidence)? {
         Record::JudgeRequest(r)
             if r.judge == f.judge
+                && r.identity == f.identity
                 && r.criterion == f.criterion
-                && r.request.criterion.id == f.criterion
-                && r.request.base == ext.base
-                && r.request.head == ext.head => {}
+                && r.base == ext.base
+                && r.commit == ext.head =>
+        {
+            r
+        }
         _ => {
             return Err(format!(
                 "{who}: evidence {} is not that judge's request on that criterion at base..head",
                 f.request_evidence
             ))
         }
+    };
+    // The document the judge was sent, which the record only points at.
+    let sent: Request = serde_json::from_slice(blob(&request.request)?).map_err(|e| {
+        format!(
+            "{who}: the request {} of evidence {} is not a judge request: {e}",
+            request.request, f.request_evidence
+        )
+    })?;
+    if sent.schema != REQUEST_SCHEMA
+        || sent.criterion.id != f.criterion
+        || sent.base != ext.base
+        || sent.head != ext.head
+    {
+        return Err(format!(
+            "{who}: the request {} of evidence {} is not a request on that criterion at base..head",
+            request.request, f.request_evidence
+        ));
     }
     let response = match &f.response_evidence {
         Some(p) => match cited(p)? {
-            Record::JudgeResponse(r) if r.judge == f.judge && r.criterion == f.criterion => Some(r),
+            Record::JudgeResponse(r)
+                if r.judge == f.judge
+                    && r.identity == f.identity
+                    && r.criterion == f.criterion
+                    && r.commit == ext.head =>
+            {
+                if r.request != f.request_evidence {
+                    return Err(format!(
+                        "{who}: evidence {p} answers the request {}, not the finding's {}",
+                        r.request, f.request_evidence
+                    ));
+                }
+                Some(r)
+            }
             _ => {
                 return Err(format!(
                     "{who}: evidence {p} is not that judge's response on that criterion"
@@ -142,7 +187,11 @@ fn check_finding(
         },
         None => None,
     };
-    let answer = response.and_then(read_reply);
+    // The reply body read as the engine read it: no answer where it found none.
+    let answer = match response.and_then(|r| r.body.as_deref()) {
+        Some(b) => read_response(&String::from_utf8_lossy(blob(b)?)).ok(),
+        None => None,
+    };
     if let Some(a) = &answer {
         // Every citation the finding records is one the judge made.
         let made: Vec<&Citation> = a
@@ -165,8 +214,9 @@ fn check_finding(
             "{who}: a block with no response record that reads as the judge's answer"
         ));
     };
-    let commits_agree = a.base.as_deref().is_none_or(|b| b == ext.base)
-        && a.head.as_deref().is_none_or(|h| h == ext.head);
+    // As the engine reads them: a judge may echo the short ids.
+    let commits_agree = a.base.as_deref().is_none_or(|b| names_commit(b, &ext.base))
+        && a.head.as_deref().is_none_or(|h| names_commit(h, &ext.head));
     if !a.decision.trim().eq_ignore_ascii_case("block") || !commits_agree {
         return Err(format!(
             "{who}: a block, but the response record answers `{}`{}",
@@ -205,21 +255,21 @@ fn check_finding(
 }
 
 /// A judge most of whose citations in the run do not resolve has all its blocks discarded
-/// (DESIGN 6): a statement that keeps one is not what the run could have concluded.
+/// (DESIGN 6): a statement that keeps one is not what the run could have concluded. The rule is
+/// the engine's own, run over each judge's findings.
 fn check_discarded(findings: &[Finding]) -> Result<(), String> {
-    let mut by_judge: BTreeMap<&str, (usize, usize, bool)> = BTreeMap::new();
-    for f in findings {
-        let e = by_judge.entry(&f.judge).or_default();
-        e.0 += f.citations.len();
-        e.1 += f
-            .citations
+    let judges: BTreeSet<&str> = findings.iter().map(|f| f.judge.as_str()).collect();
+    for judge in judges {
+        let mut of_judge: Vec<Finding> = findings
             .iter()
-            .filter(|c| c.check != CitationCheck::Resolved)
-            .count();
-        e.2 |= f.result == JudgeResult::Block;
-    }
-    for (judge, (total, unresolved, blocks)) in by_judge {
-        if blocks && unresolved * 2 > total {
+            .filter(|f| f.judge == judge)
+            .cloned()
+            .collect();
+        let blocks = of_judge.iter().any(|f| f.result == JudgeResult::Block);
+        if blocks && discard_if_mostly_unresolved(judge, &mut of_judge).is_some() {
+            let all = of_judge.iter().flat_map(|f| &f.citations);
+            let total = all.clone().count();
+            let unresolved = all.filter(|c| c.check != CitationCheck::Resolved).count();
             return Err(format!(
                 "judge {judge}: {unresolved} of its {total} citations do not resolve, yet a block of it is kept"
             ));
@@ -253,40 +303,21 @@ fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, String> {
     Ok(n)
 }
 
-/// The judge's answer in a stored reply, read as leniently as a judge's output is: the whole
-/// body, or else the first JSON object in it that reads as a response, whatever prose or code
-/// fence stands before or after it.
-fn read_reply(r: &JudgeResponseRecord) -> Option<Response> {
-    let StoredReply::Body(body) = &r.reply else {
-        return None;
-    };
-    if let Ok(a) = serde_json::from_str::<Response>(body.trim()) {
-        return Some(a);
-    }
-    body.match_indices('{').find_map(|(i, _)| {
-        serde_json::Deserializer::from_str(&body[i..])
-            .into_iter::<Response>()
-            .next()
-            .and_then(Result::ok)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
     use std::path::Path;
 
     use crate::acceptance::Lane;
-    use crate::evidence::{canonical_json, sha256_hex};
-    use crate::format::evidence::{
-        JudgeRequestRecord, JudgeResponseRecord, Record, StoredReply, RECORD_SCHEMA,
-    };
+    use crate::evidence::EvidenceStore;
+    use crate::format::evidence::{JudgeRequestRecord, Record, RECORD_SCHEMA};
     use crate::format::judge::{Citation, Request, RequestCriterion, RequestFloor, REQUEST_SCHEMA};
     use crate::format::result::tests::{criterion, run_result};
     use crate::format::result::{JudgeOutcome, RunResult};
     use crate::format::statement::Statement;
     use crate::format::Disposition;
-    use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity};
+    use crate::judge::audit::{assess, Asked};
+    use crate::judge::{keep_reply, keep_request, CitationCheck, Finding, Identity, Reply};
     use crate::replay::{replay_audited, Expectations, HeadTree, Report, SignatureCheck, Status};
     use crate::verdict::{FloorResult, JudgeResult};
 
@@ -310,14 +341,6 @@ mod tests {
         }
     }
 
-    fn store(dir: &Path, r: &Record) -> String {
-        let bytes = canonical_json(r).unwrap();
-        let hex = sha256_hex(&bytes);
-        std::fs::create_dir_all(dir.join("sha256")).unwrap();
-        std::fs::write(dir.join("sha256").join(&hex), bytes).unwrap();
-        format!("sha256:{hex}")
-    }
-
     fn pointer() -> Citation {
         Citation {
             path: "src/refund.py".into(),
@@ -326,14 +349,16 @@ mod tests {
         }
     }
 
-    /// A run whose one criterion, a judgment criterion, judge `intent` blocked with a pointer
-    /// that resolves, its request and response stored in `dir`.
-    fn blocked_run(dir: &Path) -> RunResult {
-        blocked_run_citing(dir, &[])
+    fn identity() -> Identity {
+        Identity::Command {
+            argv: vec!["./judge.sh".into()],
+            sha256: "e".repeat(64),
+        }
     }
 
-    /// [`blocked_run`], the response also citing `more` for obligations of its own.
-    fn blocked_run_citing(dir: &Path, more: &[Citation]) -> RunResult {
+    /// A run whose one criterion, a judgment criterion, judge `intent` was asked about; no
+    /// finding yet.
+    fn judgment_run() -> RunResult {
         let mut c = criterion(0, Disposition::Blocked);
         c.lane = Lane::Judge;
         c.requirement = "stage3.byo_judge".into();
@@ -342,79 +367,109 @@ mod tests {
         c.floor.tests.clear();
         c.floor.evidence = None;
         c.floor.evidence_all.clear();
-        let mut result = run_result(vec![c]);
-        let request = Record::JudgeRequest(JudgeRequestRecord {
-            schema: RECORD_SCHEMA,
-            judge: "intent".into(),
-            criterion: "c0".into(),
-            request: Request {
-                schema: REQUEST_SCHEMA.into(),
-                criterion: RequestCriterion {
-                    id: "c0".into(),
-                    ac: "Criterion 0 holds.".into(),
-                    required: true,
-                    lane: Lane::Judge,
-                    tag: "AC-C0-0000".into(),
-                },
-                repo: result.repository.clone(),
-                base: result.base.clone(),
-                head: result.head.clone(),
-                changed_files: vec!["src/refund.py".into()],
-                diff: "+        return order\n".into(),
-                diff_truncated: false,
-                floor: RequestFloor {
-                    result: FloorResult::NotApplicable,
-                    reason: "judgment criterion".into(),
-                },
+        run_result(vec![c])
+    }
+
+    /// What the judge stage sends judge `intent` about the run's criterion.
+    fn request(result: &RunResult) -> Request {
+        Request {
+            schema: REQUEST_SCHEMA.into(),
+            criterion: RequestCriterion {
+                id: "c0".into(),
+                ac: "Criterion 0 holds.".into(),
+                required: true,
+                lane: Lane::Judge,
+                tag: "AC-C0-0000".into(),
             },
-        });
-        let mut obligations = vec![
-            serde_json::json!({"text": "an entry is written", "status": "divergent", "citation": pointer()}),
-        ];
+            repo: result.repository.clone(),
+            base: result.base.clone(),
+            head: result.head.clone(),
+            changed_files: vec!["src/refund.py".into()],
+            diff: "+        return order\n".into(),
+            diff_truncated: false,
+            floor: RequestFloor {
+                result: FloorResult::NotApplicable,
+                reason: "judgment criterion".into(),
+            },
+        }
+    }
+
+    /// A judge's answer in `body`, as a chat model gives it: prose and a code fence around
+    /// the JSON.
+    fn answer(body: serde_json::Value) -> Reply {
+        Reply::Answer {
+            body: format!("Here is my answer.\n```json\n{body}\n```\n").into_bytes(),
+            usage: None,
+        }
+    }
+
+    /// A block with a pointer that resolves, citing `more` for obligations of its own.
+    fn block_citing(more: &[Citation]) -> Reply {
+        let mut obligations =
+            vec![serde_json::json!({"text": "an entry is written", "status": "divergent"})];
         obligations.extend(
             more.iter()
                 .map(|c| serde_json::json!({"text": "more", "status": "met", "citation": c})),
         );
-        // As a chat model answers: prose and a code fence around the JSON.
-        let body = format!(
-            "Here is my answer.\n```json\n{}\n```\n",
-            serde_json::json!({
-                "schema": "claim_check.judge.response.v1",
-                "decision": "block",
-                "rationale": "refund() returns before the audit write",
-                "pointer": pointer(),
-                "obligations": obligations,
-            })
-        );
-        let response = Record::JudgeResponse(JudgeResponseRecord {
-            schema: RECORD_SCHEMA,
-            judge: "intent".into(),
-            criterion: "c0".into(),
-            reply: StoredReply::Body(body),
-            usage: None,
-        });
-        let request_evidence = store(dir, &request);
-        let response_evidence = store(dir, &response);
-        result.findings = vec![Finding {
-            criterion: "c0".into(),
-            judge: "intent".into(),
-            identity: Identity::Command {
-                argv: vec!["./judge.sh".into()],
-                sha256: "e".repeat(64),
-            },
-            result: JudgeResult::Block,
-            rationale: "refund() returns before the audit write".into(),
-            pointer: Some(pointer()),
-            citations: std::iter::once((pointer(), CitationCheck::Resolved))
-                .chain(more.iter().map(|c| (c.clone(), CitationCheck::NoSuchFile)))
-                .map(|(citation, check)| CheckedCitation { citation, check })
-                .collect(),
-            downgraded: None,
-            request_evidence,
-            response_evidence: Some(response_evidence),
-            usage: None,
-        }];
+        answer(serde_json::json!({
+            "schema": "claim_check.judge.response.v1",
+            "decision": "block",
+            "rationale": "refund() returns before the audit write",
+            "pointer": pointer(),
+            "obligations": obligations,
+        }))
+    }
+
+    /// One exchange of judge `intent`, kept in `ev` as the judge stage keeps it and read by the
+    /// engine's audit over the head tree [`REFUND`].
+    fn exchange(ev: &mut EvidenceStore, request: &Request, reply: &Reply) -> Finding {
+        let request_evidence = keep_request(ev, "intent", &identity(), request).unwrap();
+        let response_evidence =
+            keep_reply(ev, "intent", &identity(), request, &request_evidence, reply).unwrap();
+        let read = |path: &str| (path == "src/refund.py").then(|| REFUND.to_string());
+        let asked = Asked {
+            judge: "intent",
+            identity: &identity(),
+            request,
+            request_evidence: &request_evidence,
+            response_evidence: Some(&response_evidence),
+        };
+        assess(asked, reply, &read)
+    }
+
+    /// [`judgment_run`] with judge `intent`'s answer `reply` as its finding (the run's own
+    /// discarding of a sloppy judge's blocks not applied), its records committed to `dir`.
+    fn judged_run(dir: &Path, reply: &Reply) -> RunResult {
+        let mut result = judgment_run();
+        let mut ev = EvidenceStore::new();
+        result.findings = vec![exchange(&mut ev, &request(&result), reply)];
+        ev.commit(dir).unwrap();
         result
+    }
+
+    /// A run in which judge `intent` blocked the criterion with a pointer that resolves, its
+    /// obligations also citing `more`.
+    fn blocked_run_citing(dir: &Path, more: &[Citation]) -> RunResult {
+        let result = judged_run(dir, &block_citing(more));
+        assert_eq!(result.findings[0].result, JudgeResult::Block);
+        result
+    }
+
+    fn blocked_run(dir: &Path) -> RunResult {
+        blocked_run_citing(dir, &[])
+    }
+
+    /// The finding edited into the block a resolving [`pointer`] makes, as a statement that
+    /// lies about what its judge answered would record it.
+    fn forged_block(result: &mut RunResult) {
+        let f = &mut result.findings[0];
+        f.result = JudgeResult::Block;
+        f.pointer = Some(pointer());
+        f.citations = vec![crate::judge::CheckedCitation {
+            citation: pointer(),
+            check: CitationCheck::Resolved,
+        }];
+        f.downgraded = None;
     }
 
     fn statement(result: &RunResult) -> Statement {
@@ -471,6 +526,14 @@ mod tests {
             r.steps[3]
                 .detail
                 .ends_with("; every judge finding (1) agrees with its records, 1 citation re-audited at head fbac99915b71"),
+            "{}",
+            r.steps[3].detail
+        );
+        // The two records and their two blobs (the request sent, the reply body).
+        assert!(
+            r.steps[3]
+                .detail
+                .starts_with("2 records and 2 blobs re-hashed"),
             "{}",
             r.steps[3].detail
         );
@@ -554,7 +617,7 @@ mod tests {
             detail.contains("is not among the attestation's inputAttestations"),
             "{detail}"
         );
-        // A finding whose response record is another criterion's.
+        // A finding whose response record is not a response (here: its own request record).
         let mut st = statement(&result);
         let f = &mut st.predicate.extension.findings[0];
         f.response_evidence = Some(f.request_evidence.clone());
@@ -563,6 +626,94 @@ mod tests {
         assert!(
             detail.ends_with("is not that judge's response on that criterion"),
             "{detail}"
+        );
+        // A finding whose response record is that judge's on that criterion, but answers
+        // another request.
+        let mut twice = blocked_run(dir.path());
+        let mut ev = EvidenceStore::new();
+        let again = Request {
+            diff: "+        return order  # asked again\n".into(),
+            ..request(&twice)
+        };
+        let other = exchange(&mut ev, &again, &block_citing(&[]));
+        ev.commit(dir.path()).unwrap();
+        twice.findings[0].response_evidence = other.response_evidence.clone();
+        let st = statement(&twice);
+        let (step, detail) = failed(&replayed(&st, dir.path(), None)).unwrap();
+        assert_eq!(step, 4);
+        assert_eq!(
+            detail,
+            format!(
+                "criterion c0: judge intent: evidence {} answers the request {}, not the finding's {}",
+                other.response_evidence.unwrap(),
+                other.request_evidence,
+                twice.findings[0].request_evidence
+            )
+        );
+    }
+
+    #[test]
+    fn evidence_catches_a_request_record_whose_document_is_not_that_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = blocked_run(dir.path());
+        let identity = identity();
+        // A request record that names this judge, criterion, base and head, pointing at `blob`.
+        let with_document = |blob: Vec<u8>| {
+            let mut ev = EvidenceStore::new();
+            let request = ev.put_blob(blob);
+            let record = Record::JudgeRequest(JudgeRequestRecord {
+                schema: RECORD_SCHEMA,
+                judge: "intent".into(),
+                identity: identity.clone(),
+                criterion: "c0".into(),
+                base: result.base.clone(),
+                commit: result.head.clone(),
+                request: request.clone(),
+            });
+            let pointer = ev.put_record(&record).unwrap();
+            ev.commit(dir.path()).unwrap();
+            let mut edited = result.clone();
+            edited.findings[0].request_evidence = pointer.clone();
+            let r = replayed(&statement(&edited), dir.path(), None);
+            (failed(&r), request, pointer)
+        };
+        let elsewhere = Request {
+            head: "9".repeat(40),
+            ..request(&result)
+        };
+        let (failure, blob, record) = with_document(serde_json::to_vec(&elsewhere).unwrap());
+        assert_eq!(
+            failure,
+            Some((4, format!("criterion c0: judge intent: the request {blob} of evidence {record} is not a request on that criterion at base..head")))
+        );
+        let (failure, blob, record) = with_document(b"{\"criterion\": \"c0\"}".to_vec());
+        let (step, detail) = failure.unwrap();
+        assert_eq!(step, 4);
+        assert!(
+            detail.starts_with(&format!(
+                "criterion c0: judge intent: the request {blob} of evidence {record} is not a judge request: "
+            )),
+            "{detail}"
+        );
+        // The record itself must be at the statement's commits.
+        let mut ev = EvidenceStore::new();
+        let at_other_head = keep_request(&mut ev, "intent", &identity, &elsewhere).unwrap();
+        ev.commit(dir.path()).unwrap();
+        let mut edited = result.clone();
+        edited.findings[0].request_evidence = at_other_head.clone();
+        assert_eq!(
+            failed(&replayed(&statement(&edited), dir.path(), None)),
+            Some((4, format!("criterion c0: judge intent: evidence {at_other_head} is not that judge's request on that criterion at base..head")))
+        );
+        // A finding that names another judge than the one its records say was asked.
+        let mut st = statement(&result);
+        st.predicate.extension.findings[0].identity = Identity::Chat {
+            url: "https://api.example.com/v1".into(),
+            model: "a-stronger-model".into(),
+        };
+        assert_eq!(
+            failed(&replayed(&st, dir.path(), None)),
+            Some((4, format!("criterion c0: judge intent: evidence {} is not that judge's request on that criterion at base..head", result.findings[0].request_evidence)))
         );
     }
 
@@ -605,30 +756,61 @@ mod tests {
         assert!(r.valid, "{:?}", r.steps);
     }
 
+    /// The reply body is read as the engine reads it (prose and fences around the JSON are
+    /// fine, a short commit id too); a block stands on nothing else.
     #[test]
-    fn a_reply_reads_with_prose_and_fences_around_it() {
-        let reply = |body: &str| JudgeResponseRecord {
-            schema: RECORD_SCHEMA,
-            judge: "j".into(),
-            criterion: "c".into(),
-            reply: StoredReply::Body(body.into()),
-            usage: None,
-        };
-        let plain = r#"{"decision": "abstain"}"#;
-        assert_eq!(
-            super::read_reply(&reply(plain)).unwrap().decision,
-            "abstain"
+    fn a_block_stands_only_on_a_reply_the_engine_reads_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = judgment_run();
+        let short = answer(serde_json::json!({
+            "decision": "block",
+            "head": &result.head[..7],
+            "pointer": pointer(),
+        }));
+        let echoed = judged_run(dir.path(), &short);
+        assert_eq!(echoed.findings[0].result, JudgeResult::Block);
+        let r = replayed(
+            &statement(&echoed),
+            dir.path(),
+            Some(&tree(&echoed, REFUND)),
         );
-        let fenced = format!("Sure.\n```json\n{plain}\n```");
+        assert!(r.valid, "{:?}", r.steps);
+
+        let no_answer = [
+            Reply::Failed {
+                reason: "timeout after 120 s".into(),
+            },
+            Reply::Answer {
+                body: b"I would block this: refund() returns early.".to_vec(),
+                usage: None,
+            },
+            answer(serde_json::json!({
+                "schema": "claim_check.judge.response.v0",
+                "decision": "block",
+                "pointer": pointer(),
+            })),
+        ];
+        for reply in &no_answer {
+            let mut forged = judged_run(dir.path(), reply);
+            assert_eq!(forged.findings[0].result, JudgeResult::Abstain);
+            forged_block(&mut forged);
+            assert_eq!(
+                failed(&replayed(&statement(&forged), dir.path(), None)),
+                Some((4, "criterion c0: judge intent: a block with no response record that reads as the judge's answer".into())),
+                "{reply:?}"
+            );
+        }
+        // An abstention the run recorded as a block.
+        let abstained = answer(serde_json::json!({"decision": "abstain", "pointer": pointer()}));
+        let mut forged = judged_run(dir.path(), &abstained);
+        forged_block(&mut forged);
         assert_eq!(
-            super::read_reply(&reply(&fenced)).unwrap().decision,
-            "abstain"
+            failed(&replayed(&statement(&forged), dir.path(), None)),
+            Some((
+                4,
+                "criterion c0: judge intent: a block, but the response record answers `abstain`"
+                    .into()
+            ))
         );
-        assert!(super::read_reply(&reply("no JSON here")).is_none());
-        let failed = JudgeResponseRecord {
-            reply: StoredReply::Failed("timeout after 120 s".into()),
-            ..reply(plain)
-        };
-        assert!(super::read_reply(&failed).is_none());
     }
 }
