@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Repo;
 use shipmoor::acceptance::{tag_for, Criterion, Lane};
@@ -47,7 +47,12 @@ elif mode == "mostly-fabricated":
 elif mode == "malformed":
     print("I reviewed the change and it is fine.")
 elif mode == "sleep":
+    # Says who it is, and would say it woke up had it not been killed first.
+    with open(sys.argv[2] + ".pid", "w") as f:
+        f.write(str(os.getpid()))
     time.sleep(30)
+    with open(sys.argv[2] + ".woke", "w") as f:
+        f.write("woke")
 elif mode == "crash":
     sys.stderr.write("Traceback (most recent call last): boom\n")
     sys.exit(3)
@@ -60,7 +65,22 @@ elif mode == "request":
                    "truncated": req["diff_truncated"], "floor": req["floor"]["result"]}, f)
     print(json.dumps({"decision": "abstain", "rationale": json.dumps(sorted(os.listdir(".")))}))
 elif mode == "slow":
-    time.sleep(0.6)
+    # Marks its start and its end in a log shared by the requests (O_APPEND: each line written
+    # whole), waits until a second request has started (at most 10 s), then lingers so that
+    # requests in flight pile up.
+    def mark(what):
+        fd = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, (what + " " + req["criterion"]["id"] + "\n").encode())
+        os.close(fd)
+    mark("start")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(sys.argv[2]) as log:
+            if sum(1 for line in log if line.startswith("start ")) >= 2:
+                break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    mark("end")
     print(json.dumps({"decision": "abstain", "rationale": "slowly: " + req["criterion"]["id"]}))
 elif mode == "env":
     names = ["SIGSTORE_ID_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "GITHUB_OUTPUT", "GITHUB_ENV",
@@ -332,18 +352,23 @@ fn malformed_output_a_timeout_and_a_crash_abstain_with_the_reason() {
         Some("malformed output: no JSON object in the judge's output")
     );
 
-    let started = Instant::now();
+    let sleeper = f.repo.tmp.path().join("sleeper");
     let (out, ev) = run(
         &f,
         &[audit_log()],
-        &[("judge", "sleep")],
+        &[("judge", &format!("sleep {}", sleeper.display()))],
         Duration::from_secs(1),
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
-    );
+    // The judge was killed at the timeout: it never woke from its sleep (a stage that waited it
+    // out would find it woke), and it is gone (one that left it running would find it there; a
+    // judge killed before it even wrote its pid is gone too).
+    assert!(!sleeper.with_extension("woke").exists());
+    if let Ok(pid) = std::fs::read_to_string(sleeper.with_extension("pid")) {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "the judge {pid} still runs"
+        );
+    }
     let timeout = &out.findings[0];
     assert_eq!(timeout.result, JudgeResult::Abstain);
     assert_eq!(timeout.downgraded.as_deref(), Some("timeout after 1 s"));
@@ -526,10 +551,25 @@ fn run_with(f: &Fixture, entries: &[FloorEntry], s: JudgeSpec, limit: Option<usi
     judge::run(input, &mut ev).unwrap()
 }
 
+/// The most requests in flight at once, from the start and end lines the `slow` judge logs.
+fn most_in_flight(log: &str) -> usize {
+    let mut now = 0usize;
+    let mut most = 0;
+    for line in log.lines() {
+        if line.starts_with("start ") {
+            now += 1;
+            most = most.max(now);
+        } else {
+            now -= 1;
+        }
+    }
+    most
+}
+
 #[test]
 fn criteria_are_judged_concurrently_and_answered_in_order() {
     let f = fixture();
-    let ids = ["c-one", "c-two", "c-three", "c-four"];
+    let ids = ["c-one", "c-two", "c-three", "c-four", "c-five", "c-six"];
     let entries: Vec<FloorEntry> = ids
         .iter()
         .map(|id| {
@@ -539,15 +579,16 @@ fn criteria_are_judged_concurrently_and_answered_in_order() {
             )
         })
         .collect();
+    let log = f.repo.tmp.path().join("in-flight.log");
     let s = JudgeSpec {
-        concurrency: 4,
-        ..spec("judge", "slow", Duration::from_secs(30))
+        concurrency: 3,
+        ..spec(
+            "judge",
+            &format!("slow {}", log.display()),
+            Duration::from_secs(30),
+        )
     };
-    let started = Instant::now();
     let out = run_with(&f, &entries, s, None);
-    let took = started.elapsed();
-    // One after another would take 4 × 0.6 s.
-    assert!(took < Duration::from_millis(2000), "{took:?}");
     let said: Vec<&str> = out.findings.iter().map(|f| f.rationale.as_str()).collect();
     assert_eq!(
         said,
@@ -555,9 +596,17 @@ fn criteria_are_judged_concurrently_and_answered_in_order() {
             "slowly: c-one",
             "slowly: c-two",
             "slowly: c-three",
-            "slowly: c-four"
+            "slowly: c-four",
+            "slowly: c-five",
+            "slowly: c-six"
         ]
     );
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.lines().count(), 2 * ids.len(), "{log}");
+    // One after another, never more than one would be in flight; and never more than the
+    // judge's concurrency.
+    let most = most_in_flight(&log);
+    assert!((2..=3).contains(&most), "{most} in flight:\n{log}");
 }
 
 #[test]

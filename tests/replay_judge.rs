@@ -1,25 +1,38 @@
 //! `shipmoor replay` over a full-mode statement, through the binary, in a real repository: the
 //! judge's request and response records are re-hashed like every record, and the citation audit
-//! is re-run at the recorded head with git. The statement is a real run's, with a judge's block
-//! added by hand as the judge stage would record it (plain data: the judge stage itself is
-//! tested with the engine).
+//! is re-run at the recorded head with git. The statement is a real fast run's, rewritten as the
+//! full run the judge stage makes of it: the judge's records are the stage's own, written by
+//! `judge::run` asking a scripted command judge.
 
 mod common;
 
+use std::time::Duration;
+
 use common::Repo;
-use shipmoor::acceptance::Lane;
-use shipmoor::evidence::{canonical_json, sha256_hex};
-use shipmoor::format::evidence::{
-    JudgeRequestRecord, JudgeResponseRecord, Record, StoredReply, RECORD_SCHEMA,
-};
-use shipmoor::format::judge::{Citation, Request, RequestCriterion, RequestFloor, REQUEST_SCHEMA};
+use shipmoor::acceptance::{Criterion, Lane};
+use shipmoor::evidence::EvidenceStore;
+use shipmoor::floor::{EntryKind, FloorEntry};
+use shipmoor::format::judge::Citation;
 use shipmoor::format::statement::Statement;
 use shipmoor::format::Disposition;
-use shipmoor::judge::{CheckedCitation, CitationCheck, Finding, Identity};
+use shipmoor::git::Git;
+use shipmoor::judge::command::CommandJudge;
+use shipmoor::judge::{self, Ask, CheckedCitation, CitationCheck, JudgeSpec, RunInput, Transport};
 use shipmoor::report::{ResultDocument, RouteTo};
-use shipmoor::verdict::{self, FloorResult, JudgeResult};
+use shipmoor::verdict::{self, JudgeResult};
 
 const RESULT: &str = ".shipmoor/claim-check.result.json";
+
+/// Judge `intent`: blocks with the pointer its argument holds, answering as a chat model would
+/// (prose and a code fence around the JSON).
+const JUDGE: &str = r#"
+import json, sys
+req = json.load(sys.stdin)
+answer = {"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
+          "decision": "block", "rationale": "refund() returns before the audit write",
+          "pointer": json.loads(sys.argv[1])}
+print("Here is my review.\n```json\n" + json.dumps(answer) + "\n```")
+"#;
 
 /// A change with one judgment criterion, checked in fast mode (nothing to run: no runner
 /// needed), whose head has `svc/refund.py`; then the file is removed by a later commit, so the
@@ -42,83 +55,79 @@ fn fast_run() -> (Repo, String) {
     (r, base)
 }
 
-fn store(r: &Repo, record: &Record) -> String {
-    let bytes = canonical_json(record).unwrap();
-    let hex = sha256_hex(&bytes);
-    let dir = r.path().join(".shipmoor/evidence/sha256");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(&hex), bytes).unwrap();
-    format!("sha256:{hex}")
-}
-
-/// The run's statement rewritten as a full run in which judge `intent` blocked the criterion
-/// with `pointer`, recorded as resolving; its request and response stored as evidence.
-fn with_a_judge_block(r: &Repo, pointer: Citation) -> Vec<u8> {
+/// The run's statement rewritten as a full run in which judge `intent` answered a block with
+/// `pointer`: the judge stage run over the fast run's criterion, its evidence committed to the
+/// run's store. The stage's audit must conclude `audited`; the finding is then recorded as a
+/// block whose pointer resolves either way (as a statement that misreports the audit would).
+fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<u8> {
     let vsa = r.path().join(".shipmoor/claim-check.vsa.json");
     let fast: Statement = serde_json::from_slice(&std::fs::read(&vsa).unwrap()).unwrap();
     let doc = ResultDocument::parse(r.read(RESULT).as_bytes()).unwrap();
     let mut result = doc.result.into_owned();
+
+    let git = Git::discover(r.path()).unwrap();
+    let base = git.resolve(&result.base, "base").unwrap();
+    let head = git.resolve(&result.head, "head").unwrap();
     let c = &result.criteria[0];
-    let request = Record::JudgeRequest(JudgeRequestRecord {
-        schema: RECORD_SCHEMA,
-        judge: "intent".into(),
-        criterion: c.id.clone(),
-        request: Request {
-            schema: REQUEST_SCHEMA.into(),
-            criterion: RequestCriterion {
-                id: c.id.clone(),
-                ac: c.ac.clone(),
-                required: c.required,
-                lane: Lane::Judge,
-                tag: c.tag.clone(),
-            },
-            repo: result.repository.clone(),
-            base: result.base.clone(),
-            head: result.head.clone(),
-            changed_files: vec!["svc/refund.py".into()],
-            diff: String::new(),
-            diff_truncated: false,
-            floor: RequestFloor {
-                result: FloorResult::NotApplicable,
-                reason: c.floor.reason.clone(),
-            },
+    let entry = FloorEntry {
+        kind: EntryKind::Claimed,
+        criterion: Criterion {
+            id: c.id.clone(),
+            ac: c.ac.clone(),
+            required: c.required,
+            lane: Lane::Judge,
+            check: None,
+            tag: c.tag.clone(),
+            line: c.line,
         },
-    });
-    let body = serde_json::json!({
-        "schema": "claim_check.judge.response.v1",
-        "decision": "block",
-        "rationale": "refund() returns before the audit write",
-        "pointer": pointer,
-    })
-    .to_string();
-    let response = Record::JudgeResponse(JudgeResponseRecord {
-        schema: RECORD_SCHEMA,
-        judge: "intent".into(),
-        criterion: c.id.clone(),
-        reply: StoredReply::Body(body),
-        usage: None,
-    });
-    let request_evidence = store(r, &request);
-    let response_evidence = store(r, &response);
-    result.findings = vec![Finding {
-        criterion: c.id.clone(),
-        judge: "intent".into(),
-        identity: Identity::Command {
-            argv: vec!["./judge.sh".into()],
-            sha256: "e".repeat(64),
+        floor: c.floor.clone(),
+    };
+    let spec = JudgeSpec {
+        name: "intent".into(),
+        transport: Transport::Command {
+            argv: vec![
+                "python3".into(),
+                "-c".into(),
+                JUDGE.into(),
+                serde_json::to_string(&pointer).unwrap(),
+            ],
         },
-        result: JudgeResult::Block,
-        rationale: "refund() returns before the audit write".into(),
-        pointer: Some(pointer.clone()),
-        citations: vec![CheckedCitation {
-            citation: pointer,
-            check: CitationCheck::Resolved,
-        }],
-        downgraded: None,
-        request_evidence: request_evidence.clone(),
-        response_evidence: Some(response_evidence.clone()),
-        usage: None,
+        timeout: Duration::from_secs(60),
+        concurrency: 1,
+        max_diff_bytes: judge::DEFAULT_MAX_DIFF_BYTES,
+        exclude: vec![],
+        file: ".shipmoor/acceptance.yaml".into(),
+        line: 2,
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let ask: Box<dyn Ask> =
+        Box::new(CommandJudge::from_spec(&spec, &git, &head, scratch.path()).unwrap());
+    let panel = vec![(spec, ask)];
+    let mut evidence = EvidenceStore::new();
+    let input = RunInput {
+        git: &git,
+        repo: &result.repository,
+        base: &base,
+        head: &head,
+        entries: std::slice::from_ref(&entry),
+        panel: &panel,
+    };
+    let out = judge::run(input, &mut evidence).unwrap();
+    evidence
+        .commit(&r.path().join(".shipmoor/evidence"))
+        .unwrap();
+    assert_eq!(out.findings.len(), 1, "{out:?}");
+    let mut finding = out.findings[0].clone();
+    assert_eq!(finding.result, audited, "{finding:?}");
+    finding.result = JudgeResult::Block;
+    finding.pointer = Some(pointer.clone());
+    finding.citations = vec![CheckedCitation {
+        citation: pointer,
+        check: CitationCheck::Resolved,
     }];
+    finding.downgraded = None;
+    result.findings = vec![finding];
+
     let outcomes = shipmoor::report::judge_outcomes(&result.findings);
     let c = &mut result.criteria[0];
     c.judge = outcomes[&c.id].clone();
@@ -135,7 +144,7 @@ fn with_a_judge_block(r: &Repo, pointer: Citation) -> Vec<u8> {
         .iter()
         .map(|a| format!("sha256:{}", a.digest.sha256))
         .collect();
-    records.extend([request_evidence, response_evidence]);
+    records.extend(evidence.records().iter().cloned());
     let head_object = fast.commit_subjects()[0].digest.sha256.clone().unwrap();
     shipmoor::attest::statement(&result, &records, &[], &head_object)
         .to_bytes()
@@ -168,7 +177,8 @@ fn evidence_reaudits_a_judge_block_at_the_recorded_head() {
         line: 3,
         quote: quote.into(),
     };
-    let run = replay(&r, &with_a_judge_block(&r, cite("return order")), &head);
+    let block = with_a_judge_block(&r, cite("return order"), JudgeResult::Block);
+    let run = replay(&r, &block, &head);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stdout.contains(
@@ -178,8 +188,10 @@ fn evidence_reaudits_a_judge_block_at_the_recorded_head() {
     );
     assert!(run.stdout.contains("recorded verdict: BLOCKED"), "{run:?}");
 
-    // A pointer recorded as resolving that the head tree does not hold fails at evidence.
-    let run = replay(&r, &with_a_judge_block(&r, cite("audit.log(order)")), &head);
+    // A pointer recorded as resolving that the head tree does not hold (the run's audit found
+    // it did not) fails at evidence.
+    let forged = with_a_judge_block(&r, cite("audit.log(order)"), JudgeResult::Abstain);
+    let run = replay(&r, &forged, &head);
     assert_eq!(run.code, 1, "{run:?}");
     let line = run
         .stdout
