@@ -476,7 +476,7 @@ fn in_a_panel_a_block_from_one_lens_counts_and_every_answer_is_kept() {
     assert_eq!(out.outcomes[0].result, JudgeResult::Block);
     assert_eq!(
         out.outcomes[0].rationale.as_deref(),
-        Some("security: refund() returns before the audit entry is written")
+        Some("judge security: refund() returns before the audit entry is written")
     );
     assert_ne!(
         out.findings[0].request_evidence,

@@ -38,13 +38,6 @@ if [ -n "$acceptance" ]; then
 fi
 # A change that claims no criterion of its own: claim-check itself derives a draft claim from
 # the pull request's checklist in GITHUB_EVENT_PATH (a draft never reads READY).
-judge="$(inp JUDGE)"
-if [ -n "$judge" ]; then
-  echo "::error title=Claim Check::the judge input needs full mode, which this version of shipmoor does not ship"
-  echo "exit-code=2" >> "${GITHUB_OUTPUT:-/dev/null}"
-  echo "verdict=ERROR" >> "${GITHUB_OUTPUT:-/dev/null}"
-  exit 0
-fi
 sign="$(inp SIGN)"
 case "$sign" in
   ""|auto)

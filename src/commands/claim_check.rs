@@ -30,6 +30,7 @@ use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput, FloorReport};
 use crate::git::{CommitId, Git};
+use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
     ResultDocument, RunResult, Signing, SigningState,
@@ -128,10 +129,10 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let mut store = EvidenceStore::new();
     let floor_report = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
+    let judged = run_judge(&plan, &floor_report, &mut store)?;
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
-    // The judge stage is not wired here yet: fast mode has no findings.
-    let result = conclude(&plan.claim, &floor_report, &JudgeRun::default(), &facts);
+    let result = conclude(&plan.claim, &floor_report, &judged, &facts);
     let head_object_sha256 = head_object_sha256(&plan.git, &plan.head)?;
     let inputs = StatementInputs {
         evidence_records: store.records(),
@@ -169,13 +170,6 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
     let stopwatch = clock.stopwatch();
     let git = Git::discover(&args.repo)?;
     let subjects = parse_subjects(&args.subjects)?;
-    if args.mode == Mode::Full {
-        return Err(Error::input(
-            InputError::new("--mode full needs the judge, which this version does not ship").help(
-                "run with --mode fast (the default): judgment criteria are routed to a person",
-            ),
-        ));
-    }
     let signing_key = signing_key(args)?;
     let (base, head) = commits(args, &git)?;
     // The claim's file, when named explicitly; otherwise the claim is read from git below.
@@ -186,6 +180,7 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
     check_clean(&git, &head, located.as_ref())?;
     let (claim, source) = load_claim(args, &git, &base, &head, located.as_ref())?;
     let set = claim.set;
+    check_panel(args.mode, &set)?;
     let runners = runners(&git, &head, &set)?;
     let paths = output_paths(args, git.root());
     check_writable(&paths)?;
@@ -227,6 +222,105 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
             }
         }),
         temp_base,
+    })
+}
+
+/// Full mode's input checks: the acceptance set configures a judge, and every chat judge's key
+/// variable is set (a command judge needs nothing more). Fast mode never looks at the panel.
+fn check_panel(mode: Mode, set: &AcceptanceSet) -> Result<(), Error> {
+    if mode != Mode::Full {
+        return Ok(());
+    }
+    if set.judge.is_empty() {
+        let file = set
+            .settings_files
+            .get("judge")
+            .cloned()
+            .unwrap_or_else(|| set.display_path.clone());
+        return Err(Error::Input(vec![InputError::new(
+            "--mode full needs a judge, and the acceptance set configures none",
+        )
+        .at(file, 1, 1)
+        .help(
+            "add a `judge:` block (for example `judge: { command: [\"python3\", \"examples/judge/forward.py\"] }`), or run with --mode fast",
+        )]));
+    }
+    let missing: Vec<InputError> = set
+        .judge
+        .iter()
+        .filter(|spec| matches!(spec.transport, Transport::Chat { .. }))
+        .filter_map(|spec| ChatJudge::from_spec(spec).err())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Input(missing))
+    }
+}
+
+/// Phase 2b (full mode): the judge on what the floor left open, in views of head made in a
+/// directory of the run's own; fast mode has no findings.
+fn run_judge(
+    plan: &Plan,
+    floor: &FloorReport,
+    store: &mut EvidenceStore,
+) -> Result<JudgeRun, Error> {
+    let judged = floor.entries.iter().filter(|e| judge::is_judged(e)).count();
+    if plan.mode != Mode::Full || judged == 0 {
+        return Ok(JudgeRun::default());
+    }
+    let set = &plan.claim.set;
+    progress(
+        plan.quiet,
+        &format!(
+            "judge: {judged} criteria the floor left open, {} judge{} ({})",
+            set.judge.len(),
+            if set.judge.len() == 1 { "" } else { "s" },
+            set.judge
+                .iter()
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    let scratch = tempfile::Builder::new()
+        .prefix("shipmoor-judge-")
+        .tempdir_in(&plan.temp_base)
+        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+    let mut panel: Vec<(JudgeSpec, Box<dyn Ask>)> = Vec::new();
+    for spec in &set.judge {
+        let ask: Box<dyn Ask> = match &spec.transport {
+            Transport::Command { .. } => {
+                match CommandJudge::from_spec(spec, &plan.git, &plan.head, scratch.path()) {
+                    Some(j) => Box::new(j),
+                    None => return Err(Error::crash("a command judge without a command")),
+                }
+            }
+            // Checked in `plan`: the key's variable is set.
+            Transport::Chat { .. } => {
+                Box::new(ChatJudge::from_spec(spec).map_err(|e| Error::Input(vec![e]))?)
+            }
+        };
+        panel.push((spec.clone(), ask));
+    }
+    let repo = plan.git.repo_uri()?;
+    let run = judge::run(
+        judge::RunInput {
+            git: &plan.git,
+            repo: &repo,
+            base: &plan.base,
+            head: &plan.head,
+            entries: &floor.entries,
+            panel: &panel,
+        },
+        store,
+    )?;
+    for note in &run.notes {
+        progress(plan.quiet, note);
+    }
+    Ok(JudgeRun {
+        findings: run.findings,
+        notes: run.notes,
     })
 }
 

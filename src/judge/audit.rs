@@ -19,6 +19,8 @@
 //! citations do not resolve, its blocks are discarded. And per criterion over the panel
 //! ([`outcome`]): a confirmed block from any judge counts.
 
+use std::collections::BTreeMap;
+
 use super::{CheckedCitation, CitationCheck, Finding, Identity, Reply};
 use crate::format::judge::{Citation, Request, Response, RESPONSE_SCHEMA};
 use crate::format::result::JudgeOutcome;
@@ -284,46 +286,65 @@ pub fn discard_if_mostly_unresolved(judge: &str, findings: &mut [Finding]) -> Op
     ))
 }
 
-/// The judge's result for one criterion over the panel's findings on it: a confirmed block from
-/// any judge counts; else an abstention (when any judge was asked); else not judged. With more
-/// than one judge, each rationale is prefixed with its judge's name.
-pub fn outcome(findings: &[&Finding]) -> JudgeOutcome {
-    let panel = findings.len() > 1;
-    let said = |f: &Finding| {
-        if panel {
-            format!("{}: {}", f.judge, f.rationale)
-        } else {
-            f.rationale.clone()
-        }
-    };
-    let blocks: Vec<&&Finding> = findings
+/// The judge's part of each criterion's disposition, by criterion id, folded from the
+/// findings: a confirmed block from any judge of the panel is the criterion's block (with
+/// every blocking judge's rationale); otherwise the criterion is abstained, with every judge's
+/// reason. Nothing a judge answers makes it anything else.
+pub fn outcomes(findings: &[Finding]) -> BTreeMap<String, JudgeOutcome> {
+    let panel = findings
         .iter()
-        .filter(|f| f.result == JudgeResult::Block)
-        .collect();
-    if !blocks.is_empty() {
-        return JudgeOutcome {
-            result: JudgeResult::Block,
-            rationale: Some(
-                blocks
-                    .iter()
-                    .map(|f| said(f))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
-        };
+        .map(|f| f.judge.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut by_criterion: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_criterion.entry(&f.criterion).or_default().push(f);
     }
-    if findings.is_empty() {
-        return JudgeOutcome::default();
-    }
-    JudgeOutcome {
-        result: JudgeResult::Abstain,
-        rationale: Some(
-            findings
+    by_criterion
+        .into_iter()
+        .map(|(id, fs)| {
+            let blocks: Vec<&&Finding> = fs
                 .iter()
-                .map(|f| said(f))
+                .filter(|f| f.result == JudgeResult::Block)
+                .collect();
+            let (result, shown): (JudgeResult, Vec<&&Finding>) = if blocks.is_empty() {
+                (JudgeResult::Abstain, fs.iter().collect())
+            } else {
+                (JudgeResult::Block, blocks)
+            };
+            let rationale = shown
+                .iter()
+                .map(|f| {
+                    let why = reason(f);
+                    if panel {
+                        format!("judge {}: {why}", f.judge)
+                    } else {
+                        why
+                    }
+                })
                 .collect::<Vec<_>>()
-                .join("; "),
-        ),
+                .join("; ");
+            (
+                id.to_string(),
+                JudgeOutcome {
+                    result,
+                    rationale: Some(rationale),
+                },
+            )
+        })
+        .collect()
+}
+
+/// One finding's reason as a person reads it: the judge's rationale, after why the engine
+/// downgraded or discarded its answer when it did.
+pub fn reason(f: &Finding) -> String {
+    let rationale = f.rationale.trim();
+    match (&f.downgraded, rationale.is_empty()) {
+        (Some(d), true) => d.clone(),
+        (Some(d), false) => format!("{d}: {rationale}"),
+        (None, true) => "the judge gave no rationale".to_string(),
+        (None, false) => rationale.to_string(),
     }
 }
 
@@ -639,31 +660,6 @@ mod tests {
         // No citations at all: nothing to say.
         let mut findings = vec![judged_as("intent", r#"{"decision": "abstain"}"#)];
         assert_eq!(discard_if_mostly_unresolved("intent", &mut findings), None);
-    }
-
-    #[test]
-    fn a_block_from_any_judge_of_the_panel_counts() {
-        let block = judged_as("security", BLOCK);
-        let abstain = judged_as(
-            "intent",
-            r#"{"decision": "abstain", "rationale": "unclear"}"#,
-        );
-        let o = outcome(&[&abstain, &block]);
-        assert_eq!(o.result, JudgeResult::Block);
-        assert_eq!(
-            o.rationale.as_deref(),
-            Some("security: refund() returns before the audit write")
-        );
-        let o = outcome(&[&abstain, &judged_as("security", r#"{"decision": "pass"}"#)]);
-        assert_eq!(o.result, JudgeResult::Abstain);
-        assert!(o
-            .rationale
-            .as_deref()
-            .unwrap()
-            .starts_with("intent: unclear; security: \"pass\""));
-        // One judge: its rationale as it is.
-        assert_eq!(outcome(&[&abstain]).rationale.as_deref(), Some("unclear"));
-        assert_eq!(outcome(&[]), JudgeOutcome::default());
     }
 
     fn read(path: &str) -> Option<String> {

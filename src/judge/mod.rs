@@ -33,7 +33,7 @@
 //! change once; (3) for each judge of the panel, in order: build its requests, keep each as
 //! evidence, ask them all (the transport runs up to its concurrency at once), keep each reply as
 //! evidence, and read each one ([`audit::assess`]); then discard its blocks when most of its
-//! citations do not resolve; (4) per criterion, the panel's outcome ([`audit::outcome`]).
+//! citations do not resolve; (4) per criterion, the panel's outcome ([`audit::outcomes`]).
 //! An error is only ever git failing; no answer of a judge is an error of the run.
 
 pub mod audit;
@@ -275,10 +275,12 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
         }
         out.findings.extend(findings);
     }
+    // The one fold of findings into each criterion's judge result (the reports use it too).
+    let folded = audit::outcomes(&out.findings);
     for i in judged {
-        let id = &input.entries[i].criterion.id;
-        let on: Vec<&Finding> = out.findings.iter().filter(|f| &f.criterion == id).collect();
-        out.outcomes[i] = audit::outcome(&on);
+        if let Some(o) = folded.get(&input.entries[i].criterion.id) {
+            out.outcomes[i] = o.clone();
+        }
     }
     Ok(out)
 }
@@ -390,7 +392,7 @@ impl<'a> HeadTree<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::audit::{assess, discard_if_mostly_unresolved, outcome, Asked};
+    use super::audit::{assess, discard_if_mostly_unresolved, outcomes, Asked};
     use super::*;
     use crate::acceptance::{tag_for, AcceptanceState, Criterion, Lane};
     use crate::floor::CriterionFloor;
@@ -515,7 +517,7 @@ mod tests {
             .zip(&findings)
             .map(|(e, f)| {
                 if is_judged(e) {
-                    outcome(&[f]).result
+                    outcomes(std::slice::from_ref(f))[&f.criterion].result
                 } else {
                     JudgeResult::None
                 }

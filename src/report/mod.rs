@@ -88,67 +88,7 @@ pub struct JudgeRun {
     pub notes: Vec<String>,
 }
 
-/// The judge's part of each criterion's disposition, by criterion id, folded from the
-/// findings: a confirmed block from any judge of the panel is the criterion's block (with
-/// every blocking judge's rationale); otherwise the criterion is abstained, with every judge's
-/// reason. Nothing a judge answers makes it anything else.
-pub fn judge_outcomes(findings: &[Finding]) -> BTreeMap<String, JudgeOutcome> {
-    let panel = findings
-        .iter()
-        .map(|f| f.judge.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
-        > 1;
-    let mut by_criterion: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
-    for f in findings {
-        by_criterion.entry(&f.criterion).or_default().push(f);
-    }
-    by_criterion
-        .into_iter()
-        .map(|(id, fs)| {
-            let blocks: Vec<&&Finding> = fs
-                .iter()
-                .filter(|f| f.result == JudgeResult::Block)
-                .collect();
-            let (result, shown): (JudgeResult, Vec<&&Finding>) = if blocks.is_empty() {
-                (JudgeResult::Abstain, fs.iter().collect())
-            } else {
-                (JudgeResult::Block, blocks)
-            };
-            let rationale = shown
-                .iter()
-                .map(|f| {
-                    let why = finding_reason(f);
-                    if panel {
-                        format!("judge {}: {why}", f.judge)
-                    } else {
-                        why
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
-            (
-                id.to_string(),
-                JudgeOutcome {
-                    result,
-                    rationale: Some(rationale),
-                },
-            )
-        })
-        .collect()
-}
-
-/// One finding's reason as a person reads it: the judge's rationale, after why the engine
-/// downgraded or discarded its answer when it did.
-pub fn finding_reason(f: &Finding) -> String {
-    let rationale = f.rationale.trim();
-    match (&f.downgraded, rationale.is_empty()) {
-        (Some(d), true) => d.clone(),
-        (Some(d), false) => format!("{d}: {rationale}"),
-        (None, true) => "the judge gave no rationale".to_string(),
-        (None, false) => rationale.to_string(),
-    }
-}
+pub use crate::judge::audit::{outcomes as judge_outcomes, reason as finding_reason};
 
 /// `path:line` of a citation, as reports point into the head tree.
 pub fn citation_at(c: &Citation) -> String {
