@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::format::result::ResultDocument;
 use crate::format::{Disposition, SigningState};
+use crate::verdict::JudgeResult;
 
 /// GitHub's limit for one step's summary.
 pub const SUMMARY_LIMIT: usize = 1024 * 1024;
@@ -75,6 +76,18 @@ pub fn annotations(doc: &ResultDocument<'_>) -> Vec<String> {
         // Each criterion points at its own file: a claim may span several.
         let file = c.file.as_deref().unwrap_or(claim_file);
         let line = c.line;
+        // A judge's confirmed block points into the change itself, where the pull request's
+        // diff shows it: there rather than at the criterion's line.
+        let pointer = r
+            .findings
+            .iter()
+            .filter(|f| f.criterion == c.id && f.result == JudgeResult::Block)
+            .find_map(|f| f.pointer.as_ref())
+            .filter(|_| c.disposition == Disposition::Blocked);
+        let (file, line) = match pointer {
+            Some(p) => (p.path.as_str(), usize::try_from(p.line).unwrap_or(0)),
+            None => (file, line),
+        };
         let location = if file.is_empty() || line == 0 {
             String::new()
         } else {
@@ -390,6 +403,33 @@ mod tests {
                 "::warning file=.shipmoor/changes/c5.yaml,line=8,title=Claim Check%3A stage1.floor.c5::Criterion 5 holds. — the judge abstains on c5",
                 "::warning file=.shipmoor/acceptance.yaml,line=9,title=Claim Check%3A stage1.floor.c6::Criterion 6 holds. — judgment criterion: no judge ran (fast mode); a person decides",
             ]
+        );
+        // With the judge's finding behind the block, the error points at its pointer.
+        let mut judged = read.result.clone().into_owned();
+        judged.findings.push(crate::judge::Finding {
+            criterion: "c4".into(),
+            judge: "security".into(),
+            identity: crate::judge::Identity::Chat {
+                url: "http://127.0.0.1:1/v1/chat/completions".into(),
+                model: "m".into(),
+            },
+            result: JudgeResult::Block,
+            rationale: "the judge blocks c4".into(),
+            pointer: Some(crate::format::judge::Citation {
+                path: "svc/refund.py".into(),
+                line: 42,
+                quote: "return order".into(),
+            }),
+            citations: vec![],
+            downgraded: None,
+            request_evidence: format!("sha256:{}", "a".repeat(64)),
+            response_evidence: None,
+            usage: None,
+        });
+        let with_finding = annotations(&ResultDocument::new(&judged, &packet));
+        assert_eq!(
+            with_finding[1],
+            "::error file=svc/refund.py,line=42,title=Claim Check%3A stage1.floor.c4::Criterion 4 holds. — the judge blocks c4"
         );
         let dir = tempfile::tempdir().unwrap();
         let r = report(Some(&read), 1, dir.path(), "seed");

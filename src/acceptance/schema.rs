@@ -1030,7 +1030,7 @@ impl Validator {
                 );
                 None
             }
-            (None, None) => Some("judge".to_string()),
+            (None, None) => Some(crate::judge::SINGLE_JUDGE_NAME.to_string()),
         };
         let command = match command_e {
             Some(c) => self.judge_command(c).map(Some),

@@ -56,6 +56,8 @@ use crate::format::result::JudgeOutcome;
 use crate::git::{CommitId, Git};
 use crate::verdict::{FloorResult, JudgeResult};
 
+/// The name of the one judge a `judge:` mapping (not a panel) configures.
+pub const SINGLE_JUDGE_NAME: &str = "judge";
 /// Default bound on the diff sent with each request.
 pub const DEFAULT_MAX_DIFF_BYTES: usize = 200_000;
 /// Default seconds per criterion.

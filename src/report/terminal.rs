@@ -209,11 +209,16 @@ fn judge_lines(out: &mut String, r: &RunResult, c: &CriterionResult) -> bool {
             .response_evidence
             .as_deref()
             .unwrap_or(&f.request_evidence);
+        // A lone judge is named `judge`: "judge judge" says nothing, so only a panel's lens shows.
+        let by = if f.judge == crate::judge::SINGLE_JUDGE_NAME {
+            String::new()
+        } else {
+            format!("judge {} · ", one_line(&f.judge))
+        };
         let _ = writeln!(
             out,
-            "      pointer: {} (judge {} · evidence {})",
+            "      pointer: {} ({by}evidence {})",
             one_line(&citation_at(p)),
-            one_line(&f.judge),
             short_pointer(evidence)
         );
         shown = true;

@@ -13,7 +13,7 @@ use std::fmt::Write;
 use super::fixes::FixPacket;
 use super::{citation_at, finding_reason, short_pointer, CriterionResult, RunResult};
 use crate::acceptance::Lane;
-use crate::judge::{CitationCheck, Finding, Identity};
+use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity};
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const BODY_LINE_BUDGET: usize = 120;
@@ -356,8 +356,8 @@ fn finding_row(f: &Finding) -> String {
         evidence.push("no citations".to_string());
     } else {
         evidence.push(
-            f.citations
-                .iter()
+            distinct(&f.citations)
+                .into_iter()
                 .map(|c| format!("{} {}", citation_at(&c.citation), check_words(c.check)))
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -374,11 +374,23 @@ fn finding_row(f: &Finding) -> String {
     )
 }
 
+/// A finding's citations, each once: a block's pointer is usually also an obligation's
+/// citation, and the same place checked twice says nothing more.
+fn distinct(citations: &[CheckedCitation]) -> Vec<&CheckedCitation> {
+    let mut seen = Vec::new();
+    for c in citations {
+        if !seen.contains(&c) {
+            seen.push(c);
+        }
+    }
+    seen
+}
+
 fn citation_rows(findings: &[Finding]) -> Vec<String> {
     findings
         .iter()
         .flat_map(|f| {
-            f.citations.iter().map(move |c| {
+            distinct(&f.citations).into_iter().map(move |c| {
                 format!(
                     "| {} | {} | {} | `{}` | {} |",
                     cell(&f.judge),
