@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Benchmark of the judge stage in full mode (DESIGN 6) with the chat-completions transport:
+# Benchmark of the judge stage in full mode (DESIGN 6), `judge::run` over a real git repository
+# (a change of 20 files) with the chat-completions transport:
 # CRITERIA criteria (default 20) judged at CONCURRENCY (default 4) against a chat-completions
 # endpoint on loopback that answers each request after DELAY ms (default 200), and, in the same
 # run, rounds alternated, against one that answers at once. Prints
 #   - the judge stage's wall time beside the ideal ceil(CRITERIA / CONCURRENCY) x DELAY ms and
 #     their ratio (the target is within 1.2x; the script fails above it);
 #   - the engine's own overhead per criterion: the wall time against the immediate endpoint,
-#     divided by CRITERIA (a runtime, an HTTP client, the prompt and request JSON, the POSTs,
-#     the answers read, the loopback server's own work included);
+#     divided by CRITERIA (the change read with git, each request built, every request and
+#     reply kept as evidence, a runtime, an HTTP client, the POSTs, each answer read and
+#     audited, the loopback server's own work included);
 # each the median of ROUNDS rounds (default 7). The endpoint is benches/judge.rs's in-process
 # server (tests/common/chat_server.rs), so nothing but loopback is used.
 #

@@ -7,8 +7,10 @@
 //! - one that answers at once: the engine's own cost per criterion (that wall time divided by
 //!   CRITERIA), which is what the judge stage adds to a real endpoint's latency.
 //!
-//! Each round is one [`Ask::ask_all`], as the claim-check run calls it: a runtime, an HTTP
-//! client, the prompt and request JSON of every criterion, the POSTs, the answers read.
+//! Each round is one [`judge::run`], the judge stage as `claim-check --mode full` runs it over a
+//! real git repository (a change of 20 files): the change read (`git diff`, the head tree), each
+//! criterion's request built, every request and reply kept as evidence, the transport's
+//! runtime, HTTP client, prompt and POSTs, and each answer read and audited.
 //!
 //! ```text
 //! cargo bench --bench judge -- [--criteria N] [--concurrency C] [--delay-ms D] [--rounds R]
@@ -19,13 +21,17 @@
 #[path = "../tests/common/chat_server.rs"]
 mod chat_server;
 
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use shipmoor::acceptance::Lane;
-use shipmoor::format::judge::{Request, RequestCriterion, RequestFloor, REQUEST_SCHEMA};
+use shipmoor::acceptance::{tag_for, Criterion, Lane};
+use shipmoor::evidence::EvidenceStore;
+use shipmoor::floor::{CriterionFloor, EntryKind, FloorEntry};
+use shipmoor::git::{CommitId, Git};
 use shipmoor::judge::chat::ChatJudge;
-use shipmoor::judge::{Ask, JudgeSpec, Reply, Transport};
-use shipmoor::verdict::FloorResult;
+use shipmoor::judge::{self, Ask, JudgeSpec, RunInput, Transport};
+use shipmoor::verdict::{FloorResult, JudgeResult};
 
 use chat_server::{completion, Action, ChatServer};
 
@@ -67,35 +73,76 @@ fn args() -> Result<Args, String> {
     Ok(out)
 }
 
-fn request(i: usize) -> Request {
+/// A judgment criterion the floor does not decide: the judge is asked about each.
+fn entry(i: usize) -> FloorEntry {
     let id = format!("criterion-{i:02}");
-    // A diff of a realistic size for one small change, so the JSON work is not nil.
-    let diff: String = (0..120)
-        .map(|l| format!("+    audit.write(order, line={l})  # refund path {i}\n"))
-        .collect();
-    Request {
-        schema: REQUEST_SCHEMA.to_string(),
-        criterion: RequestCriterion {
+    FloorEntry {
+        kind: EntryKind::Claimed,
+        criterion: Criterion {
             ac: format!("An audit log entry is written for every refund ({id})."),
+            tag: tag_for(&id),
             id,
             required: true,
             lane: Lane::Judge,
-            tag: format!("AC-BENCH-{i:04}"),
+            check: None,
+            line: 3 + i,
         },
-        repo: "https://github.com/shipmoor/bench".to_string(),
-        base: "1".repeat(40),
-        head: "2".repeat(40),
-        changed_files: vec!["src/refund.py".to_string()],
-        diff,
-        diff_truncated: false,
-        floor: RequestFloor {
+        floor: CriterionFloor {
             result: FloorResult::NotApplicable,
-            reason: "a judgment criterion".to_string(),
+            reason: "judgment criterion: the floor does not decide it".to_string(),
+            binding: "judge_lane".to_string(),
+            tests: vec![],
+            evidence: None,
+            evidence_all: vec![],
+            base_summary: "—".to_string(),
+            head_summary: "—".to_string(),
+            reproduce: None,
         },
     }
 }
 
-fn judge(server: &ChatServer, concurrency: usize) -> ChatJudge {
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "git {args:?}");
+}
+
+/// A repository whose change touches 20 files of 120 lines each: base and head.
+fn repository(dir: &Path) -> (Git, CommitId, CommitId) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.join("src")).expect("src/");
+    let write = |edit: &str| {
+        for f in 0..20 {
+            let body: String = (0..120)
+                .map(|l| format!("    audit.write(order, line={l})  # refund path {f}{edit}\n"))
+                .collect();
+            std::fs::write(
+                dir.join(format!("src/refund_{f:02}.py")),
+                format!("def refund(order):\n{body}"),
+            )
+            .expect("a source file");
+        }
+    };
+    write("");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    write(" (changed)");
+    git(dir, &["commit", "-q", "-am", "head"]);
+    let g = Git::discover(dir).expect("the repository");
+    let base = g.resolve("HEAD~1", "base").expect("base");
+    let head = g.resolve("HEAD", "head").expect("head");
+    (g, base, head)
+}
+
+fn judge(server: &ChatServer, concurrency: usize) -> (JudgeSpec, Box<dyn Ask>) {
     let spec = JudgeSpec {
         name: "bench".to_string(),
         transport: Transport::Chat {
@@ -111,20 +158,41 @@ fn judge(server: &ChatServer, concurrency: usize) -> ChatJudge {
         line: 1,
     };
     match ChatJudge::from_spec(&spec) {
-        Ok(judge) => judge,
+        Ok(judge) => (spec, Box::new(judge)),
         Err(e) => panic!("{e}"),
     }
 }
 
-/// One `ask_all` of every request, timed; every reply must be an answer.
-fn round(judge: &ChatJudge, requests: &[Request]) -> f64 {
+/// What one round judges.
+struct Stage<'a> {
+    git: &'a Git,
+    base: &'a CommitId,
+    head: &'a CommitId,
+    entries: &'a [FloorEntry],
+}
+
+/// One judge stage, timed; every criterion must come back judged (an abstention).
+fn round(stage: &Stage<'_>, panel: &[(JudgeSpec, Box<dyn Ask>)]) -> f64 {
+    let mut evidence = EvidenceStore::new();
     let t = Instant::now();
-    let replies = judge.ask_all(requests);
+    let out = judge::run(
+        RunInput {
+            git: stage.git,
+            repo: "https://github.com/shipmoor/bench",
+            base: stage.base,
+            head: stage.head,
+            entries: stage.entries,
+            panel,
+        },
+        &mut evidence,
+    )
+    .expect("the judge stage");
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    for reply in &replies {
-        assert!(matches!(reply, Reply::Answer { .. }), "{reply:?}");
+    assert_eq!(out.findings.len(), stage.entries.len());
+    for f in &out.findings {
+        assert_eq!(f.result, JudgeResult::Abstain, "{f:?}");
+        assert_eq!(f.downgraded, None, "{f:?}");
     }
-    assert_eq!(replies.len(), requests.len());
     ms
 }
 
@@ -147,13 +215,21 @@ fn main() {
         }
     };
     let delay = args.delay;
-    // One canned answer (every request names the same commits), so the endpoint's own work
-    // per request stays small beside the engine's.
-    let requests: Vec<Request> = (0..args.criteria).map(request).collect();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (g, base, head) = repository(dir.path());
+    let entries: Vec<FloorEntry> = (0..args.criteria).map(entry).collect();
+    let stage = Stage {
+        git: &g,
+        base: &base,
+        head: &head,
+        entries: &entries,
+    };
+    // One canned answer naming the change's commits, so the endpoint's own work per request
+    // stays small beside the engine's.
     let answer = completion(
         &serde_json::json!({
             "schema": "claim_check.judge.response.v1",
-            "base": requests[0].base, "head": requests[0].head,
+            "base": base.as_str(), "head": head.as_str(),
             "decision": "abstain", "rationale": "bench", "obligations": [],
         })
         .to_string(),
@@ -162,18 +238,16 @@ fn main() {
     let slow_answer = answer.clone();
     let slow = ChatServer::start(move |_| Action::ok(slow_answer.clone()).after(delay));
     let fast = ChatServer::start(move |_| Action::ok(answer.clone()));
-    let (slow_judge, fast_judge) = (
-        judge(&slow, args.concurrency),
-        judge(&fast, args.concurrency),
-    );
+    let slow_panel = [judge(&slow, args.concurrency)];
+    let fast_panel = [judge(&fast, args.concurrency)];
 
-    // Warm-up: first connections, page faults, allocator.
-    round(&fast_judge, &requests);
-    round(&slow_judge, &requests);
+    // Warm-up: first connections, page faults, allocator, git's caches.
+    round(&stage, &fast_panel);
+    round(&stage, &slow_panel);
     let (mut slow_ms, mut fast_ms) = (Vec::new(), Vec::new());
     for _ in 0..args.rounds {
-        slow_ms.push(round(&slow_judge, &requests));
-        fast_ms.push(round(&fast_judge, &requests));
+        slow_ms.push(round(&stage, &slow_panel));
+        fast_ms.push(round(&stage, &fast_panel));
     }
     assert!(slow.max_in_flight() <= args.concurrency);
 
