@@ -472,6 +472,15 @@ fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, Stri
             quoted(&st.predicate_type)
         ));
     }
+    let ext = st.extension();
+    if ext.format_version < 4
+        && (!ext.findings.is_empty() || !ext.judges.is_empty() || !ext.judge_notes.is_empty())
+    {
+        return Err(format!(
+            "a statement of format {} carries judge findings, which only format 4 records",
+            ext.format_version
+        ));
+    }
     let pred = &st.predicate;
     if pred.verifier.id != VERIFIER_ID {
         return Err(format!(
@@ -860,18 +869,34 @@ mod tests {
     #[test]
     fn a_statement_of_a_later_format_is_refused_at_parse_saying_so() {
         let mut st = written();
-        st.predicate.extension.format_version = 4;
+        st.predicate.extension.format_version = 5;
         let r = replayed(&st.to_bytes().unwrap());
         assert_eq!(
             failed(&r),
             Some((
                 1,
-                "statement format 4: this release reads formats 1 to 3; use a newer shipmoor"
+                "statement format 5: this release reads formats 1 to 4; use a newer shipmoor"
             ))
         );
-        assert_eq!(statement::readable(4).unwrap_err(), r.steps[0].detail);
+        assert_eq!(statement::readable(5).unwrap_err(), r.steps[0].detail);
         assert!(r.steps[1..].iter().all(|s| s.status == Status::NotRun));
         assert_eq!(r.format_version, None);
+    }
+
+    /// Judge findings came with format 4: an earlier format that carries them is not what any
+    /// release wrote, and a release that reads only format 3 would have passed them unaudited.
+    #[test]
+    fn judge_findings_in_a_statement_of_format_3_are_refused() {
+        let mut st = written();
+        st.predicate.extension.judge_notes = vec!["judge x: most citations do not resolve".into()];
+        let r = replayed(&st.to_bytes().unwrap());
+        assert_eq!(
+            failed(&r),
+            Some((
+                3,
+                "a statement of format 3 carries judge findings, which only format 4 records"
+            ))
+        );
     }
 
     #[test]

@@ -166,7 +166,9 @@ pub fn statement(
             verification_result: r.verdict.verification_result().to_string(),
             verified_levels: vec![level(r.verdict)],
             extension: Extension {
-                format_version: u64::from(FORMAT_VERSION),
+                format_version: u64::from(crate::format::statement::version_for(
+                    !r.findings.is_empty() || !r.judge_notes.is_empty(),
+                )),
                 policy: r.policy.to_string(),
                 verdict: r.verdict,
                 rule: r.rule.clone(),

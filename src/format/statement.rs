@@ -31,10 +31,24 @@ pub const EVIDENCE_MEDIA_TYPE: &str = "application/vnd.shipmoor.evidence+json";
 /// 3: the `policy` digest covers the change's claim (the claimed criteria, each with its file,
 /// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
 /// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
-/// inherited criteria. Full mode's `judges`, `findings` and `judge_notes` are optional fields of
-/// format 3, absent from a fast run's statement (which stays byte for byte as it was); a
-/// statement that has them is still format 3, and `replay` audits them when they are there.
-pub const FORMAT_VERSION: u32 = 3;
+/// inherited criteria. 4: full mode: `judges`, `findings` and `judge_notes`, with the judge's
+/// request and response records among the evidence. A statement with no judge finding is still
+/// written as format 3 ([`version_for`]), byte for byte as before, so releases that read 3 keep
+/// reading fast runs; one with findings is format 4, which such a release refuses at parse
+/// rather than passing judge blocks it cannot audit.
+pub const FORMAT_VERSION: u32 = 4;
+/// The format of a statement without judge findings (fast mode, or no criterion judged).
+pub const FORMAT_WITHOUT_JUDGE: u32 = 3;
+
+/// The format a statement is written as: [`FORMAT_VERSION`] when it carries judge findings,
+/// notes or identities, else [`FORMAT_WITHOUT_JUDGE`].
+pub fn version_for(has_judge: bool) -> u32 {
+    if has_judge {
+        FORMAT_VERSION
+    } else {
+        FORMAT_WITHOUT_JUDGE
+    }
+}
 /// The oldest statement format this release reads.
 pub const OLDEST_FORMAT: u64 = 1;
 
@@ -355,7 +369,7 @@ mod tests {
         let bytes = written();
         let st: Statement = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(st.to_bytes().unwrap(), bytes);
-        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_VERSION)));
+        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_WITHOUT_JUDGE)));
         // The key the types read is the one the constant names.
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(v["predicate"][EXTENSION_KEY]["dispositions"].is_array());

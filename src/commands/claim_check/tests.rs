@@ -660,7 +660,10 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
 
     let st: serde_json::Value = serde_json::from_slice(&docs.statement).expect("JSON");
     let ext = &st["predicate"][crate::attest::EXTENSION_KEY];
-    assert_eq!(ext["format_version"], 3);
+    assert_eq!(
+        ext["format_version"], 4,
+        "a statement with judge findings is format 4"
+    );
     assert_eq!(ext["judges"].as_array().map(Vec::len), Some(3));
     assert_eq!(ext["judges"][0]["identity"]["sha256"], "ab".repeat(32));
     assert_eq!(ext["findings"].as_array().map(Vec::len), Some(5));
