@@ -241,6 +241,10 @@ fn cases() -> Vec<Case> {
             with("judge:\n  url: https://x\n  model: m\n  api_key_env: sk-123\n"),
         ),
         acceptance(
+            "an API key written into the file",
+            with("judge:\n  url: https://x\n  model: m\n  api_key: sk-123\n"),
+        ),
+        acceptance(
             "a timeout of zero",
             with("judge:\n  command: [j]\n  timeout: 0\n"),
         ),

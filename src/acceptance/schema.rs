@@ -996,7 +996,19 @@ impl Validator {
         pos: Pos,
         in_panel: Option<Pos>,
     ) -> Option<JudgeSpec> {
-        let f = self.fields(entries, JUDGE_KEYS, "`judge`");
+        // A key written into the file is a secret in the repository: say so, not "unknown key".
+        let secrets = ["api_key", "apikey", "key", "token", "api_token"];
+        for e in entries.iter().filter(|e| secrets.contains(&e.key.as_str())) {
+            self.report(
+                e.key_pos,
+                format!(
+                    "`{}` in `judge`: an API key is never read from the acceptance file",
+                    e.key
+                ),
+                "remove it (once committed it is in the history: rotate the key), put the key in an environment variable and name it with `api_key_env: OPENAI_API_KEY`",
+            );
+        }
+        let f = self.fields_except(entries, JUDGE_KEYS, "`judge`", &secrets);
         let command_e = f.get("command");
         let url_e = f.get("url");
         let mut ok = true;
