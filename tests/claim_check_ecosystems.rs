@@ -95,26 +95,7 @@ fn go_test_end_to_end() {
 #[test]
 fn go_a_build_failure_at_base_counts_only_for_the_test_it_lies_in() {
     common::require_tool("go", &["version"], "apt-get install golang-go");
-    let r = Repo::new();
-    r.write("go.mod", "module example.com/clamp\n\ngo 1.19\n");
-    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n");
-    let base = r.commit("base");
-    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n\nfunc Double(x int) int { return 2 * x }\n");
-    r.write(
-        "mixed_test.go",
-        &format!(
-            "package clamp\n\nimport \"testing\"\n\n\
-             func TestKeeps_{}(t *testing.T) {{\n\tif Clamp(5, 0, 10) != 5 {{\n\t\tt.Fatal(\"moved\")\n\t}}\n}}\n\n\
-             func TestDoubles_{}(t *testing.T) {{\n\tif Double(2) != 4 {{\n\t\tt.Fatal(\"bad\")\n\t}}\n}}\n",
-            ident("keeps-mid"),
-            ident("doubles")
-        ),
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: doubles\n    ac: Doubling exists.\n",
-    );
-    r.commit("head");
+    let (r, base) = common::go_build_failure_at_base();
     let run = r.shipmoor_go(&["claim-check", "--base", &base, "--format", "json"]);
     expect(
         &run,

@@ -236,3 +236,31 @@ pub fn redact(s: &str, repo: &Repo, commits: &[(&str, &str)]) -> String {
     out = out.replace(&canon, "[REPO]").replace(&repo_path, "[REPO]");
     out
 }
+
+/// DESIGN 5.4 on Go: a change whose new test file calls a function that exists only at head, so
+/// base does not build. The error lies in `TestDoubles_…`'s body (criterion `doubles`); its
+/// neighbour `TestKeeps_…` (the optional `keeps-mid`) never runs at base. Returns the repository
+/// and the base commit.
+pub fn go_build_failure_at_base() -> (Repo, String) {
+    let r = Repo::new();
+    r.write("go.mod", "module example.com/clamp\n\ngo 1.19\n");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n");
+    let base = r.commit("base");
+    r.write("clamp.go", "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n\nfunc Double(x int) int { return 2 * x }\n");
+    r.write(
+        "mixed_test.go",
+        &format!(
+            "package clamp\n\nimport \"testing\"\n\n\
+             func TestKeeps_{}(t *testing.T) {{\n\tif Clamp(5, 0, 10) != 5 {{\n\t\tt.Fatal(\"moved\")\n\t}}\n}}\n\n\
+             func TestDoubles_{}(t *testing.T) {{\n\tif Double(2) != 4 {{\n\t\tt.Fatal(\"bad\")\n\t}}\n}}\n",
+            ident("keeps-mid"),
+            ident("doubles")
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: doubles\n    ac: Doubling exists.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
