@@ -87,17 +87,11 @@ fn entry(i: usize) -> FloorEntry {
             check: None,
             line: 3 + i,
         },
-        floor: CriterionFloor {
-            result: FloorResult::NotApplicable,
-            reason: "judgment criterion: the floor does not decide it".to_string(),
-            binding: "judge_lane".to_string(),
-            tests: vec![],
-            evidence: None,
-            evidence_all: vec![],
-            base_summary: "—".to_string(),
-            head_summary: "—".to_string(),
-            reproduce: None,
-        },
+        floor: CriterionFloor::new(
+            FloorResult::NotApplicable,
+            "judgment criterion: the floor does not decide it",
+            "judge_lane",
+        ),
     }
 }
 

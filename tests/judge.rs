@@ -162,17 +162,11 @@ fn entry(c: Criterion, result: FloorResult) -> FloorEntry {
     FloorEntry {
         kind: EntryKind::Claimed,
         criterion: c,
-        floor: CriterionFloor {
+        floor: CriterionFloor::new(
             result,
-            reason: format!("the floor says {}", result.as_str()),
-            binding: "tag".into(),
-            tests: vec![],
-            evidence: None,
-            evidence_all: vec![],
-            base_summary: "—".into(),
-            head_summary: "—".into(),
-            reproduce: None,
-        },
+            &format!("the floor says {}", result.as_str()),
+            "tag",
+        ),
     }
 }
 

@@ -284,7 +284,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
                 format!("no test id or test file path carries the tag {}", c.tag),
             ),
         };
-        let mut cf = CriterionFloor::simple(result, &reason, b.kind());
+        let mut cf = CriterionFloor::new(result, &reason, b.kind());
         if let (true, Some(ev)) = (nowhere, &obs.scan_evidence) {
             cf.evidence = Some(EvidenceRef {
                 pointer: ev.clone(),

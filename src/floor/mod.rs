@@ -654,7 +654,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let mut entries = Vec::new();
     for (c, b) in criteria.iter().zip(&bindings) {
         let cf = match b {
-            Binding::JudgeLane => CriterionFloor::simple(
+            Binding::JudgeLane => CriterionFloor::new(
                 FloorResult::NotApplicable,
                 "judgment criterion: the floor does not decide it",
                 b.kind(),
@@ -777,7 +777,9 @@ fn first_line(s: &str) -> String {
 }
 
 impl CriterionFloor {
-    fn simple(result: FloorResult, reason: &str, binding: &str) -> Self {
+    /// A disposition that rests on no observed test: its result, reason and binding, nothing
+    /// run at either side.
+    pub fn new(result: FloorResult, reason: &str, binding: &str) -> Self {
         CriterionFloor {
             result,
             reason: reason.to_string(),

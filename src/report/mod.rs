@@ -209,17 +209,7 @@ mod tests {
         FloorEntry {
             kind,
             criterion,
-            floor: CriterionFloor {
-                result,
-                reason: "why".into(),
-                binding: "tag".into(),
-                tests: vec![],
-                evidence: None,
-                evidence_all: vec![],
-                base_summary: "—".into(),
-                head_summary: "—".into(),
-                reproduce: None,
-            },
+            floor: CriterionFloor::new(result, "why", "tag"),
         }
     }
 

@@ -56,17 +56,7 @@ fn test(file: &str, name: &str, base: SideOutcome, head: SideOutcome, n: u8) -> 
 }
 
 fn floor(result: FloorResult, reason: &str, binding: &str) -> CriterionFloor {
-    CriterionFloor {
-        result,
-        reason: reason.into(),
-        binding: binding.into(),
-        tests: vec![],
-        evidence: None,
-        evidence_all: vec![],
-        base_summary: "—".into(),
-        head_summary: "—".into(),
-        reproduce: None,
-    }
+    CriterionFloor::new(result, reason, binding)
 }
 
 /// A floor over one observed test: its sides' summaries and all its evidence; `decisive`
