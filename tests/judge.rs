@@ -253,9 +253,9 @@ fn a_confirmed_block_is_kept_with_its_pointer_and_evidence() {
     assert_eq!(finding.result, JudgeResult::Block, "{finding:?}");
     let p = finding.pointer.as_ref().unwrap();
     assert_eq!((p.path.as_str(), p.line), ("src/refund.py", 3));
-    assert_eq!(out.outcomes[0].result, JudgeResult::Block);
+    assert_eq!(out.outcomes()["audit-log"].result, JudgeResult::Block);
     assert_eq!(
-        out.outcomes[0].rationale.as_deref(),
+        out.outcomes()["audit-log"].rationale.as_deref(),
         Some("refund() returns before the audit entry is written")
     );
     assert!(out.notes.is_empty());
@@ -305,7 +305,7 @@ fn an_abstention_and_a_pass_both_abstain() {
     assert_eq!(abstain.result, JudgeResult::Abstain);
     assert_eq!(abstain.downgraded, None);
     assert_eq!(
-        out.outcomes[0].rationale.as_deref(),
+        out.outcomes()["audit-log"].rationale.as_deref(),
         Some("the diff does not show the audit writer")
     );
     let (pass, out, _) = one(&f, "pass");
@@ -314,7 +314,7 @@ fn an_abstention_and_a_pass_both_abstain() {
         .downgraded
         .unwrap()
         .starts_with("\"pass\" is not an answer"));
-    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+    assert_eq!(out.outcomes()["audit-log"].result, JudgeResult::Abstain);
 }
 
 #[test]
@@ -334,7 +334,7 @@ fn a_fabricated_pointer_is_downgraded_and_a_mostly_fabricated_judge_loses_its_bl
         out.notes,
         ["judge judge: most citations do not resolve (3 of 4); its blocks are discarded"]
     );
-    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+    assert_eq!(out.outcomes()["audit-log"].result, JudgeResult::Abstain);
 }
 
 #[test]
@@ -395,7 +395,7 @@ fn an_answer_for_other_commits_is_discarded() {
         why.starts_with("invalid context: the answer is for head `0000000"),
         "{why}"
     );
-    assert_eq!(out.outcomes[0].result, JudgeResult::Abstain);
+    assert_eq!(out.outcomes()["audit-log"].result, JudgeResult::Abstain);
 }
 
 #[test]
@@ -467,9 +467,9 @@ fn in_a_panel_a_block_from_one_lens_counts_and_every_answer_is_kept() {
             ("security", JudgeResult::Block)
         ]
     );
-    assert_eq!(out.outcomes[0].result, JudgeResult::Block);
+    assert_eq!(out.outcomes()["audit-log"].result, JudgeResult::Block);
     assert_eq!(
-        out.outcomes[0].rationale.as_deref(),
+        out.outcomes()["audit-log"].rationale.as_deref(),
         Some("judge security: refund() returns before the audit entry is written")
     );
     assert_ne!(
@@ -498,7 +498,15 @@ fn only_open_criteria_are_judged_and_excluded_paths_are_never_sent() {
     let (out, _) = run(&f, &entries, &[("judge", &mode)], Duration::from_secs(30));
     let judged: Vec<&str> = out.findings.iter().map(|f| f.criterion.as_str()).collect();
     assert_eq!(judged, ["unbound-one", "undecided-one", "audit-log"]);
-    let results: Vec<JudgeResult> = out.outcomes.iter().map(|o| o.result).collect();
+    let outcomes = out.outcomes();
+    let results: Vec<JudgeResult> = entries
+        .iter()
+        .map(|e| {
+            outcomes
+                .get(&e.criterion.id)
+                .map_or(JudgeResult::None, |o| o.result)
+        })
+        .collect();
     use JudgeResult::{Abstain, None};
     assert_eq!(results, [None, None, Abstain, Abstain, Abstain, None]);
 

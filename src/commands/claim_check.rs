@@ -318,10 +318,7 @@ fn run_judge(
     for note in &run.notes {
         progress(plan.quiet, note);
     }
-    Ok(JudgeRun {
-        findings: run.findings,
-        notes: run.notes,
-    })
+    Ok(run)
 }
 
 /// Where the run's temporary directory goes: `--temp-dir` or the system's, created.
@@ -611,9 +608,12 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
 /// the run's verdict, with the claim and the run's facts.
 fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Facts) -> RunResult {
     let set = &claim.set;
-    let outcomes = report::judge_outcomes(&judge.findings);
-    let criteria =
-        report::criteria_results(floor, &set.origin, &outcomes, facts.mode == Mode::Full);
+    let criteria = report::criteria_results(
+        floor,
+        &set.origin,
+        &judge.outcomes(),
+        facts.mode == Mode::Full,
+    );
     let inputs: Vec<_> = criteria.iter().map(|c| c.fusion_input()).collect();
     let fused = verdict::fuse(set.state, &inputs);
     RunResult {

@@ -17,7 +17,7 @@
 //!
 //! Then, over one judge's findings of a run ([`discard_if_mostly_unresolved`]): when most of its
 //! citations do not resolve, its blocks are discarded. And per criterion over the panel
-//! ([`outcome`]): a confirmed block from any judge counts.
+//! ([`outcomes`]): a confirmed block from any judge counts.
 
 use std::collections::BTreeMap;
 

@@ -23,9 +23,8 @@
 //! RunInput { git, repo, base, head, entries: &[FloorEntry],
 //!            panel: &[(JudgeSpec, Box<dyn Ask>)] }
 //! JudgeRun { findings: Vec<Finding>,       // one per judge per judged criterion
-//!            outcomes: Vec<JudgeOutcome>,  // one per floor entry, in entry order
-//!                                          // (JudgeResult::None where not judged)
 //!            notes: Vec<String> }          // e.g. "judge X: most citations do not resolve ..."
+//! JudgeRun::outcomes() -> BTreeMap<criterion id, JudgeOutcome>   // folded from the findings
 //! ```
 //!
 //! Steps of [`run`]: (1) pick the criteria: the claim's judge-lane ones, and its floor-lane
@@ -33,7 +32,8 @@
 //! change once; (3) for each judge of the panel, in order: build its requests, keep each as
 //! evidence, ask them all (the transport runs up to its concurrency at once), keep each reply as
 //! evidence, and read each one ([`audit::assess`]); then discard its blocks when most of its
-//! citations do not resolve; (4) per criterion, the panel's outcome ([`audit::outcomes`]).
+//! citations do not resolve. Each criterion's outcome over the panel is derived from the findings
+//! when asked ([`JudgeRun::outcomes`]), so the reports and the fusion read one fold.
 //! An error is only ever git failing; no answer of a judge is an error of the run.
 
 pub mod audit;
@@ -42,7 +42,7 @@ pub mod command;
 pub mod request;
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -198,10 +198,16 @@ pub struct RunInput<'a> {
 pub struct JudgeRun {
     /// One per judge per judged criterion: the panel's order, then the entries'.
     pub findings: Vec<Finding>,
-    /// One per floor entry, in entry order; [`JudgeResult::None`] where not judged.
-    pub outcomes: Vec<JudgeOutcome>,
     /// What every report must say about the run as a whole.
     pub notes: Vec<String>,
+}
+
+impl JudgeRun {
+    /// Each judged criterion's judge result, by criterion id, folded from the findings
+    /// ([`audit::outcomes`]); a criterion absent from it was not judged.
+    pub fn outcomes(&self) -> BTreeMap<String, JudgeOutcome> {
+        audit::outcomes(&self.findings)
+    }
 }
 
 /// Whether the judge looks at an entry: a claimed judge-lane criterion, or a claimed floor-lane
@@ -220,10 +226,7 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
     let judged: Vec<usize> = (0..input.entries.len())
         .filter(|i| is_judged(&input.entries[*i]))
         .collect();
-    let mut out = JudgeRun {
-        outcomes: vec![JudgeOutcome::default(); input.entries.len()],
-        ..JudgeRun::default()
-    };
+    let mut out = JudgeRun::default();
     if judged.is_empty() || input.panel.is_empty() {
         return Ok(out);
     }
@@ -276,13 +279,6 @@ pub fn run(input: RunInput<'_>, evidence: &mut EvidenceStore) -> Result<JudgeRun
             out.notes.push(note);
         }
         out.findings.extend(findings);
-    }
-    // The one fold of findings into each criterion's judge result (the reports use it too).
-    let folded = audit::outcomes(&out.findings);
-    for i in judged {
-        if let Some(o) = folded.get(&input.entries[i].criterion.id) {
-            out.outcomes[i] = o.clone();
-        }
     }
     Ok(out)
 }

@@ -79,16 +79,9 @@ impl AcceptanceInfo {
 /// lane (DESIGN 3): a floor-lane criterion the floor left open is the judge's to block.
 pub const JUDGE_REQUIREMENT: &str = "stage3.byo_judge";
 
-/// What the judge stage gave a run (full mode), as plain data: every judge's finding on every
-/// criterion it was asked about, and the notes every report repeats about the panel. Empty in
-/// fast mode.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JudgeRun {
-    pub findings: Vec<Finding>,
-    pub notes: Vec<String>,
-}
-
 pub use crate::judge::audit::{outcomes as judge_outcomes, reason as finding_reason};
+/// What the judge stage gave a run (full mode): empty in fast mode.
+pub use crate::judge::JudgeRun;
 
 /// `path:line` of a citation, as reports point into the head tree.
 pub fn citation_at(c: &Citation) -> String {
