@@ -76,6 +76,9 @@ struct Plan {
     result_out: Option<PathBuf>,
     /// Where the run's temporary directory goes (it exists).
     temp_base: PathBuf,
+    /// Full mode's chat judges, made (their keys read) by the input checks, in panel order;
+    /// `None` for a command judge, which needs the run's scratch directory.
+    chat_judges: Vec<Option<ChatJudge>>,
 }
 
 /// What the run knows besides the floor's findings and the claim, for [`conclude`].
@@ -120,7 +123,7 @@ struct Documents {
 
 /// The phases in order (see the module doc); returns the verdict's exit code.
 pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
-    let plan = plan(&args)?;
+    let mut plan = plan(&args)?;
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
@@ -129,7 +132,8 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
     let mut store = EvidenceStore::new();
     let floor_report = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
-    let judged = run_judge(&plan, &floor_report, &mut store)?;
+    let chat_judges = std::mem::take(&mut plan.chat_judges);
+    let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
     let result = conclude(&plan.claim, &floor_report, &judged, &facts);
@@ -180,7 +184,7 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
     check_clean(&git, &head, located.as_ref())?;
     let (claim, source) = load_claim(args, &git, &base, &head, located.as_ref())?;
     let set = claim.set;
-    check_panel(args.mode, &set)?;
+    let chat_judges = check_panel(args.mode, &set)?;
     let runners = runners(&git, &head, &set)?;
     let paths = output_paths(args, git.root());
     check_writable(&paths)?;
@@ -222,14 +226,16 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
             }
         }),
         temp_base,
+        chat_judges,
     })
 }
 
 /// Full mode's input checks: the acceptance set configures a judge, and every chat judge's key
-/// variable is set (a command judge needs nothing more). Fast mode never looks at the panel.
-fn check_panel(mode: Mode, set: &AcceptanceSet) -> Result<(), Error> {
+/// variable is set (a command judge needs nothing more). Returns the chat judges so made, in
+/// panel order (`None` for each command judge). Fast mode never looks at the panel.
+fn check_panel(mode: Mode, set: &AcceptanceSet) -> Result<Vec<Option<ChatJudge>>, Error> {
     if mode != Mode::Full {
-        return Ok(());
+        return Ok(Vec::new());
     }
     if set.judge.is_empty() {
         let file = set
@@ -245,14 +251,19 @@ fn check_panel(mode: Mode, set: &AcceptanceSet) -> Result<(), Error> {
             "add a `judge:` block (for example `judge: { command: [\"python3\", \"examples/judge/forward.py\"] }`), or run with --mode fast",
         )]));
     }
-    let missing: Vec<InputError> = set
-        .judge
-        .iter()
-        .filter(|spec| matches!(spec.transport, Transport::Chat { .. }))
-        .filter_map(|spec| ChatJudge::from_spec(spec).err())
-        .collect();
+    let mut judges = Vec::new();
+    let mut missing = Vec::new();
+    for spec in &set.judge {
+        match &spec.transport {
+            Transport::Command { .. } => judges.push(None),
+            Transport::Chat { .. } => match ChatJudge::from_spec(spec) {
+                Ok(j) => judges.push(Some(j)),
+                Err(e) => missing.push(e),
+            },
+        }
+    }
     if missing.is_empty() {
-        Ok(())
+        Ok(judges)
     } else {
         Err(Error::Input(missing))
     }
@@ -262,6 +273,7 @@ fn check_panel(mode: Mode, set: &AcceptanceSet) -> Result<(), Error> {
 /// directory of the run's own; fast mode has no findings.
 fn run_judge(
     plan: &Plan,
+    chat_judges: Vec<Option<ChatJudge>>,
     floor: &FloorReport,
     store: &mut EvidenceStore,
 ) -> Result<JudgeRun, Error> {
@@ -288,18 +300,13 @@ fn run_judge(
         .tempdir_in(&plan.temp_base)
         .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
     let mut panel: Vec<(JudgeSpec, Box<dyn Ask>)> = Vec::new();
-    for spec in &set.judge {
-        let ask: Box<dyn Ask> = match &spec.transport {
-            Transport::Command { .. } => {
-                match CommandJudge::from_spec(spec, &plan.git, &plan.head, scratch.path()) {
-                    Some(j) => Box::new(j),
-                    None => return Err(Error::crash("a command judge without a command")),
-                }
-            }
-            // Checked in `plan`: the key's variable is set.
-            Transport::Chat { .. } => {
-                Box::new(ChatJudge::from_spec(spec).map_err(|e| Error::Input(vec![e]))?)
-            }
+    for (spec, chat) in set.judge.iter().zip(chat_judges) {
+        let ask: Box<dyn Ask> = match chat {
+            Some(j) => Box::new(j),
+            None => match CommandJudge::from_spec(spec, &plan.git, &plan.head, scratch.path()) {
+                Some(j) => Box::new(j),
+                None => return Err(Error::crash("a chat judge not made by the input checks")),
+            },
         };
         panel.push((spec.clone(), ask));
     }
