@@ -1,6 +1,8 @@
 //! `shipmoor replay ATTESTATION`: the six steps of [`crate::replay`], with step 6 (re-running
 //! the floor) wired to a repository here. Exit 0 valid, 1 invalid, 2 usage, 3 crash.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +16,7 @@ use crate::evidence::{sha256_hex, EvidenceStore};
 use crate::floor::{self, FloorInput};
 use crate::format::statement::{Extension, Statement};
 use crate::git::{CommitId, Git};
+use crate::judge;
 use crate::replay::{self, Expectations, SignatureCheck};
 
 pub fn run(args: ReplayArgs) -> Result<i32, Error> {
@@ -93,7 +96,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         subjects,
     };
     let rerun_fn = |st: &Statement| rerun(st, git.as_ref());
-    let tree = git.as_ref().map(|git| GitTree { git });
+    let tree = git.as_ref().map(GitTree::new);
     let report = replay::replay_audited(
         &bytes,
         &args.attestation.display().to_string(),
@@ -119,9 +122,21 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     Ok(if report.valid { 0 } else { 1 })
 }
 
-/// The repository's commits, read with git, for the citation audit of step 4.
+/// The repository's commits, read with git, for the citation audit of step 4: each commit's
+/// tree through the judge stage's own [`judge::HeadTree`], so replay counts as "a file at
+/// head" exactly what the run did.
 struct GitTree<'a> {
     git: &'a Git,
+    trees: RefCell<HashMap<String, Option<judge::HeadTree<'a>>>>,
+}
+
+impl<'a> GitTree<'a> {
+    fn new(git: &'a Git) -> GitTree<'a> {
+        GitTree {
+            git,
+            trees: RefCell::new(HashMap::new()),
+        }
+    }
 }
 
 impl replay::HeadTree for GitTree<'_> {
@@ -132,13 +147,12 @@ impl replay::HeadTree for GitTree<'_> {
     }
 
     fn read(&self, commit: &str, path: &str) -> Option<String> {
-        // `cat-file blob` refuses a tree, so a directory is no file at head.
-        let out = self
-            .git
-            .run(["cat-file", "blob", &format!("{commit}:{path}")])
-            .ok()?;
-        out.ok
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        let mut trees = self.trees.borrow_mut();
+        let tree = trees.entry(commit.to_string()).or_insert_with(|| {
+            let id = self.git.resolve(commit, "the recorded head").ok()?;
+            judge::HeadTree::read(self.git, &id).ok()
+        });
+        tree.as_ref()?.text(path)
     }
 }
 
@@ -374,6 +388,9 @@ mod tests {
             "def refund(order):\n    return order\n",
         )
         .unwrap();
+        // A symlink whose target text holds the quote: git stores it as a blob, but the run's
+        // audit counts only regular files as files at head, and so must replay.
+        std::os::unix::fs::symlink("return order", root.join("src/link.py")).unwrap();
         git(root, &["add", "."]);
         git(root, &["commit", "-qm", "head"]);
         let head = git(root, &["rev-parse", "HEAD"]);
@@ -381,7 +398,7 @@ mod tests {
         git(root, &["commit", "-qam", "later"]);
 
         let repo = Git::discover(root).unwrap();
-        let tree = GitTree { git: &repo };
+        let tree = GitTree::new(&repo);
         assert!(tree.has_commit(&head));
         assert!(!tree.has_commit(&"0".repeat(40)));
         let cite = |path: &str, quote: &str| Citation {
@@ -404,6 +421,14 @@ mod tests {
         );
         assert_eq!(
             check_citation(&cite("src/nope.py", "return order"), &read),
+            CitationCheck::NoSuchFile
+        );
+        let at_line_one = Citation {
+            line: 1,
+            ..cite("src/link.py", "return order")
+        };
+        assert_eq!(
+            check_citation(&at_line_one, &read),
             CitationCheck::NoSuchFile
         );
     }

@@ -335,17 +335,17 @@ pub fn keep_reply(
     evidence.put_record(&record).map_err(Error::crash)
 }
 
-/// The head tree as the citation audit reads it: only regular files (not directories, not
-/// symlinks, not submodules) are "a file at head"; each is read once.
-struct HeadTree<'a> {
+/// The head tree as the citation audit reads it, in the run and in `replay`: only regular files
+/// (not directories, not symlinks, not submodules) are "a file at head"; each is read once.
+pub struct HeadTree<'a> {
     git: &'a Git,
-    head: &'a CommitId,
+    head: CommitId,
     files: BTreeSet<String>,
     cache: RefCell<HashMap<String, Option<String>>>,
 }
 
 impl<'a> HeadTree<'a> {
-    fn read(git: &'a Git, head: &'a CommitId) -> Result<HeadTree<'a>, Error> {
+    pub fn read(git: &'a Git, head: &CommitId) -> Result<HeadTree<'a>, Error> {
         let out = git.run(["ls-tree", "-r", "-z", "--full-tree", head.as_str()])?;
         if !out.ok {
             return Err(Error::crash(format!("git ls-tree failed: {}", out.stderr)));
@@ -362,13 +362,14 @@ impl<'a> HeadTree<'a> {
             .collect();
         Ok(HeadTree {
             git,
-            head,
+            head: head.clone(),
             files,
             cache: RefCell::new(HashMap::new()),
         })
     }
 
-    fn text(&self, path: &str) -> Option<String> {
+    /// A regular file's text at head, `None` for anything else.
+    pub fn text(&self, path: &str) -> Option<String> {
         if !self.files.contains(path) {
             return None;
         }
@@ -377,7 +378,7 @@ impl<'a> HeadTree<'a> {
         }
         let text = self
             .git
-            .show(self.head, path)
+            .show(&self.head, path)
             .ok()
             .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned());
