@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
+pub mod admit;
 pub mod action;
 pub mod attest;
 pub mod cli;
@@ -28,6 +29,7 @@ pub mod floor;
 pub mod format;
 pub mod git;
 pub mod judge;
+pub mod oci;
 pub mod replay;
 pub mod report;
 pub mod verdict;
