@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::attest::verify::{Attestation, Signer, Verified};
 use crate::attest::{self, Subject};
 use crate::evidence::sha256_hex;
 use crate::floor::rule::{self, SideState};
@@ -43,7 +44,7 @@ use crate::floor::Side;
 use crate::format::evidence::Record;
 pub use crate::format::statement::OLDEST_FORMAT;
 use crate::format::statement::{
-    self as statement, CriterionDisposition, Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
+    CriterionDisposition, Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
 };
 use crate::format::SideOutcome;
 use crate::verdict::{self, FloorResult, FusionInput};
@@ -153,23 +154,6 @@ impl Run {
     }
 }
 
-/// The attestation's form, after step 1.
-enum Form {
-    Statement(Vec<u8>),
-    Envelope(attest::dsse::Envelope),
-    Bundle(Value),
-}
-
-impl Form {
-    fn label(&self) -> &'static str {
-        match self {
-            Form::Statement(_) => "in-toto statement (unsigned)",
-            Form::Envelope(_) => "DSSE envelope",
-            Form::Bundle(_) => "Sigstore bundle v0.3",
-        }
-    }
-}
-
 /// Replays an attestation (see the module doc), without a repository to re-audit the judge's
 /// citations in.
 pub fn replay(
@@ -245,21 +229,24 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
         tree,
     } = *checks;
     // 1. parse
-    let form = parse_form(bytes).map_err(|e| (1, e))?;
-    report.form = Some(form.label().to_string());
-    let unverified = match &form {
-        Form::Statement(b) => b.clone(),
-        Form::Envelope(env) => envelope_payload(env).map_err(|e| (1, e))?,
-        Form::Bundle(b) => attest::keyed_bundle::from_bundle(b)
-            .map_err(|e| (1, format!("the bundle's DSSE envelope: {e}")))
-            .and_then(|env| envelope_payload(&env).map_err(|e| (1, e)))?,
-    };
-    let version = statement::format_version(&unverified).map_err(|e| (1, e))?;
+    let attestation = Attestation::parse(bytes).map_err(|(label, e)| {
+        report.form = label.map(str::to_string);
+        (1, e)
+    })?;
+    report.form = Some(attestation.label().to_string());
+    let version = attestation.version;
     report.format_version = Some(version);
-    run.ok(1, format!("{}, statement format {version}", form.label()));
+    run.ok(1, format!("{}, statement format {version}", attestation.label()));
 
     // 2. signature
-    let payload = signature(&form, &unverified, sig, run, report).map_err(|e| (2, e))?;
+    let verified = signature(&attestation, sig).map_err(|e| (2, e))?;
+    if verified.signer == Signer::Unsigned {
+        run.skipped(2, verified.detail);
+    } else {
+        report.signer = Some(verified.signer.describe());
+        run.ok(2, verified.detail);
+    }
+    let payload = verified.payload;
 
     // 3. statement
     let statement: Statement = serde_json::from_slice(&payload).map_err(|e| {
@@ -302,155 +289,42 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
     Ok(())
 }
 
-fn parse_form(bytes: &[u8]) -> Result<Form, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    let Some(obj) = v.as_object() else {
-        return Err("not a JSON object".into());
-    };
-    if obj.contains_key("_type") {
-        return Ok(Form::Statement(bytes.to_vec()));
-    }
-    if obj.contains_key("payloadType") {
-        let env = attest::dsse::parse(bytes).map_err(|e| format!("DSSE envelope: {e}"))?;
-        return Ok(Form::Envelope(env));
-    }
-    if let Some(mt) = obj.get("mediaType").and_then(Value::as_str) {
-        let v03 = mt == "application/vnd.dev.sigstore.bundle.v0.3+json"
-            || mt == "application/vnd.dev.sigstore.bundle+json;version=0.3";
-        if !v03 {
-            return Err(format!(
-                "bundle media type `{mt}`: this release reads Sigstore bundles v0.3"
-            ));
-        }
-        if obj.get("dsseEnvelope").is_none() {
-            return Err("the bundle carries no DSSE envelope: it is not an attestation".into());
-        }
-        return Ok(Form::Bundle(v));
-    }
-    Err("neither an in-toto statement (`_type`), a DSSE envelope (`payloadType`) nor a Sigstore bundle (`mediaType`)".into())
-}
-
-fn envelope_payload(env: &attest::dsse::Envelope) -> Result<Vec<u8>, String> {
-    if env.payload_type != attest::dsse::PAYLOAD_TYPE {
-        return Err(format!(
-            "payloadType `{}` is not `{}`",
-            env.payload_type,
-            attest::dsse::PAYLOAD_TYPE
-        ));
-    }
-    env.unverified_payload()
-        .map_err(|e| format!("the envelope's payload: {e}"))
-}
-
 // 2. signature
-fn signature(
-    form: &Form,
-    unverified: &[u8],
-    sig: &SignatureCheck,
-    run: &mut Run,
-    report: &mut Report,
-) -> Result<Vec<u8>, String> {
+fn signature(attestation: &Attestation, sig: &SignatureCheck) -> Result<Verified, String> {
     let load_key = |path: &Path| -> Result<attest::keys::VerifyingKey, String> {
         let pem = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
         attest::keys::load_verifying_key(&pem)
             .map_err(|e| format!("the key {}: {e}", path.display()))
     };
-    match form {
-        Form::Statement(bytes) => {
-            if !sig.allow_unsigned {
-                return Err("the statement is unsigned; pass --allow-unsigned to accept it (it then proves nothing about who produced it)".into());
-            }
-            run.skipped(2, "unsigned statement accepted with --allow-unsigned: it proves nothing about who produced it");
-            Ok(bytes.clone())
+    if attestation.is_unsigned() {
+        if !sig.allow_unsigned {
+            return Err("the statement is unsigned; pass --allow-unsigned to accept it (it then proves nothing about who produced it)".into());
         }
-        Form::Envelope(env) => {
-            let Some(path) = &sig.key else {
-                return Err(
-                    "a DSSE envelope is verified with --key (the signer's public key)".into(),
-                );
-            };
-            let key = load_key(path)?;
-            let verified =
-                attest::dsse::verify(env, &key).map_err(|e| format!("DSSE signature: {e}"))?;
-            report.signer = Some(format!("key {}", key.keyid()));
-            run.ok(
-                2,
-                format!(
-                    "DSSE signature by key {} ({})",
-                    key.keyid(),
-                    key.algorithm()
-                ),
-            );
-            Ok(verified.into_payload())
-        }
-        Form::Bundle(b) => {
-            let keyed = b.pointer("/verificationMaterial/publicKey").is_some();
-            let no_tlog = b
-                .pointer("/verificationMaterial/tlogEntries")
-                .and_then(Value::as_array)
-                .is_none_or(|a| a.is_empty());
-            if keyed && no_tlog {
-                let Some(path) = &sig.key else {
-                    return Err("this bundle is signed with a key: verify it with --key".into());
-                };
-                let key = load_key(path)?;
-                let verified = attest::keyed_bundle::verify_keyed_bundle(b, &key)
-                    .map_err(|e| format!("keyed bundle: {e}"))?;
-                report.signer = Some(format!("key {}", key.keyid()));
-                run.ok(
-                    2,
-                    format!(
-                        "bundle's DSSE signature by key {} ({})",
-                        key.keyid(),
-                        key.algorithm()
-                    ),
-                );
-                return Ok(verified.into_payload());
-            }
-            let trust = match (&sig.key, &sig.identity) {
-                (Some(k), _) => attest::sigstore::Trust::Key(k.clone()),
-                (None, Some((id, iss))) => attest::sigstore::Trust::Identity(attest::sigstore::Identity::new(id, iss)),
-                (None, None) => {
-                    return Err("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)".into())
-                }
-            };
-            // sigstore-verify binds a DSSE bundle to an artifact through a sha256 subject; the
-            // subject itself is checked in step 3.
-            let digest = first_sha256_subject(unverified)
-                .ok_or("the statement has no sha256 subject to bind the bundle to")?;
-            let json = serde_json::to_string(b).map_err(|e| e.to_string())?;
-            let verified = attest::sigstore::verify_bundle(
-                &json,
-                &attest::sigstore::Artifact::Sha256(digest),
-                &trust,
-                sig.trusted_root.as_deref(),
-            )?;
-            let payload = verified
-                .dsse_payload()
-                .ok_or("the verified bundle has no DSSE payload")?
-                .to_vec();
-            let who = match (verified.identity(), verified.issuer()) {
-                (Some(i), Some(o)) => format!("certificate for {i} (issuer {o})"),
-                _ => "the given key".to_string(),
-            };
-            report.signer = Some(who.clone());
-            run.ok(
-                2,
-                format!(
-                    "Sigstore bundle verified offline: {who}; transparency log inclusion checked"
-                ),
-            );
-            Ok(payload)
-        }
+        return attestation
+            .accept_unsigned()
+            .ok_or_else(|| "the statement is unsigned".to_string());
     }
-}
-
-fn first_sha256_subject(payload: &[u8]) -> Option<[u8; 32]> {
-    statement::subjects(payload)?.iter().find_map(|s| {
-        let hex = s.digest.sha256.as_deref()?;
-        hex::decode(hex).ok()?.try_into().ok()
-    })
+    if attestation.is_envelope() || attestation.is_keyed_bundle_without_log() {
+        let Some(path) = &sig.key else {
+            return Err(if attestation.is_envelope() {
+                "a DSSE envelope is verified with --key (the signer's public key)".into()
+            } else {
+                "this bundle is signed with a key: verify it with --key".into()
+            });
+        };
+        return attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref());
+    }
+    match (&sig.key, &sig.identity) {
+        (Some(path), _) => {
+            attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
+        }
+        (None, Some((id, iss))) => attestation.verify_with_identity(
+            &attest::sigstore::Identity::new(id, iss),
+            sig.trusted_root.as_deref(),
+        ),
+        (None, None) => Err("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)".into()),
+    }
 }
 
 /// A string as the statement spells it, quoted, for messages.

@@ -1,0 +1,286 @@
+//! Reading an attestation back: its form and structure ([`Attestation::parse`]), then its
+//! signature by one candidate signer ([`Attestation::verify_with_key`],
+//! [`Attestation::verify_with_identity`]). `replay` (steps 1 and 2) and `admit` (the SLSA
+//! check "signature") both verify through here, so the two cannot disagree on what a valid
+//! signature is. Everything after the signature reads [`Verified::payload`], never the file.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::keys::VerifyingKey;
+use super::sigstore::{self, Identity};
+use super::{dsse, keyed_bundle};
+use crate::format::statement;
+
+/// The attestation's form.
+enum Form {
+    Statement,
+    Envelope(dsse::Envelope),
+    Bundle(Value),
+}
+
+impl Form {
+    fn label(&self) -> &'static str {
+        match self {
+            Form::Statement => "in-toto statement (unsigned)",
+            Form::Envelope(_) => "DSSE envelope",
+            Form::Bundle(_) => "Sigstore bundle v0.3",
+        }
+    }
+}
+
+/// An attestation whose structure has been checked, and whose signature has not.
+pub struct Attestation {
+    form: Form,
+    /// The statement's bytes as the file carries them: not to be trusted before a signature
+    /// check, read only for the format version and what a Sigstore bundle is bound to.
+    unverified: Vec<u8>,
+    /// The statement's format version (one this release reads).
+    pub version: u64,
+}
+
+/// Who signed a statement, as the signature check established it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Signer {
+    /// Unsigned, accepted on request: it proves nothing about who produced it.
+    Unsigned,
+    /// A public key, by its key id (base64 of the SHA-256 of its SPKI DER).
+    Key { keyid: String, algorithm: String },
+    /// A Fulcio certificate naming this identity and issuer.
+    Certificate { identity: String, issuer: String },
+}
+
+impl Signer {
+    /// `key <id>`, `certificate for <identity> (issuer <issuer>)`, `unsigned`.
+    pub fn describe(&self) -> String {
+        match self {
+            Signer::Unsigned => "unsigned".into(),
+            Signer::Key { keyid, .. } => format!("key {keyid}"),
+            Signer::Certificate { identity, issuer } => {
+                format!("certificate for {identity} (issuer {issuer})")
+            }
+        }
+    }
+}
+
+/// What a successful signature check established.
+pub struct Verified {
+    /// The statement's bytes the signature covers.
+    pub payload: Vec<u8>,
+    pub signer: Signer,
+    /// One line for a report: what was checked.
+    pub detail: String,
+}
+
+impl Attestation {
+    /// Step 1: the form (statement, envelope, bundle), its structure, and a statement format
+    /// this release reads. A failure says what is wrong and, when the form was recognised,
+    /// its [`label`](Self::label).
+    pub fn parse(bytes: &[u8]) -> Result<Attestation, (Option<&'static str>, String)> {
+        let form = parse_form(bytes).map_err(|e| (None, e))?;
+        let label = form.label();
+        let unverified = match &form {
+            Form::Statement => Ok(bytes.to_vec()),
+            Form::Envelope(env) => envelope_payload(env),
+            Form::Bundle(b) => keyed_bundle::from_bundle(b)
+                .map_err(|e| format!("the bundle's DSSE envelope: {e}"))
+                .and_then(|env| envelope_payload(&env)),
+        }
+        .map_err(|e| (Some(label), e))?;
+        let version = statement::format_version(&unverified).map_err(|e| (Some(label), e))?;
+        Ok(Attestation {
+            form,
+            unverified,
+            version,
+        })
+    }
+
+    pub fn label(&self) -> &'static str {
+        self.form.label()
+    }
+
+    pub fn is_unsigned(&self) -> bool {
+        matches!(self.form, Form::Statement)
+    }
+
+    pub fn is_envelope(&self) -> bool {
+        matches!(self.form, Form::Envelope(_))
+    }
+
+    /// A bundle signed with a key and carrying no transparency log entry: only a key verifies
+    /// it, offline, as a DSSE signature.
+    pub fn is_keyed_bundle_without_log(&self) -> bool {
+        match &self.form {
+            Form::Bundle(b) => {
+                let keyed = b.pointer("/verificationMaterial/publicKey").is_some();
+                let no_tlog = b
+                    .pointer("/verificationMaterial/tlogEntries")
+                    .and_then(Value::as_array)
+                    .is_none_or(|a| a.is_empty());
+                keyed && no_tlog
+            }
+            _ => false,
+        }
+    }
+
+    /// The statement unverified, for an unsigned attestation accepted on request.
+    pub fn accept_unsigned(&self) -> Option<Verified> {
+        self.is_unsigned().then(|| Verified {
+            payload: self.unverified.clone(),
+            signer: Signer::Unsigned,
+            detail: "unsigned statement accepted with --allow-unsigned: it proves nothing about who produced it".into(),
+        })
+    }
+
+    /// The signature by `key` (read from `key_path`): a DSSE envelope's, a keyed bundle's, or a
+    /// Sigstore bundle's with its transparency log entry checked under `trusted_root`.
+    pub fn verify_with_key(
+        &self,
+        key: &VerifyingKey,
+        key_path: &Path,
+        trusted_root: Option<&Path>,
+    ) -> Result<Verified, String> {
+        let signer = Signer::Key {
+            keyid: key.keyid(),
+            algorithm: key.algorithm().to_string(),
+        };
+        match &self.form {
+            Form::Statement => Err("the statement is unsigned".into()),
+            Form::Envelope(env) => {
+                let verified = dsse::verify(env, key).map_err(|e| format!("DSSE signature: {e}"))?;
+                Ok(Verified {
+                    payload: verified.into_payload(),
+                    detail: format!("DSSE signature by key {} ({})", key.keyid(), key.algorithm()),
+                    signer,
+                })
+            }
+            Form::Bundle(b) if self.is_keyed_bundle_without_log() => {
+                let verified = keyed_bundle::verify_keyed_bundle(b, key)
+                    .map_err(|e| format!("keyed bundle: {e}"))?;
+                Ok(Verified {
+                    payload: verified.into_payload(),
+                    detail: format!(
+                        "bundle's DSSE signature by key {} ({})",
+                        key.keyid(),
+                        key.algorithm()
+                    ),
+                    signer,
+                })
+            }
+            Form::Bundle(b) => {
+                let trust = sigstore::Trust::Key(key_path.to_path_buf());
+                self.verify_bundle(b, &trust, trusted_root).map(|(payload, who)| Verified {
+                    payload,
+                    detail: format!("Sigstore bundle verified offline: {who}; transparency log inclusion checked"),
+                    signer,
+                })
+            }
+        }
+    }
+
+    /// A Sigstore bundle's certificate for `identity`, under `trusted_root` (default: the
+    /// public-good root), offline.
+    pub fn verify_with_identity(
+        &self,
+        identity: &Identity,
+        trusted_root: Option<&Path>,
+    ) -> Result<Verified, String> {
+        match &self.form {
+            Form::Statement => Err("the statement is unsigned".into()),
+            Form::Envelope(_) => Err("a DSSE envelope carries no certificate: it is verified with a key".into()),
+            Form::Bundle(_) if self.is_keyed_bundle_without_log() => {
+                Err("this bundle is signed with a key, not a certificate".into())
+            }
+            Form::Bundle(b) => {
+                let trust = sigstore::Trust::Identity(identity.clone());
+                let (payload, who) = self.verify_bundle(b, &trust, trusted_root)?;
+                Ok(Verified {
+                    payload,
+                    detail: format!("Sigstore bundle verified offline: {who}; transparency log inclusion checked"),
+                    signer: Signer::Certificate {
+                        identity: identity.identity.clone(),
+                        issuer: identity.issuer.clone(),
+                    },
+                })
+            }
+        }
+    }
+
+    fn verify_bundle(
+        &self,
+        bundle: &Value,
+        trust: &sigstore::Trust,
+        trusted_root: Option<&Path>,
+    ) -> Result<(Vec<u8>, String), String> {
+        // sigstore-verify binds a DSSE bundle to an artifact through a sha256 subject; the
+        // subject itself is checked after the signature.
+        let digest = first_sha256_subject(&self.unverified)
+            .ok_or("the statement has no sha256 subject to bind the bundle to")?;
+        let json = serde_json::to_string(bundle).map_err(|e| e.to_string())?;
+        let verified = sigstore::verify_bundle(
+            &json,
+            &sigstore::Artifact::Sha256(digest),
+            trust,
+            trusted_root,
+        )?;
+        let payload = verified
+            .dsse_payload()
+            .ok_or("the verified bundle has no DSSE payload")?
+            .to_vec();
+        let who = match (verified.identity(), verified.issuer()) {
+            (Some(i), Some(o)) => format!("certificate for {i} (issuer {o})"),
+            _ => "the given key".to_string(),
+        };
+        Ok((payload, who))
+    }
+}
+
+fn parse_form(bytes: &[u8]) -> Result<Form, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(obj) = v.as_object() else {
+        return Err("not a JSON object".into());
+    };
+    if obj.contains_key("_type") {
+        return Ok(Form::Statement);
+    }
+    if obj.contains_key("payloadType") {
+        let env = dsse::parse(bytes).map_err(|e| format!("DSSE envelope: {e}"))?;
+        return Ok(Form::Envelope(env));
+    }
+    if let Some(mt) = obj.get("mediaType").and_then(Value::as_str) {
+        let v03 = mt == "application/vnd.dev.sigstore.bundle.v0.3+json"
+            || mt == "application/vnd.dev.sigstore.bundle+json;version=0.3";
+        if !v03 {
+            return Err(format!(
+                "bundle media type `{mt}`: this release reads Sigstore bundles v0.3"
+            ));
+        }
+        if obj.get("dsseEnvelope").is_none() {
+            return Err("the bundle carries no DSSE envelope: it is not an attestation".into());
+        }
+        return Ok(Form::Bundle(v));
+    }
+    Err("neither an in-toto statement (`_type`), a DSSE envelope (`payloadType`) nor a Sigstore bundle (`mediaType`)".into())
+}
+
+fn envelope_payload(env: &dsse::Envelope) -> Result<Vec<u8>, String> {
+    if env.payload_type != dsse::PAYLOAD_TYPE {
+        return Err(format!(
+            "payloadType `{}` is not `{}`",
+            env.payload_type,
+            dsse::PAYLOAD_TYPE
+        ));
+    }
+    env.unverified_payload()
+        .map_err(|e| format!("the envelope's payload: {e}"))
+}
+
+fn first_sha256_subject(payload: &[u8]) -> Option<[u8; 32]> {
+    statement::subjects(payload)?.iter().find_map(|s| {
+        let hex = s.digest.sha256.as_deref()?;
+        hex::decode(hex).ok()?.try_into().ok()
+    })
+}
