@@ -25,6 +25,8 @@ pub enum Commands {
     Acceptance(AcceptanceCommand),
     /// Verify a prior attestation offline, step by step
     Replay(Box<ReplayArgs>),
+    /// Admit an artifact or not: its VSA checked in the SLSA order, then against a policy
+    Admit(Box<AdmitArgs>),
     /// Verify a Sigstore bundle (cosign's flag names; the sigstore-conformance CLI protocol)
     VerifyBundle(VerifyBundleArgs),
     /// GitHub Actions integration, used by the Action's steps
@@ -108,6 +110,33 @@ pub struct ReplayArgs {
     /// Re-execute the floor at the recorded commits and compare outcomes
     #[arg(long)]
     pub rerun: bool,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 allow · 1 deny · 2 usage or input error (a bad policy, an unreachable registry) · 3 engine crash"
+)]
+pub struct AdmitArgs {
+    /// The admission policy (YAML; see the README's policy reference)
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// The artifact's digest, sha256:HEX [default with --image: the image's manifest digest]
+    #[arg(long, value_name = "sha256:HEX")]
+    pub subject: Option<String>,
+    /// The attestation: a DSSE envelope or a Sigstore bundle
+    #[arg(long, value_name = "FILE", required_unless_present = "image", conflicts_with = "image")]
+    pub attestation: Option<PathBuf>,
+    /// An image whose attached VSAs are checked (REGISTRY/REPO:TAG or …@sha256:HEX)
+    #[arg(long, value_name = "REF")]
+    pub image: Option<String>,
+    /// The signer, replacing the policy's `signers`
+    #[command(flatten)]
+    pub signature: SignatureArgs,
+    /// Talk plain HTTP to the registry (a registry on loopback or a private network)
+    #[arg(long)]
+    pub allow_http_registry: bool,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }

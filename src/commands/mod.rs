@@ -1,6 +1,7 @@
 //! Runs a parsed command line and maps its outcome to one exit code (see [`crate::error`]).
 
 mod acceptance;
+mod admit;
 mod action;
 mod claim_check;
 mod replay;
@@ -50,6 +51,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
         Commands::ClaimCheck(args) => claim_check::run(*args),
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
+        Commands::Admit(args) => admit::run(*args),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
     }

@@ -1,0 +1,188 @@
+//! `shipmoor admit`: the decision of [`crate::admit`] on one attestation file, or on every VSA
+//! attached to an image. Exit 0 allow, 1 deny, 2 usage or input error, 3 crash.
+
+use std::io::Write;
+use std::path::Path;
+
+use time::OffsetDateTime;
+
+use crate::admit::{policy, Admission, Candidate, CheckStatus, CliSigner, Decision};
+use crate::attest::keys;
+use crate::attest::sigstore::Identity;
+use crate::cli::{AdmitArgs, Format, SignatureArgs};
+use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
+
+pub fn run(args: AdmitArgs) -> Result<i32, Error> {
+    let cli_signer = cli_signer(&args.signature)?;
+    let policy = policy::load(&args.policy)?;
+    if policy.signers.is_empty() && cli_signer.is_none() {
+        return Err(Error::input(
+            InputError::new("no signer to verify the attestation with")
+                .in_file(policy.file.clone())
+                .help("name `signers` in the policy, or pass --key, or --certificate-identity with --certificate-oidc-issuer"),
+        ));
+    }
+    let subject = args.subject.as_deref().map(parse_digest).transpose()?;
+    let (subject, candidates, image) = match (&args.attestation, &args.image) {
+        (Some(path), _) => {
+            let Some(subject) = subject else {
+                return Err(Error::input(
+                    InputError::new("--attestation needs --subject: the artifact the VSA must speak for")
+                        .help("pass --subject sha256:<64 hex digits> (an image's manifest digest, a file's SHA-256)"),
+                ));
+            };
+            (subject, vec![read_candidate(path)?], None)
+        }
+        (None, Some(reference)) => from_image(reference, subject, args.allow_http_registry)?,
+        (None, None) => {
+            return Err(Error::input(
+                InputError::new("nothing to admit").help("pass --attestation FILE or --image REF"),
+            ))
+        }
+    };
+    let admission = Admission {
+        policy: &policy,
+        subject,
+        cli_signer: cli_signer.as_ref(),
+        trusted_root: args.signature.trusted_root.as_deref(),
+        // Admission reads the real clock: a pinned one (SOURCE_DATE_EPOCH) would make an old
+        // attestation look fresh.
+        now: OffsetDateTime::now_utc(),
+    };
+    let decision = admission.decide(&candidates, image);
+    let mut out = std::io::stdout();
+    match args.format {
+        Format::Json => {
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&decision).map_err(Error::crash)?
+            );
+        }
+        Format::Human => {
+            let _ = write!(out, "{}", render(&decision));
+        }
+    }
+    Ok(if decision.allowed() {
+        EXIT_OK
+    } else {
+        EXIT_BLOCKED
+    })
+}
+
+/// The signer the command line names, if any (the same flags as `replay`).
+fn cli_signer(s: &SignatureArgs) -> Result<Option<CliSigner>, Error> {
+    match (&s.key, &s.certificate_identity, &s.certificate_oidc_issuer) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(Error::input(
+            InputError::new("--key and a certificate identity exclude each other")
+                .help("name one signer on the command line, or list several in the policy's `signers`"),
+        )),
+        (Some(path), None, None) => {
+            let pem = std::fs::read_to_string(path).map_err(|e| {
+                Error::input(
+                    InputError::new(format!("cannot read the key: {e}"))
+                        .in_file(path.display().to_string()),
+                )
+            })?;
+            let key = keys::load_verifying_key(&pem)
+                .map_err(|e| Error::input(e.to_input_error(path.display().to_string())))?;
+            Ok(Some(CliSigner::Key {
+                path: path.clone(),
+                key,
+            }))
+        }
+        (None, Some(i), Some(o)) => Ok(Some(CliSigner::Identity(Identity::new(i, o)))),
+        (None, None, None) => Ok(None),
+        (None, _, _) => Err(Error::input(
+            InputError::new("--certificate-identity and --certificate-oidc-issuer go together")
+                .help("pass both, or verify with --key"),
+        )),
+    }
+}
+
+/// `sha256:HEX` → lowercase hex.
+pub(crate) fn parse_digest(s: &str) -> Result<String, Error> {
+    let hex = s.strip_prefix("sha256:").unwrap_or("");
+    if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(hex.to_ascii_lowercase());
+    }
+    Err(Error::input(
+        InputError::new(format!("--subject `{s}` is not a SHA-256 digest"))
+            .help("pass --subject sha256:<64 hex digits>"),
+    ))
+}
+
+fn read_candidate(path: &Path) -> Result<Candidate, Error> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the attestation: {e}"))
+                .in_file(path.display().to_string()),
+        )
+    })?;
+    Ok(Candidate {
+        source: path.display().to_string(),
+        bytes,
+    })
+}
+
+/// The image's digest and every VSA attached to it.
+fn from_image(
+    reference: &str,
+    subject: Option<String>,
+    allow_http: bool,
+) -> Result<(String, Vec<Candidate>, Option<String>), Error> {
+    let _ = (reference, subject, allow_http);
+    Err(Error::input(InputError::new("--image: not wired yet")))
+}
+
+/// The decision for a terminal.
+pub fn render(d: &Decision) -> String {
+    let mut out = format!(
+        "Admit  {}  ·  {}  ·  policy {}\n",
+        if d.allowed() { "ALLOW" } else { "DENY" },
+        d.image.as_deref().unwrap_or(&d.subject),
+        d.policy.file
+    );
+    for a in &d.attestations {
+        out.push_str(&format!(
+            "  attestation {}{}\n",
+            a.source,
+            match &a.verdict {
+                Some(v) => format!("  ·  {v}"),
+                None => String::new(),
+            }
+        ));
+        for c in &a.checks {
+            if c.status == CheckStatus::NotRun {
+                continue;
+            }
+            out.push_str(&format!(
+                "    {:<8} {:<20} {}\n",
+                c.status.as_str(),
+                c.name,
+                c.detail
+            ));
+        }
+        let not_run = a
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::NotRun)
+            .count();
+        if not_run > 0 {
+            out.push_str(&format!(
+                "    {not_run} later checks not run: nothing more is read from an attestation that fails its {}\n",
+                a.checks
+                    .iter()
+                    .find(|c| c.status == CheckStatus::Failed)
+                    .map_or("parse", |c| c.name)
+            ));
+        }
+    }
+    if !d.reasons.is_empty() {
+        out.push_str("  deny reasons:\n");
+        for r in &d.reasons {
+            out.push_str(&format!("    - {r}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,246 @@
+//! `shipmoor admit` on attestations that `claim-check` really signed: allow, deny with every
+//! reason, the policy's Rego, the signer from the command line, and bad input (exit 2).
+
+mod common;
+
+use common::Repo;
+
+const KEY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keys/golden-ed25519.pem"
+);
+const PUBLIC_KEY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keys/golden-ed25519.pub"
+);
+const IMAGE: &str = "sha256:5eed000000000000000000000000000000000000000000000000000000000042";
+const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
+const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";
+
+fn now_epoch() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string()
+}
+
+/// A change whose one criterion a command checks: READY when `fixed`, else BLOCKED. Signed
+/// with the committed key, for the image [`IMAGE`], verified `epoch` (default: now).
+fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
+    let r = Repo::new();
+    r.git(&["remote", "add", "origin", "https://github.com/acme/shop.git"]);
+    r.write("limits.txt", "limit = 0\n");
+    let base = r.commit("base");
+    r.write("limits.txt", if fixed { "limit = 10\n" } else { "limit = 5\n" });
+    r.write("checks/limit.sh", "grep -q 'limit = 10' limits.txt\n");
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: limit-is-ten\n    ac: The limit is ten.\n    check:\n      command: sh checks/limit.sh\n",
+    );
+    r.commit("head");
+    let now = now_epoch();
+    let run = r.shipmoor_env(
+        &[
+            "claim-check",
+            "--base",
+            &base,
+            "--sign",
+            "key",
+            "--key",
+            KEY,
+            "--subject",
+            &format!("shop={IMAGE}"),
+        ],
+        &[("SOURCE_DATE_EPOCH", epoch.unwrap_or(&now))],
+    );
+    assert_eq!(run.code, if fixed { 0 } else { 1 }, "{run:?}");
+    r
+}
+
+/// The policy, in the repository's `admission/` directory (its key beside it).
+fn write_policy(r: &Repo, extra: &str) -> String {
+    std::fs::create_dir_all(r.path().join("admission")).unwrap();
+    std::fs::copy(PUBLIC_KEY, r.path().join("admission/claim-check.pub")).unwrap();
+    let text = format!(
+        "version: 1\nallowed_verdicts: [\"READY\"]\nfloor_required: [limit-is-ten]\nmin_policy_version: v3\nmax_age: 1d\nrepositories: [\"git+https://github.com/acme/*\"]\nsigners:\n  - key: claim-check.pub\n{extra}"
+    );
+    std::fs::write(r.path().join("admission/policy.yaml"), text).unwrap();
+    "admission/policy.yaml".to_string()
+}
+
+fn admit(r: &Repo, policy: &str, attestation: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec![
+        "admit",
+        "--policy",
+        policy,
+        "--attestation",
+        attestation,
+        "--subject",
+        IMAGE,
+    ];
+    args.extend(extra);
+    r.shipmoor(&args)
+}
+
+#[test]
+fn a_ready_vsa_is_admitted_in_both_signed_forms() {
+    let r = signed_run(true, None);
+    let policy = write_policy(&r, "");
+    for file in [BUNDLE, ENVELOPE] {
+        let run = admit(&r, &policy, file, &[]);
+        assert_eq!(run.code, 0, "{file}: {run:?}");
+        assert!(run.stdout.starts_with(&format!("Admit  ALLOW  ·  {IMAGE}  ·  policy admission/policy.yaml\n")), "{}", run.stdout);
+        assert!(run.stdout.contains("ok       signature"), "{}", run.stdout);
+        assert!(!run.stdout.contains("deny reasons"), "{}", run.stdout);
+    }
+    let json = admit(&r, &policy, BUNDLE, &["--format", "json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let d: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(d["schema"], "claim_check.admit.v1");
+    assert_eq!(d["decision"], "allow");
+    assert_eq!(d["subject"], IMAGE);
+    assert_eq!(d["attestations"][0]["verdict"], "READY");
+    assert_eq!(d["attestations"][0]["signer"]["kind"], "key");
+    assert_eq!(d["reasons"], serde_json::json!([]));
+    // The repository's checkout is untouched: admission writes nothing.
+    assert_eq!(r.status(), "?? admission/\n");
+}
+
+#[test]
+fn a_blocked_vsa_is_denied_with_every_reason() {
+    let r = signed_run(false, None);
+    let policy = write_policy(&r, "");
+    let run = admit(&r, &policy, BUNDLE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(d["decision"], "deny");
+    let reasons: Vec<&str> = d["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "verification_result: verificationResult is FAILED, not PASSED",
+            "verdict: the verdict is BLOCKED; the policy admits READY",
+            "floor_required: `limit-is-ten` is unsatisfied (floor: unsatisfied), not satisfied by the floor",
+        ]
+    );
+    let human = admit(&r, &policy, BUNDLE, &[]);
+    assert!(human.stdout.starts_with("Admit  DENY"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("  deny reasons:\n    - verification_result: verificationResult is FAILED, not PASSED\n"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn an_attestation_older_than_max_age_is_denied() {
+    // Verified at the pinned test epoch, long before today.
+    let r = signed_run(true, Some("1700000000"));
+    let policy = write_policy(&r, "");
+    let run = admit(&r, &policy, BUNDLE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reasons = d["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    let r0 = reasons[0].as_str().unwrap();
+    assert!(r0.starts_with("age: verified ") && r0.ends_with(" ago, older than the policy's 1d"), "{r0}");
+}
+
+#[test]
+fn a_rego_rule_adds_its_deny_and_cannot_admit() {
+    let r = signed_run(true, None);
+    std::fs::create_dir_all(r.path().join("admission")).unwrap();
+    std::fs::write(
+        r.path().join("admission/extra.rego"),
+        "package shipmoor.admit\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.statement.predicate[\"https://shipmoor.dev/claim-check/v1\"].mode == \"fast\"\n\tmsg := sprintf(\"mode %s: this cluster admits full-mode runs only\", [\"fast\"])\n}\n",
+    )
+    .unwrap();
+    let policy = write_policy(&r, "rego: extra.rego\n");
+    let run = admit(&r, &policy, BUNDLE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        d["reasons"],
+        serde_json::json!(["rego: mode fast: this cluster admits full-mode runs only"])
+    );
+    // A Rego module with an empty deny set admits what the rules admit, and nothing more.
+    std::fs::write(
+        r.path().join("admission/extra.rego"),
+        "package shipmoor.admit\n\nimport rego.v1\n\ndeny contains msg if {\n\tinput.verified != true\n\tmsg := \"unverified\"\n}\n",
+    )
+    .unwrap();
+    assert_eq!(admit(&r, &policy, BUNDLE, &[]).code, 0);
+    let blocked = signed_run(false, None);
+    let policy = write_policy(&blocked, "");
+    assert_eq!(admit(&blocked, &policy, BUNDLE, &[]).code, 1);
+}
+
+#[test]
+fn the_command_line_signer_replaces_the_policys() {
+    let r = signed_run(true, None);
+    std::fs::create_dir_all(r.path().join("admission")).unwrap();
+    std::fs::write(
+        r.path().join("admission/nosigners.yaml"),
+        "version: 1\nrepositories: [\"*\"]\n",
+    )
+    .unwrap();
+    let run = admit(&r, "admission/nosigners.yaml", BUNDLE, &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no signer to verify the attestation with"), "{}", run.stderr);
+    let run = admit(&r, "admission/nosigners.yaml", BUNDLE, &["--key", PUBLIC_KEY]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Another key on the command line: denied at the signature, the policy's key unused.
+    let other = r.path().join("other.pub");
+    std::fs::write(
+        &other,
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAOjyrAqXXZKPFC8kGchxBqou/4ixAs6a3+kUx1cefRnw=\n-----END PUBLIC KEY-----\n",
+    )
+    .unwrap();
+    let policy = write_policy(&r, "");
+    let run = admit(&r, &policy, BUNDLE, &["--key", other.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("FAILED   signature"), "{}", run.stdout);
+}
+
+#[test]
+fn bad_input_is_exit_2_with_the_place_and_the_fix() {
+    let r = signed_run(true, None);
+    std::fs::create_dir_all(r.path().join("admission")).unwrap();
+    std::fs::write(
+        r.path().join("admission/broken.yaml"),
+        "version: 1\nallowed_verdicts: [READDY]\nmax_age: 7 days\nrepositories: [\"*\"]\n",
+    )
+    .unwrap();
+    let run = admit(&r, "admission/broken.yaml", BUNDLE, &["--key", PUBLIC_KEY]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("admission/broken.yaml:2:"), "{}", run.stderr);
+    assert!(run.stderr.contains("admission/broken.yaml:3:"), "every error at once: {}", run.stderr);
+    assert!(run.stdout.is_empty(), "no decision on a bad policy: {}", run.stdout);
+
+    std::fs::write(
+        r.path().join("admission/bad.rego"),
+        "package shipmoor.admit\n\ndeny contains msg if {\n\tinput.verified ==\n}\n",
+    )
+    .unwrap();
+    let policy = write_policy(&r, "rego: bad.rego\n");
+    let run = admit(&r, &policy, BUNDLE, &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("bad.rego:"), "{}", run.stderr);
+
+    let policy = write_policy(&r, "");
+    let run = r.shipmoor(&["admit", "--policy", &policy, "--attestation", BUNDLE]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--attestation needs --subject"), "{}", run.stderr);
+    let run = r.shipmoor(&["admit", "--policy", &policy, "--attestation", BUNDLE, "--subject", "sha256:12"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("is not a SHA-256 digest"), "{}", run.stderr);
+    let run = admit(&r, &policy, "no-such-file.json", &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no-such-file.json"), "{}", run.stderr);
+}
