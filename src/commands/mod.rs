@@ -2,6 +2,7 @@
 
 mod acceptance;
 mod action;
+mod attach;
 mod claim_check;
 mod replay;
 mod verify_bundle;
@@ -52,6 +53,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
         Commands::Replay(args) => replay::run(*args),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
+        Commands::Attach(args) => attach::run(args),
     }
 }
 

@@ -249,7 +249,10 @@ pub fn index_with(existing: Option<&[u8]>, entry: &IndexEntry) -> Result<Option<
     };
     let manifests = index
         .as_object_mut()
-        .map(|o| o.entry("manifests").or_insert_with(|| Value::Array(Vec::new())))
+        .map(|o| {
+            o.entry("manifests")
+                .or_insert_with(|| Value::Array(Vec::new()))
+        })
         .and_then(Value::as_array_mut)
         .ok_or("the referrers index's `manifests` is not a list")?;
     if manifests
@@ -259,7 +262,9 @@ pub fn index_with(existing: Option<&[u8]>, entry: &IndexEntry) -> Result<Option<
         return Ok(None);
     }
     manifests.push(serde_json::to_value(entry).map_err(|e| e.to_string())?);
-    serde_json::to_vec(&index).map(Some).map_err(|e| e.to_string())
+    serde_json::to_vec(&index)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// The entries of a referrers list (the referrers API's answer, or the tag schema's index)
@@ -277,7 +282,9 @@ pub fn bundle_entries(index: &[u8], predicate_type: &str) -> Result<Vec<IndexEnt
         .into_iter()
         .filter(|m| {
             m.artifact_type.as_deref() == Some(BUNDLE_MEDIA_TYPE)
-                && m.annotations.get(PREDICATE_TYPE_ANNOTATION).map(String::as_str)
+                && m.annotations
+                    .get(PREDICATE_TYPE_ANNOTATION)
+                    .map(String::as_str)
                     == Some(predicate_type)
         })
         .collect())
@@ -368,18 +375,17 @@ mod tests {
         let cases: [(Vec<u8>, &str); 4] = [
             (b"{not json".to_vec(), "not JSON"),
             (
-                serde_json::to_vec(&json!({"mediaType": BUNDLE_MEDIA_TYPE, "messageSignature": {}}))
-                    .unwrap(),
+                serde_json::to_vec(
+                    &json!({"mediaType": BUNDLE_MEDIA_TYPE, "messageSignature": {}}),
+                )
+                .unwrap(),
                 "DSSE envelope",
             ),
             (
                 serde_json::to_vec(&json!({"mediaType": "application/json"})).unwrap(),
                 "bundle v0.3",
             ),
-            (
-                test_bundle(&json!({"subject": []})),
-                "no `predicateType`",
-            ),
+            (test_bundle(&json!({"subject": []})), "no `predicateType`"),
         ];
         for (bytes, expected) in cases {
             let e = BundleFacts::read(&bytes).unwrap_err();
@@ -394,10 +400,9 @@ mod tests {
             artifact_manifest(&subject(), &bundle, VSA, "2026-11-30T10:00:00Z").unwrap();
         // The exact bytes pushed: their digest is the artifact's name.
         let text = String::from_utf8(bytes.clone()).unwrap();
-        let text = text.replace(&sha256_digest(&bundle), "sha256:[BUNDLE]").replace(
-            &tag_schema_tag(&sha256_digest(&bundle)),
-            "sha256-[BUNDLE]",
-        );
+        let text = text
+            .replace(&sha256_digest(&bundle), "sha256:[BUNDLE]")
+            .replace(&tag_schema_tag(&sha256_digest(&bundle)), "sha256-[BUNDLE]");
         insta::assert_snapshot!("artifact_manifest", text);
         let v: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(v["layers"][0]["size"], bundle.len());
@@ -406,7 +411,10 @@ mod tests {
             v["annotations"]
         );
         assert_eq!(sha256_digest(EMPTY_CONFIG), EMPTY_DIGEST);
-        assert_eq!(bundle_layer(&bytes, &subject().digest).unwrap().digest, sha256_digest(&bundle));
+        assert_eq!(
+            bundle_layer(&bytes, &subject().digest).unwrap().digest,
+            sha256_digest(&bundle)
+        );
     }
 
     #[test]

@@ -52,14 +52,15 @@ fn lookup(
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(RegistryAuth::Anonymous),
         Err(e) => {
-            return Err(InputError::new(format!("cannot read the Docker config file: {e}"))
-                .in_file(path.display().to_string()))
+            return Err(
+                InputError::new(format!("cannot read the Docker config file: {e}"))
+                    .in_file(path.display().to_string()),
+            )
         }
     };
     let shown = path.display().to_string();
     let config: Value = serde_json::from_str(&text).map_err(|e| {
-        InputError::new(format!("the Docker config file is not JSON: {e}"))
-            .in_file(shown.clone())
+        InputError::new(format!("the Docker config file is not JSON: {e}")).in_file(shown.clone())
     })?;
     let Some(auths) = config.get("auths").and_then(Value::as_object) else {
         return Ok(RegistryAuth::Anonymous);
@@ -146,7 +147,12 @@ mod tests {
     #[test]
     fn docker_hubs_url_key_matches_docker_io() {
         let dir = config(r#"{"auths": {"https://index.docker.io/v1/": {"auth": "eDp5"}}}"#);
-        let got = lookup("docker.io", &env(&[]), Some(&dir.path().join("config.json"))).unwrap();
+        let got = lookup(
+            "docker.io",
+            &env(&[]),
+            Some(&dir.path().join("config.json")),
+        )
+        .unwrap();
         assert_eq!(basic(got), Some(("x".to_string(), "y".to_string())));
     }
 

@@ -219,11 +219,7 @@ impl Registry {
     async fn resolve_async(&self, reference: &Reference) -> Result<Descriptor, Error> {
         let (body, digest) = self
             .client
-            .pull_manifest_raw(
-                reference.oci(),
-                &RegistryAuth::Anonymous,
-                IMAGE_MEDIA_TYPES,
-            )
+            .pull_manifest_raw(reference.oci(), &RegistryAuth::Anonymous, IMAGE_MEDIA_TYPES)
             .await
             .map_err(|e| {
                 if is_not_found(&e) {
@@ -244,9 +240,8 @@ impl Registry {
                 self.registry_error(reference, "resolving the image", e)
             })?;
         // `mediaType` is optional in an OCI manifest; without it, its shape says which it is.
-        let json: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
-            self.input(reference, format!("the image's manifest is not JSON: {e}"))
-        })?;
+        let json: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|e| self.input(reference, format!("the image's manifest is not JSON: {e}")))?;
         let media_type = match json.get("mediaType").and_then(|m| m.as_str()) {
             Some(m) => m.to_string(),
             None if json.get("manifests").is_some() => INDEX_MEDIA_TYPE.to_string(),
@@ -283,7 +278,10 @@ impl Registry {
         let at_subject = reference.at_digest(&subject.digest);
         let bundle_digest = artifact::sha256_digest(bundle);
         for (blob, digest) in [
-            (artifact::EMPTY_CONFIG.to_vec(), artifact::EMPTY_DIGEST.to_string()),
+            (
+                artifact::EMPTY_CONFIG.to_vec(),
+                artifact::EMPTY_DIGEST.to_string(),
+            ),
             (bundle.to_vec(), bundle_digest),
         ] {
             self.client
@@ -300,7 +298,9 @@ impl Registry {
                 .map_err(Error::crash)?;
         let digest = artifact::sha256_digest(&manifest);
         let size = manifest.len() as u64;
-        let oci_subject = self.put_artifact_manifest(reference, &digest, manifest).await?;
+        let oci_subject = self
+            .put_artifact_manifest(reference, &digest, manifest)
+            .await?;
         if oci_subject.as_deref() == Some(subject.digest.as_str()) {
             return Ok(Attached {
                 digest,
@@ -353,14 +353,18 @@ impl Registry {
         let target = reference.at_digest(digest);
         let url = self.url(reference, &format!("manifests/{digest}"));
         let request = self
-            .authorized(reference, &target, RegistryOperation::Push, self.http.put(&url))
+            .authorized(
+                reference,
+                &target,
+                RegistryOperation::Push,
+                self.http.put(&url),
+            )
             .await?
             .header(reqwest::header::CONTENT_TYPE, MANIFEST_MEDIA_TYPE)
             .body(manifest);
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.registry_error(reference, "pushing the artifact manifest", e.into()))?;
+        let response = request.send().await.map_err(|e| {
+            self.registry_error(reference, "pushing the artifact manifest", e.into())
+        })?;
         let status = response.status();
         let oci_subject = response
             .headers()
@@ -402,13 +406,18 @@ impl Registry {
                 .await
                 .map_err(|e| self.registry_error(reference, "pulling an attestation", e))?;
             let layer = artifact::bundle_layer(&manifest, &subject.digest).map_err(|why| {
-                self.input(reference, format!("the attestation {}: {why}", entry.digest))
+                self.input(
+                    reference,
+                    format!("the attestation {}: {why}", entry.digest),
+                )
             })?;
             let mut bundle = Vec::new();
             self.client
                 .pull_blob(&at, layer.digest.as_str(), &mut bundle)
                 .await
-                .map_err(|e| self.registry_error(reference, "pulling an attestation's bundle", e))?;
+                .map_err(|e| {
+                    self.registry_error(reference, "pulling an attestation's bundle", e)
+                })?;
             if artifact::sha256_digest(&bundle) != layer.digest {
                 return Err(self.input(
                     reference,
@@ -437,7 +446,12 @@ impl Registry {
         let target = reference.at_digest(digest);
         let url = self.url(reference, &format!("referrers/{digest}"));
         let response = self
-            .authorized(reference, &target, RegistryOperation::Pull, self.http.get(&url))
+            .authorized(
+                reference,
+                &target,
+                RegistryOperation::Pull,
+                self.http.get(&url),
+            )
             .await?
             .header(reqwest::header::ACCEPT, INDEX_MEDIA_TYPE)
             .send()
@@ -492,7 +506,11 @@ impl Registry {
     }
 
     fn url(&self, reference: &Reference, path: &str) -> String {
-        let scheme = if self.options.plain_http { "http" } else { "https" };
+        let scheme = if self.options.plain_http {
+            "http"
+        } else {
+            "https"
+        };
         format!(
             "{scheme}://{}/v2/{}/{path}",
             reference.oci().resolve_registry(),
@@ -523,7 +541,8 @@ impl Registry {
                         "the registry answered the HTTPS handshake with something else: if it serves plain HTTP (a local test registry), pass {PLAIN_HTTP_FLAG}"
                     ));
                 } else if re.is_connect() || re.is_timeout() {
-                    error = error.help("check the registry's host and port, and that it is running");
+                    error =
+                        error.help("check the registry's host and port, and that it is running");
                 }
                 error
             }
@@ -575,9 +594,14 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// rustls' words for a TLS handshake answered by a plain HTTP server (its first bytes are
 /// `HTTP/1.1 400`, not a TLS record).
 fn looks_like_plain_http(chain: &str) -> bool {
-    ["InvalidContentType", "corrupt message", "wrong version number", "http request to an https"]
-        .iter()
-        .any(|w| chain.to_ascii_lowercase().contains(&w.to_ascii_lowercase()))
+    [
+        "InvalidContentType",
+        "corrupt message",
+        "wrong version number",
+        "http request to an https",
+    ]
+    .iter()
+    .any(|w| chain.to_ascii_lowercase().contains(&w.to_ascii_lowercase()))
 }
 
 /// The tag of a tag reference, for messages.

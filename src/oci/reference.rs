@@ -166,7 +166,10 @@ mod tests {
             let e = Reference::parse(given).unwrap_err();
             assert!(e.message.contains("neither a tag nor a digest"), "{e}");
             let help = e.help.unwrap();
-            assert!(help.contains("`:tag`") && help.contains("`@sha256:…`"), "{help}");
+            assert!(
+                help.contains("`:tag`") && help.contains("`@sha256:…`"),
+                "{help}"
+            );
         }
     }
 
@@ -185,7 +188,12 @@ mod tests {
 
     #[test]
     fn a_malformed_name_is_an_input_error() {
-        for given in ["127.0.0.1:5000/App:v1", "127.0.0.1:5000/app:", "/app:v1", ""] {
+        for given in [
+            "127.0.0.1:5000/App:v1",
+            "127.0.0.1:5000/app:",
+            "/app:v1",
+            "",
+        ] {
             let e = Reference::parse(given).unwrap_err();
             assert!(e.help.is_some(), "{given}: {e}");
         }
