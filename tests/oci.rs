@@ -304,7 +304,8 @@ fn each_image_keeps_its_own_index() {
 
 /// Each input error exits 2 with its message, and pushes nothing: the bundle of another
 /// image's statement, a file that is no bundle, a reference without tag or digest, an unknown
-/// tag, HTTPS to a plain HTTP registry (the hint names the flag), a closed port.
+/// tag, an unknown repository, HTTPS to a plain HTTP registry (the hint names the flag), a
+/// closed port.
 #[test]
 fn attach_refuses_what_cannot_be_attached() {
     let registry = TestRegistry::start();
@@ -324,6 +325,7 @@ fn attach_refuses_what_cannot_be_attached() {
     .unwrap();
     let statement = statement.display().to_string();
     let closed = format!("127.0.0.1:{}/app:v1", free_port());
+    let nothing = format!("{}/nothing:v1", registry.host());
     let (v1, v2, v9) = (
         format!("{name}:v1"),
         format!("{name}:v2"),
@@ -370,6 +372,16 @@ fn attach_refuses_what_cannot_be_attached() {
                 "--allow-http-registry",
             ],
             "has no tag `v9` in the repository `app`",
+        ),
+        (
+            vec![
+                "attach",
+                &nothing,
+                "--attestation",
+                &for_two,
+                "--allow-http-registry",
+            ],
+            "has no tag `v1` in the repository `nothing`",
         ),
         (
             vec!["attach", &v2, "--attestation", &for_two],

@@ -121,7 +121,6 @@ pub struct Registry {
     /// For the two requests `oci-client` does not expose (see the module doc).
     http: reqwest::Client,
     options: Options,
-    clock: Clock,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -144,9 +143,6 @@ impl Registry {
             .read_timeout(Duration::from_secs(120))
             .build()
             .map_err(|e| Error::crash(format!("the registry client: {e}")))?;
-        let clock = Clock::from_env(None).map_err(|m| {
-            Error::input(InputError::new(m).help("give seconds since 1970 (SOURCE_DATE_EPOCH)"))
-        })?;
         // One runtime for the client's life: its pooled connections belong to the runtime
         // they were opened on.
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -157,7 +153,6 @@ impl Registry {
             client,
             http,
             options: *options,
-            clock,
             runtime,
         })
     }
@@ -291,7 +286,15 @@ impl Registry {
         }
         let created = match &facts.time_verified {
             Some(t) => t.clone(),
-            None => rfc3339(self.clock.now()),
+            // Not a VSA of ours: the push time, as cosign's, pinned by SOURCE_DATE_EPOCH.
+            None => {
+                let clock = Clock::from_env(None).map_err(|m| {
+                    Error::input(
+                        InputError::new(m).help("give seconds since 1970 (SOURCE_DATE_EPOCH)"),
+                    )
+                })?;
+                rfc3339(clock.now())
+            }
         };
         let (manifest, annotations) =
             artifact::artifact_manifest(&subject, bundle, &facts.predicate_type, &created)
@@ -569,7 +572,7 @@ fn is_not_found(e: &OciDistributionError) -> bool {
         OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|e| {
             matches!(
                 e.code,
-                OciErrorCode::ManifestUnknown | OciErrorCode::NotFound
+                OciErrorCode::ManifestUnknown | OciErrorCode::NameUnknown | OciErrorCode::NotFound
             )
         }),
         _ => false,
