@@ -10,7 +10,8 @@
 
 mod common;
 
-use common::registry::{free_port, TestRegistry};
+use base64::Engine as _;
+use common::registry::{free_port, TestRegistry, PASSWORD, USER};
 use common::{Repo, Run};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -466,4 +467,79 @@ fn claim_check_attach_checks_its_image_before_any_work() {
             "{args:?}: the floor ran: {run:?}"
         );
     }
+}
+
+/// A registry that takes basic authentication: anonymous is refused with a hint at
+/// `docker login`; the Docker config file's `auths.<host>.auth` works, and so do the
+/// environment variables (which win over the file); a wrong password is refused.
+#[test]
+fn credentials_from_the_docker_config_file_or_the_environment() {
+    let registry = TestRegistry::start_with_basic_auth();
+    let image = registry.push_image("app", "v1", "one\n");
+    let name = format!("{}/app", registry.host());
+    let reference = format!("{name}:v1");
+    let (r, _) = tiny_repo();
+    let home = tempfile::tempdir().unwrap();
+    let docker = tempfile::tempdir().unwrap();
+    let file = home.path().join("vsa.sigstore.json");
+    std::fs::write(&file, signed_bundle(&name, &image)).unwrap();
+    let file = file.display().to_string();
+    let args = [
+        "attach",
+        reference.as_str(),
+        "--attestation",
+        file.as_str(),
+        "--allow-http-registry",
+        "--format",
+        "json",
+    ];
+    let home_env = home.path().to_str().unwrap();
+    let docker_env = docker.path().to_str().unwrap();
+    let anonymous = r.shipmoor_env(&args, &[("HOME", home_env), ("DOCKER_CONFIG", docker_env)]);
+    assert_eq!(anonymous.code, 2, "{anonymous:?}");
+    assert!(
+        anonymous.stderr.contains("refused the credentials")
+            && anonymous
+                .stderr
+                .contains(&format!("docker login {}", registry.host())),
+        "{anonymous:?}"
+    );
+
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    std::fs::write(
+        docker.path().join("config.json"),
+        json!({"auths": {registry.host(): {"auth": auth}}}).to_string(),
+    )
+    .unwrap();
+    let from_file = r.shipmoor_env(&args, &[("HOME", home_env), ("DOCKER_CONFIG", docker_env)]);
+    assert_eq!(from_file.code, 0, "{from_file:?}\n{}", registry.log());
+    let out: Value = serde_json::from_str(&from_file.stdout).unwrap();
+    let artifact = out["artifact"].as_str().unwrap().to_string();
+    let bundle = std::fs::read(&file).unwrap();
+    assert_attached(&registry, "app", &image, &artifact, &bundle);
+
+    let from_env = r.shipmoor_env(
+        &args,
+        &[
+            ("HOME", home_env),
+            ("DOCKER_CONFIG", home_env),
+            ("SHIPMOOR_REGISTRY_USERNAME", USER),
+            ("SHIPMOOR_REGISTRY_PASSWORD", PASSWORD),
+        ],
+    );
+    assert_eq!(from_env.code, 0, "{from_env:?}");
+    let wrong = r.shipmoor_env(
+        &args,
+        &[
+            ("HOME", home_env),
+            ("DOCKER_CONFIG", docker_env),
+            ("SHIPMOOR_REGISTRY_USERNAME", USER),
+            ("SHIPMOOR_REGISTRY_PASSWORD", "not-the-password"),
+        ],
+    );
+    assert_eq!(wrong.code, 2, "{wrong:?}");
+    assert!(
+        wrong.stderr.contains("refused the credentials"),
+        "{wrong:?}"
+    );
 }

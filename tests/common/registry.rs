@@ -1,6 +1,6 @@
 //! A real OCI registry on loopback for the OCI tests: Debian's `docker-registry` (distribution
 //! 2.8.2, which has no referrers API) serving a temporary directory on a free port, stopped when
-//! dropped; and small images pushed to it with `skopeo` from OCI image layouts built here.
+//! dropped (optionally taking basic authentication); and small images pushed to it with `skopeo` from OCI image layouts built here.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -30,10 +30,28 @@ pub struct TestRegistry {
     child: Child,
     dir: tempfile::TempDir,
     pub port: u16,
+    /// `user:password` when the registry takes basic authentication (skopeo then sends it).
+    creds: Option<String>,
 }
+
+/// The test registry's one user, for [`TestRegistry::start_with_basic_auth`]: `shipmoor`,
+/// password `registry-test`, as an htpasswd line (bcrypt at cost 4, so that the check of each
+/// request is quick). A test fixture, never a secret.
+pub const HTPASSWD: &str = "shipmoor:$2b$04$a5a12B2mYKT3Mjp4quxcFO0fdqOpnW6jXjVNQ8.SZd9XljIFBU7zu";
+pub const USER: &str = "shipmoor";
+pub const PASSWORD: &str = "registry-test";
 
 impl TestRegistry {
     pub fn start() -> TestRegistry {
+        TestRegistry::serve(None)
+    }
+
+    /// A registry that takes only [`USER`] and [`PASSWORD`] (htpasswd basic authentication).
+    pub fn start_with_basic_auth() -> TestRegistry {
+        TestRegistry::serve(Some(HTPASSWD))
+    }
+
+    fn serve(htpasswd: Option<&str>) -> TestRegistry {
         require_registry_tools();
         let dir = tempfile::Builder::new()
             .prefix("cc-registry-")
@@ -41,14 +59,19 @@ impl TestRegistry {
             .expect("temp dir");
         let port = free_port();
         let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-                dir.path().join("storage").display()
-            ),
-        )
-        .expect("registry config");
+        let mut text = format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.path().join("storage").display()
+        );
+        if let Some(line) = htpasswd {
+            let file = dir.path().join("htpasswd");
+            std::fs::write(&file, format!("{line}\n")).expect("htpasswd");
+            text.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+                file.display()
+            ));
+        }
+        std::fs::write(&config, text).expect("registry config");
         let log = std::fs::File::create(dir.path().join("registry.log")).expect("log");
         let child = Command::new(REGISTRY_BIN)
             .arg("serve")
@@ -58,7 +81,12 @@ impl TestRegistry {
             .stderr(log)
             .spawn()
             .expect("docker-registry starts");
-        let mut registry = TestRegistry { child, dir, port };
+        let mut registry = TestRegistry {
+            child,
+            dir,
+            port,
+            creds: htpasswd.map(|_| format!("{USER}:{PASSWORD}")),
+        };
         registry.wait_ready();
         registry
     }
@@ -88,7 +116,7 @@ impl TestRegistry {
                 let mut answer = String::new();
                 if s.write_all(request.as_bytes()).is_ok()
                     && s.read_to_string(&mut answer).is_ok()
-                    && answer.starts_with("HTTP/1.1 200")
+                    && (answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 401"))
                 {
                     return;
                 }
@@ -107,24 +135,26 @@ impl TestRegistry {
     pub fn push_image(&self, repo: &str, tag: &str, content: &str) -> String {
         let layout = tempfile::tempdir().expect("temp dir");
         let digest = image_layout(layout.path(), tag, content);
-        skopeo(&[
-            "copy",
-            "--quiet",
-            "--dest-tls-verify=false",
-            &format!("oci:{}:{tag}", layout.path().display()),
-            &format!("docker://{}/{repo}:{tag}", self.host()),
-        ]);
+        let mut args = vec!["copy", "--quiet", "--dest-tls-verify=false"];
+        if let Some(creds) = &self.creds {
+            args.extend(["--dest-creds", creds.as_str()]);
+        }
+        let source = format!("oci:{}:{tag}", layout.path().display());
+        let destination = format!("docker://{}/{repo}:{tag}", self.host());
+        args.extend([source.as_str(), destination.as_str()]);
+        skopeo(&args);
         digest
     }
 
     /// `skopeo inspect --raw` of `repo:tag_or_@digest`: the manifest or index as stored.
     pub fn inspect_raw(&self, repo_and_ref: &str) -> serde_json::Value {
-        let out = skopeo(&[
-            "inspect",
-            "--raw",
-            "--tls-verify=false",
-            &format!("docker://{}/{repo_and_ref}", self.host()),
-        ]);
+        let mut args = vec!["inspect", "--raw", "--tls-verify=false"];
+        if let Some(creds) = &self.creds {
+            args.extend(["--creds", creds.as_str()]);
+        }
+        let image = format!("docker://{}/{repo_and_ref}", self.host());
+        args.push(&image);
+        let out = skopeo(&args);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("skopeo's answer: {e}\n{out}"))
     }
 }
