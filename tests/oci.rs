@@ -3,7 +3,8 @@
 //! schema), images pushed with `skopeo`, and what was attached read back with `skopeo` as an
 //! independent client: the `sha256-<hex>` index and the artifact manifest, typed and annotated
 //! as cosign's bundle format. Then `attestations()` finds what `attach` pushed, attaching twice
-//! adds nothing, two images keep two indexes, an image with nothing attached has none, and the
+//! adds nothing, two images keep two indexes, an image with nothing attached has none,
+//! credentials come from the Docker config file or the environment, and the
 //! input errors (a closed port, a reference without tag or digest, a file that is no bundle of
 //! a statement about the image, an unsigned `claim-check --attach`) exit 2 before anything is
 //! pushed or written.

@@ -1,6 +1,7 @@
 //! A real OCI registry on loopback for the OCI tests: Debian's `docker-registry` (distribution
-//! 2.8.2, which has no referrers API) serving a temporary directory on a free port, stopped when
-//! dropped (optionally taking basic authentication); and small images pushed to it with `skopeo` from OCI image layouts built here.
+//! 2.8.2, which has no referrers API) serving a temporary directory on a free port, optionally
+//! taking basic authentication, stopped when dropped; and small images pushed to it with
+//! `skopeo` from OCI image layouts built here.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
