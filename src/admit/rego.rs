@@ -10,8 +10,6 @@ pub struct RegoPolicy {
 
 impl std::fmt::Debug for RegoPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegoPolicy")
-            .field("file", &self.file)
-            .finish()
+        f.debug_struct("RegoPolicy").field("file", &self.file).finish()
     }
 }
