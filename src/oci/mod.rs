@@ -203,12 +203,14 @@ impl Registry {
     }
 
     /// Hands `reference`'s registry its credentials; `oci-client` fetches tokens as needed.
-    async fn login(&self, reference: &Reference) -> Result<RegistryAuth, Error> {
+    /// The `RegistryAuth::Anonymous` the pulls below pass is then ignored: the client keeps
+    /// the first credentials stored for a registry.
+    async fn login(&self, reference: &Reference) -> Result<(), Error> {
         let auth = credentials::for_registry(reference.registry())?;
         self.client
             .store_auth_if_needed(reference.oci().resolve_registry(), &auth)
             .await;
-        Ok(auth)
+        Ok(())
     }
 
     async fn resolve_async(&self, reference: &Reference) -> Result<Descriptor, Error> {
