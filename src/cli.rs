@@ -32,6 +32,31 @@ pub enum Commands {
     /// GitHub Actions integration, used by the Action's steps
     #[command(subcommand)]
     Action(ActionCommand),
+    /// Attach a signed VSA (its Sigstore bundle) to an image in its OCI registry
+    Attach(AttachArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The image: `registry/repository:tag` or `registry/repository@sha256:HEX`
+    #[arg(value_name = "REF")]
+    pub reference: String,
+    /// The Sigstore bundle v0.3 (`claim-check.vsa.sigstore.json`) whose statement names the
+    /// image's digest among its subjects
+    #[arg(long, value_name = "FILE")]
+    pub attestation: PathBuf,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// How an OCI registry is spoken to.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct RegistryArgs {
+    /// Speak plain HTTP to the registry (a local test registry), never HTTPS
+    #[arg(long)]
+    pub allow_http_registry: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -239,6 +264,13 @@ pub struct ClaimCheckArgs {
     /// An artifact the attestation also speaks for (repeatable)
     #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
     pub subjects: Vec<String>,
+    /// An image the attestation speaks for: its digest is resolved in the registry before any
+    /// work and made a subject, and the signed bundle is attached to it once the outputs are
+    /// written (needs --sign key or keyless)
+    #[arg(long, value_name = "REF")]
+    pub attach: Option<String>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// human: the terminal report; json: the whole result on stdout
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,

@@ -3,6 +3,7 @@
 mod acceptance;
 mod admit;
 mod action;
+mod attach;
 mod claim_check;
 mod replay;
 mod verify_bundle;
@@ -54,6 +55,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
         Commands::Admit(args) => admit::run(*args),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
+        Commands::Attach(args) => attach::run(args),
     }
 }
 

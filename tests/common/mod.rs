@@ -5,6 +5,7 @@
 pub mod chat_server;
 pub mod js;
 pub mod lock;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,79 @@
+//! `shipmoor attach REF --attestation FILE`: a signed VSA's Sigstore bundle attached to an image
+//! in its registry, where cosign, Kyverno and the Sigstore policy-controller look for it.
+//!
+//! In: the image reference, the bundle, `--allow-http-registry`, `--format`. Out: the artifact's
+//! digest and how it is indexed (the referrers API or the `sha256-<hex>` tag), exit 0; exit 2
+//! for a reference without tag or digest, a file that is no bundle of a statement about the
+//! image, or a registry that cannot be reached or refuses.
+//!
+//! 1. Parse the reference, read the bundle and check its shape (a Sigstore bundle v0.3 with a
+//!    DSSE envelope holding an in-toto statement): before any request, so a wrong file never
+//!    reaches the registry. The signature is not checked: admission verifies it.
+//! 2. Resolve the image's digest; the statement must name it among its subjects.
+//! 3. Push the artifact and index it ([`crate::oci::Registry::attach`]); print the outcome.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::cli::{AttachArgs, Format};
+use crate::error::{Error, InputError, EXIT_OK};
+use crate::oci::{
+    artifact::tag_schema_tag, artifact::BundleFacts, Options, Reference, Registry, Via,
+};
+
+pub fn run(args: AttachArgs) -> Result<i32, Error> {
+    // 1. The reference and the bundle.
+    let reference = Reference::parse(&args.reference)?;
+    let shown = args.attestation.display().to_string();
+    let bundle = std::fs::read(&args.attestation).map_err(|e| {
+        Error::input(InputError::new(format!("cannot read the attestation: {e}")).in_file(&shown))
+    })?;
+    BundleFacts::read(&bundle).map_err(|why| {
+        Error::input(
+            InputError::new(format!("not an attestation to attach: {why}"))
+                .in_file(&shown)
+                .help("attach the Sigstore bundle `shipmoor claim-check --sign key|keyless` writes (`.shipmoor/claim-check.vsa.sigstore.json`)"),
+        )
+    })?;
+
+    // 2 and 3. The registry.
+    let registry = Registry::new(&Options {
+        plain_http: args.registry.allow_http_registry,
+    })?;
+    let attached = registry.attach(&reference, &bundle)?;
+
+    let tag = tag_schema_tag(&attached.subject.digest);
+    let text = match args.format {
+        Format::Human => {
+            let how = match attached.via {
+                Via::ReferrersApi => "indexed by the registry's referrers API".to_string(),
+                Via::TagSchema => format!(
+                    "listed in the referrers tag schema's index `{}:{tag}` (the registry has no referrers API)",
+                    reference.name()
+                ),
+            };
+            format!(
+                "attached {} to {} ({})\n  {how}\n",
+                attached.digest, reference, attached.subject.digest
+            )
+        }
+        Format::Json => {
+            let mut doc = json!({
+                "reference": reference.as_str(),
+                "repository": reference.name(),
+                "subject": attached.subject,
+                "artifact": attached.digest,
+                "via": attached.via.as_str(),
+            });
+            if attached.via == Via::TagSchema {
+                doc["tag"] = json!(tag);
+            }
+            let mut b = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
+            b.push(b'\n');
+            String::from_utf8(b).map_err(Error::crash)?
+        }
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    Ok(EXIT_OK)
+}

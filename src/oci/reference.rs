@@ -1,0 +1,201 @@
+//! Image references as docker and cosign write them: `host:port/repo:tag`, `repo@sha256:…`,
+//! `host/repo:tag@sha256:…`; a name without a registry host is on Docker Hub
+//! (`app` is `docker.io/library/app`), as docker resolves it.
+//!
+//! The grammar is the distribution reference grammar that `oci-spec` implements; this module
+//! adds what admission needs on top of it: a tag or a digest must be written (docker's implicit
+//! `:latest` names whatever was pushed last, which is no artifact to admit or attach to), and a
+//! digest is SHA-256, the only algorithm an in-toto subject of ours carries.
+
+use std::fmt;
+
+use crate::error::InputError;
+
+/// A parsed image reference with an explicit tag, digest, or both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    inner: oci_client::Reference,
+    /// As the user wrote it, for messages.
+    given: String,
+}
+
+impl Reference {
+    /// Parses a docker-style reference; one with neither `:tag` nor `@sha256:…` is an input
+    /// error, and so is a digest that is not 64 lowercase hex digits of SHA-256.
+    pub fn parse(s: &str) -> Result<Reference, InputError> {
+        let given = s.trim();
+        let bad = |why: String| {
+            InputError::new(format!("`{given}` is not an image reference: {why}"))
+                .help("write `registry/repository:tag` or `registry/repository@sha256:<64 hex digits>`, e.g. `127.0.0.1:5000/app:v1`")
+        };
+        let (name, digest) = match given.split_once('@') {
+            Some((name, digest)) => (name, Some(digest)),
+            None => (given, None),
+        };
+        if let Some(digest) = digest {
+            check_digest(digest).map_err(|why| bad(why.to_string()))?;
+        }
+        // A tag is a `:` after the last `/` (a `:` before it is the registry's port).
+        let last_component = name.rsplit('/').next().unwrap_or(name);
+        let has_tag = last_component.contains(':');
+        if digest.is_none() && !has_tag {
+            return Err(InputError::new(format!(
+                "the image reference `{given}` names neither a tag nor a digest"
+            ))
+            .help(format!(
+                "add `:tag` or `@sha256:…`, e.g. `{given}:v1` or `{given}@sha256:<digest>`: \
+                 an attestation is for one image, never whatever `latest` is now"
+            )));
+        }
+        let inner = oci_client::Reference::try_from(given).map_err(|e| bad(e.to_string()))?;
+        Ok(Reference {
+            inner,
+            given: given.to_string(),
+        })
+    }
+
+    /// The registry's host (and port), as written: `127.0.0.1:5000`, `docker.io`.
+    pub fn registry(&self) -> &str {
+        self.inner.registry()
+    }
+
+    /// The repository within the registry: `app`, `library/nginx`.
+    pub fn repository(&self) -> &str {
+        self.inner.repository()
+    }
+
+    /// `registry/repository`, the name a statement's subject gives the image:
+    /// `127.0.0.1:5000/app`.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.registry(), self.repository())
+    }
+
+    pub fn tag(&self) -> Option<&str> {
+        self.inner.tag()
+    }
+
+    /// The digest written in the reference, `sha256:<hex>`.
+    pub fn digest(&self) -> Option<&str> {
+        self.inner.digest()
+    }
+
+    /// As the user wrote it.
+    pub fn as_str(&self) -> &str {
+        &self.given
+    }
+
+    /// The same repository at another digest (an artifact, or the subject by digest).
+    pub(crate) fn at_digest(&self, digest: &str) -> oci_client::Reference {
+        oci_client::Reference::with_digest(
+            self.registry().to_string(),
+            self.repository().to_string(),
+            digest.to_string(),
+        )
+    }
+
+    /// The same repository at another tag (the referrers tag schema's `sha256-<hex>`).
+    pub(crate) fn at_tag(&self, tag: &str) -> oci_client::Reference {
+        oci_client::Reference::with_tag(
+            self.registry().to_string(),
+            self.repository().to_string(),
+            tag.to_string(),
+        )
+    }
+
+    pub(crate) fn oci(&self) -> &oci_client::Reference {
+        &self.inner
+    }
+}
+
+impl fmt::Display for Reference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.given)
+    }
+}
+
+/// `sha256:` and 64 lowercase hex digits.
+pub(crate) fn check_digest(digest: &str) -> Result<(), &'static str> {
+    let Some(hex) = digest.strip_prefix("sha256:") else {
+        return Err("the digest must be `sha256:` and 64 hex digits");
+    };
+    if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err("the digest must be `sha256:` and 64 lowercase hex digits");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reference;
+
+    const HEX: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn a_host_port_repository_and_tag() {
+        let r = Reference::parse("127.0.0.1:5000/app:v1").unwrap();
+        assert_eq!(r.registry(), "127.0.0.1:5000");
+        assert_eq!(r.repository(), "app");
+        assert_eq!(r.tag(), Some("v1"));
+        assert_eq!(r.digest(), None);
+        assert_eq!(r.name(), "127.0.0.1:5000/app");
+    }
+
+    #[test]
+    fn a_digest_without_a_registry_is_on_docker_hub() {
+        let r = Reference::parse(&format!("app@sha256:{HEX}")).unwrap();
+        assert_eq!(r.registry(), "docker.io");
+        assert_eq!(r.repository(), "library/app");
+        assert_eq!(r.tag(), None);
+        assert_eq!(r.digest(), Some(format!("sha256:{HEX}").as_str()));
+        assert_eq!(r.name(), "docker.io/library/app");
+    }
+
+    #[test]
+    fn a_tag_and_a_digest_together() {
+        let r = Reference::parse(&format!("ghcr.io/acme/app:v2@sha256:{HEX}")).unwrap();
+        assert_eq!(r.registry(), "ghcr.io");
+        assert_eq!(r.repository(), "acme/app");
+        assert_eq!(r.tag(), Some("v2"));
+        assert_eq!(r.digest(), Some(format!("sha256:{HEX}").as_str()));
+        assert_eq!(r.to_string(), format!("ghcr.io/acme/app:v2@sha256:{HEX}"));
+    }
+
+    #[test]
+    fn neither_tag_nor_digest_is_an_input_error_that_says_what_to_add() {
+        for given in ["127.0.0.1:5000/app", "app", "localhost:5000/team/app"] {
+            let e = Reference::parse(given).unwrap_err();
+            assert!(e.message.contains("neither a tag nor a digest"), "{e}");
+            let help = e.help.unwrap();
+            assert!(
+                help.contains("`:tag`") && help.contains("`@sha256:…`"),
+                "{help}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_digest_is_an_input_error() {
+        for given in [
+            "127.0.0.1:5000/app@sha256:abc".to_string(),
+            format!("127.0.0.1:5000/app@sha512:{HEX}{HEX}"),
+            format!("127.0.0.1:5000/app@sha256:{}", HEX.to_uppercase()),
+            format!("127.0.0.1:5000/app@{HEX}"),
+        ] {
+            let e = Reference::parse(&given).unwrap_err();
+            assert!(e.message.contains("digest"), "{given}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_name_is_an_input_error() {
+        for given in [
+            "127.0.0.1:5000/App:v1",
+            "127.0.0.1:5000/app:",
+            "/app:v1",
+            "",
+        ] {
+            let e = Reference::parse(given).unwrap_err();
+            assert!(e.help.is_some(), "{given}: {e}");
+        }
+    }
+}
