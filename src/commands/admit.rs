@@ -11,6 +11,7 @@ use crate::attest::keys;
 use crate::attest::sigstore::Identity;
 use crate::cli::{AdmitArgs, Format, SignatureArgs};
 use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
+use crate::oci;
 
 pub fn run(args: AdmitArgs) -> Result<i32, Error> {
     let cli_signer = cli_signer(&args.signature)?;
@@ -131,8 +132,41 @@ fn from_image(
     subject: Option<String>,
     allow_http: bool,
 ) -> Result<(String, Vec<Candidate>, Option<String>), Error> {
-    let _ = (reference, subject, allow_http);
-    Err(Error::input(InputError::new("--image: not wired yet")))
+    let reference = oci::Reference::parse(reference)?;
+    let registry = oci::Registry::new(&oci::Options {
+        plain_http: allow_http,
+    })?;
+    let manifest = registry.resolve(&reference)?;
+    let digest = manifest
+        .digest
+        .strip_prefix("sha256:")
+        .map(str::to_ascii_lowercase)
+        .ok_or_else(|| {
+            Error::input(InputError::new(format!(
+                "{}: the registry names the manifest by `{}`, not a SHA-256 digest",
+                reference.as_str(),
+                manifest.digest
+            )))
+        })?;
+    if let Some(given) = subject.filter(|s| *s != digest) {
+        return Err(Error::input(
+            InputError::new(format!(
+                "--subject sha256:{given} is not the image {} (sha256:{digest})",
+                reference.as_str()
+            ))
+            .help("leave --subject out with --image: the image's manifest digest is the subject"),
+        ));
+    }
+    let image = format!("{}@{}", reference.name(), manifest.digest);
+    let candidates = registry
+        .attestations(&reference, &manifest)?
+        .into_iter()
+        .map(|a| Candidate {
+            source: format!("{image} referrer {} ({})", a.digest, a.via.as_str()),
+            bytes: a.bundle,
+        })
+        .collect();
+    Ok((digest, candidates, Some(image)))
 }
 
 /// The decision for a terminal.
