@@ -114,7 +114,12 @@ impl Validator {
         }
     }
 
-    pub(crate) fn fields<'n>(&mut self, entries: &'n [Entry], allowed: &[&str], owner: &str) -> Fields<'n> {
+    pub(crate) fn fields<'n>(
+        &mut self,
+        entries: &'n [Entry],
+        allowed: &[&str],
+        owner: &str,
+    ) -> Fields<'n> {
         self.fields_except(entries, allowed, owner, &[])
     }
 

@@ -28,7 +28,8 @@ use crate::error::InputError;
 const PACKAGE: &str = "data.shipmoor.admit";
 const DENY_RULE: &str = "data.shipmoor.admit.deny";
 
-const DENY_EXAMPLE: &str = "deny contains msg if { input.age_seconds > 86400; msg := \"older than a day\" }";
+const DENY_EXAMPLE: &str =
+    "deny contains msg if { input.age_seconds > 86400; msg := \"older than a day\" }";
 
 /// A compiled Rego module.
 pub struct RegoPolicy {
@@ -39,7 +40,9 @@ pub struct RegoPolicy {
 
 impl std::fmt::Debug for RegoPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegoPolicy").field("file", &self.file).finish()
+        f.debug_struct("RegoPolicy")
+            .field("file", &self.file)
+            .finish()
     }
 }
 
@@ -57,10 +60,7 @@ impl RegoPolicy {
     /// the module by its path from the working directory (the policy's directory joined with
     /// the path as written), so that an editor opens it.
     pub fn load(policy_dir: &Path, rego_path_as_written: &str) -> Result<RegoPolicy, InputError> {
-        let shown = policy_dir
-            .join(rego_path_as_written)
-            .display()
-            .to_string();
+        let shown = policy_dir.join(rego_path_as_written).display().to_string();
         // 1. Read.
         let text = std::fs::read_to_string(&shown).map_err(|e| {
             InputError::new(format!("cannot read the Rego module: {e}"))
@@ -131,8 +131,9 @@ impl RegoPolicy {
         engine.eval_rule(DENY_RULE.to_string()).map_err(|e| {
             let e = locate(&e.to_string());
             let message = format!("the Rego module fails to evaluate: {}", e.message);
-            at(RegorusError { message, ..e })
-                .help("fix the rule at this position (checked by evaluating `deny` over an empty input)")
+            at(RegorusError { message, ..e }).help(
+                "fix the rule at this position (checked by evaluating `deny` over an empty input)",
+            )
         })?;
         Ok(RegoPolicy {
             file: as_written.to_string(),

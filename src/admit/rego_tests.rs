@@ -96,9 +96,8 @@ fn each_evaluation_is_independent_of_the_last() {
 
 #[test]
 fn import_rego_v1_is_accepted() {
-    let rego = compiled(
-        "package shipmoor.admit\nimport rego.v1\n\ndeny contains \"no\" if input.no\n",
-    );
+    let rego =
+        compiled("package shipmoor.admit\nimport rego.v1\n\ndeny contains \"no\" if input.no\n");
     assert_eq!(rego.deny(&json!({"no": true})), Ok(vec!["no".to_string()]));
 }
 
@@ -167,14 +166,18 @@ deny[msg] {
 
 #[test]
 fn another_package_is_an_error_at_the_package_line() {
-    let err = compile("# extra rules\n\npackage kubernetes.admission\n\ndeny contains \"x\" if true\n")
-        .unwrap_err();
+    let err =
+        compile("# extra rules\n\npackage kubernetes.admission\n\ndeny contains \"x\" if true\n")
+            .unwrap_err();
     assert_eq!((err.line, err.column), (Some(3), Some(1)));
     assert_eq!(
         err.message,
         "the Rego module's package is `kubernetes.admission`: admission reads `data.shipmoor.admit.deny`"
     );
-    assert_eq!(err.help.as_deref(), Some("declare `package shipmoor.admit`"));
+    assert_eq!(
+        err.help.as_deref(),
+        Some("declare `package shipmoor.admit`")
+    );
 }
 
 #[test]
@@ -243,15 +246,19 @@ fn load_reads_the_module_relative_to_the_policy_directory() {
     std::fs::write(dir.path().join("policies/age.rego"), AGE_RULE).unwrap();
     let rego = RegoPolicy::load(dir.path(), "policies/age.rego").unwrap();
     assert_eq!(rego.file, "policies/age.rego");
-    assert_eq!(
-        rego.deny(&json!({"age_seconds": 4000})).unwrap().len(),
-        1
-    );
+    assert_eq!(rego.deny(&json!({"age_seconds": 4000})).unwrap().len(), 1);
 
     let err = RegoPolicy::load(dir.path(), "policies/missing.rego").unwrap_err();
-    let shown = dir.path().join("policies/missing.rego").display().to_string();
+    let shown = dir
+        .path()
+        .join("policies/missing.rego")
+        .display()
+        .to_string();
     assert_eq!(err.file.as_deref(), Some(shown.as_str()));
-    assert!(err.message.starts_with("cannot read the Rego module: "), "{err}");
+    assert!(
+        err.message.starts_with("cannot read the Rego module: "),
+        "{err}"
+    );
     assert_eq!(err.line, None);
 }
 
@@ -269,14 +276,19 @@ fn example() -> RegoPolicy {
 fn the_example_admits_a_statement_with_no_judge_block_harness_edit_or_pattern() {
     // BLOCKED, but these rules only look at the judge, the harness and the bindings: the
     // verdict is the YAML policy's to deny.
-    assert_eq!(example().deny(&input(statement("blocked_statement.snap"))), Ok(vec![]));
+    assert_eq!(
+        example().deny(&input(statement("blocked_statement.snap"))),
+        Ok(vec![])
+    );
 }
 
 #[test]
 fn the_example_denies_a_judge_block() {
     assert_eq!(
         example().deny(&input(statement("full_statement.snap"))),
-        Ok(vec!["criterion `refund-idempotency`: the judge blocked it".to_string()])
+        Ok(vec![
+            "criterion `refund-idempotency`: the judge blocked it".to_string()
+        ])
     );
 }
 
@@ -295,7 +307,9 @@ fn the_example_denies_a_harness_edit() {
 #[test]
 fn the_example_denies_a_required_criterion_bound_by_pattern_only() {
     let mut input = input(statement("blocked_statement.snap"));
-    let dispositions = claim_mut(&mut input)["dispositions"].as_array_mut().unwrap();
+    let dispositions = claim_mut(&mut input)["dispositions"]
+        .as_array_mut()
+        .unwrap();
     for d in dispositions.iter_mut() {
         if d["id"] == "order-marked-refunded" || d["id"] == "receipt-email" {
             d["floor"]["binding"] = json!("check.pattern");
