@@ -17,8 +17,8 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
-pub mod admit;
 pub mod action;
+pub mod admit;
 pub mod attest;
 pub mod cli;
 pub mod clock;

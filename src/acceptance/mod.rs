@@ -13,9 +13,9 @@
 
 pub mod claim;
 pub mod parse;
-mod schema;
+pub(crate) mod schema;
 pub mod tags;
-mod yaml;
+pub(crate) mod yaml;
 
 #[cfg(test)]
 mod diagnostics_tests;

@@ -75,18 +75,18 @@ pub(super) struct Parts {
 }
 
 /// The keys of one mapping, after unknown keys have been reported.
-struct Fields<'n> {
+pub(crate) struct Fields<'n> {
     entries: &'n [Entry],
 }
 
 impl<'n> Fields<'n> {
     /// The entry for `key`, even when its value is null (for required keys).
-    fn raw(&self, key: &str) -> Option<&'n Entry> {
+    pub(crate) fn raw(&self, key: &str) -> Option<&'n Entry> {
         self.entries.iter().find(|e| e.key == key)
     }
 
     /// The entry for `key` unless its value is null: an optional key set to null is absent.
-    fn get(&self, key: &str) -> Option<&'n Entry> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'n Entry> {
         self.raw(key).filter(|e| !is_null(&e.value))
     }
 }
@@ -94,27 +94,32 @@ impl<'n> Fields<'n> {
 /// Walks the tree and collects every problem. Each method returns `None` when the part it reads
 /// is invalid, having recorded why; the caller keeps going so that later problems surface too.
 #[derive(Default)]
-pub(super) struct Validator {
-    pub(super) problems: Vec<Problem>,
+pub(crate) struct Validator {
+    pub(crate) problems: Vec<Problem>,
     /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
     pub(super) config: bool,
 }
 
 impl Validator {
-    fn report(&mut self, pos: Pos, message: impl Into<String>, help: impl Into<String>) {
+    pub(crate) fn report(&mut self, pos: Pos, message: impl Into<String>, help: impl Into<String>) {
         self.problems.push(Problem::new(pos, message, help));
     }
 
     /// Where to point for a problem with `e`'s value: the key when the value is empty, since an
     /// empty value's position is just past the `:`.
-    fn value_pos(e: &Entry) -> Pos {
+    pub(crate) fn value_pos(e: &Entry) -> Pos {
         match &e.value.kind {
             Kind::Scalar { text, .. } if text.is_empty() && is_null(&e.value) => e.key_pos,
             _ => e.value.pos,
         }
     }
 
-    fn fields<'n>(&mut self, entries: &'n [Entry], allowed: &[&str], owner: &str) -> Fields<'n> {
+    pub(crate) fn fields<'n>(
+        &mut self,
+        entries: &'n [Entry],
+        allowed: &[&str],
+        owner: &str,
+    ) -> Fields<'n> {
         self.fields_except(entries, allowed, owner, &[])
     }
 
@@ -155,7 +160,7 @@ impl Validator {
     // --- typed readers: each reports its own problem and returns `None` on a bad value ---
 
     /// A non-blank string, as written.
-    fn text(&mut self, e: &Entry, example: &str) -> Option<String> {
+    pub(crate) fn text(&mut self, e: &Entry, example: &str) -> Option<String> {
         match &e.value.kind {
             Kind::Rejected => None,
             Kind::Scalar { text, .. } if !is_null(&e.value) && !text.trim().is_empty() => {
@@ -259,7 +264,7 @@ impl Validator {
         }
     }
 
-    fn mapping<'n>(&mut self, e: &'n Entry, example: &str) -> Option<&'n [Entry]> {
+    pub(crate) fn mapping<'n>(&mut self, e: &'n Entry, example: &str) -> Option<&'n [Entry]> {
         match &e.value.kind {
             Kind::Map(entries) => Some(entries),
             Kind::Rejected => None,
@@ -278,7 +283,7 @@ impl Validator {
         }
     }
 
-    fn sequence<'n>(&mut self, e: &'n Entry, example: &str) -> Option<&'n [Node]> {
+    pub(crate) fn sequence<'n>(&mut self, e: &'n Entry, example: &str) -> Option<&'n [Node]> {
         match &e.value.kind {
             Kind::Seq(items) => Some(items),
             Kind::Rejected => None,
@@ -299,7 +304,7 @@ impl Validator {
 
     /// A sequence of strings, each with its position. Empty strings are kept (an empty argument
     /// is legitimate); null items are not.
-    fn strings(&mut self, e: &Entry, example: &str) -> Option<Vec<(String, Pos)>> {
+    pub(crate) fn strings(&mut self, e: &Entry, example: &str) -> Option<Vec<(String, Pos)>> {
         let items = self.sequence(e, example)?;
         let mut out = Vec::with_capacity(items.len());
         let mut ok = true;
@@ -326,7 +331,7 @@ impl Validator {
 
     /// A sequence of globs, each checked by `globset` so that a bad pattern fails here, with its
     /// position, rather than later when it is matched.
-    fn globs(&mut self, e: &Entry, example: &str) -> Option<Vec<String>> {
+    pub(crate) fn globs(&mut self, e: &Entry, example: &str) -> Option<Vec<String>> {
         let items = self.strings(e, example)?;
         let mut ok = true;
         for (glob, pos) in &items {
@@ -1277,7 +1282,7 @@ fn suggest_id(id: &str) -> String {
 }
 
 /// The closest of `options` to `word` within an edit distance of 2, for "did you mean".
-fn closest<'a>(word: &str, options: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn closest<'a>(word: &str, options: &[&'a str]) -> Option<&'a str> {
     options
         .iter()
         .map(|o| (edit_distance(word, o), *o))

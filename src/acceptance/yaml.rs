@@ -19,13 +19,13 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 /// A 1-based line and column (columns count characters, as editors do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct Pos {
-    pub(super) line: usize,
-    pub(super) col: usize,
+pub(crate) struct Pos {
+    pub(crate) line: usize,
+    pub(crate) col: usize,
 }
 
 impl Pos {
-    pub(super) const START: Pos = Pos { line: 1, col: 1 };
+    pub(crate) const START: Pos = Pos { line: 1, col: 1 };
 
     fn of(span: &Span) -> Pos {
         // saphyr's lines are 1-based but its columns 0-based.
@@ -39,14 +39,14 @@ impl Pos {
 /// One thing wrong with the file; becomes an [`InputError`](crate::error::InputError) once the
 /// file name is attached.
 #[derive(Debug)]
-pub(super) struct Problem {
-    pub(super) pos: Pos,
-    pub(super) message: String,
-    pub(super) help: String,
+pub(crate) struct Problem {
+    pub(crate) pos: Pos,
+    pub(crate) message: String,
+    pub(crate) help: String,
 }
 
 impl Problem {
-    pub(super) fn new(pos: Pos, message: impl Into<String>, help: impl Into<String>) -> Problem {
+    pub(crate) fn new(pos: Pos, message: impl Into<String>, help: impl Into<String>) -> Problem {
         Problem {
             pos,
             message: message.into(),
@@ -57,7 +57,7 @@ impl Problem {
 
 /// Marks a problem after which the tree cannot be built (already recorded as a [`Problem`]).
 #[derive(Debug)]
-pub(super) struct Fatal;
+pub(crate) struct Fatal;
 
 // ---------------------------------------------------------------------------------------------
 // The spanned tree
@@ -68,13 +68,13 @@ pub(super) struct Fatal;
 const MAX_DEPTH: usize = 64;
 
 #[derive(Debug)]
-pub(super) struct Node {
-    pub(super) pos: Pos,
-    pub(super) kind: Kind,
+pub(crate) struct Node {
+    pub(crate) pos: Pos,
+    pub(crate) kind: Kind,
 }
 
 #[derive(Debug)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Scalar {
         text: String,
         style: ScalarStyle,
@@ -87,10 +87,10 @@ pub(super) enum Kind {
 }
 
 #[derive(Debug)]
-pub(super) struct Entry {
-    pub(super) key: String,
-    pub(super) key_pos: Pos,
-    pub(super) value: Node,
+pub(crate) struct Entry {
+    pub(crate) key: String,
+    pub(crate) key_pos: Pos,
+    pub(crate) value: Node,
 }
 
 /// What the next node in a mapping becomes: the value of `Key`, or dropped (`Skip`) because its
@@ -113,8 +113,22 @@ enum Frame {
     },
 }
 
-#[derive(Default)]
+/// The kind of file a tree is built from, as messages name it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileKind {
+    /// After "the" and "an" (`acceptance file`), so it starts with a vowel.
+    pub(crate) name: &'static str,
+    /// What says how deep it nests (`acceptance schema`).
+    pub(crate) schema: &'static str,
+}
+
+const ACCEPTANCE_FILE: FileKind = FileKind {
+    name: "acceptance file",
+    schema: "acceptance schema",
+};
+
 struct TreeBuilder {
+    file_kind: FileKind,
     stack: Vec<Frame>,
     root: Option<Node>,
     documents: usize,
@@ -122,8 +136,24 @@ struct TreeBuilder {
 }
 
 /// Folds the parser's events into a tree; `Ok(None)` when the file holds no document at all.
-pub(super) fn build_tree(text: &str, problems: &mut Vec<Problem>) -> Result<Option<Node>, Fatal> {
-    let mut b = TreeBuilder::default();
+pub(crate) fn build_tree(text: &str, problems: &mut Vec<Problem>) -> Result<Option<Node>, Fatal> {
+    build_tree_of(text, ACCEPTANCE_FILE, problems)
+}
+
+/// [`build_tree`] for another kind of file than the acceptance file (the admission policy),
+/// named in messages as `file_kind` says.
+pub(crate) fn build_tree_of(
+    text: &str,
+    file_kind: FileKind,
+    problems: &mut Vec<Problem>,
+) -> Result<Option<Node>, Fatal> {
+    let mut b = TreeBuilder {
+        file_kind,
+        stack: Vec::new(),
+        root: None,
+        documents: 0,
+        problems: Vec::new(),
+    };
     let result = b.run(text);
     problems.append(&mut b.problems);
     result.map(|()| b.root)
@@ -154,7 +184,10 @@ impl TreeBuilder {
                     if self.documents == 2 {
                         self.problems.push(Problem::new(
                             pos,
-                            "the acceptance file holds more than one YAML document (a second `---`)",
+                            format!(
+                                "the {} holds more than one YAML document (a second `---`)",
+                                self.file_kind.name
+                            ),
                             "keep a single document: remove this `---` and merge what follows into the first",
                         ));
                     }
@@ -170,7 +203,10 @@ impl TreeBuilder {
                 Event::Alias(_) => {
                     self.problems.push(Problem::new(
                         pos,
-                        "aliases (`*name`) are not supported in an acceptance file",
+                        format!(
+                            "aliases (`*name`) are not supported in an {}",
+                            self.file_kind.name
+                        ),
                         "write the value out in full here instead of referring to an anchor",
                     ));
                     self.emit(Node {
@@ -225,8 +261,14 @@ impl TreeBuilder {
         if self.stack.len() >= MAX_DEPTH {
             self.problems.push(Problem::new(
                 pos,
-                format!("the acceptance file nests deeper than {MAX_DEPTH} levels"),
-                "the acceptance schema nests at most five levels; remove the extra nesting",
+                format!(
+                    "the {} nests deeper than {MAX_DEPTH} levels",
+                    self.file_kind.name
+                ),
+                format!(
+                    "the {} nests at most five levels; remove the extra nesting",
+                    self.file_kind.schema
+                ),
             ));
             return Err(Fatal);
         }
@@ -240,7 +282,10 @@ impl TreeBuilder {
         if anchor != 0 {
             self.problems.push(Problem::new(
                 pos,
-                "anchors (`&name`) are not supported in an acceptance file",
+                format!(
+                    "anchors (`&name`) are not supported in an {}",
+                    self.file_kind.name
+                ),
                 "remove the anchor and write the value out in full wherever it is used",
             ));
         }
@@ -254,7 +299,10 @@ impl TreeBuilder {
             };
             self.problems.push(Problem::new(
                 pos,
-                format!("YAML tags (`{shown}`) are not supported in an acceptance file"),
+                format!(
+                    "YAML tags (`{shown}`) are not supported in an {}",
+                    self.file_kind.name
+                ),
                 "remove the tag; quote the value if it must be read as a string",
             ));
         }
@@ -321,12 +369,12 @@ impl TreeBuilder {
 // Scalar reading (YAML 1.2 core schema)
 // ---------------------------------------------------------------------------------------------
 
-pub(super) fn is_null(node: &Node) -> bool {
+pub(crate) fn is_null(node: &Node) -> bool {
     matches!(&node.kind, Kind::Scalar { text, style: ScalarStyle::Plain }
         if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
 }
 
-pub(super) fn core_bool(text: &str) -> Option<bool> {
+pub(crate) fn core_bool(text: &str) -> Option<bool> {
     match text {
         "true" | "True" | "TRUE" => Some(true),
         "false" | "False" | "FALSE" => Some(false),
@@ -335,7 +383,7 @@ pub(super) fn core_bool(text: &str) -> Option<bool> {
 }
 
 /// A core-schema integer (`12`, `-3`, `0o17`, `0x1F`); `None` for anything else or an overflow.
-pub(super) fn core_int(text: &str) -> Option<i128> {
+pub(crate) fn core_int(text: &str) -> Option<i128> {
     let digits_in = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
     if let Some(oct) = text.strip_prefix("0o") {
         return digits_in(oct, 8)
@@ -362,7 +410,7 @@ fn looks_numeric(text: &str) -> bool {
 }
 
 /// Shortens a value for a message: one line, at most 40 characters.
-pub(super) fn short(text: &str) -> String {
+pub(crate) fn short(text: &str) -> String {
     let one_line = text.trim().replace('\n', "\\n");
     if one_line.chars().count() > 40 {
         let head: String = one_line.chars().take(37).collect();
@@ -373,7 +421,7 @@ pub(super) fn short(text: &str) -> String {
 }
 
 /// What a node is, for "found ..." in messages.
-pub(super) fn describe(node: &Node) -> String {
+pub(crate) fn describe(node: &Node) -> String {
     match &node.kind {
         Kind::Map(_) => "a mapping".to_string(),
         Kind::Seq(_) => "a sequence".to_string(),
@@ -392,7 +440,7 @@ pub(super) fn describe(node: &Node) -> String {
     }
 }
 
-pub(super) fn scalar_text(node: &Node) -> Option<&str> {
+pub(crate) fn scalar_text(node: &Node) -> Option<&str> {
     match &node.kind {
         Kind::Scalar { text, .. } => Some(text),
         _ => None,

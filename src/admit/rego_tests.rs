@@ -1,0 +1,343 @@
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::RegoPolicy;
+use crate::error::InputError;
+
+fn compile(text: &str) -> Result<RegoPolicy, InputError> {
+    RegoPolicy::compile("policies/extra.rego", "extra.rego", text)
+}
+
+fn compiled(text: &str) -> RegoPolicy {
+    compile(text).unwrap_or_else(|e| panic!("the module should compile:\n{e}"))
+}
+
+/// A statement as `claim-check` writes it, from the command's own snapshot, so that the example
+/// rules are tested against the real shape.
+fn statement(snapshot: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/commands/claim_check/snapshots")
+        .join(snapshot);
+    let text = std::fs::read_to_string(path).unwrap();
+    // An insta snapshot: a `---` header block, then the statement.
+    let body = text.splitn(3, "---\n").nth(2).unwrap();
+    serde_json::from_str(body).unwrap()
+}
+
+/// The Rego input for `statement`, as admission builds it.
+fn input(statement: Value) -> Value {
+    json!({
+        "statement": statement,
+        "signer": {"kind": "key", "keyid": "0nqd0p2nqKJHzwJ5mUhvjoBcX8u0g9qEcxkA6HcjvV8="},
+        "subject": {"digest": format!("sha256:{}", "ab".repeat(32)), "name": "shop.whl"},
+        "age_seconds": 120,
+        "verified": true,
+    })
+}
+
+fn claim_mut(input: &mut Value) -> &mut Value {
+    &mut input["statement"]["predicate"]["https://shipmoor.dev/claim-check/v1"]
+}
+
+const AGE_RULE: &str = r#"package shipmoor.admit
+
+deny contains msg if {
+  input.age_seconds > 3600
+  msg := sprintf("verified %d seconds ago, more than an hour", [input.age_seconds])
+}
+"#;
+
+#[test]
+fn a_rule_that_does_not_fire_admits() {
+    let rego = compiled(AGE_RULE);
+    assert_eq!(rego.deny(&json!({"age_seconds": 60})), Ok(vec![]));
+    assert_eq!(rego.deny(&json!({})), Ok(vec![]));
+}
+
+#[test]
+fn deny_messages_are_sorted_without_duplicates_and_non_strings_are_json() {
+    let rego = compiled(
+        r#"package shipmoor.admit
+
+deny contains "zebra" if input.x
+deny contains "apple" if input.x
+deny contains msg if {
+  input.x
+  msg := "apple"
+}
+deny contains {"msg": "as Gatekeeper writes it", "code": 7} if input.x
+"#,
+    );
+    assert_eq!(
+        rego.deny(&json!({"x": true})),
+        Ok(vec![
+            "apple".to_string(),
+            "zebra".to_string(),
+            r#"{"code":7,"msg":"as Gatekeeper writes it"}"#.to_string(),
+        ])
+    );
+    assert_eq!(rego.deny(&json!({"x": false})), Ok(vec![]));
+}
+
+#[test]
+fn each_evaluation_is_independent_of_the_last() {
+    let rego = compiled(AGE_RULE);
+    let old = json!({"age_seconds": 7200});
+    let new = json!({"age_seconds": 10});
+    let denied = Ok(vec![
+        "verified 7200 seconds ago, more than an hour".to_string()
+    ]);
+    assert_eq!(rego.deny(&old), denied);
+    assert_eq!(rego.deny(&new), Ok(vec![]));
+    assert_eq!(rego.deny(&old), denied);
+}
+
+#[test]
+fn import_rego_v1_is_accepted() {
+    let rego =
+        compiled("package shipmoor.admit\nimport rego.v1\n\ndeny contains \"no\" if input.no\n");
+    assert_eq!(rego.deny(&json!({"no": true})), Ok(vec!["no".to_string()]));
+}
+
+#[test]
+fn rego_v0_syntax_is_accepted() {
+    // The syntax of OPA before 1.0: no `if`, a partial set rule written `deny[msg]`.
+    let rego = compiled(
+        r#"package shipmoor.admit
+
+deny[msg] {
+  input.age_seconds > 3600
+  msg := "too old"
+}
+"#,
+    );
+    assert_eq!(
+        rego.deny(&json!({"age_seconds": 4000})),
+        Ok(vec!["too old".to_string()])
+    );
+    assert_eq!(rego.deny(&json!({"age_seconds": 1})), Ok(vec![]));
+    // And v0 with the keywords imported from `future.keywords`.
+    let rego = compiled(
+        "package shipmoor.admit\nimport future.keywords.if\nimport future.keywords.contains\n\ndeny contains \"no\" if input.no\n",
+    );
+    assert_eq!(rego.deny(&json!({"no": true})), Ok(vec!["no".to_string()]));
+}
+
+#[test]
+fn a_syntax_error_names_the_file_line_and_column() {
+    let err = compile(
+        r#"package shipmoor.admit
+
+deny contains msg if {
+  input.age_seconds > 3600
+  msg :=
+}
+"#,
+    )
+    .unwrap_err();
+    assert_eq!(err.file.as_deref(), Some("policies/extra.rego"));
+    assert_eq!((err.line, err.column), (Some(6), Some(1)));
+    assert_eq!(err.message, "expecting expression");
+    assert!(err.help.unwrap().contains("fix the Rego syntax"));
+}
+
+#[test]
+fn a_v0_module_with_a_syntax_error_reports_the_v0_parse_that_got_further() {
+    let err = compile(
+        r#"package shipmoor.admit
+
+deny[msg] {
+  input.age_seconds > 3600
+  msg := "too old"
+}
+
+deny[msg] {
+  msg := (
+}
+"#,
+    )
+    .unwrap_err();
+    // The v1 parse stops at line 3 (`deny[msg] {` lacks `if`); the v0 parse reads the first
+    // rule and stops at the second (regorus points at its body's `{`).
+    assert_eq!((err.line, err.column), (Some(8), Some(11)), "{err}");
+}
+
+#[test]
+fn another_package_is_an_error_at_the_package_line() {
+    let err =
+        compile("# extra rules\n\npackage kubernetes.admission\n\ndeny contains \"x\" if true\n")
+            .unwrap_err();
+    assert_eq!((err.line, err.column), (Some(3), Some(1)));
+    assert_eq!(
+        err.message,
+        "the Rego module's package is `kubernetes.admission`: admission reads `data.shipmoor.admit.deny`"
+    );
+    assert_eq!(
+        err.help.as_deref(),
+        Some("declare `package shipmoor.admit`")
+    );
+}
+
+#[test]
+fn a_module_without_a_package_is_a_syntax_error() {
+    let err = compile("deny contains \"x\" if true\n").unwrap_err();
+    assert_eq!(err.line, Some(1), "{err}");
+}
+
+#[test]
+fn a_module_without_a_deny_rule_is_an_error_with_a_fix() {
+    let err = compile("package shipmoor.admit\n\nallow if input.verified\n").unwrap_err();
+    assert_eq!(
+        err.message,
+        "the Rego module declares no `deny` rule: admission reads `data.shipmoor.admit.deny`, a set of messages"
+    );
+    assert_eq!(err.file.as_deref(), Some("policies/extra.rego"));
+    assert!(err.help.unwrap().contains("deny contains msg if"));
+}
+
+#[test]
+fn an_unknown_function_is_an_error_when_the_policy_loads() {
+    let err = compile(
+        "package shipmoor.admit\n\ndeny contains msg if {\n  msg := no_such_function(input.x)\n}\n",
+    )
+    .unwrap_err();
+    assert_eq!((err.line, err.column), (Some(4), Some(26)), "{err}");
+    assert_eq!(
+        err.message,
+        "the Rego module fails to evaluate: could not find function no_such_function"
+    );
+}
+
+#[test]
+fn a_builtin_error_is_an_evaluation_error_not_an_admission() {
+    // `sprintf` wants an array of arguments: strict builtin errors make this an error rather
+    // than an undefined message, which would silently drop the deny reason.
+    let rego = compiled(
+        "package shipmoor.admit\n\ndeny contains msg if {\n  msg := sprintf(\"%d\", input.n)\n}\n",
+    );
+    let err = rego.deny(&json!({"n": 3})).unwrap_err();
+    assert!(
+        err.starts_with("policies/extra.rego:4:"),
+        "the error names where: {err}"
+    );
+    assert!(err.contains("sprintf"), "{err}");
+    assert!(!err.contains('\n'), "one line: {err}");
+}
+
+#[test]
+fn a_deny_that_is_not_a_set_is_an_evaluation_error() {
+    let rego = compiled("package shipmoor.admit\n\ndeny := 3 if input.x\n");
+    assert_eq!(rego.deny(&json!({})), Ok(vec![]));
+    assert_eq!(
+        rego.deny(&json!({"x": true})),
+        Err(
+            "`data.shipmoor.admit.deny` must be a set of messages (`deny contains msg if { … }`), found 3"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn load_reads_the_module_relative_to_the_policy_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("policies")).unwrap();
+    std::fs::write(dir.path().join("policies/age.rego"), AGE_RULE).unwrap();
+    let rego = RegoPolicy::load(dir.path(), "policies/age.rego").unwrap();
+    assert_eq!(rego.file, "policies/age.rego");
+    assert_eq!(rego.deny(&json!({"age_seconds": 4000})).unwrap().len(), 1);
+
+    let err = RegoPolicy::load(dir.path(), "policies/missing.rego").unwrap_err();
+    let shown = dir
+        .path()
+        .join("policies/missing.rego")
+        .display()
+        .to_string();
+    assert_eq!(err.file.as_deref(), Some(shown.as_str()));
+    assert!(
+        err.message.starts_with("cannot read the Rego module: "),
+        "{err}"
+    );
+    assert_eq!(err.line, None);
+}
+
+// --- the example in examples/admit ---
+
+fn example() -> RegoPolicy {
+    RegoPolicy::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/admit"),
+        "extra.rego",
+    )
+    .unwrap_or_else(|e| panic!("examples/admit/extra.rego should compile:\n{e}"))
+}
+
+#[test]
+fn the_example_admits_a_statement_with_no_judge_block_harness_edit_or_pattern() {
+    // BLOCKED, but these rules only look at the judge, the harness and the bindings: the
+    // verdict is the YAML policy's to deny.
+    assert_eq!(
+        example().deny(&input(statement("blocked_statement.snap"))),
+        Ok(vec![])
+    );
+}
+
+#[test]
+fn the_example_denies_a_judge_block() {
+    assert_eq!(
+        example().deny(&input(statement("full_statement.snap"))),
+        Ok(vec![
+            "criterion `refund-idempotency`: the judge blocked it".to_string()
+        ])
+    );
+}
+
+#[test]
+fn the_example_denies_a_harness_edit() {
+    let mut input = input(statement("blocked_statement.snap"));
+    claim_mut(&mut input)["harness_changes"] = json!(["conftest.py", "pytest.ini"]);
+    assert_eq!(
+        example().deny(&input),
+        Ok(vec![
+            "the change edits its harness: conftest.py, pytest.ini".to_string()
+        ])
+    );
+}
+
+#[test]
+fn the_example_denies_a_required_criterion_bound_by_pattern_only() {
+    let mut input = input(statement("blocked_statement.snap"));
+    let dispositions = claim_mut(&mut input)["dispositions"]
+        .as_array_mut()
+        .unwrap();
+    for d in dispositions.iter_mut() {
+        if d["id"] == "order-marked-refunded" || d["id"] == "receipt-email" {
+            d["floor"]["binding"] = json!("check.pattern");
+        }
+    }
+    // `receipt-email` is optional: only the required criterion is a reason.
+    assert_eq!(
+        example().deny(&input),
+        Ok(vec![
+            "required criterion `order-marked-refunded` rests on a `check.pattern`, not a test"
+                .to_string()
+        ])
+    );
+}
+
+/// Admission evaluates once per VSA: a statement of the real size must take well under a
+/// millisecond in a release build (about 45 µs measured, most of it converting the JSON input
+/// into regorus's values; the engine's clone is a few reference counts). The bound here is
+/// generous for a debug build on a loaded machine.
+#[test]
+fn evaluation_of_a_real_statement_is_fast() {
+    let rego = example();
+    let input = input(statement("full_statement.snap"));
+    let runs = 50;
+    let start = Instant::now();
+    for _ in 0..runs {
+        assert_eq!(rego.deny(&input).unwrap().len(), 1);
+    }
+    let each = start.elapsed() / runs;
+    assert!(each < Duration::from_millis(10), "{each:?} per evaluation");
+}
