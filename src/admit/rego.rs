@@ -13,8 +13,10 @@
 //!    `opa --v0-compatible` would; when neither parses, the error of the parse that got further
 //!    into the file is reported, with its line and column;
 //! 3. check the package is `shipmoor.admit` and that it declares a `deny` rule;
-//! 4. prepare the engine (rule analysis: unsafe variables, recursion), so that such errors are
-//!    reported when the policy loads rather than at the first admission.
+//! 4. evaluate `deny` once over an empty input, so that what regorus finds only when it
+//!    evaluates (a call to an unknown function, a `deny` that is not a set) is reported when the
+//!    policy loads rather than at the first admission. An unsafe variable in a body the empty
+//!    input never reaches is still found only at evaluation: [`RegoPolicy::deny`] then errs.
 //!
 //! Builtin errors are strict (regorus's default, OPA's `--strict-builtin-errors`): a rule that
 //! calls a builtin wrongly is an evaluation error, which admission must treat as a deny, rather
@@ -115,7 +117,9 @@ impl RegoPolicy {
         }
         let has_deny = engine
             .has_declared_rule_rooted_at(shown, "deny")
-            .map_err(|e| at(locate(&e.to_string())))?;
+            .map_err(|e| {
+                at(locate(&e.to_string())).help(format!("declare the rule as `{DENY_EXAMPLE}`"))
+            })?;
         if !has_deny {
             return Err(InputError::new(format!(
                 "the Rego module declares no `deny` rule: admission reads `{DENY_RULE}`, a set \
@@ -128,13 +132,23 @@ impl RegoPolicy {
         // unknown function or a conflict only when it evaluates, and such a module would fail
         // every admission.
         engine.set_input(regorus::Value::new_object());
-        engine.eval_rule(DENY_RULE.to_string()).map_err(|e| {
+        let value = engine.eval_rule(DENY_RULE.to_string()).map_err(|e| {
             let e = locate(&e.to_string());
             let message = format!("the Rego module fails to evaluate: {}", e.message);
             at(RegorusError { message, ..e }).help(
                 "fix the rule at this position (checked by evaluating `deny` over an empty input)",
             )
         })?;
+        if !matches!(value, regorus::Value::Set(_) | regorus::Value::Undefined) {
+            return Err(InputError::new(format!(
+                "`{DENY_RULE}` must be a set of messages, found {}",
+                json_text(&value)
+            ))
+            .in_file(shown)
+            .help(format!(
+                "write it as a partial set rule, e.g. `{DENY_EXAMPLE}`"
+            )));
+        }
         Ok(RegoPolicy {
             file: as_written.to_string(),
             engine,

@@ -268,6 +268,16 @@ fn a_deny_that_is_not_a_set_is_an_evaluation_error() {
 }
 
 #[test]
+fn a_deny_that_is_never_a_set_is_an_error_when_the_policy_loads() {
+    let err = compile("package shipmoor.admit\n\ndeny := \"no\"\n").unwrap_err();
+    assert_eq!(
+        err.message,
+        "`data.shipmoor.admit.deny` must be a set of messages, found \"no\""
+    );
+    assert!(err.help.unwrap().contains("partial set rule"));
+}
+
+#[test]
 fn load_reads_the_module_relative_to_the_policy_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("policies")).unwrap();
