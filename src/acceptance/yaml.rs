@@ -6,6 +6,9 @@
 //! stops everything: it is reported once, at the parser's position, because nothing after it can
 //! be trusted.
 //!
+//! The admission policy ([`crate::admit::policy`]) is read with the same reader
+//! ([`build_tree_of`]), its messages naming it as the policy.
+//!
 //! Also here: what a scalar is under the YAML 1.2 core schema (null, boolean, integer), which the
 //! validator ([`super::schema`]) asks only where the schema wants a type.
 

@@ -677,8 +677,8 @@ impl Reader<'_> {
     fn key(&mut self, e: &Entry) -> Option<SignerKind> {
         let path = self.v.text(e, "key: keys/claim-check.pub")?;
         let resolved = self.dir.join(&path);
-        let pem = match std::fs::read_to_string(&resolved) {
-            Ok(pem) => pem,
+        let bytes = match std::fs::read(&resolved) {
+            Ok(bytes) => bytes,
             Err(err) => {
                 self.v.report(
                     Validator::value_pos(e),
@@ -691,6 +691,17 @@ impl Reader<'_> {
                 );
                 return None;
             }
+        };
+        let Ok(pem) = String::from_utf8(bytes) else {
+            self.v.report(
+                Validator::value_pos(e),
+                format!(
+                    "the signer key `{}` is not PEM text (a DER key?)",
+                    short(&path)
+                ),
+                "convert it to PEM with `openssl pkey -pubin -inform DER -in KEY.der -out key.pub`",
+            );
+            return None;
         };
         match crate::attest::keys::load_verifying_key(&pem) {
             Ok(key) => Some(SignerKind::Key {

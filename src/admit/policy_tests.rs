@@ -46,6 +46,11 @@ fn workspace() -> tempfile::TempDir {
     std::fs::write(deploy.join("keys/claim-check.pub"), public_key().1).unwrap();
     std::fs::write(deploy.join("keys/claim-check.pem"), private_key_pem()).unwrap();
     std::fs::write(deploy.join("keys/notes.txt"), "not a key\n").unwrap();
+    std::fs::write(
+        deploy.join("keys/claim-check.der"),
+        public_key().0.spki_der(),
+    )
+    .unwrap();
     std::fs::write(deploy.join("sigstore/trusted_root.json"), "{}\n").unwrap();
     std::fs::write(deploy.join("policies/extra.rego"), REGO).unwrap();
     std::fs::write(
@@ -374,6 +379,7 @@ signers:
   - key: keys/missing.pub
   - key: keys/claim-check.pem
   - key: keys/notes.txt
+  - key: keys/claim-check.der
   - identity: "https://github.com/acme/app/.github/workflows/ci.yml@refs/heads/main"
   - issuer: "https://token.actions.githubusercontent.com"
   - key: keys/claim-check.pub

@@ -126,6 +126,34 @@ deny[msg] {
 }
 
 #[test]
+fn keywords_in_strings_and_comments_do_not_make_a_v0_module_v1() {
+    let rego = compiled(
+        r#"package shipmoor.admit
+
+# deny if the judge blocked: contains, every, in
+deny[msg] {
+  input.judge == "block"
+  msg := "denied if the judge \"blocked\" it, in every case"
+}
+"#,
+    );
+    assert_eq!(
+        rego.deny(&json!({"judge": "block"})),
+        Ok(vec![
+            r#"denied if the judge "blocked" it, in every case"#.to_string()
+        ])
+    );
+}
+
+#[test]
+fn code_words_skip_comments_and_strings() {
+    assert_eq!(
+        super::code_words("import rego.v1 # if\nx := \"if \\\" contains\" + `in` + every\n"),
+        ["import", "rego.v1", "x", "every"]
+    );
+}
+
+#[test]
 fn a_syntax_error_names_the_file_line_and_column() {
     let err = compile(
         r#"package shipmoor.admit
@@ -237,6 +265,16 @@ fn a_deny_that_is_not_a_set_is_an_evaluation_error() {
                 .to_string()
         )
     );
+}
+
+#[test]
+fn a_deny_that_is_never_a_set_is_an_error_when_the_policy_loads() {
+    let err = compile("package shipmoor.admit\n\ndeny := \"no\"\n").unwrap_err();
+    assert_eq!(
+        err.message,
+        "`data.shipmoor.admit.deny` must be a set of messages, found \"no\""
+    );
+    assert!(err.help.unwrap().contains("partial set rule"));
 }
 
 #[test]
