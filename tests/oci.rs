@@ -147,9 +147,15 @@ fn assert_attached(
     assert_eq!(layers[0]["digest"], sha256(bundle));
     assert_eq!(layers[0]["size"], bundle.len());
     assert_eq!(manifest["annotations"], entry["annotations"]);
+    // `created` is the statement's `timeVerified`, so the same bundle is the same artifact.
+    let b: Value = serde_json::from_slice(bundle).unwrap();
+    let payload = base64::engine::general_purpose::STANDARD
+        .decode(b["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let statement: Value = serde_json::from_slice(&payload).unwrap();
     assert_eq!(
         manifest["annotations"]["org.opencontainers.image.created"],
-        "2026-11-30T10:00:00Z"
+        statement["predicate"]["timeVerified"]
     );
     index
 }
@@ -543,4 +549,188 @@ fn credentials_from_the_docker_config_file_or_the_environment() {
         wrong.stderr.contains("refused the credentials"),
         "{wrong:?}"
     );
+}
+
+/// Admission by image reference, end to end: a READY change's VSA attached by
+/// `claim-check --attach` admits its image; a BLOCKED change's VSA attached to another image
+/// denies that one with its reasons; an image with nothing attached is denied with that reason;
+/// the image's own digest is the subject, so the READY VSA attached to the wrong image (by
+/// `shipmoor attach`, which refuses it) cannot admit it.
+#[test]
+fn admit_by_image_reference_reads_what_claim_check_attached() {
+    let registry = TestRegistry::start();
+    let host = registry.host();
+    let ready_image = registry.push_image("shop", "ready", "ready\n");
+    let blocked_image = registry.push_image("shop", "blocked", "blocked\n");
+    let bare_image = registry.push_image("shop", "bare", "bare\n");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+
+    let claim_check = |r: &Repo, base: &str, tag: &str| {
+        r.shipmoor_env(
+            &[
+                "claim-check",
+                "--base",
+                base,
+                "--sign",
+                "key",
+                "--key",
+                GOLDEN_KEY,
+                "--attach",
+                &format!("{host}/shop:{tag}"),
+                "--allow-http-registry",
+            ],
+            &[("SOURCE_DATE_EPOCH", &now)],
+        )
+    };
+    let (ready, base) = tiny_repo();
+    let run = claim_check(&ready, &base, "ready");
+    assert_eq!(run.code, 0, "{run:?}\n{}", registry.log());
+    // The BLOCKED change: the pattern its criterion needs is not at head.
+    let (blocked, base) = tiny_repo();
+    blocked.write("svc/refund.txt", "refund: keep the intent, still\n");
+    blocked.commit("head, without the fix");
+    let run = claim_check(&blocked, &base, "blocked");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("claim-check: attached "), "{run:?}");
+
+    // Read back with skopeo: the BLOCKED VSA is attached to its own image only.
+    let bundle = std::fs::read(blocked.path().join(BUNDLE)).unwrap();
+    let index = registry.inspect_raw(&format!("shop:{}", blocked_image.replacen(':', "-", 1)));
+    let artifact = index["manifests"][0]["digest"].as_str().unwrap().to_string();
+    assert_attached(&registry, "shop", &blocked_image, &artifact, &bundle);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keys/golden-ed25519.pub"),
+        dir.path().join("claim-check.pub"),
+    )
+    .unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\nallowed_verdicts: [READY]\nmax_age: 1d\nrepositories: [\"git+https://example.com/shipmoor/*\"]\nsigners:\n  - key: claim-check.pub\n",
+    )
+    .unwrap();
+    let admit = |tag: &str| {
+        let run = ready.shipmoor(&[
+            "admit",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--image",
+            &format!("{host}/shop:{tag}"),
+            "--allow-http-registry",
+            "--format",
+            "json",
+        ]);
+        let decision: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {run:?}\n{}", registry.log()));
+        (run.code, decision)
+    };
+
+    let (code, d) = admit("ready");
+    assert_eq!(code, 0, "{d:#}");
+    assert_eq!(d["decision"], "allow");
+    assert_eq!(d["subject"], ready_image);
+    assert_eq!(d["image"], format!("{host}/shop@{ready_image}"));
+    assert_eq!(d["attestations"].as_array().unwrap().len(), 1);
+    assert_eq!(d["attestations"][0]["verdict"], "READY");
+    assert!(
+        d["attestations"][0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("(tag-schema)"),
+        "{d:#}"
+    );
+
+    let (code, d) = admit("blocked");
+    assert_eq!(code, 1, "{d:#}");
+    assert_eq!(d["subject"], blocked_image);
+    assert_eq!(
+        d["reasons"],
+        json!([
+            "verification_result: verificationResult is FAILED, not PASSED",
+            "verdict: the verdict is BLOCKED; the policy admits READY",
+        ])
+    );
+
+    let (code, d) = admit("bare");
+    assert_eq!(code, 1, "{d:#}");
+    assert_eq!(
+        d["reasons"],
+        json!([format!("no Claim Check VSA is attached to {host}/shop@{bare_image}")])
+    );
+
+    // The READY bundle is about the ready image: `attach` will not put it on the bare one.
+    let wrong = attach_file(&ready, &format!("{host}/shop:bare"), BUNDLE, &[]);
+    assert_eq!(wrong.code, 2, "{wrong:?}");
+    assert_eq!(admit("bare").0, 1);
+
+    // A human reads the same decision.
+    let human = ready.shipmoor(&[
+        "admit",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--image",
+        &format!("{host}/shop:blocked"),
+        "--allow-http-registry",
+    ]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human.stdout.starts_with(&format!("Admit  DENY  ·  {host}/shop@{blocked_image}  ·  policy ")),
+        "{}",
+        human.stdout
+    );
+}
+
+/// `admit --image` input errors: exit 2, and a message that says what to fix.
+#[test]
+fn admit_image_input_errors() {
+    let registry = TestRegistry::start();
+    let host = registry.host();
+    let image = registry.push_image("shop", "v1", "v1\n");
+    let (r, _) = tiny_repo();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, "version: 1\nrepositories: [\"*\"]\n").unwrap();
+    let key = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keys/golden-ed25519.pub");
+    let admit = |image: &str, extra: &[&str]| {
+        let mut args = vec![
+            "admit",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--key",
+            key,
+            "--image",
+            image,
+        ];
+        args.extend(extra);
+        r.shipmoor(&args)
+    };
+    let closed = format!("127.0.0.1:{}/shop:v1", free_port());
+    for (image, extra, says) in [
+        (format!("{host}/shop"), vec!["--allow-http-registry"], "add `:tag` or `@sha256:"),
+        (closed.clone(), vec!["--allow-http-registry"], "127.0.0.1:"),
+        (format!("{host}/shop:v1"), vec![], "--allow-http-registry"),
+        (format!("{host}/shop:v9"), vec!["--allow-http-registry"], "v9"),
+        (
+            format!("{host}/shop:v1"),
+            vec!["--allow-http-registry", "--subject", &format!("sha256:{}", "0".repeat(64))],
+            "is not the image",
+        ),
+    ] {
+        let run = admit(&image, &extra);
+        assert_eq!(run.code, 2, "{image} {extra:?}: {run:?}");
+        assert!(run.stderr.contains(says), "{image} {extra:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{run:?}");
+    }
+    // The right --subject is accepted beside --image.
+    let run = admit(
+        &format!("{host}/shop:v1"),
+        &["--allow-http-registry", "--subject", &image],
+    );
+    assert_eq!(run.code, 1, "nothing attached: {run:?}");
 }
