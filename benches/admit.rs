@@ -89,7 +89,10 @@ fn main() {
     let replay_once = || {
         let r = replay::replay(&bytes, "bench", &sig, &expect, &evidence, None);
         if !r.valid {
-            fail(&format!("the attestation does not replay:\n{}", replay::render(&r)));
+            fail(&format!(
+                "the attestation does not replay:\n{}",
+                replay::render(&r)
+            ));
         }
         black_box(r);
     };

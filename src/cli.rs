@@ -151,7 +151,12 @@ pub struct AdmitArgs {
     #[arg(long, value_name = "sha256:HEX")]
     pub subject: Option<String>,
     /// The attestation: a DSSE envelope or a Sigstore bundle
-    #[arg(long, value_name = "FILE", required_unless_present = "image", conflicts_with = "image")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "image",
+        conflicts_with = "image"
+    )]
     pub attestation: Option<PathBuf>,
     /// An image whose attached VSAs are checked (REGISTRY/REPO:TAG or …@sha256:HEX)
     #[arg(long, value_name = "REF")]

@@ -236,7 +236,10 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
     report.form = Some(attestation.label().to_string());
     let version = attestation.version;
     report.format_version = Some(version);
-    run.ok(1, format!("{}, statement format {version}", attestation.label()));
+    run.ok(
+        1,
+        format!("{}, statement format {version}", attestation.label()),
+    );
 
     // 2. signature
     let verified = signature(&attestation, sig).map_err(|e| (2, e))?;

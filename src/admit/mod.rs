@@ -46,10 +46,7 @@ const CLOCK_SKEW_SECONDS: i64 = 300;
 /// A signer the command line names (`--key`, or `--certificate-identity` with its issuer); it
 /// replaces the policy's `signers` and is trusted for the policy's `verifier_ids`.
 pub enum CliSigner {
-    Key {
-        path: PathBuf,
-        key: VerifyingKey,
-    },
+    Key { path: PathBuf, key: VerifyingKey },
     Identity(Identity),
 }
 
@@ -307,7 +304,10 @@ impl Admission<'_> {
             .iter()
             .find(|s| s.digest.sha256.as_deref() == Some(subject.as_str()));
         match named {
-            Some(s) => d.ok("subject", format!("sha256:{subject} is subject `{}`", s.name)),
+            Some(s) => d.ok(
+                "subject",
+                format!("sha256:{subject} is subject `{}`", s.name),
+            ),
             None => d.fail(
                 "subject",
                 format!(
@@ -326,10 +326,7 @@ impl Admission<'_> {
         } else {
             d.fail(
                 "predicate_type",
-                format!(
-                    "`{}` is not `{PREDICATE_TYPE}`",
-                    statement.predicate_type
-                ),
+                format!("`{}` is not `{PREDICATE_TYPE}`", statement.predicate_type),
             );
         }
         let verifier = &statement.predicate.verifier.id;
@@ -440,7 +437,10 @@ impl Admission<'_> {
             if misses.is_empty() {
                 d.ok(
                     "floor_required",
-                    format!("{} satisfied by the floor", policy.floor_required.join(", ")),
+                    format!(
+                        "{} satisfied by the floor",
+                        policy.floor_required.join(", ")
+                    ),
                 );
             } else {
                 d.fail("floor_required", misses.join("; "));
@@ -450,10 +450,16 @@ impl Admission<'_> {
         match policy.min_policy_version {
             None => d.skipped("policy_version", "the policy sets no minimum"),
             Some(min) => match fusion_version(&ext.policy) {
-                Some(v) if v >= min => d.ok("policy_version", format!("{} (at least v{min})", ext.policy)),
+                Some(v) if v >= min => d.ok(
+                    "policy_version",
+                    format!("{} (at least v{min})", ext.policy),
+                ),
                 Some(_) => d.fail(
                     "policy_version",
-                    format!("the verdict was fused under {}, older than v{min}", ext.policy),
+                    format!(
+                        "the verdict was fused under {}, older than v{min}",
+                        ext.policy
+                    ),
                 ),
                 None => d.fail(
                     "policy_version",
@@ -501,9 +507,7 @@ impl Admission<'_> {
         };
         let input = self.rego_input(verified, statement);
         match rego.deny(&input) {
-            Ok(messages) if messages.is_empty() => {
-                d.ok("rego", format!("{}: no deny", rego.file))
-            }
+            Ok(messages) if messages.is_empty() => d.ok("rego", format!("{}: no deny", rego.file)),
             Ok(messages) => {
                 for m in messages {
                     d.fail("rego", m);
@@ -515,8 +519,7 @@ impl Admission<'_> {
 
     /// The Rego input (its shape is documented in the README).
     pub fn rego_input(&self, verified: &Verified, statement: &Statement) -> Value {
-        let signed: Value =
-            serde_json::from_slice(&verified.payload).unwrap_or(Value::Null);
+        let signed: Value = serde_json::from_slice(&verified.payload).unwrap_or(Value::Null);
         let subject = statement
             .subject
             .iter()
@@ -601,8 +604,11 @@ impl Record {
     /// The checks an earlier failure kept from running.
     fn fill_not_run(&mut self) {
         let done: Vec<&str> = self.checks.iter().map(|c| c.name).collect();
-        let missing: Vec<&'static str> =
-            CHECKS.iter().copied().filter(|n| !done.contains(n)).collect();
+        let missing: Vec<&'static str> = CHECKS
+            .iter()
+            .copied()
+            .filter(|n| !done.contains(n))
+            .collect();
         for name in missing {
             self.push(
                 name,

@@ -119,7 +119,10 @@ fn a_ready_statement_signed_by_a_trusted_key_is_allowed() {
     assert!(d.reasons.is_empty());
     let a = &d.attestations[0];
     assert_eq!(a.verdict.as_deref(), Some("READY"));
-    assert!(matches!(a.signer, Some(crate::attest::verify::Signer::Key { .. })));
+    assert!(matches!(
+        a.signer,
+        Some(crate::attest::verify::Signer::Key { .. })
+    ));
     let names: Vec<&str> = a.checks.iter().map(|c| c.name).collect();
     assert_eq!(names, CHECKS, "every check, in order");
     assert!(a.checks.iter().all(|c| c.status != CheckStatus::Failed));
@@ -163,16 +166,23 @@ fn an_unknown_signer_is_denied_at_the_signature() {
     let env = dsse::sign(&payload, dsse::PAYLOAD_TYPE, &other);
     let d = decide(&policy(), serde_json::to_vec(&env).unwrap());
     let r = only_reason(&d);
-    assert!(r.starts_with("signature: not signed by a signer the policy trusts"), "{r}");
+    assert!(
+        r.starts_with("signature: not signed by a signer the policy trusts"),
+        "{r}"
+    );
     let a = &d.attestations[0];
     assert!(a.verdict.is_none(), "nothing unsigned is read");
-    assert!(a.checks[2..].iter().all(|c| c.status == CheckStatus::NotRun));
+    assert!(a.checks[2..]
+        .iter()
+        .all(|c| c.status == CheckStatus::NotRun));
 }
 
 #[test]
 fn a_signer_trusted_only_for_another_verifier_is_denied() {
     let mut p = policy();
-    p.signers = vec![key_signer(Some(vec!["https://example.com/other-verifier".into()]))];
+    p.signers = vec![key_signer(Some(vec![
+        "https://example.com/other-verifier".into()
+    ]))];
     let d = decide(&p, envelope(&allowed()));
     let r = only_reason(&d);
     assert!(r.starts_with("verifier: verifier.id `https://github.com/shipmoor/claim-check` is not one this signer is trusted for (https://example.com/other-verifier)"), "{r}");
@@ -183,7 +193,10 @@ fn a_failed_verification_result_is_denied() {
     let mut st = allowed();
     st["predicate"]["verificationResult"] = json!("FAILED");
     let r = only_reason(&decide(&policy(), envelope(&st))).to_string();
-    assert_eq!(r, "verification_result: verificationResult is FAILED, not PASSED");
+    assert_eq!(
+        r,
+        "verification_result: verificationResult is FAILED, not PASSED"
+    );
 }
 
 #[test]
@@ -248,7 +261,10 @@ fn a_statement_older_than_max_age_is_denied() {
     assert_eq!(r, "age: verified 10d 2h ago, older than the policy's 7d");
     st["predicate"]["timeVerified"] = json!("2026-12-30T10:00:00Z");
     let r = only_reason(&decide(&policy(), envelope(&st))).to_string();
-    assert!(r.starts_with("age: timeVerified 2026-12-30T10:00:00Z is "), "{r}");
+    assert!(
+        r.starts_with("age: timeVerified 2026-12-30T10:00:00Z is "),
+        "{r}"
+    );
 }
 
 #[test]
@@ -268,12 +284,20 @@ fn a_repository_the_policy_does_not_admit_is_denied() {
     let r = only_reason(&d);
     assert!(
         r.starts_with("resource_uri: git+https://github.com/")
-            && r.ends_with("the repository is not one the policy admits (git+https://github.com/acme/*)"),
+            && r.ends_with(
+                "the repository is not one the policy admits (git+https://github.com/acme/*)"
+            ),
         "{r}"
     );
     // `*` crosses `/`, and the commit is not part of what the glob matches.
-    assert!(glob_matches("git+https://github.com/acme/*", "git+https://github.com/acme/a/b"));
-    assert!(!glob_matches("git+https://github.com/acme/*", "git+https://github.com/acme-evil/a"));
+    assert!(glob_matches(
+        "git+https://github.com/acme/*",
+        "git+https://github.com/acme/a/b"
+    ));
+    assert!(!glob_matches(
+        "git+https://github.com/acme/*",
+        "git+https://github.com/acme-evil/a"
+    ));
     assert_eq!(
         resource_repository("git+https://github.com/acme/app@0123"),
         "git+https://github.com/acme/app"
@@ -334,7 +358,11 @@ fn every_tampered_byte_of_the_envelope_is_denied_at_parse_or_signature() {
     sig[10] ^= 0x80;
     e.signatures[0].sig = b64.encode(sig);
     let d = decide(&p, serde_json::to_vec(&e).unwrap());
-    assert!(only_reason(&d).starts_with("signature: "), "{:?}", d.reasons);
+    assert!(
+        only_reason(&d).starts_with("signature: "),
+        "{:?}",
+        d.reasons
+    );
 }
 
 #[test]

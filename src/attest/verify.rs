@@ -150,10 +150,15 @@ impl Attestation {
         match &self.form {
             Form::Statement => Err("the statement is unsigned".into()),
             Form::Envelope(env) => {
-                let verified = dsse::verify(env, key).map_err(|e| format!("DSSE signature: {e}"))?;
+                let verified =
+                    dsse::verify(env, key).map_err(|e| format!("DSSE signature: {e}"))?;
                 Ok(Verified {
                     payload: verified.into_payload(),
-                    detail: format!("DSSE signature by key {} ({})", key.keyid(), key.algorithm()),
+                    detail: format!(
+                        "DSSE signature by key {} ({})",
+                        key.keyid(),
+                        key.algorithm()
+                    ),
                     signer,
                 })
             }
@@ -190,7 +195,9 @@ impl Attestation {
     ) -> Result<Verified, String> {
         match &self.form {
             Form::Statement => Err("the statement is unsigned".into()),
-            Form::Envelope(_) => Err("a DSSE envelope carries no certificate: it is verified with a key".into()),
+            Form::Envelope(_) => {
+                Err("a DSSE envelope carries no certificate: it is verified with a key".into())
+            }
             Form::Bundle(_) if self.is_keyed_bundle_without_log() => {
                 Err("this bundle is signed with a key, not a certificate".into())
             }

@@ -75,8 +75,9 @@ pub fn run(args: AdmitArgs) -> Result<i32, Error> {
 fn cli_signer(s: &SignatureArgs) -> Result<Option<CliSigner>, Error> {
     match (&s.key, &s.certificate_identity, &s.certificate_oidc_issuer) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(Error::input(
-            InputError::new("--key and a certificate identity exclude each other")
-                .help("name one signer on the command line, or list several in the policy's `signers`"),
+            InputError::new("--key and a certificate identity exclude each other").help(
+                "name one signer on the command line, or list several in the policy's `signers`",
+            ),
         )),
         (Some(path), None, None) => {
             let pem = std::fs::read_to_string(path).map_err(|e| {
@@ -174,7 +175,7 @@ pub fn render(d: &Decision) -> String {
     let mut out = format!(
         "Admit  {}  ·  {}  ·  policy {}\n",
         if d.allowed() { "ALLOW" } else { "DENY" },
-        d.image.as_deref().unwrap_or(&d.subject),
+        short_digests(d.image.as_deref().unwrap_or(&d.subject)),
         d.policy.file
     );
     for a in &d.attestations {
@@ -194,7 +195,7 @@ pub fn render(d: &Decision) -> String {
                 "    {:<8} {:<20} {}\n",
                 c.status.as_str(),
                 c.name,
-                c.detail
+                short_digests(&c.detail)
             ));
         }
         let not_run = a
@@ -219,4 +220,39 @@ pub fn render(d: &Decision) -> String {
         }
     }
     out
+}
+
+/// `sha256:` and 64 hex digits shortened to their first 12 for a terminal line (the JSON
+/// decision keeps them whole).
+fn short_digests(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("sha256:") {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let hex = &from[7..];
+        let n = hex.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if n == 64 {
+            out.push_str(&from[..7 + 12]);
+            out.push('…');
+            rest = &hex[64..];
+        } else {
+            out.push_str("sha256:");
+            rest = hex;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn digests_are_shortened_for_the_terminal_only_when_whole() {
+        let d = format!("sha256:{} and sha256:12", "ab".repeat(32));
+        assert_eq!(
+            super::short_digests(&d),
+            "sha256:abababababab… and sha256:12"
+        );
+    }
 }

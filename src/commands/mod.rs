@@ -1,8 +1,8 @@
 //! Runs a parsed command line and maps its outcome to one exit code (see [`crate::error`]).
 
 mod acceptance;
-mod admit;
 mod action;
+mod admit;
 mod attach;
 mod claim_check;
 mod replay;
