@@ -16,8 +16,9 @@
 # 3. `buildah --storage-driver vfs bud` of the Dockerfile from the repository's root
 #    (.dockerignore sends only target/image/rootfs), with the last commit's time as the image's
 #    timestamp; skipped when an image with this tag already holds exactly this content.
-# 4. Prints the image's size; --smoke then runs `shipmoor --version`, `git --version` and a replay
-#    of tests/fixtures/replay/format-1 inside it (`buildah run --isolation chroot`).
+# 4. Prints the image's size; --smoke then runs `shipmoor --version`, `git --version`, a replay
+#    of tests/fixtures/replay/format-1 and an admission of tests/fixtures/admit inside it
+#    (`buildah run --isolation chroot`).
 #
 # Needs root on a fresh machine to install what is missing with apt-get: buildah, git,
 # busybox-static, ca-certificates. SHIPMOOR_STORAGE_DRIVER overrides the storage driver (vfs),
@@ -256,5 +257,9 @@ if [ "$smoke" = yes ]; then
   run -v "$repo/tests/fixtures/replay/format-1:/fixture:ro" --workingdir /fixture "$ctr" -- \
     shipmoor replay claim-check.vsa.json --allow-unsigned \
     --commit fbac99915b71a5f8645bf21e20c54f0cfb18a1cb --evidence evidence
+  say "smoke: shipmoor admit of tests/fixtures/admit"
+  run -v "$repo/tests/fixtures/admit:/fixture:ro" --workingdir /fixture "$ctr" -- \
+    shipmoor admit --policy policy.yaml --attestation vsa.sigstore.json \
+    --subject "$(cat "$repo/tests/fixtures/admit/subject.txt")"
   say "smoke checks passed"
 fi

@@ -1,6 +1,6 @@
 //! The container image: built by `scripts/build-image.sh` (a static release binary, buildah with
 //! the vfs driver, `FROM scratch`), then run with `buildah run --isolation chroot`: the binary's
-//! version, an offline replay of the format-1 fixture, and the Docker action's entrypoint under a
+//! version, an offline replay of the format-1 fixture, an admission of the admission fixture, and the Docker action's entrypoint under a
 //! simulated GitHub Actions runner (a workspace owned by another uid, the `INPUT_*` variables with
 //! their hyphens, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, a pull request event).
 //!
@@ -170,6 +170,50 @@ fn replay_of_the_format_1_fixture_in_the_image() {
     // runs in, which git reads inside the image (here the fixture is in no repository).
     let out = c.run(&options, &args[..args.len() - 4]);
     assert_ne!(out.status.code(), Some(0), "{}", shown(&out));
+}
+
+/// `docker run IMAGE admit …` as it is: the committed admission fixture (a keyed bundle, its
+/// policy and key) is admitted inside the image, and denied there for another subject.
+#[test]
+fn admit_of_the_admission_fixture_in_the_image() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/admit");
+    let subject = std::fs::read_to_string(format!("{fixture}/subject.txt")).unwrap();
+    let c = Container::new();
+    let options = strings(&[
+        "--volume",
+        &format!("{fixture}:/fixture:ro"),
+        "--workingdir",
+        "/fixture",
+    ]);
+    let admit = |subject: &str| {
+        c.run(
+            &options,
+            &[
+                "shipmoor",
+                "admit",
+                "--policy",
+                "policy.yaml",
+                "--attestation",
+                "vsa.sigstore.json",
+                "--subject",
+                subject,
+            ],
+        )
+    };
+    let out = admit(subject.trim());
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert!(
+        text(&out.stdout).starts_with("Admit  ALLOW"),
+        "{}",
+        shown(&out)
+    );
+    let out = admit(&format!("sha256:{}", "0".repeat(64)));
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    assert!(
+        text(&out.stdout).contains("- subject: sha256:0000"),
+        "{}",
+        shown(&out)
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
