@@ -299,3 +299,44 @@ fn bad_input_is_exit_2_with_the_place_and_the_fix() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("no-such-file.json"), "{}", run.stderr);
 }
+
+/// A BLOCKED VSA edited to read READY (verdict, result and level) is denied at the signature,
+/// in both signed forms, and nothing of its edited statement is read.
+#[test]
+fn a_blocked_vsa_edited_to_read_ready_is_denied_at_the_signature() {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let r = signed_run(false, None);
+    let policy = write_policy(&r, "");
+    let forge = |statement: &[u8]| -> Vec<u8> {
+        String::from_utf8(statement.to_vec())
+            .unwrap()
+            .replace("\"verdict\": \"BLOCKED\"", "\"verdict\": \"READY\"")
+            .replace("\"FAILED\"", "\"PASSED\"")
+            .replace("SHIPMOOR_CLAIM_CHECK_BLOCKED", "SHIPMOOR_CLAIM_CHECK_READY")
+            .into_bytes()
+    };
+    for (file, pointer) in [(BUNDLE, "/dsseEnvelope/payload"), (ENVELOPE, "/payload")] {
+        let mut doc = r.json(file);
+        let payload = b64
+            .decode(doc.pointer(pointer).unwrap().as_str().unwrap())
+            .unwrap();
+        let forged = forge(&payload);
+        assert_ne!(forged, payload, "the forgery changes the statement");
+        *doc.pointer_mut(pointer).unwrap() = b64.encode(&forged).into();
+        r.write("forged.json", &doc.to_string());
+        let run = admit(&r, &policy, "forged.json", &["--format", "json"]);
+        assert_eq!(run.code, 1, "{file}: {run:?}");
+        let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let a = &d["attestations"][0];
+        assert_eq!(a["verdict"], serde_json::Value::Null, "{d:#}");
+        let failed: Vec<&str> = a["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "failed")
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(failed, ["signature"], "{file}: {d:#}");
+    }
+}

@@ -537,3 +537,125 @@ fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
     let md = r.read(".shipmoor/verify.md");
     assert!(md.contains("(unsigned)"), "{md}");
 }
+
+/// Admission of a keyless VSA: the policy's identity signer (with the mock's trusted root, by
+/// a path relative to the policy) admits it; the same bundle under a policy that trusts another
+/// identity is denied at the signature, and so is a bundle whose statement was edited after
+/// signing; the command line's `--certificate-identity` replaces the policy's signers.
+#[test]
+fn admit_verifies_a_keyless_vsa_by_the_policys_identity() {
+    let modules = node_modules();
+    let mock = MockSigstore::start(&modules);
+    let r = common::Repo::new();
+    r.write("check.sh", "#!/bin/sh\ngrep -q fixed code.txt\n");
+    r.write("code.txt", "broken\n");
+    let base = r.commit("base");
+    r.write("code.txt", "fixed\n");
+    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: fixed\n    ac: The code is fixed.\n    check:\n      command: sh check.sh\n");
+    r.commit("head");
+    let image = format!("sha256:{}", "ab".repeat(32));
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let run = r.shipmoor_env(
+        &[
+            "claim-check",
+            "--base",
+            &base,
+            "--sign",
+            "keyless",
+            "--subject",
+            &format!("app={image}"),
+        ],
+        &[
+            ("SIGSTORE_ID_TOKEN", &unsigned_jwt()),
+            ("SHIPMOOR_FULCIO_URL", &mock.base_url),
+            ("SHIPMOOR_REKOR_URL", &mock.base_url),
+            ("SOURCE_DATE_EPOCH", &now),
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(mock.trusted_root(), dir.path().join("trusted_root.json")).unwrap();
+    let policy = |identity: &str| {
+        let path = dir.path().join("policy.yaml");
+        std::fs::write(
+            &path,
+            format!("version: 1\nmax_age: 1h\nrepositories: [\"*\"]\ntrusted_root: trusted_root.json\nsigners:\n  - identity: \"{identity}\"\n    issuer: \"{ISSUER}\"\n"),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let admit = |policy: &str, bundle: &str, extra: &[&str]| {
+        let mut args = vec![
+            "admit",
+            "--policy",
+            policy,
+            "--attestation",
+            bundle,
+            "--subject",
+            &image,
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let run = r.shipmoor(&args);
+        let d: serde_json::Value =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+        (run.code, d)
+    };
+    let bundle = ".shipmoor/claim-check.vsa.sigstore.json";
+
+    let (code, d) = admit(&policy(SUBJECT), bundle, &[]);
+    assert_eq!(code, 0, "{d:#}");
+    assert_eq!(
+        d["attestations"][0]["signer"],
+        serde_json::json!({"kind": "certificate", "identity": SUBJECT, "issuer": ISSUER})
+    );
+
+    let other = policy("https://github.com/acme/other/.github/workflows/ci.yml@refs/heads/main");
+    let (code, d) = admit(&other, bundle, &[]);
+    assert_eq!(code, 1, "{d:#}");
+    let reasons = d["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1, "{d:#}");
+    assert!(
+        reasons[0].as_str().unwrap().starts_with("signature: not signed by a signer the policy trusts (identity https://github.com/acme/other/"),
+        "{d:#}"
+    );
+    // The command line's identity replaces the policy's, under the policy's trusted root.
+    let (code, d) = admit(
+        &other,
+        bundle,
+        &[
+            "--certificate-identity",
+            SUBJECT,
+            "--certificate-oidc-issuer",
+            ISSUER,
+        ],
+    );
+    assert_eq!(code, 0, "{d:#}");
+
+    // A BLOCKED statement cannot be passed off as READY: edit the signed payload's verdict.
+    let mut b: serde_json::Value = serde_json::from_str(&r.read(bundle)).unwrap();
+    let payload = STANDARD
+        .decode(b["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let edited = String::from_utf8(payload).unwrap().replace(
+        "\"verificationResult\": \"PASSED\"",
+        "\"verificationResult\": \"PASSED\" ",
+    );
+    b["dsseEnvelope"]["payload"] = STANDARD.encode(edited).into();
+    r.write("tampered.json", &b.to_string());
+    let (code, d) = admit(&policy(SUBJECT), "tampered.json", &[]);
+    assert_eq!(code, 1, "{d:#}");
+    let failed: Vec<&str> = d["attestations"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "failed")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["signature"], "{d:#}");
+}
