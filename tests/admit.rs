@@ -5,14 +5,7 @@ mod common;
 
 use common::Repo;
 
-const KEY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/keys/golden-ed25519.pem"
-);
-const PUBLIC_KEY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/keys/golden-ed25519.pub"
-);
+use common::{GOLDEN_KEY as KEY, GOLDEN_PUBLIC_KEY as PUBLIC_KEY};
 const IMAGE: &str = "sha256:5eed000000000000000000000000000000000000000000000000000000000042";
 const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
 const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";

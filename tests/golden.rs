@@ -11,7 +11,7 @@
 mod common;
 
 use base64::Engine as _;
-use common::{ident, require_pytest, require_tool, Repo, Run};
+use common::{ident, require_pytest, require_tool, Repo, Run, GOLDEN_KEY, GOLDEN_PUBLIC_KEY};
 
 /// The refund example: satisfied, unsatisfied, unbound, an optional gap and a judgment criterion.
 fn refund_repo() -> (Repo, String, String) {
@@ -342,18 +342,6 @@ fn the_pass_to_pass_and_harness_guards() {
 // ----------------------------------------------------------------------------------------------
 // Criteria no runner decides: the digests can stay visible
 // ----------------------------------------------------------------------------------------------
-
-/// The committed Ed25519 test key (PKCS#8): an Ed25519 signature is deterministic, so the
-/// envelope of the same statement is the same bytes on every machine. A test fixture, never a
-/// secret.
-const GOLDEN_KEY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/keys/golden-ed25519.pem"
-);
-const GOLDEN_PUBLIC_KEY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/keys/golden-ed25519.pub"
-);
 
 /// A change whose criteria no test runner decides: a `check.command` (a `sh -c` script that
 /// prints its worktree, which the evidence must record as `$WORKTREE`), a `check.pattern`, an

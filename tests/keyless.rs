@@ -449,11 +449,8 @@ fn without_an_identity_there_is_no_token() {
 // ---------------------------------------------------------------------------------------------
 // End to end: claim-check signs keyless, replay verifies the bundle offline.
 
-#[test]
-fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
-    let modules = node_modules();
-    let mock = MockSigstore::start(&modules);
-    let root = mock.trusted_root();
+/// A change whose one criterion a command checks: READY.
+fn fixed_repo() -> (common::Repo, String) {
     let r = common::Repo::new();
     r.write("check.sh", "#!/bin/sh\ngrep -q fixed code.txt\n");
     r.write("code.txt", "broken\n");
@@ -461,6 +458,15 @@ fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
     r.write("code.txt", "fixed\n");
     r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: fixed\n    ac: The code is fixed.\n    check:\n      command: sh check.sh\n");
     r.commit("head");
+    (r, base)
+}
+
+#[test]
+fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
+    let modules = node_modules();
+    let mock = MockSigstore::start(&modules);
+    let root = mock.trusted_root();
+    let (r, base) = fixed_repo();
     let token = unsigned_jwt();
     let run = r.shipmoor_env(
         &["claim-check", "--base", &base, "--sign", "keyless"],
@@ -546,13 +552,7 @@ fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
 fn admit_verifies_a_keyless_vsa_by_the_policys_identity() {
     let modules = node_modules();
     let mock = MockSigstore::start(&modules);
-    let r = common::Repo::new();
-    r.write("check.sh", "#!/bin/sh\ngrep -q fixed code.txt\n");
-    r.write("code.txt", "broken\n");
-    let base = r.commit("base");
-    r.write("code.txt", "fixed\n");
-    r.write(".shipmoor/acceptance.yaml", "version: 1\ncriteria:\n  - id: fixed\n    ac: The code is fixed.\n    check:\n      command: sh check.sh\n");
-    r.commit("head");
+    let (r, base) = fixed_repo();
     let image = format!("sha256:{}", "ab".repeat(32));
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -18,10 +18,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shipmoor::oci::{Options, Reference, Registry, Via};
 
-const GOLDEN_KEY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/keys/golden-ed25519.pem"
-);
+use common::{GOLDEN_KEY, GOLDEN_PUBLIC_KEY};
 const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
 const BUNDLE_TYPE: &str = "application/vnd.dev.sigstore.bundle.v0.3+json";
 const VSA: &str = "https://slsa.dev/verification_summary/v1";
@@ -607,14 +604,7 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
     assert_attached(&registry, "shop", &blocked_image, &artifact, &bundle);
 
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/keys/golden-ed25519.pub"
-        ),
-        dir.path().join("claim-check.pub"),
-    )
-    .unwrap();
+    std::fs::copy(GOLDEN_PUBLIC_KEY, dir.path().join("claim-check.pub")).unwrap();
     let policy = dir.path().join("policy.yaml");
     std::fs::write(
         &policy,
@@ -707,10 +697,7 @@ fn admit_image_input_errors() {
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("policy.yaml");
     std::fs::write(&policy, "version: 1\nrepositories: [\"*\"]\n").unwrap();
-    let key = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/keys/golden-ed25519.pub"
-    );
+    let key = GOLDEN_PUBLIC_KEY;
     let admit = |image: &str, extra: &[&str]| {
         let mut args = vec![
             "admit",

@@ -75,15 +75,18 @@ fn policy() -> Policy {
     }
 }
 
-fn decide(policy: &Policy, bytes: Vec<u8>) -> Decision {
-    let admission = Admission {
+fn admission(policy: &Policy) -> Admission<'_> {
+    Admission {
         policy,
         subject: IMAGE.into(),
         cli_signer: None,
         trusted_root: None,
         now: now(),
-    };
-    admission.decide(
+    }
+}
+
+fn decide(policy: &Policy, bytes: Vec<u8>) -> Decision {
+    admission(policy).decide(
         &[Candidate {
             source: "vsa.dsse.json".into(),
             bytes,
@@ -142,11 +145,8 @@ fn another_subject_is_denied() {
     let mut p = policy();
     p.floor_required.clear();
     let admission = Admission {
-        policy: &p,
         subject: "9f".repeat(32),
-        cli_signer: None,
-        trusted_root: None,
-        now: now(),
+        ..admission(&p)
     };
     let d = admission.decide(
         &[Candidate {
@@ -368,14 +368,7 @@ fn every_tampered_byte_of_the_envelope_is_denied_at_parse_or_signature() {
 #[test]
 fn an_image_without_attestations_is_denied_with_that_reason() {
     let p = policy();
-    let admission = Admission {
-        policy: &p,
-        subject: IMAGE.into(),
-        cli_signer: None,
-        trusted_root: None,
-        now: now(),
-    };
-    let d = admission.decide(&[], Some(format!("registry.example/app@sha256:{IMAGE}")));
+    let d = admission(&p).decide(&[], Some(format!("registry.example/app@sha256:{IMAGE}")));
     assert_eq!(
         d.reasons,
         [format!(
@@ -387,13 +380,7 @@ fn an_image_without_attestations_is_denied_with_that_reason() {
 #[test]
 fn one_passing_attestation_of_several_admits_the_image() {
     let p = policy();
-    let admission = Admission {
-        policy: &p,
-        subject: IMAGE.into(),
-        cli_signer: None,
-        trusted_root: None,
-        now: now(),
-    };
+    let admission = admission(&p);
     let mut blocked = allowed();
     blocked["predicate"]["verificationResult"] = json!("FAILED");
     let both = [

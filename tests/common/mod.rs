@@ -12,6 +12,19 @@ use std::process::{Command, Output};
 
 pub const PINNED_EPOCH: &str = "1796032800"; // 2026-11-30T10:00:00Z
 
+/// The committed Ed25519 test key (PKCS#8): an Ed25519 signature is deterministic, so the
+/// envelope of the same statement is the same bytes on every machine. A test fixture, never a
+/// secret.
+pub const GOLDEN_KEY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keys/golden-ed25519.pem"
+);
+/// Its public key (SPKI PEM).
+pub const GOLDEN_PUBLIC_KEY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keys/golden-ed25519.pub"
+);
+
 /// A git repository in a temporary directory.
 pub struct Repo {
     pub dir: tempfile::TempDir,
