@@ -48,8 +48,13 @@ registry_bin=/usr/bin/docker-registry
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-admit-bench-XXXXXX")"
 registry_pid=""
 cleanup() {
-  [[ -n "$registry_pid" ]] && kill "$registry_pid" 2>/dev/null && wait "$registry_pid" 2>/dev/null
+  local status=$?
+  if [[ -n "$registry_pid" ]]; then
+    kill "$registry_pid" 2>/dev/null || true
+    wait "$registry_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
+  exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -108,7 +113,6 @@ m = blob(manifest)
 json.dump({"imageLayoutVersion": "1.0.0"}, open(os.path.join(out, "oci-layout"), "w"))
 json.dump({"schemaVersion": 2, "manifests": [dict(m, mediaType="application/vnd.oci.image.manifest.v1+json",
     annotations={"org.opencontainers.image.ref.name": "1.0"})]}, open(os.path.join(out, "index.json"), "w"))
-print(m["digest"])
 PY
 image_digest="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$layout/index.json")"
 "$bin" claim-check --base "$base" --sign key --key "$work/key.pem" --subject "shop=$image_digest" --quiet >/dev/null ||
