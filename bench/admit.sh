@@ -7,7 +7,8 @@
 #
 # 1. Builds shipmoor (release) and benches/admit.rs; makes a small git repository with one
 #    `check.command` criterion; `claim-check --sign key` (an openssl P-256 key) signs a READY
-#    VSA for the commit and an image digest; writes a policy that trusts the key.
+#    VSA for the commit and an image digest; writes a policy that trusts the key, with the
+#    example Rego module (examples/admit/extra.rego) beside it.
 # 2. In process: `cargo bench --bench admit`: N calls of replay, of the decision with the policy
 #    loaded once, and of the policy's load plus the decision.
 # 3. Per process: P runs each of `shipmoor replay BUNDLE --key` and `shipmoor admit --attestation
@@ -129,7 +130,9 @@ max_age: 1d
 repositories: ["git+https://github.com/acme/*"]
 signers:
   - key: claim-check.pub
+rego: extra.rego
 EOF
+cp "$root/examples/admit/extra.rego" "$work/admission/extra.rego"
 policy="$work/admission/policy.yaml"
 "$bin" admit --policy "$policy" --attestation "$bundle" --subject "$image_digest" >/dev/null ||
   die "the VSA is not admitted"
