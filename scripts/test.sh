@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the tests need when it is missing (pytest from PyPI,
-# Go from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
+# Go, docker-registry and skopeo from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
 # npm themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,14 @@ if ! command -v go >/dev/null 2>&1; then
     { apt-get update -qq && apt-get install -y -qq golang-go; } >&2 || echo "test.sh: could not install Go; the go tests will fail naming it" >&2
   else
     echo "test.sh: Go is missing and this is not root: install golang-go; the go tests will fail naming it" >&2
+  fi
+fi
+if [ ! -x /usr/bin/docker-registry ] || ! command -v skopeo >/dev/null 2>&1; then
+  echo "test.sh: installing Debian's docker-registry and skopeo (the OCI tests)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && apt-get install -y -qq docker-registry skopeo; } >&2 || echo "test.sh: could not install docker-registry and skopeo; the OCI tests will fail naming them" >&2
+  else
+    echo "test.sh: docker-registry or skopeo is missing and this is not root: install both; the OCI tests will fail naming them" >&2
   fi
 fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
