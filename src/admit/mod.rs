@@ -156,8 +156,8 @@ pub struct Admission<'a> {
 }
 
 impl Admission<'_> {
-    /// Decides on an artifact from its candidate attestations (`none_found` says why there are
-    /// none, for an image with nothing attached).
+    /// Decides on an artifact from its candidate attestations; `image` (the reference with its
+    /// digest) names what has none attached in the reason.
     pub fn decide(&self, candidates: &[Candidate], image: Option<String>) -> Decision {
         let attestations: Vec<AttestationDecision> =
             candidates.iter().map(|c| self.decide_one(c)).collect();

@@ -54,7 +54,7 @@ pub struct Policy {
     /// Globs over `resourceUri` without its `@<commit>` (`*` crosses `/`). Required: `["*"]`
     /// admits any repository, and says so.
     pub repositories: Vec<String>,
-    /// Levels `verifiedLevels` must all contain. Empty: the level of an allowed verdict
+    /// Levels `verifiedLevels` must all contain. Empty: the level of the statement's own verdict
     /// (`SHIPMOOR_CLAIM_CHECK_READY`, …) must be there.
     pub verified_levels: Vec<String>,
     /// Signers trusted; any one may match. Empty when the command line names the signer.
