@@ -34,6 +34,21 @@ pub enum Commands {
     Action(ActionCommand),
     /// Attach a signed VSA (its Sigstore bundle) to an image in its OCI registry
     Attach(AttachArgs),
+    /// Write a new ECDSA P-256 key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub
+    Keygen(KeygenArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The private key is encrypted when SHIPMOOR_KEY_PASSWORD is set (claim-check reads the same variable). Keep shipmoor.key secret (a CI secret); give shipmoor.pub to whoever replays or admits.\n\nExamples:\n  shipmoor keygen\n  SHIPMOOR_KEY_PASSWORD=… shipmoor keygen --output-dir ~/.config/shipmoor\n\nExit codes: 0 written · 2 a key file exists already (pass --force) or the directory cannot be written"
+)]
+pub struct KeygenArgs {
+    /// Where to write shipmoor.key and shipmoor.pub
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub output_dir: PathBuf,
+    /// Replace key files that exist
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -333,6 +348,20 @@ pub enum AcceptanceCommand {
     },
     /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
     Commit(AcceptanceArgs),
+    /// Start this change's acceptance file: a commented starter under .shipmoor/changes/ named
+    /// after the branch (criteria drafted from --from when given, else an example), plus
+    /// .shipmoor/config.yaml and .shipmoor/.gitignore when they are missing
+    Init {
+        /// The repository
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        repo: PathBuf,
+        /// Text to draft the criteria from (a Markdown checklist): a file, or `-` for standard input
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        /// Replace the change's acceptance file when it exists
+        #[arg(long)]
+        force: bool,
+    },
     /// Draft criteria from text (a pull request body's checklist) as the branch's own
     /// .shipmoor/changes/<branch>.yaml.draft (on the default branch or detached:
     /// .shipmoor/acceptance.yaml.draft)

@@ -889,3 +889,39 @@ pub(crate) mod tests {
         }
     }
 }
+
+/// A new ECDSA P-256 key pair for `--sign key`, from the operating system's randomness: the
+/// private key as PKCS#8 PEM (encrypted with `password` when one is given, as
+/// `load_signing_key` reads it back), and the key.
+pub fn generate_p256(password: Option<&[u8]>) -> Result<(String, SigningKey), String> {
+    use pkcs8::EncodePrivateKey;
+    let key = p256::ecdsa::SigningKey::random(&mut rand_core::OsRng);
+    let pem = match password {
+        Some(pw) => key
+            .to_pkcs8_encrypted_pem(&mut rand_core::OsRng, pw, pkcs8::LineEnding::LF)
+            .map_err(|e| format!("cannot encrypt the private key: {e}"))?,
+        None => key
+            .to_pkcs8_pem(pkcs8::LineEnding::LF)
+            .map_err(|e| format!("cannot encode the private key: {e}"))?,
+    };
+    Ok((pem.to_string(), SigningKey::P256(key)))
+}
+
+#[cfg(test)]
+mod generate_tests {
+    use super::*;
+
+    #[test]
+    fn a_generated_key_reads_back_and_signs_as_itself() {
+        for password in [None, Some(&b"correct horse"[..])] {
+            let (pem, key) = generate_p256(password).unwrap();
+            assert_eq!(pem.contains("ENCRYPTED"), password.is_some(), "{pem}");
+            let again = load_signing_key(&pem, password).unwrap();
+            assert_eq!(again.keyid(), key.keyid());
+            assert_eq!(key.algorithm(), "ECDSA P-256");
+        }
+        let (_, a) = generate_p256(None).unwrap();
+        let (_, b) = generate_p256(None).unwrap();
+        assert_ne!(a.keyid(), b.keyid(), "two keys, two key ids");
+    }
+}

@@ -9,6 +9,7 @@ use crate::git::Git;
 
 pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
     match cmd {
+        AcceptanceCommand::Init { repo, from, force } => init(&repo, from.as_deref(), force),
         AcceptanceCommand::Lint(args) => {
             let view = view(&args)?;
             let mut out = std::io::stdout();
@@ -396,7 +397,8 @@ pub fn derive_criteria(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result<i32, Error> {
+/// The criteria drafted from a text (`-`: standard input); none is an input error.
+fn criteria_from(from: &std::path::Path) -> Result<Vec<(String, String)>, Error> {
     let text = if from == std::path::Path::new("-") {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
@@ -416,6 +418,142 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
                 .help("list the acceptance criteria as a Markdown checklist under an `Acceptance criteria` heading"),
         ));
     }
+    Ok(criteria)
+}
+
+/// The starter of a change's acceptance file: the drafted criteria, or one example to edit.
+fn starter(criteria: &[(String, String)], from: Option<&std::path::Path>) -> Result<String, Error> {
+    let mut yaml = String::from(
+        "# This change's acceptance criteria: what it claims to do, one criterion each.\n\
+         # `shipmoor claim-check` checks every criterion on the floor: a test whose name carries\n\
+         # the criterion's tag (`shipmoor acceptance tags` prints them) must fail at the base\n\
+         # commit and pass at this change's head. Commit this file with the change.\n",
+    );
+    if let Some(from) = from {
+        yaml.push_str(&format!(
+            "# Drafted from {}: check each criterion says what you mean.\n",
+            from.display()
+        ));
+    }
+    yaml.push_str("version: 1\ncriteria:\n");
+    let example = [(
+        "describe-the-behaviour".to_string(),
+        "Say in one sentence what a user can observe once the change is in.".to_string(),
+    )];
+    let listed = if criteria.is_empty() {
+        &example[..]
+    } else {
+        criteria
+    };
+    for (id, ac) in listed {
+        let quoted = serde_json::to_string(ac).map_err(Error::crash)?;
+        yaml.push_str(&format!("  - id: {id}\n    ac: {quoted}\n"));
+    }
+    yaml.push_str(
+        "    # required: false    # optional: left unmet, it is a gap (READY WITH GAPS), never a block\n\
+         \x20   # check:             # or bind the criterion without a tag:\n\
+         \x20   #   test: tests/test_refund.py::test_void   # a named test\n\
+         \x20   #   command: sh checks/void.sh              # a command: non-zero at base, zero at head\n",
+    );
+    Ok(yaml)
+}
+
+const STARTER_CONFIG: &str =
+    "# Settings every change's acceptance file shares (README: \"The acceptance set\"): the\n\
+# runners, the judge, harness rules, the pass-to-pass guard, what inherited criteria do.\n\
+version: 1\n\
+# runners:\n\
+#   pytest: { root: . }\n\
+# guard: true\n";
+
+/// Keeps claim-check's outputs out of commits: they are the run's, not the change's.
+const STARTER_GITIGNORE: &str =
+    "# The outputs of `shipmoor claim-check` (the Action uploads them as artifacts).\n\
+/claim-check.*.json\n\
+/verify.md\n\
+/evidence/\n";
+
+/// `acceptance init`: the change's acceptance file, and the shared files a first run needs.
+fn init(repo: &std::path::Path, from: Option<&std::path::Path>, force: bool) -> Result<i32, Error> {
+    let git = Git::discover(repo)?;
+    let root = git.root().to_path_buf();
+    let rel = match change_branch(&git) {
+        Some(branch) => format!("{}{branch}.yaml", claim::CHANGES),
+        None => ".shipmoor/acceptance.yaml".to_string(),
+    };
+    let criteria = match from {
+        Some(f) => criteria_from(f)?,
+        None => Vec::new(),
+    };
+    let path = root.join(&rel);
+    if path.exists() && !force {
+        return Err(Error::input(
+            InputError::new("this change's acceptance file exists already")
+                .in_file(rel.clone())
+                .help("edit it, or pass --force to start it again"),
+        ));
+    }
+    let yaml = starter(&criteria, from)?;
+    acceptance::parse::parse(&yaml, &rel, AcceptanceState::Committed, String::new()).map_err(
+        |e| {
+            Error::crash(format!(
+                "the starter acceptance file does not validate: {:?}",
+                e.first()
+            ))
+        },
+    )?;
+    let config_rel = ".shipmoor/config.yaml";
+    acceptance::parse::parse_config(STARTER_CONFIG, config_rel).map_err(|e| {
+        Error::crash(format!(
+            "the starter config does not validate: {:?}",
+            e.first()
+        ))
+    })?;
+    let mut written = vec![rel.clone()];
+    crate::evidence::write_atomic(&path, yaml.as_bytes())?;
+    for (file, text) in [
+        (config_rel, STARTER_CONFIG),
+        (".shipmoor/.gitignore", STARTER_GITIGNORE),
+    ] {
+        let p = root.join(file);
+        if !p.exists() {
+            crate::evidence::write_atomic(&p, text.as_bytes())?;
+            written.push(file.to_string());
+        }
+    }
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "wrote {}", written.join(", "));
+    let ids: Vec<&str> = if criteria.is_empty() {
+        vec!["describe-the-behaviour"]
+    } else {
+        criteria.iter().map(|(id, _)| id.as_str()).collect()
+    };
+    let _ = writeln!(
+        out,
+        "\ncriteria and the tag each one's test carries in its name:"
+    );
+    for id in &ids {
+        let _ = writeln!(out, "  {id:<32} {}", acceptance::tag_for(id));
+    }
+    let mut step = 0;
+    let mut next = |line: String| {
+        step += 1;
+        let _ = writeln!(out, "  {step}. {line}");
+    };
+    let _ = writeln!(std::io::stdout(), "\nnext:");
+    if criteria.is_empty() {
+        next(format!("edit {rel} (changing an id changes its tag)"));
+    }
+    next(format!(
+        "name a test with the tag, e.g. `def test_{}():`",
+        acceptance::tag_for(ids[0]).to_lowercase().replace('-', "_")
+    ));
+    next("commit, then run `shipmoor claim-check`".to_string());
+    Ok(0)
+}
+
+fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result<i32, Error> {
+    let criteria = criteria_from(from)?;
     let git = Git::discover(repo).ok();
     let root = git
         .as_ref()

@@ -5,6 +5,7 @@ mod action;
 mod admit;
 mod attach;
 mod claim_check;
+mod keygen;
 mod replay;
 mod verify_bundle;
 
@@ -53,6 +54,7 @@ fn run(cli: Cli) -> Result<i32, Error> {
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),
+        Commands::Keygen(args) => keygen::run(args),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
         Commands::Attach(args) => attach::run(args),
