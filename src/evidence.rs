@@ -97,7 +97,16 @@ impl EvidenceStore {
 
 /// Writes a file by way of a temporary sibling and a rename, so readers never see half of it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    stage(path, bytes)?.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The temporary sibling [`write_atomic`] renames into place, written and synced. Created with
+/// mode 0666 less the user's umask, as any file a command writes (`tempfile`'s own default,
+/// 0600, would make every output private to its writer).
+pub fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -105,11 +114,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".shipmoor-tmp-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(tmp)
 }
 
 /// Replaces run-specific paths and timings in captured output (see the module doc).

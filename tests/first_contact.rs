@@ -191,3 +191,46 @@ fn keygen_writes_a_pair_that_signs_and_replays() {
     );
     assert_eq!(sign.code, 0, "{sign:?}");
 }
+
+/// Outputs are created as any command creates files: 0666 less the user's umask (here 027), not
+/// private to the writer.
+#[test]
+fn outputs_follow_the_users_umask() {
+    let r = on_a_branch();
+    r.write("check.sh", "grep -q hello app.py\n");
+    r.write(
+        ".shipmoor/changes/feature-greeting.yaml",
+        "version: 1\ncriteria:\n  - id: says-hello\n    ac: It says hello.\n    check:\n      command: sh check.sh\n",
+    );
+    r.write("app.py", "def greet(name):\n    return \"hello \" + name\n");
+    r.commit("greet");
+    let bin = env!("CARGO_BIN_EXE_shipmoor");
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!("umask 027 && exec '{bin}' claim-check --quiet"),
+        ])
+        .current_dir(r.path())
+        .env("SOURCE_DATE_EPOCH", common::PINNED_EPOCH)
+        .env_remove("GITHUB_EVENT_PATH")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for file in [
+        ".shipmoor/claim-check.vsa.json",
+        ".shipmoor/claim-check.fixes.json",
+        ".shipmoor/verify.md",
+    ] {
+        let mode = std::fs::metadata(r.path().join(file))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o640, "{file}: {mode:o}");
+    }
+    let blobs = std::fs::read_dir(r.path().join(".shipmoor/evidence/sha256")).unwrap();
+    for blob in blobs {
+        let mode = blob.unwrap().metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "evidence blob: {mode:o}");
+    }
+}

@@ -860,7 +860,10 @@ fn write(
     }
     let mut staged = Vec::new();
     for (path, bytes) in all {
-        staged.push((path, stage(path, bytes).map_err(|e| io(path, e))?));
+        staged.push((
+            path,
+            crate::evidence::stage(path, bytes).map_err(|e| io(path, e))?,
+        ));
     }
     for (path, tmp) in staged {
         tmp.persist(path).map_err(|e| io(path, e.error))?;
@@ -944,22 +947,6 @@ fn sign(
         }
         _ => Ok((None, None)),
     }
-}
-
-/// A temporary file beside `path` holding `bytes`, to be renamed into place.
-fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
-    use std::io::Write as _;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".shipmoor-tmp-")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    Ok(tmp)
 }
 
 /// Every output can be written: its nearest existing ancestor is a directory we can create
