@@ -225,7 +225,7 @@ fn a_team_over_three_pull_requests() {
     assert!(
         replay
             .stdout
-            .contains("recorded outcomes for all 1 criteria"),
+            .contains("recorded outcomes for the 1 criterion"),
         "{replay:?}"
     );
     let (code, v) = json_run(&r, &main1);
@@ -552,7 +552,7 @@ fn derive_drafts_the_branchs_own_file_and_commit_promotes_it() {
     let lint = r.shipmoor(&["acceptance", "lint", "--base", &base]);
     assert_eq!(lint.code, 0, "{lint:?}");
     assert!(
-        lint.stdout.contains(".shipmoor/changes/feature-limits.yaml.draft: ok (1 criteria, draft; commit it with `shipmoor acceptance commit`)\n  this change's claim: the-limit-is-ten\n"),
+        lint.stdout.contains(".shipmoor/changes/feature-limits.yaml.draft: ok (1 criterion, draft; commit it with `shipmoor acceptance commit`)\n  this change's claim: the-limit-is-ten\n"),
         "{lint:?}"
     );
     let commit = r.shipmoor(&["acceptance", "commit", "--base", &base]);

@@ -43,9 +43,9 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "{}: ok ({} criteria, {}{})",
+                    "{}: ok ({}, {}{})",
                     f.path,
-                    f.criteria.len(),
+                    crate::report::criteria_count(f.criteria.len()),
                     f.state.as_str(),
                     if f.state == AcceptanceState::Draft {
                         "; commit it with `shipmoor acceptance commit`"
@@ -242,8 +242,8 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
     std::fs::rename(&located.path, &target)?;
     let _ = writeln!(
         std::io::stdout(),
-        "committed {} criteria as {}",
-        set.criteria.len(),
+        "committed {} as {}",
+        crate::report::criteria_count(set.criteria.len()),
         target.display()
     );
     Ok(0)
@@ -586,8 +586,8 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
     crate::evidence::write_atomic(&path, yaml.as_bytes())?;
     let _ = writeln!(
         std::io::stdout(),
-        "drafted {} criteria as {}",
-        criteria.len(),
+        "drafted {} as {}",
+        crate::report::criteria_count(criteria.len()),
         path.display()
     );
     for (id, _) in &criteria {

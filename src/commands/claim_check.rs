@@ -627,8 +627,8 @@ fn run_floor(
     progress(
         plan.quiet,
         &format!(
-            "{} criteria from {} ({}); base {} · head {}",
-            set.criteria.len(),
+            "{} from {} ({}); base {} · head {}",
+            crate::report::criteria_count(set.criteria.len()),
             set.display_path,
             set.state.as_str(),
             plan.base.short(),
@@ -639,8 +639,8 @@ fn run_floor(
         progress(
             plan.quiet,
             &format!(
-                "{} criteria inherited from earlier changes ({})",
-                set.inherited_criteria.len(),
+                "{} inherited from earlier changes ({})",
+                crate::report::criteria_count(set.inherited_criteria.len()),
                 if set.guarded_criteria().is_empty() {
                     "not checked"
                 } else {

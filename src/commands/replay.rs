@@ -245,8 +245,11 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
     }
     if differences.is_empty() {
         Ok(format!(
-            "the floor re-run at base and head gives the recorded outcomes for all {} criteria",
-            recorded.len()
+            "the floor re-run at base and head gives the recorded outcomes for {}",
+            match recorded.len() {
+                1 => "the 1 criterion".to_string(),
+                n => format!("all {n} criteria"),
+            }
         ))
     } else {
         Err(format!(

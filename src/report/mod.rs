@@ -84,6 +84,15 @@ pub use crate::judge::audit::{outcomes as judge_outcomes, reason as finding_reas
 pub use crate::judge::JudgeRun;
 
 /// `path:line` of a citation, as reports point into the head tree.
+/// `1 criterion`, `3 criteria`.
+pub fn criteria_count(n: usize) -> String {
+    if n == 1 {
+        "1 criterion".to_string()
+    } else {
+        format!("{n} criteria")
+    }
+}
+
 pub fn citation_at(c: &Citation) -> String {
     format!("{}:{}", c.path, c.line)
 }

@@ -58,11 +58,11 @@ pub fn render(r: &RunResult, colour: bool) -> String {
     let _ = writeln!(out, "  rule {}: {}", r.rule, r.rule_reason);
     let _ = writeln!(
         out,
-        "  base {} · head {} · {} mode · {} criteria · {}",
+        "  base {} · head {} · {} mode · {} · {}",
         &r.base[..7.min(r.base.len())],
         &r.head[..7.min(r.head.len())],
         r.mode,
-        r.criteria.len(),
+        super::criteria_count(r.criteria.len()),
         r.signing.state
     );
     for note in &r.judge_notes {

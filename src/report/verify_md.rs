@@ -456,12 +456,15 @@ fn review_findings(doc: &mut Doc, r: &RunResult) {
             .iter()
             .filter(|c| c.lane == Lane::Judge || !c.floor.result.settled())
             .count();
-        if r.mode == "fast" {
-            doc.line(&format!(
-                "No judge ran (fast mode); {open} criteria the floor did not settle are routed as below."
-            ));
+        let routed = if open == 1 {
+            "1 criterion the floor did not settle is routed as below.".to_string()
         } else {
-            doc.line(&format!("The judge gave no findings; {open} criteria the floor did not settle are routed as below."));
+            format!("{open} criteria the floor did not settle are routed as below.")
+        };
+        if r.mode == "fast" {
+            doc.line(&format!("No judge ran (fast mode); {routed}"));
+        } else {
+            doc.line(&format!("The judge gave no findings; {routed}"));
         }
     } else {
         let rows: Vec<String> = judged
