@@ -85,10 +85,13 @@ fn every_argument_of_every_command_is_described() {
     root.build();
     let mut undescribed = Vec::new();
     fn walk(cmd: &clap::Command, path: &str, undescribed: &mut Vec<String>) {
+        if cmd
+            .get_about()
+            .is_none_or(|a| a.to_string().trim().is_empty())
+        {
+            undescribed.push(format!("{path} (the command itself)"));
+        }
         for arg in cmd.get_arguments() {
-            if arg.is_hide_set() {
-                continue;
-            }
             let help = arg
                 .get_long_help()
                 .or_else(|| arg.get_help())

@@ -24,7 +24,10 @@ pub fn main_entry() -> i32 {
     let parsed = Cli::command()
         .color(crate::colour::clap_choice(choice, &env))
         .try_get_matches()
-        .and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches));
+        .and_then(|mut matches| {
+            // As `Cli::try_parse` does: an error found after parsing is told with the usage.
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))
+        });
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
