@@ -201,7 +201,8 @@ pub struct AttachArgs {
 /// How an OCI registry is spoken to.
 #[derive(Debug, Args, Clone, Copy)]
 pub struct RegistryArgs {
-    /// Speak plain HTTP to the registry (a local test registry) [default: HTTPS]
+    /// Talk plain HTTP to the registry (a registry on loopback or a private network) [default:
+    /// HTTPS]
     #[arg(long)]
     pub allow_http_registry: bool,
 }
