@@ -9,30 +9,78 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "shipmoor",
     version,
     about = "Shipmoor Claim Check: decide, criterion by criterion, whether a change meets its acceptance criteria",
-    after_help = "Exit codes: 0 READY or READY WITH GAPS · 1 BLOCKED · 4 INCONCLUSIVE · 2 usage or input error · 3 engine crash"
+    after_help = TOP_AFTER_HELP
 )]
 pub struct Cli {
+    /// When to colour the terminal report and the help
+    ///
+    /// auto colours a terminal unless NO_COLOR is set (non-empty) or TERM=dumb, and a pipe too
+    /// when CLICOLOR_FORCE is set (not 0); always and never beat the environment.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = ColorChoice::Auto,
+        value_name = "WHEN"
+    )]
+    pub color: ColorChoice,
     #[command(subcommand)]
     pub command: Commands,
+}
+
+const TOP_AFTER_HELP: &str = "\
+Get started:
+  shipmoor acceptance tags          each criterion's tag, for its test's name
+  shipmoor claim-check --base main  the floor at base and head, to a verdict
+  shipmoor replay .shipmoor/claim-check.vsa.json --allow-unsigned
+                                    verify the statement offline, step by step
+  shipmoor admit --policy policy.yaml --image REGISTRY/REPO:TAG
+                                    admit an image on its attached VSA, or not
+
+Exit codes (claim-check):
+  0  READY or READY WITH GAPS
+  1  BLOCKED
+  4  INCONCLUSIVE
+  2  usage or input error (nothing is written)
+  3  engine crash (a bug; never reported as a verdict)
+  130  interrupted (Ctrl-C)
+
+Each command's flags, examples and exit codes: shipmoor <command> --help";
+
+/// When output is coloured (see [`crate::colour`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour a terminal, as NO_COLOR, CLICOLOR_FORCE and TERM say
+    Auto,
+    /// Always colour, even when piped
+    Always,
+    /// Never colour
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Commands {
     /// Run the whole check: load intent, bind, floor, fuse, write the outputs
+    #[command(after_help = CLAIM_CHECK_AFTER_HELP)]
     ClaimCheck(Box<ClaimCheckArgs>),
     /// Work with the acceptance set
-    #[command(subcommand)]
+    #[command(subcommand, after_help = ACCEPTANCE_AFTER_HELP)]
     Acceptance(AcceptanceCommand),
     /// Verify a prior attestation offline, step by step
+    #[command(after_help = REPLAY_AFTER_HELP)]
     Replay(Box<ReplayArgs>),
     /// Admit an artifact or not: its VSA checked in the SLSA order, then against a policy
+    #[command(after_help = ADMIT_AFTER_HELP)]
     Admit(Box<AdmitArgs>),
     /// Verify a Sigstore bundle (cosign's flag names; the sigstore-conformance CLI protocol)
+    #[command(after_help = VERIFY_BUNDLE_AFTER_HELP)]
     VerifyBundle(VerifyBundleArgs),
     /// GitHub Actions integration, used by the Action's steps
-    #[command(subcommand)]
+    // Plumbing for action.yml, not for people: runnable, but kept out of the top-level help.
+    #[command(subcommand, hide = true, after_help = ACTION_AFTER_HELP)]
     Action(ActionCommand),
     /// Attach a signed VSA (its Sigstore bundle) to an image in its OCI registry
+    #[command(after_help = ATTACH_AFTER_HELP)]
     Attach(AttachArgs),
     /// Write a new ECDSA P-256 key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub
     Keygen(KeygenArgs),
@@ -51,6 +99,104 @@ pub struct KeygenArgs {
     pub force: bool,
 }
 
+const CLAIM_CHECK_AFTER_HELP: &str = "\
+Examples:
+  shipmoor claim-check --base main
+  shipmoor claim-check --acceptance .shipmoor/changes/refund.yaml --runs 3
+  shipmoor claim-check --sign key --key claim-check.key --subject app=sha256:HEX
+  shipmoor claim-check --mode full --format json > result.json
+
+Exit codes:
+  0  READY or READY WITH GAPS
+  1  BLOCKED
+  4  INCONCLUSIVE
+  2  usage or input error: bad flags, an invalid acceptance file, a dirty
+     tree, a missing runner tool, a change that claims nothing; nothing is
+     written
+  3  engine crash (a bug; never reported as a verdict); nothing is written
+  130  interrupted (Ctrl-C): the tests stopped, the worktrees removed,
+     nothing written";
+
+const ACCEPTANCE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance lint
+  shipmoor acceptance tags --where
+  shipmoor acceptance derive --from pr-body.md
+  shipmoor acceptance commit
+
+Exit codes:
+  0  done (lint: every acceptance file is valid)
+  2  usage or input error: every problem, with its file, line and fix
+  3  engine crash";
+
+const REPLAY_AFTER_HELP: &str = "\
+Examples:
+  shipmoor replay .shipmoor/claim-check.vsa.sigstore.json --key claim-check.pub
+  shipmoor replay .shipmoor/claim-check.vsa.json --allow-unsigned --rerun
+  shipmoor replay claim-check.vsa.sigstore.json \\
+    --certificate-identity \\
+    https://github.com/acme/shop/.github/workflows/ci.yml@refs/heads/main \\
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com
+
+Exit codes:
+  0  valid: every step passed
+  1  invalid: the failed step is named
+  2  usage or input error
+  3  engine crash";
+
+const ADMIT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor admit --policy policy.yaml --subject sha256:HEX \\
+    --attestation claim-check.vsa.sigstore.json
+  shipmoor admit --policy policy.yaml --image registry.example.com/acme/shop:1.4
+  shipmoor admit --policy policy.yaml --image 127.0.0.1:5000/app:v1 \\
+    --allow-http-registry --format json
+
+Exit codes:
+  0  allow
+  1  deny: every reason is listed
+  2  usage or input error (a bad policy, an unreachable registry)
+  3  engine crash";
+
+const VERIFY_BUNDLE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor verify-bundle --bundle app.sigstore.json --key cosign.pub app.tar
+  shipmoor verify-bundle --bundle app.sigstore.json \\
+    --certificate-identity me@example.com \\
+    --certificate-oidc-issuer https://accounts.google.com sha256:HEX
+
+Exit codes:
+  0  the bundle is valid (one `verified` line on stderr)
+  1  the bundle is not valid (the failed check on stderr)
+  2  usage error (the trust flags, an unreadable file)
+  3  engine crash";
+
+const ACTION_AFTER_HELP: &str = "\
+Examples:
+  shipmoor action event --body-out pr-body.md
+  shipmoor action report --result claim-check.result.json --exit-code 1
+  shipmoor action gate --verdict BLOCKED --exit-code 1 --fail-on BLOCKED
+
+Exit codes:
+  0  done (gate: the verdict does not fail the job)
+  1  gate: the verdict fails the job, or no verdict was reached
+  2  usage or input error
+  3  engine crash";
+
+const ATTACH_AFTER_HELP: &str = "\
+Examples:
+  shipmoor attach registry.example.com/acme/shop:1.4 \\
+    --attestation .shipmoor/claim-check.vsa.sigstore.json
+  shipmoor attach 127.0.0.1:5000/app:v1 --allow-http-registry \\
+    --attestation .shipmoor/claim-check.vsa.sigstore.json
+
+Exit codes:
+  0  attached (the artifact's digest and how it is indexed are printed)
+  2  usage or input error: a reference without tag or digest, a file that is
+     no bundle of a statement about the image, a registry that cannot be
+     reached or refuses
+  3  engine crash";
+
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// The image: `registry/repository:tag` or `registry/repository@sha256:HEX`
@@ -58,18 +204,20 @@ pub struct AttachArgs {
     pub reference: String,
     /// The Sigstore bundle v0.3 (`claim-check.vsa.sigstore.json`) whose statement names the
     /// image's digest among its subjects
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Inputs")]
     pub attestation: PathBuf,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Registry")]
     pub registry: RegistryArgs,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// human: what was attached, as lines; json: the artifact's digest, the subject and `via`
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
 }
 
 /// How an OCI registry is spoken to.
 #[derive(Debug, Args, Clone, Copy)]
 pub struct RegistryArgs {
-    /// Speak plain HTTP to the registry (a local test registry), never HTTPS
+    /// Talk plain HTTP to the registry (a registry on loopback or a private network) [default:
+    /// HTTPS]
     #[arg(long)]
     pub allow_http_registry: bool,
 }
@@ -77,51 +225,102 @@ pub struct RegistryArgs {
 #[derive(Debug, Subcommand)]
 pub enum ActionCommand {
     /// Write step outputs, the job summary and annotations for a run
+    #[command(after_help = ACTION_REPORT_AFTER_HELP)]
     Report {
         /// The result JSON written by `claim-check --result-out` (absent when the run failed)
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", help_heading = "Inputs")]
         result: PathBuf,
         /// claim-check's exit code
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        #[arg(
+            long,
+            value_name = "N",
+            allow_hyphen_values = true,
+            help_heading = "Inputs"
+        )]
         exit_code: i32,
         /// The repository the run was in (relative output paths are resolved from it)
-        #[arg(long, default_value = ".", value_name = "DIR")]
+        #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
         repo: PathBuf,
     },
     /// Print the pull request's base and head commits from GITHUB_EVENT_PATH (`base=`, `head=`
     /// lines; empty outside pull requests) and write its body to a file
+    #[command(after_help = ACTION_EVENT_AFTER_HELP)]
     Event {
-        /// Where to write the body (an empty file when the body is null)
-        #[arg(long, value_name = "PATH")]
+        /// Where to write the body (an empty file when the body is null) [default: not written]
+        #[arg(long, value_name = "PATH", help_heading = "Output")]
         body_out: Option<PathBuf>,
     },
     /// Fail (exit 1) when the verdict is listed in fail-on, or when no verdict was reached
+    #[command(after_help = ACTION_GATE_AFTER_HELP)]
     Gate {
-        #[arg(long, value_name = "VERDICT")]
+        /// The run's verdict (READY, READY WITH GAPS, INCONCLUSIVE, BLOCKED), as the report step
+        /// wrote it
+        #[arg(long, value_name = "VERDICT", help_heading = "Inputs")]
         verdict: String,
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        /// claim-check's exit code, which must go with the verdict
+        #[arg(
+            long,
+            value_name = "N",
+            allow_hyphen_values = true,
+            help_heading = "Inputs"
+        )]
         exit_code: i32,
         /// Comma-separated verdicts that fail the job
-        #[arg(long, value_name = "LIST", default_value = "BLOCKED,INCONCLUSIVE")]
+        #[arg(
+            long,
+            value_name = "LIST",
+            default_value = "BLOCKED,INCONCLUSIVE",
+            help_heading = "Policy"
+        )]
         fail_on: String,
     },
 }
+
+const ACTION_REPORT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor action report --result claim-check.result.json --exit-code 1
+  shipmoor action report --result missing.json --exit-code 2 --repo app
+
+Exit codes:
+  0  the outputs, summary and annotations are written
+  2  usage or input error (an unreadable result)
+  3  engine crash";
+
+const ACTION_EVENT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor action event
+  shipmoor action event --body-out pr-body.md
+
+Exit codes:
+  0  printed (empty outside pull requests)
+  2  usage or input error (an unreadable event file)
+  3  engine crash";
+
+const ACTION_GATE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor action gate --verdict BLOCKED --exit-code 1
+  shipmoor action gate --verdict INCONCLUSIVE --exit-code 4 --fail-on BLOCKED
+
+Exit codes:
+  0  the verdict does not fail the job
+  1  the verdict is listed in --fail-on, or no verdict was reached
+  2  usage error";
 
 /// How a signature is checked: a public key, or a certificate identity and issuer against a
 /// trusted root.
 #[derive(Debug, Args, Clone)]
 pub struct SignatureArgs {
-    /// A PEM public key (SPKI) the statement must be signed with
-    #[arg(long, value_name = "PATH")]
+    /// A PEM public key (SPKI) whose private key must have made the signature
+    #[arg(long, value_name = "PATH", help_heading = "Signature")]
     pub key: Option<PathBuf>,
     /// The identity (SAN) the signing certificate must name
-    #[arg(long, value_name = "IDENTITY")]
+    #[arg(long, value_name = "IDENTITY", help_heading = "Signature")]
     pub certificate_identity: Option<String>,
     /// The OIDC issuer the signing certificate must name
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help_heading = "Signature")]
     pub certificate_oidc_issuer: Option<String>,
     /// The Sigstore trusted root (JSON) [default: the Sigstore public-good root]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = "Signature")]
     pub trusted_root: Option<PathBuf>,
 }
 
@@ -133,63 +332,74 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub signature: SignatureArgs,
     /// Accept an unsigned statement (the signature step is then skipped, and says so)
-    #[arg(long)]
+    #[arg(long, help_heading = "Signature")]
     pub allow_unsigned: bool,
     /// The commit the attestation must be about [default: the repository's HEAD]
-    #[arg(long, value_name = "SHA")]
+    #[arg(long, value_name = "SHA", help_heading = "Expectations")]
     pub commit: Option<String>,
     /// An artifact the attestation must also name (repeatable)
-    #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
+    #[arg(
+        long = "subject",
+        value_name = "NAME=sha256:HEX",
+        help_heading = "Expectations"
+    )]
     pub subjects: Vec<String>,
+    /// Re-execute the floor at the recorded commits and compare outcomes
+    #[arg(long, help_heading = "Expectations")]
+    pub rerun: bool,
     /// The evidence store the attestation cites [default: .shipmoor/evidence beside it]
-    #[arg(long, value_name = "DIR")]
+    // The same name as claim-check's flag that writes it; `--evidence` was its first name.
+    #[arg(
+        long = "evidence-dir",
+        visible_alias = "evidence",
+        value_name = "DIR",
+        help_heading = "Inputs"
+    )]
     pub evidence: Option<PathBuf>,
     /// The repository (for HEAD, and for --rerun)
-    #[arg(long, default_value = ".", value_name = "DIR")]
+    #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
     pub repo: PathBuf,
-    /// Re-execute the floor at the recorded commits and compare outcomes
-    #[arg(long)]
-    pub rerun: bool,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// human: each step and its outcome; json: the steps as claim_check.replay.v1
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit codes: 0 allow · 1 deny · 2 usage or input error (a bad policy, an unreachable registry) · 3 engine crash"
-)]
 pub struct AdmitArgs {
-    /// The admission policy (YAML; see the README's policy reference)
-    #[arg(long, value_name = "FILE")]
+    /// The admission policy (YAML; see the README's policy reference); a signer given under
+    /// Signature replaces its `signers`
+    #[arg(long, value_name = "FILE", help_heading = "Expectations")]
     pub policy: PathBuf,
     /// The artifact's digest, sha256:HEX [default with --image: the image's manifest digest]
-    #[arg(long, value_name = "sha256:HEX")]
+    #[arg(long, value_name = "sha256:HEX", help_heading = "Expectations")]
     pub subject: Option<String>,
     /// The attestation: a DSSE envelope or a Sigstore bundle
     #[arg(
         long,
         value_name = "FILE",
         required_unless_present = "image",
-        conflicts_with = "image"
+        conflicts_with = "image",
+        help_heading = "Inputs"
     )]
     pub attestation: Option<PathBuf>,
     /// An image whose attached VSAs are checked (REGISTRY/REPO:TAG or …@sha256:HEX)
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", help_heading = "Inputs")]
     pub image: Option<String>,
-    /// The signer, replacing the policy's `signers`
+    /// Talk plain HTTP to the registry (a registry on loopback or a private network) [default:
+    /// HTTPS]
+    #[arg(long, help_heading = "Inputs")]
+    pub allow_http_registry: bool,
     #[command(flatten)]
     pub signature: SignatureArgs,
-    /// Talk plain HTTP to the registry (a registry on loopback or a private network)
-    #[arg(long)]
-    pub allow_http_registry: bool,
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// human: allow or deny with every reason; json: the decision as claim_check.admit.v1
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
 }
 
 #[derive(Debug, Args)]
 pub struct VerifyBundleArgs {
     /// The Sigstore bundle
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = "Inputs")]
     pub bundle: PathBuf,
     #[command(flatten)]
     pub signature: SignatureArgs,
@@ -228,88 +438,117 @@ pub enum Sign {
 #[derive(Debug, Args)]
 pub struct ClaimCheckArgs {
     /// The repository to check
-    #[arg(long, default_value = ".", value_name = "DIR")]
+    #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
     pub repo: PathBuf,
     /// The base commit [default: the pull request's base in GitHub Actions, else the merge-base
     /// of HEAD with the default branch]
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", help_heading = "Inputs")]
     pub base: Option<String>,
     /// The head commit [default: the pull request's head in GitHub Actions, else HEAD]
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", help_heading = "Inputs")]
     pub head: Option<String>,
     /// fast: the floor only; full: the floor and the judge
-    #[arg(long, value_enum, default_value_t = Mode::Fast)]
+    #[arg(long, value_enum, default_value_t = Mode::Fast, help_heading = "Inputs")]
     pub mode: Mode,
     /// Name the claim explicitly: this file's criteria are the claim, whatever base holds
     /// [default: the criteria base..head adds or changes in .shipmoor/acceptance.yaml and
     /// .shipmoor/changes/*.yaml, each also as .draft]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = "Inputs")]
     pub acceptance: Option<PathBuf>,
     /// Text to derive a draft claim from (a Markdown checklist) when the change claims no
-    /// criterion; without it, the pull request's description, then the commit messages
-    #[arg(long, value_name = "FILE")]
+    /// criterion [default: the pull request's description, then the commit messages]
+    #[arg(long, value_name = "FILE", help_heading = "Inputs")]
     pub from: Option<PathBuf>,
     /// Run each bound test K times at each side; mixed results are `undecided`
-    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=20))]
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=20), help_heading = "Floor")]
     pub runs: u32,
     /// The limit for each command the floor runs, in seconds
-    #[arg(long, default_value_t = 1800, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Floor")]
     pub timeout: u64,
     /// How to sign the attestation
-    #[arg(long, value_enum, default_value_t = Sign::None)]
+    #[arg(long, value_enum, default_value_t = Sign::None, help_heading = "Signing")]
     pub sign: Sign,
     /// The private key for --sign key (PKCS#8 PEM, ECDSA P-256 or Ed25519; the password of an
     /// encrypted key comes from SHIPMOOR_KEY_PASSWORD)
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = "Signing")]
     pub key: Option<PathBuf>,
-    /// Fulcio for --sign keyless
+    /// Fulcio, the certificate authority for --sign keyless
     #[arg(
         long,
         value_name = "URL",
         env = "SHIPMOOR_FULCIO_URL",
-        default_value = "https://fulcio.sigstore.dev"
+        hide_env_values = true,
+        default_value = "https://fulcio.sigstore.dev",
+        help_heading = "Signing"
     )]
     pub fulcio_url: String,
-    /// Rekor for --sign keyless
+    /// Rekor, the transparency log for --sign keyless
     #[arg(
         long,
         value_name = "URL",
         env = "SHIPMOOR_REKOR_URL",
-        default_value = "https://rekor.sigstore.dev"
+        hide_env_values = true,
+        default_value = "https://rekor.sigstore.dev",
+        help_heading = "Signing"
     )]
     pub rekor_url: String,
-    /// An RFC 3161 timestamp authority for --sign keyless (optional)
-    #[arg(long, value_name = "URL", env = "SHIPMOOR_TSA_URL")]
+    /// An RFC 3161 timestamp authority for --sign keyless [default: none]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SHIPMOOR_TSA_URL",
+        hide_env_values = true,
+        help_heading = "Signing"
+    )]
     pub tsa_url: Option<String>,
     /// An artifact the attestation also speaks for (repeatable)
-    #[arg(long = "subject", value_name = "NAME=sha256:HEX")]
+    #[arg(
+        long = "subject",
+        value_name = "NAME=sha256:HEX",
+        help_heading = "Signing"
+    )]
     pub subjects: Vec<String>,
     /// An image the attestation speaks for: its digest is resolved in the registry before any
     /// work and made a subject, and the signed bundle is attached to it once the outputs are
     /// written (needs --sign key or keyless)
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", help_heading = "Signing")]
     pub attach: Option<String>,
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = "Signing")]
     pub registry: RegistryArgs,
     /// human: the terminal report; json: the whole result on stdout
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Outputs")]
     pub format: Format,
-    #[arg(long, value_name = "PATH")]
+    /// Where the statement (the VSA) is written; a signed run writes its envelope and bundle
+    /// beside it [default: .shipmoor/claim-check.vsa.json in the repository]
+    #[arg(long, value_name = "PATH", help_heading = "Outputs")]
     pub vsa_out: Option<PathBuf>,
-    #[arg(long, value_name = "PATH")]
+    /// Where the fix packet is written [default: .shipmoor/claim-check.fixes.json in the
+    /// repository]
+    #[arg(long, value_name = "PATH", help_heading = "Outputs")]
     pub fixes_out: Option<PathBuf>,
-    #[arg(long, value_name = "PATH")]
+    /// Where verify.md, the report for people, is written [default: .shipmoor/verify.md in the
+    /// repository]
+    #[arg(long, value_name = "PATH", help_heading = "Outputs")]
     pub report_out: Option<PathBuf>,
-    #[arg(long, value_name = "DIR")]
+    /// Where the evidence the statement cites (records and blobs) is written [default:
+    /// .shipmoor/evidence in the repository]
+    #[arg(long, value_name = "DIR", help_heading = "Outputs")]
     pub evidence_dir: Option<PathBuf>,
-    /// Also write the whole result as JSON (as --format json prints it) to this file
-    #[arg(long, value_name = "PATH")]
+    /// Also write the whole result as JSON (as --format json prints it) to this file [default:
+    /// not written]
+    #[arg(long, value_name = "PATH", help_heading = "Outputs")]
     pub result_out: Option<PathBuf>,
     /// Where worktrees and build outputs go [default: the system's temporary directory]
-    #[arg(long, value_name = "DIR", env = "SHIPMOOR_TMPDIR")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SHIPMOOR_TMPDIR",
+        hide_env_values = true,
+        help_heading = "Floor"
+    )]
     pub temp_dir: Option<PathBuf>,
     /// No progress lines on stderr
-    #[arg(long, short)]
+    #[arg(long, short, help_heading = "Outputs")]
     pub quiet: bool,
     /// Pin the clock (RFC 3339), as SOURCE_DATE_EPOCH does
     #[arg(long, hide = true, value_name = "RFC3339")]
@@ -319,34 +558,38 @@ pub struct ClaimCheckArgs {
 #[derive(Debug, Args)]
 pub struct AcceptanceArgs {
     /// The repository
-    #[arg(long, default_value = ".", value_name = "DIR")]
+    #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
     pub repo: PathBuf,
     /// One acceptance file [default: every acceptance file, .shipmoor/acceptance.yaml and
     /// .shipmoor/changes/*.yaml, each also as .draft, with .shipmoor/config.yaml]
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = "Inputs")]
     pub acceptance: Option<PathBuf>,
     /// The commit the change starts from, to tell its claim from inherited criteria
     /// [default: as for claim-check]
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", help_heading = "Inputs")]
     pub base: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum AcceptanceCommand {
     /// Validate the acceptance set, reporting every problem at once
+    #[command(after_help = LINT_AFTER_HELP)]
     Lint(AcceptanceArgs),
     /// Print each criterion's tag
+    #[command(after_help = TAGS_AFTER_HELP)]
     Tags {
         #[command(flatten)]
         args: AcceptanceArgs,
-        #[arg(long, value_enum, default_value_t = Format::Human)]
+        /// human: one criterion a line; json: the criteria and their tags as an array
+        #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
         format: Format,
         /// Also print where each tag occurs: the tracked files whose path or contents carry it,
         /// as they are in the checkout (the same scan the floor runs on the head worktree)
-        #[arg(long = "where")]
+        #[arg(long = "where", help_heading = "Output")]
         where_: bool,
     },
     /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
+    #[command(after_help = COMMIT_AFTER_HELP)]
     Commit(AcceptanceArgs),
     /// Start this change's acceptance file: a commented starter under .shipmoor/changes/ named
     /// after the branch (criteria drafted from --from when given, else an example), plus
@@ -365,15 +608,65 @@ pub enum AcceptanceCommand {
     /// Draft criteria from text (a pull request body's checklist) as the branch's own
     /// .shipmoor/changes/<branch>.yaml.draft (on the default branch or detached:
     /// .shipmoor/acceptance.yaml.draft)
+    #[command(after_help = DERIVE_AFTER_HELP)]
     Derive {
         /// The repository
-        #[arg(long, default_value = ".", value_name = "DIR")]
+        #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
         repo: PathBuf,
         /// The text: a file, or `-` for standard input
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", help_heading = "Inputs")]
         from: PathBuf,
         /// Replace an existing draft
-        #[arg(long)]
+        #[arg(long, help_heading = "Output")]
         force: bool,
     },
 }
+
+const LINT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance lint
+  shipmoor acceptance lint --acceptance .shipmoor/changes/refund.yaml
+  shipmoor acceptance lint --base main
+
+Exit codes:
+  0  every acceptance file is valid
+  2  usage or input error: every problem, with its file, line and fix
+  3  engine crash";
+
+const TAGS_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance tags
+  shipmoor acceptance tags --where
+  shipmoor acceptance tags --format json
+
+Exit codes:
+  0  printed
+  2  usage or input error: an invalid acceptance file
+  3  engine crash";
+
+const COMMIT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance commit
+  shipmoor acceptance commit --acceptance .shipmoor/changes/refund.yaml.draft
+
+Exit codes:
+  0  the draft is promoted, or there is no draft to commit
+  2  usage or input error: a draft that does not validate, several drafts and
+     no --acceptance, or the committed file already there
+  3  engine crash";
+
+const DERIVE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance derive --from pr-body.md
+  gh pr view --json body -q .body | shipmoor acceptance derive --from -
+  shipmoor acceptance derive --from pr-body.md --force
+
+Exit codes:
+  0  the draft is written
+  2  usage or input error: no checklist item in the text, or a draft already
+     there without --force
+  3  engine crash";
+
+#[cfg(test)]
+#[path = "cli_tests.rs"]
+mod tests;

@@ -22,6 +22,7 @@ pub mod admit;
 pub mod attest;
 pub mod cli;
 pub mod clock;
+pub mod colour;
 pub mod commands;
 pub mod error;
 pub mod evidence;

@@ -18,7 +18,7 @@
 #[cfg(test)]
 mod tests;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -116,7 +116,7 @@ struct StatementInputs<'a> {
     head_object_sha256: &'a str,
 }
 
-/// How the terminal text is written: `--format`, and colour (a terminal, and no `NO_COLOR`).
+/// How the terminal text is written: `--format`, and colour (`--color`, see [`crate::colour`]).
 #[derive(Debug, Clone, Copy)]
 struct Terminal {
     format: Format,
@@ -134,8 +134,9 @@ struct Documents {
 }
 
 /// The phases in order (see the module doc); returns the verdict's exit code.
-pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
-    let mut plan = plan(&args)?;
+/// `colour`: whether the terminal report is coloured, decided once by [`crate::colour`].
+pub fn run(args: ClaimCheckArgs, colour: bool) -> Result<i32, Error> {
+    let mut plan = plan(&args, colour)?;
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
@@ -178,7 +179,7 @@ pub fn run(args: ClaimCheckArgs) -> Result<i32, Error> {
 }
 
 /// Phase 1: every input check, in the order a person fixes them, before any work.
-fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
+fn plan(args: &ClaimCheckArgs, colour: bool) -> Result<Plan, Error> {
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
             InputError::new(m)
@@ -228,8 +229,7 @@ fn plan(args: &ClaimCheckArgs) -> Result<Plan, Error> {
         },
         terminal: Terminal {
             format: args.format,
-            colour: std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            colour,
         },
         runs: args.runs,
         timeout: Duration::from_secs(args.timeout),

@@ -9,16 +9,27 @@ mod keygen;
 mod replay;
 mod verify_bundle;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Commands};
+use crate::colour::{colour, ColourEnv};
 use crate::error::{Error, EXIT_CRASH, EXIT_INPUT};
 
 /// The whole program: parse, run, print errors, return the exit code.
 pub fn main_entry() -> i32 {
-    let cli = match Cli::try_parse() {
+    // The colour choice is read before clap parses, so that clap's help and errors follow it.
+    let env = ColourEnv::from_process();
+    let choice = crate::colour::choice_from_args(std::env::args_os());
+    let parsed = Cli::command()
+        .color(crate::colour::clap_choice(choice, &env))
+        .try_get_matches()
+        .and_then(|mut matches| {
+            // As `Cli::try_parse` does: an error found after parsing is told with the usage.
+            Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut Cli::command()))
+        });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -29,7 +40,7 @@ pub fn main_entry() -> i32 {
         }
     };
     install_interrupt_handler();
-    let outcome = std::panic::catch_unwind(|| run(cli));
+    let outcome = std::panic::catch_unwind(|| run(cli, &env));
     match outcome {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
@@ -48,9 +59,10 @@ pub fn main_entry() -> i32 {
     }
 }
 
-fn run(cli: Cli) -> Result<i32, Error> {
+fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
+    let colour = colour(cli.color, std::io::stdout().is_terminal(), env);
     match cli.command {
-        Commands::ClaimCheck(args) => claim_check::run(*args),
+        Commands::ClaimCheck(args) => claim_check::run(*args, colour),
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),

@@ -17,7 +17,8 @@
 //! resolved to, one pair per blocking judge of a panel; the notes about the panel (a judge whose
 //! blocks were discarded) follow the criteria.
 //!
-//! Colour only when asked (a terminal without `NO_COLOR`); the text reads the same without it.
+//! Colour only when asked (`--color`, decided by [`crate::colour`]); the text reads the same
+//! without it.
 
 use std::fmt::Write;
 
