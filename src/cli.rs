@@ -82,22 +82,37 @@ pub enum Commands {
     /// Attach a signed VSA (its Sigstore bundle) to an image in its OCI registry
     #[command(after_help = ATTACH_AFTER_HELP)]
     Attach(AttachArgs),
-    /// Write a new ECDSA P-256 key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub
+    /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "The private key is encrypted when SHIPMOOR_KEY_PASSWORD is set (claim-check reads the same variable). Keep shipmoor.key secret (a CI secret); give shipmoor.pub to whoever replays or admits.\n\nExamples:\n  shipmoor keygen\n  SHIPMOOR_KEY_PASSWORD=… shipmoor keygen --output-dir ~/.config/shipmoor\n\nExit codes: 0 written · 2 a key file exists already (pass --force) or the directory cannot be written"
-)]
+#[command(after_help = KEYGEN_AFTER_HELP)]
 pub struct KeygenArgs {
     /// Where to write shipmoor.key and shipmoor.pub
-    #[arg(long, value_name = "DIR", default_value = ".")]
+    #[arg(long, value_name = "DIR", default_value = ".", help_heading = "Output")]
     pub output_dir: PathBuf,
-    /// Replace key files that exist
-    #[arg(long)]
+    /// Replace key files that exist (whoever holds the old public key can no longer verify new
+    /// signatures)
+    #[arg(long, help_heading = "Output")]
     pub force: bool,
 }
+
+const KEYGEN_AFTER_HELP: &str = "\
+The private key is encrypted when SHIPMOOR_KEY_PASSWORD is set (claim-check
+reads the same variable). Keep shipmoor.key secret (a CI secret); give
+shipmoor.pub to whoever replays or admits.
+
+Examples:
+  shipmoor keygen
+  SHIPMOOR_KEY_PASSWORD=... shipmoor keygen --output-dir ~/.config/shipmoor
+  shipmoor claim-check --sign key --key shipmoor.key
+
+Exit codes:
+  0  the key pair is written
+  2  usage or input error: a key file exists already (pass --force), or the
+     directory cannot be written
+  3  engine crash";
 
 const CLAIM_CHECK_AFTER_HELP: &str = "\
 Examples:
@@ -591,18 +606,23 @@ pub enum AcceptanceCommand {
     /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
     #[command(after_help = COMMIT_AFTER_HELP)]
     Commit(AcceptanceArgs),
-    /// Start this change's acceptance file: a commented starter under .shipmoor/changes/ named
-    /// after the branch (criteria drafted from --from when given, else an example), plus
-    /// .shipmoor/config.yaml and .shipmoor/.gitignore when they are missing
+    /// Start this change's acceptance file, named after the branch
+    ///
+    /// A commented starter as .shipmoor/changes/<branch>.yaml (on the default branch:
+    /// .shipmoor/acceptance.yaml), its criteria drafted from --from when given, else an example
+    /// to edit; plus .shipmoor/config.yaml and .shipmoor/.gitignore (which keeps the run's
+    /// outputs out of commits) when they are missing.
+    #[command(after_help = INIT_AFTER_HELP)]
     Init {
         /// The repository
-        #[arg(long, default_value = ".", value_name = "DIR")]
+        #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
         repo: PathBuf,
-        /// Text to draft the criteria from (a Markdown checklist): a file, or `-` for standard input
-        #[arg(long, value_name = "FILE")]
+        /// Text to draft the criteria from (a Markdown checklist): a file, or `-` for standard
+        /// input [default: an example criterion to edit]
+        #[arg(long, value_name = "FILE", help_heading = "Inputs")]
         from: Option<PathBuf>,
         /// Replace the change's acceptance file when it exists
-        #[arg(long)]
+        #[arg(long, help_heading = "Output")]
         force: bool,
     },
     /// Draft criteria from text (a pull request body's checklist) as the branch's own
@@ -653,6 +673,18 @@ Exit codes:
   0  the draft is promoted, or there is no draft to commit
   2  usage or input error: a draft that does not validate, several drafts and
      no --acceptance, or the committed file already there
+  3  engine crash";
+
+const INIT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor acceptance init
+  shipmoor acceptance init --from pr-body.md
+  gh pr view --json body -q .body | shipmoor acceptance init --from -
+
+Exit codes:
+  0  the starter is written
+  2  usage or input error: not a git repository, the change's file exists
+     without --force, or no checklist item in --from
   3  engine crash";
 
 const DERIVE_AFTER_HELP: &str = "\
