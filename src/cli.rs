@@ -82,6 +82,9 @@ pub enum Commands {
     /// Attach a signed VSA (its Sigstore bundle) to an image in its OCI registry
     #[command(after_help = ATTACH_AFTER_HELP)]
     Attach(AttachArgs),
+    /// Work with the evidence store
+    #[command(subcommand)]
+    Evidence(EvidenceCommand),
     /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
 }
@@ -97,6 +100,45 @@ pub struct KeygenArgs {
     #[arg(long, help_heading = "Output")]
     pub force: bool,
 }
+
+#[derive(Debug, Subcommand)]
+pub enum EvidenceCommand {
+    /// Remove the blobs and records no kept statement cites
+    ///
+    /// The kept statements are the attestations beside the store (every `*.vsa.json`,
+    /// `*.vsa.dsse.json` and `*.vsa.sigstore.json` in its parent directory) and every --keep
+    /// file. What they cite stays: their evidence records, and the logs and results files
+    /// those records point to. Signatures are not checked: this is housekeeping, not a
+    /// verification.
+    #[command(after_help = GC_AFTER_HELP)]
+    Gc {
+        /// The evidence store
+        #[arg(
+            long,
+            value_name = "DIR",
+            default_value = ".shipmoor/evidence",
+            help_heading = "Inputs"
+        )]
+        evidence_dir: PathBuf,
+        /// Another attestation whose evidence must stay (repeatable)
+        #[arg(long, value_name = "FILE", help_heading = "Inputs")]
+        keep: Vec<PathBuf>,
+        /// List what would be removed, and remove nothing
+        #[arg(long, help_heading = "Output")]
+        dry_run: bool,
+    },
+}
+
+const GC_AFTER_HELP: &str = "\
+Examples:
+  shipmoor evidence gc --dry-run
+  shipmoor evidence gc --keep releases/1.4/claim-check.vsa.sigstore.json
+
+Exit codes:
+  0  done (or, with --dry-run, listed)
+  2  usage or input error: no store there, no statement to keep, or a kept
+     file that is no attestation
+  3  engine crash";
 
 const KEYGEN_AFTER_HELP: &str = "\
 The private key is encrypted when SHIPMOOR_KEY_PASSWORD is set (claim-check

@@ -619,3 +619,79 @@ fn a_command_disposition_must_agree_with_its_records() {
         "{run:?}"
     );
 }
+
+/// `evidence gc` keeps what the attestations beside the store cite and removes what an earlier
+/// run left behind: afterwards every form still replays; `--dry-run` removes nothing; a store
+/// with no attestation beside it is refused rather than emptied.
+#[test]
+fn evidence_gc_keeps_what_the_statements_cite() {
+    let (r, base, key, public) = signed_run();
+    let store = r.path().join(".shipmoor/evidence/sha256");
+    let count = || std::fs::read_dir(&store).unwrap().count();
+    let first = count();
+    // The head commit again under another message, and a second run: every record names the
+    // new commit, so the first run's are cited no more.
+    r.git(&["commit", "--amend", "-q", "-m", "head, again"]);
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--sign",
+        "key",
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let before = count();
+    assert!(
+        before > first,
+        "{before} items after two runs, {first} after one"
+    );
+
+    let dry = r.shipmoor(&["evidence", "gc", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(dry.stdout.contains("would remove "), "{}", dry.stdout);
+    assert_eq!(count(), before, "--dry-run removes nothing");
+
+    let gc = r.shipmoor(&["evidence", "gc"]);
+    assert_eq!(gc.code, 0, "{gc:?}");
+    let after = count();
+    assert!(after < before, "{}", gc.stdout);
+    assert!(
+        gc.stdout
+            .starts_with(&format!("removed {} of {before} items", before - after)),
+        "{}",
+        gc.stdout
+    );
+    for form in [
+        ".shipmoor/claim-check.vsa.dsse.json",
+        ".shipmoor/claim-check.vsa.sigstore.json",
+    ] {
+        let replay = r.shipmoor(&["replay", form, "--key", public.to_str().unwrap()]);
+        assert_eq!(replay.code, 0, "{form} after gc: {replay:?}");
+    }
+    // Nothing more to remove.
+    let again = r.shipmoor(&["evidence", "gc"]);
+    assert!(
+        again
+            .stdout
+            .starts_with(&format!("removed 0 of {after} items")),
+        "{}",
+        again.stdout
+    );
+
+    // A store alone, with no attestation beside it, is not emptied.
+    let lone = tempfile::tempdir().unwrap();
+    let lone_store = lone.path().join("evidence");
+    std::fs::create_dir_all(lone_store.join("sha256")).unwrap();
+    std::fs::write(lone_store.join("sha256").join("ab".repeat(32)), "x").unwrap();
+    let refused = r.shipmoor(&[
+        "evidence",
+        "gc",
+        "--evidence-dir",
+        lone_store.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("--keep"), "{}", refused.stderr);
+    assert!(lone_store.join("sha256").join("ab".repeat(32)).exists());
+}

@@ -102,6 +102,13 @@ impl Attestation {
         self.form.label()
     }
 
+    /// The statement's bytes as the file carries them, signature unchecked: for bookkeeping
+    /// that trusts nothing (which evidence a statement cites, for `evidence gc`), never for a
+    /// decision.
+    pub fn unverified_statement(&self) -> &[u8] {
+        &self.unverified
+    }
+
     pub fn is_unsigned(&self) -> bool {
         matches!(self.form, Form::Statement)
     }

@@ -5,6 +5,7 @@ mod action;
 mod admit;
 mod attach;
 mod claim_check;
+mod evidence;
 mod keygen;
 mod replay;
 mod verify_bundle;
@@ -67,6 +68,7 @@ fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),
         Commands::Keygen(args) => keygen::run(args),
+        Commands::Evidence(cmd) => evidence::run(cmd),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
         Commands::Attach(args) => attach::run(args),
