@@ -83,7 +83,7 @@ pub enum Commands {
     #[command(after_help = ATTACH_AFTER_HELP)]
     Attach(AttachArgs),
     /// Work with the evidence store
-    #[command(subcommand)]
+    #[command(subcommand, after_help = EVIDENCE_AFTER_HELP)]
     Evidence(EvidenceCommand),
     /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
@@ -128,6 +128,16 @@ pub enum EvidenceCommand {
         dry_run: bool,
     },
 }
+
+const EVIDENCE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor evidence gc --dry-run
+  shipmoor evidence gc
+
+Exit codes:
+  0  done
+  2  usage or input error
+  3  engine crash";
 
 const GC_AFTER_HELP: &str = "\
 Examples:
@@ -176,9 +186,9 @@ Exit codes:
 
 const ACCEPTANCE_AFTER_HELP: &str = "\
 Examples:
+  shipmoor acceptance init
   shipmoor acceptance lint
   shipmoor acceptance tags --where
-  shipmoor acceptance derive --from pr-body.md
   shipmoor acceptance commit
 
 Exit codes:
