@@ -206,6 +206,20 @@ pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, Stri
     }
 }
 
+/// `claim-check-<job>-<attempt>-<unique>`, the job's name once: a job named `claim-check` (or
+/// `claim-check-py`) is not repeated after the prefix.
+fn artifact_name(job: &str, attempt: &str, unique: &str) -> String {
+    let job = job
+        .strip_prefix("claim-check")
+        .map(|rest| rest.trim_start_matches(['-', '_']))
+        .unwrap_or(job);
+    if job.is_empty() {
+        format!("claim-check-{attempt}-{unique}")
+    } else {
+        format!("claim-check-{job}-{attempt}-{unique}")
+    }
+}
+
 /// Everything `report` writes, for a result (or none) and an exit code.
 pub struct Report {
     pub outputs: String,
@@ -224,7 +238,7 @@ pub fn report(
     let job = std::env::var("GITHUB_JOB").unwrap_or_else(|_| "job".into());
     let attempt = std::env::var("GITHUB_RUN_ATTEMPT").unwrap_or_else(|_| "1".into());
     let unique = &crate::evidence::sha256_hex(format!("{seed}{}", repo.display()).as_bytes())[..8];
-    let artifact = format!("claim-check-{job}-{attempt}-{unique}");
+    let artifact = artifact_name(&job, &attempt, unique);
     let mut outputs = String::new();
     let mut put = |k: &str, v: &str| outputs.push_str(&output_entry(k, v, seed));
     put("exit-code", &exit_code.to_string());
@@ -313,6 +327,14 @@ pub fn append_env_file(var: &str, text: &str) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_artifact_names_the_job_once() {
+        assert_eq!(artifact_name("claim-check", "1", "ab"), "claim-check-1-ab");
+        assert_eq!(artifact_name("claim-check-py", "2", "ab"), "claim-check-py-2-ab");
+        assert_eq!(artifact_name("claim_check", "1", "ab"), "claim-check-claim_check-1-ab");
+        assert_eq!(artifact_name("test", "1", "ab"), "claim-check-test-1-ab");
+    }
 
     #[test]
     fn escaping_follows_the_workflow_command_rules() {

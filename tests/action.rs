@@ -210,7 +210,7 @@ fn the_action_on_a_shallow_fork_pull_request() {
         o["vsa-path"].ends_with(".shipmoor/claim-check.vsa.json"),
         "unsigned: the statement itself"
     );
-    assert!(o["artifact-name"].starts_with("claim-check-claim-check-1-"));
+    assert!(o["artifact-name"].starts_with("claim-check-1-"), "{}", o["artifact-name"]);
     let paths: Vec<&str> = o["artifact-paths"].lines().collect();
     assert_eq!(paths.len(), 4, "{paths:?}");
     for p in &paths {

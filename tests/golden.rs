@@ -73,7 +73,7 @@ fn settings(r: &Repo) -> insta::Settings {
     );
     // What the Action makes unique per process: `GITHUB_OUTPUT` delimiters, the artifact name.
     s.add_filter(r"ghadelimiter_[0-9a-f]{16}", "ghadelimiter_[DELIM]");
-    s.add_filter(r"(claim-check-claim-check-1)-[0-9a-f]{8}", "$1-[UNIQUE]");
+    s.add_filter(r"(claim-check-1)-[0-9a-f]{8}", "$1-[UNIQUE]");
     s.add_filter(&regex::escape(env!("CARGO_MANIFEST_DIR")), "[MANIFEST_DIR]");
     // Log excerpts are the runner's own words, which change with its version.
     s.add_filter(r"(?s)```\n.*?```", "```\n[EXCERPT]\n```");
