@@ -331,8 +331,14 @@ mod tests {
     #[test]
     fn the_artifact_names_the_job_once() {
         assert_eq!(artifact_name("claim-check", "1", "ab"), "claim-check-1-ab");
-        assert_eq!(artifact_name("claim-check-py", "2", "ab"), "claim-check-py-2-ab");
-        assert_eq!(artifact_name("claim_check", "1", "ab"), "claim-check-claim_check-1-ab");
+        assert_eq!(
+            artifact_name("claim-check-py", "2", "ab"),
+            "claim-check-py-2-ab"
+        );
+        assert_eq!(
+            artifact_name("claim_check", "1", "ab"),
+            "claim-check-claim_check-1-ab"
+        );
         assert_eq!(artifact_name("test", "1", "ab"), "claim-check-test-1-ab");
     }
 

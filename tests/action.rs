@@ -210,7 +210,11 @@ fn the_action_on_a_shallow_fork_pull_request() {
         o["vsa-path"].ends_with(".shipmoor/claim-check.vsa.json"),
         "unsigned: the statement itself"
     );
-    assert!(o["artifact-name"].starts_with("claim-check-1-"), "{}", o["artifact-name"]);
+    assert!(
+        o["artifact-name"].starts_with("claim-check-1-"),
+        "{}",
+        o["artifact-name"]
+    );
     let paths: Vec<&str> = o["artifact-paths"].lines().collect();
     assert_eq!(paths.len(), 4, "{paths:?}");
     for p in &paths {
@@ -444,4 +448,146 @@ fn the_installer_checks_the_pinned_checksum() {
             assert!(!installed.exists());
         }
     }
+}
+
+/// Until a release is published the action builds shipmoor with cargo; the binary is cached
+/// (actions/cache, keyed by the runner and a digest of the source cargo builds from), so only
+/// a repository's first run builds. Here the cache is what actions/cache would do with the
+/// step's `dir`: saved after the first job, restored before the second into a fresh RUNNER_TEMP.
+/// A stand-in `cargo` on PATH "builds" by copying the test binary and counts its calls.
+#[test]
+fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
+    let action = tempfile::tempdir().unwrap();
+    let a = action.path();
+    for dir in ["action", "scripts/action", "src"] {
+        std::fs::create_dir_all(a.join(dir)).unwrap();
+    }
+    std::fs::copy(
+        Path::new(ACTION).join("scripts/action/install.sh"),
+        a.join("scripts/action/install.sh"),
+    )
+    .unwrap();
+    std::fs::write(
+        a.join("Cargo.toml"),
+        "[package]\nname = \"shipmoor\"\nversion = \"9.9.9\"\n",
+    )
+    .unwrap();
+    std::fs::write(a.join("Cargo.lock"), "# lock\n").unwrap();
+    std::fs::write(a.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(a.join("action/releases.txt"), "").unwrap();
+
+    let tools = tempfile::tempdir().unwrap();
+    let calls = tools.path().join("cargo-calls");
+    let fake_cargo = tools.path().join("cargo");
+    std::fs::write(
+        &fake_cargo,
+        format!(
+            "#!/bin/sh\necho build >> '{}'\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncp '{}' \"$CARGO_TARGET_DIR/release/shipmoor\"\n",
+            calls.display(),
+            env!("CARGO_BIN_EXE_shipmoor")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_cargo,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        tools.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+
+    let runner_temp = tempfile::tempdir().unwrap();
+    let step = |args: &[&str], output: &Path, cache_dir: Option<&str>| {
+        let mut cmd = Command::new("bash");
+        cmd.arg(a.join("scripts/action/install.sh"))
+            .args(args)
+            .env("GITHUB_ACTION_PATH", a)
+            .env("RUNNER_TEMP", runner_temp.path())
+            .env("PATH", &path)
+            .env("GITHUB_OUTPUT", output)
+            .env_remove("SHIPMOOR_BIN")
+            .env_remove("GITHUB_PATH")
+            .env_remove("SHIPMOOR_CARGO_PROFILE");
+        if let Some(dir) = cache_dir {
+            cmd.env("SHIPMOOR_CACHE_DIR", dir);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let outputs = |file: &Path| -> BTreeMap<String, String> {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let job = |n: u32| -> (BTreeMap<String, String>, String) {
+        let out_file = runner_temp.path().join(format!("output-{n}"));
+        step(&["--cache-key"], &out_file, None);
+        let keys = outputs(&out_file);
+        let log = step(&[], &out_file, Some(keys["dir"].as_str()));
+        (keys, log)
+    };
+
+    // Job 1: a cache miss; cargo builds, and the binary is left in the cache's dir.
+    let (keys, log) = job(1);
+    assert_eq!(keys["needed"], "true");
+    assert!(keys["key"].starts_with("shipmoor-9.9.9-"), "{keys:?}");
+    assert!(
+        log.contains("building it from the Action's source"),
+        "{log}"
+    );
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 1);
+    let cached = Path::new(&keys["dir"]).join("shipmoor");
+    assert!(cached.exists(), "the build is left for actions/cache/save");
+
+    // actions/cache/save, then a new job: a fresh RUNNER_TEMP, and the restore.
+    let saved = tempfile::tempdir().unwrap();
+    std::fs::copy(&cached, saved.path().join("shipmoor")).unwrap();
+    for entry in std::fs::read_dir(runner_temp.path()).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p).unwrap();
+        } else {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
+    std::fs::create_dir_all(&keys["dir"]).unwrap();
+    std::fs::copy(saved.path().join("shipmoor"), &cached).unwrap();
+
+    // Job 2: the same key, installed from the cache, no build.
+    let (again, log) = job(2);
+    assert_eq!(again["key"], keys["key"], "the same source, the same key");
+    assert!(log.contains("installed shipmoor 9.9.9 from cache"), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap().lines().count(),
+        1,
+        "the second job did not build"
+    );
+    assert!(runner_temp.path().join("shipmoor-bin/shipmoor").exists());
+
+    // Another source, another key; a binary provided by the workflow needs no cache.
+    std::fs::write(a.join("src/main.rs"), "fn main() { println!(); }\n").unwrap();
+    let out_file = runner_temp.path().join("output-3");
+    step(&["--cache-key"], &out_file, None);
+    assert_ne!(outputs(&out_file)["key"], keys["key"]);
+    let out = Command::new("bash")
+        .arg(a.join("scripts/action/install.sh"))
+        .arg("--cache-key")
+        .env("GITHUB_ACTION_PATH", a)
+        .env("SHIPMOOR_BIN", env!("CARGO_BIN_EXE_shipmoor"))
+        .env_remove("GITHUB_OUTPUT")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "needed=false\n");
 }

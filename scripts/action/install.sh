@@ -1,26 +1,52 @@
 #!/usr/bin/env bash
 # The Action's first step: puts `shipmoor` on PATH. A pinned release binary when
 # action/releases.txt lists one for this version and runner (its SHA-256 checked before it is
-# used), else a build from the Action's own source with cargo.
+# used), else the binary an earlier run of this repository built from the same source
+# (SHIPMOOR_CACHE_DIR, which actions/cache restores), else a build from the Action's own source
+# with cargo (then left in SHIPMOOR_CACHE_DIR for actions/cache to save).
+#
+#   install.sh               install (the step "Install shipmoor")
+#   install.sh --cache-key   print the cache's step outputs: needed=true|false (false when a
+#                            pinned release or SHIPMOOR_BIN serves), dir=, key= (the runner's
+#                            OS and architecture, and a digest of the source cargo builds from)
 set -euo pipefail
 action_path="${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/../.." && pwd)}"
 dest="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/shipmoor-bin"
+
+version="$(printenv INPUT_VERSION || true)"
+if [ -z "$version" ]; then
+  version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -n 1)"
+fi
+case "$(uname -s)-$(uname -m)" in
+  Linux-x86_64) target=x86_64-unknown-linux-gnu ;;
+  Linux-aarch64) target=aarch64-unknown-linux-gnu ;;
+  *) target="unsupported-$(uname -s)-$(uname -m)" ;;
+esac
+line="$(grep -E "^${version//./\\.}[[:space:]]+${target}[[:space:]]" "$action_path/action/releases.txt" 2>/dev/null || true)"
+
+if [ "${1:-}" = "--cache-key" ]; then
+  out="${GITHUB_OUTPUT:-/dev/stdout}"
+  if [ -n "${SHIPMOOR_BIN:-}" ] || [ -n "$line" ]; then
+    echo "needed=false" >>"$out"
+    exit 0
+  fi
+  # What cargo builds the binary from: its manifest, its lock file and its sources.
+  source_digest="$(cd "$action_path" && find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z |
+    xargs -0 sha256sum | sha256sum | cut -c1-32)"
+  {
+    echo "needed=true"
+    echo "dir=${RUNNER_TEMP:-${TMPDIR:-/tmp}}/shipmoor-cache"
+    echo "key=shipmoor-$version-$target-${SHIPMOOR_CARGO_PROFILE:-release}-$source_digest"
+  } >>"$out"
+  exit 0
+fi
 mkdir -p "$dest"
 
+cache_dir="${SHIPMOOR_CACHE_DIR:-}"
 if [ -n "${SHIPMOOR_BIN:-}" ]; then
   # A binary the workflow provides (a container job, a test of the Action).
   install -m 0755 "$SHIPMOOR_BIN" "$dest/shipmoor"
 else
-  version="$(printenv INPUT_VERSION || true)"
-  if [ -z "$version" ]; then
-    version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -n 1)"
-  fi
-  case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64) target=x86_64-unknown-linux-gnu ;;
-    Linux-aarch64) target=aarch64-unknown-linux-gnu ;;
-    *) target="unsupported-$(uname -s)-$(uname -m)" ;;
-  esac
-  line="$(grep -E "^${version//./\\.}[[:space:]]+${target}[[:space:]]" "$action_path/action/releases.txt" || true)"
   if [ -n "$line" ]; then
     read -r _ _ want url <<<"$line"
     # A mirror of the release assets (an air-gapped runner, a test).
@@ -38,8 +64,11 @@ else
     fi
     chmod 0755 "$tmp"
     mv "$tmp" "$dest/shipmoor"
+  elif [ -n "$cache_dir" ] && [ -x "$cache_dir/shipmoor" ] && "$cache_dir/shipmoor" --version >/dev/null 2>&1; then
+    echo "claim-check: installed shipmoor $version from cache (built by an earlier run from the same source)"
+    install -m 0755 "$cache_dir/shipmoor" "$dest/shipmoor"
   else
-    echo "claim-check: no pinned release of shipmoor $version for $target; building it from the Action's source"
+    echo "claim-check: no pinned release of shipmoor $version for $target; building it from the Action's source (once: later runs install it from cache)"
     if ! command -v cargo >/dev/null 2>&1; then
       echo "::error title=Claim Check::no release binary for $target and no cargo to build one; add a Rust toolchain step (dtolnay/rust-toolchain) before this action"
       exit 1
@@ -49,6 +78,10 @@ else
     CARGO_TARGET_DIR="$target_dir" cargo build --locked --profile "$profile" --manifest-path "$action_path/Cargo.toml" --bin shipmoor
     dir="$profile"; [ "$profile" = dev ] && dir=debug
     install -m 0755 "$target_dir/$dir/shipmoor" "$dest/shipmoor"
+    if [ -n "$cache_dir" ]; then
+      mkdir -p "$cache_dir"
+      install -m 0755 "$target_dir/$dir/shipmoor" "$cache_dir/shipmoor"
+    fi
   fi
 fi
 "$dest/shipmoor" --version
