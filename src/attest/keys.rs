@@ -239,6 +239,36 @@ impl KeyError {
     }
 }
 
+/// A `--key` given to verify with must be the signer's public key. Passing the private key
+/// file is the common slip (it is the one `--sign key --key` took), and it is a usage error
+/// rather than a failed signature: nothing about the attestation has been checked. `Ok` when
+/// the file is no private key, or cannot be read (the verification then says why).
+pub fn refuse_private_key(path: &std::path::Path) -> Result<(), InputError> {
+    let Ok(pem) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let label = match first_pem_block(&pem, "PUBLIC KEY") {
+        Ok((label, _)) => label,
+        Err(KeyError::LegacyEncryptedPem { label } | KeyError::MalformedPem { label, .. }) => label,
+        Err(_) => return Ok(()),
+    };
+    if !label.contains("PRIVATE KEY") {
+        return Ok(());
+    }
+    let key = path.display().to_string();
+    // openssl does not read OpenSSH's own format; ssh-keygen exports its public half as SPKI.
+    let help = if label == "OPENSSH PRIVATE KEY" {
+        format!("pass the public key: `ssh-keygen -e -m PKCS8 -f {key} > {key}.pub`, then `--key {key}.pub`")
+    } else {
+        format!("pass the public key: `openssl pkey -in {key} -pubout -out {key}.pub`, then `--key {key}.pub`")
+    };
+    Err(InputError::new(format!(
+        "--key is a private key (`{label}`): verification needs the signer's public key"
+    ))
+    .in_file(key)
+    .help(help))
+}
+
 /// Loads a signing key from PEM: PKCS#8 (`PRIVATE KEY`), encrypted PKCS#8
 /// (`ENCRYPTED PRIVATE KEY`, decrypted with `password`) or SEC1 (`EC PRIVATE KEY`, P-256 only).
 pub fn load_signing_key(pem: &str, password: Option<&[u8]>) -> Result<SigningKey, KeyError> {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::acceptance::{self, AcceptanceState};
+use crate::attest::keys;
+use crate::attest::verify::Attestation;
 use crate::attest::Subject;
 use crate::cli::{Format, ReplayArgs};
 use crate::clock::Clock;
@@ -44,6 +46,10 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
             ),
         ));
     }
+    if let Some(key) = &s.key {
+        keys::refuse_private_key(key)?;
+    }
+    require_signer(&bytes, s.key.is_some(), identity.is_some())?;
     let subjects = args
         .subjects
         .iter()
@@ -120,6 +126,42 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         }
     }
     Ok(if report.valid { 0 } else { 1 })
+}
+
+/// An attestation that the command line gives nothing to verify with is a usage error, not an
+/// INVALID verdict: the file may be sound, only the question is incomplete. The form decides
+/// what is needed (a DSSE envelope or a keyed bundle: `--key`; a Sigstore bundle: `--key` or
+/// the identity flags). A file that does not parse, and an unsigned statement, are left to
+/// the steps: those are verdicts about the file.
+fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), Error> {
+    let Ok(attestation) = Attestation::parse(bytes) else {
+        return Ok(());
+    };
+    let needs_key = attestation.is_envelope() || attestation.is_keyed_bundle_without_log();
+    let missing = if attestation.is_unsigned() || key {
+        None
+    } else if needs_key {
+        Some((
+            if attestation.is_envelope() {
+                "a DSSE envelope is verified with the signer's public key, and no --key was given"
+            } else {
+                "this bundle is signed with a key and is verified with its public key, and no --key was given"
+            }
+            .to_string(),
+            "pass `--key KEY.pub`; from the signing key: `openssl pkey -in KEY -pubout -out KEY.pub`",
+        ))
+    } else if !identity {
+        Some((
+            "a keyless Sigstore bundle is verified with the signer's identity, and none was given".to_string(),
+            "pass `--certificate-identity ID --certificate-oidc-issuer URL` (and `--trusted-root FILE` offline), or `--key KEY.pub` for a bundle signed with a key; from a signing key: `openssl pkey -in KEY -pubout -out KEY.pub`",
+        ))
+    } else {
+        None
+    };
+    match missing {
+        Some((message, help)) => Err(Error::input(InputError::new(message).help(help))),
+        None => Ok(()),
+    }
 }
 
 /// The repository's commits, read with git, for the citation audit of step 4: each commit's
