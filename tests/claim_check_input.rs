@@ -117,6 +117,53 @@ fn a_missing_runner_tool_is_an_input_error() {
     assert!(err.contains("help:"), "{err}");
 }
 
+/// jest and vitest as pytest above: without `node` on PATH, and with node but without the
+/// project's own binary in the checkout (no `npm ci`, no `setup:`), exit 2 before any
+/// worktree, never an INCONCLUSIVE verdict over empty evidence.
+#[test]
+fn a_missing_javascript_runner_tool_is_an_input_error() {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(which("git"), bin.path().join("git")).unwrap();
+    let git_only = bin.path().display().to_string();
+    for kind in ["jest", "vitest"] {
+        let r = Repo::new();
+        r.write("package.json", "{\"name\": \"web\", \"private\": true}\n");
+        r.write("src/sum.js", "module.exports = (a, b) => a - b;\n");
+        let base = r.commit("base");
+        r.write("src/sum.js", "module.exports = (a, b) => a + b;\n");
+        r.write(
+            &format!("test/sum_{}.test.js", common::ident("adds")),
+            "const sum = require('../src/sum');\ntest('adds', () => expect(sum(1, 2)).toBe(3));\n",
+        );
+        r.write(
+            ".shipmoor/acceptance.yaml",
+            &format!(
+                "version: 1\ncriteria:\n  - id: adds\n    ac: Adds.\nrunners:\n  - kind: {kind}\n"
+            ),
+        );
+        r.commit("head");
+        let err = rejected_env(
+            &r,
+            &["claim-check", "--base", &base],
+            &[("PATH", &git_only)],
+        );
+        assert!(
+            err.contains("`node` was not found on PATH"),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help:"), "{kind}: {err}");
+        let err = rejected(&r, &["claim-check", "--base", &base]);
+        assert!(
+            err.contains(&format!(
+                "`node_modules/.bin/{kind}` is not installed in the checkout"
+            )),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help: run `npm ci` in `.`"), "{kind}: {err}");
+        assert!(err.contains("`setup: npm ci`"), "{kind}: {err}");
+    }
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");

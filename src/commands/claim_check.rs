@@ -584,7 +584,7 @@ fn runners(git: &Git, head: &CommitId, set: &AcceptanceSet) -> Result<Vec<Runner
     if !needs_runner {
         return Ok(runners);
     }
-    floor::check_tools(&runners, &runners_file)?;
+    floor::check_tools(&runners, git.root(), &runners_file)?;
     let mut missing = Vec::new();
     for r in runners.iter().filter(|r| r.root != ".") {
         let out = git.run([

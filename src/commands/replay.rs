@@ -232,7 +232,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
     } else {
         set.runners.clone()
     };
-    floor::check_tools(&runners, path).map_err(|e| e.to_string())?;
+    floor::check_tools(&runners, git.root(), path).map_err(|e| e.to_string())?;
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-replay-")
         .tempdir()

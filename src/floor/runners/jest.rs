@@ -52,6 +52,10 @@ impl Runner for Jest {
         js::check_node()
     }
 
+    fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {
+        js::check_checkout_bin(JsTool::Jest, &self.config, checkout)
+    }
+
     /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
     /// `test` or `tests`.
     fn is_test_file(&self, rel_path: &str) -> bool {

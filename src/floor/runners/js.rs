@@ -206,18 +206,58 @@ pub(super) fn is_js_test_file(rel_path: &str) -> bool {
 
 /// `node_modules/.bin/<name>` in `ctx.dir` or the nearest directory above it inside the worktree.
 pub(super) fn find_bin(ctx: &RunCtx, name: &str) -> Option<PathBuf> {
-    let mut dir: Option<&Path> = Some(ctx.dir.as_path());
+    find_bin_in(&ctx.dir, &ctx.worktree, name)
+}
+
+/// `node_modules/.bin/<name>` in `dir` or the nearest directory above it inside `top`.
+fn find_bin_in(dir: &Path, top: &Path, name: &str) -> Option<PathBuf> {
+    let mut dir: Option<&Path> = Some(dir);
     while let Some(d) = dir {
         let candidate = d.join("node_modules").join(".bin").join(name);
         if candidate.is_file() {
             return Some(candidate);
         }
-        if d == ctx.worktree.as_path() || !d.starts_with(&ctx.worktree) {
+        if d == top || !d.starts_with(top) {
             break;
         }
         dir = d.parent();
     }
     None
+}
+
+/// Without a `setup:`, a worktree's `node_modules` can only be the checkout's (linked, see
+/// `reuse_node_modules` in the floor), so a tool missing from the checkout is missing from
+/// every run: an input error before any worktree exists, as a missing pytest or go is, rather
+/// than a problem at each side and an INCONCLUSIVE verdict. With a `setup:` the tool is
+/// installed in each worktree and looked for there.
+pub(super) fn check_checkout_bin(
+    tool: JsTool,
+    config: &RunnerConfig,
+    checkout: &Path,
+) -> Result<(), InputError> {
+    if config.setup.is_some() {
+        return Ok(());
+    }
+    let dir = if config.root == "." {
+        checkout.to_path_buf()
+    } else {
+        checkout.join(&config.root)
+    };
+    if find_bin_in(&dir, checkout, tool.name()).is_some() {
+        return Ok(());
+    }
+    Err(InputError::new(format!(
+        "{}: `node_modules/.bin/{}` is not installed in the checkout (runner root `{}` or above it), \
+         and the runner has no `setup:` to install it in each worktree",
+        tool.name(),
+        tool.name(),
+        config.root
+    ))
+    .help(format!(
+        "run `npm ci` in `{}` before claim-check (as a workflow does after checkout), or set \
+         `setup: npm ci` for the runner",
+        config.root
+    )))
 }
 
 fn missing_bin_problem(tool: JsTool, config: &RunnerConfig) -> String {

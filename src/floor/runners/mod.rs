@@ -207,6 +207,12 @@ pub trait Runner: Send + Sync {
     /// Checks that the runner's tools are installed; the error says what to install.
     fn check_tool(&self) -> Result<(), InputError>;
 
+    /// Whether what the runner needs from the checkout is there (`checkout`: the repository's
+    /// working directory), for runners whose tool the worktrees take from it.
+    fn check_checkout(&self, _checkout: &std::path::Path) -> Result<(), InputError> {
+        Ok(())
+    }
+
     /// Whether a path (relative to the runner's root, `/`-separated) is part of the test suite:
     /// the files laid over the base worktree.
     fn is_test_file(&self, rel_path: &str) -> bool;
