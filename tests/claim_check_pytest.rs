@@ -229,6 +229,31 @@ fn a_filter_that_matches_no_test_is_never_a_pass() {
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("names no test at head"), "{run:?}");
+    assert!(!run.stdout.contains("did you mean"), "{run:?}");
+}
+
+/// A `check.test` with a typo says which listed test it most likely meant, in the report and
+/// the fix packet.
+#[test]
+fn a_check_test_that_names_no_test_suggests_the_nearest_at_head() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(
+        "tests/test_refund.py",
+        "from svc.refund import refund\n\ndef test_marks_order():\n    assert refund({})['status'] == 'refunded'\n",
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n    check:\n      test: tests/test_refund.py::test_mark_order\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let fixes = r.read(".shipmoor/claim-check.fixes.json");
+    for out in [&run.stdout, &fixes] {
+        assert!(out.contains("names no test at head"), "{out}");
+        assert!(
+            out.contains("did you mean `tests/test_refund.py::test_marks_order`?"),
+            "{out}"
+        );
+    }
 }
 
 #[test]
