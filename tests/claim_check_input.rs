@@ -164,6 +164,42 @@ fn a_missing_javascript_runner_tool_is_an_input_error() {
     }
 }
 
+/// A base branch that exists only as a remote-tracking branch (what a CI checkout has) names
+/// the one to pass; passed, it resolves.
+#[test]
+fn a_base_that_exists_only_on_the_remote_suggests_the_remote_tracking_branch() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    // What `git fetch` leaves for a branch of the remote that was never checked out here.
+    r.git(&["update-ref", "refs/remotes/origin/trunk", &base]);
+    let err = rejected(&r, &["claim-check", "--base", "trunk"]);
+    assert!(
+        err.contains("--base `trunk` is not a commit in this repository: there is no local branch `trunk`, only the remote-tracking `origin/trunk`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: pass `--base origin/trunk` (or create the branch: `git branch trunk origin/trunk`)"),
+        "{err}"
+    );
+    // A name that is nowhere keeps the general help.
+    let err = rejected(&r, &["claim-check", "--base", "nowhere"]);
+    assert!(err.contains("--base `nowhere` is not a commit"), "{err}");
+    assert!(!err.contains("remote-tracking"), "{err}");
+    assert!(err.contains("fetch-depth: 0"), "{err}");
+    let run = r.shipmoor(&["claim-check", "--base", "origin/trunk"]);
+    assert_ne!(run.code, 2, "{run:?}");
+}
+
+/// A repository without a commit says so, and how to make the two commits a check compares.
+#[test]
+fn an_empty_repository_says_it_has_no_commits() {
+    let r = Repo::new();
+    for args in [&["claim-check"][..], &["claim-check", "--base", "main"]] {
+        let err = rejected(&r, args);
+        assert!(err.contains("the repository has no commits yet"), "{err}");
+        assert!(err.contains("git add -A && git commit -m base"), "{err}");
+    }
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
