@@ -319,7 +319,12 @@ pub struct AcceptanceArgs {
 #[derive(Debug, Subcommand)]
 pub enum AcceptanceCommand {
     /// Validate the acceptance set, reporting every problem at once
-    Lint(AcceptanceArgs),
+    Lint {
+        #[command(flatten)]
+        args: AcceptanceArgs,
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
     /// Print each criterion's tag
     Tags {
         #[command(flatten)]

@@ -200,6 +200,116 @@ fn an_empty_repository_says_it_has_no_commits() {
     }
 }
 
+/// The error document of `--format json`: stdout holds it alone (exit 2 still), every problem
+/// with its place and hint; stderr keeps the human form.
+fn error_document(run: &common::Run) -> serde_json::Value {
+    assert_eq!(run.code, 2, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}): {run:?}"));
+    assert_eq!(v["schema"], "claim_check.error.v1", "{v}");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    assert_eq!(v["kind"], "input", "{v}");
+    assert!(run.stderr.contains("error: "), "{run:?}");
+    for e in v["errors"].as_array().expect("errors") {
+        let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["column", "file", "help", "line", "message"], "{e}");
+    }
+    v
+}
+
+#[test]
+fn with_format_json_an_input_error_is_a_json_document_on_stdout() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n    requird: true\n  - id: b\n    ac: B.\n    lanes: floor\n");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    let v = error_document(&run);
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{v}");
+    assert_eq!(errors[0]["file"], ".shipmoor/acceptance.yaml");
+    assert_eq!(
+        (errors[0]["line"].as_u64(), errors[0]["column"].as_u64()),
+        (Some(5), Some(5))
+    );
+    assert!(
+        errors[0]["message"].as_str().unwrap().contains("`requird`"),
+        "{v}"
+    );
+    assert!(
+        errors[0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `required`?"),
+        "{v}"
+    );
+    assert_eq!(errors[1]["line"], 8, "{v}");
+    // The same file through `acceptance lint --format json`.
+    let lint = r.shipmoor(&["acceptance", "lint", "--format", "json"]);
+    assert_eq!(error_document(&lint)["errors"], v["errors"]);
+    // A flag error of the command itself, and the other commands with a format.
+    let v = error_document(&r.shipmoor(&["claim-check", "--base", "nowhere", "--format", "json"]));
+    assert!(
+        v["errors"][0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("fetch-depth"),
+        "{v}"
+    );
+    let v = error_document(&r.shipmoor(&["replay", "gone.json", "--format", "json"]));
+    assert_eq!(v["errors"][0]["file"], "gone.json", "{v}");
+    let v = error_document(&r.shipmoor(&[
+        "admit",
+        "--policy",
+        "gone.yaml",
+        "--attestation",
+        "gone.json",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["errors"][0]["file"], "gone.yaml", "{v}");
+    // A command line that does not parse, when it asks for JSON.
+    let v = error_document(&r.shipmoor(&["admit", "--policy", "gone.yaml", "--format=json"]));
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--attestation"),
+        "{v}"
+    );
+    let v = error_document(&r.shipmoor(&[
+        "attach",
+        "registry.invalid/app:1",
+        "--attestation",
+        "gone.json",
+        "--format",
+        "json",
+    ]));
+    assert!(v["errors"][0]["message"].as_str().is_some(), "{v}");
+    // Without --format json stdout stays empty.
+    let run = r.shipmoor(&["claim-check", "--base", "nowhere"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
+/// `acceptance lint --format json` of a valid set: one document with a `schema` key.
+#[test]
+fn acceptance_lint_prints_json() {
+    let (r, _base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    let run = r.shipmoor(&["acceptance", "lint", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["schema"], "claim_check.lint.v1");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["files"][0]["file"], ".shipmoor/acceptance.yaml", "{v}");
+    assert_eq!(v["files"][0]["state"], "committed", "{v}");
+    assert_eq!(v["files"][0]["criteria"][0]["id"], "a", "{v}");
+    assert!(
+        v["files"][0]["criteria"][0]["tag"]
+            .as_str()
+            .unwrap()
+            .starts_with("AC-A-"),
+        "{v}"
+    );
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
