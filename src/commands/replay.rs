@@ -89,7 +89,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     let evidence = args
         .evidence
         .clone()
-        .unwrap_or_else(|| default_evidence_dir(&args.attestation));
+        .unwrap_or_else(|| default_evidence_dir(&args.attestation, git.as_ref()));
     let sig = SignatureCheck {
         key: s.key.clone(),
         identity,
@@ -198,13 +198,23 @@ impl replay::HeadTree for GitTree<'_> {
     }
 }
 
-/// `.shipmoor/claim-check.vsa.json` → `.shipmoor/evidence`.
-fn default_evidence_dir(attestation: &Path) -> PathBuf {
-    attestation
+/// Where claim-check wrote the evidence: beside the attestation (`.shipmoor/claim-check.vsa.json`
+/// → `.shipmoor/evidence`, the statement's `evidence/sha256/…` URIs read from its directory),
+/// else, for a VSA written elsewhere with `--vsa-out`, the repository's default store
+/// `.shipmoor/evidence`. Neither there: the one beside, which step 4 then names.
+fn default_evidence_dir(attestation: &Path, git: Option<&Git>) -> PathBuf {
+    let beside = attestation
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-        .join("evidence")
+        .join("evidence");
+    if beside.is_dir() {
+        return beside;
+    }
+    match git.map(|g| g.root().join(".shipmoor/evidence")) {
+        Some(store) if store.is_dir() => store,
+        _ => beside,
+    }
 }
 
 /// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
