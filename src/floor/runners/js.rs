@@ -9,9 +9,10 @@
 //! # Starting the tool
 //! Always the project's own local binary, `node_modules/.bin/<tool>` in the runner's root or the
 //! nearest directory above it inside the worktree (npm workspaces hoist it to the repository
-//! root), never `npx` (which could download something else). A missing binary is a `problem`
-//! saying to run `npm ci` (or to set `setup:`), not an input error: `node_modules` is normally
-//! made by the runner's setup in each worktree. Every command runs with `CI=1` (no watch mode, no
+//! root), never `npx` (which could download something else). Without a `setup:` the worktrees
+//! take the checkout's `node_modules`, so a binary missing from the checkout is an input error
+//! before any work ([`check_checkout_bin`]), as a missing pytest is; with a `setup:`, a binary
+//! the setup did not install is a `problem` saying so. Every command runs with `CI=1` (no watch mode, no
 //! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
 //! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
 //! command so that an earlier file is never read as this command's. The runner's `args` come
