@@ -11,7 +11,7 @@
 //! nearest directory above it inside the worktree (npm workspaces hoist it to the repository
 //! root), never `npx` (which could download something else). Without a `setup:` the worktrees
 //! take the checkout's `node_modules`, so a binary missing from the checkout is an input error
-//! before any work ([`check_checkout_bin`]), as a missing pytest is; with a `setup:`, a binary
+//! before any work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary
 //! the setup did not install is a `problem` saying so. Every command runs with `CI=1` (no watch mode, no
 //! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
 //! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
