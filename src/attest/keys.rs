@@ -517,6 +517,47 @@ pub(crate) mod tests {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
+    /// Only a private key is refused as a key to verify with: a public key, a certificate, a
+    /// file that is no PEM or cannot be read are left to the verification, which says why.
+    #[test]
+    fn refuse_private_key_refuses_private_keys_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = |name: &str, label: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(
+                &path,
+                format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n"),
+            )
+            .unwrap();
+            path
+        };
+        for label in [
+            "PRIVATE KEY",
+            "EC PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "RSA PRIVATE KEY",
+        ] {
+            let path = pem("k.pem", label);
+            let e = refuse_private_key(&path).expect_err(label);
+            assert!(e.message.contains(&format!("(`{label}`)")), "{e}");
+            let help = e.help.unwrap();
+            let tool = if label == "OPENSSH PRIVATE KEY" {
+                "ssh-keygen -e -m PKCS8"
+            } else {
+                "openssl pkey -in"
+            };
+            assert!(help.contains(tool), "{label}: {help}");
+            assert!(help.contains(&format!("{}.pub", path.display())), "{help}");
+        }
+        assert!(refuse_private_key(&pem("p.pub", "PUBLIC KEY")).is_ok());
+        assert!(refuse_private_key(&pem("c.pem", "CERTIFICATE")).is_ok());
+        let text = dir.path().join("t.txt");
+        std::fs::write(&text, "not a key").unwrap();
+        assert!(refuse_private_key(&text).is_ok());
+        assert!(refuse_private_key(&dir.path().join("absent.pem")).is_ok());
+    }
+
     /// Runs `openssl ARGS` in `dir`; panics naming openssl when it is missing or fails.
     pub(crate) fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
         let out = Command::new("openssl")
