@@ -117,9 +117,9 @@ fn a_missing_runner_tool_is_an_input_error() {
     assert!(err.contains("help:"), "{err}");
 }
 
-/// jest and vitest as pytest above: without `node` on PATH, and with node but without the
-/// project's own binary in the checkout (no `npm ci`, no `setup:`), exit 2 before any
-/// worktree, never an INCONCLUSIVE verdict over empty evidence.
+/// jest and vitest as pytest above: without `node` on PATH, with node but without the
+/// project's own binary in the checkout (no `npm ci`, no `setup:`), or with a `setup:` that
+/// installs no binary, exit 2, never an INCONCLUSIVE verdict over empty evidence.
 #[test]
 fn a_missing_javascript_runner_tool_is_an_input_error() {
     let bin = tempfile::tempdir().unwrap();
@@ -161,6 +161,20 @@ fn a_missing_javascript_runner_tool_is_an_input_error() {
         );
         assert!(err.contains("help: run `npm ci` in `.`"), "{kind}: {err}");
         assert!(err.contains("`setup: npm ci`"), "{kind}: {err}");
+        // A setup that succeeds without installing the tool: the same, once it has run.
+        r.write(
+            ".shipmoor/acceptance.yaml",
+            &format!("version: 1\ncriteria:\n  - id: adds\n    ac: Adds.\nrunners:\n  - kind: {kind}\n    setup: \"true\"\n"),
+        );
+        r.commit("setup");
+        let err = rejected(&r, &["claim-check", "--base", &base]);
+        assert!(
+            err.contains(&format!(
+                "the runner's setup `true` succeeded but installed no `node_modules/.bin/{kind}`"
+            )),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help: make `setup:` install"), "{kind}: {err}");
     }
 }
 

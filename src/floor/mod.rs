@@ -1487,6 +1487,9 @@ impl Ctx<'_> {
             },
         );
         interrupted()?;
+        if cap.success() {
+            self.adapters[i].check_setup(&ctx).map_err(Error::input)?;
+        }
         Ok((!cap.success()).then(|| {
             if cap.timed_out {
                 format!("setup `{setup}` timed out")

@@ -12,7 +12,7 @@
 //! root), never `npx` (which could download something else). Without a `setup:` the worktrees
 //! take the checkout's `node_modules`, so a binary missing from the checkout is an input error
 //! before any work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary
-//! the setup did not install is a `problem` saying so. Every command runs with `CI=1` (no watch mode, no
+//! that a setup which succeeded did not install is one too (`check_setup_bin`). Every command runs with `CI=1` (no watch mode, no
 //! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
 //! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
 //! command so that an earlier file is never read as this command's. The runner's `args` come
@@ -258,6 +258,30 @@ pub(super) fn check_checkout_bin(
         "run `npm ci` in `{}` before claim-check (as a workflow does after checkout), or set \
          `setup: npm ci` for the runner",
         config.root
+    )))
+}
+
+/// After a `setup:` that succeeded, the project's binary must be there: a setup that does not
+/// install the runner's tool is the configuration's error, the same at every side, and an
+/// input error rather than a problem at each side.
+pub(super) fn check_setup_bin(
+    tool: JsTool,
+    config: &RunnerConfig,
+    ctx: &RunCtx,
+) -> Result<(), InputError> {
+    if find_bin(ctx, tool.name()).is_some() {
+        return Ok(());
+    }
+    let setup = config.setup.as_deref().unwrap_or_default();
+    Err(InputError::new(format!(
+        "{}: the runner's setup `{setup}` succeeded but installed no `node_modules/.bin/{}` in the runner root `{}` or above it",
+        tool.name(),
+        tool.name(),
+        config.root
+    ))
+    .help(format!(
+        "make `setup:` install the project's dependencies (for example `setup: npm ci`), with {} among them",
+        tool.name()
     )))
 }
 

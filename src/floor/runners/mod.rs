@@ -213,6 +213,12 @@ pub trait Runner: Send + Sync {
         Ok(())
     }
 
+    /// Whether the runner's `setup:`, which succeeded, installed what the runner starts (in
+    /// `ctx`), for runners whose tool the setup installs.
+    fn check_setup(&self, _ctx: &RunCtx) -> Result<(), InputError> {
+        Ok(())
+    }
+
     /// Whether a path (relative to the runner's root, `/`-separated) is part of the test suite:
     /// the files laid over the base worktree.
     fn is_test_file(&self, rel_path: &str) -> bool;
