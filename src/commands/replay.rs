@@ -49,7 +49,8 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     if let Some(key) = &s.key {
         keys::refuse_private_key(key)?;
     }
-    require_signer(&bytes, s.key.is_some(), identity.is_some())?;
+    require_signer(&bytes, s.key.is_some(), identity.is_some())
+        .map_err(|e| Error::input(e.in_file(args.attestation.display().to_string())))?;
     let subjects = args
         .subjects
         .iter()
@@ -133,7 +134,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
 /// what is needed (a DSSE envelope or a keyed bundle: `--key`; a Sigstore bundle: `--key` or
 /// the identity flags). A file that does not parse, and an unsigned statement, are left to
 /// the steps: those are verdicts about the file.
-fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), Error> {
+fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), InputError> {
     let Ok(attestation) = Attestation::parse(bytes) else {
         return Ok(());
     };
@@ -159,7 +160,7 @@ fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), Error> 
         None
     };
     match missing {
-        Some((message, help)) => Err(Error::input(InputError::new(message).help(help))),
+        Some((message, help)) => Err(InputError::new(message).help(help)),
         None => Ok(()),
     }
 }
