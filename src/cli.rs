@@ -641,7 +641,13 @@ pub struct AcceptanceArgs {
 pub enum AcceptanceCommand {
     /// Validate the acceptance set, reporting every problem at once
     #[command(after_help = LINT_AFTER_HELP)]
-    Lint(AcceptanceArgs),
+    Lint {
+        #[command(flatten)]
+        args: AcceptanceArgs,
+        /// human: the report; json: the lint result as `claim_check.lint.v1`
+        #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
+        format: Format,
+    },
     /// Print each criterion's tag
     #[command(after_help = TAGS_AFTER_HELP)]
     Tags {

@@ -103,6 +103,17 @@ where
     })
 }
 
+/// Whether `rev` is a plain branch name to look for among the remote-tracking branches (no
+/// revision syntax, no glob that `for-each-ref` would expand).
+fn remote_safe(rev: &str) -> bool {
+    !rev.is_empty()
+        && rev != "HEAD"
+        && !rev.starts_with('-')
+        && !rev
+            .chars()
+            .any(|c| matches!(c, '*' | '?' | '[' | '^' | '~' | ':' | '@' | '{' | ' '))
+}
+
 impl Git {
     /// Opens the repository that holds `dir`.
     pub fn discover(dir: &Path) -> Result<Git, Error> {
@@ -150,11 +161,53 @@ impl Git {
         let text = out.text();
         match CommitId::parse(&text) {
             Some(id) if out.ok => Ok(id),
-            _ => Err(Error::input(
-                InputError::new(format!("{what} `{rev}` is not a commit in this repository"))
-                    .help("pass a commit id, branch or tag that exists here; in a shallow clone fetch it first (`git fetch --unshallow` or `fetch-depth: 0`)"),
-            )),
+            _ => Err(Error::input(self.unresolved(rev, what)?)),
         }
+    }
+
+    /// Why `rev` names no commit, with the fix for the common causes: a repository with no
+    /// commit yet, a branch that exists only as a remote-tracking one (a CI checkout has
+    /// `origin/main` and no `main`), a shallow clone.
+    fn unresolved(&self, rev: &str, what: &str) -> Result<InputError, Error> {
+        let any_commit = self.run(["rev-list", "-n", "1", "--all"])?;
+        if any_commit.ok && any_commit.text().is_empty() {
+            let named = if what == rev {
+                format!("`{rev}`")
+            } else {
+                format!("{what} `{rev}`")
+            };
+            return Ok(InputError::new(format!(
+                "the repository has no commits yet, so {named} names none"
+            ))
+            .help("claim-check compares two commits: commit the code the change starts from (`git add -A && git commit -m base`), then the change, and run it again"));
+        }
+        let tracking = if remote_safe(rev) {
+            let refs = self.run([
+                "for-each-ref",
+                "--format=%(refname:short)",
+                &format!("refs/remotes/*/{rev}"),
+            ])?;
+            // `*` in the pattern also crosses `/`: keep `<remote>/<rev>` exactly.
+            refs.text()
+                .lines()
+                .find(|t| t.split_once('/').map(|(_, branch)| branch) == Some(rev))
+                .map(str::to_string)
+        } else {
+            None
+        };
+        if let Some(tracking) = tracking {
+            let pass = if what.starts_with("--") {
+                format!("pass `{what} {tracking}`")
+            } else {
+                format!("use `{tracking}`")
+            };
+            return Ok(InputError::new(format!(
+                "{what} `{rev}` is not a commit in this repository: there is no local branch `{rev}`, only the remote-tracking `{tracking}`"
+            ))
+            .help(format!("{pass} (or create the branch: `git branch {rev} {tracking}`)")));
+        }
+        Ok(InputError::new(format!("{what} `{rev}` is not a commit in this repository"))
+            .help("pass a commit id, branch or tag that exists here; in a shallow clone fetch it first (`git fetch --unshallow` or `fetch-depth: 0`)"))
     }
 
     pub fn is_ancestor(&self, ancestor: &CommitId, of: &CommitId) -> Result<bool, Error> {

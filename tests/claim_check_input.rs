@@ -117,6 +117,213 @@ fn a_missing_runner_tool_is_an_input_error() {
     assert!(err.contains("help:"), "{err}");
 }
 
+/// jest and vitest as pytest above: without `node` on PATH, with node but without the
+/// project's own binary in the checkout (no `npm ci`, no `setup:`), or with a `setup:` that
+/// installs no binary, exit 2, never an INCONCLUSIVE verdict over empty evidence.
+#[test]
+fn a_missing_javascript_runner_tool_is_an_input_error() {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(which("git"), bin.path().join("git")).unwrap();
+    let git_only = bin.path().display().to_string();
+    for kind in ["jest", "vitest"] {
+        let r = Repo::new();
+        r.write("package.json", "{\"name\": \"web\", \"private\": true}\n");
+        r.write("src/sum.js", "module.exports = (a, b) => a - b;\n");
+        let base = r.commit("base");
+        r.write("src/sum.js", "module.exports = (a, b) => a + b;\n");
+        r.write(
+            &format!("test/sum_{}.test.js", common::ident("adds")),
+            "const sum = require('../src/sum');\ntest('adds', () => expect(sum(1, 2)).toBe(3));\n",
+        );
+        r.write(
+            ".shipmoor/acceptance.yaml",
+            &format!(
+                "version: 1\ncriteria:\n  - id: adds\n    ac: Adds.\nrunners:\n  - kind: {kind}\n"
+            ),
+        );
+        r.commit("head");
+        let err = rejected_env(
+            &r,
+            &["claim-check", "--base", &base],
+            &[("PATH", &git_only)],
+        );
+        assert!(
+            err.contains("`node` was not found on PATH"),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help:"), "{kind}: {err}");
+        let err = rejected(&r, &["claim-check", "--base", &base]);
+        assert!(
+            err.contains(&format!(
+                "`node_modules/.bin/{kind}` is not installed in the checkout"
+            )),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help: run `npm ci` in `.`"), "{kind}: {err}");
+        assert!(err.contains("`setup: npm ci`"), "{kind}: {err}");
+        // A setup that succeeds without installing the tool: the same, once it has run.
+        r.write(
+            ".shipmoor/acceptance.yaml",
+            &format!("version: 1\ncriteria:\n  - id: adds\n    ac: Adds.\nrunners:\n  - kind: {kind}\n    setup: \"true\"\n"),
+        );
+        r.commit("setup");
+        let err = rejected(&r, &["claim-check", "--base", &base]);
+        assert!(
+            err.contains(&format!(
+                "the runner's setup `true` succeeded but installed no `node_modules/.bin/{kind}`"
+            )),
+            "{kind}: {err}"
+        );
+        assert!(err.contains("help: make `setup:` install"), "{kind}: {err}");
+    }
+}
+
+/// A base branch that exists only as a remote-tracking branch (what a CI checkout has) names
+/// the one to pass; passed, it resolves.
+#[test]
+fn a_base_that_exists_only_on_the_remote_suggests_the_remote_tracking_branch() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    // What `git fetch` leaves for a branch of the remote that was never checked out here.
+    r.git(&["update-ref", "refs/remotes/origin/trunk", &base]);
+    let err = rejected(&r, &["claim-check", "--base", "trunk"]);
+    assert!(
+        err.contains("--base `trunk` is not a commit in this repository: there is no local branch `trunk`, only the remote-tracking `origin/trunk`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: pass `--base origin/trunk` (or create the branch: `git branch trunk origin/trunk`)"),
+        "{err}"
+    );
+    // A name that is nowhere keeps the general help.
+    let err = rejected(&r, &["claim-check", "--base", "nowhere"]);
+    assert!(err.contains("--base `nowhere` is not a commit"), "{err}");
+    assert!(!err.contains("remote-tracking"), "{err}");
+    assert!(err.contains("fetch-depth: 0"), "{err}");
+    let run = r.shipmoor(&["claim-check", "--base", "origin/trunk"]);
+    assert_ne!(run.code, 2, "{run:?}");
+}
+
+/// A repository without a commit says so, and how to make the two commits a check compares.
+#[test]
+fn an_empty_repository_says_it_has_no_commits() {
+    let r = Repo::new();
+    for args in [&["claim-check"][..], &["claim-check", "--base", "main"]] {
+        let err = rejected(&r, args);
+        assert!(err.contains("the repository has no commits yet"), "{err}");
+        assert!(err.contains("git add -A && git commit -m base"), "{err}");
+    }
+}
+
+/// The error document of `--format json`: stdout holds it alone (exit 2 still), every problem
+/// with its place and hint; stderr keeps the human form.
+fn error_document(run: &common::Run) -> serde_json::Value {
+    assert_eq!(run.code, 2, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}): {run:?}"));
+    assert_eq!(v["schema"], "claim_check.error.v1", "{v}");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    assert_eq!(v["kind"], "input", "{v}");
+    assert!(run.stderr.contains("error: "), "{run:?}");
+    for e in v["errors"].as_array().expect("errors") {
+        let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["column", "file", "help", "line", "message"], "{e}");
+    }
+    v
+}
+
+#[test]
+fn with_format_json_an_input_error_is_a_json_document_on_stdout() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n    requird: true\n  - id: b\n    ac: B.\n    lanes: floor\n");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    let v = error_document(&run);
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{v}");
+    assert_eq!(errors[0]["file"], ".shipmoor/acceptance.yaml");
+    assert_eq!(
+        (errors[0]["line"].as_u64(), errors[0]["column"].as_u64()),
+        (Some(5), Some(5))
+    );
+    assert!(
+        errors[0]["message"].as_str().unwrap().contains("`requird`"),
+        "{v}"
+    );
+    assert!(
+        errors[0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `required`?"),
+        "{v}"
+    );
+    assert_eq!(errors[1]["line"], 8, "{v}");
+    // The same file through `acceptance lint --format json`.
+    let lint = r.shipmoor(&["acceptance", "lint", "--format", "json"]);
+    assert_eq!(error_document(&lint)["errors"], v["errors"]);
+    // A flag error of the command itself, and the other commands with a format.
+    let v = error_document(&r.shipmoor(&["claim-check", "--base", "nowhere", "--format", "json"]));
+    assert!(
+        v["errors"][0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("fetch-depth"),
+        "{v}"
+    );
+    let v = error_document(&r.shipmoor(&["replay", "gone.json", "--format", "json"]));
+    assert_eq!(v["errors"][0]["file"], "gone.json", "{v}");
+    let v = error_document(&r.shipmoor(&[
+        "admit",
+        "--policy",
+        "gone.yaml",
+        "--attestation",
+        "gone.json",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(v["errors"][0]["file"], "gone.yaml", "{v}");
+    // A command line that does not parse, when it asks for JSON.
+    let v = error_document(&r.shipmoor(&["admit", "--policy", "gone.yaml", "--format=json"]));
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--attestation"),
+        "{v}"
+    );
+    let v = error_document(&r.shipmoor(&[
+        "attach",
+        "registry.invalid/app:1",
+        "--attestation",
+        "gone.json",
+        "--format",
+        "json",
+    ]));
+    assert!(v["errors"][0]["message"].as_str().is_some(), "{v}");
+    // Without --format json stdout stays empty.
+    let run = r.shipmoor(&["claim-check", "--base", "nowhere"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
+/// `acceptance lint --format json` of a valid set: one document with a `schema` key.
+#[test]
+fn acceptance_lint_prints_json() {
+    let (r, _base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    let run = r.shipmoor(&["acceptance", "lint", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["schema"], "claim_check.lint.v1");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["files"][0]["file"], ".shipmoor/acceptance.yaml", "{v}");
+    assert_eq!(v["files"][0]["state"], "committed", "{v}");
+    assert_eq!(v["files"][0]["criteria"][0]["id"], "a", "{v}");
+    assert!(
+        v["files"][0]["criteria"][0]["tag"]
+            .as_str()
+            .unwrap()
+            .starts_with("AC-A-"),
+        "{v}"
+    );
+}
+
 #[test]
 fn bad_flags_are_usage_errors() {
     let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");

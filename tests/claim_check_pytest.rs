@@ -229,6 +229,31 @@ fn a_filter_that_matches_no_test_is_never_a_pass() {
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("names no test at head"), "{run:?}");
+    assert!(!run.stdout.contains("did you mean"), "{run:?}");
+}
+
+/// A `check.test` with a typo says which listed test it most likely meant, in the report and
+/// the fix packet.
+#[test]
+fn a_check_test_that_names_no_test_suggests_the_nearest_at_head() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(
+        "tests/test_refund.py",
+        "from svc.refund import refund\n\ndef test_marks_order():\n    assert refund({})['status'] == 'refunded'\n",
+    );
+    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\n    check:\n      test: tests/test_refund.py::test_mark_order\n");
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let fixes = r.read(".shipmoor/claim-check.fixes.json");
+    for out in [&run.stdout, &fixes] {
+        assert!(out.contains("names no test at head"), "{out}");
+        assert!(
+            out.contains("did you mean `tests/test_refund.py::test_marks_order`?"),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -665,4 +690,82 @@ fn an_import_failure_at_base_counts_only_for_the_tests_that_use_the_name() {
     // Only the optional criterion is open.
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(v["result"]["verdict"], "READY WITH GAPS", "{}", v["result"]);
+}
+
+/// Run from a subdirectory: relative output flags resolve against the current directory, the
+/// footer names every output by a path that exists from there, and `replay` of a VSA written
+/// elsewhere finds the evidence where claim-check wrote it.
+#[test]
+fn output_paths_and_the_footer_are_from_where_the_user_stands() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &refunded_test("order-refunded"),
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
+    r.commit("head");
+    let cwd = r.path().join("svc");
+    let shipmoor = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+            .args(args)
+            .current_dir(&cwd)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .env("SHIPMOOR_TMPDIR", r.tmp.path())
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_EVENT_PATH")
+            .output()
+            .unwrap();
+        common::Run::from(out)
+    };
+    let run = shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("fix packet: ../.shipmoor/claim-check.fixes.json · report: ../.shipmoor/verify.md · VSA: ../.shipmoor/claim-check.vsa.json"),
+        "{run:?}"
+    );
+    // The documents keep the repository-relative names the Action resolves from --repo.
+    let result: serde_json::Value = serde_json::from_str(
+        &shipmoor(&["claim-check", "--base", &base, "--format", "json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        result["result"]["outputs"]["vsa"], ".shipmoor/claim-check.vsa.json",
+        "{result}"
+    );
+
+    let run = shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--vsa-out",
+        "out/vsa.json",
+        "--fixes-out",
+        "out/fixes.json",
+        "--report-out",
+        "out/verify.md",
+        "--result-out",
+        "out/result.json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("fix packet: out/fixes.json · report: out/verify.md · VSA: out/vsa.json"),
+        "{run:?}"
+    );
+    for f in ["vsa.json", "fixes.json", "verify.md", "result.json"] {
+        assert!(cwd.join("out").join(f).is_file(), "{f}");
+        assert!(
+            !r.exists(&format!("out/{f}")),
+            "{f} went to the repository root"
+        );
+    }
+    // The VSA is away from the evidence, which stayed in the repository's store.
+    assert!(!cwd.join("out/evidence").exists());
+    let replay = shipmoor(&["replay", "out/vsa.json", "--allow-unsigned"]);
+    assert_eq!(replay.code, 0, "{replay:?}");
+    assert!(replay.stdout.contains("4 evidence   ok"), "{replay:?}");
 }

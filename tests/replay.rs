@@ -695,3 +695,155 @@ fn evidence_gc_keeps_what_the_statements_cite() {
     assert!(refused.stderr.contains("--keep"), "{}", refused.stderr);
     assert!(lone_store.join("sha256").join("ab".repeat(32)).exists());
 }
+
+/// An attestation given nothing to verify it with is a usage error (exit 2, a hint, nothing on
+/// stdout), never INVALID: a DSSE envelope or a keyed bundle without `--key`, a keyless bundle
+/// without `--key` or the identity flags. An unsigned statement without `--allow-unsigned`
+/// stays INVALID at step 2: that is a verdict about the file.
+#[test]
+fn replay_without_the_key_or_identity_its_form_needs_is_a_usage_error() {
+    let (r, _base, _key, public) = signed_run();
+    let keyless = r.path().join("keyless.sigstore.json");
+    let mut bundle = r.json(".shipmoor/claim-check.vsa.sigstore.json");
+    bundle["verificationMaterial"] = serde_json::json!({
+        "certificate": {"rawBytes": "MIIB"},
+        "tlogEntries": [{"logIndex": "1"}]
+    });
+    std::fs::write(&keyless, serde_json::to_vec(&bundle).unwrap()).unwrap();
+    let keyless = keyless.to_str().unwrap();
+    for (file, wants) in [
+        (
+            ".shipmoor/claim-check.vsa.dsse.json",
+            "a DSSE envelope is verified with the signer's public key",
+        ),
+        (
+            ".shipmoor/claim-check.vsa.sigstore.json",
+            "this bundle is signed with a key",
+        ),
+        (
+            keyless,
+            "a keyless Sigstore bundle is verified with the signer's identity",
+        ),
+    ] {
+        let run = r.shipmoor(&["replay", file]);
+        assert_eq!(run.code, 2, "{file}: {run:?}");
+        assert!(run.stdout.is_empty(), "{file}: {run:?}");
+        assert!(run.stderr.contains(wants), "{file}: {run:?}");
+        assert!(
+            run.stderr
+                .contains("openssl pkey -in KEY -pubout -out KEY.pub"),
+            "{file}: {run:?}"
+        );
+    }
+    // Given what it needs, the keyless bundle's forged certificate is a verdict again.
+    let run = r.shipmoor(&[
+        "replay",
+        keyless,
+        "--certificate-identity",
+        "https://github.com/acme/app/.github/workflows/ci.yml@refs/heads/main",
+        "--certificate-oidc-issuer",
+        "https://token.actions.githubusercontent.com",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("2 signature  FAILED"), "{run:?}");
+    // The envelope with its key still replays.
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.dsse.json",
+        "--key",
+        public.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = r.shipmoor(&["replay", ".shipmoor/claim-check.vsa.json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("2 signature  FAILED"), "{run:?}");
+    assert!(run.stdout.contains("pass --allow-unsigned"), "{run:?}");
+}
+
+/// A private key given as `--key` to verify with, in each PEM form a user holds one (PKCS#8,
+/// SEC1, OpenSSH), is a usage error naming the command that writes the public key, for
+/// `replay`, `admit` and `verify-bundle` alike; the public key of the same pair verifies.
+#[test]
+fn a_private_key_given_to_verify_with_is_a_usage_error() {
+    let (r, _base, pkcs8, public) = signed_run();
+    let dir = keys_dir(&r);
+    let sec1 = dir.join("sec1.pem");
+    let ok = Command::new("openssl")
+        .args(["ec", "-in"])
+        .arg(&pkcs8)
+        .arg("-out")
+        .arg(&sec1)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    assert!(std::fs::read_to_string(&sec1)
+        .unwrap()
+        .contains("BEGIN EC PRIVATE KEY"));
+    let openssh = dir.join("ssh_ecdsa");
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ecdsa", "-N", "", "-f"])
+        .arg(&openssh)
+        .output()
+        .expect("ssh-keygen runs (apt-get install openssh-client)");
+    assert!(ok.status.success(), "{ok:?}");
+    let digest = format!("sha256:{}", "a".repeat(64));
+    for (key, hint) in [
+        (
+            &pkcs8,
+            format!("openssl pkey -in {0} -pubout -out {0}.pub", pkcs8.display()),
+        ),
+        (
+            &sec1,
+            format!("openssl pkey -in {0} -pubout -out {0}.pub", sec1.display()),
+        ),
+        (
+            &openssh,
+            format!("ssh-keygen -e -m PKCS8 -f {0} > {0}.pub", openssh.display()),
+        ),
+    ] {
+        let key = key.to_str().unwrap();
+        for args in [
+            vec![
+                "replay",
+                ".shipmoor/claim-check.vsa.dsse.json",
+                "--key",
+                key,
+            ],
+            vec![
+                "admit",
+                "--policy",
+                "policy.yaml",
+                "--subject",
+                &digest,
+                "--attestation",
+                ".shipmoor/claim-check.vsa.dsse.json",
+                "--key",
+                key,
+            ],
+            vec![
+                "verify-bundle",
+                "--bundle",
+                ".shipmoor/claim-check.vsa.sigstore.json",
+                "--key",
+                key,
+                &digest,
+            ],
+        ] {
+            let run = r.shipmoor(&args);
+            assert_eq!(run.code, 2, "{args:?}: {run:?}");
+            assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
+            assert!(
+                run.stderr.contains("--key is a private key"),
+                "{args:?}: {run:?}"
+            );
+            assert!(run.stderr.contains(&hint), "{args:?}: {run:?}");
+        }
+    }
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.dsse.json",
+        "--key",
+        public.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}

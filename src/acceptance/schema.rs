@@ -1291,8 +1291,23 @@ pub(crate) fn closest<'a>(word: &str, options: &[&'a str]) -> Option<&'a str> {
         .map(|(_, o)| o)
 }
 
+/// The names of `options` nearest to `word`, at most `n`, for "did you mean" over long names
+/// (test ids): within an edit distance of a quarter of the word's length (at least 2), nearest
+/// first, ties in the options' order.
+pub(crate) fn nearest<'a>(word: &str, options: &[&'a str], n: usize) -> Vec<&'a str> {
+    let limit = (word.chars().count() / 4).max(2);
+    let mut near: Vec<(usize, usize, &str)> = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (edit_distance(word, o), i, *o))
+        .filter(|(d, _, _)| *d <= limit)
+        .collect();
+    near.sort();
+    near.into_iter().take(n).map(|(_, _, o)| o).collect()
+}
+
 /// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -239,6 +239,36 @@ impl KeyError {
     }
 }
 
+/// A `--key` given to verify with must be the signer's public key. Passing the private key
+/// file is the common slip (it is the one `--sign key --key` took), and it is a usage error
+/// rather than a failed signature: nothing about the attestation has been checked. `Ok` when
+/// the file is no private key, or cannot be read (the verification then says why).
+pub fn refuse_private_key(path: &std::path::Path) -> Result<(), InputError> {
+    let Ok(pem) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let label = match first_pem_block(&pem, "PUBLIC KEY") {
+        Ok((label, _)) => label,
+        Err(KeyError::LegacyEncryptedPem { label } | KeyError::MalformedPem { label, .. }) => label,
+        Err(_) => return Ok(()),
+    };
+    if !label.contains("PRIVATE KEY") {
+        return Ok(());
+    }
+    let key = path.display().to_string();
+    // openssl does not read OpenSSH's own format; ssh-keygen exports its public half as SPKI.
+    let help = if label == "OPENSSH PRIVATE KEY" {
+        format!("pass the public key: `ssh-keygen -e -m PKCS8 -f {key} > {key}.pub`, then `--key {key}.pub`")
+    } else {
+        format!("pass the public key: `openssl pkey -in {key} -pubout -out {key}.pub`, then `--key {key}.pub`")
+    };
+    Err(InputError::new(format!(
+        "--key is a private key (`{label}`): verification needs the signer's public key"
+    ))
+    .in_file(key)
+    .help(help))
+}
+
 /// Loads a signing key from PEM: PKCS#8 (`PRIVATE KEY`), encrypted PKCS#8
 /// (`ENCRYPTED PRIVATE KEY`, decrypted with `password`) or SEC1 (`EC PRIVATE KEY`, P-256 only).
 pub fn load_signing_key(pem: &str, password: Option<&[u8]>) -> Result<SigningKey, KeyError> {
@@ -486,6 +516,47 @@ pub(crate) mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
     use std::process::Command;
+
+    /// Only a private key is refused as a key to verify with: a public key, a certificate, a
+    /// file that is no PEM or cannot be read are left to the verification, which says why.
+    #[test]
+    fn refuse_private_key_refuses_private_keys_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let pem = |name: &str, label: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(
+                &path,
+                format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n"),
+            )
+            .unwrap();
+            path
+        };
+        for label in [
+            "PRIVATE KEY",
+            "EC PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "RSA PRIVATE KEY",
+        ] {
+            let path = pem("k.pem", label);
+            let e = refuse_private_key(&path).expect_err(label);
+            assert!(e.message.contains(&format!("(`{label}`)")), "{e}");
+            let help = e.help.unwrap();
+            let tool = if label == "OPENSSH PRIVATE KEY" {
+                "ssh-keygen -e -m PKCS8"
+            } else {
+                "openssl pkey -in"
+            };
+            assert!(help.contains(tool), "{label}: {help}");
+            assert!(help.contains(&format!("{}.pub", path.display())), "{help}");
+        }
+        assert!(refuse_private_key(&pem("p.pub", "PUBLIC KEY")).is_ok());
+        assert!(refuse_private_key(&pem("c.pem", "CERTIFICATE")).is_ok());
+        let text = dir.path().join("t.txt");
+        std::fs::write(&text, "not a key").unwrap();
+        assert!(refuse_private_key(&text).is_ok());
+        assert!(refuse_private_key(&dir.path().join("absent.pem")).is_ok());
+    }
 
     /// Runs `openssl ARGS` in `dir`; panics naming openssl when it is missing or fails.
     pub(crate) fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {

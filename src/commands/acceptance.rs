@@ -10,8 +10,11 @@ use crate::git::Git;
 pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
     match cmd {
         AcceptanceCommand::Init { repo, from, force } => init(&repo, from.as_deref(), force),
-        AcceptanceCommand::Lint(args) => {
+        AcceptanceCommand::Lint { args, format } => {
             let view = view(&args)?;
+            if format == Format::Json {
+                return lint_json(&view);
+            }
             let mut out = std::io::stdout();
             if let Some(note) = &view.note {
                 let _ = writeln!(out, "{note}");
@@ -164,6 +167,44 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
         AcceptanceCommand::Derive { repo, from, force } => derive(&repo, &from, force),
         AcceptanceCommand::Commit(args) => commit(&args),
     }
+}
+
+/// The schema of `acceptance lint --format json`.
+pub const LINT_SCHEMA: &str = "claim_check.lint.v1";
+
+/// `acceptance lint --format json`: what the human form says, as one document. A file that does
+/// not validate never gets here: the error document (`claim_check.error.v1`) says why.
+fn lint_json(view: &View) -> Result<i32, Error> {
+    let files: Vec<_> = view
+        .files
+        .iter()
+        .map(|f| {
+            let criteria: Vec<_> = f
+                .criteria
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "id": c.id, "tag": c.tag, "requirement": c.requirement, "claim": c.claimed,
+                    })
+                })
+                .collect();
+            serde_json::json!({ "file": f.path, "state": f.state.as_str(), "criteria": criteria })
+        })
+        .collect();
+    let config = view
+        .config
+        .as_ref()
+        .map(|c| serde_json::json!({ "file": c.display_path, "settings": c.settings_keys }));
+    let doc = serde_json::json!({
+        "schema": LINT_SCHEMA,
+        "ok": true,
+        "note": view.note,
+        "config": config,
+        "files": files,
+    });
+    let text = serde_json::to_string_pretty(&doc).map_err(Error::crash)?;
+    let _ = writeln!(std::io::stdout(), "{text}");
+    Ok(0)
 }
 
 /// Promotes the change's own draft: the named file, or the one draft among the acceptance

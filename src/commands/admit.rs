@@ -80,6 +80,7 @@ fn cli_signer(s: &SignatureArgs) -> Result<Option<CliSigner>, Error> {
             ),
         )),
         (Some(path), None, None) => {
+            keys::refuse_private_key(path)?;
             let pem = std::fs::read_to_string(path).map_err(|e| {
                 Error::input(
                     InputError::new(format!("cannot read the key: {e}"))

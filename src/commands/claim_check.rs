@@ -156,7 +156,12 @@ pub fn run(args: ClaimCheckArgs, colour: bool) -> Result<i32, Error> {
         subjects: &plan.subjects,
         head_object_sha256: &head_object_sha256,
     };
-    let docs = render(&result, &inputs, plan.terminal)?;
+    let docs = render(
+        &result,
+        &inputs,
+        plan.terminal,
+        &footer_outputs(&plan.paths),
+    )?;
     let signed = sign(
         &docs.statement,
         &result.signing,
@@ -584,7 +589,7 @@ fn runners(git: &Git, head: &CommitId, set: &AcceptanceSet) -> Result<Vec<Runner
     if !needs_runner {
         return Ok(runners);
     }
-    floor::check_tools(&runners, &runners_file)?;
+    floor::check_tools(&runners, git.root(), &runners_file)?;
     let mut missing = Vec::new();
     for r in runners.iter().filter(|r| r.root != ".") {
         let out = git.run([
@@ -792,6 +797,7 @@ fn render(
     result: &RunResult,
     inputs: &StatementInputs<'_>,
     terminal: Terminal,
+    footer: &Outputs,
 ) -> Result<Documents, Error> {
     let packet = fixes::packet(result);
     let statement = attest::statement(
@@ -809,7 +815,14 @@ fn render(
     result_json.push(b'\n');
     let terminal = match terminal.format {
         Format::Json => String::from_utf8_lossy(&result_json).into_owned(),
-        Format::Human => terminal::render(result, terminal.colour),
+        Format::Human => {
+            // The terminal is read where the user stands, so its footer names the outputs from
+            // the current directory; the documents keep them relative to the repository, from
+            // where the Action resolves them.
+            let mut shown = result.clone();
+            shown.outputs = footer.clone();
+            terminal::render(&shown, terminal.colour)
+        }
     };
     Ok(Documents {
         verify_md: verify_md::render(result, &packet),
@@ -1200,6 +1213,55 @@ fn claims_nothing(
         ))
         .help(help),
     )
+}
+
+/// The outputs as the terminal's footer names them: paths that exist from the current
+/// directory (relative to it, up to two `../`, else absolute).
+fn footer_outputs(paths: &Paths) -> Outputs {
+    let cwd = std::env::current_dir().ok();
+    let shown = |p: &Path| match &cwd {
+        Some(cwd) => from_dir(p, cwd),
+        None => p.display().to_string(),
+    };
+    Outputs {
+        vsa: shown(&paths.vsa),
+        fixes: shown(&paths.fixes),
+        report: shown(&paths.report),
+        evidence: shown(&paths.evidence),
+    }
+}
+
+/// `path` relative to `dir`, both compared as the file system resolves them (a symlinked temp
+/// directory, `..` in a flag); the path as given when they share no root.
+fn from_dir(path: &Path, dir: &Path) -> String {
+    // The output is not written yet (nor, maybe, its directory): resolve the nearest ancestor
+    // that exists and keep the rest as given.
+    let resolve = |p: &Path| -> Option<PathBuf> {
+        let existing = p.ancestors().find(|a| a.exists())?;
+        let rest = p.strip_prefix(existing).ok()?;
+        Some(std::fs::canonicalize(existing).ok()?.join(rest))
+    };
+    let (Some(target), Ok(base)) = (resolve(path), std::fs::canonicalize(dir)) else {
+        return path.display().to_string();
+    };
+    let target: Vec<_> = target.components().collect();
+    let base: Vec<_> = base.components().collect();
+    let common = target.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return path.display().to_string();
+    }
+    // Far away (a temp directory, another tree), the absolute path reads better than `../../..`.
+    if base.len() - common > 2 {
+        return target.iter().collect::<PathBuf>().display().to_string();
+    }
+    let mut rel = PathBuf::new();
+    for _ in common..base.len() {
+        rel.push("..");
+    }
+    for c in &target[common..] {
+        rel.push(c);
+    }
+    rel.display().to_string()
 }
 
 /// A path as reports show it: relative to the repository when inside it.

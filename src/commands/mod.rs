@@ -14,9 +14,10 @@ use std::io::{IsTerminal, Write};
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::cli::{Cli, Commands};
+use crate::cli::{AcceptanceCommand, Cli, Commands, Format};
 use crate::colour::{colour, ColourEnv};
-use crate::error::{Error, EXIT_CRASH, EXIT_INPUT};
+use crate::error::{Error, InputError, EXIT_CRASH, EXIT_INPUT};
+use crate::format::error::ErrorDocument;
 
 /// The whole program: parse, run, print errors, return the exit code.
 pub fn main_entry() -> i32 {
@@ -36,27 +37,75 @@ pub fn main_entry() -> i32 {
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => EXIT_INPUT,
+                _ => {
+                    if asks_for_json(std::env::args_os()) {
+                        let text = e.render().to_string();
+                        let message = text.trim().trim_start_matches("error: ");
+                        let error = InputError::new(message).help("run the command with --help");
+                        print_json(&ErrorDocument::of(&Error::input(error)));
+                    }
+                    EXIT_INPUT
+                }
             };
         }
     };
     install_interrupt_handler();
+    let json = format_of(&cli) == Some(Format::Json);
     let outcome = std::panic::catch_unwind(|| run(cli, &env));
     match outcome {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
             crate::git::remove_live_worktrees();
             let _ = writeln!(std::io::stderr(), "{e}");
+            if json {
+                print_json(&ErrorDocument::of(&e));
+            }
             e.exit_code()
         }
         Err(_) => {
             crate::git::remove_live_worktrees();
-            let _ = writeln!(
-                std::io::stderr(),
-                "internal error: the engine crashed (a bug); nothing was written. Please report it with the output above."
-            );
+            let message = "internal error: the engine crashed (a bug); nothing was written. Please report it with the output above.";
+            let _ = writeln!(std::io::stderr(), "{message}");
+            if json {
+                print_json(&ErrorDocument::panic(message));
+            }
             EXIT_CRASH
         }
+    }
+}
+
+/// The output format a command was asked for, for those that have one: with JSON, a command
+/// that ends without its result prints an [`ErrorDocument`] on stdout in its place.
+fn format_of(cli: &Cli) -> Option<Format> {
+    match &cli.command {
+        Commands::ClaimCheck(args) => Some(args.format),
+        Commands::Replay(args) => Some(args.format),
+        Commands::Admit(args) => Some(args.format),
+        Commands::Attach(args) => Some(args.format),
+        Commands::Acceptance(
+            AcceptanceCommand::Lint { format, .. } | AcceptanceCommand::Tags { format, .. },
+        ) => Some(*format),
+        Commands::Acceptance(_)
+        | Commands::VerifyBundle(_)
+        | Commands::Action(_)
+        | Commands::Keygen(_)
+        | Commands::Evidence(_) => None,
+    }
+}
+
+/// `--format json` (or `--format=json`) on a command line that did not parse: the script that
+/// asked for JSON still gets the error document.
+fn asks_for_json(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    args.iter().any(|a| a == "--format=json")
+        || args
+            .windows(2)
+            .any(|w| w[0] == "--format" && w[1] == "json")
+}
+
+fn print_json(doc: &ErrorDocument) {
+    if let Ok(text) = serde_json::to_string_pretty(doc) {
+        let _ = writeln!(std::io::stdout(), "{text}");
     }
 }
 

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::acceptance::{self, AcceptanceState};
+use crate::attest::keys;
+use crate::attest::verify::Attestation;
 use crate::attest::Subject;
 use crate::cli::{Format, ReplayArgs};
 use crate::clock::Clock;
@@ -44,6 +46,11 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
             ),
         ));
     }
+    if let Some(key) = &s.key {
+        keys::refuse_private_key(key)?;
+    }
+    require_signer(&bytes, s.key.is_some(), identity.is_some())
+        .map_err(|e| Error::input(e.in_file(args.attestation.display().to_string())))?;
     let subjects = args
         .subjects
         .iter()
@@ -83,7 +90,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     let evidence = args
         .evidence
         .clone()
-        .unwrap_or_else(|| default_evidence_dir(&args.attestation));
+        .unwrap_or_else(|| default_evidence_dir(&args.attestation, git.as_ref()));
     let sig = SignatureCheck {
         key: s.key.clone(),
         identity,
@@ -122,6 +129,42 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     Ok(if report.valid { 0 } else { 1 })
 }
 
+/// An attestation that the command line gives nothing to verify with is a usage error, not an
+/// INVALID verdict: the file may be sound, only the question is incomplete. The form decides
+/// what is needed (a DSSE envelope or a keyed bundle: `--key`; a Sigstore bundle: `--key` or
+/// the identity flags). A file that does not parse, and an unsigned statement, are left to
+/// the steps: those are verdicts about the file.
+fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), InputError> {
+    let Ok(attestation) = Attestation::parse(bytes) else {
+        return Ok(());
+    };
+    let needs_key = attestation.is_envelope() || attestation.is_keyed_bundle_without_log();
+    let missing = if attestation.is_unsigned() || key {
+        None
+    } else if needs_key {
+        Some((
+            if attestation.is_envelope() {
+                "a DSSE envelope is verified with the signer's public key, and no --key was given"
+            } else {
+                "this bundle is signed with a key and is verified with its public key, and no --key was given"
+            }
+            .to_string(),
+            "pass `--key KEY.pub`; from the signing key: `openssl pkey -in KEY -pubout -out KEY.pub`",
+        ))
+    } else if !identity {
+        Some((
+            "a keyless Sigstore bundle is verified with the signer's identity, and none was given".to_string(),
+            "pass `--certificate-identity ID --certificate-oidc-issuer URL` (and `--trusted-root FILE` offline), or `--key KEY.pub` for a bundle signed with a key; from a signing key: `openssl pkey -in KEY -pubout -out KEY.pub`",
+        ))
+    } else {
+        None
+    };
+    match missing {
+        Some((message, help)) => Err(InputError::new(message).help(help)),
+        None => Ok(()),
+    }
+}
+
 /// The repository's commits, read with git, for the citation audit of step 4: each commit's
 /// tree through the judge stage's own [`judge::HeadTree`], so replay counts as "a file at
 /// head" exactly what the run did.
@@ -156,13 +199,23 @@ impl replay::HeadTree for GitTree<'_> {
     }
 }
 
-/// `.shipmoor/claim-check.vsa.json` → `.shipmoor/evidence`.
-fn default_evidence_dir(attestation: &Path) -> PathBuf {
-    attestation
+/// Where claim-check wrote the evidence: beside the attestation (`.shipmoor/claim-check.vsa.json`
+/// → `.shipmoor/evidence`, the statement's `evidence/sha256/…` URIs read from its directory),
+/// else, for a VSA written elsewhere with `--vsa-out`, the repository's default store
+/// `.shipmoor/evidence`. Neither there: the one beside, which step 4 then names.
+fn default_evidence_dir(attestation: &Path, git: Option<&Git>) -> PathBuf {
+    let beside = attestation
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
-        .join("evidence")
+        .join("evidence");
+    if beside.is_dir() {
+        return beside;
+    }
+    match git.map(|g| g.root().join(".shipmoor/evidence")) {
+        Some(store) if store.is_dir() => store,
+        _ => beside,
+    }
 }
 
 /// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
@@ -190,7 +243,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
     } else {
         set.runners.clone()
     };
-    floor::check_tools(&runners, path).map_err(|e| e.to_string())?;
+    floor::check_tools(&runners, git.root(), path).map_err(|e| e.to_string())?;
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-replay-")
         .tempdir()

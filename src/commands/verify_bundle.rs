@@ -15,6 +15,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::attest::keys;
 use crate::attest::sigstore::{self, Identity, Trust};
 use crate::cli::VerifyBundleArgs;
 use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
@@ -49,6 +50,7 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
     let bundle_bytes = read(&args.bundle, "bundle")?;
     if let Trust::Key(key) = &trust {
         read(key, "key")?;
+        keys::refuse_private_key(key)?;
     }
     if let Some(root) = &sig.trusted_root {
         read(root, "trusted root")?;

@@ -20,10 +20,12 @@ pub enum Binding {
     JudgeLane,
     /// Tests whose id or file path carries the tag (empty: unbound).
     Tag(Vec<BoundTest>),
-    /// `check.test`: the tests that id names (empty: it names no test at head).
+    /// `check.test`: the tests that id names (empty: it names no test at head, and `near`
+    /// holds the listed ids closest to it, for "did you mean").
     ExplicitTest {
         id: String,
         tests: Vec<BoundTest>,
+        near: Vec<String>,
     },
     Command(String),
     Pattern {
@@ -68,10 +70,19 @@ pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
             paths: paths.clone(),
             regex: regex.clone(),
         },
-        Some(Check::Test(id)) => Binding::ExplicitTest {
-            id: id.clone(),
-            tests: explicit(id, listings),
-        },
+        Some(Check::Test(id)) => {
+            let tests = explicit(id, listings);
+            let near = if tests.is_empty() {
+                near_ids(id, listings)
+            } else {
+                Vec::new()
+            };
+            Binding::ExplicitTest {
+                id: id.clone(),
+                tests,
+                near,
+            }
+        }
         None => {
             let mut tests = Vec::new();
             for (runner, listing) in listings.iter().enumerate() {
@@ -133,6 +144,18 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
     // A listed Go subtest is found both as itself and below its listed parent.
     found.dedup();
     found
+}
+
+/// The listed ids nearest to a `check.test` id that names none (a typo, a renamed test), at
+/// most three, each once however many runners list it.
+fn near_ids(id: &str, listings: &[Vec<TestCase>]) -> Vec<String> {
+    let mut ids: Vec<&str> = listings.iter().flatten().map(|t| t.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    crate::acceptance::schema::nearest(id, &ids, 3)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 /// The files laid over the base worktree: changed files a runner treats as tests, and every
@@ -294,6 +317,40 @@ mod tests {
             &[listing],
         );
         assert!(b.tests().is_empty());
+    }
+
+    /// A `check.test` that names no listed test carries the nearest listed ids, each once
+    /// across runners, nearest first; one that binds, or is near nothing, carries none.
+    #[test]
+    fn an_explicit_id_that_names_nothing_carries_the_nearest_listed_ids() {
+        let py = vec![
+            tc(
+                "tests/test_refund.py::test_refund_twice",
+                "tests/test_refund.py",
+            ),
+            tc(
+                "tests/test_refund.py::test_refund_once",
+                "tests/test_refund.py",
+            ),
+            tc("tests/test_audit.py::test_audit_log", "tests/test_audit.py"),
+        ];
+        let near = |id: &str, listings: &[Vec<TestCase>]| match bind(
+            &crit("a", Some(Check::Test(id.into()))),
+            listings,
+        ) {
+            Binding::ExplicitTest { near, .. } => near,
+            other => panic!("{other:?}"),
+        };
+        let both = [py.clone(), py.clone()];
+        assert_eq!(
+            near("tests/test_refund.py::test_refund_twise", &both),
+            vec![
+                "tests/test_refund.py::test_refund_twice",
+                "tests/test_refund.py::test_refund_once"
+            ]
+        );
+        assert!(near("tests/test_refund.py::test_refund_twice", &both).is_empty());
+        assert!(near("crate::it void_called", &both).is_empty());
     }
 
     #[test]

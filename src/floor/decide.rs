@@ -209,6 +209,17 @@ fn runner_name(obs: &Observations, t: &BoundTest) -> String {
         .unwrap_or_default()
 }
 
+/// `; did you mean `a`?`, `; did you mean `a` or `b`?`, … over the listed ids nearest to a
+/// `check.test` that names none; empty when none is near.
+fn did_you_mean(near: &[String]) -> String {
+    let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("; did you mean {last}?"),
+        Some((last, rest)) => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
+}
+
 /// The disposition of a criterion bound to tests (by tag or `check.test`): see the module doc.
 pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
     let (head_obs, base_obs) = (&obs.head, &obs.base);
@@ -271,9 +282,12 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
                 FloorResult::Unsatisfied,
                 format!("check.test `{id}` could not be listed: {p}"),
             ),
-            (Binding::ExplicitTest { id, .. }, _, None, None) => (
+            (Binding::ExplicitTest { id, near, .. }, _, None, None) => (
                 FloorResult::Unsatisfied,
-                format!("check.test `{id}` names no test at head (a filter that matches nothing is never a pass)"),
+                format!(
+                    "check.test `{id}` names no test at head (a filter that matches nothing is never a pass){}",
+                    did_you_mean(near)
+                ),
             ),
             _ if obs.runners.is_empty() => (
                 FloorResult::Unbound,
@@ -546,7 +560,7 @@ mod tests {
 
     use std::collections::{BTreeMap, BTreeSet};
 
-    use super::{decide_guard, decide_tests, guard_criterion, Observations};
+    use super::{decide_guard, decide_tests, did_you_mean, guard_criterion, Observations};
     use crate::acceptance::{tag_for, Criterion, Lane, RunnerConfig, RunnerKind};
     use crate::floor::attribute::{Attribution, Diagnostic};
     use crate::floor::bind::{Binding, BoundTest};
@@ -708,6 +722,17 @@ mod tests {
         let cf = decide_tests(&criterion("refund"), &bound(), &rewritten);
         assert_eq!(cf.result, FloorResult::Undecided);
         assert!(cf.reason.contains("base: src/refund.py"), "{}", cf.reason);
+    }
+
+    #[test]
+    fn did_you_mean_names_each_near_id_in_backticks() {
+        let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(did_you_mean(&[]), "");
+        assert_eq!(did_you_mean(&ids(&["a"])), "; did you mean `a`?");
+        assert_eq!(
+            did_you_mean(&ids(&["a", "b", "c"])),
+            "; did you mean `a`, `b` or `c`?"
+        );
     }
 
     #[test]

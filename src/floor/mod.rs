@@ -34,7 +34,7 @@ mod workspace;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -261,13 +261,18 @@ pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, E
     Ok(found)
 }
 
-/// Checks every runner's tools before any work starts (a missing tool is an input error).
-pub fn check_tools(runners: &[RunnerConfig], display_path: &str) -> Result<(), Error> {
+/// Checks every runner's tools, and what the worktrees take from the checkout (`checkout`),
+/// before any work starts (a missing tool is an input error).
+pub fn check_tools(
+    runners: &[RunnerConfig],
+    checkout: &Path,
+    display_path: &str,
+) -> Result<(), Error> {
     let mut errors = Vec::new();
     for r in runners {
         match runners::adapter(r.clone()) {
             Some(a) => {
-                if let Err(e) = a.check_tool() {
+                if let Err(e) = a.check_tool().and_then(|()| a.check_checkout(checkout)) {
                     errors.push(e);
                 }
             }
@@ -1482,6 +1487,9 @@ impl Ctx<'_> {
             },
         );
         interrupted()?;
+        if cap.success() {
+            self.adapters[i].check_setup(&ctx).map_err(Error::input)?;
+        }
         Ok((!cap.success()).then(|| {
             if cap.timed_out {
                 format!("setup `{setup}` timed out")

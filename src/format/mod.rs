@@ -8,7 +8,9 @@
 //! - [`evidence`]: evidence records (`claim_check.evidence.v1`);
 //! - [`result`]: the run result (`claim_check.result.v1`) and the result document
 //!   `{result, fixes}` of `--format json` and `--result-out`;
-//! - [`fixes`]: the fix packet (`claim_check.fixes.v2`).
+//! - [`fixes`]: the fix packet (`claim_check.fixes.v2`);
+//! - [`error`]: the error document (`claim_check.error.v1`) of `--format json` when a command
+//!   ends without a result.
 //!
 //! The judge's and the shards' formats belong here too when they exist. Other people's formats
 //! (the DSSE envelope, the Sigstore bundle) stay with the code that speaks them, in `attest`.
@@ -16,6 +18,7 @@
 //! This module holds the values several formats share; each enum serializes exactly as the
 //! string it replaced.
 
+pub mod error;
 pub mod evidence;
 pub mod fixes;
 pub mod judge;

@@ -20,7 +20,7 @@ use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity, Usage};
 use crate::report::{JudgeRun, Outputs, RunResult, Signing, SigningState};
 use crate::verdict::{FloorResult, JudgeResult, Verdict};
 
-use super::{conclude, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
+use super::{conclude, from_dir, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
 
 const FILE: &str = ".shipmoor/changes/refund.yaml";
 
@@ -302,7 +302,8 @@ fn rendered(result: &RunResult, format: Format) -> Documents {
         format,
         colour: false,
     };
-    render(result, &inputs, terminal).expect("renders")
+    // Run from the repository's root, the footer names the outputs as the documents do.
+    render(result, &inputs, terminal, &result.outputs).expect("renders")
 }
 
 fn snapshots() -> insta::Settings {
@@ -596,7 +597,7 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
         format: Format::Human,
         colour: false,
     };
-    let docs = render(&result, &inputs, terminal).expect("renders");
+    let docs = render(&result, &inputs, terminal, &result.outputs).expect("renders");
 
     let t = &docs.terminal;
     assert!(t.contains("  ✗ A refund cannot be issued twice for the same order.\n      requirement: stage3.byo_judge · required · result: blocked\n      rationale: refund() never checks order.refunded before voiding, so a second call refunds again\n      pointer: src/refund.py:42 (judge intent · evidence sha256:191919191919…)\n"), "{t}");
@@ -674,4 +675,39 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
         insta::assert_snapshot!("full_verify_md", docs.verify_md);
         insta::assert_snapshot!("full_statement", String::from_utf8_lossy(&docs.statement));
     });
+}
+
+/// The footer's paths exist from the directory they are shown for: inside it, from a
+/// subdirectory (`../`), through a symlinked directory, not yet written; far away, absolute.
+#[test]
+fn footer_paths_are_relative_to_where_the_user_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(root.join("repo/.shipmoor")).unwrap();
+    std::fs::create_dir_all(root.join("repo/svc/deep/er")).unwrap();
+    std::os::unix::fs::symlink(root.join("repo"), root.join("link")).unwrap();
+    let vsa = root.join("repo/.shipmoor/claim-check.vsa.json");
+    assert_eq!(
+        from_dir(&vsa, &root.join("repo")),
+        ".shipmoor/claim-check.vsa.json"
+    );
+    assert_eq!(
+        from_dir(&vsa, &root.join("link")),
+        ".shipmoor/claim-check.vsa.json"
+    );
+    assert_eq!(
+        from_dir(&vsa, &root.join("repo/svc")),
+        "../.shipmoor/claim-check.vsa.json"
+    );
+    assert_eq!(
+        from_dir(
+            &root.join("repo/svc/out/new/vsa.json"),
+            &root.join("repo/svc")
+        ),
+        "out/new/vsa.json"
+    );
+    assert_eq!(
+        from_dir(&vsa, &root.join("repo/svc/deep/er")),
+        vsa.display().to_string()
+    );
 }

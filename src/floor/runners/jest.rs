@@ -52,6 +52,14 @@ impl Runner for Jest {
         js::check_node()
     }
 
+    fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {
+        js::check_checkout_bin(JsTool::Jest, &self.config, checkout)
+    }
+
+    fn check_setup(&self, ctx: &RunCtx) -> Result<(), InputError> {
+        js::check_setup_bin(JsTool::Jest, &self.config, ctx)
+    }
+
     /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
     /// `test` or `tests`.
     fn is_test_file(&self, rel_path: &str) -> bool {

@@ -9,9 +9,10 @@
 //! # Starting the tool
 //! Always the project's own local binary, `node_modules/.bin/<tool>` in the runner's root or the
 //! nearest directory above it inside the worktree (npm workspaces hoist it to the repository
-//! root), never `npx` (which could download something else). A missing binary is a `problem`
-//! saying to run `npm ci` (or to set `setup:`), not an input error: `node_modules` is normally
-//! made by the runner's setup in each worktree. Every command runs with `CI=1` (no watch mode, no
+//! root), never `npx` (which could download something else). Without a `setup:` the worktrees
+//! take the checkout's `node_modules`, so a binary missing from the checkout is an input error
+//! before any work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary
+//! that a setup which succeeded did not install is one too (`check_setup_bin`). Every command runs with `CI=1` (no watch mode, no
 //! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
 //! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
 //! command so that an earlier file is never read as this command's. The runner's `args` come
@@ -206,18 +207,82 @@ pub(super) fn is_js_test_file(rel_path: &str) -> bool {
 
 /// `node_modules/.bin/<name>` in `ctx.dir` or the nearest directory above it inside the worktree.
 pub(super) fn find_bin(ctx: &RunCtx, name: &str) -> Option<PathBuf> {
-    let mut dir: Option<&Path> = Some(ctx.dir.as_path());
+    find_bin_in(&ctx.dir, &ctx.worktree, name)
+}
+
+/// `node_modules/.bin/<name>` in `dir` or the nearest directory above it inside `top`.
+fn find_bin_in(dir: &Path, top: &Path, name: &str) -> Option<PathBuf> {
+    let mut dir: Option<&Path> = Some(dir);
     while let Some(d) = dir {
         let candidate = d.join("node_modules").join(".bin").join(name);
         if candidate.is_file() {
             return Some(candidate);
         }
-        if d == ctx.worktree.as_path() || !d.starts_with(&ctx.worktree) {
+        if d == top || !d.starts_with(top) {
             break;
         }
         dir = d.parent();
     }
     None
+}
+
+/// Without a `setup:`, a worktree's `node_modules` can only be the checkout's (linked, see
+/// `reuse_node_modules` in the floor), so a tool missing from the checkout is missing from
+/// every run: an input error before any worktree exists, as a missing pytest or go is, rather
+/// than a problem at each side and an INCONCLUSIVE verdict. With a `setup:` the tool is
+/// installed in each worktree and looked for there.
+pub(super) fn check_checkout_bin(
+    tool: JsTool,
+    config: &RunnerConfig,
+    checkout: &Path,
+) -> Result<(), InputError> {
+    if config.setup.is_some() {
+        return Ok(());
+    }
+    let dir = if config.root == "." {
+        checkout.to_path_buf()
+    } else {
+        checkout.join(&config.root)
+    };
+    if find_bin_in(&dir, checkout, tool.name()).is_some() {
+        return Ok(());
+    }
+    Err(InputError::new(format!(
+        "{}: `node_modules/.bin/{}` is not installed in the checkout (runner root `{}` or above it), \
+         and the runner has no `setup:` to install it in each worktree",
+        tool.name(),
+        tool.name(),
+        config.root
+    ))
+    .help(format!(
+        "run `npm ci` in `{}` before claim-check (as a workflow does after checkout), or set \
+         `setup: npm ci` for the runner",
+        config.root
+    )))
+}
+
+/// After a `setup:` that succeeded, the project's binary must be there: a setup that does not
+/// install the runner's tool is the configuration's error, the same at every side, and an
+/// input error rather than a problem at each side.
+pub(super) fn check_setup_bin(
+    tool: JsTool,
+    config: &RunnerConfig,
+    ctx: &RunCtx,
+) -> Result<(), InputError> {
+    if find_bin(ctx, tool.name()).is_some() {
+        return Ok(());
+    }
+    let setup = config.setup.as_deref().unwrap_or_default();
+    Err(InputError::new(format!(
+        "{}: the runner's setup `{setup}` succeeded but installed no `node_modules/.bin/{}` in the runner root `{}` or above it",
+        tool.name(),
+        tool.name(),
+        config.root
+    ))
+    .help(format!(
+        "make `setup:` install the project's dependencies (for example `setup: npm ci`), with {} among them",
+        tool.name()
+    )))
 }
 
 fn missing_bin_problem(tool: JsTool, config: &RunnerConfig) -> String {

@@ -207,6 +207,18 @@ pub trait Runner: Send + Sync {
     /// Checks that the runner's tools are installed; the error says what to install.
     fn check_tool(&self) -> Result<(), InputError>;
 
+    /// Whether what the runner needs from the checkout is there (`checkout`: the repository's
+    /// working directory), for runners whose tool the worktrees take from it.
+    fn check_checkout(&self, _checkout: &std::path::Path) -> Result<(), InputError> {
+        Ok(())
+    }
+
+    /// Whether the runner's `setup:`, which succeeded, installed what the runner starts (in
+    /// `ctx`), for runners whose tool the setup installs.
+    fn check_setup(&self, _ctx: &RunCtx) -> Result<(), InputError> {
+        Ok(())
+    }
+
     /// Whether a path (relative to the runner's root, `/`-separated) is part of the test suite:
     /// the files laid over the base worktree.
     fn is_test_file(&self, rel_path: &str) -> bool;

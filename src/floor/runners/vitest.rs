@@ -55,6 +55,14 @@ impl Runner for Vitest {
         js::check_node()
     }
 
+    fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {
+        js::check_checkout_bin(JsTool::Vitest, &self.config, checkout)
+    }
+
+    fn check_setup(&self, ctx: &RunCtx) -> Result<(), InputError> {
+        js::check_setup_bin(JsTool::Vitest, &self.config, ctx)
+    }
+
     /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
     /// `test` or `tests`.
     fn is_test_file(&self, rel_path: &str) -> bool {
