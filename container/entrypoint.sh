@@ -84,6 +84,7 @@ esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-action.XXXXXX")
 result=$tmp/result.json
+errors=$tmp/errors.json
 
 # The pull request's base and head (on other events, claim-check's defaults apply).
 event=$(shipmoor action event)
@@ -96,7 +97,7 @@ if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
   done
 fi
 
-set -- claim-check --result-out "$result"
+set -- claim-check --result-out "$result" --error-out "$errors"
 [ -z "$base" ] || set -- "$@" --base "$base"
 [ -z "$head" ] || set -- "$@" --head "$head"
 [ -z "$mode" ] || set -- "$@" --mode "$mode"
@@ -127,7 +128,7 @@ code=$?
 # Outputs, summary and annotations, from the workspace so that the paths are the workflow's.
 outputs=$tmp/outputs
 : >"$outputs"
-(cd "$workspace" && GITHUB_OUTPUT=$outputs shipmoor action report --result "$result" --exit-code "$code" --repo "$root_shown") ||
+(cd "$workspace" && GITHUB_OUTPUT=$outputs shipmoor action report --result "$result" --errors "$errors" --exit-code "$code" --repo "$root_shown") ||
   note "shipmoor action report failed"
 [ -z "${GITHUB_OUTPUT:-}" ] || cat "$outputs" >>"$GITHUB_OUTPUT"
 # output NAME: a value from the outputs file (name<<DELIM, the value's lines, DELIM).

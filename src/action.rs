@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::format::error::{ErrorDocument, ErrorEntry};
 use crate::format::result::ResultDocument;
 use crate::format::{Disposition, SigningState};
 use crate::verdict::JudgeResult;
@@ -72,6 +73,16 @@ pub fn annotations(doc: &ResultDocument<'_>) -> Vec<String> {
     let claim_file = r.acceptance.path.as_str();
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    if r.signing.state == SigningState::Unsigned {
+        warnings.push(format!(
+            "::warning title={}::{}",
+            escape_property("Claim Check: unsigned"),
+            escape_data(&format!(
+                "{} (to sign keyless in GitHub Actions, give the job `permissions: id-token: write`)",
+                r.signing.note
+            ))
+        ));
+    }
     for c in &r.criteria {
         // Each criterion points at its own file: a claim may span several.
         let file = c.file.as_deref().unwrap_or(claim_file);
@@ -234,6 +245,7 @@ pub fn report(
     exit_code: i32,
     repo: &Path,
     seed: &str,
+    errors: Option<&ErrorDocument>,
 ) -> Report {
     let job = std::env::var("GITHUB_JOB").unwrap_or_else(|_| "job".into());
     let attempt = std::env::var("GITHUB_RUN_ATTEMPT").unwrap_or_else(|_| "1".into());
@@ -249,16 +261,60 @@ pub fn report(
         put("report-path", "");
         put("artifact-name", &artifact);
         put("artifact-paths", "");
-        let summary = format!("# Claim Check — no verdict\n\nclaim-check exited with code {exit_code} ({}); see the job log for the message, file and line.\n", if exit_code == 2 { "usage or input error" } else { "engine crash" });
-        return Report {
-            outputs,
-            summary,
-            annotations: vec![format!(
+        let what = if exit_code == 2 {
+            "usage or input error"
+        } else {
+            "engine crash"
+        };
+        let entries = errors.map(|d| d.errors.as_slice()).unwrap_or_default();
+        let mut summary = format!(
+            "# Claim Check — no verdict\n\nclaim-check exited with code {exit_code} ({what})"
+        );
+        if entries.is_empty() {
+            summary.push_str("; see the job log for the message, file and line.\n");
+        } else {
+            summary.push_str(":\n\n");
+            for e in entries {
+                let place = error_place(e);
+                let _ = write!(
+                    summary,
+                    "- {}{}",
+                    if place.is_empty() {
+                        String::new()
+                    } else {
+                        format!("`{place}`: ")
+                    },
+                    e.message
+                );
+                if let Some(help) = &e.help {
+                    let _ = write!(summary, " (help: {help})");
+                }
+                summary.push('\n');
+            }
+        }
+        let mut annotations: Vec<String> = entries
+            .iter()
+            .take(ANNOTATIONS_PER_KIND - usize::from(entries.len() > ANNOTATIONS_PER_KIND))
+            .map(error_annotation)
+            .collect();
+        if entries.len() > ANNOTATIONS_PER_KIND {
+            annotations.push(format!(
+                "::error title=Claim Check::{} more not shown here (GitHub shows 10 per step); see the log",
+                entries.len() - (ANNOTATIONS_PER_KIND - 1)
+            ));
+        }
+        if annotations.is_empty() {
+            annotations.push(format!(
                 "::error title=Claim Check::{}",
                 escape_data(&format!(
                     "claim-check exited with code {exit_code} and reached no verdict; see the log"
                 ))
-            )],
+            ));
+        }
+        return Report {
+            outputs,
+            summary,
+            annotations,
         };
     };
     let r = &result.result;
@@ -309,6 +365,40 @@ pub fn report(
         summary: summary_text,
         annotations: annotations(result),
     }
+}
+
+/// `file:line:col` of an error, as much of it as is known.
+fn error_place(e: &ErrorEntry) -> String {
+    match (&e.file, e.line, e.column) {
+        (Some(f), Some(l), Some(c)) => format!("{f}:{l}:{c}"),
+        (Some(f), Some(l), None) => format!("{f}:{l}"),
+        (Some(f), None, _) => f.clone(),
+        _ => String::new(),
+    }
+}
+
+/// An input error as an `::error` annotation at its file, line and column, as GitHub places
+/// them on the pull request's files.
+fn error_annotation(e: &ErrorEntry) -> String {
+    let mut props = String::new();
+    if let Some(f) = &e.file {
+        let _ = write!(props, "file={},", escape_property(f));
+    }
+    if let Some(l) = e.line {
+        let _ = write!(props, "line={l},");
+    }
+    if let Some(c) = e.column {
+        let _ = write!(props, "col={c},");
+    }
+    let message = match &e.help {
+        Some(help) => format!("{}\nhelp: {help}", e.message),
+        None => e.message.clone(),
+    };
+    format!(
+        "::error {props}title={}::{}",
+        escape_property("Claim Check: input error"),
+        escape_data(&message)
+    )
 }
 
 /// Appends to a file named by an environment variable (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`).
@@ -460,7 +550,7 @@ mod tests {
             "::error file=svc/refund.py,line=42,title=Claim Check%3A stage1.floor.c4::Criterion 4 holds. — the judge blocks c4"
         );
         let dir = tempfile::tempdir().unwrap();
-        let r = report(Some(&read), 1, dir.path(), "seed");
+        let r = report(Some(&read), 1, dir.path(), "seed", None);
         assert!(r.outputs.contains("\nBLOCKED\n"), "{}", r.outputs);
         assert!(
             r.summary

@@ -308,6 +308,10 @@ pub enum ActionCommand {
         /// The repository the run was in (relative output paths are resolved from it)
         #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
         repo: PathBuf,
+        /// The error document `claim-check --error-out` wrote when the run reached no verdict:
+        /// each of its problems becomes an `::error` at its file and line
+        #[arg(long, value_name = "PATH", help_heading = "Inputs")]
+        errors: Option<PathBuf>,
     },
     /// Print the pull request's base and head commits from GITHUB_EVENT_PATH (`base=`, `head=`
     /// lines; empty outside pull requests) and write its body to a file
@@ -605,6 +609,11 @@ pub struct ClaimCheckArgs {
     /// not written]
     #[arg(long, value_name = "PATH", help_heading = "Outputs")]
     pub result_out: Option<PathBuf>,
+    /// When the run ends in an error rather than a verdict, write the error document
+    /// (`claim_check.error.v1`: every problem with its file, line and hint) to this file; the
+    /// Action turns it into annotations
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub error_out: Option<PathBuf>,
     /// Where worktrees and build outputs go [default: the system's temporary directory]
     #[arg(
         long,

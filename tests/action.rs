@@ -591,3 +591,42 @@ fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "needed=false\n");
 }
+
+/// An acceptance file with two errors: the run reaches no verdict, and each error reaches the
+/// job as an `::error` at its file, line and column (GitHub places those on the pull
+/// request's files), with its fix; the job summary lists both.
+#[test]
+fn input_errors_reach_the_job_as_annotations_at_their_place() {
+    let r = Repo::new();
+    r.write("README", "x\n");
+    let base = r.commit("base");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: Bad Id\n    ac: The limit is ten.\n  - id: two\n    acc: typo\n",
+    );
+    let head = r.commit("head");
+    let runner = Runner::pull_request(&r, &base, &head);
+    let log = runner.run(&[]);
+    let errors: Vec<&str> = log.lines().filter(|l| l.starts_with("::error ")).collect();
+    assert!(errors.len() >= 2, "{log}");
+    for e in &errors {
+        assert!(
+            e.starts_with("::error file=.shipmoor/acceptance.yaml,line="),
+            "{e}\n{log}"
+        );
+        assert!(e.contains(",col="), "{e}");
+        assert!(e.contains("title=Claim Check%3A input error::"), "{e}");
+        assert!(e.contains("%0Ahelp: "), "the fix rides along: {e}");
+    }
+    assert!(errors.iter().any(|e| e.contains("line=3,")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.contains("line=6,")), "{errors:?}");
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["verdict"], "ERROR");
+    assert_eq!(o["exit-code"], "2");
+    let summary = std::fs::read_to_string(&runner.summary).unwrap();
+    assert!(
+        summary.contains("usage or input error):\n\n- `.shipmoor/acceptance.yaml:3:"),
+        "{summary}"
+    );
+}

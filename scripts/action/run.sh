@@ -7,7 +7,8 @@ set -uo pipefail
 inp() { printenv "INPUT_$1" 2>/dev/null || true; }
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 result="$(mktemp "$tmp/claim-check-result.XXXXXX.json")"
-rm -f "$result"
+errors="$(mktemp "$tmp/claim-check-errors.XXXXXX.json")"
+rm -f "$result" "$errors"
 
 # The pull request's base and head (on other events, claim-check's defaults apply).
 base="$(inp BASE)"
@@ -27,7 +28,7 @@ for sha in "$base" "$head"; do
   fi
 done
 
-args=(claim-check --result-out "$result")
+args=(claim-check --result-out "$result" --error-out "$errors")
 [ -n "$base" ] && args+=(--base "$base")
 [ -n "$head" ] && args+=(--head "$head")
 mode="$(inp MODE)"; [ -n "$mode" ] && args+=(--mode "$mode")
@@ -63,5 +64,5 @@ shipmoor "${args[@]}"
 code=$?
 echo "::$resume::"
 top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
-shipmoor action report --result "$result" --exit-code "$code" --repo "$top"
+shipmoor action report --result "$result" --errors "$errors" --exit-code "$code" --repo "$top"
 exit 0

@@ -13,7 +13,12 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
             result,
             exit_code,
             repo,
+            errors,
         } => {
+            // Absent or unreadable: the report says to read the log instead.
+            let errors: Option<crate::format::error::ErrorDocument> = errors
+                .and_then(|p| std::fs::read(p).ok())
+                .and_then(|b| serde_json::from_slice(&b).ok());
             let doc = match std::fs::read(&result) {
                 Ok(bytes) => Some(ResultDocument::parse(&bytes).map_err(|e| {
                     Error::input(
@@ -29,7 +34,7 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                 std::process::id(),
                 time::OffsetDateTime::now_utc().unix_timestamp_nanos()
             );
-            let r = action::report(doc.as_ref(), exit_code, &repo, &seed);
+            let r = action::report(doc.as_ref(), exit_code, &repo, &seed, errors.as_ref());
             let mut out = std::io::stdout();
             for a in &r.annotations {
                 let _ = writeln!(out, "{a}");

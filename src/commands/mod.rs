@@ -51,14 +51,27 @@ pub fn main_entry() -> i32 {
     };
     install_interrupt_handler();
     let json = format_of(&cli) == Some(Format::Json);
+    let error_out = match &cli.command {
+        Commands::ClaimCheck(args) => args.error_out.clone(),
+        _ => None,
+    };
+    let write_error = |doc: &ErrorDocument| {
+        if let Some(path) = &error_out {
+            if let Ok(text) = serde_json::to_vec_pretty(doc) {
+                let _ = crate::evidence::write_atomic(path, &text);
+            }
+        }
+    };
     let outcome = std::panic::catch_unwind(|| run(cli, &env));
     match outcome {
         Ok(Ok(code)) => code,
         Ok(Err(e)) => {
             crate::git::remove_live_worktrees();
             let _ = writeln!(std::io::stderr(), "{e}");
+            let doc = ErrorDocument::of(&e);
+            write_error(&doc);
             if json {
-                print_json(&ErrorDocument::of(&e));
+                print_json(&doc);
             }
             e.exit_code()
         }
@@ -66,8 +79,10 @@ pub fn main_entry() -> i32 {
             crate::git::remove_live_worktrees();
             let message = "internal error: the engine crashed (a bug); nothing was written. Please report it with the output above.";
             let _ = writeln!(std::io::stderr(), "{message}");
+            let doc = ErrorDocument::panic(message);
+            write_error(&doc);
             if json {
-                print_json(&ErrorDocument::panic(message));
+                print_json(&doc);
             }
             EXIT_CRASH
         }
