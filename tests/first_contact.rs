@@ -19,6 +19,19 @@ fn on_a_branch() -> Repo {
     r
 }
 
+/// On a branch, a change whose one criterion a command checks: READY, no runner needed.
+fn a_command_checked_change() -> Repo {
+    let r = on_a_branch();
+    r.write("check.sh", "grep -q hello app.py\n");
+    r.write(
+        ".shipmoor/changes/feature-greeting.yaml",
+        "version: 1\ncriteria:\n  - id: says-hello\n    ac: It says hello.\n    check:\n      command: sh check.sh\n",
+    );
+    r.write("app.py", "def greet(name):\n    return \"hello \" + name\n");
+    r.commit("greet");
+    r
+}
+
 #[test]
 fn init_a_tagged_test_a_commit_and_claim_check_reach_a_verdict() {
     require_pytest();
@@ -117,14 +130,7 @@ fn init_drafts_the_criteria_from_a_checklist_and_on_main_writes_the_acceptance_f
 
 #[test]
 fn keygen_writes_a_pair_that_signs_and_replays() {
-    let r = on_a_branch();
-    r.write("check.sh", "grep -q hello app.py\n");
-    r.write(
-        ".shipmoor/changes/feature-greeting.yaml",
-        "version: 1\ncriteria:\n  - id: says-hello\n    ac: It says hello.\n    check:\n      command: sh check.sh\n",
-    );
-    r.write("app.py", "def greet(name):\n    return \"hello \" + name\n");
-    r.commit("greet");
+    let r = a_command_checked_change();
     let keys = tempfile::tempdir().unwrap();
     let dir = keys.path().to_str().unwrap();
     let gen = r.shipmoor_env(
@@ -196,14 +202,7 @@ fn keygen_writes_a_pair_that_signs_and_replays() {
 /// private to the writer.
 #[test]
 fn outputs_follow_the_users_umask() {
-    let r = on_a_branch();
-    r.write("check.sh", "grep -q hello app.py\n");
-    r.write(
-        ".shipmoor/changes/feature-greeting.yaml",
-        "version: 1\ncriteria:\n  - id: says-hello\n    ac: It says hello.\n    check:\n      command: sh check.sh\n",
-    );
-    r.write("app.py", "def greet(name):\n    return \"hello \" + name\n");
-    r.commit("greet");
+    let r = a_command_checked_change();
     let bin = env!("CARGO_BIN_EXE_shipmoor");
     let out = std::process::Command::new("sh")
         .args([
