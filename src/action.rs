@@ -487,7 +487,14 @@ mod tests {
         let result = run_result(criteria);
         let packet = crate::report::fixes::packet(&result);
         let a = annotations(&ResultDocument::new(&result, &packet));
-        assert_eq!(a.len(), 10);
+        // Ten errors (the unsigned run's warning is of the other kind, and counted there).
+        assert_eq!(a.iter().filter(|l| l.starts_with("::error")).count(), 10);
+        assert_eq!(a.len(), 11);
+        assert!(
+            a[10].starts_with("::warning title=Claim Check%3A unsigned::"),
+            "{}",
+            a[10]
+        );
         assert!(a[0].starts_with("::error file=.shipmoor/acceptance.yaml,line=3,title=Claim Check%3A stage1.floor.c0::Criterion 0 holds. — c0: fails, at head: 100%25"), "{}", a[0]);
         assert!(a[9].contains("5 more"), "{}", a[9]);
     }
@@ -516,6 +523,7 @@ mod tests {
                 "::error file=.shipmoor/changes/c1.yaml,line=4,title=Claim Check%3A stage1.floor.c1::Criterion 1 holds. — c1: fails, at head: 100%25",
                 "::error file=.shipmoor/acceptance.yaml,line=7,title=Claim Check%3A stage1.floor.c4::Criterion 4 holds. — the judge blocks c4",
                 // Then unbound, undecided, abstained, not judged.
+                "::warning title=Claim Check%3A unsigned::the attestation is unsigned (--sign none) (to sign keyless in GitHub Actions, give the job `permissions: id-token: write`)",
                 "::warning file=.shipmoor/acceptance.yaml,line=5,title=Claim Check%3A stage1.floor.c2::Criterion 2 holds. — no test carries the tag AC-C2-0000: write a test whose id or filename contains it; it must fail at the base commit and pass at the head commit",
                 "::warning file=.shipmoor/changes/c3.yaml,line=6,title=Claim Check%3A stage1.floor.c3::Criterion 3 holds. — c3: fails, at head: 100%25",
                 "::warning file=.shipmoor/changes/c5.yaml,line=8,title=Claim Check%3A stage1.floor.c5::Criterion 5 holds. — the judge abstains on c5",
