@@ -478,6 +478,11 @@ fn claim_check_signs_keyless_and_replay_verifies_the_bundle() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("· keyless"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("  signed: .shipmoor/claim-check.vsa.sigstore.json (Sigstore bundle)\n"),
+        "the footer names the signed file: {run:?}"
+    );
     let bundle = r.path().join(".shipmoor/claim-check.vsa.sigstore.json");
     assert!(bundle.exists());
     assert!(!r.exists(".shipmoor/claim-check.vsa.dsse.json"));

@@ -98,8 +98,25 @@ pub fn render(r: &RunResult, colour: bool) -> String {
         "  fix packet: {} · report: {} · VSA: {}",
         r.outputs.fixes, r.outputs.report, r.outputs.vsa
     );
-    if r.signing.state == SigningState::Unsigned {
-        let _ = writeln!(out, "  {}", r.signing.note);
+    // The signed forms beside the statement, named as written (`claim-check.vsa.json` →
+    // `claim-check.vsa.dsse.json`, `claim-check.vsa.sigstore.json`).
+    let stem = r
+        .outputs
+        .vsa
+        .strip_suffix(".json")
+        .unwrap_or(&r.outputs.vsa);
+    match r.signing.state {
+        SigningState::Unsigned => {
+            let _ = writeln!(out, "  {}", r.signing.note);
+        }
+        SigningState::Key => {
+            // One file a line: both on one would pass 80 columns.
+            let _ = writeln!(out, "  signed: {stem}.dsse.json (DSSE envelope)");
+            let _ = writeln!(out, "          {stem}.sigstore.json (Sigstore bundle)");
+        }
+        SigningState::Keyless => {
+            let _ = writeln!(out, "  signed: {stem}.sigstore.json (Sigstore bundle)");
+        }
     }
     out
 }
