@@ -1,7 +1,6 @@
 //! `shipmoor admit`: the decision of [`crate::admit`] on one attestation file, or on every VSA
 //! attached to an image. Exit 0 allow, 1 deny, 2 usage or input error, 3 crash.
 
-use std::io::Write;
 use std::path::Path;
 
 use time::OffsetDateTime;
@@ -9,7 +8,7 @@ use time::OffsetDateTime;
 use crate::admit::{policy, Admission, Candidate, CheckStatus, CliSigner, Decision};
 use crate::attest::keys;
 use crate::attest::sigstore::Identity;
-use crate::cli::{AdmitArgs, Format, SignatureArgs};
+use crate::cli::{AdmitArgs, SignatureArgs};
 use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
 use crate::oci;
 
@@ -51,19 +50,7 @@ pub fn run(args: AdmitArgs) -> Result<i32, Error> {
         now: OffsetDateTime::now_utc(),
     };
     let decision = admission.decide(&candidates, image);
-    let mut out = std::io::stdout();
-    match args.format {
-        Format::Json => {
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&decision).map_err(Error::crash)?
-            );
-        }
-        Format::Human => {
-            let _ = write!(out, "{}", render(&decision));
-        }
-    }
+    super::print_result(args.format, &decision, render)?;
     Ok(if decision.allowed() {
         EXIT_OK
     } else {

@@ -118,6 +118,25 @@ fn asks_for_json(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
             .any(|w| w[0] == "--format" && w[1] == "json")
 }
 
+/// A command's result on stdout: pretty JSON with `--format json`, else its terminal text.
+fn print_result<T: serde::Serialize>(
+    format: Format,
+    doc: &T,
+    human: impl FnOnce(&T) -> String,
+) -> Result<(), Error> {
+    let mut out = std::io::stdout();
+    match format {
+        Format::Json => {
+            let text = serde_json::to_string_pretty(doc).map_err(Error::crash)?;
+            let _ = writeln!(out, "{text}");
+        }
+        Format::Human => {
+            let _ = write!(out, "{}", human(doc));
+        }
+    }
+    Ok(())
+}
+
 fn print_json(doc: &ErrorDocument) {
     if let Ok(text) = serde_json::to_string_pretty(doc) {
         let _ = writeln!(std::io::stdout(), "{text}");

@@ -3,7 +3,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use crate::acceptance::{self, AcceptanceState};
 use crate::attest::keys;
 use crate::attest::verify::Attestation;
 use crate::attest::Subject;
-use crate::cli::{Format, ReplayArgs};
+use crate::cli::ReplayArgs;
 use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::{sha256_hex, EvidenceStore};
@@ -113,19 +112,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         args.rerun.then_some(&rerun_fn as replay::Rerun<'_>),
         tree.as_ref().map(|t| t as &dyn replay::HeadTree),
     );
-    let mut out = std::io::stdout();
-    match args.format {
-        Format::Json => {
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&report).map_err(Error::crash)?
-            );
-        }
-        Format::Human => {
-            let _ = write!(out, "{}", replay::render(&report));
-        }
-    }
+    super::print_result(args.format, &report, replay::render)?;
     Ok(if report.valid { 0 } else { 1 })
 }
 
