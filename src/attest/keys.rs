@@ -290,12 +290,14 @@ pub fn load_signing_key(pem: &str, password: Option<&[u8]>) -> Result<SigningKey
                 pkcs8::Error::EncryptedPrivateKey(
                     pkcs8::pkcs5::Error::DecryptFailed | pkcs8::pkcs5::Error::EncryptFailed,
                 ) => KeyError::WrongPassword,
+                // A wrong password passes the CBC padding check about once in 256 tries; the
+                // garbage it yields then fails `decrypt`'s own DER check of the plaintext.
+                pkcs8::Error::Asn1(_) => KeyError::WrongPassword,
                 other => KeyError::UnsupportedEncryption {
                     reason: other.to_string(),
                 },
             })?;
-            // A wrong password passes the CBC padding check about once in 256 tries and then
-            // yields garbage rather than a PrivateKeyInfo.
+            // Garbage that is still well-formed DER is not a PrivateKeyInfo either.
             if pkcs8::PrivateKeyInfo::try_from(decrypted.as_bytes()).is_err() {
                 return Err(KeyError::WrongPassword);
             }
@@ -766,6 +768,36 @@ pub(crate) mod tests {
                     KeyError::WrongPassword
                 );
             }
+        }
+        // About one wrong password in 256 gets past the CBC padding check: over 2,000 of them,
+        // some do, and every one must still read as the wrong password. One PBKDF2 iteration
+        // keeps the 2,000 tries quick.
+        openssl(
+            d,
+            &[
+                "pkcs8",
+                "-topk8",
+                "-v2",
+                "aes-256-cbc",
+                "-iter",
+                "1",
+                "-passout",
+                "pass:secret",
+                "-in",
+                "p256.pem",
+                "-out",
+                "iter1.pem",
+            ],
+        );
+        let pem = keys.read("iter1.pem");
+        assert!(load_signing_key(&pem, Some(b"secret")).is_ok());
+        for i in 0..2000 {
+            let wrong = format!("wrong-{i}");
+            assert_eq!(
+                load_signing_key(&pem, Some(wrong.as_bytes())).unwrap_err(),
+                KeyError::WrongPassword,
+                "{wrong}"
+            );
         }
         // scrypt, as `openssl pkcs8 -topk8 -scrypt` writes it.
         openssl(
