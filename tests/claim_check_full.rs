@@ -60,6 +60,23 @@ fn a_command_judges_confirmed_block_blocks_and_replays() {
     let run = r.shipmoor(&["claim-check", "--base", &base, "--mode", "full"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stdout.contains("stage3.byo_judge"), "{}", run.stdout);
+    // The judge's findings in the result document, as its schema describes them.
+    let printed = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--mode",
+        "full",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(printed.code, 1, "{printed:?}");
+    assert!(
+        printed.stdout.contains("\"findings\""),
+        "{}",
+        printed.stdout
+    );
+    common::assert_matches_schema("claim_check.run.v1", &printed.stdout);
     assert!(run.stdout.contains("svc/refund.py:2"), "{}", run.stdout);
     let fixes = json(&r, ".shipmoor/claim-check.fixes.json");
     let fix = fixes["fixes"]

@@ -221,6 +221,7 @@ fn error_document(run: &common::Run) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(&run.stdout)
         .unwrap_or_else(|e| panic!("stdout is one JSON document ({e}): {run:?}"));
     assert_eq!(v["schema"], "claim_check.error.v1", "{v}");
+    common::assert_matches_schema("claim_check.error.v1", &run.stdout);
     assert_eq!(v["exit_code"], 2, "{v}");
     assert_eq!(v["kind"], "input", "{v}");
     assert!(run.stderr.contains("error: "), "{run:?}");

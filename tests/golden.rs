@@ -189,6 +189,7 @@ fn action_report(r: &Repo, exit_code: i32) -> String {
 /// `<name>_verify_md`, `<name>_vsa`, `<name>_result` and `<name>_action`.
 fn assert_reports(name: &str, r: &Repo, run: &Run) {
     let action = action_report(r, run.code);
+    common::assert_matches_schema("claim_check.run.v1", &r.read(RESULT));
     settings(r).bind(|| {
         insta::assert_snapshot!(format!("{name}_terminal"), run.stdout);
         insta::assert_snapshot!(

@@ -1,6 +1,7 @@
 //! The run result, schema `claim_check.result.v1`: everything one run decided, and the result
-//! document `{"result": …, "fixes": …}` that `--format json` prints and `--result-out` writes
-//! for the Action to read.
+//! document `{"schema": "claim_check.run.v1", "result": …, "fixes": …}` that `--format json`
+//! prints and `--result-out` writes for the Action to read. `schemas/` in the repository holds
+//! its JSON Schema.
 //!
 //! The floor's part of each criterion ([`CriterionFloor`] and the rest) is defined with the floor
 //! that fills it in and read back here with the rest of the result.
@@ -17,6 +18,10 @@ use crate::judge::Finding;
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
+
+/// The result document's own schema, its top-level `schema` key
+/// (`schemas/claim_check.run.v1.json` in the repository describes it).
+pub const RUN_SCHEMA: &str = "claim_check.run.v1";
 
 fn result_schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     super::constant(d, RESULT_SCHEMA)
@@ -182,7 +187,10 @@ impl<'a> ResultDocument<'a> {
     /// The document as printed: every object's keys sorted, two-space indent, no final newline.
     pub fn to_json(&self) -> Result<String, String> {
         // Through a `Value`, whose maps are sorted: the bytes the result document always had.
-        let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        let mut v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        if let Some(map) = v.as_object_mut() {
+            map.insert("schema".into(), RUN_SCHEMA.into());
+        }
         serde_json::to_string_pretty(&v).map_err(|e| e.to_string())
     }
 }
@@ -343,9 +351,59 @@ pub(crate) mod tests {
         assert!(json.contains(r#""disposition": "not_judged""#), "{json}");
         assert!(json.contains(r#""state": "unsigned""#), "{json}");
         assert!(json.contains(r#""inherited_policy": "guard""#), "{json}");
+        assert_eq!(v["schema"], RUN_SCHEMA);
         // The document's field names are a contract with every reader of `--format json`: a
         // rename shows here in review.
         insta::assert_snapshot!("result_document", json);
+    }
+
+    /// Every disposition's criterion, written, matches the documented JSON Schema.
+    #[test]
+    fn the_result_document_matches_its_json_schema() {
+        let result = run_result(
+            Disposition::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, d)| criterion(i, *d))
+                .collect(),
+        );
+        let packet = crate::report::fixes::packet(&result);
+        let json = ResultDocument::new(&result, &packet).to_json().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("run.json");
+        std::fs::write(&doc, &json).unwrap();
+        let schema = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/claim_check.run.v1.json"
+        );
+        let out = std::process::Command::new("check-jsonschema")
+            .arg("--schemafile")
+            .arg(schema)
+            .arg(&doc)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
+            });
+        assert!(
+            out.status.success(),
+            "{}{}\n{json}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The schema is strict: a key it does not describe fails it.
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["result"]["criteria"][0]["surprise"] = true.into();
+        std::fs::write(&doc, v.to_string()).unwrap();
+        let out = std::process::Command::new("check-jsonschema")
+            .arg("--schemafile")
+            .arg(schema)
+            .arg(&doc)
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "an undescribed key passed the schema"
+        );
     }
 
     #[test]

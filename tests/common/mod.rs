@@ -278,3 +278,28 @@ pub fn go_build_failure_at_base() -> (Repo, String) {
     r.commit("head");
     (r, base)
 }
+
+/// Asserts that `json` validates against the repository's JSON Schema `schemas/<schema>.json`
+/// (check-jsonschema, from PyPI), so the documented shape and the written one cannot drift.
+pub fn assert_matches_schema(schema: &str, json: &str) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{schema}.json"));
+    assert!(file.exists(), "no schema at {}", file.display());
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("document.json");
+    std::fs::write(&doc, json).unwrap();
+    let out = Command::new("check-jsonschema")
+        .arg("--schemafile")
+        .arg(&file)
+        .arg(&doc)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "the document does not match {}:\n{}{}\n{json}",
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
