@@ -821,7 +821,7 @@ fn render(
             // where the Action resolves them.
             let mut shown = result.clone();
             shown.outputs = footer.clone();
-            terminal::render(&shown, terminal.colour)
+            terminal::render_at(&shown, terminal.colour, terminal::width())
         }
     };
     Ok(Documents {

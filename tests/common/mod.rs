@@ -118,6 +118,8 @@ impl Repo {
             .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
             .env("SHIPMOOR_TMPDIR", self.tmp.path())
             .env("NO_COLOR", "1")
+            // The terminal report wraps at COLUMNS when it is set: tests ask for a width.
+            .env_remove("COLUMNS")
             .env_remove("GITHUB_EVENT_PATH")
             .env_remove("CARGO_TARGET_DIR");
         for (k, v) in env {
