@@ -99,10 +99,11 @@ impl Ctx<'_> {
             sides.push((
                 SideState::collapse(&outcomes, problem.as_deref(), false),
                 evidence,
+                outcomes,
             ));
         }
-        let (hs, hev) = sides.remove(0);
-        let (bs, bev) = sides.remove(0);
+        let (hs, hev, head_runs) = sides.remove(0);
+        let (bs, bev, base_runs) = sides.remove(0);
         let d = rule::decide(&[(hs.clone(), bs.clone())]);
         let reason = match d.finding {
             Finding::FailToPass => format!("`{cmd}` exits non-zero at base and 0 at head"),
@@ -114,9 +115,14 @@ impl Ctx<'_> {
             Finding::NotObservedAtBase => format!(
                 "`{cmd}` could not be run at base (command not found), so it shows no change"
             ),
-            Finding::FlakyAtHead | Finding::FlakyAtBase => {
-                format!("flaky: `{cmd}` gave mixed results")
-            }
+            Finding::FlakyAtHead => format!(
+                "flaky: `{cmd}` exited 0 in {} at head",
+                super::decide::runs_of(&head_runs)
+            ),
+            Finding::FlakyAtBase => format!(
+                "flaky: `{cmd}` exited 0 in {} at base",
+                super::decide::runs_of(&base_runs)
+            ),
             _ => format!(
                 "`{cmd}` could not be observed: {} at head, {} at base",
                 unobservable(&hs),

@@ -150,7 +150,16 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             Some((i, "head")),
         ),
         rule::GuardFinding::Flaky(i) => (
-            format!("flaky: {} gave mixed results at head", tests[i].id),
+            format!(
+                "flaky: {} passed {} at head",
+                tests[i].id,
+                runs_of(
+                    &head_obs
+                        .get(&(tests[i].runner, tests[i].id.clone()))
+                        .unwrap_or(&empty)
+                        .outcomes
+                )
+            ),
             Some((i, "head")),
         ),
         rule::GuardFinding::Unobservable(i) => (
@@ -371,7 +380,16 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
             "bound test {} was not observed passing at head (skipped, filtered out or absent)",
             t.id
         ),
-        Finding::FlakyAtHead => format!("flaky: bound test {} gave mixed results at head", t.id),
+        Finding::FlakyAtHead => format!(
+            "flaky: bound test {} passed {} at head",
+            t.id,
+            runs_of(
+                &head_obs
+                    .get(&(t.runner, t.id.clone()))
+                    .unwrap_or(&empty)
+                    .outcomes
+            )
+        ),
         Finding::UnobservableAtHead => format!(
             "bound test {} could not be observed at head: {}",
             t.id,
@@ -394,7 +412,16 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
                 .map(|k| format!(" ({})", k.as_str()))
                 .unwrap_or_default()
         ),
-        Finding::FlakyAtBase => format!("flaky: bound test {} gave mixed results at base", t.id),
+        Finding::FlakyAtBase => format!(
+            "flaky: bound test {} passed {} at base",
+            t.id,
+            runs_of(
+                &base_obs
+                    .get(&(t.runner, t.id.clone()))
+                    .unwrap_or(&empty)
+                    .outcomes
+            )
+        ),
         Finding::BaseDoesNotBuild => match base_obs
             .get(&(t.runner, t.id.clone()))
             .and_then(|o| o.attribution.as_ref())
@@ -542,6 +569,12 @@ pub(super) fn past(label: &str) -> &str {
         _ => "unobservable",
     }
 }
+/// How many of a side's runs passed, for a flaky result (`1 of 2`), to read against `--runs`.
+pub(super) fn runs_of(outcomes: &[Outcome]) -> String {
+    let passed = outcomes.iter().filter(|o| **o == Outcome::Pass).count();
+    format!("{passed} of {}", outcomes.len())
+}
+
 /// One word for a side across several tests: the same state for all, or `mixed`.
 pub(super) fn summarize<'a>(mut it: impl Iterator<Item = &'a SideState>) -> String {
     let Some(first) = it.next() else {
@@ -722,6 +755,14 @@ mod tests {
         let cf = decide_tests(&criterion("refund"), &bound(), &rewritten);
         assert_eq!(cf.result, FloorResult::Undecided);
         assert!(cf.reason.contains("base: src/refund.py"), "{}", cf.reason);
+    }
+
+    #[test]
+    fn a_flaky_side_counts_its_passing_runs() {
+        use Outcome::*;
+        assert_eq!(runs_of(&[Pass, Fail]), "1 of 2");
+        assert_eq!(runs_of(&[Fail, Pass, Pass]), "2 of 3");
+        assert_eq!(runs_of(&[NotObserved, Fail]), "0 of 2");
     }
 
     #[test]
