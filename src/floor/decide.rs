@@ -760,9 +760,9 @@ mod tests {
     #[test]
     fn a_flaky_side_counts_its_passing_runs() {
         use Outcome::*;
-        assert_eq!(runs_of(&[Pass, Fail]), "1 of 2");
-        assert_eq!(runs_of(&[Fail, Pass, Pass]), "2 of 3");
-        assert_eq!(runs_of(&[NotObserved, Fail]), "0 of 2");
+        assert_eq!(super::runs_of(&[Pass, Fail]), "1 of 2");
+        assert_eq!(super::runs_of(&[Fail, Pass, Pass]), "2 of 3");
+        assert_eq!(super::runs_of(&[NotObserved, Fail]), "0 of 2");
     }
 
     #[test]
