@@ -102,7 +102,10 @@ impl Fixture {
 }
 
 fn ours(gh: &FakeGitHub) -> Vec<common::github_api::Comment> {
-    gh.comments().into_iter().filter(|c| c.user == BOT).collect()
+    gh.comments()
+        .into_iter()
+        .filter(|c| c.user == BOT)
+        .collect()
 }
 
 #[test]
@@ -128,18 +131,25 @@ fn the_comment_is_posted_once_then_updated_in_place() {
     );
     let first = ours(&gh);
     assert_eq!(first.len(), 1, "{first:?}");
-    assert!(first[0].body.starts_with(&format!("{m}\n")), "{}", first[0].body);
+    assert!(
+        first[0].body.starts_with(&format!("{m}\n")),
+        "{}",
+        first[0].body
+    );
     assert!(first[0].body.contains("INCONCLUSIVE"), "{}", first[0].body);
     let requests = gh.requests();
     let methods: Vec<&str> = requests.iter().map(|r| r.method.as_str()).collect();
     assert_eq!(methods, ["GET", "GET", "POST"], "{requests:?}");
-    assert!(requests[0].path.ends_with("/repos/acme/app/issues/2/comments?per_page=100&page=1"));
+    assert!(requests[0]
+        .path
+        .ends_with("/repos/acme/app/issues/2/comments?per_page=100&page=1"));
     assert!(requests[1].path.ends_with("page=2"), "{}", requests[1].path);
     for r in &requests {
         assert_eq!(r.header("accept"), Some("application/vnd.github+json"));
         assert_eq!(r.header("x-github-api-version"), Some("2022-11-28"));
         assert!(
-            r.header("user-agent").is_some_and(|u| u.starts_with("shipmoor/")),
+            r.header("user-agent")
+                .is_some_and(|u| u.starts_with("shipmoor/")),
             "{:?}",
             r.headers
         );
@@ -289,11 +299,7 @@ fn without_a_pull_request_or_a_token_there_is_a_notice_and_no_request() {
     f.event("pull_request", "acme/app");
     let run = f.comment(&gh.api, "claim-check", &[("GITHUB_TOKEN", "")]);
     assert_eq!(run.code, 0);
-    assert!(
-        run.stdout.contains("no token"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains("no token"), "{}", run.stdout);
     assert!(gh.requests().is_empty(), "{:?}", gh.requests());
 }
 
@@ -304,6 +310,10 @@ fn an_unreadable_result_is_an_input_error() {
     let gh = FakeGitHub::start("acme/app", 2, TOKEN);
     let run = f.comment(&gh.api, "claim-check", &[]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("not a claim-check result"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not a claim-check result"),
+        "{}",
+        run.stderr
+    );
     assert!(gh.requests().is_empty());
 }

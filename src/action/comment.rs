@@ -126,8 +126,7 @@ fn is_repository(s: &str) -> bool {
         !p.is_empty()
             && p != "."
             && p != ".."
-            && p
-                .chars()
+            && p.chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     };
     matches!(s.split_once('/'), Some((owner, name)) if ok(owner) && ok(name))
@@ -208,7 +207,9 @@ pub fn run(settings: &Settings, report: &str) -> String {
     let Some(token) = settings.token.as_deref() else {
         return format!(
             "::notice title={TITLE}::{}",
-            escape_data("no pull request comment: no token (the Action's `github-token` input is empty)")
+            escape_data(
+                "no pull request comment: no token (the Action's `github-token` input is empty)"
+            )
         );
     };
     let api = match Api::new(&settings.api_url, token) {
@@ -302,8 +303,9 @@ struct Api {
 impl Api {
     fn new(api_url: &str, token: &str) -> Result<Api, String> {
         let base = api_url.trim().trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&base)
-            .map_err(|e| format!("the pull request comment failed: GITHUB_API_URL `{base}` is not a URL: {e}"))?;
+        let url = reqwest::Url::parse(&base).map_err(|e| {
+            format!("the pull request comment failed: GITHUB_API_URL `{base}` is not a URL: {e}")
+        })?;
         let loopback = url.host_str().is_some_and(|h| {
             h == "localhost"
                 || h.trim_start_matches('[')
@@ -361,7 +363,9 @@ impl Api {
                     let c: IssueComment = self
                         .send("updating", self.client.patch(url).json(&payload))
                         .await?;
-                    Ok(Written::Updated(c.html_url.unwrap_or_else(|| c.id.to_string())))
+                    Ok(Written::Updated(
+                        c.html_url.unwrap_or_else(|| c.id.to_string()),
+                    ))
                 }
                 None => {
                     let url = format!(
@@ -371,7 +375,9 @@ impl Api {
                     let c: IssueComment = self
                         .send("posting to", self.client.post(url).json(&payload))
                         .await?;
-                    Ok(Written::Created(c.html_url.unwrap_or_else(|| c.id.to_string())))
+                    Ok(Written::Created(
+                        c.html_url.unwrap_or_else(|| c.id.to_string()),
+                    ))
                 }
             }
         })
@@ -491,7 +497,11 @@ mod tests {
 
     #[test]
     fn a_forks_pull_request_is_skipped_on_pull_request_only() {
-        let fork = target(&event(Some("mallory/app")), "pull_request", Some("acme/app"));
+        let fork = target(
+            &event(Some("mallory/app")),
+            "pull_request",
+            Some("acme/app"),
+        );
         assert_eq!(
             fork,
             Err(Skip::Fork {
@@ -500,20 +510,38 @@ mod tests {
             })
         );
         let notice = fork.unwrap_err().notice();
-        assert!(notice.starts_with("::notice title=Claim Check::"), "{notice}");
-        assert!(notice.contains("mallory/app") && notice.contains("pull_request_target") && notice.contains("job summary"), "{notice}");
+        assert!(
+            notice.starts_with("::notice title=Claim Check::"),
+            "{notice}"
+        );
+        assert!(
+            notice.contains("mallory/app")
+                && notice.contains("pull_request_target")
+                && notice.contains("job summary"),
+            "{notice}"
+        );
         assert!(matches!(
             target(&event(None), "pull_request", Some("acme/app")),
             Err(Skip::Fork { .. })
         ));
-        assert!(target(&event(Some("mallory/app")), "pull_request_target", Some("acme/app")).is_ok());
+        assert!(target(
+            &event(Some("mallory/app")),
+            "pull_request_target",
+            Some("acme/app")
+        )
+        .is_ok());
     }
 
     #[test]
     fn no_pull_request_no_comment() {
         let push = json!({"ref": "refs/heads/main", "repository": {"full_name": "acme/app"}});
         let skip = target(&push, "push", Some("acme/app")).unwrap_err();
-        assert_eq!(skip, Skip::NoPullRequest { event: "push".into() });
+        assert_eq!(
+            skip,
+            Skip::NoPullRequest {
+                event: "push".into()
+            }
+        );
         assert!(skip.notice().contains("`push` event"));
         assert_eq!(
             target(&event(Some("acme/app")), "pull_request", Some("acme/../x")),
@@ -524,15 +552,27 @@ mod tests {
     #[test]
     fn the_marker_names_the_workflow_job_and_directory() {
         let m = marker("acme/app/.github/workflows/ci.yml", "claim-check", ".");
-        assert!(m.starts_with("<!-- shipmoor-claim-check ") && m.ends_with(" -->"), "{m}");
-        assert_eq!(m, marker("acme/app/.github/workflows/ci.yml", "claim-check", "./"));
-        assert_eq!(
-            marker("w", "j", "./app/"),
-            marker("w", "j", "app"),
+        assert!(
+            m.starts_with("<!-- shipmoor-claim-check ") && m.ends_with(" -->"),
+            "{m}"
         );
-        assert_ne!(m, marker("acme/app/.github/workflows/ci.yml", "claim-check", "app"));
-        assert_ne!(m, marker("acme/app/.github/workflows/ci.yml", "claim-check-py", "."));
-        assert_ne!(m, marker("acme/app/.github/workflows/other.yml", "claim-check", "."));
+        assert_eq!(
+            m,
+            marker("acme/app/.github/workflows/ci.yml", "claim-check", "./")
+        );
+        assert_eq!(marker("w", "j", "./app/"), marker("w", "j", "app"),);
+        assert_ne!(
+            m,
+            marker("acme/app/.github/workflows/ci.yml", "claim-check", "app")
+        );
+        assert_ne!(
+            m,
+            marker("acme/app/.github/workflows/ci.yml", "claim-check-py", ".")
+        );
+        assert_ne!(
+            m,
+            marker("acme/app/.github/workflows/other.yml", "claim-check", ".")
+        );
     }
 
     #[test]
@@ -546,7 +586,10 @@ mod tests {
         assert!(b.chars().count() > BODY_LIMIT - 200);
         assert!(b.starts_with(&m));
         assert!(b.contains("cut to fit GitHub's limit"));
-        assert!(b.contains("\n| ✅ | criterion |\n\n_This comment was cut"), "cut at a line");
+        assert!(
+            b.contains("\n| ✅ | criterion |\n\n_This comment was cut"),
+            "cut at a line"
+        );
         // One enormous line: cut inside it, the marker kept.
         let b = body(&m, &"x".repeat(100_000));
         assert!(b.chars().count() <= BODY_LIMIT);
@@ -556,7 +599,9 @@ mod tests {
     #[test]
     fn githubs_message_is_read_from_the_error() {
         assert_eq!(
-            github_message(br#"{"message":"Resource not accessible by integration","documentation_url":"x"}"#),
+            github_message(
+                br#"{"message":"Resource not accessible by integration","documentation_url":"x"}"#
+            ),
             "Resource not accessible by integration"
         );
         assert_eq!(github_message(b"bad\ngateway"), "bad gateway");

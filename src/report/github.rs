@@ -23,3 +23,22 @@ pub fn pr_comment(doc: &ResultDocument<'_>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::Disposition;
+
+    #[test]
+    fn the_comment_names_the_verdict_and_every_criterion() {
+        let result = run_result(vec![
+            criterion(0, Disposition::Satisfied),
+            criterion(1, Disposition::Unbound),
+        ]);
+        let packet = crate::report::fixes::packet(&result);
+        let body = pr_comment(&ResultDocument::new(&result, &packet));
+        assert!(body.contains(result.verdict.as_str()), "{body}");
+        assert!(body.contains("`c0`") && body.contains("`c1`"), "{body}");
+    }
+}

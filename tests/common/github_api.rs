@@ -103,7 +103,10 @@ impl FakeGitHub {
                         body: body.to_string(),
                     };
                     t.comments.push(c.clone());
-                    Action::status(201, as_json(&c, &base_in_script.lock().unwrap()).to_string())
+                    Action::status(
+                        201,
+                        as_json(&c, &base_in_script.lock().unwrap()).to_string(),
+                    )
                 }
                 "PATCH" if path.starts_with(&edit_prefix) => {
                     if let Some((status, message)) = &t.refuse_writes {
@@ -133,7 +136,11 @@ impl FakeGitHub {
             .expect("the server's address")
             .to_string();
         *base.lock().unwrap() = api.clone();
-        FakeGitHub { server, api, thread }
+        FakeGitHub {
+            server,
+            api,
+            thread,
+        }
     }
 
     /// A comment already on the pull request.
