@@ -610,6 +610,35 @@ mod tests {
     }
 
     #[test]
+    fn only_a_refusal_of_the_token_is_a_notice() {
+        let t = Target {
+            repo: "acme/app".into(),
+            number: 2,
+        };
+        let status = |status, rate_limited| Failure::Status {
+            what: "posting to",
+            status,
+            message: "m".into(),
+            rate_limited,
+        };
+        let a = status(403, false).annotation(&t);
+        assert!(a.starts_with("::notice title=Claim Check::no pull request comment: posting to acme/app#2's comments answered HTTP 403 (m)"), "{a}");
+        assert!(status(404, false).annotation(&t).starts_with("::notice "));
+        // A spent rate limit is no lack of permission.
+        assert!(status(403, true).annotation(&t).starts_with("::warning "));
+        assert!(status(422, false).annotation(&t).starts_with("::warning "));
+        let a = Failure::Transport {
+            what: "listing",
+            error: "connection refused".into(),
+        }
+        .annotation(&t);
+        assert!(
+            a.starts_with("::warning ") && a.contains("connection refused"),
+            "{a}"
+        );
+    }
+
+    #[test]
     fn the_token_is_never_sent_in_the_clear() {
         let err = Api::new("http://api.example.com", "t0ken").err().unwrap();
         assert!(err.contains("not HTTPS") && !err.contains("t0ken"), "{err}");
