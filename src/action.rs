@@ -6,7 +6,10 @@
 //! Out: step outputs (`verdict`, `exit-code`, `vsa-path`, `fixes-path`, `report-path`, and for
 //! the upload step `artifact-name`, `artifact-paths`), the job summary from `verify.md`, and
 //! `::error`/`::warning` annotations, within GitHub's limits and escaping rules; then the gate
-//! that fails the job per `fail-on`.
+//! that fails the job per `fail-on`; with `comment: true`, the sticky pull request comment
+//! ([`comment`]).
+
+pub mod comment;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

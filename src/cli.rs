@@ -243,9 +243,11 @@ Examples:
   shipmoor action event --body-out pr-body.md
   shipmoor action report --result claim-check.result.json --exit-code 1
   shipmoor action gate --verdict BLOCKED --exit-code 1 --fail-on BLOCKED
+  GITHUB_TOKEN=… shipmoor action comment --result claim-check.result.json
 
 Exit codes:
-  0  done (gate: the verdict does not fail the job)
+  0  done (gate: the verdict does not fail the job; comment: posted, updated, or
+     skipped with a notice or warning)
   1  gate: the verdict fails the job, or no verdict was reached
   2  usage or input error
   3  engine crash";
@@ -345,6 +347,19 @@ pub enum ActionCommand {
         )]
         fail_on: String,
     },
+    /// Post the run's pull request comment, or update it in place (one per pull request,
+    /// workflow, job and working directory, found by a hidden marker); the token comes from
+    /// GITHUB_TOKEN, the pull request from GITHUB_EVENT_PATH
+    #[command(after_help = ACTION_COMMENT_AFTER_HELP)]
+    Comment {
+        /// The result JSON written by `claim-check --result-out`
+        #[arg(long, value_name = "PATH", help_heading = "Inputs")]
+        result: PathBuf,
+        /// The Action's working directory, part of what tells this job's comment from another
+        /// claim-check job's
+        #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
+        working_directory: String,
+    },
 }
 
 const ACTION_REPORT_AFTER_HELP: &str = "\
@@ -365,6 +380,24 @@ Examples:
 Exit codes:
   0  printed (empty outside pull requests)
   2  usage or input error (an unreadable event file)
+  3  engine crash";
+
+const ACTION_COMMENT_AFTER_HELP: &str = "\
+Examples:
+  shipmoor action comment --result claim-check.result.json
+  shipmoor action comment --result claim-check.result.json --working-directory app
+
+Environment:
+  GITHUB_TOKEN       the token (never printed); none: a notice, no comment
+  GITHUB_API_URL     the REST API [default: https://api.github.com]
+  GITHUB_REPOSITORY  owner/name [default: the event's repository]
+  GITHUB_EVENT_PATH, GITHUB_EVENT_NAME, GITHUB_WORKFLOW_REF, GITHUB_JOB
+
+Exit codes:
+  0  posted or updated; or skipped with a notice (no pull request, a fork's
+     pull request, a token that may not write) or a warning (another HTTP
+     failure): the comment never fails the job
+  2  usage or input error (an unreadable result)
   3  engine crash";
 
 const ACTION_GATE_AFTER_HELP: &str = "\

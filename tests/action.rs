@@ -365,6 +365,10 @@ fn an_input_error_reaches_no_verdict_and_fails_the_gate() {
     let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
     assert_eq!(o["exit-code"], "2", "{stdout}");
     assert_eq!(o["verdict"], "ERROR");
+    assert!(
+        !o.contains_key("result-path"),
+        "no result for the comment step: {o:?}"
+    );
     let summary = std::fs::read_to_string(&runner.summary).unwrap();
     assert!(summary.contains("no verdict"), "{summary}");
     assert_eq!(runner.gate("").0, 1);
@@ -629,4 +633,210 @@ fn input_errors_reach_the_job_as_annotations_at_their_place() {
         summary.contains("usage or input error):\n\n- `.shipmoor/acceptance.yaml:3:"),
         "{summary}"
     );
+}
+
+/// action.yml as JSON (read with ruamel.yaml, which check-jsonschema brings).
+fn action_metadata() -> serde_json::Value {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys\nfrom ruamel.yaml import YAML\njson.dump(YAML(typ='safe').load(open(sys.argv[1])), sys.stdout)",
+        ])
+        .arg(Path::new(ACTION).join("action.yml"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "this test needs ruamel.yaml (pip install check-jsonschema): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A step's `if:` under GitHub's rules, for the few forms action.yml uses: `always()`, and
+/// `context == 'literal'` / `!=`, joined by `&&`. Anything else fails the test rather than
+/// being guessed at.
+fn condition_holds(expr: &str, context: &BTreeMap<&str, &str>) -> bool {
+    let inner = expr
+        .trim()
+        .strip_prefix("${{")
+        .and_then(|e| e.strip_suffix("}}"))
+        .unwrap_or(expr);
+    inner.split("&&").all(|term| {
+        let term = term.trim();
+        if term == "always()" {
+            return true;
+        }
+        let (name, op, lit) = if let Some((l, r)) = term.split_once("!=") {
+            (l.trim(), "!=", r.trim())
+        } else if let Some((l, r)) = term.split_once("==") {
+            (l.trim(), "==", r.trim())
+        } else {
+            panic!("`{term}`: not a form this test evaluates");
+        };
+        let lit = lit
+            .strip_prefix('\'')
+            .and_then(|l| l.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("`{term}`: not a quoted literal"));
+        // An unset context (a step that did not run) reads as the empty string.
+        let value = context.get(name).copied().unwrap_or("");
+        (op == "==") == (value == lit)
+    })
+}
+
+/// A step's `env:` with each `${{ context }}` replaced by its value.
+fn step_env(step: &serde_json::Value, context: &BTreeMap<&str, &str>) -> Vec<(String, String)> {
+    step["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            let v = v.as_str().unwrap();
+            let value = match v.strip_prefix("${{").and_then(|e| e.strip_suffix("}}")) {
+                Some(name) => context
+                    .get(name.trim())
+                    .unwrap_or_else(|| {
+                        panic!("{k}: `{}` is not in this test's contexts", name.trim())
+                    })
+                    .to_string(),
+                None => v.to_string(),
+            };
+            (k.clone(), value)
+        })
+        .collect()
+}
+
+/// The comment step of action.yml, run as the runner would after run.sh: skipped unless
+/// `comment: true` and the run left a result; then `shipmoor action comment` with the token in
+/// the environment posts the verdict to the pull request (GitHub's API on loopback); a fork's
+/// pull request gets a notice instead.
+#[test]
+fn the_comment_step_posts_the_verdict_only_when_asked() {
+    let meta = action_metadata();
+    assert_eq!(meta["inputs"]["comment"]["default"], "false");
+    assert_eq!(
+        meta["inputs"]["github-token"]["default"],
+        "${{ github.token }}"
+    );
+    let steps = meta["runs"]["steps"].as_array().unwrap();
+    let at = steps
+        .iter()
+        .position(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("action comment"))
+        })
+        .expect("a comment step");
+    let step = &steps[at];
+    let gate = steps
+        .iter()
+        .position(|s| s["name"] == "Gate")
+        .expect("the gate");
+    assert!(at < gate, "the comment comes before the gate fails the job");
+    assert_eq!(
+        step["continue-on-error"], true,
+        "the comment never fails the job"
+    );
+    let run = step["run"].as_str().unwrap();
+    assert!(
+        !run.contains("${{") && !run.contains("TOKEN"),
+        "values reach the command by the environment only: {run}"
+    );
+    assert_eq!(step["env"]["GITHUB_TOKEN"], "${{ inputs.github-token }}");
+    let condition = step["if"].as_str().unwrap();
+    assert!(
+        condition.contains("always()"),
+        "after a failed run too: {condition}"
+    );
+
+    // The run: a criterion without its test yet, INCONCLUSIVE.
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    let base = r.commit("base");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write("a.txt", "b\n");
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: letter\n    ac: The letter is b.\n",
+    );
+    let head = r.commit("head");
+    let runner = Runner::pull_request(&r, &base, &head);
+    let log = runner.run(&[("SIGN", "none")]);
+    let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
+    assert_eq!(o["verdict"], "INCONCLUSIVE", "{log}");
+    let result = o.get("result-path").expect("run.sh names the result");
+    assert!(Path::new(result).is_file(), "{result}");
+
+    let token = "ghs_actionTOKENloopback42";
+    let gh = common::github_api::FakeGitHub::start("acme/app", 2, token);
+    let binary = env!("CARGO_BIN_EXE_shipmoor");
+    let mut context = BTreeMap::from([
+        ("inputs.comment", "false"),
+        ("inputs.github-token", token),
+        ("inputs.working-directory", "."),
+        ("steps.install.outputs.path", binary),
+        ("steps.run.outputs.result-path", result.as_str()),
+    ]);
+    // The default: no comment step at all.
+    assert!(!condition_holds(condition, &context), "{condition}");
+    context.insert("inputs.comment", "true");
+    assert!(condition_holds(condition, &context), "{condition}");
+    // A run that reached no result (an input error) has nothing to comment.
+    let mut no_result = context.clone();
+    no_result.insert("steps.run.outputs.result-path", "");
+    assert!(!condition_holds(condition, &no_result), "{condition}");
+
+    let comment_step = |event: &serde_json::Value| {
+        std::fs::write(&runner.event, serde_json::to_vec(event).unwrap()).unwrap();
+        let out = Command::new("bash")
+            .args(["-c", run])
+            .current_dir(&runner.workspace)
+            .envs(step_env(step, &context))
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_API_URL", &gh.api)
+            .env("GITHUB_REPOSITORY", "acme/app")
+            .env("GITHUB_EVENT_NAME", "pull_request")
+            .env("GITHUB_EVENT_PATH", &runner.event)
+            .env("GITHUB_WORKFLOW", "Claim check")
+            .env("GITHUB_JOB", "claim-check")
+            .env_remove("GITHUB_WORKFLOW_REF")
+            .output()
+            .unwrap();
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{log}");
+        assert!(!log.contains(token), "the token is not in the log: {log}");
+        log
+    };
+    let mut event: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&runner.event).unwrap()).unwrap();
+
+    // The runner's event is a fork's pull request: a notice, no request.
+    let log = comment_step(&event);
+    assert!(
+        log.starts_with("::notice title=Claim Check::no pull request comment: this pull request comes from the fork"),
+        "{log}"
+    );
+    assert!(gh.requests().is_empty());
+
+    // A branch of the repository itself: the verdict, posted.
+    event["pull_request"]["head"]["repo"] = serde_json::json!({"full_name": "acme/app"});
+    let log = comment_step(&event);
+    assert!(log.contains("posted the pull request comment"), "{log}");
+    let posted = gh.comments();
+    assert_eq!(posted.len(), 1);
+    let marker = shipmoor::action::comment::marker("Claim check", "claim-check", ".");
+    assert!(posted[0].body.starts_with(&marker), "{}", posted[0].body);
+    assert!(
+        posted[0].body.contains("INCONCLUSIVE"),
+        "{}",
+        posted[0].body
+    );
+    // And on the next push, updated rather than posted again.
+    let log = comment_step(&event);
+    assert!(log.contains("updated the pull request comment"), "{log}");
+    assert_eq!(gh.comments().len(), 1);
 }

@@ -65,4 +65,8 @@ code=$?
 echo "::$resume::"
 top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 shipmoor action report --result "$result" --errors "$errors" --exit-code "$code" --repo "$top"
+# For the comment step: the result, when the run reached one.
+if [ -s "$result" ] && [ -n "${GITHUB_OUTPUT:-}" ]; then
+  echo "result-path=$result" >>"$GITHUB_OUTPUT"
+fi
 exit 0

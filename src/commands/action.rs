@@ -1,4 +1,4 @@
-//! `shipmoor action report | gate`: the Action's steps after claim-check (see [`crate::action`]).
+//! `shipmoor action report | event | gate | comment`: the Action's steps after claim-check (see [`crate::action`]).
 
 use std::io::Write;
 
@@ -9,6 +9,29 @@ use crate::format::result::ResultDocument;
 
 pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
     match cmd {
+        ActionCommand::Comment {
+            result,
+            working_directory,
+        } => {
+            let bytes = std::fs::read(&result).map_err(|e| {
+                Error::input(
+                    InputError::new(format!("cannot read the result: {e}"))
+                        .in_file(result.display().to_string())
+                        .help("pass the file `claim-check --result-out` wrote"),
+                )
+            })?;
+            let doc = ResultDocument::parse(&bytes).map_err(|e| {
+                Error::input(
+                    InputError::new(format!("the result is not a claim-check result: {e}"))
+                        .in_file(result.display().to_string())
+                        .help("pass the file `claim-check --result-out` wrote, with the same shipmoor"),
+                )
+            })?;
+            let settings = action::comment::Settings::from_env(&working_directory);
+            let line = action::comment::run(&settings, &crate::report::github::pr_comment(&doc));
+            let _ = writeln!(std::io::stdout(), "{line}");
+            Ok(0)
+        }
         ActionCommand::Report {
             result,
             exit_code,

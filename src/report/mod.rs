@@ -9,6 +9,7 @@
 //! The result's and the fix packet's types are in [`crate::format`], which readers share.
 
 pub mod fixes;
+pub mod github;
 pub mod terminal;
 pub mod verify_md;
 

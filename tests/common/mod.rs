@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod chat_server;
+pub mod github_api;
 pub mod js;
 pub mod lock;
 pub mod registry;
