@@ -447,9 +447,29 @@ fn a_conftest_that_rewrites_reports_to_passed_is_not_trusted() {
         "conftest.py (pytest conftest)"
     );
 
+    // The report gives the YAML that allows it, to paste into the change's acceptance file.
+    let (_, after) = run
+        .stdout
+        .split_once(
+            "  if the change to the harness is meant, allow it in .shipmoor/acceptance.yaml:\n",
+        )
+        .unwrap_or_else(|| panic!("no YAML to paste: {run:?}"));
+    let pasted: String = after
+        .lines()
+        .take_while(|l| l.starts_with("      "))
+        .map(|l| format!("{}\n", &l[6..]))
+        .collect();
+    assert_eq!(
+        pasted, "harness:\n  allow_changes:\n    - \"conftest.py\"\n",
+        "{run:?}"
+    );
+
     // Allowed by the acceptance set, the hook is trusted and the forged pass goes through: the
     // allowance is the user's statement that the harness change is meant.
-    acceptance(&r, "  - id: order-refunded\n    ac: Order is marked refunded.\nharness:\n  allow_changes: [\"conftest.py\"]\n");
+    acceptance(
+        &r,
+        &format!("  - id: order-refunded\n    ac: Order is marked refunded.\n{pasted}"),
+    );
     r.commit("allow the conftest");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert!(

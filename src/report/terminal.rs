@@ -195,6 +195,7 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
             4,
             width,
         ));
+        out.push_str(&harness_yaml(r));
     }
     out.push_str(&wrapped_parts(
         "  ",
@@ -224,6 +225,38 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
         SigningState::Keyless => {
             let _ = writeln!(out, "  signed: {stem}.sigstore.json (Sigstore bundle)");
         }
+    }
+    out
+}
+
+/// When a harness change left a criterion untrusted, the YAML that allows it, ready to paste:
+/// the change's own acceptance file when there is one, else the project's settings.
+fn harness_yaml(r: &RunResult) -> String {
+    let untrusted = r
+        .criteria
+        .iter()
+        .any(|c| c.floor.reason.starts_with("harness file "));
+    // The labels are `path (what)`; an allowed one says so and needs nothing.
+    let paths: Vec<&str> = r
+        .harness_changes
+        .iter()
+        .filter(|l| !l.ends_with("allowed by harness.allow_changes)"))
+        .filter_map(|l| l.rsplit_once(" (").map(|(p, _)| p))
+        .collect();
+    if !untrusted || paths.is_empty() {
+        return String::new();
+    }
+    let file = match r.acceptance.path.as_str() {
+        p if r.acceptance.source == "files" && !p.contains(", ") => p,
+        _ => ".shipmoor/config.yaml",
+    };
+    let mut out = format!(
+        "  if the change to the harness is meant, allow it in {}:\n      harness:\n        allow_changes:\n",
+        one_line(file)
+    );
+    for p in paths {
+        let quoted = p.replace('\\', "\\\\").replace('"', "\\\"");
+        let _ = writeln!(out, "          - \"{}\"", one_line(&quoted));
     }
     out
 }
