@@ -441,6 +441,21 @@ fn a_conftest_that_rewrites_reports_to_passed_is_not_trusted() {
         md.contains("Harness files changed: conftest.py (pytest conftest)."),
         "{md}"
     );
+    // The report names the Python that ran pytest, as that Python reports itself.
+    let python = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; print(sys.version.split()[0], sys.executable)",
+        ])
+        .output()
+        .unwrap();
+    let python = String::from_utf8_lossy(&python.stdout);
+    let (version, executable) = python.trim().split_once(' ').unwrap();
+    assert!(
+        md.contains("listed with pytest ")
+            && md.contains(&format!(", Python {version} at {executable} |")),
+        "{md}"
+    );
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     assert_eq!(
         vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["harness_changes"][0],

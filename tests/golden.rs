@@ -58,6 +58,11 @@ fn settings(r: &Repo) -> insta::Settings {
     let repo = r.path().canonicalize().unwrap().display().to_string();
     s.add_filter(&regex::escape(&repo), "[REPO]");
     s.add_filter(&regex::escape(&r.path().display().to_string()), "[REPO]");
+    // The Python that ran pytest, as the report names it: the machine's own.
+    s.add_filter(
+        r#"pytest [0-9][0-9A-Za-z.+-]*, Python [0-9][0-9A-Za-z.+-]* at [^ |\n"]+"#,
+        "pytest [VERSION], Python [VERSION] at [PYTHON]",
+    );
     s.add_filter(r"sha256:[0-9a-f]{64}", "sha256:[DIGEST]");
     s.add_filter(r"sha256:[0-9a-f]{12}…", "sha256:[SHORT]…");
     s.add_filter(r#""[0-9a-f]{64}""#, "\"[HEX]\"");

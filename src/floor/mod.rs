@@ -1565,7 +1565,10 @@ impl Ctx<'_> {
             }))?;
             let is_last = std::ptr::eq(inv, report.invocations.last().unwrap_or(inv));
             let summary = match (inv.captured.success(), is_last) {
-                (true, true) => format!("{} listed", report.tests.len()),
+                (true, true) => match self.adapters[i].tool() {
+                    Some(tool) => format!("{} listed with {tool}", report.tests.len()),
+                    None => format!("{} listed", report.tests.len()),
+                },
                 (true, false) => "ok".to_string(),
                 (false, _) => note.clone(),
             };

@@ -207,6 +207,13 @@ pub trait Runner: Send + Sync {
     /// Checks that the runner's tools are installed; the error says what to install.
     fn check_tool(&self) -> Result<(), InputError>;
 
+    /// The tool that ran the tests, named for the report where more than one could have
+    /// (`pytest 8.3.3, Python 3.11.2 at /usr/bin/python3`): which interpreter ran them is the
+    /// first question when a test passes in one environment and not another.
+    fn tool(&self) -> Option<String> {
+        None
+    }
+
     /// Whether what the runner needs from the checkout is there (`checkout`: the repository's
     /// working directory), for runners whose tool the worktrees take from it.
     fn check_checkout(&self, _checkout: &std::path::Path) -> Result<(), InputError> {

@@ -84,6 +84,7 @@ use crate::floor::process;
 pub struct Pytest {
     config: RunnerConfig,
     command: OnceLock<Option<PytestCommand>>,
+    tool: OnceLock<Option<String>>,
 }
 
 impl Pytest {
@@ -91,8 +92,50 @@ impl Pytest {
         Pytest {
             config,
             command: OnceLock::new(),
+            tool: OnceLock::new(),
         }
     }
+}
+
+/// The Python a pytest command runs under: the program itself for `python3 -m pytest`, the
+/// interpreter its `#!` line names for a `pytest` script.
+fn interpreter(command: &PytestCommand) -> Option<OsString> {
+    let (program, prefix) = command;
+    if !prefix.is_empty() {
+        return Some(program.clone());
+    }
+    let script = process::which(&program.to_string_lossy())?;
+    let text = std::fs::read(&script).ok()?;
+    let first = text.split(|b| *b == b'\n').next()?;
+    let shebang = std::str::from_utf8(first.strip_prefix(b"#!")?).ok()?.trim();
+    // `#!/usr/bin/env python3` names the interpreter by its second word.
+    let mut words = shebang.split_whitespace();
+    let first = words.next()?;
+    let python = if first.ends_with("/env") {
+        words.next()?
+    } else {
+        first
+    };
+    Some(OsString::from(python))
+}
+
+/// `pytest 8.3.3, Python 3.11.2 at /usr/bin/python3`, asked of the interpreter itself.
+fn describe(command: &PytestCommand) -> Option<String> {
+    let python = interpreter(command)?;
+    let mut cmd = Command::new(&python);
+    cmd.args([
+        "-c",
+        "import sys, pytest; print(pytest.__version__); print(sys.version.split()[0]); print(sys.executable)",
+    ])
+    .env("PYTHONDONTWRITEBYTECODE", "1");
+    let out = process::run(cmd, Duration::from_secs(60)).ok()?;
+    if !out.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines().map(str::trim);
+    let (pytest, version, executable) = (lines.next()?, lines.next()?, lines.next()?);
+    Some(format!("pytest {pytest}, Python {version} at {executable}"))
 }
 
 /// How pytest is started: the program and the arguments before pytest's own.
@@ -147,6 +190,17 @@ impl Runner for Pytest {
             Some(_) => Ok(()),
             None => Err(InputError::new("pytest not found").help("pip install pytest")),
         }
+    }
+
+    fn tool(&self) -> Option<String> {
+        self.tool
+            .get_or_init(|| {
+                self.command
+                    .get_or_init(find_pytest)
+                    .as_ref()
+                    .and_then(describe)
+            })
+            .clone()
     }
 
     /// `test_*.py`, `*_test.py`, `conftest.py`, or any file under a directory named `tests` or
