@@ -4,7 +4,8 @@
 #
 # The same run as the composite action's scripts/action/run.sh and its gate step, in one step:
 # `shipmoor claim-check` in the workspace, then `shipmoor action report` (step outputs, job summary
-# from verify.md capped at 1 MiB, annotations) and `shipmoor action gate` (fail-on). Differences:
+# capped at 1 MiB, annotations), `shipmoor action comment` with `comment: true`, and
+# `shipmoor action gate` (fail-on). Differences:
 # - Inputs: a Docker action gets each input as INPUT_<NAME upper-cased> with hyphens kept
 #   (INPUT_FAIL-ON). No POSIX shell can expand such a name, and busybox sh (like dash) drops it
 #   from the environment of every command it starts, so `printenv 'INPUT_FAIL-ON'` sees nothing
@@ -140,6 +141,13 @@ output() {
   ' "$outputs"
 }
 verdict=$(output verdict)
+
+# The pull request comment, when asked: a courtesy that never changes the step's result. The
+# token reaches this one command only (the floor above scrubs INPUT_* from what it runs too).
+if [ "$(trim "$(input comment)")" = true ] && [ -s "$result" ]; then
+  (cd "$workspace" && GITHUB_TOKEN=$(input github-token) shipmoor action comment --result "$result" --working-directory "$working_directory") ||
+    note "the pull request comment was not written; the verdict stands"
+fi
 
 # What the run wrote is root's: hand it back to the workspace's owner, so that later steps
 # (running as the runner's user) can replace or remove it.

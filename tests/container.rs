@@ -336,6 +336,16 @@ struct ActionRun {
 /// (owned by the runner's uid), HOME at /github/home, the file commands and the event under
 /// /github, and the inputs as INPUT_<NAME> with hyphens kept.
 fn run_action(repo: &Repo, inputs: &[(&str, &str)], event: Option<&str>) -> ActionRun {
+    run_action_env(repo, inputs, event, &[])
+}
+
+/// [`run_action`] with more of the runner's environment (`NAME=value`).
+fn run_action_env(
+    repo: &Repo,
+    inputs: &[(&str, &str)],
+    event: Option<&str>,
+    extra_env: &[&str],
+) -> ActionRun {
     let github = tempfile::Builder::new()
         .prefix("cc-github-")
         .tempdir()
@@ -372,6 +382,7 @@ fn run_action(repo: &Repo, inputs: &[(&str, &str)], event: Option<&str>) -> Acti
     if event.is_some() {
         env.push("GITHUB_EVENT_PATH=/github/workflow/event.json".to_string());
     }
+    env.extend(extra_env.iter().map(|e| e.to_string()));
     // The defaults of container/action.yml, then the test's own inputs.
     let mut all: BTreeMap<&str, &str> = [
         ("mode", "fast"),
@@ -384,6 +395,8 @@ fn run_action(repo: &Repo, inputs: &[(&str, &str)], event: Option<&str>) -> Acti
         ("fail-on", "BLOCKED,INCONCLUSIVE"),
         ("base", ""),
         ("head", ""),
+        ("comment", "false"),
+        ("github-token", ""),
     ]
     .into_iter()
     .collect();
@@ -524,6 +537,37 @@ fn the_action_entrypoint_reports_ready_from_a_pull_request_event() {
         .filter(|l| !l.starts_with("?? .shipmoor/"))
         .collect();
     assert_eq!(changed, Vec::<&str>::new(), "{status}");
+}
+
+/// With `comment: true`, the entrypoint posts the verdict to the pull request (a REST API on the
+/// host's loopback here), and the token reaches no output.
+#[test]
+fn the_action_entrypoint_comments_on_the_pull_request_when_asked() {
+    const TOKEN: &str = "ghs_container0123456789";
+    let (r, base, head) = clamp_repo(true);
+    let gh = common::github_api::FakeGitHub::start("acme/app", 7, TOKEN);
+    let event = format!(
+        r#"{{"number": 7, "pull_request": {{"number": 7, "body": null, "base": {{"sha": "{base}", "repo": {{"full_name": "acme/app"}}}}, "head": {{"sha": "{head}", "repo": {{"full_name": "acme/app"}}}}}}, "repository": {{"full_name": "acme/app"}}}}"#
+    );
+    let api = format!("GITHUB_API_URL={}", gh.api);
+    let extra = [
+        api.as_str(),
+        "GITHUB_REPOSITORY=acme/app",
+        "GITHUB_JOB=check",
+    ];
+    let inputs = [("comment", "true"), ("github-token", TOKEN)];
+    let run = run_action_env(&r, &inputs, Some(&event), &extra);
+    assert_eq!(run.out.status.code(), Some(0), "{}", shown(&run.out));
+    let comments = gh.comments();
+    assert_eq!(comments.len(), 1, "{comments:?}\n{}", shown(&run.out));
+    assert!(comments[0].body.contains("READY"), "{}", comments[0].body);
+    // A second run updates that comment in place.
+    let run = run_action_env(&r, &inputs, Some(&event), &extra);
+    assert_eq!(run.out.status.code(), Some(0), "{}", shown(&run.out));
+    let again = gh.comments();
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(again[0].id, comments[0].id);
+    assert!(!shown(&run.out).contains(TOKEN), "{}", shown(&run.out));
 }
 
 #[test]
