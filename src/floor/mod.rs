@@ -434,7 +434,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             let ctx = cx.run_ctx(i, wt, Side::Head)?;
             let watch = cx.step_watch(
                 Side::Head,
-                format!("the test listing ({})", cx.adapters[i].kind().as_str()),
+                format!("{} to list the tests", cx.adapters[i].kind().as_str()),
                 progress::Source::None,
                 &[],
             );
@@ -990,13 +990,21 @@ impl Ctx<'_> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| from.display().to_string());
         let lock = workspace::find_lock(self.input.git.root(), &checkout);
-        let seeded = seed_cargo_target(
-            &from,
-            &to,
-            &self.cargo_dir(head.path()),
-            lock.as_deref(),
-            self.input.timeout,
+        let watch = self.step_watch(
+            Side::Head,
+            "the seeding of the target dir".into(),
+            progress::Source::None,
+            &[],
         );
+        let seeded = progress::step(watch.as_ref(), || {
+            seed_cargo_target(
+                &from,
+                &to,
+                &self.cargo_dir(head.path()),
+                lock.as_deref(),
+                self.input.timeout,
+            )
+        });
         self.record_seeding(
             "head",
             &format!("the checkout's target dir ({shown})"),
@@ -1022,13 +1030,21 @@ impl Ctx<'_> {
         );
         let head_root = self.input.temp_root.join("head");
         let lock = workspace::find_lock(&head_root, &self.cargo_dir(&head_root));
-        let seeded = seed_cargo_target(
-            &from,
-            &to,
-            &self.cargo_dir(base.path()),
-            lock.as_deref(),
-            self.input.timeout,
+        let watch = self.step_watch(
+            Side::Base,
+            "the seeding of the target dir".into(),
+            progress::Source::None,
+            &[],
         );
+        let seeded = progress::step(watch.as_ref(), || {
+            seed_cargo_target(
+                &from,
+                &to,
+                &self.cargo_dir(base.path()),
+                lock.as_deref(),
+                self.input.timeout,
+            )
+        });
         self.record_seeding(
             "base (+ head test files)",
             "head's target dir",
@@ -1331,19 +1347,21 @@ impl Ctx<'_> {
             Side::Base => &self.input.base,
         };
         let (done, total) = if ids.is_empty() { (0, 0) } else { self.tally };
-        Some(std::rc::Rc::new(std::cell::RefCell::new(progress::StepWatch::new(
-            live,
-            side,
-            format!("{} {}", side.as_str(), commit.short()),
-            what,
-            source,
-            ids.to_vec(),
-            done,
-            total.max(done + ids.len()),
-        ))))
+        Some(std::rc::Rc::new(std::cell::RefCell::new(
+            progress::StepWatch::new(
+                live,
+                side,
+                format!("{} {}", side.as_str(), commit.short()),
+                what,
+                source,
+                ids.to_vec(),
+                done,
+                total.max(done + ids.len()),
+            ),
+        )))
     }
 
-        fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
+    fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
         self.scratch_seq += 1;
         let p = self
             .input
@@ -1670,7 +1688,9 @@ impl Ctx<'_> {
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
         let source = match self.adapters[i].kind() {
-            RunnerKind::Pytest => progress::Source::PytestFile(runners::pytest::progress_path(&ctx)),
+            RunnerKind::Pytest => {
+                progress::Source::PytestFile(runners::pytest::progress_path(&ctx))
+            }
             RunnerKind::Cargo => progress::Source::Libtest,
             RunnerKind::Go => progress::Source::GoJson,
             RunnerKind::Nextest => progress::Source::Nextest,

@@ -127,7 +127,13 @@ fn read_stream(
         if room == Some(0) && !drain {
             break;
         }
-        let want = room.map_or(chunk.len(), |r| if r == 0 { chunk.len() } else { r.min(chunk.len()) });
+        let want = room.map_or(chunk.len(), |r| {
+            if r == 0 {
+                chunk.len()
+            } else {
+                r.min(chunk.len())
+            }
+        });
         let n = match from.read(&mut chunk[..want]) {
             Ok(0) => break,
             Ok(n) => n,

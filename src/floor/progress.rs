@@ -113,7 +113,13 @@ pub struct Finished {
 /// `      PASS [  0.41s] head tests/test_x.py::test_y`: the outcome right-aligned to the
 /// widest word, the time right-aligned in its brackets (`--` where it is not known), the side,
 /// the test id.
-pub fn test_line(side: Side, id: &str, outcome: Shown, seconds: Option<f64>, colour: bool) -> String {
+pub fn test_line(
+    side: Side,
+    id: &str,
+    outcome: Shown,
+    seconds: Option<f64>,
+    colour: bool,
+) -> String {
     let word = format!("{:>10}", outcome.word());
     let word = if colour {
         format!("\x1b[{}m{word}\x1b[0m", outcome.colour())
@@ -228,7 +234,10 @@ pub fn parse_nextest(line: &str) -> Option<Finished> {
     let outcome = match status {
         "PASS" => Shown::Pass,
         "SKIP" => Shown::Skip,
-        s if !s.is_empty() && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ') => {
+        s if !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ') =>
+        {
             Shown::Fail
         }
         _ => return None,
@@ -378,7 +387,8 @@ impl StepWatch {
         let Source::PytestFile(path) = &self.source else {
             return;
         };
-        if self.file_polled.is_some_and(|t| t.elapsed() < FILE_POLL) || self.file_read >= FILE_LIMIT {
+        if self.file_polled.is_some_and(|t| t.elapsed() < FILE_POLL) || self.file_read >= FILE_LIMIT
+        {
             return;
         }
         self.file_polled = Some(Instant::now());
@@ -387,7 +397,10 @@ impl StepWatch {
         };
         let mut bytes = Vec::new();
         if std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(self.file_read)).is_err()
-            || file.take(FILE_LIMIT - self.file_read).read_to_end(&mut bytes).is_err()
+            || file
+                .take(FILE_LIMIT - self.file_read)
+                .read_to_end(&mut bytes)
+                .is_err()
         {
             return;
         }
@@ -415,7 +428,13 @@ impl StepWatch {
             let outcome = outcomes.get(&id).copied().unwrap_or(Outcome::NotObserved);
             self.shown.insert(id.clone());
             self.done += 1;
-            let line = test_line(self.side, &id, Shown::from_outcome(outcome), None, self.live.colour);
+            let line = test_line(
+                self.side,
+                &id,
+                Shown::from_outcome(outcome),
+                None,
+                self.live.colour,
+            );
             self.last = Some(id);
             self.emit(&line);
         }

@@ -25,8 +25,20 @@ fn ids(list: &[&str]) -> Vec<String> {
 #[test]
 fn test_lines_align_outcome_time_side_and_id() {
     let lines = [
-        test_line(Side::Head, "tests/test_x.py::test_y", Shown::Pass, Some(0.414), false),
-        test_line(Side::Base, "tests/test_x.py::test_y", Shown::Fail, Some(12.5), false),
+        test_line(
+            Side::Head,
+            "tests/test_x.py::test_y",
+            Shown::Pass,
+            Some(0.414),
+            false,
+        ),
+        test_line(
+            Side::Base,
+            "tests/test_x.py::test_y",
+            Shown::Fail,
+            Some(12.5),
+            false,
+        ),
         test_line(Side::Base, "fx::t a", Shown::BuildFail, None, false),
         test_line(Side::Head, "pkg TestA", Shown::NotRun, Some(0.0), false),
         test_line(Side::Head, "t::s", Shown::Skip, Some(123.456), false),
@@ -63,11 +75,21 @@ fn heartbeat_lines_name_the_step_its_time_and_its_tests() {
         "base 7fb7011: still running pytest (20 s; 3 of 12 tests finished; last: tests/t.py::a)"
     );
     assert_eq!(
-        heartbeat_line("head e295e43", "pytest", Duration::from_secs(10), Some((0, 1, None))),
+        heartbeat_line(
+            "head e295e43",
+            "pytest",
+            Duration::from_secs(10),
+            Some((0, 1, None))
+        ),
         "head e295e43: still running pytest (10 s; 0 of 1 test finished)"
     );
     assert_eq!(
-        heartbeat_line("head e295e43", "setup `npm ci`", Duration::from_secs(30), None),
+        heartbeat_line(
+            "head e295e43",
+            "setup `npm ci`",
+            Duration::from_secs(30),
+            None
+        ),
         "head e295e43: still running setup `npm ci` (30 s)"
     );
 }
@@ -76,7 +98,10 @@ fn heartbeat_lines_name_the_step_its_time_and_its_tests() {
 fn the_heartbeat_interval_comes_from_its_variable_or_is_ten_seconds() {
     assert_eq!(heartbeat_interval(None), Duration::from_secs(10));
     assert_eq!(heartbeat_interval(Some("1")), Duration::from_secs(1));
-    assert_eq!(heartbeat_interval(Some(" 0.5 ")), Duration::from_millis(500));
+    assert_eq!(
+        heartbeat_interval(Some(" 0.5 ")),
+        Duration::from_millis(500)
+    );
     for bad in ["", "0", "-3", "soon", "NaN", "inf"] {
         assert_eq!(heartbeat_interval(Some(bad)), HEARTBEAT_DEFAULT, "{bad}");
     }
@@ -85,7 +110,9 @@ fn the_heartbeat_interval_comes_from_its_variable_or_is_ten_seconds() {
 #[test]
 fn pytest_plugin_lines() {
     assert_eq!(
-        parse_pytest(r#"{"nodeid": "tests/test_x.py::TestA::test_b[1]", "outcome": "failed", "duration": 0.25}"#),
+        parse_pytest(
+            r#"{"nodeid": "tests/test_x.py::TestA::test_b[1]", "outcome": "failed", "duration": 0.25}"#
+        ),
         Some(Finished {
             name: "tests/test_x.py::TestA::test_b[1]".into(),
             outcome: Shown::Fail,
@@ -96,14 +123,20 @@ fn pytest_plugin_lines() {
     assert_eq!(skipped.map(|f| f.outcome), Some(Shown::Skip));
     let passed = parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "passed", "duration": 0.01}"#);
     assert_eq!(passed.map(|f| f.outcome), Some(Shown::Pass));
-    assert_eq!(parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "rerun"}"#), None);
+    assert_eq!(
+        parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "rerun"}"#),
+        None
+    );
     assert_eq!(parse_pytest("not json"), None);
 }
 
 #[test]
 fn libtest_lines() {
     let f = parse_libtest("test tests::refund_is_capped ... ok").expect("parsed");
-    assert_eq!((f.name.as_str(), f.outcome), ("tests::refund_is_capped", Shown::Pass));
+    assert_eq!(
+        (f.name.as_str(), f.outcome),
+        ("tests::refund_is_capped", Shown::Pass)
+    );
     assert_eq!(
         parse_libtest("test a::b ... FAILED").map(|f| f.outcome),
         Some(Shown::Fail)
@@ -141,12 +174,18 @@ fn go_json_events() {
     let skip = r#"{"Action":"skip","Package":"m","Test":"TestA","Elapsed":0}"#;
     assert_eq!(parse_go_json(skip).map(|f| f.outcome), Some(Shown::Skip));
     // A package's own result, a test's output and its start are not finished tests.
-    assert_eq!(parse_go_json(r#"{"Action":"pass","Package":"m","Elapsed":1.2}"#), None);
+    assert_eq!(
+        parse_go_json(r#"{"Action":"pass","Package":"m","Elapsed":1.2}"#),
+        None
+    );
     assert_eq!(
         parse_go_json(r#"{"Action":"output","Package":"m","Test":"TestA","Output":"--- PASS"}"#),
         None
     );
-    assert_eq!(parse_go_json(r#"{"Action":"run","Package":"m","Test":"TestA"}"#), None);
+    assert_eq!(
+        parse_go_json(r#"{"Action":"run","Package":"m","Test":"TestA"}"#),
+        None
+    );
 }
 
 #[test]
@@ -160,14 +199,21 @@ fn nextest_status_lines() {
             seconds: Some(0.004)
         }
     );
-    let counted = parse_nextest("        FAIL [   1.250s] (2/3) fx-crate tests::a").expect("parsed");
-    assert_eq!((counted.name.as_str(), counted.outcome), ("fx-crate tests::a", Shown::Fail));
+    let counted =
+        parse_nextest("        FAIL [   1.250s] (2/3) fx-crate tests::a").expect("parsed");
+    assert_eq!(
+        (counted.name.as_str(), counted.outcome),
+        ("fx-crate tests::a", Shown::Fail)
+    );
     assert_eq!(
         parse_nextest("     SIGSEGV [   0.100s] fx-crate tests::b").map(|f| f.outcome),
         Some(Shown::Fail)
     );
     assert_eq!(parse_nextest("    Starting 2 tests across 1 binary"), None);
-    assert_eq!(parse_nextest("     Summary [   0.010s] 2 tests run: 2 passed"), None);
+    assert_eq!(
+        parse_nextest("     Summary [   0.010s] 2 tests run: 2 passed"),
+        None
+    );
 }
 
 #[test]
@@ -186,7 +232,10 @@ fn a_step_shows_each_requested_test_once_and_the_rest_at_its_end() {
     w.started("t-1");
     // A line split across chunks, a test not requested, the same test twice.
     w.output(Stream::Stdout, b"running 2 tests\ntest a ... ");
-    w.output(Stream::Stdout, b"ok\ntest other ... ok\ntest b ... FAILED\ntest a ... ok\n");
+    w.output(
+        Stream::Stdout,
+        b"ok\ntest other ... ok\ntest b ... FAILED\ntest a ... ok\n",
+    );
     w.output(Stream::Stderr, b"test c ... ok\n");
     let outcomes: BTreeMap<String, Outcome> = [
         ("fx::t a".to_string(), Outcome::Pass),
@@ -202,14 +251,26 @@ fn a_step_shows_each_requested_test_once_and_the_rest_at_its_end() {
         .map(|l| {
             // The times are measured: keep the words, the side and the id.
             let (word, rest) = l.split_once(" [").expect("a time");
-            format!("{} {}", word.trim(), rest.split_once("] ").expect("closed").1)
+            format!(
+                "{} {}",
+                word.trim(),
+                rest.split_once("] ").expect("closed").1
+            )
         })
         .collect();
     assert_eq!(
         got,
-        ["PASS head fx::t a", "FAIL head fx::t b", "BUILD FAIL head fx::t c"]
+        [
+            "PASS head fx::t a",
+            "FAIL head fx::t b",
+            "BUILD FAIL head fx::t c"
+        ]
     );
-    assert!(lines.borrow()[2].contains("[     --]"), "{:?}", lines.borrow());
+    assert!(
+        lines.borrow()[2].contains("[     --]"),
+        "{:?}",
+        lines.borrow()
+    );
     assert_eq!(w.done(), 3);
 }
 
@@ -227,18 +288,22 @@ fn a_silent_step_beats_with_its_tally() {
         3,
     )));
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg(
-        r#"echo '{"Action":"pass","Package":"m","Test":"TestA","Elapsed":0.01}'; sleep 0.3"#,
-    );
+    cmd.arg("-c")
+        .arg(r#"echo '{"Action":"pass","Package":"m","Test":"TestA","Elapsed":0.01}'; sleep 0.3"#);
     let out = step(Some(&w), || process::run(cmd, Duration::from_secs(10))).expect("runs");
     // Watching leaves what the command printed as it was.
-    assert!(out.stdout_lossy().starts_with(r#"{"Action":"pass""#), "{out:?}");
+    assert!(
+        out.stdout_lossy().starts_with(r#"{"Action":"pass""#),
+        "{out:?}"
+    );
     let lines = lines.borrow();
     assert_eq!(lines[0], "      PASS [  0.01s] base m TestA");
     let beats: Vec<&String> = lines[1..].iter().collect();
     assert!(beats.len() >= 2, "{lines:?}");
     assert!(
-        beats.iter().all(|b| b.starts_with("base 7fb7011: still running go (0 s; 2 of 3 tests finished; last: m TestA)")),
+        beats.iter().all(|b| b.starts_with(
+            "base 7fb7011: still running go (0 s; 2 of 3 tests finished; last: m TestA)"
+        )),
         "{lines:?}"
     );
 }
@@ -266,7 +331,10 @@ fn the_pytest_plugin_file_is_read_as_it_grows_and_its_last_line_at_the_end() {
     cmd.arg("-c").arg(script);
     step(Some(&w), || process::run(cmd, Duration::from_secs(10))).expect("runs");
     let seen_during = lines.borrow().len();
-    assert!(seen_during >= 1, "the first line is read while the command runs");
+    assert!(
+        seen_during >= 1,
+        "the first line is read while the command runs"
+    );
     w.borrow_mut().finish(&BTreeMap::new());
     assert_eq!(
         *lines.borrow(),
