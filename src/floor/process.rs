@@ -353,6 +353,65 @@ mod tests {
         assert!(!env.contains("secret-token"), "{env}");
     }
 
+    /// Keeps everything a watch is told.
+    #[derive(Default)]
+    struct Recorder {
+        started: Vec<String>,
+        stdout: Vec<u8>,
+        stderr: Vec<u8>,
+        ticks: usize,
+    }
+
+    impl Watch for Recorder {
+        fn started(&mut self, program: &str) {
+            self.started.push(program.to_string());
+        }
+        fn output(&mut self, stream: Stream, bytes: &[u8]) {
+            match stream {
+                Stream::Stdout => self.stdout.extend_from_slice(bytes),
+                Stream::Stderr => self.stderr.extend_from_slice(bytes),
+            }
+        }
+        fn tick(&mut self) {
+            self.ticks += 1;
+        }
+    }
+
+    #[test]
+    fn a_watch_sees_all_output_and_changes_nothing_captured() {
+        let script = "echo out; sleep 0.05; printf 'err%.0s' $(seq 1 100) >&2; echo more";
+        let limits = Limits {
+            stdin: None,
+            stdout_bytes: Some(64),
+        };
+        let sh = || {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(script);
+            cmd
+        };
+        let plain = run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap();
+        let recorder = Rc::new(RefCell::new(Recorder::default()));
+        let watch: Rc<RefCell<dyn Watch>> = recorder.clone();
+        let watched = watching(watch, || {
+            run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap()
+        });
+        assert_eq!(
+            (&watched.stdout, &watched.stderr),
+            (&plain.stdout, &plain.stderr)
+        );
+        // Stderr past the limit is dropped from what is kept, not from what the watch sees.
+        assert_eq!(watched.stderr.len(), 64);
+        let r = recorder.borrow();
+        assert_eq!(r.started, ["sh"]);
+        assert_eq!(r.stdout, b"out\nmore\n");
+        assert_eq!(r.stderr, "err".repeat(100).as_bytes());
+        assert!(r.ticks >= 1);
+        drop(r);
+        // Outside `watching`, nothing is told.
+        let _ = run(sh(), Duration::from_secs(10)).unwrap();
+        assert_eq!(recorder.borrow().started.len(), 1);
+    }
+
     #[test]
     fn input_goes_to_stdin_and_stdout_is_bounded() {
         let mut cmd = Command::new("sh");
