@@ -139,8 +139,7 @@ struct Documents {
 /// `colour`: whether the terminal report is coloured, decided once by [`crate::colour`];
 /// `colour_stderr`: the same for the progress lines.
 pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
-    let mut plan = plan(&args, colour)?;
-    plan.live = live(args.quiet, colour_stderr);
+    let mut plan = plan(&args, colour, colour_stderr)?;
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
@@ -188,7 +187,7 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
 }
 
 /// Phase 1: every input check, in the order a person fixes them, before any work.
-fn plan(args: &ClaimCheckArgs, colour: bool) -> Result<Plan, Error> {
+fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan, Error> {
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
             InputError::new(m)
@@ -262,7 +261,7 @@ fn plan(args: &ClaimCheckArgs, colour: bool) -> Result<Plan, Error> {
         temp_base,
         chat_judges,
         attach,
-        live: None,
+        live: live(args.quiet, colour_stderr),
     })
 }
 

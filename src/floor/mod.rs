@@ -1687,19 +1687,9 @@ impl Ctx<'_> {
         obs: &mut BTreeMap<(usize, String), Observed>,
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
-        let source = match self.adapters[i].kind() {
-            RunnerKind::Pytest => {
-                progress::Source::PytestFile(runners::pytest::progress_path(&ctx))
-            }
-            RunnerKind::Cargo => progress::Source::Libtest,
-            RunnerKind::Go => progress::Source::GoJson,
-            RunnerKind::Nextest => progress::Source::Nextest,
-            RunnerKind::Vitest | RunnerKind::Jest | RunnerKind::JunitCommand => {
-                progress::Source::None
-            }
-        };
-        let what = self.adapters[i].kind().as_str().to_string();
-        let watch = self.step_watch(side, what, source, ids);
+        let kind = self.adapters[i].kind();
+        let source = progress::Source::of(kind, &ctx);
+        let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
         let report = progress::step(watch.as_ref(), || self.adapters[i].run(&ctx, ids));
         interrupted()?;
         if let Some(w) = &watch {

@@ -29,8 +29,9 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::process::{Stream, Watch};
-use super::runners::Outcome;
+use super::runners::{Outcome, RunCtx};
 use super::Side;
+use crate::acceptance::RunnerKind;
 use crate::report::terminal::one_line;
 
 /// The variable that sets the heartbeat's interval in seconds (tests set a short one).
@@ -168,6 +169,21 @@ pub enum Source {
     Nextest,
     /// Nothing streams: lines come from the parsed outcomes when the step ends.
     None,
+}
+
+impl Source {
+    /// What a runner's test run streams, in `ctx`.
+    pub fn of(kind: RunnerKind, ctx: &RunCtx) -> Source {
+        match kind {
+            RunnerKind::Pytest => Source::PytestFile(super::runners::pytest::progress_path(ctx)),
+            RunnerKind::Cargo => Source::Libtest,
+            RunnerKind::Go => Source::GoJson,
+            RunnerKind::Nextest => Source::Nextest,
+            // jest prints a file's tests when the whole file is done (the floor runs one file
+            // at a time), and vitest's JSON reporter writes only at the end.
+            RunnerKind::Vitest | RunnerKind::Jest | RunnerKind::JunitCommand => Source::None,
+        }
+    }
 }
 
 /// A line of the pytest plugin: `{"nodeid": …, "outcome": "passed", "duration": 0.01}`.
