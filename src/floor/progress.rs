@@ -3,7 +3,7 @@
 //! nothing for a while. Display only: the floor's outcomes come from each runner's results
 //! file, read after the run, never from what is parsed here.
 //!
-//! In: the output of the commands a floor step starts (through [`process::watching`]), the
+//! In: the output of the commands a floor step starts (through [`super::process::watching`]), the
 //! step's requested test ids, and at the end of the step its parsed outcomes.
 //! Out: lines for a [`Live`] sink (stderr, `claim-check: ` before each; nothing with `--quiet`).
 //!
@@ -44,8 +44,9 @@ pub const HEARTBEAT_DEFAULT: Duration = Duration::from_secs(10);
 pub fn heartbeat_interval(value: Option<&str>) -> Duration {
     value
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(HEARTBEAT_DEFAULT, Duration::from_secs_f64)
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .unwrap_or(HEARTBEAT_DEFAULT)
 }
 
 /// Where progress goes, and how it looks.
