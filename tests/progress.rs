@@ -50,6 +50,8 @@ fn a_line_per_finished_test_at_each_side_and_a_heartbeat_on_stderr_only() {
     let (r, base, head) = slow_repo();
     let quick = format!("tests/test_refund.py::test_quick_{}", ident("quick"));
     let slow = format!("tests/test_refund.py::test_slow_{}", ident("slow"));
+    // Half a second: a beat is due well before the slow test's 1.5 s are over, even on a
+    // loaded machine.
     let run = r.shipmoor_env(
         &[
             "--color",
@@ -60,7 +62,7 @@ fn a_line_per_finished_test_at_each_side_and_a_heartbeat_on_stderr_only() {
             "--format",
             "json",
         ],
-        &[("SHIPMOOR_HEARTBEAT_SECS", "1")],
+        &[("SHIPMOOR_HEARTBEAT_SECS", "0.5")],
     );
     assert_eq!(run.code, 0, "{run:?}");
     // Stdout is the result document alone.
