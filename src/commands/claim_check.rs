@@ -84,6 +84,8 @@ struct Plan {
     chat_judges: Vec<Option<ChatJudge>>,
     /// `--attach`: the image, resolved by the input checks.
     attach: Option<AttachTarget>,
+    /// The floor's lines per finished test and heartbeats; `None` with `--quiet`.
+    live: Option<floor::progress::Live>,
 }
 
 /// The image `--attach` names, its manifest resolved, and the registry client that resolved
@@ -134,9 +136,10 @@ struct Documents {
 }
 
 /// The phases in order (see the module doc); returns the verdict's exit code.
-/// `colour`: whether the terminal report is coloured, decided once by [`crate::colour`].
-pub fn run(args: ClaimCheckArgs, colour: bool) -> Result<i32, Error> {
-    let mut plan = plan(&args, colour)?;
+/// `colour`: whether the terminal report is coloured, decided once by [`crate::colour`];
+/// `colour_stderr`: the same for the progress lines.
+pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
+    let mut plan = plan(&args, colour, colour_stderr)?;
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
@@ -184,7 +187,7 @@ pub fn run(args: ClaimCheckArgs, colour: bool) -> Result<i32, Error> {
 }
 
 /// Phase 1: every input check, in the order a person fixes them, before any work.
-fn plan(args: &ClaimCheckArgs, colour: bool) -> Result<Plan, Error> {
+fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan, Error> {
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
             InputError::new(m)
@@ -258,6 +261,7 @@ fn plan(args: &ClaimCheckArgs, colour: bool) -> Result<Plan, Error> {
         temp_base,
         chat_judges,
         attach,
+        live: live(args.quiet, colour_stderr),
     })
 }
 
@@ -622,6 +626,22 @@ fn progress(quiet: bool, msg: &str) {
     }
 }
 
+/// The floor's live progress on stderr (a line per finished test, heartbeats every
+/// `SHIPMOOR_HEARTBEAT_SECS`, 10 s by default), unless `--quiet`.
+fn live(quiet: bool, colour: bool) -> Option<floor::progress::Live> {
+    if quiet {
+        return None;
+    }
+    let interval = std::env::var(floor::progress::HEARTBEAT_ENV).ok();
+    Some(floor::progress::Live {
+        sink: std::rc::Rc::new(|line: &str| {
+            let _ = writeln!(std::io::stderr(), "claim-check: {line}");
+        }),
+        colour,
+        heartbeat: floor::progress::heartbeat_interval(interval.as_deref()),
+    })
+}
+
 /// Phase 2: the floor, in `temp_root`.
 fn run_floor(
     plan: &Plan,
@@ -667,6 +687,7 @@ fn run_floor(
         temp_root: temp_root.to_path_buf(),
         clock: &plan.clock,
         progress: &progress,
+        live: plan.live.clone(),
         // An explicit file's own settings are checked by path as before; the claim read from
         // git carries its settings edits itself (`settings_edits`).
         acceptance_path: plan.located.as_ref().and_then(|l| {

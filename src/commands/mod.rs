@@ -144,9 +144,13 @@ fn print_json(doc: &ErrorDocument) {
 }
 
 fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
-    let colour = colour(cli.color, std::io::stdout().is_terminal(), env);
+    let colour_stdout = colour(cli.color, std::io::stdout().is_terminal(), env);
     match cli.command {
-        Commands::ClaimCheck(args) => claim_check::run(*args, colour),
+        Commands::ClaimCheck(args) => {
+            // Progress goes to stderr, which may be a terminal when stdout is not.
+            let colour_stderr = colour(cli.color, std::io::stderr().is_terminal(), env);
+            claim_check::run(*args, colour_stdout, colour_stderr)
+        }
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),

@@ -248,6 +248,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
         temp_root: temp.path().to_path_buf(),
         clock: &clock,
         progress: &quiet,
+        live: None,
         acceptance_path,
     };
     let mut store = EvidenceStore::new();

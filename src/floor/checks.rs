@@ -25,7 +25,13 @@ impl Ctx<'_> {
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
                 c.envs(self.side_env(side));
-                let cap = process::run(c, self.input.timeout)
+                let watch = self.step_watch(
+                    side,
+                    format!("check.command `{cmd}`"),
+                    progress::Source::None,
+                    &[],
+                );
+                let cap = progress::step(watch.as_ref(), || process::run(c, self.input.timeout))
                     .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
                 interrupted()?;
                 let outcome = match cap.exit_code {

@@ -27,6 +27,7 @@ mod checks;
 mod decide;
 pub mod harness;
 pub mod process;
+pub mod progress;
 pub mod rule;
 pub mod runners;
 pub mod scan;
@@ -87,6 +88,9 @@ pub struct FloorInput<'a> {
     pub temp_root: PathBuf,
     pub clock: &'a Clock,
     pub progress: &'a dyn Fn(&str),
+    /// A line per finished test and heartbeats while commands run ([`progress`]); `None`:
+    /// neither (`--quiet`, replay).
+    pub live: Option<progress::Live>,
     /// The acceptance file's path in the repository, when it is there.
     pub acceptance_path: Option<String>,
 }
@@ -307,6 +311,9 @@ struct Ctx<'a> {
     scan: Option<scan::TagScan>,
     /// The scan's evidence record.
     scan_evidence: Option<String>,
+    /// The bound tests of the running phase (one runner at one side, one run) that have
+    /// finished, and how many it runs, for the heartbeat.
+    tally: (usize, usize),
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -365,6 +372,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         rewritten: Vec::new(),
         scan: None,
         scan_evidence: None,
+        tally: (0, 0),
     };
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
@@ -424,7 +432,13 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 cx.adapters[i].kind().as_str()
             ));
             let ctx = cx.run_ctx(i, wt, Side::Head)?;
-            let report = cx.adapters[i].list(&ctx, scope);
+            let watch = cx.step_watch(
+                Side::Head,
+                format!("{} to list the tests", cx.adapters[i].kind().as_str()),
+                progress::Source::None,
+                &[],
+            );
+            let report = progress::step(watch.as_ref(), || cx.adapters[i].list(&ctx, scope));
             let ev = cx.record_listing(i, Side::Head, &report)?;
             list_evidence[i] = Some(ev);
             if let Some(bf) = &report.build_failure {
@@ -476,6 +490,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     ids.len(),
                     cx.adapters[i].kind().as_str()
                 ));
+                cx.tally = (0, ids.len());
                 cx.run_isolated(i, wt, Side::Head, None, &ids, &bound[i], k, &mut head_obs)?;
             }
         }
@@ -580,6 +595,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     ids.len(),
                     cx.adapters[i].kind().as_str()
                 ));
+                cx.tally = (0, ids.len());
                 cx.run_isolated(
                     i,
                     wt,
@@ -974,13 +990,21 @@ impl Ctx<'_> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| from.display().to_string());
         let lock = workspace::find_lock(self.input.git.root(), &checkout);
-        let seeded = seed_cargo_target(
-            &from,
-            &to,
-            &self.cargo_dir(head.path()),
-            lock.as_deref(),
-            self.input.timeout,
+        let watch = self.step_watch(
+            Side::Head,
+            "the seeding of the target dir".into(),
+            progress::Source::None,
+            &[],
         );
+        let seeded = progress::step(watch.as_ref(), || {
+            seed_cargo_target(
+                &from,
+                &to,
+                &self.cargo_dir(head.path()),
+                lock.as_deref(),
+                self.input.timeout,
+            )
+        });
         self.record_seeding(
             "head",
             &format!("the checkout's target dir ({shown})"),
@@ -1006,13 +1030,21 @@ impl Ctx<'_> {
         );
         let head_root = self.input.temp_root.join("head");
         let lock = workspace::find_lock(&head_root, &self.cargo_dir(&head_root));
-        let seeded = seed_cargo_target(
-            &from,
-            &to,
-            &self.cargo_dir(base.path()),
-            lock.as_deref(),
-            self.input.timeout,
+        let watch = self.step_watch(
+            Side::Base,
+            "the seeding of the target dir".into(),
+            progress::Source::None,
+            &[],
         );
+        let seeded = progress::step(watch.as_ref(), || {
+            seed_cargo_target(
+                &from,
+                &to,
+                &self.cargo_dir(base.path()),
+                lock.as_deref(),
+                self.input.timeout,
+            )
+        });
         self.record_seeding(
             "base (+ head test files)",
             "head's target dir",
@@ -1147,6 +1179,7 @@ impl Ctx<'_> {
         let mut fresh: BTreeMap<(usize, String), Observed> = BTreeMap::new();
         let mut outcome = Ok(());
         'runs: for k in 1..=runs {
+            self.tally = (0, tainted.len());
             for id in &tainted {
                 outcome = self.run_tests(
                     i,
@@ -1299,6 +1332,35 @@ impl Ctx<'_> {
         Ok((out, claimed))
     }
 
+    /// The watch of one step at `side` that runs `what` (and the tests `ids`,
+    /// none for a setup or a listing), when progress is live.
+    fn step_watch(
+        &self,
+        side: Side,
+        what: String,
+        source: progress::Source,
+        ids: &[String],
+    ) -> Option<std::rc::Rc<std::cell::RefCell<progress::StepWatch>>> {
+        let live = self.input.live.clone()?;
+        let commit = match side {
+            Side::Head => &self.input.head,
+            Side::Base => &self.input.base,
+        };
+        let (done, total) = if ids.is_empty() { (0, 0) } else { self.tally };
+        Some(std::rc::Rc::new(std::cell::RefCell::new(
+            progress::StepWatch::new(
+                live,
+                side,
+                format!("{} {}", side.as_str(), commit.short()),
+                what,
+                source,
+                ids.to_vec(),
+                done,
+                total.max(done + ids.len()),
+            ),
+        )))
+    }
+
     fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
         self.scratch_seq += 1;
         let p = self
@@ -1437,7 +1499,13 @@ impl Ctx<'_> {
         for (k, v) in &ctx.env {
             cmd.env(k, v);
         }
-        let cap = process::run(cmd, self.input.timeout)
+        let watch = self.step_watch(
+            side,
+            format!("setup `{setup}`"),
+            progress::Source::None,
+            &[],
+        );
+        let cap = progress::step(watch.as_ref(), || process::run(cmd, self.input.timeout))
             .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
         let argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
         let inv = Invocation {
@@ -1622,8 +1690,16 @@ impl Ctx<'_> {
         obs: &mut BTreeMap<(usize, String), Observed>,
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
-        let report = self.adapters[i].run(&ctx, ids);
+        let kind = self.adapters[i].kind();
+        let source = progress::Source::of(kind, &ctx);
+        let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
+        let report = progress::step(watch.as_ref(), || self.adapters[i].run(&ctx, ids));
         interrupted()?;
+        if let Some(w) = &watch {
+            let mut w = w.borrow_mut();
+            w.finish(&report.outcomes);
+            self.tally.0 = w.done();
+        }
         let commit = if side == Side::Head {
             self.input.head.clone()
         } else {

@@ -1,13 +1,17 @@
 //! Running child processes for the floor (and the judge's commands): each in its own process
 //! group, with a timeout, output captured, the secrets of [`is_secret_env`] left out of its
 //! environment, and registered so that Ctrl-C can stop the whole tree before worktrees are
-//! removed.
+//! removed. A command started inside [`watching`] is also reported to its [`Watch`] while it
+//! runs (its output as it arrives, and a tick every 10 ms), for the progress lines of long work.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -58,6 +62,92 @@ impl Captured {
     pub fn stdout_lossy(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
+}
+
+/// Which of a child's streams some bytes came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// What is told about the commands started inside [`watching`], on the thread that started
+/// them. It only observes: what a child prints is captured exactly as without a watch.
+pub trait Watch {
+    /// A command starts; `program` is what runs (its file name).
+    fn started(&mut self, program: &str);
+    /// Bytes the command wrote, as they arrive, including any past the limits of what is kept.
+    fn output(&mut self, stream: Stream, bytes: &[u8]);
+    /// About every 10 ms while the command runs.
+    fn tick(&mut self);
+}
+
+thread_local! {
+    // The watch of the step running on this thread. Scoped by `watching`, as a tracing
+    // subscriber is by `with_default`: the adapters start their commands through the kit on the
+    // floor's own thread, so a step's commands are watched without threading a watch through
+    // every adapter and its contexts, and a command started outside a watched step is not.
+    static WATCH: RefCell<Option<Rc<RefCell<dyn Watch>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `watch` told about every command started on this thread meanwhile (nested:
+/// the inner watch only); the watch before is back when `f` returns or unwinds.
+pub fn watching<T>(watch: Rc<RefCell<dyn Watch>>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Rc<RefCell<dyn Watch>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            WATCH.with(|w| *w.borrow_mut() = before);
+        }
+    }
+    let before = WATCH.with(|w| w.borrow_mut().replace(watch));
+    let _restore = Restore(before);
+    f()
+}
+
+fn current_watch() -> Option<Rc<RefCell<dyn Watch>>> {
+    WATCH.with(|w| w.borrow().clone())
+}
+
+/// Reads `from` to its end in chunks: the first `keep` bytes (all, when `None`) into the
+/// returned buffer, every chunk also sent to the watch's channel; past `keep`, reading stops
+/// when `drain` is false, else the rest is read and dropped so the child never blocks on a full
+/// pipe.
+fn read_stream(
+    mut from: impl Read,
+    keep: Option<usize>,
+    drain: bool,
+    stream: Stream,
+    tx: Option<mpsc::Sender<(Stream, Vec<u8>)>>,
+) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let room = keep.map(|k| k.saturating_sub(buf.len()));
+        if room == Some(0) && !drain {
+            break;
+        }
+        let want = room.map_or(chunk.len(), |r| {
+            if r == 0 {
+                chunk.len()
+            } else {
+                r.min(chunk.len())
+            }
+        });
+        let n = match from.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if room != Some(0) {
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        if let Some(tx) = &tx {
+            let _ = tx.send((stream, chunk[..n].to_vec()));
+        }
+    }
+    buf
 }
 
 /// Whether an environment variable must never reach the code the floor runs: the head commit
@@ -126,17 +216,24 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
             ..Captured::default()
         });
     }
+    if let Some(w) = current_watch() {
+        let program = Path::new(cmd.get_program())
+            .file_name()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        w.borrow_mut().started(&program);
+    }
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.insert(pgid);
     }
-    let mut out = child
+    let out = child
         .stdout
         .take()
         .ok_or_else(|| std::io::Error::other("no stdout pipe"))?;
-    let mut err = child
+    let err = child
         .stderr
         .take()
         .ok_or_else(|| std::io::Error::other("no stderr pipe"))?;
@@ -149,36 +246,37 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
         });
     }
     let cap = limits.stdout_bytes;
+    let watch = current_watch();
+    let (tx, rx) = match &watch {
+        Some(_) => {
+            let (tx, rx) = mpsc::channel();
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
+    let out_tx = tx.clone();
     let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let Some(cap) = cap else {
-            let _ = out.read_to_end(&mut buf);
-            return (buf, false);
-        };
         // One byte past the cap tells "exactly the cap" from "over it".
-        let _ = out.by_ref().take(cap as u64 + 1).read_to_end(&mut buf);
-        let over = buf.len() > cap;
-        if over {
+        let mut buf = read_stream(out, cap.map(|c| c + 1), false, Stream::Stdout, out_tx);
+        let over = cap.is_some_and(|cap| buf.len() > cap);
+        if let (true, Some(cap)) = (over, cap) {
             buf.truncate(cap);
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
         (buf, over)
     });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        match cap {
-            // Stderr is only ever shown in part: keep as much as stdout may hold, drain the
-            // rest so that the child never blocks on a full pipe.
-            Some(cap) => {
-                let _ = err.by_ref().take(cap as u64).read_to_end(&mut buf);
-                let _ = std::io::copy(&mut err, &mut std::io::sink());
+    // Stderr is only ever shown in part: with a cap, keep as much as stdout may hold, drain the
+    // rest so that the child never blocks on a full pipe.
+    let err_reader = std::thread::spawn(move || read_stream(err, cap, true, Stream::Stderr, tx));
+    let tell = |rx: &Option<mpsc::Receiver<(Stream, Vec<u8>)>>| {
+        if let (Some(w), Some(rx)) = (&watch, rx) {
+            let mut w = w.borrow_mut();
+            for (stream, bytes) in rx.try_iter() {
+                w.output(stream, &bytes);
             }
-            None => {
-                let _ = err.read_to_end(&mut buf);
-            }
+            w.tick();
         }
-        buf
-    });
+    };
     let mut timed_out = false;
     let status = loop {
         match child.try_wait()? {
@@ -189,6 +287,7 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
                     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
                     break child.wait()?;
                 }
+                tell(&rx);
                 std::thread::sleep(Duration::from_millis(10));
             }
         }
@@ -200,6 +299,8 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
     }
     let (stdout, stdout_over_limit) = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
+    // What the readers sent after the last tick (both have ended: every sender is gone).
+    tell(&rx);
     Ok(Captured {
         exit_code: status.code(),
         stdout,
@@ -250,6 +351,65 @@ mod tests {
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("secret-token"), "{env}");
+    }
+
+    /// Keeps everything a watch is told.
+    #[derive(Default)]
+    struct Recorder {
+        started: Vec<String>,
+        stdout: Vec<u8>,
+        stderr: Vec<u8>,
+        ticks: usize,
+    }
+
+    impl Watch for Recorder {
+        fn started(&mut self, program: &str) {
+            self.started.push(program.to_string());
+        }
+        fn output(&mut self, stream: Stream, bytes: &[u8]) {
+            match stream {
+                Stream::Stdout => self.stdout.extend_from_slice(bytes),
+                Stream::Stderr => self.stderr.extend_from_slice(bytes),
+            }
+        }
+        fn tick(&mut self) {
+            self.ticks += 1;
+        }
+    }
+
+    #[test]
+    fn a_watch_sees_all_output_and_changes_nothing_captured() {
+        let script = "echo out; sleep 0.05; printf 'err%.0s' $(seq 1 100) >&2; echo more";
+        let limits = Limits {
+            stdin: None,
+            stdout_bytes: Some(64),
+        };
+        let sh = || {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(script);
+            cmd
+        };
+        let plain = run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap();
+        let recorder = Rc::new(RefCell::new(Recorder::default()));
+        let watch: Rc<RefCell<dyn Watch>> = recorder.clone();
+        let watched = watching(watch, || {
+            run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap()
+        });
+        assert_eq!(
+            (&watched.stdout, &watched.stderr),
+            (&plain.stdout, &plain.stderr)
+        );
+        // Stderr past the limit is dropped from what is kept, not from what the watch sees.
+        assert_eq!(watched.stderr.len(), 64);
+        let r = recorder.borrow();
+        assert_eq!(r.started, ["sh"]);
+        assert_eq!(r.stdout, b"out\nmore\n");
+        assert_eq!(r.stderr, "err".repeat(100).as_bytes());
+        assert!(r.ticks >= 1);
+        drop(r);
+        // Outside `watching`, nothing is told.
+        let _ = run(sh(), Duration::from_secs(10)).unwrap();
+        assert_eq!(recorder.borrow().started.len(), 1);
     }
 
     #[test]

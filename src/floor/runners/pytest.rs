@@ -455,6 +455,7 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
     std::fs::write(dir.join(format!("{SELECT_PLUGIN}.py")), SELECT_SCRIPT)?;
     // A record left by an earlier run must never be read as this run's.
     let _ = std::fs::remove_file(imports_path(ctx));
+    let _ = std::fs::remove_file(progress_path(ctx));
     let list = dir.join("selected.txt");
     let mut text = ids.join("\n");
     text.push('\n');
@@ -483,6 +484,10 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
             imports_path(ctx).into_os_string(),
         ),
         (
+            OsString::from("SHIPMOOR_PYTEST_PROGRESS"),
+            progress_path(ctx).into_os_string(),
+        ),
+        (
             OsString::from("SHIPMOOR_WORKTREE"),
             ctx.worktree.clone().into_os_string(),
         ),
@@ -491,6 +496,13 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
             ctx.dir.clone().into_os_string(),
         ),
     ])
+}
+
+/// Where the selection plugin appends a JSON line per finished test (`nodeid`, `outcome`,
+/// `duration`) while pytest runs: read only for the progress lines of
+/// [`crate::floor::progress`], never for an outcome (those come from the JUnit file).
+pub fn progress_path(ctx: &RunCtx) -> std::path::PathBuf {
+    ctx.scratch.join("pytest-plugin").join("progress.jsonl")
 }
 
 /// Where the selection plugin records the worktree's own packages that the run imported from

@@ -6,8 +6,12 @@ usage error and runs nothing when one node id on its command line does not exist
 does not import, so one bad id would hide the others. Here a file that does not import is
 reported as a collection error and the other files still run. Everything else is deselected,
 so it shows in no result.
+
+It also appends a JSON line per finished test to $SHIPMOOR_PYTEST_PROGRESS, for the progress
+lines claim-check prints as tests finish; the floor's outcomes come from the JUnit file alone.
 """
 
+import json
 import os
 
 import pytest
@@ -22,6 +26,28 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep
+
+
+_finished = {}
+
+
+def pytest_runtest_logreport(report):
+    """One line per test once its teardown is reported: failed when any phase failed, skipped
+    when one was skipped (an xfail too), else passed; the time is that of all its phases."""
+    out = os.environ.get("SHIPMOOR_PYTEST_PROGRESS")
+    if not out:
+        return
+    state = _finished.setdefault(report.nodeid, {"outcome": "passed", "duration": 0.0})
+    state["duration"] += getattr(report, "duration", 0.0) or 0.0
+    if report.failed:
+        state["outcome"] = "failed"
+    elif report.skipped and state["outcome"] != "failed":
+        state["outcome"] = "skipped"
+    if report.when != "teardown":
+        return
+    line = {"nodeid": report.nodeid, "outcome": state["outcome"], "duration": state["duration"]}
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def _worktree_packages(root):
@@ -56,7 +82,6 @@ def pytest_sessionfinish(session):
     root = os.environ.get("SHIPMOOR_WORKTREE")
     if not out or not root:
         return
-    import json
     import sys
 
     root = os.path.realpath(root)
