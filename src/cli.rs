@@ -173,6 +173,13 @@ Examples:
   shipmoor claim-check --sign key --key claim-check.key --subject app=sha256:HEX
   shipmoor claim-check --mode full --format json > result.json
 
+Environment:
+  SOURCE_DATE_EPOCH        pin the clock: the same inputs give the same bytes
+  COLUMNS                  wrap the report at this width (a terminal's own
+                           width when stdout is one; a pipe: no wrapping)
+  SHIPMOOR_HEARTBEAT_SECS  seconds of silence before a progress heartbeat
+                           on stderr [default: 10]
+
 Exit codes:
   0  READY or READY WITH GAPS
   1  BLOCKED
