@@ -15,6 +15,7 @@
 //! 8. [`attach`]: with `--attach REF`, the signed bundle pushed to the image's registry (whose
 //!    digest the input checks resolved and made a subject of the statement).
 
+mod attach;
 #[cfg(test)]
 mod tests;
 
@@ -33,12 +34,12 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
-use crate::oci;
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
     ResultDocument, RunResult, Signing, SigningState,
 };
 use crate::verdict;
+use attach::{attach, attach_reference, resolve_attach_target, AttachTarget};
 
 struct Paths {
     vsa: PathBuf,
@@ -86,13 +87,6 @@ struct Plan {
     attach: Option<AttachTarget>,
     /// The floor's lines per finished test and heartbeats; `None` with `--quiet`.
     live: Option<floor::progress::Live>,
-}
-
-/// The image `--attach` names, its manifest resolved, and the registry client that resolved
-/// it.
-struct AttachTarget {
-    reference: oci::Reference,
-    registry: oci::Registry,
 }
 
 /// What the run knows besides the floor's findings and the claim, for [`conclude`].
@@ -263,101 +257,6 @@ fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan
         attach,
         live: live(args.quiet, colour_stderr),
     })
-}
-
-/// `--attach REF`: a reference with a tag or digest, and a signed statement (the attachment is
-/// the Sigstore bundle).
-fn attach_reference(args: &ClaimCheckArgs) -> Result<Option<oci::Reference>, Error> {
-    let Some(given) = &args.attach else {
-        if args.registry.allow_http_registry {
-            return Err(Error::input(
-                InputError::new(format!(
-                    "{} is used only with --attach",
-                    oci::PLAIN_HTTP_FLAG
-                ))
-                .help("add --attach REF, or drop the flag"),
-            ));
-        }
-        return Ok(None);
-    };
-    let reference = oci::Reference::parse(given).map_err(|e| {
-        let message = format!("--attach: {}", e.message);
-        Error::input(InputError { message, ..e })
-    })?;
-    if args.sign == Sign::None {
-        return Err(Error::input(
-            InputError::new(
-                "--attach pushes the signed VSA (its Sigstore bundle), and the run is unsigned",
-            )
-            .help("add --sign key --key PATH, or --sign keyless in CI"),
-        ));
-    }
-    Ok(Some(reference))
-}
-
-/// Resolves the image `--attach` names: the registry client, and the statement's subject for
-/// it (the repository's name and the manifest's SHA-256).
-fn resolve_attach_target(
-    args: &ClaimCheckArgs,
-    reference: oci::Reference,
-) -> Result<(AttachTarget, Subject), Error> {
-    let registry = oci::Registry::new(&oci::Options {
-        plain_http: args.registry.allow_http_registry,
-    })?;
-    let manifest = registry.resolve(&reference)?;
-    let sha256 = manifest
-        .digest
-        .strip_prefix("sha256:")
-        .ok_or_else(|| {
-            Error::input(InputError::new(format!(
-                "--attach {reference}: the registry names the image by {}, not a SHA-256 digest",
-                manifest.digest
-            )))
-        })?
-        .to_string();
-    let subject = Subject {
-        name: reference.name(),
-        sha256,
-    };
-    Ok((
-        AttachTarget {
-            reference,
-            registry,
-        },
-        subject,
-    ))
-}
-
-/// Phase 8: the signed bundle, written, pushed to the image's registry.
-fn attach(target: &AttachTarget, bundle: Option<&[u8]>, quiet: bool) -> Result<(), Error> {
-    let Some(bundle) = bundle else {
-        // Keyless signing found no OIDC identity: the statement was written unsigned.
-        return Err(Error::input(
-            InputError::new(format!(
-                "--attach {}: nothing attached, as the statement is unsigned (the outputs are written)",
-                target.reference
-            ))
-            .help("give keyless signing an OIDC identity (SIGSTORE_ID_TOKEN, or `id-token: write` in GitHub Actions), or sign with --sign key"),
-        ));
-    };
-    let attached = target.registry.attach(&target.reference, bundle)?;
-    if !quiet {
-        let how = match attached.via {
-            oci::Via::ReferrersApi => "the referrers API".to_string(),
-            oci::Via::TagSchema => format!(
-                "the referrers tag schema, `{}`",
-                oci::artifact::tag_schema_tag(&attached.subject.digest)
-            ),
-        };
-        let _ = writeln!(
-            std::io::stderr(),
-            "claim-check: attached {} to {} ({}), through {how}",
-            attached.digest,
-            target.reference,
-            attached.subject.digest
-        );
-    }
-    Ok(())
 }
 
 /// Full mode's input checks: the acceptance set configures a judge, and every chat judge's key
