@@ -150,8 +150,7 @@ fn claim_check(r: &Repo, base: &str, extra: &[&str]) -> Run {
 }
 
 /// What `shipmoor action report` makes of the run's result JSON: its step outputs, then the
-/// job summary's own lines before `verify.md` (which follows them whole), then its
-/// annotations.
+/// job summary (built from the result, see `report::github`), then its annotations.
 fn action_report(r: &Repo, exit_code: i32) -> String {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("output");
@@ -174,11 +173,8 @@ fn action_report(r: &Repo, exit_code: i32) -> String {
     );
     assert_eq!(run.code, 0, "{run:?}");
     let summary = std::fs::read_to_string(summary).unwrap();
-    let before_md = summary
-        .strip_suffix(&r.read(".shipmoor/verify.md"))
-        .unwrap_or_else(|| panic!("the job summary is not verify.md: {summary}"));
     format!(
-        "--- GITHUB_OUTPUT\n{}--- GITHUB_STEP_SUMMARY before verify.md\n{before_md}--- annotations\n{}",
+        "--- GITHUB_OUTPUT\n{}--- GITHUB_STEP_SUMMARY\n{summary}--- annotations\n{}",
         std::fs::read_to_string(output).unwrap(),
         run.stdout
     )
