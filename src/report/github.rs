@@ -128,7 +128,9 @@ pub fn short_test(id: &str) -> String {
     let head = keep / 2 + keep % 2;
     let tail = keep / 2;
     let mut s: String = chars[..head].iter().collect();
-    s.push('…');
+    // A word joiner after the ellipsis: a browser may break a line after `…`, and half a name
+    // on each line reads as two tests.
+    s.push_str("…\u{2060}");
     s.extend(&chars[chars.len() - tail..]);
     s
 }
@@ -168,16 +170,19 @@ fn deciding(r: &RunResult, c: &CriterionResult) -> String {
     }
 }
 
-/// One row per criterion: status, the criterion's text, its tag and what decided it.
+/// One row per criterion: status, the criterion's text with its tag under it, and what decided
+/// it. Three columns, so that none is squeezed below its words in GitHub's column: a tag in a
+/// column of its own wraps at its hyphens once the criterion's text takes the room.
 fn table(r: &RunResult) -> String {
-    let mut s = String::from("| | criterion | tag | deciding test |\n|---|---|---|---|\n");
+    let mut s = String::from("| status | criterion | deciding test |\n|---|---|---|\n");
     for c in &r.criteria {
         let optional = if c.required { "" } else { " _(optional)_" };
+        // A no-break space holds the icon to its word: the status column stays one line.
         let _ = writeln!(
             s,
-            "| {} {} | {}{optional} | {} | {} |",
+            "| {}\u{a0}{} | {}{optional}<br>{} | {} |",
             disposition_icon(c.disposition),
-            disposition_words(c.disposition),
+            disposition_words(c.disposition).replace(' ', "\u{a0}"),
             cell(&c.ac),
             code(&c.tag),
             deciding(r, c)
@@ -405,7 +410,8 @@ mod tests {
         let long =
             "tests/test_stripe_void.py::test_void_called_ac_refund_voids_payment_intent_737b";
         let s = short_test(long);
-        assert_eq!(s.chars().count(), TEST_CELL_CHARS, "{s}");
+        assert_eq!(s.chars().count(), TEST_CELL_CHARS + 1, "{s}");
+        assert!(s.contains("…\u{2060}"), "{s}");
         assert!(
             s.starts_with("test_void_called_") && s.ends_with("intent_737b"),
             "{s}"
@@ -424,7 +430,7 @@ mod tests {
         insta::assert_snapshot!("pr_comment_every_disposition", c);
         assert!(c.starts_with("## ❌ BLOCKED"), "{c}");
         let checks = c.find("**Author checks — 1 tag to write.**").unwrap();
-        let table = c.find("| | criterion | tag | deciding test |").unwrap();
+        let table = c.find("| status | criterion | deciding test |").unwrap();
         assert!(checks < table, "{c}");
         assert!(c.contains("- `AC-C2-0000` — Criterion 2 holds."), "{c}");
         assert!(
@@ -446,7 +452,7 @@ mod tests {
         let headline = s.find("## ❌ BLOCKED").unwrap();
         let unsigned = s.find("🔓 **Unsigned:**").unwrap();
         assert_eq!(headline, 0);
-        assert!(unsigned > s.find("| | criterion |").unwrap(), "{s}");
+        assert!(unsigned > s.find("| status | criterion |").unwrap(), "{s}");
         assert!(
             s.contains("add `permissions: id-token: write` to the job"),
             "{s}"
@@ -484,7 +490,7 @@ mod tests {
         r.signing.note = "signed keyless by https://github.com/o/r".into();
         let packet = crate::report::fixes::packet(&r);
         let s = job_summary(&ResultDocument::new(&r, &packet), "a");
-        assert!(s.contains("| judge `security` |"), "{s}");
+        assert!(s.contains("<br>`AC-C4-0000` | judge `security` |"), "{s}");
         assert!(
             s.contains("🔏 **Signed keyless:** signed keyless by https://github.com/o/r."),
             "{s}"

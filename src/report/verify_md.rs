@@ -86,6 +86,11 @@ impl Doc {
         self.text.push_str(s);
         self.text.push('\n');
     }
+    /// A `key: value` line as a list item: GitHub joins consecutive plain lines into one
+    /// paragraph, and a list keeps each on its own line (and `key:` still greps).
+    fn item(&mut self, s: &str) {
+        self.line(&format!("- {s}"));
+    }
     fn blank(&mut self) {
         self.text.push('\n');
     }
@@ -141,6 +146,75 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
+/// A token longer than this (a test id, a path) gets places to break: a table's column is never
+/// narrower than its longest unbroken word, and GitHub's column is about 1,012 px.
+const LONG_TOKEN_CHARS: usize = 40;
+
+/// A part of a token between `/` and `::` longer than this (about 480 px) breaks at its `_` too.
+const LONG_PART_CHARS: usize = 60;
+
+/// `token` with `<wbr>` (which GitHub's sanitizer keeps) after each `/`, `::` and `=`, and in a
+/// part still long after that, after each `_`: where a reader expects an id to wrap.
+fn break_token(token: &str) -> String {
+    if token.chars().count() <= LONG_TOKEN_CHARS || token.contains('`') {
+        return token.to_string();
+    }
+    let mut out = String::new();
+    let mut part = String::new();
+    let flush = |part: &mut String, out: &mut String| {
+        if part.chars().count() > LONG_PART_CHARS {
+            out.push_str(&part.replace('_', "_<wbr>"));
+        } else {
+            out.push_str(part);
+        }
+        part.clear();
+    };
+    let mut chars = token.chars().peekable();
+    while let Some(ch) = chars.next() {
+        part.push(ch);
+        let at_break = match ch {
+            '/' | '=' => true,
+            ':' if chars.peek() != Some(&':') && part.ends_with("::") => true,
+            _ => false,
+        };
+        if at_break && chars.peek().is_some() {
+            flush(&mut part, &mut out);
+            out.push_str("<wbr>");
+        }
+    }
+    flush(&mut part, &mut out);
+    out
+}
+
+/// A cell's text with its long tokens breakable.
+fn breakable(s: &str) -> String {
+    s.split(' ').map(break_token).collect::<Vec<_>>().join(" ")
+}
+
+/// A code cell: `` `text` ``, or, when a token in it is long, `<code>` with break points (a
+/// code span would print `<wbr>` as text).
+fn code_cell(s: &str) -> String {
+    let s = cell(s);
+    if !s.split(' ').any(|t| t.chars().count() > LONG_TOKEN_CHARS) {
+        return format!("`{}`", s.replace('`', "'"));
+    }
+    let escaped = s
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let broken: Vec<String> = escaped
+        .split(' ')
+        .map(|t| {
+            if t.chars().count() > LONG_TOKEN_CHARS {
+                break_token(&t.replace('`', "'"))
+            } else {
+                t.to_string()
+            }
+        })
+        .collect();
+    format!("<code>{}</code>", broken.join(" "))
+}
+
 fn short(sha: &str) -> &str {
     &sha[..7.min(sha.len())]
 }
@@ -159,35 +233,35 @@ fn counts(r: &RunResult, required: bool) -> (usize, usize, usize) {
 
 fn verdict(doc: &mut Doc, r: &RunResult) {
     doc.open("verdict", "### Verdict");
-    doc.line(&format!("status: {}", status(r.verdict)));
-    doc.line(&format!("verdict: {}", r.verdict.as_str()));
-    doc.line(&format!("exit_code: {}", r.exit_code));
-    doc.line(&format!("rule: {} ({})", r.rule, r.rule_reason));
-    doc.line(&format!("mode: {}", r.mode));
-    doc.line(&format!(
+    doc.item(&format!("status: {}", status(r.verdict)));
+    doc.item(&format!("verdict: {}", r.verdict.as_str()));
+    doc.item(&format!("exit_code: {}", r.exit_code));
+    doc.item(&format!("rule: {} ({})", r.rule, r.rule_reason));
+    doc.item(&format!("mode: {}", r.mode));
+    doc.item(&format!(
         "base: {} · head: {}",
         short(&r.base),
         short(&r.head)
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "acceptance: {} ({}, {})",
         r.acceptance.path,
         r.acceptance.state.as_str(),
         short_pointer(&format!("sha256:{}", r.acceptance.sha256))
     ));
     if let Some(line) = r.acceptance.inherited_line() {
-        doc.line(&format!("inherited: {line}"));
+        doc.item(&format!("inherited: {line}"));
     }
     let (rv, rn, ri) = counts(r, true);
     let (av, an, ai) = counts(r, false);
-    doc.line(&format!(
+    doc.item(&format!(
         "claim_records: required VERIFIED={rv} NOT VERIFIED={rn} INCONCLUSIVE={ri}; advisory VERIFIED={av} NOT VERIFIED={an} INCONCLUSIVE={ai}"
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "attestation: {} ({})",
         r.outputs.vsa, r.signing.state
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "started_at: {} · completed_at: {} · duration_seconds: {}",
         r.started_at, r.completed_at, r.duration_seconds
     ));
@@ -196,18 +270,21 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
 
 fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
     doc.open("metrics", "### Metrics");
-    doc.line(&format!("status: {}", status(r.verdict)));
-    doc.line(&format!("duration_seconds: {}", r.duration_seconds));
-    doc.line(&format!("criteria_total: {}", r.criteria.len()));
-    doc.line(&format!(
+    doc.item(&format!("status: {}", status(r.verdict)));
+    doc.item(&format!("duration_seconds: {}", r.duration_seconds));
+    doc.item(&format!("criteria_total: {}", r.criteria.len()));
+    doc.item(&format!(
         "claim_records_required_not_verified: {}",
         counts(r, true).1
     ));
-    doc.line(&format!("blocking_findings_count: {}", p.fixes.len()));
-    doc.line(&format!("route_to_human_count: {}", p.route_to_human.len()));
-    doc.line(&format!("author_checks_count: {}", p.author_checks.len()));
-    doc.line(&format!("runtime_checks_count: {}", r.runtime.len()));
-    doc.line(&format!(
+    doc.item(&format!(
+        "blocking_findings_count: {}",
+        blocking_fixes(r, p)
+    ));
+    doc.item(&format!("route_to_human_count: {}", p.route_to_human.len()));
+    doc.item(&format!("author_checks_count: {}", p.author_checks.len()));
+    doc.item(&format!("runtime_checks_count: {}", r.runtime.len()));
+    doc.item(&format!(
         "harness_changes_count: {}",
         r.harness_changes.len()
     ));
@@ -215,6 +292,21 @@ fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
         judge_metrics(doc, &r.findings);
     }
     doc.close("metrics");
+}
+
+/// The fixes that block: every judge's confirmed block, and a floor miss only on a criterion
+/// that blocks (a required one); an optional criterion's miss is a gap the verdict allows.
+fn blocking_fixes(r: &RunResult, p: &FixPacket) -> usize {
+    p.fixes
+        .iter()
+        .filter(|f| {
+            r.criteria
+                .iter()
+                .find(|c| c.requirement == f.requirement)
+                .map(CriterionResult::blocks)
+                .unwrap_or(true)
+        })
+        .count()
 }
 
 /// The judge's counts, and its token usage when the endpoint reported any.
@@ -228,20 +320,20 @@ fn judge_metrics(doc: &mut Doc, findings: &[Finding]) {
         .clone()
         .filter(|c| c.check != CitationCheck::Resolved)
         .count();
-    doc.line(&format!("judge_findings_count: {}", findings.len()));
-    doc.line(&format!("judge_blocks_count: {blocks}"));
-    doc.line(&format!(
+    doc.item(&format!("judge_findings_count: {}", findings.len()));
+    doc.item(&format!("judge_blocks_count: {blocks}"));
+    doc.item(&format!(
         "warning_findings_count: {}",
         findings.len() - blocks
     ));
-    doc.line(&format!("citations_checked_count: {}", citations.count()));
-    doc.line(&format!("citations_unresolved_count: {unresolved}"));
+    doc.item(&format!("citations_checked_count: {}", citations.count()));
+    doc.item(&format!("citations_unresolved_count: {unresolved}"));
     let usage: Vec<_> = findings.iter().filter_map(|f| f.usage).collect();
     if !usage.is_empty() {
         let prompt: u64 = usage.iter().map(|u| u.prompt_tokens).sum();
         let completion: u64 = usage.iter().map(|u| u.completion_tokens).sum();
-        doc.line(&format!("judge_prompt_tokens: {prompt}"));
-        doc.line(&format!("judge_completion_tokens: {completion}"));
+        doc.item(&format!("judge_prompt_tokens: {prompt}"));
+        doc.item(&format!("judge_completion_tokens: {completion}"));
     }
 }
 
@@ -278,11 +370,11 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
     }
     doc.blank();
     if r.overlay.is_empty() {
-        doc.line("Laid over base from head: no files.");
+        doc.item("Laid over base from head: no files.");
     } else {
         let shown: Vec<&str> = r.overlay.iter().take(5).map(|s| s.as_str()).collect();
         let more = r.overlay.len().saturating_sub(5);
-        doc.line(&format!(
+        doc.item(&format!(
             "Laid over base from head: {}{}.",
             shown.join(", "),
             if more > 0 {
@@ -293,15 +385,15 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
         ));
     }
     if !r.overlay_spliced.is_empty() {
-        doc.line(&format!(
+        doc.item(&format!(
             "Test items only (head's test modules and tests spliced into base's version): {}.",
             r.overlay_spliced.join(", ")
         ));
     }
     if r.harness_changes.is_empty() {
-        doc.line("Harness files changed: none.");
+        doc.item("Harness files changed: none.");
     } else {
-        doc.line(&format!(
+        doc.item(&format!(
             "Harness files changed: {}.",
             r.harness_changes.join(", ")
         ));
@@ -498,10 +590,10 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             .iter()
             .map(|row| {
                 format!(
-                    "| {} | {} | `{}` | {} | {} | {:.1} |",
+                    "| {} | {} | {} | {} | {} | {:.1} |",
                     row.side,
                     row.runner,
-                    cell(&row.command).replace('`', "'"),
+                    code_cell(&row.command),
                     row.tests,
                     cell(&row.result),
                     row.seconds
@@ -603,24 +695,27 @@ fn claim_record(c: &CriterionResult) -> Vec<String> {
         s => format!("head: {s}{}", side_ptr("head")),
     };
     let surface = match &f.reproduce {
-        Some(cmd) => format!("`{}`", cmd.replace('`', "'")),
+        Some(cmd) => code_cell(cmd),
         None => match f.binding.as_str() {
             "judge_lane" => "the diff base..head".to_string(),
-            _ => format!("a test carrying `{}`", c.tag),
+            _ => format!("a test carrying {}", code_cell(&c.tag)),
         },
     };
     vec![
         format!("#### Verification Claim: {}", c.ac.replace('\n', " ")),
         "| Field | Value |".into(),
         "|---|---|".into(),
-        format!("| claim_source | `{}` |", c.requirement),
-        format!("| condition | {} |", cell(&condition)),
-        format!("| metric_or_observable | {} |", cell(&observable)),
-        format!("| threshold | {} |", cell(&threshold)),
-        format!("| smallest_disproving_surface | {} |", cell(&surface)),
-        format!("| baseline | {} |", cell(&baseline)),
-        format!("| treatment | {} |", cell(&treatment)),
-        format!("| comparison | {} |", cell(&c.reason())),
+        format!("| claim_source | {} |", code_cell(&c.requirement)),
+        format!("| condition | {} |", breakable(&cell(&condition))),
+        format!(
+            "| metric_or_observable | {} |",
+            breakable(&cell(&observable))
+        ),
+        format!("| threshold | {} |", breakable(&cell(&threshold))),
+        format!("| smallest_disproving_surface | {surface} |"),
+        format!("| baseline | {} |", breakable(&cell(&baseline))),
+        format!("| treatment | {} |", breakable(&cell(&treatment))),
+        format!("| comparison | {} |", breakable(&cell(&c.reason()))),
         format!("| verdict | `{}` |", c.claim_verdict()),
         format!("| route_to | `{}` |", c.route_to.as_str()),
     ]
@@ -628,33 +723,60 @@ fn claim_record(c: &CriterionResult) -> Vec<String> {
 
 fn uat(doc: &mut Doc, r: &RunResult, budget: usize) {
     doc.open("uat", "### UAT");
-    let records: Vec<Vec<String>> = r.criteria.iter().map(claim_record).collect();
-    // What stays in the body: the records that fit, keeping room for the close and a fold.
+    let records: Vec<(bool, Vec<String>)> = r
+        .criteria
+        .iter()
+        .map(|c| (c.explains(r.verdict), claim_record(c)))
+        .collect();
+    // What stays in the body: first the records the verdict rests on (a reader must not have to
+    // unfold the reason for a BLOCKED or a READY WITH GAPS), then the others in order, as
+    // many as fit, keeping room for the close and a fold. Only when the records behind the
+    // verdict alone overflow the budget (dozens of open criteria) do the last of them fold.
     let used = doc.body_lines();
     let mut room = budget.saturating_sub(used + 3);
-    let mut in_body = 0;
-    for rec in &records {
-        let need = rec.len() + 1;
-        if need > room {
+    let mut in_body = vec![false; records.len()];
+    for (i, (explains, rec)) in records.iter().enumerate() {
+        if *explains && rec.len() < room {
+            room -= rec.len() + 1;
+            in_body[i] = true;
+        }
+    }
+    // The others keep their order: none jumps over one that did not fit.
+    for (i, (explains, rec)) in records.iter().enumerate() {
+        if *explains {
+            continue;
+        }
+        if rec.len() >= room {
             break;
         }
-        room -= need;
-        in_body += 1;
+        room -= rec.len() + 1;
+        in_body[i] = true;
     }
-    for rec in &records[..in_body] {
+    for (_, rec) in records
+        .iter()
+        .zip(&in_body)
+        .filter(|(_, b)| **b)
+        .map(|(r, _)| r)
+    {
         for l in rec {
             doc.line(l);
         }
         doc.blank();
     }
-    if in_body < records.len() {
+    let folded: Vec<&Vec<String>> = records
+        .iter()
+        .zip(&in_body)
+        .filter(|(_, b)| !**b)
+        .map(|((_, rec), _)| rec)
+        .collect();
+    if !folded.is_empty() {
         doc.line("<details>");
         doc.line(&format!(
             "<summary>{} more claim records</summary>",
-            records.len() - in_body
+            folded.len()
         ));
         doc.blank();
-        for rec in &records[in_body..] {
+        for rec in folded {
             for l in rec {
                 doc.line(l);
             }
