@@ -153,7 +153,7 @@ const LONG_TOKEN_CHARS: usize = 40;
 /// A part of a token between `/` and `::` longer than this (about 480 px) breaks at its `_` too.
 const LONG_PART_CHARS: usize = 60;
 
-/// `token` with `<wbr>` (which GitHub's sanitizer keeps) after each `/`, `::` and `=`, and in a
+/// `token` with `<wbr>` (which GitHub's sanitizer keeps) after each `/`, `::`, `=` and `,`, and in a
 /// part still long after that, after each `_`: where a reader expects an id to wrap.
 fn break_token(token: &str) -> String {
     if token.chars().count() <= LONG_TOKEN_CHARS || token.contains('`') {
@@ -173,7 +173,7 @@ fn break_token(token: &str) -> String {
     while let Some(ch) = chars.next() {
         part.push(ch);
         let at_break = match ch {
-            '/' | '=' => true,
+            '/' | '=' | ',' => true,
             ':' if chars.peek() != Some(&':') && part.ends_with("::") => true,
             _ => false,
         };
