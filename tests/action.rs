@@ -234,7 +234,7 @@ fn the_action_on_a_shallow_fork_pull_request() {
         summary[unsigned..].contains("add `permissions: id-token: write` to the job"),
         "{summary}"
     );
-    assert!(summary.contains("| ❌ unsatisfied |"), "{summary}");
+    assert!(summary.contains("| ❌\u{a0}unsatisfied |"), "{summary}");
     assert!(summary.len() <= shipmoor::action::SUMMARY_LIMIT);
 
     // Annotations: the failed criterion at its line in the acceptance file, escaped.

@@ -186,6 +186,51 @@ fn break_token(token: &str) -> String {
     out
 }
 
+/// A command in the runtime table: its program (with a subcommand, or `python3 -m MODULE`) and
+/// its operands after the last option (the test files or the test, usually), the options
+/// between elided. The whole command is in the fold under the table.
+fn short_command(cmd: &str) -> String {
+    const SHORT_COMMAND_CHARS: usize = 60;
+    const OPERANDS: usize = 3;
+    if cmd.chars().count() <= SHORT_COMMAND_CHARS {
+        return cmd.to_string();
+    }
+    let words: Vec<&str> = cmd.split(' ').filter(|w| !w.is_empty()).collect();
+    let program = if words.get(1) == Some(&"-m") {
+        3.min(words.len())
+    } else {
+        words
+            .iter()
+            .take(2)
+            .take_while(|w| !w.starts_with('-'))
+            .count()
+            .max(1)
+    };
+    let rest = &words[program..];
+    let operands: &[&str] = match rest.iter().rposition(|w| w.starts_with('-')) {
+        None => rest,
+        Some(i) => {
+            // An option without `=` may take the next word as its value (`-p plugin`); `--`
+            // only ends the options.
+            let takes_value = rest[i] != "--" && !rest[i].contains('=');
+            let start = (i + 1 + usize::from(takes_value)).min(rest.len());
+            &rest[start..]
+        }
+    };
+    let mut out = words[..program].join(" ");
+    if operands.len() < rest.len() {
+        out.push_str(" …");
+    }
+    for w in operands.iter().take(OPERANDS) {
+        out.push(' ');
+        out.push_str(w);
+    }
+    if operands.len() > OPERANDS {
+        out.push_str(" …");
+    }
+    out
+}
+
 /// A cell's text with its long tokens breakable.
 fn breakable(s: &str) -> String {
     s.split(' ').map(break_token).collect::<Vec<_>>().join(" ")
@@ -588,12 +633,14 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
         let rows: Vec<String> = r
             .runtime
             .iter()
-            .map(|row| {
+            .enumerate()
+            .map(|(i, row)| {
                 format!(
-                    "| {} | {} | {} | {} | {} | {:.1} |",
+                    "| {} | {} | {} | {} | {} | {} | {:.1} |",
+                    i + 1,
                     row.side,
                     row.runner,
-                    code_cell(&row.command),
+                    code_cell(&short_command(&row.command)),
                     row.tests,
                     cell(&row.result),
                     row.seconds
@@ -601,10 +648,24 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             })
             .collect();
         doc.table(
-            "| side | runner | command | tests | result | seconds |",
+            "| # | side | runner | command | tests | result | seconds |",
             &rows,
             "commands",
         );
+        // The commands in full, by the rows' numbers: in a list they wrap at the page's width,
+        // where in the table the longest one would squeeze every other column.
+        doc.blank();
+        doc.line("<details>");
+        doc.line("<summary>the commands in full</summary>");
+        doc.blank();
+        for (i, row) in r.runtime.iter().enumerate() {
+            doc.line(&format!(
+                "{}. `{}`",
+                i + 1,
+                row.command.replace('\n', " ").replace('`', "'")
+            ));
+        }
+        doc.line("</details>");
         let mut shown = 0;
         for row in r.runtime.iter().filter(|row| row.excerpt.is_some()) {
             if shown == MAX_EXCERPTS {
@@ -829,4 +890,116 @@ fn deferred(doc: &mut Doc, p: &FixPacket) {
         }
     }
     doc.line("<!-- /section:deferred -->");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::Disposition;
+
+    #[test]
+    fn long_commands_keep_their_program_and_last_argument() {
+        assert_eq!(
+            short_command("python3 -m pytest -q -p no:cacheprovider --rootdir=. --junitxml=$SCRATCH/pytest-junit.xml -o junit_family=xunit2 tests/test_stripe_void.py"),
+            "python3 -m pytest … tests/test_stripe_void.py"
+        );
+        assert_eq!(
+            short_command("go test -json -count=1 -run ^(TestDoubles_ac_doubles_6104|TestKeeps_ac_keeps_mid_32c9)$ example.com/clamp"),
+            "go test … example.com/clamp"
+        );
+        assert_eq!(
+            short_command("npx --yes vitest run --reporter=json --outputFile=/tmp/some/long/place/report.json --no-color"),
+            "npx …"
+        );
+        assert_eq!(
+            short_command("python3 -m pytest --collect-only -q --verbosity=-1 tests/a.py tests/b.py tests/c.py tests/d.py"),
+            "python3 -m pytest … tests/a.py tests/b.py tests/c.py …"
+        );
+        assert_eq!(
+            short_command("$CARGO_TARGET_DIR/debug/deps/clamp-5ec2d42a0e940506 --exact --test-threads=1 -- clamps_high"),
+            "$CARGO_TARGET_DIR/debug/deps/clamp-5ec2d42a0e940506 … clamps_high"
+        );
+        assert_eq!(short_command("sh checks/limit.sh"), "sh checks/limit.sh");
+    }
+
+    #[test]
+    fn long_tokens_break_where_an_id_would() {
+        assert_eq!(
+            break_token("tests/test_stripe_void.py::test_void_called_ac_refund_voids_payment_intent_737b"),
+            "tests/<wbr>test_stripe_void.py::<wbr>test_void_called_ac_refund_voids_payment_intent_737b"
+        );
+        assert_eq!(break_token("short/path.py"), "short/path.py");
+        assert_eq!(
+            break_token("`a/very/long/token/inside/a/code/span/here`"),
+            "`a/very/long/token/inside/a/code/span/here`"
+        );
+        let long_name = format!("t/{}", "word_".repeat(14));
+        assert_eq!(
+            break_token(&long_name),
+            format!("t/<wbr>{}", "word_<wbr>".repeat(14))
+        );
+        assert_eq!(code_cell("pytest a.py::t"), "`pytest a.py::t`");
+        assert_eq!(
+            code_cell("pytest tests/test_refund_ac_order_marked_refunded_8df8.py::test_x<y>"),
+            "<code>pytest tests/<wbr>test_refund_ac_order_marked_refunded_8df8.py::<wbr>test_x&lt;y&gt;</code>"
+        );
+    }
+
+    /// The key/value blocks are lists: on GitHub each stays its own line.
+    #[test]
+    fn key_value_blocks_are_lists() {
+        let r = run_result(vec![criterion(0, Disposition::Unsatisfied)]);
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        assert!(
+            md.contains("### Verdict\n- status: failed\n- verdict: BLOCKED\n"),
+            "{md}"
+        );
+        assert!(md.contains("### Metrics\n- status: failed\n"), "{md}");
+        assert!(md.contains("\n- Harness files changed: none.\n"), "{md}");
+    }
+
+    /// An optional criterion's floor miss is a fix but no block; a required one's is both.
+    #[test]
+    fn only_what_blocks_counts_as_blocking() {
+        let mut optional = criterion(1, Disposition::Unsatisfied);
+        optional.required = false;
+        let r = run_result(vec![criterion(0, Disposition::Unsatisfied), optional]);
+        let packet = crate::report::fixes::packet(&r);
+        assert_eq!(packet.fixes.len(), 2);
+        let md = render(&r, &packet);
+        assert!(md.contains("- blocking_findings_count: 1\n"), "{md}");
+    }
+
+    /// With more criteria than the body holds, the records behind the verdict stay unfolded,
+    /// wherever they are in the claim.
+    #[test]
+    fn the_records_behind_the_verdict_are_never_folded() {
+        let mut criteria: Vec<_> = (0..12)
+            .map(|i| criterion(i, Disposition::Satisfied))
+            .collect();
+        let mut gap = criterion(12, Disposition::Unbound);
+        gap.required = false;
+        criteria.push(gap);
+        let mut r = run_result(criteria);
+        r.verdict = Verdict::ReadyWithGaps;
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        let fold = md
+            .find("more claim records</summary>")
+            .expect("some records fold");
+        let gap_record = md
+            .find("#### Verification Claim: Criterion 12 holds.")
+            .unwrap();
+        assert!(gap_record < fold, "{md}");
+        assert!(body_lines(&md) <= BODY_LINE_BUDGET, "{md}");
+        // Without the gap behind the verdict, the last record is folded as before.
+        r.verdict = Verdict::Ready;
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        let fold = md.find("more claim records</summary>").unwrap();
+        assert!(
+            md.find("#### Verification Claim: Criterion 12 holds.")
+                .unwrap()
+                > fold
+        );
+    }
 }
