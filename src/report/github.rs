@@ -150,7 +150,12 @@ fn deciding(r: &RunResult, c: &CriterionResult) -> String {
     let f = &c.floor;
     match f.binding.as_str() {
         "judge_lane" => return "a person, or the judge".to_string(),
-        "check.command" => return "its command".to_string(),
+        "check.command" => {
+            return match f.reproduce.as_deref() {
+                Some(cmd) if cmd.chars().count() <= TEST_CELL_CHARS => code(cmd),
+                _ => "its command".to_string(),
+            }
+        }
         "check.pattern" => return "its pattern".to_string(),
         _ => {}
     }

@@ -652,20 +652,26 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             &rows,
             "commands",
         );
-        // The commands in full, by the rows' numbers: in a list they wrap at the page's width,
-        // where in the table the longest one would squeeze every other column.
-        doc.blank();
-        doc.line("<details>");
-        doc.line("<summary>the commands in full</summary>");
-        doc.blank();
-        for (i, row) in r.runtime.iter().enumerate() {
-            doc.line(&format!(
-                "{}. `{}`",
-                i + 1,
-                row.command.replace('\n', " ").replace('`', "'")
-            ));
+        // The commands in full, by the rows' numbers, when the table shortened any: in a list
+        // they wrap at the page's width, where in the table the longest one would squeeze every
+        // other column.
+        if r.runtime
+            .iter()
+            .any(|row| short_command(&row.command) != row.command)
+        {
+            doc.blank();
+            doc.line("<details>");
+            doc.line("<summary>the commands in full</summary>");
+            doc.blank();
+            for (i, row) in r.runtime.iter().enumerate() {
+                doc.line(&format!(
+                    "{}. `{}`",
+                    i + 1,
+                    row.command.replace('\n', " ").replace('`', "'")
+                ));
+            }
+            doc.line("</details>");
         }
-        doc.line("</details>");
         let mut shown = 0;
         for row in r.runtime.iter().filter(|row| row.excerpt.is_some()) {
             if shown == MAX_EXCERPTS {
