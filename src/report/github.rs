@@ -321,13 +321,14 @@ fn html(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The headline, the per-criterion table and the author checks: what a pull request comment
-/// shows (the sticky comment is built around exactly this).
-pub fn pr_comment(doc: &ResultDocument) -> String {
+/// The headline, then (in the job summary) `context`, then the author checks and the table.
+fn top(doc: &ResultDocument, context: Option<String>) -> String {
     let r = &doc.result;
     let mut s = headline(r);
     s.push_str("\n\n");
-    let _ = writeln!(s, "{}\n", context_line(r));
+    if let Some(line) = context {
+        let _ = writeln!(s, "{line}\n");
+    }
     let checks = author_checks(doc);
     if !checks.is_empty() {
         s.push_str(&checks);
@@ -337,12 +338,19 @@ pub fn pr_comment(doc: &ResultDocument) -> String {
     s
 }
 
-/// The job summary: [`pr_comment`], then the signing state with its fix, the details, and where
-/// the full `verify.md` is (`artifact`, the uploaded artifact's name). Cut to GitHub's 1 MiB by
+/// The headline, the author checks and the per-criterion table, nothing else: what a pull
+/// request comment shows (the sticky comment is built around exactly this).
+pub fn pr_comment(doc: &ResultDocument) -> String {
+    top(doc, None)
+}
+
+/// The job summary: the headline with what was compared under it, the author checks and the
+/// table, then the signing state with its fix, the details, and where the full `verify.md` is
+/// (`artifact`, the uploaded artifact's name). Cut to GitHub's 1 MiB by
 /// [`crate::action::summary`].
 pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
     let r = &doc.result;
-    let mut s = pr_comment(doc);
+    let mut s = top(doc, Some(context_line(r)));
     s.push('\n');
     let _ = writeln!(s, "{}\n", signing(r));
     s.push_str(&details(r));
@@ -468,8 +476,11 @@ mod tests {
         );
         assert!(s.contains("**Rule 1:** a required criterion fails"), "{s}");
         assert!(s.contains("in the artifact `claim-check-1-abc`"), "{s}");
-        // The comment is the summary's first part, byte for byte.
-        assert!(s.starts_with(&pr_comment(&doc)));
+        // The comment is the summary's top without the line of what was compared.
+        let comment = pr_comment(&doc);
+        assert!(!comment.contains("7 criteria from"), "{comment}");
+        assert!(s.starts_with("## ❌ BLOCKED — 1 of 7 required criteria met\n\n7 criteria from `.shipmoor/acceptance.yaml`"), "{s}");
+        assert!(s.contains(comment.split_once("\n\n").unwrap().1), "{s}");
     }
 
     #[test]
