@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the tests need when it is missing (pytest from PyPI,
-# Go, docker-registry and skopeo from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
+# Go, docker-registry, skopeo, cmark-gfm and chromium from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
 # npm themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,14 @@ if [ ! -x /usr/bin/docker-registry ] || ! command -v skopeo >/dev/null 2>&1; the
     { apt-get update -qq && apt-get install -y -qq docker-registry skopeo; } >&2 || echo "test.sh: could not install docker-registry and skopeo; the OCI tests will fail naming them" >&2
   else
     echo "test.sh: docker-registry or skopeo is missing and this is not root: install both; the OCI tests will fail naming them" >&2
+  fi
+fi
+if ! command -v cmark-gfm >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ]; then
+  echo "test.sh: installing Debian's cmark-gfm and chromium (the rendering test, tests/render.rs)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && apt-get install -y -qq cmark-gfm chromium fonts-noto-color-emoji; } >&2 || echo "test.sh: could not install cmark-gfm and chromium; the rendering test will fail naming them" >&2
+  else
+    echo "test.sh: cmark-gfm or chromium is missing and this is not root: install both; the rendering test will fail naming them" >&2
   fi
 fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -4,7 +4,7 @@
 //! input error or a crash), its exit code, and the runner's environment (`GITHUB_OUTPUT`,
 //! `GITHUB_STEP_SUMMARY`, `GITHUB_JOB`, `GITHUB_RUN_ATTEMPT`, `RUNNER_NAME`).
 //! Out: step outputs (`verdict`, `exit-code`, `vsa-path`, `fixes-path`, `report-path`, and for
-//! the upload step `artifact-name`, `artifact-paths`), the job summary from `verify.md`, and
+//! the upload step `artifact-name`, `artifact-paths`), the job summary ([`crate::report::github`]), and
 //! `::error`/`::warning` annotations, within GitHub's limits and escaping rules; then the gate
 //! that fails the job per `fail-on`; with `comment: true`, the sticky pull request comment
 //! ([`comment`]).
@@ -55,7 +55,7 @@ pub fn output_entry(name: &str, value: &str, seed: &str) -> String {
     format!("{name}<<{delim}\n{value}\n{delim}\n")
 }
 
-/// The job summary: `verify.md`, cut at a line boundary to fit GitHub's limit.
+/// A job summary cut at a line boundary to fit GitHub's limit.
 pub fn summary(markdown: &str) -> String {
     if markdown.len() <= SUMMARY_LIMIT {
         return markdown.to_string();
@@ -354,15 +354,8 @@ pub fn report(
         .collect::<Vec<_>>()
         .join("\n");
     put("artifact-paths", &list);
-    let md = std::fs::read_to_string(abs(&r.outputs.report)).unwrap_or_default();
-    let mut summary_text = summary(&md);
-    if r.signing.state == SigningState::Unsigned {
-        let mut s = String::new();
-        let _ = writeln!(s, "> **Unsigned.** {}\n", r.signing.note);
-        if s.len() + summary_text.len() <= SUMMARY_LIMIT {
-            summary_text = s + &summary_text;
-        }
-    }
+    // Built from the result, not from `verify.md`: the verdict first, signing after it.
+    let summary_text = crate::report::github::job_summary(result, &artifact);
     Report {
         outputs,
         summary: summary_text,
@@ -563,9 +556,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = report(Some(&read), 1, dir.path(), "seed", None);
         assert!(r.outputs.contains("\nBLOCKED\n"), "{}", r.outputs);
+        // The verdict first; the signing state after it, with its fix.
+        assert!(r.summary.starts_with("## ❌ BLOCKED — "), "{}", r.summary);
         assert!(
-            r.summary
-                .starts_with("> **Unsigned.** the attestation is unsigned"),
+            r.summary.contains(
+                "🔓 **Unsigned:** the attestation is unsigned (--sign none). To sign keyless, add `permissions: id-token: write` to the job."
+            ),
             "{}",
             r.summary
         );

@@ -224,13 +224,17 @@ fn the_action_on_a_shallow_fork_pull_request() {
         );
     }
 
-    // Summary: verify.md, and the loud unsigned note of a fork's pull request.
+    // Summary: the verdict first, then the unsigned note of a fork's pull request with its fix.
     let summary = std::fs::read_to_string(&runner.summary).unwrap();
-    assert!(summary.starts_with("> **Unsigned.** UNSIGNED"), "{summary}");
+    assert!(summary.starts_with("## ❌ BLOCKED — "), "{summary}");
+    let unsigned = summary
+        .find("🔓 **Unsigned:** UNSIGNED")
+        .unwrap_or_else(|| panic!("{summary}"));
     assert!(
-        summary.contains("### Verdict") && summary.contains("verdict: BLOCKED"),
+        summary[unsigned..].contains("add `permissions: id-token: write` to the job"),
         "{summary}"
     );
+    assert!(summary.contains("| ❌\u{a0}unsatisfied |"), "{summary}");
     assert!(summary.len() <= shipmoor::action::SUMMARY_LIMIT);
 
     // Annotations: the failed criterion at its line in the acceptance file, escaped.

@@ -24,7 +24,7 @@ pub use crate::format::result::{
 };
 pub use crate::format::{Disposition, SigningState};
 use crate::judge::Finding;
-use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult};
+use crate::verdict::{FloorResult, Fused, FusionInput, JudgeResult, Verdict};
 
 impl CriterionResult {
     pub fn fusion_input(&self) -> FusionInput {
@@ -42,6 +42,26 @@ impl CriterionResult {
             Disposition::Satisfied => "VERIFIED",
             Disposition::Unsatisfied | Disposition::Blocked => "NOT VERIFIED",
             _ => "INCONCLUSIVE",
+        }
+    }
+
+    /// Whether this criterion alone makes the verdict BLOCKED, by the fusion's first two rules
+    /// (see [`crate::verdict::fuse`]): a required criterion the floor finds unsatisfied, or any
+    /// judge's confirmed block. An optional criterion's floor miss is a gap, not a block.
+    pub fn blocks(&self) -> bool {
+        (self.required && self.floor.result == FloorResult::Unsatisfied)
+            || self.judge.result == JudgeResult::Block
+    }
+
+    /// Whether this criterion is one the verdict `v` rests on: a block behind BLOCKED, a
+    /// required criterion left open behind INCONCLUSIVE, a gap behind READY WITH GAPS. A
+    /// draft's INCONCLUSIVE and a READY rest on no single criterion.
+    pub fn explains(&self, v: Verdict) -> bool {
+        match v {
+            Verdict::Blocked => self.blocks(),
+            Verdict::Inconclusive => self.required && self.fusion_input().underspecified(),
+            Verdict::ReadyWithGaps => self.disposition != Disposition::Satisfied,
+            Verdict::Ready => false,
         }
     }
 

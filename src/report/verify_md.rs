@@ -86,6 +86,11 @@ impl Doc {
         self.text.push_str(s);
         self.text.push('\n');
     }
+    /// A `key: value` line as a list item: GitHub joins consecutive plain lines into one
+    /// paragraph, and a list keeps each on its own line (and `key:` still greps).
+    fn item(&mut self, s: &str) {
+        self.line(&format!("- {s}"));
+    }
     fn blank(&mut self) {
         self.text.push('\n');
     }
@@ -141,6 +146,120 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
+/// A token longer than this (a test id, a path) gets places to break: a table's column is never
+/// narrower than its longest unbroken word, and GitHub's column is about 1,012 px.
+const LONG_TOKEN_CHARS: usize = 40;
+
+/// A part of a token between `/` and `::` longer than this (about 480 px) breaks at its `_` too.
+const LONG_PART_CHARS: usize = 60;
+
+/// `token` with `<wbr>` (which GitHub's sanitizer keeps) after each `/`, `::`, `=` and `,`, and in a
+/// part still long after that, after each `_`: where a reader expects an id to wrap.
+fn break_token(token: &str) -> String {
+    if token.chars().count() <= LONG_TOKEN_CHARS || token.contains('`') {
+        return token.to_string();
+    }
+    let mut out = String::new();
+    let mut part = String::new();
+    let flush = |part: &mut String, out: &mut String| {
+        if part.chars().count() > LONG_PART_CHARS {
+            out.push_str(&part.replace('_', "_<wbr>"));
+        } else {
+            out.push_str(part);
+        }
+        part.clear();
+    };
+    let mut chars = token.chars().peekable();
+    while let Some(ch) = chars.next() {
+        part.push(ch);
+        let at_break = match ch {
+            '/' | '=' | ',' => true,
+            ':' if chars.peek() != Some(&':') && part.ends_with("::") => true,
+            _ => false,
+        };
+        if at_break && chars.peek().is_some() {
+            flush(&mut part, &mut out);
+            out.push_str("<wbr>");
+        }
+    }
+    flush(&mut part, &mut out);
+    out
+}
+
+/// A command in the runtime table: its program (with a subcommand, or `python3 -m MODULE`) and
+/// its operands after the last option (the test files or the test, usually), the options
+/// between elided. The whole command is in the fold under the table.
+fn short_command(cmd: &str) -> String {
+    const SHORT_COMMAND_CHARS: usize = 60;
+    const OPERANDS: usize = 3;
+    if cmd.chars().count() <= SHORT_COMMAND_CHARS {
+        return cmd.to_string();
+    }
+    let words: Vec<&str> = cmd.split(' ').filter(|w| !w.is_empty()).collect();
+    let program = if words.get(1) == Some(&"-m") {
+        3.min(words.len())
+    } else {
+        words
+            .iter()
+            .take(2)
+            .take_while(|w| !w.starts_with('-'))
+            .count()
+            .max(1)
+    };
+    let rest = &words[program..];
+    let operands: &[&str] = match rest.iter().rposition(|w| w.starts_with('-')) {
+        None => rest,
+        Some(i) => {
+            // An option without `=` may take the next word as its value (`-p plugin`); `--`
+            // only ends the options.
+            let takes_value = rest[i] != "--" && !rest[i].contains('=');
+            let start = (i + 1 + usize::from(takes_value)).min(rest.len());
+            &rest[start..]
+        }
+    };
+    let mut out = words[..program].join(" ");
+    if operands.len() < rest.len() {
+        out.push_str(" …");
+    }
+    for w in operands.iter().take(OPERANDS) {
+        out.push(' ');
+        out.push_str(w);
+    }
+    if operands.len() > OPERANDS {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// A cell's text with its long tokens breakable.
+fn breakable(s: &str) -> String {
+    s.split(' ').map(break_token).collect::<Vec<_>>().join(" ")
+}
+
+/// A code cell: `` `text` ``, or, when a token in it is long, `<code>` with break points (a
+/// code span would print `<wbr>` as text).
+fn code_cell(s: &str) -> String {
+    let s = cell(s);
+    if !s.split(' ').any(|t| t.chars().count() > LONG_TOKEN_CHARS) {
+        return format!("`{}`", s.replace('`', "'"));
+    }
+    let escaped = s
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    let broken: Vec<String> = escaped
+        .split(' ')
+        .map(|t| {
+            if t.chars().count() > LONG_TOKEN_CHARS {
+                break_token(&t.replace('`', "'"))
+            } else {
+                t.to_string()
+            }
+        })
+        .collect();
+    format!("<code>{}</code>", broken.join(" "))
+}
+
 fn short(sha: &str) -> &str {
     &sha[..7.min(sha.len())]
 }
@@ -159,35 +278,35 @@ fn counts(r: &RunResult, required: bool) -> (usize, usize, usize) {
 
 fn verdict(doc: &mut Doc, r: &RunResult) {
     doc.open("verdict", "### Verdict");
-    doc.line(&format!("status: {}", status(r.verdict)));
-    doc.line(&format!("verdict: {}", r.verdict.as_str()));
-    doc.line(&format!("exit_code: {}", r.exit_code));
-    doc.line(&format!("rule: {} ({})", r.rule, r.rule_reason));
-    doc.line(&format!("mode: {}", r.mode));
-    doc.line(&format!(
+    doc.item(&format!("status: {}", status(r.verdict)));
+    doc.item(&format!("verdict: {}", r.verdict.as_str()));
+    doc.item(&format!("exit_code: {}", r.exit_code));
+    doc.item(&format!("rule: {} ({})", r.rule, r.rule_reason));
+    doc.item(&format!("mode: {}", r.mode));
+    doc.item(&format!(
         "base: {} · head: {}",
         short(&r.base),
         short(&r.head)
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "acceptance: {} ({}, {})",
         r.acceptance.path,
         r.acceptance.state.as_str(),
         short_pointer(&format!("sha256:{}", r.acceptance.sha256))
     ));
     if let Some(line) = r.acceptance.inherited_line() {
-        doc.line(&format!("inherited: {line}"));
+        doc.item(&format!("inherited: {line}"));
     }
     let (rv, rn, ri) = counts(r, true);
     let (av, an, ai) = counts(r, false);
-    doc.line(&format!(
+    doc.item(&format!(
         "claim_records: required VERIFIED={rv} NOT VERIFIED={rn} INCONCLUSIVE={ri}; advisory VERIFIED={av} NOT VERIFIED={an} INCONCLUSIVE={ai}"
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "attestation: {} ({})",
         r.outputs.vsa, r.signing.state
     ));
-    doc.line(&format!(
+    doc.item(&format!(
         "started_at: {} · completed_at: {} · duration_seconds: {}",
         r.started_at, r.completed_at, r.duration_seconds
     ));
@@ -196,18 +315,21 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
 
 fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
     doc.open("metrics", "### Metrics");
-    doc.line(&format!("status: {}", status(r.verdict)));
-    doc.line(&format!("duration_seconds: {}", r.duration_seconds));
-    doc.line(&format!("criteria_total: {}", r.criteria.len()));
-    doc.line(&format!(
+    doc.item(&format!("status: {}", status(r.verdict)));
+    doc.item(&format!("duration_seconds: {}", r.duration_seconds));
+    doc.item(&format!("criteria_total: {}", r.criteria.len()));
+    doc.item(&format!(
         "claim_records_required_not_verified: {}",
         counts(r, true).1
     ));
-    doc.line(&format!("blocking_findings_count: {}", p.fixes.len()));
-    doc.line(&format!("route_to_human_count: {}", p.route_to_human.len()));
-    doc.line(&format!("author_checks_count: {}", p.author_checks.len()));
-    doc.line(&format!("runtime_checks_count: {}", r.runtime.len()));
-    doc.line(&format!(
+    doc.item(&format!(
+        "blocking_findings_count: {}",
+        blocking_fixes(r, p)
+    ));
+    doc.item(&format!("route_to_human_count: {}", p.route_to_human.len()));
+    doc.item(&format!("author_checks_count: {}", p.author_checks.len()));
+    doc.item(&format!("runtime_checks_count: {}", r.runtime.len()));
+    doc.item(&format!(
         "harness_changes_count: {}",
         r.harness_changes.len()
     ));
@@ -215,6 +337,21 @@ fn metrics(doc: &mut Doc, r: &RunResult, p: &FixPacket) {
         judge_metrics(doc, &r.findings);
     }
     doc.close("metrics");
+}
+
+/// The fixes that block: every judge's confirmed block, and a floor miss only on a criterion
+/// that blocks (a required one); an optional criterion's miss is a gap the verdict allows.
+fn blocking_fixes(r: &RunResult, p: &FixPacket) -> usize {
+    p.fixes
+        .iter()
+        .filter(|f| {
+            r.criteria
+                .iter()
+                .find(|c| c.requirement == f.requirement)
+                .map(CriterionResult::blocks)
+                .unwrap_or(true)
+        })
+        .count()
 }
 
 /// The judge's counts, and its token usage when the endpoint reported any.
@@ -228,20 +365,20 @@ fn judge_metrics(doc: &mut Doc, findings: &[Finding]) {
         .clone()
         .filter(|c| c.check != CitationCheck::Resolved)
         .count();
-    doc.line(&format!("judge_findings_count: {}", findings.len()));
-    doc.line(&format!("judge_blocks_count: {blocks}"));
-    doc.line(&format!(
+    doc.item(&format!("judge_findings_count: {}", findings.len()));
+    doc.item(&format!("judge_blocks_count: {blocks}"));
+    doc.item(&format!(
         "warning_findings_count: {}",
         findings.len() - blocks
     ));
-    doc.line(&format!("citations_checked_count: {}", citations.count()));
-    doc.line(&format!("citations_unresolved_count: {unresolved}"));
+    doc.item(&format!("citations_checked_count: {}", citations.count()));
+    doc.item(&format!("citations_unresolved_count: {unresolved}"));
     let usage: Vec<_> = findings.iter().filter_map(|f| f.usage).collect();
     if !usage.is_empty() {
         let prompt: u64 = usage.iter().map(|u| u.prompt_tokens).sum();
         let completion: u64 = usage.iter().map(|u| u.completion_tokens).sum();
-        doc.line(&format!("judge_prompt_tokens: {prompt}"));
-        doc.line(&format!("judge_completion_tokens: {completion}"));
+        doc.item(&format!("judge_prompt_tokens: {prompt}"));
+        doc.item(&format!("judge_completion_tokens: {completion}"));
     }
 }
 
@@ -278,11 +415,11 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
     }
     doc.blank();
     if r.overlay.is_empty() {
-        doc.line("Laid over base from head: no files.");
+        doc.item("Laid over base from head: no files.");
     } else {
         let shown: Vec<&str> = r.overlay.iter().take(5).map(|s| s.as_str()).collect();
         let more = r.overlay.len().saturating_sub(5);
-        doc.line(&format!(
+        doc.item(&format!(
             "Laid over base from head: {}{}.",
             shown.join(", "),
             if more > 0 {
@@ -293,15 +430,15 @@ fn quality_gate(doc: &mut Doc, r: &RunResult) {
         ));
     }
     if !r.overlay_spliced.is_empty() {
-        doc.line(&format!(
+        doc.item(&format!(
             "Test items only (head's test modules and tests spliced into base's version): {}.",
             r.overlay_spliced.join(", ")
         ));
     }
     if r.harness_changes.is_empty() {
-        doc.line("Harness files changed: none.");
+        doc.item("Harness files changed: none.");
     } else {
-        doc.line(&format!(
+        doc.item(&format!(
             "Harness files changed: {}.",
             r.harness_changes.join(", ")
         ));
@@ -496,12 +633,14 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
         let rows: Vec<String> = r
             .runtime
             .iter()
-            .map(|row| {
+            .enumerate()
+            .map(|(i, row)| {
                 format!(
-                    "| {} | {} | `{}` | {} | {} | {:.1} |",
+                    "| {} | {} | {} | {} | {} | {} | {:.1} |",
+                    i + 1,
                     row.side,
                     row.runner,
-                    cell(&row.command).replace('`', "'"),
+                    code_cell(&short_command(&row.command)),
                     row.tests,
                     cell(&row.result),
                     row.seconds
@@ -509,10 +648,30 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             })
             .collect();
         doc.table(
-            "| side | runner | command | tests | result | seconds |",
+            "| # | side | runner | command | tests | result | seconds |",
             &rows,
             "commands",
         );
+        // The commands in full, by the rows' numbers, when the table shortened any: in a list
+        // they wrap at the page's width, where in the table the longest one would squeeze every
+        // other column.
+        if r.runtime
+            .iter()
+            .any(|row| short_command(&row.command) != row.command)
+        {
+            doc.blank();
+            doc.line("<details>");
+            doc.line("<summary>the commands in full</summary>");
+            doc.blank();
+            for (i, row) in r.runtime.iter().enumerate() {
+                doc.line(&format!(
+                    "{}. `{}`",
+                    i + 1,
+                    row.command.replace('\n', " ").replace('`', "'")
+                ));
+            }
+            doc.line("</details>");
+        }
         let mut shown = 0;
         for row in r.runtime.iter().filter(|row| row.excerpt.is_some()) {
             if shown == MAX_EXCERPTS {
@@ -603,24 +762,27 @@ fn claim_record(c: &CriterionResult) -> Vec<String> {
         s => format!("head: {s}{}", side_ptr("head")),
     };
     let surface = match &f.reproduce {
-        Some(cmd) => format!("`{}`", cmd.replace('`', "'")),
+        Some(cmd) => code_cell(cmd),
         None => match f.binding.as_str() {
             "judge_lane" => "the diff base..head".to_string(),
-            _ => format!("a test carrying `{}`", c.tag),
+            _ => format!("a test carrying {}", code_cell(&c.tag)),
         },
     };
     vec![
         format!("#### Verification Claim: {}", c.ac.replace('\n', " ")),
         "| Field | Value |".into(),
         "|---|---|".into(),
-        format!("| claim_source | `{}` |", c.requirement),
-        format!("| condition | {} |", cell(&condition)),
-        format!("| metric_or_observable | {} |", cell(&observable)),
-        format!("| threshold | {} |", cell(&threshold)),
-        format!("| smallest_disproving_surface | {} |", cell(&surface)),
-        format!("| baseline | {} |", cell(&baseline)),
-        format!("| treatment | {} |", cell(&treatment)),
-        format!("| comparison | {} |", cell(&c.reason())),
+        format!("| claim_source | {} |", code_cell(&c.requirement)),
+        format!("| condition | {} |", breakable(&cell(&condition))),
+        format!(
+            "| metric_or_observable | {} |",
+            breakable(&cell(&observable))
+        ),
+        format!("| threshold | {} |", breakable(&cell(&threshold))),
+        format!("| smallest_disproving_surface | {surface} |"),
+        format!("| baseline | {} |", breakable(&cell(&baseline))),
+        format!("| treatment | {} |", breakable(&cell(&treatment))),
+        format!("| comparison | {} |", breakable(&cell(&c.reason()))),
         format!("| verdict | `{}` |", c.claim_verdict()),
         format!("| route_to | `{}` |", c.route_to.as_str()),
     ]
@@ -628,33 +790,60 @@ fn claim_record(c: &CriterionResult) -> Vec<String> {
 
 fn uat(doc: &mut Doc, r: &RunResult, budget: usize) {
     doc.open("uat", "### UAT");
-    let records: Vec<Vec<String>> = r.criteria.iter().map(claim_record).collect();
-    // What stays in the body: the records that fit, keeping room for the close and a fold.
+    let records: Vec<(bool, Vec<String>)> = r
+        .criteria
+        .iter()
+        .map(|c| (c.explains(r.verdict), claim_record(c)))
+        .collect();
+    // What stays in the body: first the records the verdict rests on (a reader must not have to
+    // unfold the reason for a BLOCKED or a READY WITH GAPS), then the others in order, as
+    // many as fit, keeping room for the close and a fold. Only when the records behind the
+    // verdict alone overflow the budget (dozens of open criteria) do the last of them fold.
     let used = doc.body_lines();
     let mut room = budget.saturating_sub(used + 3);
-    let mut in_body = 0;
-    for rec in &records {
-        let need = rec.len() + 1;
-        if need > room {
+    let mut in_body = vec![false; records.len()];
+    for (i, (explains, rec)) in records.iter().enumerate() {
+        if *explains && rec.len() < room {
+            room -= rec.len() + 1;
+            in_body[i] = true;
+        }
+    }
+    // The others keep their order: none jumps over one that did not fit.
+    for (i, (explains, rec)) in records.iter().enumerate() {
+        if *explains {
+            continue;
+        }
+        if rec.len() >= room {
             break;
         }
-        room -= need;
-        in_body += 1;
+        room -= rec.len() + 1;
+        in_body[i] = true;
     }
-    for rec in &records[..in_body] {
+    for (_, rec) in records
+        .iter()
+        .zip(&in_body)
+        .filter(|(_, b)| **b)
+        .map(|(r, _)| r)
+    {
         for l in rec {
             doc.line(l);
         }
         doc.blank();
     }
-    if in_body < records.len() {
+    let folded: Vec<&Vec<String>> = records
+        .iter()
+        .zip(&in_body)
+        .filter(|(_, b)| !**b)
+        .map(|((_, rec), _)| rec)
+        .collect();
+    if !folded.is_empty() {
         doc.line("<details>");
         doc.line(&format!(
             "<summary>{} more claim records</summary>",
-            records.len() - in_body
+            folded.len()
         ));
         doc.blank();
-        for rec in &records[in_body..] {
+        for rec in folded {
             for l in rec {
                 doc.line(l);
             }
@@ -707,4 +896,116 @@ fn deferred(doc: &mut Doc, p: &FixPacket) {
         }
     }
     doc.line("<!-- /section:deferred -->");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::result::tests::{criterion, run_result};
+    use crate::format::Disposition;
+
+    #[test]
+    fn long_commands_keep_their_program_and_last_argument() {
+        assert_eq!(
+            short_command("python3 -m pytest -q -p no:cacheprovider --rootdir=. --junitxml=$SCRATCH/pytest-junit.xml -o junit_family=xunit2 tests/test_stripe_void.py"),
+            "python3 -m pytest … tests/test_stripe_void.py"
+        );
+        assert_eq!(
+            short_command("go test -json -count=1 -run ^(TestDoubles_ac_doubles_6104|TestKeeps_ac_keeps_mid_32c9)$ example.com/clamp"),
+            "go test … example.com/clamp"
+        );
+        assert_eq!(
+            short_command("npx --yes vitest run --reporter=json --outputFile=/tmp/some/long/place/report.json --no-color"),
+            "npx …"
+        );
+        assert_eq!(
+            short_command("python3 -m pytest --collect-only -q --verbosity=-1 tests/a.py tests/b.py tests/c.py tests/d.py"),
+            "python3 -m pytest … tests/a.py tests/b.py tests/c.py …"
+        );
+        assert_eq!(
+            short_command("$CARGO_TARGET_DIR/debug/deps/clamp-5ec2d42a0e940506 --exact --test-threads=1 -- clamps_high"),
+            "$CARGO_TARGET_DIR/debug/deps/clamp-5ec2d42a0e940506 … clamps_high"
+        );
+        assert_eq!(short_command("sh checks/limit.sh"), "sh checks/limit.sh");
+    }
+
+    #[test]
+    fn long_tokens_break_where_an_id_would() {
+        assert_eq!(
+            break_token("tests/test_stripe_void.py::test_void_called_ac_refund_voids_payment_intent_737b"),
+            "tests/<wbr>test_stripe_void.py::<wbr>test_void_called_ac_refund_voids_payment_intent_737b"
+        );
+        assert_eq!(break_token("short/path.py"), "short/path.py");
+        assert_eq!(
+            break_token("`a/very/long/token/inside/a/code/span/here`"),
+            "`a/very/long/token/inside/a/code/span/here`"
+        );
+        let long_name = format!("t/{}", "word_".repeat(14));
+        assert_eq!(
+            break_token(&long_name),
+            format!("t/<wbr>{}", "word_<wbr>".repeat(14))
+        );
+        assert_eq!(code_cell("pytest a.py::t"), "`pytest a.py::t`");
+        assert_eq!(
+            code_cell("pytest tests/test_refund_ac_order_marked_refunded_8df8.py::test_x<y>"),
+            "<code>pytest tests/<wbr>test_refund_ac_order_marked_refunded_8df8.py::<wbr>test_x&lt;y&gt;</code>"
+        );
+    }
+
+    /// The key/value blocks are lists: on GitHub each stays its own line.
+    #[test]
+    fn key_value_blocks_are_lists() {
+        let r = run_result(vec![criterion(0, Disposition::Unsatisfied)]);
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        assert!(
+            md.contains("### Verdict\n- status: failed\n- verdict: BLOCKED\n"),
+            "{md}"
+        );
+        assert!(md.contains("### Metrics\n- status: failed\n"), "{md}");
+        assert!(md.contains("\n- Harness files changed: none.\n"), "{md}");
+    }
+
+    /// An optional criterion's floor miss is a fix but no block; a required one's is both.
+    #[test]
+    fn only_what_blocks_counts_as_blocking() {
+        let mut optional = criterion(1, Disposition::Unsatisfied);
+        optional.required = false;
+        let r = run_result(vec![criterion(0, Disposition::Unsatisfied), optional]);
+        let packet = crate::report::fixes::packet(&r);
+        assert_eq!(packet.fixes.len(), 2);
+        let md = render(&r, &packet);
+        assert!(md.contains("- blocking_findings_count: 1\n"), "{md}");
+    }
+
+    /// With more criteria than the body holds, the records behind the verdict stay unfolded,
+    /// wherever they are in the claim.
+    #[test]
+    fn the_records_behind_the_verdict_are_never_folded() {
+        let mut criteria: Vec<_> = (0..12)
+            .map(|i| criterion(i, Disposition::Satisfied))
+            .collect();
+        let mut gap = criterion(12, Disposition::Unbound);
+        gap.required = false;
+        criteria.push(gap);
+        let mut r = run_result(criteria);
+        r.verdict = Verdict::ReadyWithGaps;
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        let fold = md
+            .find("more claim records</summary>")
+            .expect("some records fold");
+        let gap_record = md
+            .find("#### Verification Claim: Criterion 12 holds.")
+            .unwrap();
+        assert!(gap_record < fold, "{md}");
+        assert!(body_lines(&md) <= BODY_LINE_BUDGET, "{md}");
+        // Without the gap behind the verdict, the last record is folded as before.
+        r.verdict = Verdict::Ready;
+        let md = render(&r, &crate::report::fixes::packet(&r));
+        let fold = md.find("more claim records</summary>").unwrap();
+        assert!(
+            md.find("#### Verification Claim: Criterion 12 holds.")
+                .unwrap()
+                > fold
+        );
+    }
 }
