@@ -452,8 +452,8 @@ fn a_conftest_that_rewrites_reports_to_passed_is_not_trusted() {
     let python = String::from_utf8_lossy(&python.stdout);
     let (version, executable) = python.trim().split_once(' ').unwrap();
     assert!(
-        md.contains("listed with pytest ")
-            && md.contains(&format!(", Python {version} at {executable} |")),
+        md.contains("- pytest ran as pytest ")
+            && md.contains(&format!(", Python {version} at {executable}\n")),
         "{md}"
     );
     let vsa = r.json(".shipmoor/claim-check.vsa.json");

@@ -501,15 +501,17 @@ fn the_action_entrypoint_reports_ready_from_a_pull_request_event() {
         run.outputs
     );
     // No OIDC identity here (as in a fork's pull request): keyless falls back to unsigned, and
-    // the summary says so above verify.md.
+    // the summary says so after the verdict, with the fix.
     let md = r.read(".shipmoor/verify.md");
+    assert!(run.summary.starts_with("## ✅ READY"), "{}", run.summary);
+    let unsigned = run.summary.find("🔓 **Unsigned:**");
+    assert!(unsigned.is_some(), "{}", run.summary);
     assert!(
-        run.summary.starts_with("> **Unsigned.**"),
+        run.summary.contains("`permissions: id-token: write`"),
         "{}",
         run.summary
     );
-    assert!(run.summary.ends_with(&md), "{}", run.summary);
-    assert!(md.contains("verdict: READY\n"), "{md}");
+    assert!(md.contains("- verdict: READY\n"), "{md}");
 
     // The statement speaks for the pull request's head, and is unsigned.
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
@@ -592,7 +594,7 @@ fn the_action_entrypoint_fails_per_fail_on() {
     );
     assert_eq!(run.outputs["verdict"], "BLOCKED");
     assert_eq!(run.outputs["exit-code"], "1");
-    assert!(run.summary.contains("verdict: BLOCKED"), "{}", run.summary);
+    assert!(run.summary.starts_with("## ❌ BLOCKED"), "{}", run.summary);
     let fixes = r.json(".shipmoor/claim-check.fixes.json");
     assert_eq!(fixes["fixes"].as_array().map(Vec::len), Some(1), "{fixes}");
     assert_eq!(

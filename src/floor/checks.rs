@@ -98,6 +98,7 @@ impl Ctx<'_> {
                     excerpt: (!cap.success()).then(|| {
                         excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))
                     }),
+                    tool: None,
                 });
                 outcomes.push(outcome);
                 evidence.push(ptr);

@@ -152,6 +152,10 @@ pub struct RuntimeRow {
     pub exit_code: Option<i32>,
     /// A bounded excerpt of the output where something failed.
     pub excerpt: Option<String>,
+    /// The tool that ran, where more than one could have (`pytest 9.2.0, Python 3.11.7 at
+    /// /usr/bin/python3`); absent for the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// What an entry of the floor's report stands for.
@@ -948,6 +952,7 @@ impl Ctx<'_> {
             },
             exit_code: None,
             excerpt: None,
+            tool: None,
         });
         Ok(())
     }
@@ -1112,6 +1117,7 @@ impl Ctx<'_> {
             },
             exit_code: Some(if seeded.is_ok() { 0 } else { 1 }),
             excerpt: None,
+            tool: None,
         });
     }
 
@@ -1327,6 +1333,7 @@ impl Ctx<'_> {
                 seconds: 0.0,
                 exit_code: None,
                 excerpt: None,
+                tool: None,
             });
         }
         Ok((out, claimed))
@@ -1472,6 +1479,7 @@ impl Ctx<'_> {
             seconds: 0.0,
             exit_code: None,
             excerpt: None,
+            tool: None,
         });
     }
 
@@ -1633,15 +1641,17 @@ impl Ctx<'_> {
             }))?;
             let is_last = std::ptr::eq(inv, report.invocations.last().unwrap_or(inv));
             let summary = match (inv.captured.success(), is_last) {
-                (true, true) => match self.adapters[i].tool() {
-                    Some(tool) => format!("{} listed with {tool}", report.tests.len()),
-                    None => format!("{} listed", report.tests.len()),
-                },
+                (true, true) => format!("{} listed", report.tests.len()),
                 (true, false) => "ok".to_string(),
                 (false, _) => note.clone(),
             };
             let n = if is_last { report.tests.len() } else { 0 };
             self.push_runtime(side, i, inv, n, summary);
+            if is_last {
+                if let Some(row) = self.runtime.last_mut() {
+                    row.tool = self.adapters[i].tool();
+                }
+            }
         }
         Ok(last)
     }
@@ -1854,6 +1864,7 @@ impl Ctx<'_> {
             },
             exit_code: inv.captured.exit_code,
             excerpt,
+            tool: None,
         });
     }
 }

@@ -316,6 +316,7 @@ pub(crate) mod tests {
                 seconds: 0.0,
                 exit_code: Some(1),
                 excerpt: None,
+                tool: Some("pytest 8.3.3, Python 3.11.2 at /usr/bin/python3".into()),
             }],
             outputs: Outputs {
                 vsa: ".shipmoor/claim-check.vsa.json".into(),

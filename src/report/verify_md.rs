@@ -345,11 +345,14 @@ fn blocking_fixes(r: &RunResult, p: &FixPacket) -> usize {
     p.fixes
         .iter()
         .filter(|f| {
-            r.criteria
-                .iter()
-                .find(|c| c.requirement == f.requirement)
-                .map(CriterionResult::blocks)
-                .unwrap_or(true)
+            // A judge's fix names the judge's requirement, which several criteria share: it is
+            // a confirmed block, whichever criterion it is on.
+            f.evidence.kind == crate::format::fixes::EvidenceKind::Judge
+                || r.criteria
+                    .iter()
+                    .find(|c| c.requirement == f.requirement)
+                    .map(CriterionResult::blocks)
+                    .unwrap_or(true)
         })
         .count()
 }
@@ -652,6 +655,21 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             &rows,
             "commands",
         );
+        // Which tool ran, where more than one could have (which Python ran pytest), once each.
+        let mut tools: Vec<(&str, &str)> = Vec::new();
+        for row in &r.runtime {
+            if let Some(t) = row.tool.as_deref() {
+                if !tools.contains(&(row.runner.as_str(), t)) {
+                    tools.push((row.runner.as_str(), t));
+                }
+            }
+        }
+        if !tools.is_empty() {
+            doc.blank();
+            for (runner, tool) in tools {
+                doc.item(&format!("{runner} ran as {}", cell(tool)));
+            }
+        }
         // The commands in full, by the rows' numbers, when the table shortened any: in a list
         // they wrap at the page's width, where in the table the longest one would squeeze every
         // other column.

@@ -241,6 +241,7 @@ fn refund() -> (ClaimInfo, FloorReport) {
         seconds: 0.0,
         exit_code: Some(if result.contains("failed") { 1 } else { 0 }),
         excerpt: None,
+        tool: None,
     };
     let report = FloorReport {
         entries,
@@ -645,7 +646,7 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
     // Five findings and six citations, one row each.
     assert_eq!(rows, 11, "{md}");
     assert!(
-        md.contains("judge_prompt_tokens: 2500\njudge_completion_tokens: 170\n"),
+        md.contains("- judge_prompt_tokens: 2500\n- judge_completion_tokens: 170\n"),
         "{md}"
     );
 
