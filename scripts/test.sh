@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole test suite. Installs what the tests need when it is missing (pytest from PyPI,
-# Go, docker-registry, skopeo, cmark-gfm and chromium from Debian, cargo-nextest from crates.io; the vitest and jest tests install those two from
-# npm themselves); a test whose tool is still missing fails and names the tool.
+# Runs the whole test suite. Installs what the tests need when it is missing (pytest and
+# check-jsonschema from PyPI; Go, docker-registry, skopeo, cmark-gfm and chromium from Debian;
+# cargo-nextest from crates.io; the vitest and jest tests install those two from npm
+# themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! python3 -m pytest --version >/dev/null 2>&1 && ! command -v pytest >/dev/null 2>&1; then
