@@ -14,13 +14,31 @@
 
 use std::io::Write;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::{AttachArgs, Format};
 use crate::error::{Error, InputError, EXIT_OK};
 use crate::oci::{
-    artifact::tag_schema_tag, artifact::BundleFacts, Options, Reference, Registry, Via,
+    artifact::tag_schema_tag, artifact::BundleFacts, artifact::Descriptor, Options, Reference,
+    Registry, Via,
 };
+
+/// The schema of `attach --format json` (`schemas/claim_check.attach.v1.json`).
+pub const ATTACH_SCHEMA: &str = "claim_check.attach.v1";
+
+/// What `attach --format json` prints: the schema first, as every document does.
+#[derive(Serialize)]
+struct AttachDocument<'a> {
+    schema: &'static str,
+    reference: &'a str,
+    repository: String,
+    subject: &'a Descriptor,
+    artifact: &'a str,
+    via: &'static str,
+    /// The referrers tag schema's index tag, only when the artifact is listed there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<&'a str>,
+}
 
 pub fn run(args: AttachArgs) -> Result<i32, Error> {
     // 1. The reference and the bundle.
@@ -59,16 +77,15 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
             )
         }
         Format::Json => {
-            let mut doc = json!({
-                "reference": reference.as_str(),
-                "repository": reference.name(),
-                "subject": attached.subject,
-                "artifact": attached.digest,
-                "via": attached.via.as_str(),
-            });
-            if attached.via == Via::TagSchema {
-                doc["tag"] = json!(tag);
-            }
+            let doc = AttachDocument {
+                schema: ATTACH_SCHEMA,
+                reference: reference.as_str(),
+                repository: reference.name(),
+                subject: &attached.subject,
+                artifact: &attached.digest,
+                via: attached.via.as_str(),
+                tag: (attached.via == Via::TagSchema).then_some(tag.as_str()),
+            };
             let mut b = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
             b.push(b'\n');
             String::from_utf8(b).map_err(Error::crash)?
