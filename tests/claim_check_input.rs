@@ -346,8 +346,15 @@ fn acceptance_lint_prints_json() {
     assert_eq!(run.code, 0, "{run:?}");
     common::assert_matches_schema("claim_check.lint.v1", &run.stdout);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert!(v["note"].as_str().unwrap().contains("no base commit"), "{v}");
-    assert_eq!(v["config"]["settings"], serde_json::json!(["inherited"]), "{v}");
+    assert!(
+        v["note"].as_str().unwrap().contains("no base commit"),
+        "{v}"
+    );
+    assert_eq!(
+        v["config"]["settings"],
+        serde_json::json!(["inherited"]),
+        "{v}"
+    );
 }
 
 #[test]
