@@ -284,7 +284,8 @@ pub struct AttachArgs {
     pub attestation: PathBuf,
     #[command(flatten, next_help_heading = "Registry")]
     pub registry: RegistryArgs,
-    /// human: what was attached, as lines; json: the artifact's digest, the subject and `via`
+    /// human: what was attached, as lines; json: the artifact, its subject and `via` as
+    /// `claim_check.attach.v1`
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
 }
@@ -702,7 +703,7 @@ pub enum AcceptanceCommand {
     Tags {
         #[command(flatten)]
         args: AcceptanceArgs,
-        /// human: one criterion a line; json: the criteria and their tags as an array
+        /// human: one criterion a line; json: the criteria and their tags as `claim_check.tags.v1`
         #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
         format: Format,
         /// Also print where each tag occurs: the tracked files whose path or contents carry it,

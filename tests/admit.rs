@@ -103,6 +103,7 @@ fn a_ready_vsa_is_admitted_in_both_signed_forms() {
     }
     let json = admit(&r, &policy, BUNDLE, &["--format", "json"]);
     assert_eq!(json.code, 0, "{json:?}");
+    common::assert_schema_is_strict("claim_check.admit.v1", &json.stdout);
     let d: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(d["schema"], "claim_check.admit.v1");
     assert_eq!(d["decision"], "allow");
@@ -120,6 +121,7 @@ fn a_blocked_vsa_is_denied_with_every_reason() {
     let policy = write_policy(&r, "");
     let run = admit(&r, &policy, BUNDLE, &["--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
+    common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
     let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(d["decision"], "deny");
     let reasons: Vec<&str> = d["reasons"]
@@ -174,6 +176,7 @@ fn a_rego_rule_adds_its_deny_and_cannot_admit() {
     let policy = write_policy(&r, "rego: extra.rego\n");
     let run = admit(&r, &policy, BUNDLE, &["--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
+    common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
     let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
         d["reasons"],
@@ -320,6 +323,8 @@ fn a_blocked_vsa_edited_to_read_ready_is_denied_at_the_signature() {
         r.write("forged.json", &doc.to_string());
         let run = admit(&r, &policy, "forged.json", &["--format", "json"]);
         assert_eq!(run.code, 1, "{file}: {run:?}");
+        // Denied at the signature: no signer, no verdict, the later checks not run.
+        common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
         let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         let a = &d["attestations"][0];
         assert_eq!(a["verdict"], serde_json::Value::Null, "{d:#}");

@@ -111,6 +111,17 @@ fn a_command_judges_confirmed_block_blocks_and_replays() {
     ]);
     assert_eq!(replay.code, 0, "{replay:?}");
     assert!(replay.stdout.contains("judge"), "{}", replay.stdout);
+    // The same replay as JSON: a full-mode statement's report is the same document.
+    let json = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(json.code, 0, "{json:?}");
+    common::assert_matches_schema("claim_check.replay.v1", &json.stdout);
+    assert!(json.stdout.contains("judge"), "{}", json.stdout);
     let md = r.read(".shipmoor/verify.md");
     assert!(md.contains("### Review Findings"), "{md}");
 }

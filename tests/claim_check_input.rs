@@ -310,6 +310,7 @@ fn acceptance_lint_prints_json() {
     let (r, _base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
     let run = r.shipmoor(&["acceptance", "lint", "--format", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
+    common::assert_schema_is_strict("claim_check.lint.v1", &run.stdout);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["schema"], "claim_check.lint.v1");
     assert_eq!(v["ok"], true);
@@ -321,6 +322,37 @@ fn acceptance_lint_prints_json() {
             .as_str()
             .unwrap()
             .starts_with("AC-A-"),
+        "{v}"
+    );
+    // Outside a git repository, with the shared settings: the note and the config.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".shipmoor")).unwrap();
+    for file in ["acceptance.yaml", "config.yaml"] {
+        let text = if file == "config.yaml" {
+            "version: 1\ninherited: guard\n".to_string()
+        } else {
+            r.read(".shipmoor/acceptance.yaml")
+        };
+        std::fs::write(dir.path().join(".shipmoor").join(file), text).unwrap();
+    }
+    let run = r.shipmoor(&[
+        "acceptance",
+        "lint",
+        "--repo",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    common::assert_matches_schema("claim_check.lint.v1", &run.stdout);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        v["note"].as_str().unwrap().contains("no base commit"),
+        "{v}"
+    );
+    assert_eq!(
+        v["config"]["settings"],
+        serde_json::json!(["inherited"]),
         "{v}"
     );
 }

@@ -390,10 +390,20 @@ fn editing_one_criterion_of_an_inherited_file_claims_that_criterion_only() {
     );
     // Without --base, the default base (the merge-base with main) gives the same.
     let tags_json = r.shipmoor(&["acceptance", "tags", "--format", "json"]);
+    common::assert_schema_is_strict("claim_check.tags.v1", &tags_json.stdout);
     let t: Value = serde_json::from_str(&tags_json.stdout).unwrap();
+    assert_eq!(t["schema"], "claim_check.tags.v1");
+    let t = &t["criteria"];
     assert_eq!(t[0]["claim"], false);
     assert_eq!(t[1]["claim"], true);
     assert_eq!(t[1]["file"], ".shipmoor/acceptance.yaml");
+    // lint's JSON: the inherited criterion, against the base.
+    let lint_json = r.shipmoor(&["acceptance", "lint", "--base", &base, "--format", "json"]);
+    assert_eq!(lint_json.code, 0, "{lint_json:?}");
+    common::assert_matches_schema("claim_check.lint.v1", &lint_json.stdout);
+    let l: Value = serde_json::from_str(&lint_json.stdout).unwrap();
+    assert_eq!(l["files"][0]["criteria"][0]["claim"], false, "{l:#}");
+    assert_eq!(l["files"][0]["criteria"][1]["claim"], true, "{l:#}");
 }
 
 #[test]
@@ -555,6 +565,17 @@ fn derive_drafts_the_branchs_own_file_and_commit_promotes_it() {
         lint.stdout.contains(".shipmoor/changes/feature-limits.yaml.draft: ok (1 criterion, draft; commit it with `shipmoor acceptance commit`)\n  this change's claim: the-limit-is-ten\n"),
         "{lint:?}"
     );
+    // As JSON, the draft's state; and without a base, the note that says why all is claimed.
+    let lint_json = r.shipmoor(&["acceptance", "lint", "--base", &base, "--format", "json"]);
+    common::assert_matches_schema("claim_check.lint.v1", &lint_json.stdout);
+    let l: Value = serde_json::from_str(&lint_json.stdout).unwrap();
+    let draft_file = l["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == draft)
+        .unwrap_or_else(|| panic!("{l:#}"));
+    assert_eq!(draft_file["state"], "draft", "{l:#}");
     let commit = r.shipmoor(&["acceptance", "commit", "--base", &base]);
     assert_eq!(commit.code, 0, "{commit:?}");
     assert!(r.exists(".shipmoor/changes/feature-limits.yaml") && !r.exists(draft));

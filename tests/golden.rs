@@ -452,6 +452,7 @@ fn digests_stay_visible_under_the_pinned_clock() {
         "json",
     ]);
     assert_eq!(rerun.code, 0, "{rerun:?}");
+    common::assert_matches_schema("claim_check.replay.v1", &rerun.stdout);
     s.bind(|| insta::assert_snapshot!("digests_replay_rerun_json", rerun.stdout));
 
     let (again, base_again) = no_runner_repo();
@@ -516,6 +517,7 @@ fn a_keyed_signature() {
             "json",
         ]);
         assert_eq!(json.code, 0, "{file}: {json:?}");
+        common::assert_matches_schema("claim_check.replay.v1", &json.stdout);
         settings(&r).bind(|| {
             insta::assert_snapshot!(format!("keyed_replay_{form}"), replay.stdout);
             insta::assert_snapshot!(format!("keyed_replay_{form}_json"), json.stdout);
@@ -550,6 +552,9 @@ fn the_replay_of_a_format_1_attestation() {
             .unwrap();
         let run = Run::from(out);
         assert_eq!(run.code, 0, "{run:?}");
+        if format == "json" {
+            common::assert_matches_schema("claim_check.replay.v1", &run.stdout);
+        }
         run.stdout
     };
     let mut s = insta::Settings::clone_current();

@@ -607,6 +607,8 @@ fn admit_verifies_a_keyless_vsa_by_the_policys_identity() {
         ];
         args.extend(extra);
         let run = r.shipmoor(&args);
+        // A certificate's signer, allowed and denied.
+        common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
         let d: serde_json::Value =
             serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
         (run.code, d)

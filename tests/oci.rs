@@ -219,7 +219,10 @@ fn claim_check_attaches_its_signed_vsa_through_the_tag_schema() {
     // The same bundle again, by `shipmoor attach`: the same artifact, still one entry.
     let again = attach_file(&r, &reference, BUNDLE, &["--format", "json"]);
     assert_eq!(again.code, 0, "{again:?}");
+    common::assert_schema_is_strict("claim_check.attach.v1", &again.stdout);
     let out: Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(out["schema"], "claim_check.attach.v1");
+    assert_eq!(out["tag"], image.replacen(':', "-", 1));
     assert_eq!(out["artifact"], artifact);
     assert_eq!(out["via"], "tag-schema");
     assert_eq!(out["subject"]["digest"], image);
@@ -622,6 +625,8 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
             "--format",
             "json",
         ]);
+        // With `image`, attestations found in the registry, or none at all.
+        common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
         let decision: Value = serde_json::from_str(&run.stdout)
             .unwrap_or_else(|e| panic!("{e}: {run:?}\n{}", registry.log()));
         (run.code, decision)

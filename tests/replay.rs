@@ -226,6 +226,38 @@ fn every_form_replays() {
     assert_eq!(v["valid"], true);
     assert_eq!(v["steps"].as_array().unwrap().len(), 6);
     assert_eq!(v["verdict"], "READY WITH GAPS");
+    common::assert_schema_is_strict("claim_check.replay.v1", &run.stdout);
+    // An INVALID report is a document of the same schema: failed at step 3 (the form and
+    // format known, no verdict) and at step 1 (nothing known), the later steps not run.
+    let other = "0".repeat(40);
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.json",
+        "--allow-unsigned",
+        "--commit",
+        &other,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    common::assert_matches_schema("claim_check.replay.v1", &run.stdout);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["steps"][2]["status"], "failed", "{v:#}");
+    assert_eq!(v["steps"][3]["status"], "not_run", "{v:#}");
+    assert_eq!(v["verdict"], Value::Null, "{v:#}");
+    r.write("not-an-attestation.json", "{\"hello\": 1}\n");
+    let run = r.shipmoor(&[
+        "replay",
+        "not-an-attestation.json",
+        "--allow-unsigned",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    common::assert_matches_schema("claim_check.replay.v1", &run.stdout);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["steps"][0]["status"], "failed", "{v:#}");
+    assert_eq!(v["form"], Value::Null, "{v:#}");
     // And through the library, which the negative tests below use.
     assert_eq!(
         failed_step(&replay_bytes(&r, &envelope(&r).bytes, &public)),

@@ -62,15 +62,18 @@ fn where_prints_the_tracked_files_that_carry_each_tag() {
 
     let json = r.shipmoor(&["acceptance", "tags", "--where", "--format", "json"]);
     assert_eq!(json.code, 0, "{json:?}");
+    common::assert_matches_schema("claim_check.tags.v1", &json.stdout);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let v = &v["criteria"];
     assert_eq!(v[0]["where"][0]["path"], "tests/refund.rs");
     assert_eq!(v[0]["where"][0]["line"], 5);
     assert_eq!(v[0]["where"][1]["in_path"], true);
     assert_eq!(v[1]["where"], serde_json::json!([]));
     // Without --where, the output is as it always was.
     let plain = r.shipmoor(&["acceptance", "tags", "--format", "json"]);
+    common::assert_matches_schema("claim_check.tags.v1", &plain.stdout);
     let v: serde_json::Value = serde_json::from_str(&plain.stdout).unwrap();
-    assert!(v[0].get("where").is_none(), "{plain:?}");
+    assert!(v["criteria"][0].get("where").is_none(), "{plain:?}");
 }
 
 #[test]

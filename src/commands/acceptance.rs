@@ -155,11 +155,12 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
                             v
                         })
                         .collect();
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        serde_json::to_string_pretty(&v).unwrap_or_default()
-                    );
+                    let doc = TagsDocument {
+                        schema: TAGS_SCHEMA,
+                        criteria: v,
+                    };
+                    let text = serde_json::to_string_pretty(&doc).map_err(Error::crash)?;
+                    let _ = writeln!(out, "{text}");
                 }
             }
             Ok(0)
@@ -171,6 +172,16 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
 
 /// The schema of `acceptance lint --format json`.
 pub const LINT_SCHEMA: &str = "claim_check.lint.v1";
+
+/// The schema of `acceptance tags --format json`: `{"schema", "criteria": [...]}`.
+pub const TAGS_SCHEMA: &str = "claim_check.tags.v1";
+
+/// What `acceptance tags --format json` prints: the schema first, as every document does.
+#[derive(serde::Serialize)]
+struct TagsDocument {
+    schema: &'static str,
+    criteria: Vec<serde_json::Value>,
+}
 
 /// `acceptance lint --format json`: what the human form says, as one document. A file that does
 /// not validate never gets here: the error document (`claim_check.error.v1`) says why.

@@ -14,13 +14,45 @@
 
 use std::io::Write;
 
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::{AttachArgs, Format};
 use crate::error::{Error, InputError, EXIT_OK};
 use crate::oci::{
-    artifact::tag_schema_tag, artifact::BundleFacts, Options, Reference, Registry, Via,
+    artifact::tag_schema_tag, artifact::BundleFacts, artifact::Descriptor, Attached, Options,
+    Reference, Registry, Via,
 };
+
+/// The schema of `attach --format json` (`schemas/claim_check.attach.v1.json`).
+pub const ATTACH_SCHEMA: &str = "claim_check.attach.v1";
+
+/// What `attach --format json` prints: the schema first, as every document does.
+#[derive(Serialize)]
+struct AttachDocument<'a> {
+    schema: &'static str,
+    reference: &'a str,
+    repository: String,
+    subject: &'a Descriptor,
+    artifact: &'a str,
+    via: &'static str,
+    /// The referrers tag schema's index tag, only when the artifact is listed there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<&'a str>,
+}
+
+impl<'a> AttachDocument<'a> {
+    fn of(reference: &'a Reference, attached: &'a Attached, tag: &'a str) -> Self {
+        AttachDocument {
+            schema: ATTACH_SCHEMA,
+            reference: reference.as_str(),
+            repository: reference.name(),
+            subject: &attached.subject,
+            artifact: &attached.digest,
+            via: attached.via.as_str(),
+            tag: (attached.via == Via::TagSchema).then_some(tag),
+        }
+    }
+}
 
 pub fn run(args: AttachArgs) -> Result<i32, Error> {
     // 1. The reference and the bundle.
@@ -59,16 +91,7 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
             )
         }
         Format::Json => {
-            let mut doc = json!({
-                "reference": reference.as_str(),
-                "repository": reference.name(),
-                "subject": attached.subject,
-                "artifact": attached.digest,
-                "via": attached.via.as_str(),
-            });
-            if attached.via == Via::TagSchema {
-                doc["tag"] = json!(tag);
-            }
+            let doc = AttachDocument::of(&reference, &attached, &tag);
             let mut b = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
             b.push(b'\n');
             String::from_utf8(b).map_err(Error::crash)?
@@ -76,4 +99,66 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(json: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("attach.json");
+        std::fs::write(&doc, json).unwrap();
+        let schema = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/claim_check.attach.v1.json"
+        );
+        std::process::Command::new("check-jsonschema")
+            .arg("--schemafile")
+            .arg(schema)
+            .arg(&doc)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
+            })
+            .status
+            .success()
+    }
+
+    /// Both ways a registry indexes the artifact match the schema (the integration tests'
+    /// registry has no referrers API, so only this test sees that form), and the schema ties
+    /// `tag` to the tag schema: a referrers-API document with a tag fails it, and so does a
+    /// tag-schema one without.
+    #[test]
+    fn the_document_matches_its_json_schema_for_either_index() {
+        let reference = Reference::parse("registry.example/shop/app:1").unwrap();
+        let image = format!("sha256:{}", "ab".repeat(32));
+        for via in [Via::ReferrersApi, Via::TagSchema] {
+            let attached = Attached {
+                digest: format!("sha256:{}", "cd".repeat(32)),
+                via,
+                subject: Descriptor {
+                    media_type: "application/vnd.oci.image.manifest.v1+json".into(),
+                    digest: image.clone(),
+                    size: 512,
+                },
+            };
+            let tag = tag_schema_tag(&attached.subject.digest);
+            let json =
+                serde_json::to_string(&AttachDocument::of(&reference, &attached, &tag)).unwrap();
+            assert!(
+                json.starts_with(r#"{"schema":"claim_check.attach.v1","#),
+                "{json}"
+            );
+            assert!(check(&json), "{json}");
+            let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            match via {
+                Via::ReferrersApi => v["tag"] = tag.into(),
+                Via::TagSchema => {
+                    v.as_object_mut().unwrap().remove("tag");
+                }
+            }
+            assert!(!check(&v.to_string()), "{v}");
+        }
+    }
 }

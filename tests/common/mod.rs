@@ -285,6 +285,48 @@ pub fn go_build_failure_at_base() -> (Repo, String) {
 /// Asserts that `json` validates against the repository's JSON Schema `schemas/<schema>.json`
 /// (check-jsonschema, from PyPI), so the documented shape and the written one cannot drift.
 pub fn assert_matches_schema(schema: &str, json: &str) {
+    let (file, out) = check_against_schema(schema, json);
+    assert!(
+        out.status.success(),
+        "the document does not match {}:\n{}{}\n{json}",
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The schema is strict: `json` (a document that matches it) with one key it does not
+/// describe added, at the top and in every object one level down, fails it each time.
+pub fn assert_schema_is_strict(schema: &str, json: &str) {
+    assert_matches_schema(schema, json);
+    let doc: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut places: Vec<String> = vec![String::new()];
+    for (key, value) in doc.as_object().expect("a document is an object") {
+        match value {
+            serde_json::Value::Object(_) => places.push(format!("/{key}")),
+            serde_json::Value::Array(items) if items.first().is_some_and(|v| v.is_object()) => {
+                places.push(format!("/{key}/0"))
+            }
+            _ => {}
+        }
+    }
+    for place in places {
+        let mut v = doc.clone();
+        v.pointer_mut(&place)
+            .and_then(|o| o.as_object_mut())
+            .unwrap()
+            .insert("surprise".into(), true.into());
+        let (file, out) = check_against_schema(schema, &v.to_string());
+        assert!(
+            !out.status.success(),
+            "an undescribed key at `{place}/surprise` passed {}",
+            file.display()
+        );
+    }
+}
+
+/// `check-jsonschema` of `json` against `schemas/<schema>.json`: the schema's path and the run.
+fn check_against_schema(schema: &str, json: &str) -> (PathBuf, Output) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{schema}.json"));
     assert!(file.exists(), "no schema at {}", file.display());
     let dir = tempfile::tempdir().unwrap();
@@ -298,11 +340,5 @@ pub fn assert_matches_schema(schema: &str, json: &str) {
         .unwrap_or_else(|e| {
             panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
         });
-    assert!(
-        out.status.success(),
-        "the document does not match {}:\n{}{}\n{json}",
-        file.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    (file, out)
 }
