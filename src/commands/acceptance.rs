@@ -513,10 +513,15 @@ fn starter(criteria: &[(String, String)], from: Option<&std::path::Path>) -> Res
 const STARTER_CONFIG: &str =
     "# Settings every change's acceptance file shares (README: \"The acceptance set\"): the\n\
 # runners, the judge, harness rules, the pass-to-pass guard, what inherited criteria do.\n\
+# Each example below is valid as it stands: remove the `# ` to use it.\n\
 version: 1\n\
-# runners:\n\
-#   pytest: { root: . }\n\
-# guard: true\n";
+# runners:                 # detected when absent (Cargo.toml, pytest.ini, go.mod, package.json)\n\
+#   - kind: pytest         # cargo | nextest | pytest | go | vitest | jest | junit-command\n\
+#     root: .\n\
+# guard: [\"tests/**\"]      # pass-to-pass: tests passing at base must still pass at head\n\
+# inherited: guard         # earlier changes' criteria: their tests must still pass\n\
+# harness:\n\
+#   allow_changes: []      # test-harness files a change may edit (conftest.py, build.rs, ...)\n";
 
 /// Keeps claim-check's outputs out of commits: they are the run's, not the change's.
 const STARTER_GITIGNORE: &str =
@@ -714,7 +719,25 @@ fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance:
 
 #[cfg(test)]
 mod tests {
-    use super::derive_criteria;
+    use super::{derive_criteria, STARTER_CONFIG};
+
+    /// The starter settings' commented examples are valid once uncommented, together.
+    #[test]
+    fn the_starter_configs_examples_are_valid_uncommented() {
+        let (_, examples) = STARTER_CONFIG.split_once("version: 1\n").unwrap();
+        let uncommented: String = examples
+            .lines()
+            .map(|l| format!("{}\n", l.strip_prefix("# ").unwrap_or(l)))
+            .collect();
+        let text = format!("version: 1\n{uncommented}");
+        crate::acceptance::parse::parse_config(&text, ".shipmoor/config.yaml")
+            .unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        assert!(text.contains("\nguard: [\"tests/**\"]"), "{text}");
+        // And as written, the starter itself parses.
+        assert!(
+            crate::acceptance::parse::parse_config(STARTER_CONFIG, ".shipmoor/config.yaml").is_ok()
+        );
+    }
 
     #[test]
     fn derives_the_checklist_under_the_acceptance_heading() {
