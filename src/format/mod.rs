@@ -176,6 +176,26 @@ fn constant<'de, D: Deserializer<'de>>(d: D, want: &'static str) -> Result<&'sta
     }
 }
 
+/// Whether `json` validates against the repository's `schemas/<schema>.json`, asked of
+/// check-jsonschema (from PyPI): the unit tests' side of the documented contract.
+#[cfg(test)]
+pub(crate) fn matches_schema(schema: &str, json: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("document.json");
+    std::fs::write(&doc, json).unwrap();
+    let file = format!("{}/schemas/{schema}.json", env!("CARGO_MANIFEST_DIR"));
+    std::process::Command::new("check-jsonschema")
+        .arg("--schemafile")
+        .arg(&file)
+        .arg(&doc)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
+        })
+        .status
+        .success()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -370,39 +370,15 @@ pub(crate) mod tests {
         );
         let packet = crate::report::fixes::packet(&result);
         let json = ResultDocument::new(&result, &packet).to_json().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let doc = dir.path().join("run.json");
-        std::fs::write(&doc, &json).unwrap();
-        let schema = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schemas/claim_check.run.v1.json"
-        );
-        let out = std::process::Command::new("check-jsonschema")
-            .arg("--schemafile")
-            .arg(schema)
-            .arg(&doc)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
-            });
         assert!(
-            out.status.success(),
-            "{}{}\n{json}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            crate::format::matches_schema("claim_check.run.v1", &json),
+            "{json}"
         );
         // The schema is strict: a key it does not describe fails it.
         let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
         v["result"]["criteria"][0]["surprise"] = true.into();
-        std::fs::write(&doc, v.to_string()).unwrap();
-        let out = std::process::Command::new("check-jsonschema")
-            .arg("--schemafile")
-            .arg(schema)
-            .arg(&doc)
-            .output()
-            .unwrap();
         assert!(
-            !out.status.success(),
+            !crate::format::matches_schema("claim_check.run.v1", &v.to_string()),
             "an undescribed key passed the schema"
         );
     }
