@@ -1088,6 +1088,8 @@ fn draft_criteria(text: &str, found: &AcceptanceSet) -> Option<Vec<acceptance::C
                 lane: acceptance::Lane::Floor,
                 check: None,
                 line: 0,
+                confidence: None,
+                source: None,
             }
         })
         .collect();

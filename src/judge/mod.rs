@@ -416,6 +416,8 @@ mod tests {
                 check: None,
                 tag: tag_for("c"),
                 line: 3,
+                confidence: None,
+                source: None,
             },
             floor: CriterionFloor {
                 result: floor,

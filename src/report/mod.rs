@@ -249,6 +249,8 @@ mod tests {
             check: None,
             tag: tag_for("order-refunded"),
             line: 4,
+            confidence: None,
+            source: None,
         };
         let report = FloorReport {
             entries: vec![
@@ -354,6 +356,8 @@ mod tests {
                             check: None,
                             tag: tag_for("c"),
                             line: 1,
+                            confidence: None,
+                            source: None,
                         };
                         let report = FloorReport {
                             entries: vec![entry(EntryKind::Claimed, c, floor)],
