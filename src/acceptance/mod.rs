@@ -13,6 +13,7 @@
 
 pub mod claim;
 pub mod derive;
+pub mod draft;
 pub mod parse;
 pub(crate) mod schema;
 pub mod tags;

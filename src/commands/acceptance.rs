@@ -164,8 +164,23 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             }
             Ok(0)
         }
-        AcceptanceCommand::Derive { repo, from, force } => derive(&repo, &from, force),
-        AcceptanceCommand::Commit(args) => commit(&args),
+        AcceptanceCommand::Derive {
+            repo,
+            from,
+            from_commits,
+            linked_issues,
+            force,
+        } => derive(&DeriveArgs {
+            repo: &repo,
+            from: from.as_deref(),
+            from_commits: from_commits.as_deref(),
+            linked_issues,
+            force,
+        }),
+        AcceptanceCommand::Commit {
+            args,
+            min_confidence,
+        } => commit(&args, min_confidence),
     }
 }
 
@@ -208,8 +223,9 @@ fn lint_json(view: &View) -> Result<i32, Error> {
 }
 
 /// Promotes the change's own draft: the named file, or the one draft among the acceptance
-/// files that holds this change's claim.
-fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
+/// files that holds this change's claim; with `min_confidence`, without the criteria derived
+/// with less confidence than that.
+fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Error> {
     let located = if args.acceptance.is_some() {
         let (_, located) = load(args)?;
         located
@@ -280,14 +296,105 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
                 .help("remove the draft, or merge it into the committed acceptance set by hand"),
         ));
     }
-    std::fs::rename(&located.path, &target)?;
+    let low: Vec<&acceptance::Criterion> = match min_confidence {
+        Some(x) => set
+            .criteria
+            .iter()
+            .filter(|c| c.confidence.is_some_and(|k| k.value() < x))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut out = std::io::stdout();
+    if low.is_empty() {
+        std::fs::rename(&located.path, &target)?;
+    } else {
+        let x = min_confidence.unwrap_or_default();
+        if low.len() == set.criteria.len() {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "--min-confidence {x} would drop every criterion of the draft (the highest confidence is {})",
+                    set.criteria
+                        .iter()
+                        .filter_map(|c| c.confidence)
+                        .map(|c| c.value())
+                        .fold(0.0, f64::max)
+                ))
+                .in_file(located.display_path.clone())
+                .help("an acceptance set with no criteria can never be READY: lower --min-confidence, or edit the draft"),
+            ));
+        }
+        let text = std::fs::read_to_string(&located.path)?;
+        let kept = without_criteria(&text, &low);
+        let shown = target.display().to_string();
+        acceptance::parse::parse(&kept, &shown, AcceptanceState::Committed, String::new())
+            .map_err(|_| {
+                Error::input(
+                    InputError::new(format!(
+                        "the draft's criteria below {x} could not be cut out of it and leave a valid file"
+                    ))
+                    .in_file(located.display_path.clone())
+                    .help("remove them from the draft by hand, then `shipmoor acceptance commit`"),
+                )
+            })?;
+        crate::evidence::write_atomic(&target, kept.as_bytes())?;
+        std::fs::remove_file(&located.path)?;
+        let _ = writeln!(
+            out,
+            "dropped {} below confidence {x}:",
+            crate::report::criteria_count(low.len())
+        );
+        for c in &low {
+            let _ = writeln!(
+                out,
+                "  {}  {}  {}",
+                c.confidence.map(|k| k.to_string()).unwrap_or_default(),
+                c.id,
+                c.ac.replace('\n', " ")
+            );
+        }
+    }
     let _ = writeln!(
-        std::io::stdout(),
+        out,
         "committed {} as {}",
-        crate::report::criteria_count(set.criteria.len()),
+        crate::report::criteria_count(set.criteria.len() - low.len()),
         target.display()
     );
     Ok(0)
+}
+
+/// `text` (an acceptance file) without the list items of `drop`: each from its `-` line to the
+/// next line indented no deeper than that `-` (the next item, or the next top-level key).
+fn without_criteria(text: &str, drop: &[&acceptance::Criterion]) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut cut = vec![false; lines.len()];
+    for c in drop {
+        // The item's `-`: on the line of its `id`, or the nearest line above it.
+        let Some(start) = (0..c.line.min(lines.len()))
+            .rev()
+            .find(|&i| lines[i].trim_start().starts_with('-'))
+        else {
+            continue;
+        };
+        let dash = indent(lines[start]);
+        let mut end = start + 1;
+        while end < lines.len() {
+            let l = lines[end];
+            if !l.trim().is_empty() && indent(l) <= dash {
+                break;
+            }
+            end += 1;
+        }
+        for flag in &mut cut[start..end] {
+            *flag = true;
+        }
+    }
+    lines
+        .iter()
+        .zip(cut)
+        .filter(|(_, c)| !c)
+        .map(|(l, _)| *l)
+        .collect()
 }
 
 /// What `lint` and `tags` show: every acceptance file of the worktree (or the one named), each
@@ -593,30 +700,98 @@ fn init(repo: &std::path::Path, from: Option<&std::path::Path>, force: bool) -> 
     Ok(0)
 }
 
-fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result<i32, Error> {
-    let criteria = criteria_from(from)?;
-    let git = Git::discover(repo).ok();
+/// `acceptance derive`'s flags.
+struct DeriveArgs<'a> {
+    repo: &'a std::path::Path,
+    from: Option<&'a std::path::Path>,
+    from_commits: Option<&'a str>,
+    linked_issues: bool,
+    force: bool,
+}
+
+/// One text to derive from, owned: its name for source pointers, and its words.
+struct NamedText {
+    name: String,
+    body: String,
+}
+
+/// `acceptance derive`: the texts, the criteria derived from them with their ids settled
+/// against the existing draft and the other acceptance files, then the draft, written only when
+/// everything before it worked.
+fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
+    let git = Git::discover(args.repo).ok();
     let root = git
         .as_ref()
         .map(|g| g.root().to_path_buf())
-        .unwrap_or_else(|| repo.to_path_buf());
+        .unwrap_or_else(|| args.repo.to_path_buf());
+    let texts = intent_texts(args, git.as_ref())?;
+    let named: Vec<acceptance::derive::Text<'_>> = texts
+        .iter()
+        .map(|t| acceptance::derive::Text {
+            name: &t.name,
+            body: &t.body,
+        })
+        .collect();
+    let mut derived = acceptance::derive::derive(&named);
+    if derived.is_empty() {
+        let names: Vec<&str> = texts.iter().map(|t| t.name.as_str()).collect();
+        let mut e = InputError::new(format!(
+            "nothing to derive: no acceptance criterion in {}",
+            names.join(", ")
+        ))
+        .help("write the criteria as a Markdown checklist (`- [ ] …`) under an `Acceptance criteria` heading, or write the acceptance file by hand (`shipmoor acceptance init`)");
+        if let Some(from) = args.from.filter(|f| *f != std::path::Path::new("-")) {
+            e = e.in_file(from.display().to_string());
+        }
+        return Err(Error::input(e));
+    }
     let rel = match git.as_ref().and_then(change_branch) {
         // One file per change: concurrent branches never write the same one.
         Some(branch) => format!("{}{branch}.yaml.draft", claim::CHANGES),
         None => ".shipmoor/acceptance.yaml.draft".to_string(),
     };
     let path = root.join(&rel);
-    if path.exists() && !force {
+    let committed = root.join(rel.trim_end_matches(".draft"));
+    if committed.exists() && !args.force {
         return Err(Error::input(
-            InputError::new(format!("{} exists", path.display()))
-                .help("pass --force to replace the draft"),
+            InputError::new(format!(
+                "this change's acceptance file is committed already: {}",
+                committed.display()
+            ))
+            .in_file(rel.trim_end_matches(".draft").to_string())
+            .help("edit it by hand, or pass --force to draft beside it"),
         ));
     }
-    let mut yaml = format!("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it {}.\nversion: 1\ncriteria:\n", rel.trim_end_matches(".draft"));
-    for (id, ac) in &criteria {
-        let quoted = serde_json::to_string(ac).map_err(Error::crash)?;
-        yaml.push_str(&format!("  - id: {id}\n    ac: {quoted}\n"));
-    }
+    // The existing draft's ids stay with their text; one that does not validate is replaced
+    // only with --force.
+    let previous = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            match acceptance::parse::parse(&text, &rel, AcceptanceState::Draft, String::new()) {
+                Ok(set) => set.criteria,
+                Err(_) if args.force => Vec::new(),
+                Err(mut problems) => {
+                    if let Some(first) = problems.first_mut() {
+                        first.help = Some("fix it so its ids are kept, or pass --force to draft it afresh (new ids, new tags)".into());
+                    }
+                    return Err(Error::Input(problems));
+                }
+            }
+        }
+        Err(_) => Vec::new(),
+    };
+    // Ids other acceptance files hold are not the draft's to take.
+    let taken: std::collections::BTreeSet<String> =
+        claim::Files::read(&claim::Source::Worktree(&root), false)
+            .map(|f| {
+                f.files
+                    .iter()
+                    .filter(|f| f.path != rel)
+                    .flat_map(|f| f.set.criteria.iter().map(|c| c.id.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+    acceptance::draft::settle_ids(&mut derived, &previous, &taken);
+    let yaml = acceptance::draft::yaml(&derived, &rel).map_err(Error::crash)?;
     // The draft must be one the parser accepts.
     acceptance::parse::parse(&yaml, &rel, AcceptanceState::Draft, String::new()).map_err(|e| {
         Error::crash(format!(
@@ -625,16 +800,263 @@ fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result
         ))
     })?;
     crate::evidence::write_atomic(&path, yaml.as_bytes())?;
+    let mut out = std::io::stdout();
     let _ = writeln!(
-        std::io::stdout(),
-        "drafted {} as {}",
-        crate::report::criteria_count(criteria.len()),
-        path.display()
+        out,
+        "drafted {} as {}{}",
+        crate::report::criteria_count(derived.len()),
+        path.display(),
+        if previous.is_empty() {
+            ""
+        } else {
+            " (the ids of unchanged criteria kept)"
+        }
     );
-    for (id, _) in &criteria {
-        let _ = writeln!(std::io::stdout(), "  {id}  {}", acceptance::tag_for(id));
+    let width = derived.iter().map(|d| d.id.len()).max().unwrap_or(0);
+    let tag_width = derived
+        .iter()
+        .map(|d| acceptance::tag_for(&d.id).len())
+        .max()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "\n  {:<10}  {:width$}  {:tag_width$}  source",
+        "confidence", "id", "tag"
+    );
+    for d in &derived {
+        let _ = writeln!(
+            out,
+            "  {:<10.2}  {:width$}  {:tag_width$}  {}{}",
+            d.confidence,
+            d.id,
+            acceptance::tag_for(&d.id),
+            acceptance::draft::source_pointer(d),
+            if d.required { "" } else { " (optional)" }
+        );
     }
+    let _ = writeln!(
+        out,
+        "\nnext: review {rel}, name a test after each tag, then `shipmoor acceptance commit`"
+    );
     Ok(0)
+}
+
+/// The texts `acceptance derive` reads: --from, the commits of --from-commits, else the pull
+/// request of GITHUB_EVENT_PATH; with --linked-issues, the issues that pull request closes.
+fn intent_texts(args: &DeriveArgs<'_>, git: Option<&Git>) -> Result<Vec<NamedText>, Error> {
+    let mut texts = Vec::new();
+    if let Some(from) = args.from {
+        texts.push(NamedText {
+            name: format!("--from {}", from.display()),
+            body: read_from(from)?,
+        });
+    }
+    if let Some(range) = args.from_commits {
+        let git = git.ok_or_else(|| {
+            Error::input(
+                InputError::new("--from-commits needs a git repository")
+                    .help("run inside the repository, or pass --repo DIR"),
+            )
+        })?;
+        texts.extend(commit_texts(git, range)?);
+    }
+    let explicit = args.from.is_some() || args.from_commits.is_some();
+    if explicit && !args.linked_issues {
+        return Ok(texts);
+    }
+    let Some((event_path, event)) = read_event()? else {
+        return Err(Error::input(
+            InputError::new(if args.linked_issues {
+                "--linked-issues reads the pull request in GITHUB_EVENT_PATH, and it is not set"
+            } else {
+                "no text to derive from: no --from, no --from-commits, and GITHUB_EVENT_PATH is not set"
+            })
+            .help("pass --from FILE (an issue, a task, a pull request's description; `-` for standard input) or --from-commits BASE..HEAD; in a pull request's workflow, the pull request is read"),
+        ));
+    };
+    let Some(pr) = event.get("pull_request").filter(|p| p.is_object()) else {
+        return Err(Error::input(
+            InputError::new("the event is about no pull request (no `pull_request` in it)")
+                .in_file(event_path)
+                .help("run it on a `pull_request` event, or pass the text with --from FILE"),
+        ));
+    };
+    let number = pr
+        .get("number")
+        .or_else(|| event.get("number"))
+        .and_then(serde_json::Value::as_u64);
+    let pr_name = match number {
+        Some(n) => format!("pull request #{n}"),
+        None => "the pull request".to_string(),
+    };
+    let title = pr.get("title").and_then(|t| t.as_str()).unwrap_or_default();
+    let body = pr.get("body").and_then(|t| t.as_str()).unwrap_or_default();
+    if !explicit {
+        texts.push(NamedText {
+            name: format!("{pr_name}'s title"),
+            body: title.to_string(),
+        });
+        texts.push(NamedText {
+            name: pr_name.clone(),
+            body: body.to_string(),
+        });
+    }
+    if args.linked_issues {
+        texts.extend(linked_issue_texts(
+            &event,
+            &format!("{title}\n{body}"),
+            &pr_name,
+        )?);
+    }
+    Ok(texts)
+}
+
+/// A --from text (`-`: standard input); a file that cannot be read is an input error naming it.
+fn read_from(from: &std::path::Path) -> Result<String, Error> {
+    if from == std::path::Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| {
+            Error::input(
+                InputError::new(format!("cannot read standard input (--from -): {e}"))
+                    .help("pipe UTF-8 text in, or pass a file with --from FILE"),
+            )
+        })?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(from).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read --from: {e}"))
+                .in_file(from.display().to_string())
+                .help("pass the path of a UTF-8 text file, or `-` to read standard input"),
+        )
+    })
+}
+
+/// The event payload of GITHUB_EVENT_PATH (its path, as messages name it), `None` when unset;
+/// a file that cannot be read or is not JSON is an input error at its line.
+fn read_event() -> Result<Option<(String, serde_json::Value)>, Error> {
+    let Some(path) = std::env::var_os("GITHUB_EVENT_PATH").filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let shown = std::path::Path::new(&path).display().to_string();
+    let bytes = std::fs::read(&path).map_err(|e| {
+        Error::input(
+            InputError::new(format!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))
+                .in_file(shown.clone())
+                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH and pass --from FILE"),
+        )
+    })?;
+    let event = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::input(
+            InputError::new(format!("the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"))
+                .at(shown.clone(), e.line().max(1), e.column().max(1))
+                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH and pass --from FILE"),
+        )
+    })?;
+    Ok(Some((shown, event)))
+}
+
+/// The messages of the commits of `range` (`BASE..HEAD`), oldest first, each named by its
+/// short id.
+fn commit_texts(git: &Git, range: &str) -> Result<Vec<NamedText>, Error> {
+    let bad = || {
+        Error::input(
+            InputError::new(format!("--from-commits `{range}` is not a range"))
+                .help("name the commits as BASE..HEAD, for example `--from-commits main..HEAD`"),
+        )
+    };
+    let (base, head) = range.split_once("..").ok_or_else(bad)?;
+    if base.is_empty() || head.is_empty() || head.starts_with('.') {
+        return Err(bad());
+    }
+    let base = git.resolve(base, "--from-commits")?;
+    let head = git.resolve(head, "--from-commits")?;
+    // Each message ends with a record separator, which a message does not hold.
+    let log = git.run([
+        "log",
+        "--reverse",
+        "--format=%H%x00%B%x1e",
+        &format!("{}..{}", base.as_str(), head.as_str()),
+    ])?;
+    if !log.ok {
+        return Err(Error::crash(format!(
+            "git log {range}: {}",
+            log.stderr.trim()
+        )));
+    }
+    let text = String::from_utf8_lossy(&log.stdout).into_owned();
+    Ok(text
+        .split('\x1e')
+        .filter_map(|record| {
+            let (sha, message) = record.trim_start_matches('\n').split_once('\0')?;
+            Some(NamedText {
+                name: format!("commit {}", &sha[..7.min(sha.len())]),
+                body: message.to_string(),
+            })
+        })
+        .collect())
+}
+
+/// The titles and bodies of the issues the pull request closes, read with GITHUB_TOKEN. An
+/// issue that cannot be read is named on stderr and left out.
+fn linked_issue_texts(
+    event: &serde_json::Value,
+    pr_text: &str,
+    pr_name: &str,
+) -> Result<Vec<NamedText>, Error> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let home = var("GITHUB_REPOSITORY")
+        .or_else(|| {
+            event
+                .pointer("/repository/full_name")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let refs = crate::action::linked::closing_references(pr_text, &home);
+    if refs.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {pr_name} closes no issue (no `Fixes #N`, `Closes #N` or `Resolves #N`)"
+        );
+        return Ok(Vec::new());
+    }
+    let token = var("GITHUB_TOKEN").ok_or_else(|| {
+        Error::input(
+            InputError::new("--linked-issues needs GITHUB_TOKEN to read the issues")
+                .help("give the step `env: GITHUB_TOKEN: ${{ github.token }}` (with `permissions: issues: read`)"),
+        )
+    })?;
+    let api_url = var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".to_string());
+    let api = crate::action::rest::Api::new(&api_url, token.trim()).map_err(|why| {
+        Error::input(
+            InputError::new(format!("--linked-issues: {why}"))
+                .help("set GITHUB_API_URL to the REST API's https:// address"),
+        )
+    })?;
+    let mut texts = Vec::new();
+    for r in refs {
+        let name = r.name(&home);
+        match crate::action::linked::fetch(&api, &r) {
+            Ok(issue) => {
+                texts.push(NamedText {
+                    name: format!("{name}'s title"),
+                    body: issue.title.unwrap_or_default(),
+                });
+                texts.push(NamedText {
+                    name,
+                    body: issue.body.unwrap_or_default(),
+                });
+            }
+            Err(f) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: {name} could not be read ({f}); derived without it"
+                );
+            }
+        }
+    }
+    Ok(texts)
 }
 
 /// `path` (the tag is in the path), `path:line` (in the contents), or both.

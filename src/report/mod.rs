@@ -19,8 +19,8 @@ use crate::acceptance::{Criterion, InheritedPolicy, Lane};
 use crate::floor::{CriterionFloor, EntryKind, FloorReport};
 use crate::format::judge::Citation;
 pub use crate::format::result::{
-    AcceptanceInfo, CriterionResult, InheritedCriterion, JudgeOutcome, Outputs, ResultDocument,
-    RouteTo, RunResult, Signing, RESULT_SCHEMA,
+    AcceptanceInfo, CriterionResult, DraftCriterion, DraftInfo, InheritedCriterion, JudgeOutcome,
+    Outputs, ResultDocument, RouteTo, RunResult, Signing, RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
 use crate::judge::Finding;
