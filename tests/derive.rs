@@ -553,6 +553,8 @@ fn bad_input_is_an_input_error_and_writes_nothing() {
     );
     let run = r.shipmoor(&["acceptance", "derive", "--from-commits", "main..nope"]);
     check(&run, &["nope"]);
+    let run = r.shipmoor(&["acceptance", "derive", "--from-commits", "main..main"]);
+    check(&run, &["--from-commits `main..main` holds no commit"]);
 }
 
 #[test]

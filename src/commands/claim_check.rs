@@ -1082,7 +1082,14 @@ fn intent_texts(
         texts.push((what.clone(), vec![(what, text)]));
     }
     if let Some(event) = crate::action::event() {
-        if let Some(body) = event.pointer("/pull_request/body").and_then(|b| b.as_str()) {
+        let text = |field: &str| {
+            event
+                .pointer(&format!("/pull_request/{field}"))
+                .and_then(|t| t.as_str())
+        };
+        // A `null` description with a title is still the pull request's text.
+        if text("body").is_some() || text("title").is_some() {
+            let body = text("body").unwrap_or_default();
             let (what, name) = match event
                 .pointer("/pull_request/number")
                 .and_then(|n| n.as_u64())
@@ -1096,10 +1103,7 @@ fn intent_texts(
                     "the pull request".to_string(),
                 ),
             };
-            let title = event
-                .pointer("/pull_request/title")
-                .and_then(|t| t.as_str())
-                .unwrap_or_default();
+            let title = text("title").unwrap_or_default();
             texts.push((
                 what,
                 vec![
@@ -1109,23 +1113,11 @@ fn intent_texts(
             ));
         }
     }
-    // Each message ends with a record separator, which a message does not hold.
-    let log = git.run([
-        "log",
-        "--reverse",
-        "--format=%H%x00%B%x1e",
-        &format!("{}..{}", base.as_str(), head.as_str()),
-    ])?;
-    if log.ok {
-        let messages = String::from_utf8_lossy(&log.stdout)
-            .split('\x1e')
-            .filter_map(|record| {
-                let (sha, message) = record.trim_start_matches('\n').split_once('\0')?;
-                Some((
-                    format!("commit {}", &sha[..7.min(sha.len())]),
-                    message.to_string(),
-                ))
-            })
+    // As before: commits whose log cannot be read give no text (the run goes on without).
+    if let Ok(messages) = git.messages(base, head) {
+        let messages = messages
+            .into_iter()
+            .map(|(commit, message)| (format!("commit {}", commit.short()), message))
             .collect();
         texts.push(("the commit messages".into(), messages));
     }

@@ -286,28 +286,19 @@ fn commit_texts(git: &Git, range: &str) -> Result<Vec<NamedText>, Error> {
     }
     let base = git.resolve(base, "--from-commits")?;
     let head = git.resolve(head, "--from-commits")?;
-    // Each message ends with a record separator, which a message does not hold.
-    let log = git.run([
-        "log",
-        "--reverse",
-        "--format=%H%x00%B%x1e",
-        &format!("{}..{}", base.as_str(), head.as_str()),
-    ])?;
-    if !log.ok {
-        return Err(Error::crash(format!(
-            "git log {range}: {}",
-            log.stderr.trim()
-        )));
+    let messages = git.messages(&base, &head)?;
+    if messages.is_empty() {
+        return Err(Error::input(
+            InputError::new(format!("--from-commits `{range}` holds no commit")).help(
+                "name the commits the change adds: BASE, the commit it starts from, then HEAD",
+            ),
+        ));
     }
-    let text = String::from_utf8_lossy(&log.stdout).into_owned();
-    Ok(text
-        .split('\x1e')
-        .filter_map(|record| {
-            let (sha, message) = record.trim_start_matches('\n').split_once('\0')?;
-            Some(NamedText {
-                name: format!("commit {}", &sha[..7.min(sha.len())]),
-                body: message.to_string(),
-            })
+    Ok(messages
+        .into_iter()
+        .map(|(commit, message)| NamedText {
+            name: format!("commit {}", commit.short()),
+            body: message,
         })
         .collect())
 }
