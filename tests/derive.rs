@@ -405,6 +405,27 @@ fn derive_never_replaces_a_committed_file_without_force() {
     assert!(r
         .read(".shipmoor/changes/feature.yaml")
         .contains("id: mine"));
+
+    // A draft that does not validate is not replaced (its ids would be lost) without --force.
+    let r = feature_repo();
+    r.write(DRAFT, "version: 1\ncriteria:\n  - id: Bad Id\n    ac: A.\n");
+    let run = r.shipmoor(&["acceptance", "derive", "--from", task.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("{DRAFT}:3:"))
+            && run.stderr.contains("pass --force to draft it afresh"),
+        "{run:?}"
+    );
+    assert!(r.read(DRAFT).contains("Bad Id"));
+    let run = r.shipmoor(&[
+        "acceptance",
+        "derive",
+        "--from",
+        task.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(draft_criteria(&r)[0].0, "derived");
 }
 
 #[test]
