@@ -765,6 +765,11 @@ pub enum AcceptanceCommand {
         /// (GITHUB_API_URL) with GITHUB_TOKEN
         #[arg(long, help_heading = "Inputs")]
         linked_issues: bool,
+        /// Also ask the judge of the project settings (a command judge: the request,
+        /// `claim_check.propose.v1`, on its stdin) to propose criteria the text implies; each is
+        /// marked `proposed by the judge`, with a confidence of 0.5
+        #[arg(long, help_heading = "Inputs")]
+        judge: bool,
         /// Write the draft even when this change's acceptance file is committed already, or
         /// when the existing draft does not validate (its ids are then not kept)
         #[arg(long, help_heading = "Output")]
@@ -834,6 +839,7 @@ Examples:
   shipmoor acceptance derive --from task.md
   gh pr view --json body -q .body | shipmoor acceptance derive --from -
   shipmoor acceptance derive --from-commits main..HEAD
+  shipmoor acceptance derive --from task.md --judge
   shipmoor acceptance commit --min-confidence 0.8  (then promote the draft)
 
 Environment:
@@ -849,8 +855,8 @@ Exit codes:
   0  the draft is written; each criterion printed with its confidence and tag
   2  usage or input error (nothing is written): a --from file that cannot be
      read, a malformed event payload, a range that does not resolve, text
-     with no criterion in it, no text to derive from, or this change's
-     acceptance file committed already without --force
+     with no criterion in it, no text to derive from, --judge without a
+     judge, or this change's acceptance file committed already without --force
   3  engine crash";
 
 #[cfg(test)]

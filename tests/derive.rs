@@ -694,3 +694,77 @@ fn a_change_with_no_text_to_derive_from_names_the_three_ways_to_give_intent() {
         assert!(run.stderr.contains(said), "{said}: {run:?}");
     }
 }
+
+#[test]
+fn with_judge_a_command_judge_proposes_criteria_marked_as_its_own() {
+    let r = feature_repo();
+    r.write(
+        ".shipmoor/config.yaml",
+        "version: 1\njudge: { command: [\"python3\", \"tools/judge.py\"] }\n",
+    );
+    // The judge reads the request on stdin and proposes one criterion beyond the derived one
+    // (and repeats that one, which is dropped); it never sees the workflow's token.
+    r.write(
+        "tools/judge.py",
+        "import json, os, sys\n\
+         req = json.load(sys.stdin)\n\
+         assert req['schema'] == 'claim_check.propose.v1', req\n\
+         name = req['texts'][0]['name']\n\
+         seen = os.environ.get('GITHUB_TOKEN', 'none')\n\
+         print(json.dumps({'criteria': [\n\
+           {'ac': 'Refunds are logged (token: ' + seen + ').', 'required': False, 'text': name, 'line': 2},\n\
+           {'ac': req['derived'][0]['ac']},\n\
+         ]}))\n",
+    );
+    let task = r.tmp.path().join("task.md");
+    std::fs::write(
+        &task,
+        "- [ ] Refunds are idempotent.\nAnd we keep a trail.\n",
+    )
+    .unwrap();
+    let from = task.to_str().unwrap();
+    let run = r.shipmoor_env(
+        &["acceptance", "derive", "--from", from, "--judge"],
+        &[("GITHUB_TOKEN", "ghs_s3cret")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let c = draft_criteria(&r);
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_eq!(c[1].1, "Refunds are logged (token: none).");
+    assert_eq!(c[1].2, 0.5);
+    assert_eq!(c[1].3, format!("--from {from}, line 2"));
+    let text = r.read(DRAFT);
+    assert!(
+        text.contains(
+            "    required: false\n    confidence: 0.50  # proposed by the judge `judge`\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        run.stdout
+            .contains("  0.50        refunds-are-logged-token-none"),
+        "{run:?}"
+    );
+
+    // A judge that fails is named; the draft is made from the text alone.
+    r.write("tools/judge.py", "import sys\nsys.exit(3)\n");
+    let run = r.shipmoor(&["acceptance", "derive", "--from", from, "--judge"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("warning: the judge `judge` proposed nothing: it exited with code 3"),
+        "{run:?}"
+    );
+    assert_eq!(draft_criteria(&r).len(), 1);
+
+    // No judge configured: an input error, nothing written.
+    let r = feature_repo();
+    let run = r.shipmoor(&["acceptance", "derive", "--from", from, "--judge"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--judge: the project settings configure no judge"),
+        "{run:?}"
+    );
+    assert!(!r.exists(DRAFT));
+}

@@ -171,12 +171,14 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             from,
             from_commits,
             linked_issues,
+            judge,
             force,
         } => derive::derive(&derive::DeriveArgs {
             repo: &repo,
             from: from.as_deref(),
             from_commits: from_commits.as_deref(),
             linked_issues,
+            judge,
             force,
         }),
         AcceptanceCommand::Commit {

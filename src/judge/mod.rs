@@ -39,6 +39,7 @@
 pub mod audit;
 pub mod chat;
 pub mod command;
+pub mod propose;
 pub mod request;
 
 use std::cell::RefCell;

@@ -21,6 +21,7 @@ pub(super) struct DeriveArgs<'a> {
     pub(super) from: Option<&'a std::path::Path>,
     pub(super) from_commits: Option<&'a str>,
     pub(super) linked_issues: bool,
+    pub(super) judge: bool,
     pub(super) force: bool,
 }
 
@@ -48,6 +49,10 @@ pub(super) fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
         })
         .collect();
     let mut derived = acceptance::derive::derive(&named);
+    if args.judge {
+        let proposed = judge_proposals(&root, &named, &derived)?;
+        derived.extend(proposed);
+    }
     if derived.is_empty() {
         let names: Vec<&str> = texts.iter().map(|t| t.name.as_str()).collect();
         let mut e = InputError::new(format!(
@@ -154,6 +159,40 @@ pub(super) fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
         "\nnext: review {rel}, name a test after each tag, then `shipmoor acceptance commit`"
     );
     Ok(0)
+}
+
+/// What the command judges of the project settings propose beyond `derived`; a judge that
+/// gives no answer is named on stderr and the draft is made without it.
+fn judge_proposals(
+    root: &std::path::Path,
+    texts: &[acceptance::derive::Text<'_>],
+    derived: &[acceptance::derive::Derived],
+) -> Result<Vec<acceptance::derive::Derived>, Error> {
+    let files = claim::Files::read(&claim::Source::Worktree(root), true)?;
+    let panel = claim::compare(&files, None).set.judge;
+    if panel.is_empty() {
+        return Err(Error::input(
+            InputError::new("--judge: the project settings configure no judge")
+                .help("add a command judge to .shipmoor/config.yaml (`judge: { command: [\"python3\", \"tools/judge.py\"] }`), or derive without --judge"),
+        ));
+    }
+    let request = crate::judge::propose::request(texts, derived);
+    let mut out: Vec<acceptance::derive::Derived> = Vec::new();
+    for spec in &panel {
+        let known: Vec<acceptance::derive::Derived> =
+            derived.iter().chain(out.iter()).cloned().collect();
+        match crate::judge::propose::ask(spec, root, request.clone(), &known) {
+            Ok(proposed) => out.extend(proposed),
+            Err(why) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "warning: the judge `{}` proposed nothing: {why}",
+                    spec.name
+                );
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The texts `acceptance derive` reads: --from, the commits of --from-commits, else the pull
