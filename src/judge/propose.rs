@@ -138,7 +138,12 @@ pub fn ask(
     let Some((program, args)) = argv.split_first() else {
         return Err("its command is empty".to_string());
     };
-    let mut cmd = Command::new(program);
+    // A relative program path names a file of the repository, as for the judge of a run.
+    let mut cmd = if program.contains('/') && !Path::new(program).is_absolute() {
+        Command::new(dir.join(program))
+    } else {
+        Command::new(program)
+    };
     cmd.args(args).current_dir(dir);
     let limits = crate::floor::process::Limits {
         stdin: Some(request),
