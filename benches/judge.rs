@@ -86,6 +86,8 @@ fn entry(i: usize) -> FloorEntry {
             lane: Lane::Judge,
             check: None,
             line: 3 + i,
+            confidence: None,
+            source: None,
         },
         floor: CriterionFloor::new(
             FloorResult::NotApplicable,

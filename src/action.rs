@@ -10,6 +10,8 @@
 //! ([`comment`]).
 
 pub mod comment;
+pub mod linked;
+pub mod rest;
 
 use std::fmt::Write as _;
 use std::io::Write as _;

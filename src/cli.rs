@@ -713,7 +713,14 @@ pub enum AcceptanceCommand {
     },
     /// Promote the change's own draft (`<file>.yaml.draft`) to `<file>.yaml` once it validates
     #[command(after_help = COMMIT_AFTER_HELP)]
-    Commit(AcceptanceArgs),
+    Commit {
+        #[command(flatten)]
+        args: AcceptanceArgs,
+        /// Drop the draft's criteria whose `confidence` is below X (0 to 1), naming each;
+        /// criteria without a confidence are kept
+        #[arg(long, value_name = "X", value_parser = confidence, help_heading = "Output")]
+        min_confidence: Option<f64>,
+    },
     /// Start this change's acceptance file, named after the branch
     ///
     /// A commented starter as .shipmoor/changes/<branch>.yaml (on the default branch:
@@ -733,18 +740,39 @@ pub enum AcceptanceCommand {
         #[arg(long, help_heading = "Output")]
         force: bool,
     },
-    /// Draft criteria from text (a pull request body's checklist) as the branch's own
+    /// Draft criteria from the change's own words as the branch's own
     /// .shipmoor/changes/<branch>.yaml.draft (on the default branch or detached:
     /// .shipmoor/acceptance.yaml.draft)
+    ///
+    /// The text: --from, --from-commits, or both; without either, the pull request in
+    /// GITHUB_EVENT_PATH (its title and description). --linked-issues adds the issues the pull
+    /// request closes. Each criterion is written with `required`, its `confidence` (0 to 1, the
+    /// reason beside it) and its `source` (which text, which line); a criterion whose text an
+    /// existing draft already has keeps that draft's id, and so its tag.
     #[command(after_help = DERIVE_AFTER_HELP)]
     Derive {
         /// The repository
         #[arg(long, default_value = ".", value_name = "DIR", help_heading = "Inputs")]
         repo: PathBuf,
-        /// The text: a file, or `-` for standard input
+        /// A text to derive from (an issue, a task, a pull request's description): a file, or
+        /// `-` for standard input
         #[arg(long, value_name = "FILE", help_heading = "Inputs")]
-        from: PathBuf,
-        /// Replace an existing draft
+        from: Option<PathBuf>,
+        /// Derive from the messages of the commits in BASE..HEAD (oldest first)
+        #[arg(long, value_name = "BASE..HEAD", help_heading = "Inputs")]
+        from_commits: Option<String>,
+        /// Also derive from the issues the pull request in GITHUB_EVENT_PATH closes (`Fixes
+        /// #N`, `Closes owner/repo#N`, `Resolves #N`), read through the REST API
+        /// (GITHUB_API_URL) with GITHUB_TOKEN
+        #[arg(long, help_heading = "Inputs")]
+        linked_issues: bool,
+        /// Also ask the judge of the project settings (a command judge: the request,
+        /// `claim_check.propose.v1`, on its stdin) to propose criteria the text implies; each is
+        /// marked `proposed by the judge`, with a confidence of 0.5
+        #[arg(long, help_heading = "Inputs")]
+        judge: bool,
+        /// Write the draft even when this change's acceptance file is committed already, or
+        /// when the existing draft does not validate (its ids are then not kept)
         #[arg(long, help_heading = "Output")]
         force: bool,
     },
@@ -776,12 +804,22 @@ const COMMIT_AFTER_HELP: &str = "\
 Examples:
   shipmoor acceptance commit
   shipmoor acceptance commit --acceptance .shipmoor/changes/refund.yaml.draft
+  shipmoor acceptance commit --min-confidence 0.8
 
 Exit codes:
   0  the draft is promoted, or there is no draft to commit
   2  usage or input error: a draft that does not validate, several drafts and
-     no --acceptance, or the committed file already there
+     no --acceptance, the committed file already there, or --min-confidence
+     that would drop every criterion
   3  engine crash";
+
+/// `--min-confidence`: a number from 0 to 1.
+fn confidence(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a number from 0 to 1 (e.g. 0.8)")),
+    }
+}
 
 const INIT_AFTER_HELP: &str = "\
 Examples:
@@ -797,14 +835,29 @@ Exit codes:
 
 const DERIVE_AFTER_HELP: &str = "\
 Examples:
-  shipmoor acceptance derive --from pr-body.md
+  shipmoor acceptance derive                       (in a pull request's workflow)
+  shipmoor acceptance derive --linked-issues       (and the issues it closes)
+  shipmoor acceptance derive --from task.md
   gh pr view --json body -q .body | shipmoor acceptance derive --from -
-  shipmoor acceptance derive --from pr-body.md --force
+  shipmoor acceptance derive --from-commits main..HEAD
+  shipmoor acceptance derive --from task.md --judge
+  shipmoor acceptance commit --min-confidence 0.8  (then promote the draft)
+
+Environment:
+  GITHUB_EVENT_PATH  the pull request, when neither --from nor --from-commits
+                     is given
+  GITHUB_TOKEN       --linked-issues: the token (never printed)
+  GITHUB_API_URL     --linked-issues: the REST API [default:
+                     https://api.github.com]
+  GITHUB_REPOSITORY  --linked-issues: owner/name of `#N` [default: the
+                     event's repository]
 
 Exit codes:
-  0  the draft is written
-  2  usage or input error: no checklist item in the text, or a draft already
-     there without --force
+  0  the draft is written; each criterion printed with its confidence and tag
+  2  usage or input error (nothing is written): a --from file that cannot be
+     read, a malformed event payload, a range that does not resolve, text
+     with no criterion in it, no text to derive from, --judge without a
+     judge, or this change's acceptance file committed already without --force
   3  engine crash";
 
 #[cfg(test)]

@@ -230,6 +230,36 @@ impl Git {
         })
     }
 
+    /// The messages of the commits of `base..head`, oldest first, each with its commit.
+    pub fn messages(
+        &self,
+        base: &CommitId,
+        head: &CommitId,
+    ) -> Result<Vec<(CommitId, String)>, Error> {
+        // Each message ends with a record separator, which a message does not hold.
+        let out = self.run([
+            "log",
+            "--reverse",
+            "--format=%H%x00%B%x1e",
+            &format!("{}..{}", base.as_str(), head.as_str()),
+        ])?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "git log {}..{}: {}",
+                base.short(),
+                head.short(),
+                out.stderr.trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
+            .split('\x1e')
+            .filter_map(|record| {
+                let (sha, message) = record.trim_start_matches('\n').split_once('\0')?;
+                Some((CommitId::parse(sha)?, message.to_string()))
+            })
+            .collect())
+    }
+
     /// The default branch: `origin/HEAD`'s target, else `main`, `master`, `origin/main`,
     /// `origin/master`, whichever exists first.
     pub fn default_branch(&self) -> Result<Option<String>, Error> {

@@ -305,6 +305,23 @@ fn without_an_acceptance_set_a_draft_is_derived_from_the_pull_request_body() {
         acceptance["path"],
         "pull request #2's description (derived draft)"
     );
+    // The job summary lists the draft's criteria with their confidence, and how to commit it.
+    let summary = std::fs::read_to_string(&runner.summary).unwrap();
+    assert!(
+        summary.contains("**Draft criteria — 1 criterion, agreed to by nobody yet.**"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "- 0.90 `{}` — The letter is b. _(pull request #2, line 2)_\n",
+            common::tag("the-letter-is-b")
+        )),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**Commit this draft:** `gh pr view 2 --json body -q .body | shipmoor acceptance derive --from - && shipmoor acceptance commit` on the branch"),
+        "{summary}"
+    );
     assert_eq!(runner.gate("BLOCKED").0, 0);
 }
 

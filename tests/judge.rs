@@ -155,6 +155,8 @@ fn criterion(id: &str, ac: &str, lane: Lane) -> Criterion {
         check: None,
         tag: tag_for(id),
         line: 3,
+        confidence: None,
+        source: None,
     }
 }
 

@@ -79,6 +79,8 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
             check: None,
             tag: c.tag.clone(),
             line: c.line,
+            confidence: None,
+            source: None,
         },
         floor: c.floor.clone(),
     };

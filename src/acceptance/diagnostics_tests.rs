@@ -299,6 +299,7 @@ fn cases() -> Vec<Case> {
                 ),
             ])),
         },
+        acceptance("a confidence above 1", with("    confidence: 1.5\n")),
     ]
 }
 

@@ -12,6 +12,8 @@
 //! ([`tags`]); (4) tell this change's claim from inherited criteria ([`claim`]).
 
 pub mod claim;
+pub mod derive;
+pub mod draft;
 pub mod parse;
 pub(crate) mod schema;
 pub mod tags;
@@ -88,6 +90,35 @@ pub struct Criterion {
     pub tag: String,
     /// 1-based line of the criterion's `id` in the acceptance file.
     pub line: usize,
+    /// How sure `acceptance derive` was of the criterion (`confidence:`), when it drafted it.
+    pub confidence: Option<Confidence>,
+    /// Where `acceptance derive` read it (`source:`, e.g. `pull request #12, line 7`).
+    pub source: Option<String>,
+}
+
+/// A derivation's confidence in a criterion: a number from 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct Confidence(f64);
+
+// Never NaN (see `new`), so equality is total.
+impl Eq for Confidence {}
+
+impl Confidence {
+    /// `None` unless `v` is a number from 0 to 1.
+    pub fn new(v: f64) -> Option<Confidence> {
+        (0.0..=1.0).contains(&v).then_some(Confidence(v))
+    }
+
+    pub fn value(self) -> f64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Confidence {
+    /// Two decimals, as drafts write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.2}", self.0)
+    }
 }
 
 impl Criterion {

@@ -62,6 +62,8 @@ fn full_example_parses_to_the_expected_set() {
         check,
         tag: tag_for(id),
         line,
+        confidence: None,
+        source: None,
     };
     assert_eq!(
         set.criteria,

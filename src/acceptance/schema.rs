@@ -20,8 +20,8 @@ use super::yaml::{
     core_bool, core_int, describe, is_null, scalar_text, short, Entry, Kind, Node, Pos, Problem,
 };
 use super::{
-    tag_for, Check, Criterion, HarnessConfig, InheritedPolicy, Lane, RunnerConfig, RunnerKind,
-    SETTINGS_KEYS,
+    tag_for, Check, Confidence, Criterion, HarnessConfig, InheritedPolicy, Lane, RunnerConfig,
+    RunnerKind, SETTINGS_KEYS,
 };
 use crate::judge::{self, JudgeSpec, Transport};
 
@@ -42,7 +42,15 @@ const CONFIG_KEYS: &[&str] = &[
     "guard",
     "inherited",
 ];
-const CRITERION_KEYS: &[&str] = &["id", "ac", "required", "lane", "check"];
+const CRITERION_KEYS: &[&str] = &[
+    "id",
+    "ac",
+    "required",
+    "lane",
+    "check",
+    "confidence",
+    "source",
+];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
 const RUNNER_KEYS: &[&str] = &["kind", "root", "args", "setup", "command"];
@@ -614,6 +622,18 @@ impl Validator {
             }
             Some(e) => self.check(e).map(Some),
         };
+        // Written by `acceptance derive`: how sure the derivation was, and where it read the
+        // criterion. Neither changes what the criterion claims.
+        let confidence = match f.get("confidence") {
+            None => Some(None),
+            Some(e) => self.confidence(e).map(Some),
+        };
+        let source = match f.get("source") {
+            None => Some(None),
+            Some(e) => self
+                .text(e, "source: pull request #12, line 7")
+                .map(|s| Some(s.trim().to_string())),
+        };
         let id = id?;
         Some(Criterion {
             tag: tag_for(&id),
@@ -623,7 +643,32 @@ impl Validator {
             lane: lane?,
             check: check?,
             line,
+            confidence: confidence?,
+            source: source?,
         })
+    }
+
+    /// A plain number from 0 to 1.
+    fn confidence(&mut self, e: &Entry) -> Option<Confidence> {
+        let value = match &e.value.kind {
+            Kind::Rejected => return None,
+            Kind::Scalar {
+                text,
+                style: ScalarStyle::Plain,
+            } => text.trim().parse::<f64>().ok().and_then(Confidence::new),
+            _ => None,
+        };
+        if value.is_none() {
+            self.report(
+                Self::value_pos(e),
+                format!(
+                    "`confidence` must be a number from 0 to 1, found {}",
+                    describe(&e.value)
+                ),
+                "write it like `confidence: 0.9`, or remove it (it records how sure `acceptance derive` was)",
+            );
+        }
+        value
     }
 
     fn criterion_id(

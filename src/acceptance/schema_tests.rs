@@ -86,7 +86,7 @@ fn unknown_keys_suggest_the_closest_and_list_the_allowed() {
     assert_eq!(e.message, "unknown key `requird` in a criterion");
     assert_eq!(
         help(&e),
-        "did you mean `required`? allowed keys here: `id`, `ac`, `required`, `lane`, `check`"
+        "did you mean `required`? allowed keys here: `id`, `ac`, `required`, `lane`, `check`, `confidence`, `source`"
     );
 
     let e = one_err(&minimal("colour: blue\n"));
@@ -407,4 +407,32 @@ fn a_judge_block_is_one_judge_or_a_named_panel() {
         e.message.contains("`concurrency` must be a positive"),
         "{e}"
     );
+}
+
+#[test]
+fn a_drafts_confidence_and_source_are_read_and_checked() {
+    let set = parse_ok(
+        "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    confidence: 0.85\n    source: \"pull request #12, line 7\"\n  - id: b\n    ac: B.\n",
+    );
+    assert_eq!(set.criteria[0].confidence.map(|c| c.value()), Some(0.85));
+    assert_eq!(
+        set.criteria[0].source.as_deref(),
+        Some("pull request #12, line 7")
+    );
+    assert_eq!(set.criteria[1].confidence, None);
+    assert_eq!(set.criteria[1].source, None);
+    for bad in ["1.5", "-0.1", "\"0.5\"", "high", ".nan", "[0.5]"] {
+        let e = one_err(&format!(
+            "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    confidence: {bad}\n"
+        ));
+        assert_eq!(at(&e), (5, 17), "{bad}: {e}");
+        assert!(
+            e.message
+                .starts_with("`confidence` must be a number from 0 to 1"),
+            "{bad}: {e}"
+        );
+        assert!(help(&e).contains("confidence: 0.9"), "{e}");
+    }
+    let e = one_err("version: 1\ncriteria:\n  - id: a\n    ac: A.\n    source: [x]\n");
+    assert!(e.message.contains("`source` must be a string"), "{e}");
 }

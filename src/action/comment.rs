@@ -20,12 +20,13 @@
 //! warning with the status and GitHub's own message. The token is sent only in the
 //! `Authorization` header, never printed, and never over plain HTTP except to loopback.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::escape_data;
+#[cfg(test)]
+use super::rest::github_message;
+use super::rest::{Api, Failure};
 
 /// GitHub's limit for a comment's body, in characters.
 pub const BODY_LIMIT: usize = 65_536;
@@ -33,7 +34,6 @@ pub const BODY_LIMIT: usize = 65_536;
 pub const PER_PAGE: usize = 100;
 /// Pages read before giving up: 10,000 comments.
 const MAX_PAGES: usize = 100;
-const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 const TITLE: &str = "Claim Check";
 
 /// The pull request to comment on.
@@ -214,7 +214,12 @@ pub fn run(settings: &Settings, report: &str) -> String {
     };
     let api = match Api::new(&settings.api_url, token) {
         Ok(api) => api,
-        Err(why) => return format!("::warning title={TITLE}::{}", escape_data(&why)),
+        Err(why) => {
+            return format!(
+                "::warning title={TITLE}::{}",
+                escape_data(&format!("the pull request comment failed: {why}"))
+            )
+        }
     };
     let body = body(&settings.marker, report);
     match api.upsert(&target, &settings.marker, &body) {
@@ -231,21 +236,6 @@ pub fn run(settings: &Settings, report: &str) -> String {
 pub enum Written {
     Created(String),
     Updated(String),
-}
-
-/// A request that did not succeed.
-#[derive(Debug)]
-pub enum Failure {
-    /// GitHub answered with an error status.
-    Status {
-        what: &'static str,
-        status: u16,
-        message: String,
-        /// The rate limit is spent: a 403 that says nothing about the token's permissions.
-        rate_limited: bool,
-    },
-    /// No answer, or one that is not what the API sends.
-    Transport { what: &'static str, error: String },
 }
 
 impl Failure {
@@ -293,67 +283,7 @@ struct IssueComment {
     html_url: Option<String>,
 }
 
-/// The REST API, with the token.
-struct Api {
-    base: String,
-    client: reqwest::Client,
-    runtime: tokio::runtime::Runtime,
-}
-
 impl Api {
-    fn new(api_url: &str, token: &str) -> Result<Api, String> {
-        let base = api_url.trim().trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&base).map_err(|e| {
-            format!("the pull request comment failed: GITHUB_API_URL `{base}` is not a URL: {e}")
-        })?;
-        let loopback = url.host_str().is_some_and(|h| {
-            h == "localhost"
-                || h.trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        });
-        match url.scheme() {
-            "https" => {}
-            "http" if loopback => {}
-            _ => {
-                return Err(format!(
-                    "the pull request comment failed: GITHUB_API_URL `{base}` is not HTTPS, and the token is not sent in the clear"
-                ))
-            }
-        }
-        let mut auth = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| "the pull request comment failed: the token is not a header value (a line break or a control character in it)".to_string())?;
-        auth.set_sensitive(true);
-        let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(reqwest::header::AUTHORIZATION, auth);
-        headers.insert(
-            reqwest::header::ACCEPT,
-            reqwest::header::HeaderValue::from_static("application/vnd.github+json"),
-        );
-        headers.insert(
-            "x-github-api-version",
-            reqwest::header::HeaderValue::from_static("2022-11-28"),
-        );
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("shipmoor/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .timeout(HTTP_TIMEOUT)
-            // A redirect could carry the token elsewhere; GitHub's API answers where it is asked.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("the pull request comment failed: the HTTP client: {e}"))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("the pull request comment failed: the async runtime: {e}"))?;
-        Ok(Api {
-            base,
-            client,
-            runtime,
-        })
-    }
-
     fn upsert(&self, target: &Target, marker: &str, body: &str) -> Result<Written, Failure> {
         self.runtime.block_on(async {
             let payload = serde_json::json!({ "body": body });
@@ -409,53 +339,6 @@ impl Api {
                 MAX_PAGES * PER_PAGE
             ),
         })
-    }
-
-    async fn send<T: serde::de::DeserializeOwned>(
-        &self,
-        what: &'static str,
-        request: reqwest::RequestBuilder,
-    ) -> Result<T, Failure> {
-        let transport = |error: String| Failure::Transport { what, error };
-        let response = request
-            .send()
-            .await
-            .map_err(|e| transport(e.without_url().to_string()))?;
-        let status = response.status();
-        let rate_limited = response
-            .headers()
-            .get("x-ratelimit-remaining")
-            .is_some_and(|v| v.as_bytes() == b"0");
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| transport(format!("reading the answer: {}", e.without_url())))?;
-        if !status.is_success() {
-            return Err(Failure::Status {
-                what,
-                status: status.as_u16(),
-                message: github_message(&bytes),
-                rate_limited,
-            });
-        }
-        serde_json::from_slice(&bytes)
-            .map_err(|e| transport(format!("the answer is not the API's JSON: {e}")))
-    }
-}
-
-/// GitHub's `message` from an error answer, on one line and short.
-fn github_message(bytes: &[u8]) -> String {
-    let text = serde_json::from_slice::<Value>(bytes)
-        .ok()
-        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned());
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.is_empty() {
-        return "no message".to_string();
-    }
-    match line.char_indices().nth(300) {
-        Some((i, _)) => format!("{}…", &line[..i]),
-        None => line,
     }
 }
 

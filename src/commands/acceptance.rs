@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+mod derive;
+
 use crate::acceptance::{self, claim, AcceptanceState};
 use crate::cli::{AcceptanceArgs, AcceptanceCommand, Format};
 use crate::error::{Error, InputError};
@@ -165,8 +167,25 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             }
             Ok(0)
         }
-        AcceptanceCommand::Derive { repo, from, force } => derive(&repo, &from, force),
-        AcceptanceCommand::Commit(args) => commit(&args),
+        AcceptanceCommand::Derive {
+            repo,
+            from,
+            from_commits,
+            linked_issues,
+            judge,
+            force,
+        } => derive::derive(&derive::DeriveArgs {
+            repo: &repo,
+            from: from.as_deref(),
+            from_commits: from_commits.as_deref(),
+            linked_issues,
+            judge,
+            force,
+        }),
+        AcceptanceCommand::Commit {
+            args,
+            min_confidence,
+        } => commit(&args, min_confidence),
     }
 }
 
@@ -219,8 +238,9 @@ fn lint_json(view: &View) -> Result<i32, Error> {
 }
 
 /// Promotes the change's own draft: the named file, or the one draft among the acceptance
-/// files that holds this change's claim.
-fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
+/// files that holds this change's claim; with `min_confidence`, without the criteria derived
+/// with less confidence than that.
+fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Error> {
     let located = if args.acceptance.is_some() {
         let (_, located) = load(args)?;
         located
@@ -291,14 +311,105 @@ fn commit(args: &AcceptanceArgs) -> Result<i32, Error> {
                 .help("remove the draft, or merge it into the committed acceptance set by hand"),
         ));
     }
-    std::fs::rename(&located.path, &target)?;
+    let low: Vec<&acceptance::Criterion> = match min_confidence {
+        Some(x) => set
+            .criteria
+            .iter()
+            .filter(|c| c.confidence.is_some_and(|k| k.value() < x))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut out = std::io::stdout();
+    if low.is_empty() {
+        std::fs::rename(&located.path, &target)?;
+    } else {
+        let x = min_confidence.unwrap_or_default();
+        if low.len() == set.criteria.len() {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "--min-confidence {x} would drop every criterion of the draft (the highest confidence is {})",
+                    set.criteria
+                        .iter()
+                        .filter_map(|c| c.confidence)
+                        .map(|c| c.value())
+                        .fold(0.0, f64::max)
+                ))
+                .in_file(located.display_path.clone())
+                .help("an acceptance set with no criteria can never be READY: lower --min-confidence, or edit the draft"),
+            ));
+        }
+        let text = std::fs::read_to_string(&located.path)?;
+        let kept = without_criteria(&text, &low);
+        let shown = target.display().to_string();
+        acceptance::parse::parse(&kept, &shown, AcceptanceState::Committed, String::new())
+            .map_err(|_| {
+                Error::input(
+                    InputError::new(format!(
+                        "the draft's criteria below {x} could not be cut out of it and leave a valid file"
+                    ))
+                    .in_file(located.display_path.clone())
+                    .help("remove them from the draft by hand, then `shipmoor acceptance commit`"),
+                )
+            })?;
+        crate::evidence::write_atomic(&target, kept.as_bytes())?;
+        std::fs::remove_file(&located.path)?;
+        let _ = writeln!(
+            out,
+            "dropped {} below confidence {x}:",
+            crate::report::criteria_count(low.len())
+        );
+        for c in &low {
+            let _ = writeln!(
+                out,
+                "  {}  {}  {}",
+                c.confidence.map(|k| k.to_string()).unwrap_or_default(),
+                c.id,
+                c.ac.replace('\n', " ")
+            );
+        }
+    }
     let _ = writeln!(
-        std::io::stdout(),
+        out,
         "committed {} as {}",
-        crate::report::criteria_count(set.criteria.len()),
+        crate::report::criteria_count(set.criteria.len() - low.len()),
         target.display()
     );
     Ok(0)
+}
+
+/// `text` (an acceptance file) without the list items of `drop`: each from its `-` line to the
+/// next line indented no deeper than that `-` (the next item, or the next top-level key).
+fn without_criteria(text: &str, drop: &[&acceptance::Criterion]) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut cut = vec![false; lines.len()];
+    for c in drop {
+        // The item's `-`: on the line of its `id`, or the nearest line above it.
+        let Some(start) = (0..c.line.min(lines.len()))
+            .rev()
+            .find(|&i| lines[i].trim_start().starts_with('-'))
+        else {
+            continue;
+        };
+        let dash = indent(lines[start]);
+        let mut end = start + 1;
+        while end < lines.len() {
+            let l = lines[end];
+            if !l.trim().is_empty() && indent(l) <= dash {
+                break;
+            }
+            end += 1;
+        }
+        for flag in &mut cut[start..end] {
+            *flag = true;
+        }
+    }
+    lines
+        .iter()
+        .zip(cut)
+        .filter(|(_, c)| !c)
+        .map(|(l, _)| *l)
+        .collect()
 }
 
 /// What `lint` and `tags` show: every acceptance file of the worktree (or the one named), each
@@ -606,50 +717,6 @@ fn init(repo: &std::path::Path, from: Option<&std::path::Path>, force: bool) -> 
         acceptance::tag_for(ids[0]).to_lowercase().replace('-', "_")
     ));
     next("commit, then run `shipmoor claim-check`".to_string());
-    Ok(0)
-}
-
-fn derive(repo: &std::path::Path, from: &std::path::Path, force: bool) -> Result<i32, Error> {
-    let criteria = criteria_from(from)?;
-    let git = Git::discover(repo).ok();
-    let root = git
-        .as_ref()
-        .map(|g| g.root().to_path_buf())
-        .unwrap_or_else(|| repo.to_path_buf());
-    let rel = match git.as_ref().and_then(change_branch) {
-        // One file per change: concurrent branches never write the same one.
-        Some(branch) => format!("{}{branch}.yaml.draft", claim::CHANGES),
-        None => ".shipmoor/acceptance.yaml.draft".to_string(),
-    };
-    let path = root.join(&rel);
-    if path.exists() && !force {
-        return Err(Error::input(
-            InputError::new(format!("{} exists", path.display()))
-                .help("pass --force to replace the draft"),
-        ));
-    }
-    let mut yaml = format!("# Drafted by `shipmoor acceptance derive`: nobody has agreed to it yet.\n# Review it, then `shipmoor acceptance commit` makes it {}.\nversion: 1\ncriteria:\n", rel.trim_end_matches(".draft"));
-    for (id, ac) in &criteria {
-        let quoted = serde_json::to_string(ac).map_err(Error::crash)?;
-        yaml.push_str(&format!("  - id: {id}\n    ac: {quoted}\n"));
-    }
-    // The draft must be one the parser accepts.
-    acceptance::parse::parse(&yaml, &rel, AcceptanceState::Draft, String::new()).map_err(|e| {
-        Error::crash(format!(
-            "the drafted acceptance set does not validate: {:?}",
-            e.first()
-        ))
-    })?;
-    crate::evidence::write_atomic(&path, yaml.as_bytes())?;
-    let _ = writeln!(
-        std::io::stdout(),
-        "drafted {} as {}",
-        crate::report::criteria_count(criteria.len()),
-        path.display()
-    );
-    for (id, _) in &criteria {
-        let _ = writeln!(std::io::stdout(), "  {id}  {}", acceptance::tag_for(id));
-    }
     Ok(0)
 }
 

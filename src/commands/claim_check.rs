@@ -684,7 +684,7 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
         repository: facts.repository.clone(),
         base: facts.base.clone(),
         head: facts.head.clone(),
-        acceptance: acceptance_info(set, &facts.acceptance_path, &claim.source),
+        acceptance: acceptance_info(set, &facts.acceptance_path, &claim.source, facts),
         started_at: facts.started_at.clone(),
         completed_at: facts.completed_at.clone(),
         duration_seconds: facts.duration_seconds,
@@ -931,8 +931,24 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
 }
 
 /// What the result says about the claim; `path` is its file as reports show it.
-fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str) -> AcceptanceInfo {
+fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str, facts: &Facts) -> AcceptanceInfo {
+    let draft = (set.state == acceptance::AcceptanceState::Draft).then(|| report::DraftInfo {
+        commit: commit_command(set, source, &facts.base, &facts.head),
+        criteria: set
+            .criteria
+            .iter()
+            .map(|c| report::DraftCriterion {
+                id: c.id.clone(),
+                tag: c.tag.clone(),
+                ac: c.ac.clone(),
+                required: c.required,
+                confidence: c.confidence.map(|k| k.value()),
+                source: c.source.clone(),
+            })
+            .collect(),
+    });
     AcceptanceInfo {
+        draft,
         path: path.to_string(),
         state: set.state,
         sha256: set.sha256.clone(),
@@ -947,6 +963,31 @@ fn acceptance_info(set: &AcceptanceSet, path: &str, source: &str) -> AcceptanceI
             .collect(),
         inherited_policy: set.inherited,
     }
+}
+
+/// The command line that turns a draft claim into this change's committed file: for a claim
+/// derived from text, `acceptance derive` from the same text first.
+fn commit_command(set: &AcceptanceSet, source: &str, base: &str, head: &str) -> String {
+    const COMMIT: &str = "shipmoor acceptance commit";
+    if source != "derived" {
+        return COMMIT.to_string();
+    }
+    let what = set.display_path.trim_end_matches(" (derived draft)");
+    let derive = if let Some(from) = what.strip_prefix("--from ") {
+        format!("shipmoor acceptance derive --from {from}")
+    } else if let Some(n) = what
+        .strip_prefix("pull request #")
+        .and_then(|r| r.split('\'').next())
+    {
+        format!("gh pr view {n} --json body -q .body | shipmoor acceptance derive --from -")
+    } else {
+        format!(
+            "shipmoor acceptance derive --from-commits {}..{}",
+            &base[..7.min(base.len())],
+            &head[..7.min(head.len())]
+        )
+    };
+    format!("{derive} && {COMMIT}")
 }
 
 /// The fused rule as a sentence; the draft gate says how to commit this claim's own draft.
@@ -1005,8 +1046,8 @@ fn load_claim(
     if !found.set.criteria.is_empty() {
         return Ok((found, "files".into()));
     }
-    for (what, text) in &intent_texts(args, git, base, head)? {
-        let Some(criteria) = draft_criteria(text, &found.set) else {
+    for (what, texts) in &intent_texts(args, git, base, head)? {
+        let Some(criteria) = draft_criteria(texts, &found.set) else {
             continue;
         };
         let source = format!("{what} (derived draft)");
@@ -1018,15 +1059,18 @@ fn load_claim(
     Err(claims_nothing(git, base, head, &found, &head_files))
 }
 
-/// The texts a draft claim may be derived from, in order: `--from`, the pull request's
-/// description, the commit messages of base..head; each with what it is, in words.
+/// One text a draft may be derived from: its name in source pointers, and its words.
+type NamedText = (String, String);
+
+/// The texts a draft claim may be derived from, in order: `--from`, the pull request's title
+/// and description, the commit messages of base..head; each group with what it is, in words.
 fn intent_texts(
     args: &ClaimCheckArgs,
     git: &Git,
     base: &CommitId,
     head: &CommitId,
-) -> Result<Vec<(String, String)>, Error> {
-    let mut texts: Vec<(String, String)> = Vec::new();
+) -> Result<Vec<(String, Vec<NamedText>)>, Error> {
+    let mut texts: Vec<(String, Vec<NamedText>)> = Vec::new();
     if let Some(from) = &args.from {
         let text = std::fs::read_to_string(from).map_err(|e| {
             Error::input(
@@ -1034,64 +1078,74 @@ fn intent_texts(
                     .in_file(from.display().to_string()),
             )
         })?;
-        texts.push((format!("--from {}", from.display()), text));
+        let what = format!("--from {}", from.display());
+        texts.push((what.clone(), vec![(what, text)]));
     }
     if let Some(event) = crate::action::event() {
-        if let Some(body) = event.pointer("/pull_request/body").and_then(|b| b.as_str()) {
-            let what = match event
+        let text = |field: &str| {
+            event
+                .pointer(&format!("/pull_request/{field}"))
+                .and_then(|t| t.as_str())
+        };
+        // A `null` description with a title is still the pull request's text.
+        if text("body").is_some() || text("title").is_some() {
+            let body = text("body").unwrap_or_default();
+            let (what, name) = match event
                 .pointer("/pull_request/number")
                 .and_then(|n| n.as_u64())
             {
-                Some(n) => format!("pull request #{n}'s description"),
-                None => "the pull request's description".to_string(),
+                Some(n) => (
+                    format!("pull request #{n}'s description"),
+                    format!("pull request #{n}"),
+                ),
+                None => (
+                    "the pull request's description".to_string(),
+                    "the pull request".to_string(),
+                ),
             };
-            texts.push((what, body.to_string()));
+            let title = text("title").unwrap_or_default();
+            texts.push((
+                what,
+                vec![
+                    (format!("{name}'s title"), title.to_string()),
+                    (name, body.to_string()),
+                ],
+            ));
         }
     }
-    let log = git.run([
-        "log",
-        "--format=%B",
-        &format!("{}..{}", base.as_str(), head.as_str()),
-    ])?;
-    if log.ok {
-        texts.push(("the commit messages".into(), log.text()));
+    // As before: commits whose log cannot be read give no text (the run goes on without).
+    if let Ok(messages) = git.messages(base, head) {
+        let messages = messages
+            .into_iter()
+            .map(|(commit, message)| (format!("commit {}", commit.short()), message))
+            .collect();
+        texts.push(("the commit messages".into(), messages));
     }
     Ok(texts)
 }
 
-/// The criteria a text's checklist drafts, none when it has no checklist; `found` holds the
-/// inherited criteria, whose ids a draft does not take.
-fn draft_criteria(text: &str, found: &AcceptanceSet) -> Option<Vec<acceptance::Criterion>> {
-    let drafted = crate::commands::acceptance::derive_criteria(text);
-    if drafted.is_empty() {
+/// The criteria derived from `texts`, none when there are none; `found` holds the inherited
+/// criteria, whose ids a draft does not take (as `acceptance derive` does not take another
+/// file's).
+fn draft_criteria(
+    texts: &[NamedText],
+    found: &AcceptanceSet,
+) -> Option<Vec<acceptance::Criterion>> {
+    let named: Vec<acceptance::derive::Text<'_>> = texts
+        .iter()
+        .map(|(name, body)| acceptance::derive::Text { name, body })
+        .collect();
+    let mut derived = acceptance::derive::derive(&named);
+    if derived.is_empty() {
         return None;
     }
-    let taken: std::collections::BTreeSet<&str> = found
+    let taken: std::collections::BTreeSet<String> = found
         .inherited_criteria
         .iter()
-        .map(|c| c.id.as_str())
+        .map(|c| c.id.clone())
         .collect();
-    let criteria = drafted
-        .into_iter()
-        .map(|(id, ac)| {
-            // A drafted id may repeat an inherited one; the draft is a new claim.
-            let id = if taken.contains(id.as_str()) {
-                format!("{id}-draft")
-            } else {
-                id
-            };
-            acceptance::Criterion {
-                tag: acceptance::tag_for(&id),
-                id,
-                ac,
-                required: true,
-                lane: acceptance::Lane::Floor,
-                check: None,
-                line: 0,
-            }
-        })
-        .collect();
-    Some(criteria)
+    acceptance::draft::settle_ids(&mut derived, &[], &taken);
+    Some(acceptance::draft::criteria(&derived))
 }
 
 /// The input error of a change that claims nothing, saying how to give it intent (and which
@@ -1113,7 +1167,7 @@ fn claims_nothing(
                 .collect()
         })
         .unwrap_or_default();
-    let mut help = "give the change its intent in one of three ways: (1) add its criteria as `.shipmoor/changes/<name>.yaml` (or edit a criterion of `.shipmoor/acceptance.yaml`) and commit it; (2) pass `--from FILE` with a Markdown checklist to derive a draft from; (3) put a `## Acceptance criteria` checklist (`- [ ] …`) in the pull request's description or a commit message".to_string();
+    let mut help = "give the change its intent in one of three ways: (1) add its criteria as `.shipmoor/changes/<name>.yaml` (or edit a criterion of `.shipmoor/acceptance.yaml`) and commit it; (2) derive a draft from a text with `shipmoor acceptance derive --from FILE` (or pass `--from FILE` here); (3) put a `## Acceptance criteria` checklist (`- [ ] …`) in the pull request's description or a commit message".to_string();
     if !uncommitted.is_empty() {
         help.push_str(&format!(
             "; note: {} is not committed, and claim-check reads the change from git",
@@ -1122,7 +1176,7 @@ fn claims_nothing(
     }
     Error::input(
         InputError::new(format!(
-            "this change claims nothing: base..head ({}..{}) adds or changes no acceptance criterion{}, and there is no text with a checklist to derive a draft from",
+            "this change claims nothing: base..head ({}..{}) adds or changes no acceptance criterion{}, and there is no text with criteria to derive a draft from",
             base.short(),
             head.short(),
             match inherited {

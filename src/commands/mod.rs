@@ -1,6 +1,6 @@
 //! Runs a parsed command line and maps its outcome to one exit code (see [`crate::error`]).
 
-mod acceptance;
+pub(crate) mod acceptance;
 mod action;
 mod admit;
 mod attach;

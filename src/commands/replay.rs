@@ -380,6 +380,8 @@ fn rebuild_claim(
                         lane: acceptance::Lane::Floor,
                         check: None,
                         line: 0,
+                        confidence: None,
+                        source: None,
                     }
                 })
                 .collect();

@@ -240,6 +240,8 @@ mod tests {
             check,
             tag: tag_for(id),
             line: 1,
+            confidence: None,
+            source: None,
         }
     }
 

@@ -50,6 +50,8 @@ pub fn guard_criterion(scope: &str) -> Criterion {
         check: None,
         tag: crate::acceptance::tag_for("guard"),
         line: 0,
+        confidence: None,
+        source: None,
     }
 }
 /// The listed tests whose ids match a `guard` glob.
@@ -613,6 +615,8 @@ mod tests {
             check: None,
             tag: tag_for(id),
             line: 3,
+            confidence: None,
+            source: None,
         }
     }
 

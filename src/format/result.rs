@@ -105,6 +105,34 @@ pub struct AcceptanceInfo {
     /// What the floor did with them (`list`, or `guard`: their tests kept as regression guards,
     /// `stage1.floor.guard`).
     pub inherited_policy: InheritedPolicy,
+    /// When the claim is a draft: its criteria, each with how sure its derivation was, and the
+    /// command that commits it (absent for a committed claim, whose result is as it always was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<DraftInfo>,
+}
+
+/// A draft claim, for the person who commits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DraftInfo {
+    /// The one command line that writes the draft as this change's file and commits it
+    /// (`shipmoor acceptance commit`, after `shipmoor acceptance derive …` for a derived one).
+    pub commit: String,
+    pub criteria: Vec<DraftCriterion>,
+}
+
+/// One criterion of a draft claim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DraftCriterion {
+    pub id: String,
+    pub tag: String,
+    pub ac: String,
+    pub required: bool,
+    /// How sure the derivation was, 0 to 1 (absent for a criterion written by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Where it was read: `pull request #12, line 7`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -299,6 +327,7 @@ pub(crate) mod tests {
                     file: ".shipmoor/acceptance.yaml".into(),
                 }],
                 inherited_policy: InheritedPolicy::Guard,
+                draft: None,
             },
             started_at: "2026-12-01T10:00:00Z".into(),
             completed_at: "2026-12-01T10:00:00Z".into(),

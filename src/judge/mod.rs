@@ -39,6 +39,7 @@
 pub mod audit;
 pub mod chat;
 pub mod command;
+pub mod propose;
 pub mod request;
 
 use std::cell::RefCell;
@@ -416,6 +417,8 @@ mod tests {
                 check: None,
                 tag: tag_for("c"),
                 line: 3,
+                confidence: None,
+                source: None,
             },
             floor: CriterionFloor {
                 result: floor,

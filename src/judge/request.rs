@@ -228,6 +228,8 @@ mod tests {
             check: None,
             tag: tag_for(id),
             line: 3,
+            confidence: None,
+            source: None,
         }
     }
 

@@ -216,6 +216,41 @@ fn author_checks(doc: &ResultDocument<'_>) -> String {
     s
 }
 
+/// A draft claim's criteria, each with how sure its derivation was and its tag, and the one
+/// line that commits the draft: nobody has agreed to it yet, so the verdict waits for a person.
+fn draft(r: &RunResult) -> String {
+    let Some(d) = &r.acceptance.draft else {
+        return String::new();
+    };
+    let mut s = format!(
+        "**Draft criteria — {}, agreed to by nobody yet.** Until the draft is committed the verdict is INCONCLUSIVE at best.\n\n",
+        criteria_count(d.criteria.len())
+    );
+    for c in &d.criteria {
+        let confidence = c
+            .confidence
+            .map(|k| format!("{k:.2}"))
+            .unwrap_or_else(|| "—".to_string());
+        let _ = write!(
+            s,
+            "- {confidence} {} — {}{}",
+            code(&c.tag),
+            c.ac.replace('\n', " "),
+            if c.required { "" } else { " _(optional)_" }
+        );
+        if let Some(source) = &c.source {
+            let _ = write!(s, " _({})_", source.replace('\n', " "));
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "\n**Commit this draft:** {} on the branch, then commit the file it writes with the change.",
+        code(&d.commit)
+    );
+    s
+}
+
 /// The signing state after the verdict, with the one line that fixes an unsigned run.
 fn signing(r: &RunResult) -> String {
     match r.signing.state {
@@ -352,6 +387,10 @@ pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
     let r = &doc.result;
     let mut s = top(doc, Some(context_line(r)));
     s.push('\n');
+    let draft = draft(r);
+    if !draft.is_empty() {
+        let _ = writeln!(s, "{draft}");
+    }
     let _ = writeln!(s, "{}\n", signing(r));
     s.push_str(&details(r));
     let _ = writeln!(
@@ -392,6 +431,58 @@ mod tests {
         ];
         let icons: Vec<&str> = verdicts.iter().map(|v| verdict_icon(*v)).collect();
         assert_eq!(icons, ["✅", "⚠️", "❓", "❌"]);
+    }
+
+    #[test]
+    fn a_draft_lists_its_criteria_with_their_confidence_and_how_to_commit_it() {
+        let mut r = every_disposition();
+        let doc_of = |r: &RunResult| {
+            let fixes = crate::report::fixes::packet(r);
+            job_summary(&ResultDocument::new(r, &fixes), "claim-check")
+        };
+        assert!(!doc_of(&r).contains("Draft criteria"));
+        r.acceptance.draft = Some(crate::report::DraftInfo {
+            commit: "shipmoor acceptance derive --from task.md && shipmoor acceptance commit"
+                .into(),
+            criteria: vec![
+                crate::report::DraftCriterion {
+                    id: "limit".into(),
+                    tag: "AC-LIMIT-1234".into(),
+                    ac: "The limit is ten.".into(),
+                    required: true,
+                    confidence: Some(0.9),
+                    source: Some("pull request #2, line 3".into()),
+                },
+                crate::report::DraftCriterion {
+                    id: "hand".into(),
+                    tag: "AC-HAND-5678".into(),
+                    ac: "Written by hand.".into(),
+                    required: false,
+                    confidence: None,
+                    source: None,
+                },
+            ],
+        });
+        let s = doc_of(&r);
+        assert!(
+            s.contains("**Draft criteria — 2 criteria, agreed to by nobody yet.**"),
+            "{s}"
+        );
+        assert!(
+            s.contains("- 0.90 `AC-LIMIT-1234` — The limit is ten. _(pull request #2, line 3)_\n- — `AC-HAND-5678` — Written by hand. _(optional)_\n"),
+            "{s}"
+        );
+        assert!(s.contains("**Commit this draft:** `shipmoor acceptance derive --from task.md && shipmoor acceptance commit` on the branch"), "{s}");
+        // Before the signing state, after the table.
+        let (at, table, sign) = (
+            s.find("Draft criteria").unwrap(),
+            s.find("| status |").unwrap(),
+            s.find("Unsigned").unwrap(),
+        );
+        assert!(table < at && at < sign, "{s}");
+        // The pull request comment stays the headline, the author checks and the table.
+        let fixes = crate::report::fixes::packet(&r);
+        assert!(!pr_comment(&ResultDocument::new(&r, &fixes)).contains("Draft criteria"));
     }
 
     #[test]

@@ -19,8 +19,8 @@ use crate::acceptance::{Criterion, InheritedPolicy, Lane};
 use crate::floor::{CriterionFloor, EntryKind, FloorReport};
 use crate::format::judge::Citation;
 pub use crate::format::result::{
-    AcceptanceInfo, CriterionResult, InheritedCriterion, JudgeOutcome, Outputs, ResultDocument,
-    RouteTo, RunResult, Signing, RESULT_SCHEMA,
+    AcceptanceInfo, CriterionResult, DraftCriterion, DraftInfo, InheritedCriterion, JudgeOutcome,
+    Outputs, ResultDocument, RouteTo, RunResult, Signing, RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
 use crate::judge::Finding;
@@ -249,6 +249,8 @@ mod tests {
             check: None,
             tag: tag_for("order-refunded"),
             line: 4,
+            confidence: None,
+            source: None,
         };
         let report = FloorReport {
             entries: vec![
@@ -354,6 +356,8 @@ mod tests {
                             check: None,
                             tag: tag_for("c"),
                             line: 1,
+                            confidence: None,
+                            source: None,
                         };
                         let report = FloorReport {
                             entries: vec![entry(EntryKind::Claimed, c, floor)],

@@ -1,6 +1,7 @@
 //! The part of GitHub's REST API the Action's pull request comment speaks, on loopback: one
 //! pull request's issue comments, listed page by page (`per_page`, `page`, a `Link` header as
-//! GitHub sends), created with POST and edited with PATCH. It checks the bearer token, records
+//! GitHub sends), created with POST and edited with PATCH; and issues, read one at a time
+//! (`GET /repos/{owner}/{repo}/issues/{n}`, any repository). It checks the bearer token, records
 //! every request (through [`ChatServer`]) and can be told to refuse writes or listings.
 #![allow(dead_code)]
 
@@ -26,6 +27,8 @@ struct Thread {
     refuse_writes: Option<(u16, String)>,
     /// Answers GET with this status and message instead.
     refuse_listing: Option<(u16, String)>,
+    /// Issues by their API path (`/repos/{owner}/{repo}/issues/{n}`).
+    issues: std::collections::BTreeMap<String, Value>,
 }
 
 pub struct FakeGitHub {
@@ -89,6 +92,7 @@ impl FakeGitHub {
                     }
                     answer
                 }
+                "GET" if t.issues.contains_key(path) => Action::ok(t.issues[path].to_string()),
                 "POST" if path == list_path => {
                     if let Some((status, message)) = &t.refuse_writes {
                         return error(*status, message);
@@ -154,6 +158,14 @@ impl FakeGitHub {
             body: body.to_string(),
         });
         id
+    }
+
+    /// Issue `number` of `repo` (`owner/name`); `body` `None` is GitHub's `null` body.
+    pub fn add_issue(&self, repo: &str, number: u64, title: &str, body: Option<&str>) {
+        self.thread.lock().unwrap().issues.insert(
+            format!("/repos/{repo}/issues/{number}"),
+            json!({"number": number, "title": title, "body": body, "state": "open"}),
+        );
     }
 
     pub fn comments(&self) -> Vec<Comment> {

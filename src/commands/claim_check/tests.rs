@@ -38,6 +38,8 @@ fn criterion(id: &str, ac: &str, line: usize, lane: Lane, required: bool) -> Cri
         check: None,
         tag: tag_for(id),
         line,
+        confidence: None,
+        source: None,
     }
 }
 
