@@ -12,6 +12,7 @@
 //! ([`tags`]); (4) tell this change's claim from inherited criteria ([`claim`]).
 
 pub mod claim;
+pub mod derive;
 pub mod parse;
 pub(crate) mod schema;
 pub mod tags;
