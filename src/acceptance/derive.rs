@@ -33,8 +33,10 @@
 //!    the backticks (an id like `Idempotency-Key` is often the point of the criterion), but a
 //!    modal verb inside inline code does not make a sentence a criterion.
 //! 5. **Merge** duplicates: the same normalised text (case, punctuation and whitespace ignored), or
-//!    a near-duplicate (token-set Jaccard ≥ 0.8, the differing tokens holding no digit, so "24
-//!    hours" and "48 hours" stay apart); the higher confidence wins, ties go to the first.
+//!    a near-duplicate: one's words all in the other, a word-set Jaccard ≥ 0.8, and no extra word
+//!    holding a digit ("… on the server" and "… on the server side" merge; "24 hours" and "48
+//!    hours", or "keeps the totals" and "keeps the dates", stay apart). The higher confidence
+//!    wins, ties go to the first.
 //! 6. **Ids**: a slug of the text's first words (accents folded, ≤ 48 chars); a text mostly outside
 //!    ASCII gets `ac-` and 8 hex digits of its hash. Only texts whose slugs collide get a hash
 //!    suffix, so an edit elsewhere in the body never renames a criterion unless it adds one with
@@ -226,6 +228,11 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "types of changes",
             "how has this been tested",
             "how was this tested",
+            "how to test",
+            "testing",
+            "testing done",
+            "test plan",
+            "manual testing",
             "before merging",
         ],
     ),
@@ -648,7 +655,7 @@ impl<'f> Scanner<'f> {
         // The modal is read without inline code: `config must be a file` quotes a message.
         let plain = clean(sentence, false);
         let lower = plain.to_lowercase();
-        if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) {
+        if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) || is_pointer(&lower) {
             return;
         }
         let modal = modal(&plain);
@@ -762,18 +769,17 @@ fn list_item(trimmed: &str) -> Option<(bool, &str)> {
         }
         trimmed[digits..].strip_prefix(['.', ')'])?
     };
+    // Authors drop the spaces around a checkbox (`-[ ] text`, `- [ ]text`): still a checklist.
+    let rest_trimmed = rest.trim_start();
+    for b in ["[ ]", "[x]", "[X]"] {
+        if let Some(after) = rest_trimmed.strip_prefix(b) {
+            return Some((true, after.trim()));
+        }
+    }
     if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
         return None;
     }
-    let rest = rest.trim_start();
-    for b in ["[ ]", "[x]", "[X]"] {
-        if let Some(after) = rest.strip_prefix(b) {
-            if after.is_empty() || after.starts_with([' ', '\t']) {
-                return Some((true, after.trim()));
-            }
-        }
-    }
-    Some((false, rest))
+    Some((false, rest_trimmed))
 }
 
 /// A bold line (`**Acceptance criteria:**`, `__Done when__`), a bold label opening a line
@@ -798,7 +804,7 @@ fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
         }
     }
     let title = trimmed.strip_suffix([':', '：'])?;
-    (section_kind(&heading_title(title)) != SectionKind::Other && title.chars().count() <= 40)
+    (title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
         .then(|| (title.to_string(), ""))
 }
 
@@ -909,11 +915,19 @@ fn split_sentences(buf: &str) -> Vec<(usize, &str)> {
             end += 1;
         }
         let at_boundary = cjk || end == bytes.len() || bytes[end] == b' ';
-        let word_start = buf[..i]
-            .rfind([' ', '('])
-            .map_or(start, |p| (p + 1).max(start));
-        let word = buf[word_start..i].to_ascii_lowercase();
-        let abbreviation = b == b'.' && ABBREVIATIONS.contains(&word.as_str());
+        let abbreviation = b == b'.' && {
+            // The word before the dot, looked for in the last few bytes only: an abbreviation is
+            // short, and a long run without spaces must not make the split quadratic.
+            let from = i.saturating_sub(8).max(start);
+            let word_start = bytes[from..i]
+                .iter()
+                .rposition(|c| matches!(c, b' ' | b'('))
+                .map_or(from, |p| from + p + 1);
+            let word = &bytes[word_start..i];
+            ABBREVIATIONS
+                .iter()
+                .any(|a| a.as_bytes().eq_ignore_ascii_case(word))
+        };
         if at_boundary && !abbreviation {
             push_sentence(buf, start, end, &mut out);
             start = end;
@@ -1006,6 +1020,13 @@ fn is_hedged(lower: &str) -> bool {
         "should be good",
     ];
     HEDGES.iter().any(|h| lower.contains(h))
+}
+
+/// "See #12, …", "See [the design](…)": a sentence that sends the reader elsewhere.
+fn is_pointer(lower: &str) -> bool {
+    ["see ", "refer to ", "siehe ", "voir ", "ver ", "véase "]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }
 
 /// The RFC 2119 / BCP 14 key-words paragraph names the modals without requiring anything.
@@ -1102,7 +1123,9 @@ fn clean(s: &str, keep_code: bool) -> String {
             b'`' => {
                 let run = bytes[i..].iter().take_while(|c| **c == b'`').count();
                 let fence = &s[i..i + run];
-                match s[i + run..].find(fence) {
+                // Bounded, so that many unmatched backticks stay linear.
+                let window = bounded(s, i + run, MAX_SPAN);
+                match window.find(fence) {
                     Some(len) => {
                         if keep_code {
                             out.push_str(s[i + run..i + run + len].trim());
@@ -1173,23 +1196,35 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
+/// How far a code span, a link's parts or a tag are looked for: the cleaning stays linear on
+/// hostile input (a line of ten thousand `[`), and real spans are far shorter.
+const MAX_SPAN: usize = 4096;
+
+/// `s[from..]`, at most about `max` bytes of it, cut at a character boundary.
+fn bounded(s: &str, from: usize, max: usize) -> &str {
+    let mut end = (from + max).min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[from..end]
+}
+
 /// `[text](url)` or `[text][ref]` at `open`: the text and the end of the link.
 fn link_at(s: &str, open: usize) -> Option<(&str, usize)> {
-    let close = open + s[open..].find(']')?;
-    let text = &s[open + 1..close];
-    if text.contains('[') {
+    let close = open + 1 + bounded(s, open + 1, MAX_SPAN).find([']', '['])?;
+    if s.as_bytes()[close] != b']' {
         return None;
     }
+    let text = &s[open + 1..close];
     let after = &s[close + 1..];
-    let (o, c) = if after.starts_with('(') {
-        ('(', ')')
+    let c = if after.starts_with('(') {
+        ')'
     } else if after.starts_with('[') {
-        ('[', ']')
+        ']'
     } else {
         return None;
     };
-    debug_assert!(after.starts_with(o));
-    let end = after.find(c)?;
+    let end = bounded(after, 0, MAX_SPAN).find(c)?;
     Some((text, close + 1 + end + 1))
 }
 
@@ -1200,8 +1235,8 @@ fn tag_end(s: &str, open: usize) -> Option<usize> {
     if !(next.is_ascii_alphabetic() || next == b'/' || next == b'!') {
         return None;
     }
-    let close = s[open..].find('>')?;
-    // A comparison ("a < b and c > d") is not a tag: a tag has no spaces right after `<`.
+    // A comparison ("a < b and c > d") is not a tag: a tag has no space right after `<`.
+    let close = bounded(s, open, MAX_SPAN).find('>')?;
     Some(open + close + 1)
 }
 
@@ -1227,7 +1262,8 @@ fn normalise(ac: &str) -> String {
 // Step 5: merging
 // ---------------------------------------------------------------------------------------------
 
-/// The Jaccard similarity of two token sets at or above which two criteria are one.
+/// The Jaccard similarity of two token sets (one holding the other) at or above which two
+/// criteria are one.
 const NEAR_DUPLICATE: f64 = 0.8;
 /// Each bucket compares a criterion with at most this many earlier ones, so that a body of many
 /// similar lines stays linear.
@@ -1332,10 +1368,13 @@ fn near_duplicate(a_key: &str, b_key: &str, a: &[u64], b: &[u64]) -> bool {
         }
     }
     let union = a.len() + b.len() - common;
-    if union == 0 || (common as f64) / (union as f64) < NEAR_DUPLICATE {
+    // One says all the other says, and a little more ("… on the server" / "… on the server
+    // side"); a word replaced ("keeps the totals" / "keeps the dates") is another criterion.
+    if union == 0 || common < a.len().min(b.len()) || (common as f64) / (union as f64) < NEAR_DUPLICATE
+    {
         return false;
     }
-    // Figures are the criterion: "24 hours" and "48 hours" are two.
+    // Figures are the criterion: "within a day" and "within a day or 2" are two.
     let words_a: Vec<&str> = a_key.split(' ').collect();
     let words_b: Vec<&str> = b_key.split(' ').collect();
     let differs_in_digits = |x: &[&str], y: &[&str]| {
