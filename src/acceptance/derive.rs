@@ -639,6 +639,11 @@ impl<'f> Scanner<'f> {
     /// Each sentence of the block: under an acceptance heading every one is a criterion; else
     /// only those with a modal verb.
     fn sentences(&mut self, under_acceptance: bool) {
+        // Most prose states no requirement: one word scan of the block spares splitting and
+        // cleaning it.
+        if !under_acceptance && modal(&self.block.buf).is_none() {
+            return;
+        }
         let buf = std::mem::take(&mut self.block.buf);
         for (start, sentence) in split_sentences(&buf) {
             let line = self.block.line_at(start);
@@ -956,52 +961,151 @@ struct Modal {
     rfc: bool,
 }
 
-fn modal(plain: &str) -> Option<Modal> {
-    static REQUIRED: OnceLock<Regex> = OnceLock::new();
-    static OPTIONAL: OnceLock<Regex> = OnceLock::new();
-    let required = REQUIRED.get_or_init(|| {
-        Regex::new(
-            r"(?i)\b(must|shall|is required to|are required to|muss|müssen|darf nicht|dürfen nicht|doit|doivent|devra|devront|debe|deben|deberá|deberán|tiene que|tienen que|deve|devem|deverá|deverão|precisa|precisam)\b|(必须|必須|务必|須要|なければならない|必要がある|必要があります)",
-        )
-        .expect("the required modal pattern is valid")
-    });
-    let optional = OPTIONAL.get_or_init(|| {
-        Regex::new(
-            r"(?i)\b(should|ought to|sollte|sollten|devrait|devraient|debería|deberían|sería bueno|deveria|deveriam|seria bom)\b|(应该|應該|べき)",
-        )
-        .expect("the optional modal pattern is valid")
-    });
-    let found = |re: &Regex, required: bool| {
-        re.find(plain).map(|m| {
-            let w = m.as_str();
-            Modal {
-                word: w.to_lowercase(),
-                required,
-                rfc: w.len() > 1 && w.chars().all(|c| !c.is_lowercase()),
+/// Modal verbs and phrases that make a sentence a requirement, as lower-case words.
+const REQUIRED_MODALS: &[&[&str]] = &[
+    &["must"],
+    &["shall"],
+    &["is", "required", "to"],
+    &["are", "required", "to"],
+    &["muss"],
+    &["müssen"],
+    &["darf", "nicht"],
+    &["dürfen", "nicht"],
+    &["doit"],
+    &["doivent"],
+    &["devra"],
+    &["devront"],
+    &["debe"],
+    &["deben"],
+    &["deberá"],
+    &["deberán"],
+    &["tiene", "que"],
+    &["tienen", "que"],
+    &["deve"],
+    &["devem"],
+    &["deverá"],
+    &["deverão"],
+    &["precisa"],
+    &["precisam"],
+];
+/// Those that make it a wish.
+const OPTIONAL_MODALS: &[&[&str]] = &[
+    &["should"],
+    &["ought", "to"],
+    &["sollte"],
+    &["sollten"],
+    &["devrait"],
+    &["devraient"],
+    &["debería"],
+    &["deberían"],
+    &["sería", "bueno"],
+    &["deveria"],
+    &["deveriam"],
+    &["seria", "bom"],
+];
+/// Scripts without spaces between words: looked for as substrings.
+const REQUIRED_MODALS_CJK: &[&str] = &[
+    "必须",
+    "必須",
+    "务必",
+    "須要",
+    "なければならない",
+    "必要がある",
+    "必要があります",
+];
+const OPTIONAL_MODALS_CJK: &[&str] = &["应该", "應該", "べき"];
+
+/// Words explicitly marking a criterion optional.
+const OPTIONAL_MARKERS: &[&[&str]] = &[
+    &["optional"],
+    &["optionally"],
+    &["nice", "to", "have"],
+    &["optionnel"],
+    &["opcional"],
+    &["wünschenswert"],
+];
+const OPTIONAL_MARKERS_CJK: &[&str] = &["可选", "任意"];
+/// Verbs that make a list item (not a checklist item) optional.
+const OPTIONAL_VERBS: &[&[&str]] = &[
+    &["should"],
+    &["could"],
+    &["sollte"],
+    &["sollten"],
+    &["devrait"],
+    &["debería"],
+    &["deveria"],
+];
+
+/// The words of `s`: maximal runs of letters and digits. A word scan instead of a regex with
+/// `\b`: Unicode word boundaries send the regex engines to their slowest path, and this runs
+/// on every paragraph.
+fn words(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in s.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                out.push(&s[st..i]);
+                start = None;
             }
+            _ => {}
+        }
+    }
+    if let Some(st) = start {
+        out.push(&s[st..]);
+    }
+    out
+}
+
+/// The first of `phrases` in `words` (ASCII case folded): its first word's index and length.
+fn find_phrase(words: &[&str], phrases: &[&[&str]]) -> Option<(usize, usize)> {
+    (0..words.len()).find_map(|i| {
+        phrases.iter().find_map(|p| {
+            let fits = words.len() - i >= p.len()
+                && p.iter().zip(&words[i..]).all(|(a, b)| a.eq_ignore_ascii_case(b));
+            fits.then_some((i, p.len()))
+        })
+    })
+}
+
+fn modal(plain: &str) -> Option<Modal> {
+    let ws = words(plain);
+    let found = |phrases: &[&[&str]], cjk: &[&str], required: bool| {
+        if let Some((i, len)) = find_phrase(&ws, phrases) {
+            let first = ws[i];
+            return Some(Modal {
+                word: ws[i..i + len].join(" ").to_lowercase(),
+                required,
+                rfc: first.len() > 1 && first.chars().all(|c| !c.is_lowercase()),
+            });
+        }
+        if plain.is_ascii() {
+            return None;
+        }
+        cjk.iter().find(|m| plain.contains(**m)).map(|m| Modal {
+            word: (*m).to_string(),
+            required,
+            rfc: false,
         })
     };
-    found(required, true).or_else(|| found(optional, false))
+    found(REQUIRED_MODALS, REQUIRED_MODALS_CJK, true)
+        .or_else(|| found(OPTIONAL_MODALS, OPTIONAL_MODALS_CJK, false))
 }
 
 /// Words in an item's text that make it optional. A checklist item is required whatever its verb
 /// (the issue's rule), so only the explicit words count there; a list item's `should` or `could`
 /// counts too.
 fn marks_optional(ac: &str, modal_verbs: bool) -> bool {
-    static EXPLICIT: OnceLock<Regex> = OnceLock::new();
-    static VERBS: OnceLock<Regex> = OnceLock::new();
-    let explicit = EXPLICIT.get_or_init(|| {
-        Regex::new(r"(?i)\b(optional|optionally|nice[- ]to[- ]have|optionnel|opcional|wünschenswert)\b|(可选|任意)")
-            .expect("the optional marker pattern is valid")
-    });
-    let verbs = VERBS.get_or_init(|| {
-        Regex::new(r"(?i)\b(should|could|sollte|sollten|devrait|debería|deveria)\b")
-            .expect("the optional verb pattern is valid")
-    });
-    if explicit.is_match(ac) {
+    let ws = words(ac);
+    if find_phrase(&ws, OPTIONAL_MARKERS).is_some()
+        || (!ac.is_ascii() && OPTIONAL_MARKERS_CJK.iter().any(|m| ac.contains(m)))
+    {
         return true;
     }
-    modal_verbs && verbs.is_match(ac) && modal(ac).is_none_or(|m| !m.required)
+    modal_verbs
+        && find_phrase(&ws, OPTIONAL_VERBS).is_some()
+        && modal(ac).is_none_or(|m| !m.required)
 }
 
 /// A sentence that hedges is a guess about the change, not a criterion of it.
@@ -1184,7 +1288,11 @@ fn clean(s: &str, keep_code: bool) -> String {
     }
     let t = collapsed.trim_end_matches('\\').trim();
     // A link or image removed before punctuation leaves "page ." behind.
-    t.replace(" .", ".").replace(" ,", ",")
+    if t.contains(" .") || t.contains(" ,") {
+        t.replace(" .", ".").replace(" ,", ",")
+    } else {
+        t.to_string()
+    }
 }
 
 fn utf8_len(first: u8) -> usize {
