@@ -41,7 +41,12 @@ for t in cargo python3; do
 done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-derive-bench-XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  local status=$?
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 stage "building benches/derive.rs (release)"

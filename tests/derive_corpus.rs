@@ -54,7 +54,10 @@ fn corpus() -> Vec<(String, String, Vec<Expected>)> {
         } else if let Some(stem) = name.strip_suffix(".md") {
             (stem.to_string(), std::fs::read_to_string(&path).unwrap())
         } else if let Some(stem) = name.strip_suffix(".seed") {
-            (stem.to_string(), grow(&std::fs::read_to_string(&path).unwrap()))
+            (
+                stem.to_string(),
+                grow(&std::fs::read_to_string(&path).unwrap()),
+            )
         } else {
             panic!("{name}: the corpus holds only NAME.md, NAME.seed and NAME.expected.yaml");
         };
@@ -93,10 +96,12 @@ fn expected(yaml: &str, path: &Path) -> Vec<Expected> {
             Event::MappingEnd | Event::SequenceEnd => {
                 if depth == 3 {
                     out.push(Expected {
-                        ac: ac.take().unwrap_or_else(|| panic!("{}: an item without ac", path.display())),
-                        required: required
+                        ac: ac
                             .take()
-                            .unwrap_or_else(|| panic!("{}: an item without required", path.display())),
+                            .unwrap_or_else(|| panic!("{}: an item without ac", path.display())),
+                        required: required.take().unwrap_or_else(|| {
+                            panic!("{}: an item without required", path.display())
+                        }),
                     });
                 }
                 depth -= 1;
@@ -115,7 +120,13 @@ fn expected(yaml: &str, path: &Path) -> Vec<Expected> {
 
 fn normalise(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_alphanumeric() { c.to_lowercase().next().unwrap() } else { ' ' })
+        .map(|c| {
+            if c.is_alphanumeric() {
+                c.to_lowercase().next().unwrap()
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -146,9 +157,14 @@ fn pair(derived: &[Derived], expected: &[Expected]) -> Vec<(usize, usize)> {
             if used_e[j] {
                 continue;
             }
-            if let Some(i) = (0..d.len())
-                .find(|&i| !used_d[i] && (if exact { d[i] == *ej } else { similar(&d[i], ej) }))
-            {
+            if let Some(i) = (0..d.len()).find(|&i| {
+                !used_d[i]
+                    && (if exact {
+                        d[i] == *ej
+                    } else {
+                        similar(&d[i], ej)
+                    })
+            }) {
                 used_d[i] = true;
                 used_e[j] = true;
                 pairs.push((i, j));
@@ -161,10 +177,17 @@ fn pair(derived: &[Derived], expected: &[Expected]) -> Vec<(usize, usize)> {
 #[test]
 fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
     let corpus = corpus();
-    assert!(corpus.len() >= MIN_FILES, "the corpus holds {} bodies", corpus.len());
+    assert!(
+        corpus.len() >= MIN_FILES,
+        "the corpus holds {} bodies",
+        corpus.len()
+    );
     let (mut derived_n, mut expected_n, mut matched_n, mut required_ok) = (0, 0, 0, 0);
     let mut misses = Vec::new();
-    println!("{:<32} {:>7} {:>8} {:>7} {:>8}", "body", "derived", "expected", "matched", "required");
+    println!(
+        "{:<32} {:>7} {:>8} {:>7} {:>8}",
+        "body", "derived", "expected", "matched", "required"
+    );
     for (name, body, expected) in &corpus {
         let derived = derive(&[Text { name, body }]);
         let pairs = pair(&derived, expected);
@@ -182,7 +205,10 @@ fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
         );
         for (i, d) in derived.iter().enumerate() {
             if !pairs.iter().any(|p| p.0 == i) {
-                misses.push(format!("{name}: extra   {:?} ({}, line {})", d.ac, d.reason, d.source.line));
+                misses.push(format!(
+                    "{name}: extra   {:?} ({}, line {})",
+                    d.ac, d.reason, d.source.line
+                ));
             }
         }
         for (j, e) in expected.iter().enumerate() {
@@ -215,7 +241,10 @@ fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
          precision {precision:.3}, recall {recall:.3}, required-flag accuracy {required_accuracy:.3}",
         corpus.len()
     );
-    assert!(precision >= MIN_PRECISION, "precision {precision:.3} < {MIN_PRECISION}");
+    assert!(
+        precision >= MIN_PRECISION,
+        "precision {precision:.3} < {MIN_PRECISION}"
+    );
     assert!(recall >= MIN_RECALL, "recall {recall:.3} < {MIN_RECALL}");
     assert!(
         required_accuracy >= MIN_REQUIRED_ACCURACY,
@@ -229,7 +258,10 @@ fn the_seeded_body_is_several_mib() {
     let seed = std::fs::read_to_string(corpus_dir().join("large-ci-log.seed")).unwrap();
     let body = grow(&seed);
     assert!(body.len() >= SEED_BODY_BYTES);
-    let derived = derive(&[Text { name: "pr", body: &body }]);
+    let derived = derive(&[Text {
+        name: "pr",
+        body: &body,
+    }]);
     let last = derived.last().expect("criteria in the seeded body");
     assert!(last.source.line > 40_000, "line {}", last.source.line);
 }

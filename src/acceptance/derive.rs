@@ -413,7 +413,9 @@ impl<'f> Scanner<'f> {
             }
             return;
         }
-        let line = if self.in_comment || line.contains("<!--") {
+        // `<` first: a byte search, where most lines end the check.
+        let line = if self.in_comment || (line.as_bytes().contains(&b'<') && line.contains("<!--"))
+        {
             match self.strip_comments(line, uncommented) {
                 Some(()) => uncommented.as_str(),
                 // Wholly inside a comment: as if the line were not there.
@@ -541,11 +543,7 @@ impl<'f> Scanner<'f> {
         }
         let opens = starts_with_ignore_case(trimmed, "<blockquote");
         if self.in_blockquote || opens {
-            if contains_ignore_case(trimmed, "</blockquote>") {
-                self.in_blockquote = false;
-            } else {
-                self.in_blockquote = true;
-            }
+            self.in_blockquote = !contains_ignore_case(trimmed, "</blockquote>");
             return true;
         }
         false
@@ -757,7 +755,9 @@ fn is_thematic_break(trimmed: &str) -> bool {
     };
     matches!(first, b'-' | b'*' | b'_')
         && trimmed.bytes().filter(|b| *b == first).count() >= 3
-        && trimmed.bytes().all(|b| b == first || b == b' ' || b == b'\t')
+        && trimmed
+            .bytes()
+            .all(|b| b == first || b == b' ' || b == b'\t')
 }
 
 /// A list item's marker (`-`, `*`, `+`, `•`, `1.`, `1)`) and optional checkbox; the item's text.
@@ -915,8 +915,7 @@ fn split_sentences(buf: &str) -> Vec<(usize, &str)> {
         }
         let mut end = i + width;
         let cjk = width == 3;
-        while end < bytes.len() && matches!(bytes[end], b'.' | b'!' | b'?' | b'"' | b'\'' | b')')
-        {
+        while end < bytes.len() && matches!(bytes[end], b'.' | b'!' | b'?' | b'"' | b'\'' | b')') {
             end += 1;
         }
         let at_boundary = cjk || end == bytes.len() || bytes[end] == b' ';
@@ -1036,48 +1035,99 @@ const OPTIONAL_VERBS: &[&[&str]] = &[
     &["deveria"],
 ];
 
-/// The words of `s`: maximal runs of letters and digits. A word scan instead of a regex with
-/// `\b`: Unicode word boundaries send the regex engines to their slowest path, and this runs
-/// on every paragraph.
-fn words(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in s.char_indices() {
-        match (c.is_alphanumeric(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(st)) => {
-                out.push(&s[st..i]);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(st) = start {
-        out.push(&s[st..]);
-    }
-    out
+/// The words of a text: maximal runs of letters and digits, without allocating. A word scan
+/// instead of a regex with `\b`: Unicode word boundaries send the regex engines to their
+/// slowest path, and this runs on every paragraph.
+#[derive(Clone)]
+struct Words<'a> {
+    s: &'a str,
+    at: usize,
 }
 
-/// The first of `phrases` in `words` (ASCII case folded): its first word's index and length.
-fn find_phrase(words: &[&str], phrases: &[&[&str]]) -> Option<(usize, usize)> {
-    (0..words.len()).find_map(|i| {
-        phrases.iter().find_map(|p| {
-            let fits = words.len() - i >= p.len()
-                && p.iter().zip(&words[i..]).all(|(a, b)| a.eq_ignore_ascii_case(b));
-            fits.then_some((i, p.len()))
-        })
-    })
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.s.as_bytes();
+        let mut start = None;
+        let mut i = self.at;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (alnum, width) = if b < 0x80 {
+                (b.is_ascii_alphanumeric(), 1)
+            } else {
+                let c = self.s[i..].chars().next().unwrap_or(' ');
+                (c.is_alphanumeric(), c.len_utf8())
+            };
+            match (alnum, start) {
+                (true, None) => start = Some(i),
+                (false, Some(st)) => {
+                    self.at = i;
+                    return Some(&self.s[st..i]);
+                }
+                _ => {}
+            }
+            i += width;
+        }
+        self.at = bytes.len();
+        start.map(|st| &self.s[st..])
+    }
+}
+
+fn words(s: &str) -> Words<'_> {
+    Words { s, at: 0 }
+}
+
+/// Which bytes start a phrase of `phrases` (ASCII case folded), so that most words are passed
+/// over with one lookup.
+const fn first_bytes(phrases: &[&[&str]]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < phrases.len() {
+        let b = phrases[i][0].as_bytes()[0];
+        table[b.to_ascii_lowercase() as usize] = true;
+        table[b.to_ascii_uppercase() as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+/// The first of `phrases` in `s` (ASCII case folded), as its lower-cased words.
+fn find_phrase(s: &str, phrases: &[&[&str]], first: &[bool; 256]) -> Option<String> {
+    let mut ws = words(s);
+    while let Some(w) = ws.next() {
+        if !first[usize::from(w.as_bytes()[0])] {
+            continue;
+        }
+        for p in phrases {
+            if !p[0].eq_ignore_ascii_case(w) {
+                continue;
+            }
+            let mut ahead = ws.clone();
+            if p[1..]
+                .iter()
+                .all(|part| ahead.next().is_some_and(|n| part.eq_ignore_ascii_case(n)))
+            {
+                return Some(if p.len() == 1 {
+                    w.to_string()
+                } else {
+                    p.join(" ")
+                });
+            }
+        }
+    }
+    None
 }
 
 fn modal(plain: &str) -> Option<Modal> {
-    let ws = words(plain);
-    let found = |phrases: &[&[&str]], cjk: &[&str], required: bool| {
-        if let Some((i, len)) = find_phrase(&ws, phrases) {
-            let first = ws[i];
+    const REQUIRED_FIRST: [bool; 256] = first_bytes(REQUIRED_MODALS);
+    const OPTIONAL_FIRST: [bool; 256] = first_bytes(OPTIONAL_MODALS);
+    let found = |phrases: &[&[&str]], first: &[bool; 256], cjk: &[&str], required: bool| {
+        if let Some(w) = find_phrase(plain, phrases, first) {
             return Some(Modal {
-                word: ws[i..i + len].join(" ").to_lowercase(),
+                rfc: w.len() > 1 && w.chars().all(|c| !c.is_lowercase()),
+                word: w.to_lowercase(),
                 required,
-                rfc: first.len() > 1 && first.chars().all(|c| !c.is_lowercase()),
             });
         }
         if plain.is_ascii() {
@@ -1089,22 +1139,23 @@ fn modal(plain: &str) -> Option<Modal> {
             rfc: false,
         })
     };
-    found(REQUIRED_MODALS, REQUIRED_MODALS_CJK, true)
-        .or_else(|| found(OPTIONAL_MODALS, OPTIONAL_MODALS_CJK, false))
+    found(REQUIRED_MODALS, &REQUIRED_FIRST, REQUIRED_MODALS_CJK, true)
+        .or_else(|| found(OPTIONAL_MODALS, &OPTIONAL_FIRST, OPTIONAL_MODALS_CJK, false))
 }
 
 /// Words in an item's text that make it optional. A checklist item is required whatever its verb
 /// (the issue's rule), so only the explicit words count there; a list item's `should` or `could`
 /// counts too.
 fn marks_optional(ac: &str, modal_verbs: bool) -> bool {
-    let ws = words(ac);
-    if find_phrase(&ws, OPTIONAL_MARKERS).is_some()
+    const MARKERS_FIRST: [bool; 256] = first_bytes(OPTIONAL_MARKERS);
+    const VERBS_FIRST: [bool; 256] = first_bytes(OPTIONAL_VERBS);
+    if find_phrase(ac, OPTIONAL_MARKERS, &MARKERS_FIRST).is_some()
         || (!ac.is_ascii() && OPTIONAL_MARKERS_CJK.iter().any(|m| ac.contains(m)))
     {
         return true;
     }
     modal_verbs
-        && find_phrase(&ws, OPTIONAL_VERBS).is_some()
+        && find_phrase(ac, OPTIONAL_VERBS, &VERBS_FIRST).is_some()
         && modal(ac).is_none_or(|m| !m.required)
 }
 
@@ -1158,8 +1209,9 @@ pub(crate) fn is_placeholder(ac: &str) -> bool {
         "write your ",
         "a clear and concise description",
     ];
-    let lower = ac.trim().trim_end_matches('.').to_lowercase();
-    FILLERS.contains(&lower.as_str()) || PROMPTS.iter().any(|p| lower.starts_with(p))
+    let t = ac.trim().trim_end_matches('.');
+    FILLERS.iter().any(|f| f.eq_ignore_ascii_case(t))
+        || PROMPTS.iter().any(|p| starts_with_ignore_case(t, p))
 }
 
 /// Checklist items of pull request templates that are process chores, not behaviour: the author
@@ -1168,8 +1220,16 @@ pub(crate) fn is_placeholder(ac: &str) -> bool {
 /// lists the restart steps") is not a chore.
 pub(crate) fn is_chore(ac: &str) -> bool {
     const FIRST_PERSON: &[&str] = &[
-        "i have ", "i've ", "i agree", "i confirm", "i read ", "i ran ", "i tested", "my code ",
-        "my changes ", "my change ",
+        "i have ",
+        "i've ",
+        "i agree",
+        "i confirm",
+        "i read ",
+        "i ran ",
+        "i tested",
+        "my code ",
+        "my changes ",
+        "my change ",
     ];
     const HOUSEKEEPING: &[&str] = &[
         "tests added",
@@ -1201,12 +1261,14 @@ pub(crate) fn is_chore(ac: &str) -> bool {
         "labels added",
         "added labels",
     ];
-    let lower = ac.trim().to_lowercase();
-    FIRST_PERSON.iter().any(|p| lower.starts_with(p))
+    let t = ac.trim();
+    FIRST_PERSON.iter().any(|p| starts_with_ignore_case(t, p))
         || HOUSEKEEPING.iter().any(|h| {
-            lower
-                .strip_prefix(h)
-                .is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+            starts_with_ignore_case(t, h)
+                && t[h.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric())
         })
 }
 
@@ -1273,9 +1335,15 @@ fn clean(s: &str, keep_code: bool) -> String {
                 i += s[i..].find(char::is_whitespace).unwrap_or(s.len() - i);
             }
             _ => {
-                let ch_len = utf8_len(b);
-                out.push_str(&s[i..i + ch_len]);
-                i += ch_len;
+                // Copy up to the next byte that may open markup in one go.
+                let run = bytes[i + 1..]
+                    .iter()
+                    .position(|c| {
+                        matches!(c, b'`' | b'!' | b'[' | b'<' | b'*' | b'_' | b'~' | b'h')
+                    })
+                    .map_or(bytes.len(), |p| i + 1 + p);
+                out.push_str(&s[i..run]);
+                i = run;
             }
         }
     }
@@ -1292,15 +1360,6 @@ fn clean(s: &str, keep_code: bool) -> String {
         t.replace(" .", ".").replace(" ,", ",")
     } else {
         t.to_string()
-    }
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
     }
 }
 
@@ -1358,7 +1417,11 @@ fn normalise(ac: &str) -> String {
                 out.push(' ');
             }
             gap = false;
-            out.extend(c.to_lowercase());
+            if c.is_ascii() {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
         } else {
             gap = true;
         }
@@ -1478,7 +1541,9 @@ fn near_duplicate(a_key: &str, b_key: &str, a: &[u64], b: &[u64]) -> bool {
     let union = a.len() + b.len() - common;
     // One says all the other says, and a little more ("… on the server" / "… on the server
     // side"); a word replaced ("keeps the totals" / "keeps the dates") is another criterion.
-    if union == 0 || common < a.len().min(b.len()) || (common as f64) / (union as f64) < NEAR_DUPLICATE
+    if union == 0
+        || common < a.len().min(b.len())
+        || (common as f64) / (union as f64) < NEAR_DUPLICATE
     {
         return false;
     }

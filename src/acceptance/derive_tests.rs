@@ -106,7 +106,8 @@ fn ids_are_valid_unique_and_short_even_when_texts_collide() {
     assert!(derived[2].id.starts_with("ac-"), "{}", derived[2].id);
     assert_ne!(derived[4].id, "guard");
     // A colliding slug takes a suffix from its own text, not from its rank: the same either way.
-    let swapped = format!("## Acceptance criteria\n\n- [ ] {long} the dates\n- [ ] {long} the totals\n");
+    let swapped =
+        format!("## Acceptance criteria\n\n- [ ] {long} the dates\n- [ ] {long} the totals\n");
     assert_eq!(
         id_of(&one(&swapped), &format!("{long} the totals")),
         id_of(&derived, &format!("{long} the totals"))
@@ -169,7 +170,14 @@ The API must return 404 for a missing id. Responses should be cached. The key SH
         .iter()
         .find(|d| d.ac == "The key SHALL rotate.")
         .unwrap();
-    assert!(rfc.confidence > derived.iter().find(|d| d.ac.starts_with("The API")).unwrap().confidence);
+    assert!(
+        rfc.confidence
+            > derived
+                .iter()
+                .find(|d| d.ac.starts_with("The API"))
+                .unwrap()
+                .confidence
+    );
 }
 
 #[test]
@@ -203,7 +211,10 @@ Sessions must expire after 30 minutes of inactivity.
         1
     );
     // Different figures are different criteria, and so is a replaced word.
-    assert_eq!(derived.iter().filter(|d| d.ac.starts_with("Keys")).count(), 2);
+    assert_eq!(
+        derived.iter().filter(|d| d.ac.starts_with("Keys")).count(),
+        2
+    );
 }
 
 #[test]
@@ -365,10 +376,22 @@ Should we drop the MSRV? The sender MUST sign every delivery.
 #[test]
 fn sections_in_other_languages_are_recognised() {
     for (heading, item) in [
-        ("## Akzeptanzkriterien", "Dateinamen mit Umlauten werden gespeichert"),
-        ("### Critères d'acceptation :", "Le PDF contient le numéro de TVA"),
-        ("## Criterios de aceptación", "Cada notificación se entrega una vez"),
-        ("**Critérios de aceitação:**", "O arquivo usa ponto e vírgula"),
+        (
+            "## Akzeptanzkriterien",
+            "Dateinamen mit Umlauten werden gespeichert",
+        ),
+        (
+            "### Critères d'acceptation :",
+            "Le PDF contient le numéro de TVA",
+        ),
+        (
+            "## Criterios de aceptación",
+            "Cada notificación se entrega una vez",
+        ),
+        (
+            "**Critérios de aceitação:**",
+            "O arquivo usa ponto e vírgula",
+        ),
         ("## 受け入れ条件", "結果が重複しない"),
         ("**验收标准：**", "同一请求不会被提交两次"),
     ] {
@@ -376,7 +399,10 @@ fn sections_in_other_languages_are_recognised() {
         let derived = one(&body);
         assert_eq!(derived.len(), 1, "{heading}: {derived:#?}");
         assert_eq!(derived[0].confidence, 0.9, "{heading}");
-        assert!(derived[0].reason.starts_with("list item under"), "{heading}");
+        assert!(
+            derived[0].reason.starts_with("list item under"),
+            "{heading}"
+        );
     }
 }
 
@@ -437,7 +463,16 @@ acceptance criteria:
 /// Inputs that make naive scanners quadratic finish at once.
 #[test]
 fn hostile_input_stays_linear() {
-    for unit in ["[", "<a", "`` ` ", "a.", "**", "<!--", "- [ ] x\n", "must. "] {
+    for unit in [
+        "[",
+        "<a",
+        "`` ` ",
+        "a.",
+        "**",
+        "<!--",
+        "- [ ] x\n",
+        "must. ",
+    ] {
         let body = unit.repeat(200_000);
         let t = std::time::Instant::now();
         let _ = one(&body);
