@@ -1437,8 +1437,9 @@ fn normalise(ac: &str) -> String {
 /// criteria are one.
 const NEAR_DUPLICATE: f64 = 0.8;
 /// Each bucket compares a criterion with at most this many earlier ones, so that a body of many
-/// similar lines stays linear.
-const BUCKET_CAP: usize = 32;
+/// similar lines stays linear (a body of thousands of criteria sharing their rarest words spends
+/// most of its time here).
+const BUCKET_CAP: usize = 8;
 
 fn merge(found: Vec<Candidate>) -> Vec<Candidate> {
     // Exact duplicates first (one map lookup each), then near-duplicates among the distinct.
