@@ -1,68 +1,1672 @@
-//! Deriving draft criteria from a change's own words (a pull request, an issue, a task file,
-//! commit messages).
+//! Drafting acceptance criteria from a change's own words (a pull request body, a linked issue,
+//! commit messages), each with a stable id, `required`, a confidence and its reason, and where it
+//! came from.
 //!
-//! In: named texts ([`Text`]). Out: the criteria found in them ([`Derived`]), each with a
-//! stable id, whether it is required, how sure the derivation is (`confidence`, 0 to 1, with
-//! its `reason`) and where it came from (`source`: which text, which line).
+//! In: texts, each with a name (for the source pointer) and a Markdown body. Out: the derived
+//! criteria, duplicates merged, in source order. Pure: no I/O, the same texts give the same
+//! criteria and ids on every run.
 //!
-//! This body reads the Markdown checklist items only (see
-//! `derive_criteria` in `commands/acceptance.rs`); the prose extraction replaces it.
+//! Steps:
+//! 1. **Scan** each text line by line (one pass, no backtracking), dropping noise: fenced and
+//!    indented code blocks, HTML comments (also across lines), `>` quoted replies and
+//!    `<blockquote>` blocks, table rows (lines with `|` cells), `Fixes #N` / `Closes owner/repo#N`
+//!    lines, sign-offs (`Signed-off-by:`, `Co-authored-by:`, `cc @…`). Lines are gathered into
+//!    blocks: list items (checklist or not, continuation lines folded in) and prose paragraphs.
+//! 2. **Sections**: ATX (`## …`) and setext headings, bold pseudo-headings (`**Done when:**`) and
+//!    plain lines naming a known section with a trailing colon (`Acceptance criteria:`) open a
+//!    section. Its kind comes from its title (see [`SECTION_TITLES`], in English, German, French,
+//!    Spanish, Portuguese, Japanese and Chinese): *acceptance* ("Acceptance criteria", "Done when",
+//!    "Definition of done", "Requirements", "Must have"), *optional* ("Nice to have"),
+//!    *process* ("Checklist", "Type of change", "How has this been tested") and *out of scope*
+//!    ("Out of scope", "Non-goals", "Open questions", "Steps to reproduce"). A deeper heading of no
+//!    known kind stays inside its section.
+//! 3. **Candidates**, with their confidence (see [`Confidence`]): a checklist item under an
+//!    acceptance heading (0.95), a list item there (0.9), a prose sentence there (0.75); items under
+//!    an optional heading (0.9 / 0.85, never required); a checklist item elsewhere (0.8); a
+//!    sentence in prose with `must`/`shall` (0.65, `MUST`/`SHALL` in RFC 2119 capitals 0.7) or
+//!    `should` (0.5, `SHOULD` 0.55), and their German, French, Spanish, Portuguese, Japanese and
+//!    Chinese equivalents. Process and out-of-scope sections give nothing. Dropped: empty items,
+//!    template placeholders ([`is_placeholder`]), process chores ([`is_chore`]), group labels
+//!    ending in `:`, questions, hedged sentences ("probably", "I think"), RFC 2119 boilerplate.
+//! 4. **Clean** the criterion's text: list markers and checkboxes go; links keep their text;
+//!    images, bare URLs, HTML tags and emphasis markers go; inline code keeps its text without
+//!    the backticks (an id like `Idempotency-Key` is often the point of the criterion), but a
+//!    modal verb inside inline code does not make a sentence a criterion.
+//! 5. **Merge** duplicates: the same normalised text (case, punctuation and whitespace ignored), or
+//!    a near-duplicate: one's words all in the other, a word-set Jaccard ≥ 0.8, and no extra word
+//!    holding a digit ("… on the server" and "… on the server side" merge; "24 hours" and "48
+//!    hours", or "keeps the totals" and "keeps the dates", stay apart). The higher confidence
+//!    wins, ties go to the first.
+//! 6. **Ids**: a slug of the text's first words (accents folded, ≤ 48 chars); a text mostly outside
+//!    ASCII gets `ac-` and 8 hex digits of its hash. Only texts whose slugs collide get a hash
+//!    suffix, so an edit elsewhere in the body never renames a criterion unless it adds one with
+//!    the same opening words.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use regex::Regex;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
-/// One text to derive from, with the name a source pointer shows ("pull request #12",
-/// "issue #34", "--from task.md", "commit abc1234").
+/// One text to derive from: what it is (for the source pointer) and its body.
 pub struct Text<'a> {
     pub name: &'a str,
     pub body: &'a str,
 }
 
-/// Where a derived criterion was read: the text's name and the 1-based line in it.
+/// Where a criterion came from: the text's name and the 1-based line in it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
     pub text: String,
     pub line: usize,
 }
 
-/// A criterion derived from text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Derived {
+    /// Stable: the same text gives the same id on every run; a valid acceptance-file id.
     pub id: String,
+    /// The criterion's sentence, cleaned of Markdown.
     pub ac: String,
     pub required: bool,
+    /// 0..=1, two decimals.
     pub confidence: f64,
+    /// Why that confidence, one short phrase.
     pub reason: String,
     pub source: Source,
 }
 
-/// The criteria of every text, in order; ids unique across the texts.
+/// The confidence of each way a criterion is found, highest first. A person wrote a checklist
+/// under an acceptance heading to say exactly this; a `should` in prose may be a wish.
+struct Confidence;
+
+impl Confidence {
+    const CHECKLIST_UNDER_ACCEPTANCE: f64 = 0.95;
+    const LIST_UNDER_ACCEPTANCE: f64 = 0.9;
+    const CHECKLIST_UNDER_OPTIONAL: f64 = 0.9;
+    const LIST_UNDER_OPTIONAL: f64 = 0.85;
+    const CHECKLIST_ELSEWHERE: f64 = 0.8;
+    const SENTENCE_UNDER_ACCEPTANCE: f64 = 0.75;
+    const RFC_MUST: f64 = 0.7;
+    const MUST: f64 = 0.65;
+    const RFC_SHOULD: f64 = 0.55;
+    const SHOULD: f64 = 0.5;
+}
+
+/// Derives the criteria of `texts` (see the module doc); an empty body gives none.
 pub fn derive(texts: &[Text<'_>]) -> Vec<Derived> {
-    let mut out: Vec<Derived> = Vec::new();
-    for text in texts {
-        for (id, ac) in crate::commands::acceptance::derive_criteria(text.body) {
-            let line = text
-                .body
-                .lines()
-                .position(|l| l.contains(ac.as_str()))
-                .map_or(1, |i| i + 1);
-            let mut unique = id.clone();
-            let mut n = 2;
-            while out.iter().any(|d| d.id == unique) {
-                unique = format!("{id}-{n}");
-                n += 1;
+    let mut found = Vec::new();
+    for (index, text) in texts.iter().enumerate() {
+        Scanner::new(index, &mut found).run(text.body);
+    }
+    let kept = merge(found);
+    let ids = assign_ids(&kept);
+    kept.into_iter()
+        .zip(ids)
+        .map(|(c, id)| Derived {
+            id,
+            ac: c.ac,
+            required: c.required,
+            confidence: (c.confidence * 100.0).round() / 100.0,
+            reason: c.reason,
+            source: Source {
+                text: texts[c.text].name.to_string(),
+                line: c.line,
+            },
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SectionKind {
+    Acceptance,
+    Optional,
+    Process,
+    OutOfScope,
+    Other,
+}
+
+/// Section titles by kind, lower-cased. A title matches when it is one of these, or starts with
+/// one followed by a character that is not a letter or digit ("Acceptance criteria (v2)").
+const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
+    (
+        SectionKind::Acceptance,
+        &[
+            // English
+            "acceptance criteria",
+            "acceptance criterion",
+            "acceptance",
+            "acs",
+            "done when",
+            "definition of done",
+            "dod",
+            "requirements",
+            "requirement",
+            "success criteria",
+            "exit criteria",
+            "must have",
+            "must haves",
+            "must-have",
+            "must-haves",
+            // German
+            "akzeptanzkriterien",
+            "akzeptanzkriterium",
+            "abnahmekriterien",
+            "anforderungen",
+            "fertig wenn",
+            // French
+            "critères d'acceptation",
+            "critères d’acceptation",
+            "criteres d'acceptation",
+            "critère d'acceptation",
+            "critères d'acceptance",
+            "conditions d'acceptation",
+            "exigences",
+            "définition de fini",
+            "définition de terminé",
+            // Spanish
+            "criterios de aceptación",
+            "criterios de aceptacion",
+            "criterio de aceptación",
+            "requisitos",
+            "definición de hecho",
+            "definición de terminado",
+            // Portuguese
+            "critérios de aceitação",
+            "criterios de aceitacao",
+            "critérios de aceite",
+            "definição de pronto",
+            // Japanese
+            "受け入れ条件",
+            "受入条件",
+            "受け入れ基準",
+            "受入基準",
+            "完了条件",
+            "要件",
+            // Chinese
+            "验收标准",
+            "验收条件",
+            "驗收標準",
+            "驗收條件",
+            "完成标准",
+            "需求",
+        ],
+    ),
+    (
+        SectionKind::Optional,
+        &[
+            "nice to have",
+            "nice to haves",
+            "nice-to-have",
+            "nice-to-haves",
+            "optional",
+            "could have",
+            "stretch goals",
+            "stretch",
+            "wünschenswert",
+            "optionnel",
+            "opcional",
+            "任意",
+            "可选",
+        ],
+    ),
+    (
+        SectionKind::Process,
+        &[
+            "checklist",
+            "pr checklist",
+            "pull request checklist",
+            "pre-merge checklist",
+            "reviewer checklist",
+            "author checklist",
+            "contributor checklist",
+            "type of change",
+            "types of changes",
+            "how has this been tested",
+            "how was this tested",
+            "how to test",
+            "testing",
+            "testing done",
+            "test plan",
+            "manual testing",
+            "before merging",
+        ],
+    ),
+    (
+        SectionKind::OutOfScope,
+        &[
+            "out of scope",
+            "not in scope",
+            "not doing",
+            "non-goals",
+            "non goals",
+            "open questions",
+            "questions",
+            "steps to reproduce",
+            "to reproduce",
+            "reproduction steps",
+            "nicht im umfang",
+            "hors périmètre",
+            "fuera de alcance",
+            "fora de escopo",
+            "対象外",
+            "不在范围",
+        ],
+    ),
+];
+
+fn section_kind(title: &str) -> SectionKind {
+    let t = title.to_lowercase();
+    for (kind, titles) in SECTION_TITLES {
+        for name in *titles {
+            if let Some(rest) = t.strip_prefix(name) {
+                if rest.chars().next().is_none_or(|c| !c.is_alphanumeric()) {
+                    return *kind;
+                }
             }
-            out.push(Derived {
-                id: unique,
-                ac,
-                required: true,
-                confidence: 0.9,
-                reason: "checklist item".to_string(),
-                source: Source {
-                    text: text.name.to_string(),
-                    line,
-                },
+        }
+    }
+    SectionKind::Other
+}
+
+/// A heading's title as a person reads it: emphasis, `#`s, a trailing colon and leading
+/// decoration (emoji, punctuation) gone.
+fn heading_title(raw: &str) -> String {
+    let t = raw.trim().trim_end_matches('#').trim();
+    let t = strip_emphasis(t);
+    let t = t
+        .trim()
+        .trim_end_matches([':', '：'])
+        .trim()
+        .trim_start_matches(|c: char| !c.is_alphanumeric());
+    t.trim().to_string()
+}
+
+fn strip_emphasis(s: &str) -> String {
+    s.replace("**", "").replace("__", "")
+}
+
+struct Section {
+    kind: SectionKind,
+    /// 1–6 for ATX and setext headings; pseudo-headings (bold lines, `Title:` lines) are 7, so
+    /// that any heading ends them.
+    level: u8,
+    title: String,
+    /// List items seen in it so far: once an acceptance section has a list, the prose after it
+    /// is the author's commentary ("Thanks for reviewing!"), not more criteria.
+    items: usize,
+}
+
+impl Section {
+    const PSEUDO: u8 = 7;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 1: the line scan
+// ---------------------------------------------------------------------------------------------
+
+/// A criterion found in one text, before merging and ids.
+struct Candidate {
+    text: usize,
+    line: usize,
+    ac: String,
+    /// `ac` normalised for comparison (see [`normalise`]).
+    key: String,
+    required: bool,
+    confidence: f64,
+    reason: String,
+}
+
+#[derive(PartialEq, Eq)]
+enum BlockKind {
+    None,
+    Paragraph,
+    Item { checklist: bool },
+}
+
+/// The lines gathered so far into one list item or paragraph, with where each line starts.
+struct Block {
+    kind: BlockKind,
+    buf: String,
+    /// (byte offset in `buf`, 1-based line) of each line folded in.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Block {
+    fn push(&mut self, text: &str, line: usize) {
+        if !self.buf.is_empty() {
+            self.buf.push(' ');
+        }
+        self.lines.push((self.buf.len(), line));
+        self.buf.push_str(text.trim());
+    }
+
+    /// The line of byte `offset` in `buf`.
+    fn line_at(&self, offset: usize) -> usize {
+        let i = self.lines.partition_point(|(o, _)| *o <= offset);
+        self.lines[i.saturating_sub(1)].1
+    }
+}
+
+struct Scanner<'f> {
+    text: usize,
+    found: &'f mut Vec<Candidate>,
+    section: Section,
+    block: Block,
+    /// The fence (character, length) of the open fenced code block.
+    fence: Option<(u8, usize)>,
+    in_comment: bool,
+    in_blockquote: bool,
+    /// The previous line was blank (or opened the text), so an indented line starts code.
+    after_blank: bool,
+    /// The previous line was indented code.
+    in_indented_code: bool,
+    /// The last block was a list item: an indented line after it continues the list.
+    after_item: bool,
+}
+
+impl<'f> Scanner<'f> {
+    fn new(text: usize, found: &'f mut Vec<Candidate>) -> Scanner<'f> {
+        Scanner {
+            text,
+            found,
+            section: Section {
+                kind: SectionKind::Other,
+                level: 0,
+                title: String::new(),
+                items: 0,
+            },
+            block: Block {
+                kind: BlockKind::None,
+                buf: String::new(),
+                lines: Vec::new(),
+            },
+            fence: None,
+            in_comment: false,
+            in_blockquote: false,
+            after_blank: true,
+            in_indented_code: false,
+            after_item: false,
+        }
+    }
+
+    fn run(mut self, body: &str) {
+        // One reusable buffer for lines that lose an HTML comment: most lines are borrowed as is.
+        let mut uncommented = String::new();
+        for (i, raw) in body.split('\n').enumerate() {
+            let line = raw.strip_suffix('\r').unwrap_or(raw);
+            self.line(line, i + 1, &mut uncommented);
+        }
+        self.flush();
+    }
+
+    fn line(&mut self, line: &str, number: usize, uncommented: &mut String) {
+        if let Some((ch, len)) = self.fence {
+            let t = line.trim();
+            if t.len() >= len && t.bytes().all(|b| b == ch) {
+                self.fence = None;
+                self.after_blank = true;
+            }
+            return;
+        }
+        // `<` first: a byte search, where most lines end the check.
+        let line = if self.in_comment || (line.as_bytes().contains(&b'<') && line.contains("<!--"))
+        {
+            match self.strip_comments(line, uncommented) {
+                Some(()) => uncommented.as_str(),
+                // Wholly inside a comment: as if the line were not there.
+                None => return,
+            }
+        } else {
+            line
+        };
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            self.flush();
+            self.after_blank = true;
+            self.in_indented_code = false;
+            return;
+        }
+        let indent = indent_width(line);
+        if indent <= 3 {
+            if let Some(fence) = fence_open(trimmed) {
+                self.flush();
+                self.fence = Some(fence);
+                return;
+            }
+        }
+        if indent >= 4
+            && self.block.kind == BlockKind::None
+            && (self.after_blank || self.in_indented_code)
+            && !self.after_item
+        {
+            self.in_indented_code = true;
+            return;
+        }
+        self.in_indented_code = false;
+        let was_blank = std::mem::replace(&mut self.after_blank, false);
+        if self.quoted(trimmed)
+            || is_table_row(trimmed)
+            || is_html_block_line(trimmed)
+            || is_noise_line(trimmed)
+        {
+            self.flush();
+            return;
+        }
+        if indent <= 3 {
+            if let Some((level, title)) = atx_heading(trimmed) {
+                self.flush();
+                self.heading(level, &title);
+                self.after_item = false;
+                return;
+            }
+        }
+        if let Some(level) = setext_underline(trimmed) {
+            if self.block.kind == BlockKind::Paragraph && !was_blank {
+                let title = std::mem::take(&mut self.block.buf);
+                self.block.kind = BlockKind::None;
+                self.block.lines.clear();
+                self.heading(level, &title);
+                self.after_item = false;
+                return;
+            }
+        }
+        if is_thematic_break(trimmed) {
+            self.flush();
+            self.after_item = false;
+            return;
+        }
+        if let Some((checklist, rest)) = list_item(trimmed) {
+            self.flush();
+            self.block.kind = BlockKind::Item { checklist };
+            self.block.push(rest, number);
+            return;
+        }
+        if let Some((title, rest)) = pseudo_heading(trimmed) {
+            self.flush();
+            self.heading(Section::PSEUDO, &title);
+            self.after_item = false;
+            if !rest.is_empty() {
+                self.block.kind = BlockKind::Paragraph;
+                self.block.push(rest, number);
+            }
+            return;
+        }
+        if self.block.kind == BlockKind::None {
+            self.block.kind = BlockKind::Paragraph;
+        }
+        self.block.push(trimmed, number);
+    }
+
+    /// Writes `line` without its HTML comments into `out`; `None` when nothing of it is outside
+    /// a comment.
+    fn strip_comments(&mut self, line: &str, out: &mut String) -> Option<()> {
+        out.clear();
+        let mut rest = line;
+        let mut any = false;
+        loop {
+            if self.in_comment {
+                match rest.find("-->") {
+                    Some(end) => {
+                        self.in_comment = false;
+                        rest = &rest[end + 3..];
+                    }
+                    None => break,
+                }
+            } else {
+                match rest.find("<!--") {
+                    Some(start) => {
+                        out.push_str(&rest[..start]);
+                        any = true;
+                        self.in_comment = true;
+                        rest = &rest[start + 4..];
+                    }
+                    None => {
+                        out.push_str(rest);
+                        any = true;
+                        break;
+                    }
+                }
+            }
+        }
+        (any && !out.trim().is_empty()).then_some(())
+    }
+
+    /// `>` quoted replies, and lines inside a `<blockquote>` (release notes pasted by bots).
+    fn quoted(&mut self, trimmed: &str) -> bool {
+        if trimmed.starts_with('>') {
+            return true;
+        }
+        let opens = starts_with_ignore_case(trimmed, "<blockquote");
+        if self.in_blockquote || opens {
+            self.in_blockquote = !contains_ignore_case(trimmed, "</blockquote>");
+            return true;
+        }
+        false
+    }
+
+    fn heading(&mut self, level: u8, raw: &str) {
+        let title = heading_title(raw);
+        let kind = section_kind(&title);
+        if kind != SectionKind::Other || level <= self.section.level || self.section.level == 0 {
+            self.section = Section {
+                kind,
+                level,
+                title,
+                items: 0,
+            };
+        }
+    }
+
+    fn flush(&mut self) {
+        let kind = std::mem::replace(&mut self.block.kind, BlockKind::None);
+        match kind {
+            BlockKind::None => {}
+            BlockKind::Item { checklist } => {
+                self.item(checklist);
+                self.after_item = true;
+            }
+            BlockKind::Paragraph => {
+                self.paragraph();
+                self.after_item = false;
+            }
+        }
+        self.block.buf.clear();
+        self.block.lines.clear();
+    }
+
+    fn item(&mut self, checklist: bool) {
+        self.section.items += 1;
+        let kind = self.section.kind;
+        if matches!(kind, SectionKind::Process | SectionKind::OutOfScope) {
+            return;
+        }
+        let line = self.block.lines.first().map_or(1, |l| l.1);
+        let ac = clean(&self.block.buf, true);
+        if ac.is_empty() || ac.ends_with([':', '：']) || is_placeholder(&ac) || is_chore(&ac) {
+            return;
+        }
+        let title = &self.section.title;
+        let (confidence, required, reason) = match (kind, checklist) {
+            (SectionKind::Acceptance, true) => (
+                Confidence::CHECKLIST_UNDER_ACCEPTANCE,
+                !marks_optional(&ac, false),
+                format!("checklist item under '{title}'"),
+            ),
+            (SectionKind::Acceptance, false) => (
+                Confidence::LIST_UNDER_ACCEPTANCE,
+                !marks_optional(&ac, true),
+                format!("list item under '{title}'"),
+            ),
+            (SectionKind::Optional, true) => (
+                Confidence::CHECKLIST_UNDER_OPTIONAL,
+                false,
+                format!("checklist item under '{title}'"),
+            ),
+            (SectionKind::Optional, false) => (
+                Confidence::LIST_UNDER_OPTIONAL,
+                false,
+                format!("list item under '{title}'"),
+            ),
+            (_, true) => (
+                Confidence::CHECKLIST_ELSEWHERE,
+                !marks_optional(&ac, false),
+                "checklist item outside an acceptance section".to_string(),
+            ),
+            // A plain bullet elsewhere is prose: its sentences count when they carry a modal.
+            (_, false) => {
+                self.sentences(false);
+                return;
+            }
+        };
+        self.emit(line, ac, required, confidence, reason);
+    }
+
+    fn paragraph(&mut self) {
+        match self.section.kind {
+            SectionKind::Process | SectionKind::OutOfScope => {}
+            SectionKind::Acceptance => self.sentences(self.section.items == 0),
+            SectionKind::Optional | SectionKind::Other => self.sentences(false),
+        }
+    }
+
+    /// Each sentence of the block: under an acceptance heading every one is a criterion; else
+    /// only those with a modal verb.
+    fn sentences(&mut self, under_acceptance: bool) {
+        // Most prose states no requirement: one word scan of the block spares splitting and
+        // cleaning it.
+        if !under_acceptance && modal(&self.block.buf).is_none() {
+            return;
+        }
+        let buf = std::mem::take(&mut self.block.buf);
+        for (start, sentence) in split_sentences(&buf) {
+            let line = self.block.line_at(start);
+            self.sentence(sentence, line, under_acceptance);
+        }
+        self.block.buf = buf;
+    }
+
+    fn sentence(&mut self, sentence: &str, line: usize, under_acceptance: bool) {
+        let ac = clean(sentence, true);
+        if ac.is_empty() || ac.ends_with(['?', '？', ':', '：']) || is_placeholder(&ac) {
+            return;
+        }
+        // The modal is read without inline code: `config must be a file` quotes a message.
+        let plain = clean(sentence, false);
+        let lower = plain.to_lowercase();
+        if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) || is_pointer(&lower) {
+            return;
+        }
+        let modal = modal(&plain);
+        let optional_section = self.section.kind == SectionKind::Optional;
+        let (confidence, required, reason) = if under_acceptance {
+            (
+                Confidence::SENTENCE_UNDER_ACCEPTANCE,
+                !marks_optional(&ac, true),
+                format!("sentence under '{}'", self.section.title),
+            )
+        } else {
+            let Some(m) = modal else {
+                return;
+            };
+            let confidence = match (m.required, m.rfc) {
+                (true, true) => Confidence::RFC_MUST,
+                (true, false) => Confidence::MUST,
+                (false, true) => Confidence::RFC_SHOULD,
+                (false, false) => Confidence::SHOULD,
+            };
+            let reason = if optional_section {
+                format!("'{}' sentence under '{}'", m.word, self.section.title)
+            } else {
+                format!("'{}' sentence in prose", m.word)
+            };
+            (confidence, m.required && !optional_section, reason)
+        };
+        self.emit(line, ac, required, confidence, reason);
+    }
+
+    fn emit(&mut self, line: usize, ac: String, required: bool, confidence: f64, reason: String) {
+        let key = normalise(&ac);
+        if key.is_empty() {
+            return;
+        }
+        self.found.push(Candidate {
+            text: self.text,
+            line,
+            ac,
+            key,
+            required,
+            confidence,
+            reason,
+        });
+    }
+}
+
+fn indent_width(line: &str) -> usize {
+    let mut w = 0;
+    for b in line.bytes() {
+        match b {
+            b' ' => w += 1,
+            b'\t' => w += 4,
+            _ => break,
+        }
+    }
+    w
+}
+
+fn fence_open(trimmed: &str) -> Option<(u8, usize)> {
+    let first = *trimmed.as_bytes().first()?;
+    if first != b'`' && first != b'~' {
+        return None;
+    }
+    let len = trimmed.bytes().take_while(|b| *b == first).count();
+    // A backtick fence's info string may not hold a backtick (else it is inline code).
+    let info = &trimmed[len..];
+    (len >= 3 && (first == b'~' || !info.contains('`'))).then_some((first, len))
+}
+
+fn atx_heading(trimmed: &str) -> Option<(u8, String)> {
+    let level = trimmed.bytes().take_while(|b| *b == b'#').count();
+    if level == 0 || level > 6 {
+        return None;
+    }
+    let rest = &trimmed[level..];
+    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    Some((level as u8, rest.to_string()))
+}
+
+fn setext_underline(trimmed: &str) -> Option<u8> {
+    let first = *trimmed.as_bytes().first()?;
+    if (first == b'=' || first == b'-') && trimmed.bytes().all(|b| b == first) {
+        return Some(if first == b'=' { 1 } else { 2 });
+    }
+    None
+}
+
+fn is_thematic_break(trimmed: &str) -> bool {
+    let Some(&first) = trimmed.as_bytes().first() else {
+        return false;
+    };
+    matches!(first, b'-' | b'*' | b'_')
+        && trimmed.bytes().filter(|b| *b == first).count() >= 3
+        && trimmed
+            .bytes()
+            .all(|b| b == first || b == b' ' || b == b'\t')
+}
+
+/// A list item's marker (`-`, `*`, `+`, `•`, `1.`, `1)`) and optional checkbox; the item's text.
+fn list_item(trimmed: &str) -> Option<(bool, &str)> {
+    let rest = if let Some(r) = trimmed
+        .strip_prefix(['-', '*', '+'])
+        .or_else(|| trimmed.strip_prefix('•'))
+    {
+        r
+    } else {
+        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return None;
+        }
+        trimmed[digits..].strip_prefix(['.', ')'])?
+    };
+    // Authors drop the spaces around a checkbox (`-[ ] text`, `- [ ]text`): still a checklist.
+    let rest_trimmed = rest.trim_start();
+    for b in ["[ ]", "[x]", "[X]"] {
+        if let Some(after) = rest_trimmed.strip_prefix(b) {
+            return Some((true, after.trim()));
+        }
+    }
+    if !rest.is_empty() && !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    Some((false, rest_trimmed))
+}
+
+/// A bold line (`**Acceptance criteria:**`, `__Done when__`), a bold label opening a line
+/// (`**Notes:** the old parser…`: the title and the rest), or a plain line naming a known section
+/// and ending with a colon (`acceptance criteria:`).
+fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
+    for mark in ["**", "__"] {
+        if let Some(inner) = trimmed.strip_prefix(mark) {
+            let end = inner.find(mark)?;
+            let title = &inner[..end];
+            let after = &inner[end + mark.len()..];
+            let after_colon = after.trim_start().strip_prefix([':', '：']);
+            let labelled = title.trim_end().ends_with([':', '：']) || after_colon.is_some();
+            let rest = after_colon.unwrap_or(after).trim();
+            if title.trim().is_empty() {
+                return None;
+            }
+            if rest.is_empty() || labelled {
+                return Some((title.to_string(), rest));
+            }
+            return None;
+        }
+    }
+    let title = trimmed.strip_suffix([':', '：'])?;
+    (title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
+        .then(|| (title.to_string(), ""))
+}
+
+/// A line opening with an HTML tag is markup (`<details>`, `<summary>full log</summary>`,
+/// `<img …>`, a bot's `<li>` lists): a person writing intent writes Markdown.
+fn is_html_block_line(trimmed: &str) -> bool {
+    trimmed.starts_with('<') && tag_end(trimmed, 0).is_some()
+}
+
+/// A row of a Markdown table: it starts with `|`, or holds at least two cell separators.
+fn is_table_row(trimmed: &str) -> bool {
+    trimmed.starts_with('|') || trimmed.bytes().filter(|b| *b == b'|').count() >= 2
+}
+
+/// Lines that are never intent: issue references that close or relate (`Fixes #12`, `Closes
+/// acme/web#3`), trailers (`Signed-off-by:`), and carbon copies (`cc @team`).
+fn is_noise_line(trimmed: &str) -> bool {
+    const TRAILERS: &[&str] = &[
+        "signed-off-by:",
+        "co-authored-by:",
+        "reviewed-by:",
+        "acked-by:",
+        "tested-by:",
+        "reported-by:",
+        "suggested-by:",
+        "helped-by:",
+        "change-id:",
+        "cc:",
+        "cc ",
+        "/cc ",
+    ];
+    if TRAILERS.iter().any(|t| starts_with_ignore_case(trimmed, t)) {
+        return true;
+    }
+    trimmed.contains('#') && trimmed.len() <= 120 && issue_reference().is_match(trimmed)
+}
+
+fn issue_reference() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        // Anchored at the start, or after a short label ("关联 issue:"); `#N` or `owner/repo#N`,
+        // then nothing but more references.
+        Regex::new(
+            r"(?i)^(?:\S+(?:\s+\S+)?\s*[:：]\s*)?(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?|relates? to|related to|refs?|see|part of|follow[- ]up (?:to|of))\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+(?:[\s,]+(?:and\s+)?(?:[\w.-]+/[\w.-]+)?#\d+)*\s*\.?$",
+        )
+        .expect("the issue reference pattern is valid")
+    })
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len()
+        && s.is_char_boundary(prefix.len())
+        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+fn contains_ignore_case(s: &str, needle: &str) -> bool {
+    s.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sentences, modals, placeholders, chores
+// ---------------------------------------------------------------------------------------------
+
+/// Splits at `.`, `!`, `?` (a run of them, with closing quotes or brackets) followed by
+/// whitespace or the end, and at `。！？`; never inside inline code or after an abbreviation
+/// ("e.g."). Yields (byte offset, sentence).
+fn split_sentences(buf: &str) -> Vec<(usize, &str)> {
+    const ABBREVIATIONS: &[&str] = &[
+        "e.g", "i.e", "eg", "ie", "etc", "ex", "vs", "cf", "approx", "no", "nr", "fig", "mr",
+        "mrs", "ms", "dr", "z.b", "d.h", "bzw", "ca", "usw", "p.ex",
+    ];
+    let bytes = buf.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_code = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'`' {
+            in_code = !in_code;
+            i += 1;
+            continue;
+        }
+        if in_code {
+            i += 1;
+            continue;
+        }
+        let (is_end, width) = match b {
+            b'.' | b'!' | b'?' => (true, 1),
+            0xE3 if bytes[i..].starts_with("。".as_bytes()) => (true, 3),
+            0xEF if bytes[i..].starts_with("！".as_bytes())
+                || bytes[i..].starts_with("？".as_bytes()) =>
+            {
+                (true, 3)
+            }
+            _ => (false, 1),
+        };
+        if !is_end {
+            i += 1;
+            continue;
+        }
+        let mut end = i + width;
+        let cjk = width == 3;
+        while end < bytes.len() && matches!(bytes[end], b'.' | b'!' | b'?' | b'"' | b'\'' | b')') {
+            end += 1;
+        }
+        let at_boundary = cjk || end == bytes.len() || bytes[end] == b' ';
+        let abbreviation = b == b'.' && {
+            // The word before the dot, looked for in the last few bytes only: an abbreviation is
+            // short, and a long run without spaces must not make the split quadratic.
+            let from = i.saturating_sub(8).max(start);
+            let word_start = bytes[from..i]
+                .iter()
+                .rposition(|c| matches!(c, b' ' | b'('))
+                .map_or(from, |p| from + p + 1);
+            let word = &bytes[word_start..i];
+            ABBREVIATIONS
+                .iter()
+                .any(|a| a.as_bytes().eq_ignore_ascii_case(word))
+        };
+        if at_boundary && !abbreviation {
+            push_sentence(buf, start, end, &mut out);
+            start = end;
+        }
+        i = end;
+    }
+    push_sentence(buf, start, buf.len(), &mut out);
+    out
+}
+
+/// Pushes `buf[from..to]` trimmed, with the offset of its first character.
+fn push_sentence<'b>(buf: &'b str, from: usize, to: usize, out: &mut Vec<(usize, &'b str)>) {
+    let piece = &buf[from..to];
+    let lead = piece.len() - piece.trim_start().len();
+    let s = piece.trim();
+    if !s.is_empty() {
+        out.push((from + lead, s));
+    }
+}
+
+/// The modal verb that makes a prose sentence a criterion.
+struct Modal {
+    word: String,
+    required: bool,
+    /// Written in RFC 2119 capitals.
+    rfc: bool,
+}
+
+/// Modal verbs and phrases that make a sentence a requirement, as lower-case words.
+const REQUIRED_MODALS: &[&[&str]] = &[
+    &["must"],
+    &["shall"],
+    &["is", "required", "to"],
+    &["are", "required", "to"],
+    &["muss"],
+    &["müssen"],
+    &["darf", "nicht"],
+    &["dürfen", "nicht"],
+    &["doit"],
+    &["doivent"],
+    &["devra"],
+    &["devront"],
+    &["debe"],
+    &["deben"],
+    &["deberá"],
+    &["deberán"],
+    &["tiene", "que"],
+    &["tienen", "que"],
+    &["deve"],
+    &["devem"],
+    &["deverá"],
+    &["deverão"],
+    &["precisa"],
+    &["precisam"],
+];
+/// Those that make it a wish.
+const OPTIONAL_MODALS: &[&[&str]] = &[
+    &["should"],
+    &["ought", "to"],
+    &["sollte"],
+    &["sollten"],
+    &["devrait"],
+    &["devraient"],
+    &["debería"],
+    &["deberían"],
+    &["sería", "bueno"],
+    &["deveria"],
+    &["deveriam"],
+    &["seria", "bom"],
+];
+/// Scripts without spaces between words: looked for as substrings.
+const REQUIRED_MODALS_CJK: &[&str] = &[
+    "必须",
+    "必須",
+    "务必",
+    "須要",
+    "なければならない",
+    "必要がある",
+    "必要があります",
+];
+const OPTIONAL_MODALS_CJK: &[&str] = &["应该", "應該", "べき"];
+
+/// Words explicitly marking a criterion optional.
+const OPTIONAL_MARKERS: &[&[&str]] = &[
+    &["optional"],
+    &["optionally"],
+    &["nice", "to", "have"],
+    &["optionnel"],
+    &["opcional"],
+    &["wünschenswert"],
+];
+const OPTIONAL_MARKERS_CJK: &[&str] = &["可选", "任意"];
+/// Verbs that make a list item (not a checklist item) optional.
+const OPTIONAL_VERBS: &[&[&str]] = &[
+    &["should"],
+    &["could"],
+    &["sollte"],
+    &["sollten"],
+    &["devrait"],
+    &["debería"],
+    &["deveria"],
+];
+
+/// The words of a text: maximal runs of letters and digits, without allocating. A word scan
+/// instead of a regex with `\b`: Unicode word boundaries send the regex engines to their
+/// slowest path, and this runs on every paragraph.
+#[derive(Clone)]
+struct Words<'a> {
+    s: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.s.as_bytes();
+        let mut start = None;
+        let mut i = self.at;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (alnum, width) = if b < 0x80 {
+                (b.is_ascii_alphanumeric(), 1)
+            } else {
+                let c = self.s[i..].chars().next().unwrap_or(' ');
+                (c.is_alphanumeric(), c.len_utf8())
+            };
+            match (alnum, start) {
+                (true, None) => start = Some(i),
+                (false, Some(st)) => {
+                    self.at = i;
+                    return Some(&self.s[st..i]);
+                }
+                _ => {}
+            }
+            i += width;
+        }
+        self.at = bytes.len();
+        start.map(|st| &self.s[st..])
+    }
+}
+
+fn words(s: &str) -> Words<'_> {
+    Words { s, at: 0 }
+}
+
+/// Which bytes start a phrase of `phrases` (ASCII case folded), so that most words are passed
+/// over with one lookup.
+const fn first_bytes(phrases: &[&[&str]]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < phrases.len() {
+        let b = phrases[i][0].as_bytes()[0];
+        table[b.to_ascii_lowercase() as usize] = true;
+        table[b.to_ascii_uppercase() as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+/// The first of `phrases` in `s` (ASCII case folded), as its lower-cased words.
+fn find_phrase(s: &str, phrases: &[&[&str]], first: &[bool; 256]) -> Option<String> {
+    let mut ws = words(s);
+    while let Some(w) = ws.next() {
+        if !first[usize::from(w.as_bytes()[0])] {
+            continue;
+        }
+        for p in phrases {
+            if !p[0].eq_ignore_ascii_case(w) {
+                continue;
+            }
+            let mut ahead = ws.clone();
+            if p[1..]
+                .iter()
+                .all(|part| ahead.next().is_some_and(|n| part.eq_ignore_ascii_case(n)))
+            {
+                return Some(if p.len() == 1 {
+                    w.to_string()
+                } else {
+                    p.join(" ")
+                });
+            }
+        }
+    }
+    None
+}
+
+fn modal(plain: &str) -> Option<Modal> {
+    const REQUIRED_FIRST: [bool; 256] = first_bytes(REQUIRED_MODALS);
+    const OPTIONAL_FIRST: [bool; 256] = first_bytes(OPTIONAL_MODALS);
+    let found = |phrases: &[&[&str]], first: &[bool; 256], cjk: &[&str], required: bool| {
+        if let Some(w) = find_phrase(plain, phrases, first) {
+            return Some(Modal {
+                rfc: w.len() > 1 && w.chars().all(|c| !c.is_lowercase()),
+                word: w.to_lowercase(),
+                required,
             });
+        }
+        if plain.is_ascii() {
+            return None;
+        }
+        cjk.iter().find(|m| plain.contains(**m)).map(|m| Modal {
+            word: (*m).to_string(),
+            required,
+            rfc: false,
+        })
+    };
+    found(REQUIRED_MODALS, &REQUIRED_FIRST, REQUIRED_MODALS_CJK, true)
+        .or_else(|| found(OPTIONAL_MODALS, &OPTIONAL_FIRST, OPTIONAL_MODALS_CJK, false))
+}
+
+/// Words in an item's text that make it optional. A checklist item is required whatever its verb
+/// (the issue's rule), so only the explicit words count there; a list item's `should` or `could`
+/// counts too.
+fn marks_optional(ac: &str, modal_verbs: bool) -> bool {
+    const MARKERS_FIRST: [bool; 256] = first_bytes(OPTIONAL_MARKERS);
+    const VERBS_FIRST: [bool; 256] = first_bytes(OPTIONAL_VERBS);
+    if find_phrase(ac, OPTIONAL_MARKERS, &MARKERS_FIRST).is_some()
+        || (!ac.is_ascii() && OPTIONAL_MARKERS_CJK.iter().any(|m| ac.contains(m)))
+    {
+        return true;
+    }
+    modal_verbs
+        && find_phrase(ac, OPTIONAL_VERBS, &VERBS_FIRST).is_some()
+        && modal(ac).is_none_or(|m| !m.required)
+}
+
+/// A sentence that hedges is a guess about the change, not a criterion of it.
+fn is_hedged(lower: &str) -> bool {
+    const HEDGES: &[&str] = &[
+        "i think",
+        "i guess",
+        "i believe",
+        "probably",
+        "hopefully",
+        "maybe",
+        "perhaps",
+        "afaik",
+        "should be fine",
+        "should be ok",
+        "should be good",
+    ];
+    HEDGES.iter().any(|h| lower.contains(h))
+}
+
+/// "See #12, …", "See [the design](…)": a sentence that sends the reader elsewhere.
+fn is_pointer(lower: &str) -> bool {
+    ["see ", "refer to ", "siehe ", "voir ", "ver ", "véase "]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
+/// The RFC 2119 / BCP 14 key-words paragraph names the modals without requiring anything.
+fn is_rfc2119_boilerplate(lower: &str) -> bool {
+    lower.contains("rfc 2119") || lower.contains("rfc2119") || lower.contains("bcp 14")
+}
+
+/// Prompts a template leaves for the author, and the fillers put in their place.
+pub(crate) fn is_placeholder(ac: &str) -> bool {
+    const FILLERS: &[&str] = &[
+        "n/a", "na", "tbd", "tba", "todo", "none", "-", "...", "…", "?", "wip", "nothing",
+    ];
+    const PROMPTS: &[&str] = &[
+        "describe ",
+        "explain ",
+        "please ",
+        "if applicable",
+        "add any ",
+        "replace this",
+        "list the ",
+        "list what ",
+        "list any ",
+        "link to the issue",
+        "your ",
+        "write your ",
+        "a clear and concise description",
+    ];
+    let t = ac.trim().trim_end_matches('.');
+    FILLERS.iter().any(|f| f.eq_ignore_ascii_case(t))
+        || PROMPTS.iter().any(|p| starts_with_ignore_case(t, p))
+}
+
+/// Checklist items of pull request templates that are process chores, not behaviour: the author
+/// vouching for themselves ("I have read…", "My code follows…"), and a short list of
+/// housekeeping items. Deliberately small: a behaviour that mentions tests or docs ("the runbook
+/// lists the restart steps") is not a chore.
+pub(crate) fn is_chore(ac: &str) -> bool {
+    const FIRST_PERSON: &[&str] = &[
+        "i have ",
+        "i've ",
+        "i agree",
+        "i confirm",
+        "i read ",
+        "i ran ",
+        "i tested",
+        "my code ",
+        "my changes ",
+        "my change ",
+    ];
+    const HOUSEKEEPING: &[&str] = &[
+        "tests added",
+        "tests updated",
+        "tests pass",
+        "added tests",
+        "added unit tests",
+        "unit tests added",
+        "docs updated",
+        "documentation updated",
+        "updated docs",
+        "updated the docs",
+        "updated documentation",
+        "updated the documentation",
+        "changelog",
+        "updated changelog",
+        "updated the changelog",
+        "linked the issue",
+        "linked issue",
+        "signed the cla",
+        "cla signed",
+        "self-review",
+        "self review",
+        "rebased",
+        "squashed",
+        "ci passes",
+        "ci is green",
+        "lint passes",
+        "labels added",
+        "added labels",
+    ];
+    let t = ac.trim();
+    FIRST_PERSON.iter().any(|p| starts_with_ignore_case(t, p))
+        || HOUSEKEEPING.iter().any(|h| {
+            starts_with_ignore_case(t, h)
+                && t[h.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric())
+        })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 4: cleaning
+// ---------------------------------------------------------------------------------------------
+
+/// The text of a criterion without Markdown: links keep their text, images, bare URLs and HTML
+/// tags go, emphasis markers go, inline code keeps its text (`keep_code`) or goes; whitespace is
+/// collapsed.
+fn clean(s: &str, keep_code: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'`' => {
+                let run = bytes[i..].iter().take_while(|c| **c == b'`').count();
+                let fence = &s[i..i + run];
+                // Bounded, so that many unmatched backticks stay linear.
+                let window = bounded(s, i + run, MAX_SPAN);
+                match window.find(fence) {
+                    Some(len) => {
+                        if keep_code {
+                            out.push_str(s[i + run..i + run + len].trim());
+                        }
+                        i += run + len + run;
+                    }
+                    None => i += run,
+                }
+            }
+            b'!' if bytes.get(i + 1) == Some(&b'[') => match link_at(s, i + 1) {
+                Some((_, end)) => i = end,
+                None => {
+                    out.push('!');
+                    i += 1;
+                }
+            },
+            b'[' => match link_at(s, i) {
+                Some((text, end)) => {
+                    out.push_str(&clean(text, keep_code));
+                    i = end;
+                }
+                None => {
+                    out.push('[');
+                    i += 1;
+                }
+            },
+            b'<' => match tag_end(s, i) {
+                Some(end) => {
+                    out.push(' ');
+                    i = end;
+                }
+                None => {
+                    out.push('<');
+                    i += 1;
+                }
+            },
+            b'*' | b'_' | b'~' if bytes.get(i + 1) == Some(&b) => i += 2,
+            b'h' if (s[i..].starts_with("https://") || s[i..].starts_with("http://"))
+                && (i == 0 || bytes[i - 1].is_ascii_whitespace() || bytes[i - 1] == b'(') =>
+            {
+                i += s[i..].find(char::is_whitespace).unwrap_or(s.len() - i);
+            }
+            _ => {
+                // Copy up to the next byte that may open markup in one go.
+                let run = bytes[i + 1..]
+                    .iter()
+                    .position(|c| {
+                        matches!(c, b'`' | b'!' | b'[' | b'<' | b'*' | b'_' | b'~' | b'h')
+                    })
+                    .map_or(bytes.len(), |p| i + 1 + p);
+                out.push_str(&s[i..run]);
+                i = run;
+            }
+        }
+    }
+    let mut collapsed = String::with_capacity(out.len());
+    for word in out.split_whitespace() {
+        if !collapsed.is_empty() {
+            collapsed.push(' ');
+        }
+        collapsed.push_str(word);
+    }
+    let t = collapsed.trim_end_matches('\\').trim();
+    // A link or image removed before punctuation leaves "page ." behind.
+    if t.contains(" .") || t.contains(" ,") {
+        t.replace(" .", ".").replace(" ,", ",")
+    } else {
+        t.to_string()
+    }
+}
+
+/// How far a code span, a link's parts or a tag are looked for: the cleaning stays linear on
+/// hostile input (a line of ten thousand `[`), and real spans are far shorter.
+const MAX_SPAN: usize = 4096;
+
+/// `s[from..]`, at most about `max` bytes of it, cut at a character boundary.
+fn bounded(s: &str, from: usize, max: usize) -> &str {
+    let mut end = (from + max).min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[from..end]
+}
+
+/// `[text](url)` or `[text][ref]` at `open`: the text and the end of the link.
+fn link_at(s: &str, open: usize) -> Option<(&str, usize)> {
+    let close = open + 1 + bounded(s, open + 1, MAX_SPAN).find([']', '['])?;
+    if s.as_bytes()[close] != b']' {
+        return None;
+    }
+    let text = &s[open + 1..close];
+    let after = &s[close + 1..];
+    let c = if after.starts_with('(') {
+        ')'
+    } else if after.starts_with('[') {
+        ']'
+    } else {
+        return None;
+    };
+    let end = bounded(after, 0, MAX_SPAN).find(c)?;
+    Some((text, close + 1 + end + 1))
+}
+
+/// The end of an HTML tag or autolink starting at `open` (`<a href=…>`, `</li>`, `<br/>`,
+/// `<https://…>`).
+fn tag_end(s: &str, open: usize) -> Option<usize> {
+    let next = *s.as_bytes().get(open + 1)?;
+    if !(next.is_ascii_alphabetic() || next == b'/' || next == b'!') {
+        return None;
+    }
+    // A comparison ("a < b and c > d") is not a tag: a tag has no space right after `<`.
+    let close = bounded(s, open, MAX_SPAN).find('>')?;
+    Some(open + close + 1)
+}
+
+/// The comparison key: lower-case words of letters and digits, one space apart.
+fn normalise(ac: &str) -> String {
+    let mut out = String::with_capacity(ac.len());
+    let mut gap = false;
+    for c in ac.chars() {
+        if c.is_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            if c.is_ascii() {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
+        } else {
+            gap = true;
         }
     }
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Step 5: merging
+// ---------------------------------------------------------------------------------------------
+
+/// The Jaccard similarity of two token sets (one holding the other) at or above which two
+/// criteria are one.
+const NEAR_DUPLICATE: f64 = 0.8;
+/// Each bucket compares a criterion with at most this many earlier ones, so that a body of many
+/// similar lines stays linear (a body of thousands of criteria sharing their rarest words spends
+/// most of its time here).
+const BUCKET_CAP: usize = 8;
+
+fn merge(found: Vec<Candidate>) -> Vec<Candidate> {
+    // Exact duplicates first (one map lookup each), then near-duplicates among the distinct.
+    let mut kept: Vec<Candidate> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for c in found {
+        match by_key.get(&c.key) {
+            Some(&i) => {
+                if c.confidence > kept[i].confidence {
+                    kept[i] = c;
+                }
+            }
+            None => {
+                by_key.insert(c.key.clone(), kept.len());
+                kept.push(c);
+            }
+        }
+    }
+    drop(by_key);
+    // Near-duplicates: each criterion's three smallest token hashes name its buckets; two sets
+    // with Jaccard ≥ 0.8 share one of them unless the union's three smallest all fall outside the
+    // intersection (odds below 1 in 100), an acceptable miss for a draft a person reviews.
+    let tokens: Vec<Vec<u64>> = kept.iter().map(|c| token_hashes(&c.key)).collect();
+    let mut parent: Vec<usize> = (0..kept.len()).collect();
+    let mut buckets: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let mut smallest = t.clone();
+        smallest.truncate(3);
+        let mut matched = None;
+        'search: for h in &smallest {
+            if let Some(members) = buckets.get(h) {
+                for &j in members.iter().take(BUCKET_CAP) {
+                    if near_duplicate(&kept[i].key, &kept[j].key, t, &tokens[j]) {
+                        matched = Some(find(&mut parent, j));
+                        break 'search;
+                    }
+                }
+            }
+        }
+        if let Some(root) = matched {
+            parent[i] = root;
+        }
+        for h in smallest {
+            buckets.entry(h).or_default().push(i);
+        }
+    }
+    let mut best: HashMap<usize, usize> = HashMap::new();
+    for i in 0..kept.len() {
+        let root = find(&mut parent, i);
+        let entry = best.entry(root).or_insert(i);
+        if kept[i].confidence > kept[*entry].confidence {
+            *entry = i;
+        }
+    }
+    let mut winners: Vec<usize> = best.into_values().collect();
+    winners.sort_by_key(|&i| (kept[i].text, kept[i].line, i));
+    let mut slots: Vec<Option<Candidate>> = kept.into_iter().map(Some).collect();
+    winners
+        .into_iter()
+        .filter_map(|i| slots[i].take())
+        .collect()
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// The sorted, distinct FNV-1a hashes of a key's words.
+fn token_hashes(key: &str) -> Vec<u64> {
+    let mut out: Vec<u64> = key
+        .split(' ')
+        .map(|w| {
+            w.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+            })
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn near_duplicate(a_key: &str, b_key: &str, a: &[u64], b: &[u64]) -> bool {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - common;
+    // One says all the other says, and a little more ("… on the server" / "… on the server
+    // side"); a word replaced ("keeps the totals" / "keeps the dates") is another criterion.
+    if union == 0
+        || common < a.len().min(b.len())
+        || (common as f64) / (union as f64) < NEAR_DUPLICATE
+    {
+        return false;
+    }
+    // Figures are the criterion: "within a day" and "within a day or 2" are two.
+    let words_a: Vec<&str> = a_key.split(' ').collect();
+    let words_b: Vec<&str> = b_key.split(' ').collect();
+    let differs_in_digits = |x: &[&str], y: &[&str]| {
+        x.iter()
+            .any(|w| !y.contains(w) && w.bytes().any(|c| c.is_ascii_digit()))
+    };
+    !differs_in_digits(&words_a, &words_b) && !differs_in_digits(&words_b, &words_a)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 6: ids
+// ---------------------------------------------------------------------------------------------
+
+const MAX_ID: usize = 48;
+
+fn assign_ids(kept: &[Candidate]) -> Vec<String> {
+    let slugs: Vec<String> = kept.iter().map(|c| slug(&c.key)).collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for s in &slugs {
+        *count.entry(s.as_str()).or_default() += 1;
+    }
+    let mut taken = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(kept.len());
+    for (c, s) in kept.iter().zip(&slugs) {
+        // `guard` would report as `stage1.floor.guard`, the regression guard's own id.
+        let collides = count[s.as_str()] > 1 || s == "guard";
+        let mut id = if collides {
+            with_suffix(s, &hash_hex(&c.key)[..4])
+        } else {
+            s.clone()
+        };
+        let mut n = 2;
+        while !taken.insert(id.clone()) {
+            id = with_suffix(s, &format!("{}-{n}", &hash_hex(&c.key)[..4]));
+            n += 1;
+        }
+        out.push(id);
+    }
+    out
+}
+
+fn with_suffix(slug: &str, suffix: &str) -> String {
+    let room = MAX_ID - suffix.len() - 1;
+    let mut base = truncate_words(slug, room);
+    base.push('-');
+    base.push_str(suffix);
+    base
+}
+
+fn truncate_words(slug: &str, max: usize) -> String {
+    if slug.len() <= max {
+        return slug.to_string();
+    }
+    let cut = slug[..=max].rfind('-').filter(|&p| p > 0).unwrap_or(max);
+    slug[..cut].trim_end_matches('-').to_string()
+}
+
+fn hash_hex(key: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"claim-check/derive/v1\0");
+    h.update(key.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// `[a-z0-9][a-z0-9-]*` from the key's words, accents folded, at most [`MAX_ID`] characters; a
+/// key mostly outside ASCII (Japanese, Chinese) is `ac-` and 8 hex digits of its hash.
+fn slug(key: &str) -> String {
+    let mut out = String::new();
+    let (mut total, mut ascii) = (0usize, 0usize);
+    for word in key.split(' ') {
+        let mut w = String::new();
+        for c in word.chars() {
+            total += 1;
+            if c.is_ascii_alphanumeric() {
+                w.push(c);
+                ascii += 1;
+            } else if let Some(f) = fold_accent(c) {
+                w.push_str(f);
+                ascii += 1;
+            } else if !w.is_empty() && !w.ends_with('-') {
+                w.push('-');
+            }
+        }
+        let w = w.trim_matches('-');
+        if w.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(w);
+        if out.len() > MAX_ID {
+            break;
+        }
+    }
+    if out.is_empty() || ascii * 10 < total * 6 {
+        return format!("ac-{}", &hash_hex(key)[..8]);
+    }
+    truncate_words(&out, MAX_ID)
+}
+
+fn fold_accent(c: char) -> Option<&'static str> {
+    Some(match c {
+        'à' | 'á' | 'â' | 'ã' | 'ä' | 'å' => "a",
+        'ç' => "c",
+        'è' | 'é' | 'ê' | 'ë' => "e",
+        'ì' | 'í' | 'î' | 'ï' => "i",
+        'ñ' => "n",
+        'ò' | 'ó' | 'ô' | 'õ' | 'ö' | 'ø' => "o",
+        'ù' | 'ú' | 'û' | 'ü' => "u",
+        'ý' | 'ÿ' => "y",
+        'ß' => "ss",
+        'æ' => "ae",
+        'œ' => "oe",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+#[path = "derive_tests.rs"]
+mod tests;
