@@ -313,7 +313,7 @@ fn without_an_acceptance_set_a_draft_is_derived_from_the_pull_request_body() {
     );
     assert!(
         summary.contains(&format!(
-            "- 0.90 `{}` — The letter is b. _(pull request #2, line 2)_\n",
+            "- 0.95 `{}` — The letter is b. _(pull request #2, line 2)_\n",
             common::tag("the-letter-is-b")
         )),
         "{summary}"

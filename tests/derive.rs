@@ -90,20 +90,22 @@ fn the_pull_request_of_the_event_is_derived_with_its_confidence_source_and_tag()
             (
                 "the-limit-is-ten".to_string(),
                 "The limit is ten.".to_string(),
-                0.9,
+                0.95,
                 "pull request #12, line 4".to_string()
             ),
             (
                 "the-old-limit-is-logged".to_string(),
                 "The old limit is logged.".to_string(),
-                0.9,
+                0.95,
                 "pull request #12, line 5".to_string()
             ),
         ]
     );
     let text = r.read(DRAFT);
     assert!(
-        text.contains("    required: true\n    confidence: 0.90  # checklist item\n"),
+        text.contains(
+            "    required: true\n    confidence: 0.95  # checklist item under 'Acceptance criteria'\n"
+        ),
         "{text}"
     );
     // Each criterion on a line of its own, aligned: confidence, id, tag, where it was read.
@@ -118,14 +120,14 @@ fn the_pull_request_of_the_event_is_derived_with_its_confidence_source_and_tag()
     );
     assert!(
         run.stdout.contains(&format!(
-            "  0.90        the-limit-is-ten         {ten}{}  pull request #12, line 4\n",
+            "  0.95        the-limit-is-ten         {ten}{}  pull request #12, line 4\n",
             " ".repeat(logged.len() - ten.len())
         )),
         "{run:?}"
     );
     assert!(
         run.stdout.contains(&format!(
-            "  0.90        the-old-limit-is-logged  {logged}  pull request #12, line 5\n"
+            "  0.95        the-old-limit-is-logged  {logged}  pull request #12, line 5\n"
         )),
         "{run:?}"
     );
@@ -640,7 +642,7 @@ fn the_draft_gate_end_to_end_inconclusive_until_committed_then_ready_with_the_sa
     assert_eq!(result["criteria"][0]["tag"], tag(id));
     let draft = &result["acceptance"]["draft"];
     assert_eq!(draft["criteria"][0]["tag"], tag(id), "{v}");
-    assert_eq!(draft["criteria"][0]["confidence"], 0.9, "{v}");
+    assert_eq!(draft["criteria"][0]["confidence"], 0.95, "{v}");
     assert_eq!(
         draft["criteria"][0]["source"], "pull request #2, line 2",
         "{v}"

@@ -486,80 +486,6 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
     })
 }
 
-/// Drafts criteria from a Markdown checklist: the `- [ ]` items under a heading that names
-/// acceptance criteria, or every checklist item when no heading does.
-pub fn derive_criteria(text: &str) -> Vec<(String, String)> {
-    let item = |l: &str| -> Option<String> {
-        let t = l.trim_start();
-        let rest = t.strip_prefix("- ").or_else(|| t.strip_prefix("* "))?;
-        let rest = rest.trim_start();
-        let body = ["[ ]", "[x]", "[X]"]
-            .iter()
-            .find_map(|b| rest.strip_prefix(b))?;
-        let body = body.trim();
-        (!body.is_empty()).then(|| body.to_string())
-    };
-    let mut under_heading = Vec::new();
-    let mut all = Vec::new();
-    let mut in_section: Option<usize> = None;
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with('#') {
-            let level = t.chars().take_while(|c| *c == '#').count();
-            let title = t[level..].trim().to_ascii_lowercase();
-            if in_section.is_some_and(|l| level <= l) {
-                in_section = None;
-            }
-            if title.contains("acceptance")
-                || title.contains("done when")
-                || title.contains("definition of done")
-            {
-                in_section = Some(level);
-            }
-            continue;
-        }
-        if let Some(i) = item(line) {
-            if in_section.is_some() {
-                under_heading.push(i.clone());
-            }
-            all.push(i);
-        }
-    }
-    let items = if under_heading.is_empty() {
-        all
-    } else {
-        under_heading
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    items
-        .into_iter()
-        .map(|ac| {
-            let mut id: String = ac
-                .to_ascii_lowercase()
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                .collect::<String>()
-                .split('-')
-                .filter(|w| !w.is_empty())
-                .take(6)
-                .collect::<Vec<_>>()
-                .join("-");
-            if id.is_empty() {
-                id = "criterion".into();
-            }
-            id.truncate(48);
-            let id = id.trim_end_matches('-').to_string();
-            let mut unique = id.clone();
-            let mut n = 2;
-            while !seen.insert(unique.clone()) {
-                unique = format!("{id}-{n}");
-                n += 1;
-            }
-            (unique, ac)
-        })
-        .collect()
-}
-
 /// The criteria drafted from a text (`-`: standard input); none is an input error.
 fn criteria_from(from: &std::path::Path) -> Result<Vec<(String, String)>, Error> {
     let text = if from == std::path::Path::new("-") {
@@ -573,12 +499,20 @@ fn criteria_from(from: &std::path::Path) -> Result<Vec<(String, String)>, Error>
             )
         })?
     };
-    let criteria = derive_criteria(&text);
+    let name = format!("--from {}", from.display());
+    let criteria: Vec<(String, String)> =
+        crate::acceptance::derive::derive(&[crate::acceptance::derive::Text {
+            name: &name,
+            body: &text,
+        }])
+        .into_iter()
+        .map(|d| (d.id, d.ac))
+        .collect();
     if criteria.is_empty() {
         return Err(Error::input(
-            InputError::new("no checklist items (`- [ ] …`) in the text to draft criteria from")
+            InputError::new("no acceptance criteria in the text to draft them from")
                 .in_file(from.display().to_string())
-                .help("list the acceptance criteria as a Markdown checklist under an `Acceptance criteria` heading"),
+                .help("list them under an `Acceptance criteria` heading (a checklist or a list), or write them as \"must\" sentences"),
         ));
     }
     Ok(criteria)
@@ -786,7 +720,7 @@ fn load(args: &AcceptanceArgs) -> Result<(acceptance::AcceptanceSet, acceptance:
 
 #[cfg(test)]
 mod tests {
-    use super::{derive_criteria, STARTER_CONFIG};
+    use super::STARTER_CONFIG;
 
     /// The starter settings' commented examples are valid once uncommented, together.
     #[test]
@@ -804,30 +738,5 @@ mod tests {
         assert!(
             crate::acceptance::parse::parse_config(STARTER_CONFIG, ".shipmoor/config.yaml").is_ok()
         );
-    }
-
-    #[test]
-    fn derives_the_checklist_under_the_acceptance_heading() {
-        let body = "Fixes #12.\n\n- [ ] unrelated todo\n\n## Acceptance criteria\n- [ ] The Stripe PaymentIntent is voided.\n- [x] Order is marked refunded!\n* [ ] Order is marked refunded!\n\n## Notes\n- [ ] not a criterion\n";
-        let c = derive_criteria(body);
-        assert_eq!(
-            c,
-            [
-                (
-                    "the-stripe-paymentintent-is-voided".to_string(),
-                    "The Stripe PaymentIntent is voided.".to_string()
-                ),
-                (
-                    "order-is-marked-refunded".to_string(),
-                    "Order is marked refunded!".to_string()
-                ),
-                (
-                    "order-is-marked-refunded-2".to_string(),
-                    "Order is marked refunded!".to_string()
-                ),
-            ]
-        );
-        assert_eq!(derive_criteria("- [ ] a thing\n").len(), 1);
-        assert!(derive_criteria("no list here").is_empty());
     }
 }
