@@ -12,9 +12,10 @@
 //! process does besides reading its files). Prints one line per measurement and the ratios.
 
 use std::collections::BTreeMap;
+mod timing;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use shipmoor::admit::{policy, Admission, Candidate};
 use shipmoor::replay::{self, Expectations, SignatureCheck};
@@ -25,24 +26,8 @@ fn fail(msg: &str) -> ! {
 }
 
 /// Runs `f` a few times untimed, then `n` times each timed on its own; the median in ms.
-fn median_ms(n: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..(n / 10).clamp(1, 10) {
-        f();
-    }
-    let mut ms: Vec<f64> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let mid = ms.len() / 2;
-    if ms.len() % 2 == 0 {
-        (ms[mid - 1] + ms[mid]) / 2.0
-    } else {
-        ms[mid]
-    }
+fn median_ms(n: usize, f: impl FnMut()) -> f64 {
+    timing::median_ms(n, (n / 10).clamp(1, 10), f)
 }
 
 fn main() {

@@ -10,9 +10,10 @@
 //! already in memory. Prints the medians, the ratio and how many criteria came out; exits 1 when
 //! a derive median is at or over the 100 ms target.
 
+mod timing;
+
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use shipmoor::acceptance::derive::{derive, Text};
 
@@ -24,24 +25,8 @@ fn fail(msg: &str) -> ! {
 }
 
 /// Runs `f` a few times untimed, then `n` times each timed on its own; the median in ms.
-fn median_ms(n: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..(n / 10).clamp(1, 5) {
-        f();
-    }
-    let mut ms: Vec<f64> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    ms.sort_by(|a, b| a.total_cmp(b));
-    let mid = ms.len() / 2;
-    if ms.len() % 2 == 0 {
-        (ms[mid - 1] + ms[mid]) / 2.0
-    } else {
-        ms[mid]
-    }
+fn median_ms(n: usize, f: impl FnMut()) -> f64 {
+    timing::median_ms(n, (n / 10).clamp(1, 5), f)
 }
 
 fn main() {

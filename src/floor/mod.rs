@@ -995,21 +995,7 @@ impl Ctx<'_> {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| from.display().to_string());
         let lock = workspace::find_lock(self.input.git.root(), &checkout);
-        let watch = self.step_watch(
-            Side::Head,
-            "the seeding of the target dir".into(),
-            progress::Source::None,
-            &[],
-        );
-        let seeded = progress::step(watch.as_ref(), || {
-            seed_cargo_target(
-                &from,
-                &to,
-                &self.cargo_dir(head.path()),
-                lock.as_deref(),
-                self.input.timeout,
-            )
-        });
+        let seeded = self.seed_watched(Side::Head, &from, &to, head, lock.as_deref());
         self.record_seeding(
             "head",
             &format!("the checkout's target dir ({shown})"),
@@ -1035,21 +1021,7 @@ impl Ctx<'_> {
         );
         let head_root = self.input.temp_root.join("head");
         let lock = workspace::find_lock(&head_root, &self.cargo_dir(&head_root));
-        let watch = self.step_watch(
-            Side::Base,
-            "the seeding of the target dir".into(),
-            progress::Source::None,
-            &[],
-        );
-        let seeded = progress::step(watch.as_ref(), || {
-            seed_cargo_target(
-                &from,
-                &to,
-                &self.cargo_dir(base.path()),
-                lock.as_deref(),
-                self.input.timeout,
-            )
-        });
+        let seeded = self.seed_watched(Side::Base, &from, &to, base, lock.as_deref());
         self.record_seeding(
             "base (+ head test files)",
             "head's target dir",
@@ -1059,6 +1031,33 @@ impl Ctx<'_> {
             &to,
         );
         Ok(())
+    }
+
+    /// [`seed_cargo_target`] from `from` into `to` for the worktree `wt`, under the progress
+    /// watch (a heartbeat while it copies).
+    fn seed_watched(
+        &self,
+        side: Side,
+        from: &std::path::Path,
+        to: &std::path::Path,
+        wt: &Worktree,
+        lock: Option<&std::path::Path>,
+    ) -> Result<workspace::Seeded, String> {
+        let watch = self.step_watch(
+            side,
+            "the seeding of the target dir".into(),
+            progress::Source::None,
+            &[],
+        );
+        progress::step(watch.as_ref(), || {
+            seed_cargo_target(
+                from,
+                to,
+                &self.cargo_dir(wt.path()),
+                lock,
+                self.input.timeout,
+            )
+        })
     }
 
     /// The runtime row of one seeding; a failed seeding leaves no target dir behind.
