@@ -328,20 +328,26 @@ fn the_example_runs_pages_fit_githubs_column() {
         &std::fs::read_to_string(example.join("acceptance.yaml")).expect("acceptance"),
     );
     r.commit("Add refunds");
-    // As in GitHub Actions: with CI set, pytest leaves its long lines whole, and the logs in the
-    // pages are as wide as they get there.
+    check_blocked_run("example", &r, &base);
+}
+
+/// Runs claim-check on `r` from `base` as GitHub Actions does, expects BLOCKED and checks its
+/// pages as `name`.
+fn check_blocked_run(name: &str, r: &Repo, base: &str) {
+    // With CI set, pytest leaves its long lines whole, and the logs in the pages are as wide as
+    // they get there.
     let run = r.shipmoor_env(
         &[
             "claim-check",
             "--base",
-            &base,
+            base,
             "--result-out",
             ".shipmoor/claim-check.result.json",
         ],
         &[("CI", "true")],
     );
     assert_eq!(run.code, 1, "{run:?}");
-    check("example", &r, run.code, "BLOCKED");
+    check(name, r, run.code, "BLOCKED");
 }
 
 /// What each of the 40 criteria gets: most are met, some fail at head, some have no test, some
@@ -407,18 +413,5 @@ fn a_forty_criterion_runs_pages_fit_githubs_column() {
     }
     r.write(".shipmoor/acceptance.yaml", &acceptance);
     r.commit("head");
-    // As in GitHub Actions: with CI set, pytest leaves its long lines whole, and the logs in the
-    // pages are as wide as they get there.
-    let run = r.shipmoor_env(
-        &[
-            "claim-check",
-            "--base",
-            &base,
-            "--result-out",
-            ".shipmoor/claim-check.result.json",
-        ],
-        &[("CI", "true")],
-    );
-    assert_eq!(run.code, 1, "{run:?}");
-    check("forty", &r, run.code, "BLOCKED");
+    check_blocked_run("forty", &r, &base);
 }
