@@ -501,14 +501,7 @@ mod tests {
     /// field they show comes through the one result type, so renaming one fails here.
     #[test]
     fn annotations_come_from_the_written_result() {
-        use crate::format::result::tests::{criterion, run_result};
-        let result = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let result = crate::format::result::tests::every_disposition();
         let packet = crate::report::fixes::packet(&result);
         let written = ResultDocument::new(&result, &packet).to_json().unwrap();
         let read = ResultDocument::parse(written.as_bytes()).unwrap();

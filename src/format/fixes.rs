@@ -84,19 +84,11 @@ pub struct AuthorCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::result::tests::{criterion, run_result};
-    use crate::format::Disposition;
 
     /// The packet's bytes as the run writes them, read back and written again.
     #[test]
     fn a_fix_packet_reads_back_to_the_same_bytes() {
-        let result = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let result = crate::format::result::tests::every_disposition();
         let packet = crate::report::fixes::packet(&result);
         assert!(!packet.fixes.is_empty() && !packet.route_to_human.is_empty());
         assert!(!packet.author_checks.is_empty() && packet.inherited.is_some());

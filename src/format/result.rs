@@ -304,6 +304,17 @@ pub(crate) mod tests {
     }
 
     /// A run result as claim-check builds it.
+    /// A result with a criterion in each disposition, in [`Disposition::ALL`]'s order.
+    pub(crate) fn every_disposition() -> RunResult {
+        run_result(
+            Disposition::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, d)| criterion(i, *d))
+                .collect(),
+        )
+    }
+
     pub(crate) fn run_result(criteria: Vec<CriterionResult>) -> RunResult {
         RunResult {
             schema: RESULT_SCHEMA,
@@ -364,13 +375,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_result_document_reads_back_to_the_same_bytes() {
-        let result = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let result = crate::format::result::tests::every_disposition();
         let packet = crate::report::fixes::packet(&result);
         let json = ResultDocument::new(&result, &packet).to_json().unwrap();
         let back = ResultDocument::parse(json.as_bytes()).unwrap();
@@ -390,13 +395,7 @@ pub(crate) mod tests {
     /// Every disposition's criterion, written, matches the documented JSON Schema.
     #[test]
     fn the_result_document_matches_its_json_schema() {
-        let result = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let result = crate::format::result::tests::every_disposition();
         let packet = crate::report::fixes::packet(&result);
         let json = ResultDocument::new(&result, &packet).to_json().unwrap();
         assert!(

@@ -346,14 +346,7 @@ mod tests {
 
     /// The statement as claim-check writes it (every disposition, an artifact subject).
     fn written() -> Vec<u8> {
-        use crate::format::result::tests::{criterion, run_result};
-        let result = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let result = crate::format::result::tests::every_disposition();
         let records = [format!("sha256:{}", "1".repeat(64))];
         let artifact = crate::attest::Subject {
             name: "app.tar".into(),

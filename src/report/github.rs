@@ -404,16 +404,9 @@ pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::result::tests::{criterion, run_result};
 
     fn every_disposition() -> RunResult {
-        run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        )
+        crate::format::result::tests::every_disposition()
     }
 
     #[test]

@@ -459,15 +459,7 @@ mod tests {
     /// At 80 columns every line of a report fits, but for one whose only word is longer.
     #[test]
     fn the_report_fits_80_columns() {
-        use crate::format::result::tests::{criterion, run_result};
-        use crate::format::Disposition;
-        let mut r = run_result(
-            Disposition::ALL
-                .iter()
-                .enumerate()
-                .map(|(i, d)| criterion(i, *d))
-                .collect(),
-        );
+        let mut r = crate::format::result::tests::every_disposition();
         for c in &mut r.criteria {
             c.floor.reason = format!(
                 "bound test tests/test_x.py::test_{} fails at head: AssertionError: expected the refund to void the PaymentIntent before the order is marked refunded",
