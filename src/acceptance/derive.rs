@@ -42,7 +42,8 @@
 //!    suffix, so an edit elsewhere in the body never renames a criterion unless it adds one with
 //!    the same opening words.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -594,12 +595,12 @@ impl<'f> Scanner<'f> {
         let (confidence, required, reason) = match (kind, checklist) {
             (SectionKind::Acceptance, true) => (
                 Confidence::CHECKLIST_UNDER_ACCEPTANCE,
-                !marks_optional(&ac, false),
+                !signals(&ac).marks_optional(false),
                 format!("checklist item under '{title}'"),
             ),
             (SectionKind::Acceptance, false) => (
                 Confidence::LIST_UNDER_ACCEPTANCE,
-                !marks_optional(&ac, true),
+                !signals(&ac).marks_optional(true),
                 format!("list item under '{title}'"),
             ),
             (SectionKind::Optional, true) => (
@@ -614,7 +615,7 @@ impl<'f> Scanner<'f> {
             ),
             (_, true) => (
                 Confidence::CHECKLIST_ELSEWHERE,
-                !marks_optional(&ac, false),
+                !signals(&ac).marks_optional(false),
                 "checklist item outside an acceptance section".to_string(),
             ),
             // A plain bullet elsewhere is prose: its sentences count when they carry a modal.
@@ -656,21 +657,21 @@ impl<'f> Scanner<'f> {
             return;
         }
         // The modal is read without inline code: `config must be a file` quotes a message.
-        let plain = clean(sentence, false);
+        let plain = sentence.contains('`').then(|| clean(sentence, false));
+        let plain = plain.as_deref().unwrap_or(&ac);
         let lower = plain.to_lowercase();
         if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) || is_pointer(&lower) {
             return;
         }
-        let modal = modal(&plain);
         let optional_section = self.section.kind == SectionKind::Optional;
         let (confidence, required, reason) = if under_acceptance {
             (
                 Confidence::SENTENCE_UNDER_ACCEPTANCE,
-                !marks_optional(&ac, true),
+                !signals(&ac).marks_optional(true),
                 format!("sentence under '{}'", self.section.title),
             )
         } else {
-            let Some(m) = modal else {
+            let Some(m) = modal(plain) else {
                 return;
             };
             let confidence = match (m.required, m.rfc) {
@@ -1049,28 +1050,43 @@ impl<'a> Iterator for Words<'a> {
 
     fn next(&mut self) -> Option<&'a str> {
         let bytes = self.s.as_bytes();
-        let mut start = None;
         let mut i = self.at;
-        while i < bytes.len() {
-            let b = bytes[i];
-            let (alnum, width) = if b < 0x80 {
-                (b.is_ascii_alphanumeric(), 1)
+        // Skip to the word's start: ASCII separators a byte at a time.
+        let start = loop {
+            let Some(&b) = bytes.get(i) else {
+                self.at = i;
+                return None;
+            };
+            if b < 0x80 {
+                if b.is_ascii_alphanumeric() {
+                    break i;
+                }
+                i += 1;
             } else {
                 let c = self.s[i..].chars().next().unwrap_or(' ');
-                (c.is_alphanumeric(), c.len_utf8())
-            };
-            match (alnum, start) {
-                (true, None) => start = Some(i),
-                (false, Some(st)) => {
-                    self.at = i;
-                    return Some(&self.s[st..i]);
+                if c.is_alphanumeric() {
+                    break i;
                 }
-                _ => {}
+                i += c.len_utf8();
             }
-            i += width;
+        };
+        // And to its end.
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                if !b.is_ascii_alphanumeric() {
+                    break;
+                }
+                i += 1;
+            } else {
+                let c = self.s[i..].chars().next().unwrap_or(' ');
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                i += c.len_utf8();
+            }
         }
-        self.at = bytes.len();
-        start.map(|st| &self.s[st..])
+        self.at = i;
+        Some(&self.s[start..i])
     }
 }
 
@@ -1078,85 +1094,133 @@ fn words(s: &str) -> Words<'_> {
     Words { s, at: 0 }
 }
 
-/// Which bytes start a phrase of `phrases` (ASCII case folded), so that most words are passed
-/// over with one lookup.
-const fn first_bytes(phrases: &[&[&str]]) -> [bool; 256] {
-    let mut table = [false; 256];
+/// Which first words a phrase of `phrases` may start with: per first byte (ASCII case folded),
+/// a bit for each byte length of such a word (16 and longer share the last bit), so that most
+/// words are passed over with one lookup.
+type FirstWords = [u16; 256];
+
+const fn first_words(phrases: &[&[&str]]) -> FirstWords {
+    let mut table = [0u16; 256];
     let mut i = 0;
     while i < phrases.len() {
-        let b = phrases[i][0].as_bytes()[0];
-        table[b.to_ascii_lowercase() as usize] = true;
-        table[b.to_ascii_uppercase() as usize] = true;
+        let word = phrases[i][0].as_bytes();
+        let bit = 1u16 << if word.len() < 15 { word.len() } else { 15 };
+        table[word[0].to_ascii_lowercase() as usize] |= bit;
+        table[word[0].to_ascii_uppercase() as usize] |= bit;
         i += 1;
     }
     table
 }
 
-/// The first of `phrases` in `s` (ASCII case folded), as its lower-cased words.
-fn find_phrase(s: &str, phrases: &[&[&str]], first: &[bool; 256]) -> Option<String> {
-    let mut ws = words(s);
-    while let Some(w) = ws.next() {
-        if !first[usize::from(w.as_bytes()[0])] {
+/// Whether `w` may start a phrase of the table's.
+fn may_start(first: &FirstWords, w: &str) -> bool {
+    first[usize::from(w.as_bytes()[0])] & (1u16 << w.len().min(15)) != 0
+}
+
+/// The phrase of `phrases` that starts with the word `w`, the words after it in `ahead`: the
+/// word as written for a one-word phrase, else the phrase's words.
+fn phrase_at(w: &str, ahead: &Words<'_>, phrases: &[&[&str]]) -> Option<String> {
+    for p in phrases {
+        if !p[0].eq_ignore_ascii_case(w) {
             continue;
         }
-        for p in phrases {
-            if !p[0].eq_ignore_ascii_case(w) {
-                continue;
-            }
-            let mut ahead = ws.clone();
-            if p[1..]
-                .iter()
-                .all(|part| ahead.next().is_some_and(|n| part.eq_ignore_ascii_case(n)))
-            {
-                return Some(if p.len() == 1 {
-                    w.to_string()
-                } else {
-                    p.join(" ")
-                });
-            }
+        let mut ahead = ahead.clone();
+        if p[1..]
+            .iter()
+            .all(|part| ahead.next().is_some_and(|n| part.eq_ignore_ascii_case(n)))
+        {
+            return Some(if p.len() == 1 {
+                w.to_string()
+            } else {
+                p.join(" ")
+            });
         }
     }
     None
 }
 
+/// What one word scan of a text finds: its modal verb, and the words that would make it optional.
+struct Signals {
+    modal: Option<Modal>,
+    /// "optional", "nice to have" (see [`OPTIONAL_MARKERS`]).
+    marker: bool,
+    /// "should", "could" (see [`OPTIONAL_VERBS`]).
+    optional_verb: bool,
+}
+
+impl Signals {
+    /// Words in an item's text that make it optional. A checklist item is required whatever its
+    /// verb (the rule), so only the explicit words count there; a list item's `should`
+    /// or `could` counts too.
+    fn marks_optional(&self, modal_verbs: bool) -> bool {
+        self.marker
+            || (modal_verbs
+                && self.optional_verb
+                && self.modal.as_ref().is_none_or(|m| !m.required))
+    }
+}
+
+fn signals(s: &str) -> Signals {
+    scan_words(s, true)
+}
+
 fn modal(plain: &str) -> Option<Modal> {
-    const REQUIRED_FIRST: [bool; 256] = first_bytes(REQUIRED_MODALS);
-    const OPTIONAL_FIRST: [bool; 256] = first_bytes(OPTIONAL_MODALS);
-    let found = |phrases: &[&[&str]], first: &[bool; 256], cjk: &[&str], required: bool| {
-        if let Some(w) = find_phrase(plain, phrases, first) {
-            return Some(Modal {
-                rfc: w.len() > 1 && w.chars().all(|c| !c.is_lowercase()),
-                word: w.to_lowercase(),
-                required,
-            });
-        }
-        if plain.is_ascii() {
-            return None;
-        }
-        cjk.iter().find(|m| plain.contains(**m)).map(|m| Modal {
+    scan_words(plain, false).modal
+}
+
+/// One scan of the words of `s` for every list (most prose has none of them); `markers`: whether
+/// to look for the optional markers and verbs too, else the scan ends at the first required
+/// modal. A required phrase anywhere wins over a wish before it.
+fn scan_words(s: &str, markers: bool) -> Signals {
+    const REQUIRED_FIRST: FirstWords = first_words(REQUIRED_MODALS);
+    const OPTIONAL_FIRST: FirstWords = first_words(OPTIONAL_MODALS);
+    const MARKERS_FIRST: FirstWords = first_words(OPTIONAL_MARKERS);
+    const VERBS_FIRST: FirstWords = first_words(OPTIONAL_VERBS);
+    let of_word = |w: String, required: bool| Modal {
+        rfc: w.len() > 1 && w.chars().all(|c| !c.is_lowercase()),
+        word: w.to_lowercase(),
+        required,
+    };
+    let of_cjk = |cjk: &[&str], required: bool| {
+        cjk.iter().find(|m| s.contains(**m)).map(|m| Modal {
             word: (*m).to_string(),
             required,
             rfc: false,
         })
     };
-    found(REQUIRED_MODALS, &REQUIRED_FIRST, REQUIRED_MODALS_CJK, true)
-        .or_else(|| found(OPTIONAL_MODALS, &OPTIONAL_FIRST, OPTIONAL_MODALS_CJK, false))
-}
-
-/// Words in an item's text that make it optional. A checklist item is required whatever its verb
-/// (the rule), so only the explicit words count there; a list item's `should` or `could`
-/// counts too.
-fn marks_optional(ac: &str, modal_verbs: bool) -> bool {
-    const MARKERS_FIRST: [bool; 256] = first_bytes(OPTIONAL_MARKERS);
-    const VERBS_FIRST: [bool; 256] = first_bytes(OPTIONAL_VERBS);
-    if find_phrase(ac, OPTIONAL_MARKERS, &MARKERS_FIRST).is_some()
-        || (!ac.is_ascii() && OPTIONAL_MARKERS_CJK.iter().any(|m| ac.contains(m)))
-    {
-        return true;
+    let (mut must, mut wish) = (None, None);
+    let (mut marker, mut optional_verb) = (false, false);
+    let mut ws = words(s);
+    while let Some(w) = ws.next() {
+        if must.is_none() && may_start(&REQUIRED_FIRST, w) {
+            must = phrase_at(w, &ws, REQUIRED_MODALS);
+            if must.is_some() && !markers {
+                break;
+            }
+        }
+        if wish.is_none() && may_start(&OPTIONAL_FIRST, w) {
+            wish = phrase_at(w, &ws, OPTIONAL_MODALS);
+        }
+        if markers {
+            marker = marker
+                || (may_start(&MARKERS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_MARKERS).is_some());
+            optional_verb = optional_verb
+                || (may_start(&VERBS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_VERBS).is_some());
+        }
     }
-    modal_verbs
-        && find_phrase(ac, OPTIONAL_VERBS, &VERBS_FIRST).is_some()
-        && modal(ac).is_none_or(|m| !m.required)
+    let ascii = s.is_ascii();
+    let modal = match must {
+        Some(p) => Some(of_word(p, true)),
+        None if ascii => wish.map(|w| of_word(w, false)),
+        None => of_cjk(REQUIRED_MODALS_CJK, true)
+            .or_else(|| wish.map(|w| of_word(w, false)))
+            .or_else(|| of_cjk(OPTIONAL_MODALS_CJK, false)),
+    };
+    Signals {
+        modal,
+        marker: marker || (!ascii && OPTIONAL_MARKERS_CJK.iter().any(|m| s.contains(m))),
+        optional_verb,
+    }
 }
 
 /// A sentence that hedges is a guess about the change, not a criterion of it.
@@ -1335,32 +1399,59 @@ fn clean(s: &str, keep_code: bool) -> String {
                 i += s[i..].find(char::is_whitespace).unwrap_or(s.len() - i);
             }
             _ => {
-                // Copy up to the next byte that may open markup in one go.
-                let run = bytes[i + 1..]
-                    .iter()
-                    .position(|c| {
-                        matches!(c, b'`' | b'!' | b'[' | b'<' | b'*' | b'_' | b'~' | b'h')
-                    })
-                    .map_or(bytes.len(), |p| i + 1 + p);
+                // Copy up to the next byte that may open markup in one go (an `h` only where
+                // `http` follows: a letter of every other word must not end the run).
+                let mut run = i + 1;
+                while let Some(&c) = bytes.get(run) {
+                    if matches!(c, b'`' | b'!' | b'[' | b'<' | b'*' | b'_' | b'~')
+                        || (c == b'h' && bytes[run + 1..].starts_with(b"ttp"))
+                    {
+                        break;
+                    }
+                    run += 1;
+                }
                 out.push_str(&s[i..run]);
                 i = run;
             }
         }
     }
-    let mut collapsed = String::with_capacity(out.len());
-    for word in out.split_whitespace() {
-        if !collapsed.is_empty() {
-            collapsed.push(' ');
-        }
-        collapsed.push_str(word);
-    }
-    let t = collapsed.trim_end_matches('\\').trim();
+    collapse_whitespace(&mut out);
+    let end = out.trim_end_matches('\\').trim_end().len();
+    out.truncate(end);
     // A link or image removed before punctuation leaves "page ." behind.
-    if t.contains(" .") || t.contains(" ,") {
-        t.replace(" .", ".").replace(" ,", ",")
-    } else {
-        t.to_string()
+    if out.contains(" .") || out.contains(" ,") {
+        out = out.replace(" .", ".").replace(" ,", ",");
     }
+    out
+}
+
+/// Runs of whitespace to one space, none at either end, in place (the cleaning's one string).
+fn collapse_whitespace(s: &mut String) {
+    if !s.is_ascii() {
+        // Unicode spaces (U+00A0, U+3000) count too: the general path.
+        *s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        return;
+    }
+    let mut bytes = std::mem::take(s).into_bytes();
+    let mut w = 0;
+    let mut gap = false;
+    for r in 0..bytes.len() {
+        let b = bytes[r];
+        if b.is_ascii_whitespace() || b == 0x0B {
+            gap = w > 0;
+            continue;
+        }
+        if gap {
+            bytes[w] = b' ';
+            w += 1;
+            gap = false;
+        }
+        bytes[w] = b;
+        w += 1;
+    }
+    bytes.truncate(w);
+    // Only ASCII whitespace bytes were dropped or replaced by a space: still UTF-8 (ASCII).
+    *s = String::from_utf8(bytes).unwrap_or_default();
 }
 
 /// How far a code span, a link's parts or a tag are looked for: the cleaning stays linear on
@@ -1441,10 +1532,49 @@ const NEAR_DUPLICATE: f64 = 0.8;
 /// most of its time here).
 const BUCKET_CAP: usize = 8;
 
+/// The maps of the merge and the ids: keys are the body's own words, hashed by the millions on a
+/// large body, and no input of ours needs SipHash's resistance to chosen collisions (a body
+/// crafted to collide costs its own run time, bounded by [`BUCKET_CAP`] where it matters).
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// The Fx hash (rustc's): a multiply and a rotate per word of input.
+#[derive(Default)]
+struct Fx(u64);
+
+impl Fx {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            self.add(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 fn merge(found: Vec<Candidate>) -> Vec<Candidate> {
     // Exact duplicates first (one map lookup each), then near-duplicates among the distinct.
     let mut kept: Vec<Candidate> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut by_key: Map<String, usize> = Map::default();
     for c in found {
         match by_key.get(&c.key) {
             Some(&i) => {
@@ -1464,7 +1594,7 @@ fn merge(found: Vec<Candidate>) -> Vec<Candidate> {
     // intersection (odds below 1 in 100), an acceptable miss for a draft a person reviews.
     let tokens: Vec<Vec<u64>> = kept.iter().map(|c| token_hashes(&c.key)).collect();
     let mut parent: Vec<usize> = (0..kept.len()).collect();
-    let mut buckets: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut buckets: Map<u64, Vec<usize>> = Map::default();
     for (i, t) in tokens.iter().enumerate() {
         let mut smallest = t.clone();
         smallest.truncate(3);
@@ -1486,7 +1616,7 @@ fn merge(found: Vec<Candidate>) -> Vec<Candidate> {
             buckets.entry(h).or_default().push(i);
         }
     }
-    let mut best: HashMap<usize, usize> = HashMap::new();
+    let mut best: Map<usize, usize> = Map::default();
     for i in 0..kept.len() {
         let root = find(&mut parent, i);
         let entry = best.entry(root).or_insert(i);
@@ -1527,6 +1657,12 @@ fn token_hashes(key: &str) -> Vec<u64> {
 }
 
 fn near_duplicate(a_key: &str, b_key: &str, a: &[u64], b: &[u64]) -> bool {
+    // One must hold the other, so the Jaccard is the smaller's share of the larger: most pairs
+    // of a bucket fail on their sizes alone.
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if (small.len() as f64) < NEAR_DUPLICATE * large.len() as f64 {
+        return false;
+    }
     let (mut i, mut j, mut common) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -1566,23 +1702,27 @@ const MAX_ID: usize = 48;
 
 fn assign_ids(kept: &[Candidate]) -> Vec<String> {
     let slugs: Vec<String> = kept.iter().map(|c| slug(&c.key)).collect();
-    let mut count: HashMap<&str, usize> = HashMap::new();
+    let mut count: Map<&str, usize> = Map::default();
     for s in &slugs {
         *count.entry(s.as_str()).or_default() += 1;
     }
-    let mut taken = std::collections::HashSet::new();
+    let mut taken: HashSet<String, BuildHasherDefault<Fx>> = HashSet::default();
     let mut out = Vec::with_capacity(kept.len());
     for (c, s) in kept.iter().zip(&slugs) {
         // `guard` would report as `stage1.floor.guard`, the regression guard's own id.
         let collides = count[s.as_str()] > 1 || s == "guard";
+        // The key's hash only for a slug that collides (hashing is most of the ids' cost).
+        let mut hash = None;
+        let mut short_hash =
+            || -> String { hash.get_or_insert_with(|| hash_hex(&c.key))[..4].to_string() };
         let mut id = if collides {
-            with_suffix(s, &hash_hex(&c.key)[..4])
+            with_suffix(s, &short_hash())
         } else {
             s.clone()
         };
         let mut n = 2;
         while !taken.insert(id.clone()) {
-            id = with_suffix(s, &format!("{}-{n}", &hash_hex(&c.key)[..4]));
+            id = with_suffix(s, &format!("{}-{n}", short_hash()));
             n += 1;
         }
         out.push(id);
@@ -1618,8 +1758,22 @@ fn hash_hex(key: &str) -> String {
 fn slug(key: &str) -> String {
     let mut out = String::new();
     let (mut total, mut ascii) = (0usize, 0usize);
+    let mut w = String::new();
     for word in key.split(' ') {
-        let mut w = String::new();
+        // A key's words are letters and digits (see [`normalise`]): an ASCII one is its slug.
+        if word.is_ascii() && !word.is_empty() {
+            total += word.len();
+            ascii += word.len();
+            if !out.is_empty() {
+                out.push('-');
+            }
+            out.push_str(word);
+            if out.len() > MAX_ID {
+                break;
+            }
+            continue;
+        }
+        w.clear();
         for c in word.chars() {
             total += 1;
             if c.is_ascii_alphanumeric() {
@@ -1632,14 +1786,14 @@ fn slug(key: &str) -> String {
                 w.push('-');
             }
         }
-        let w = w.trim_matches('-');
-        if w.is_empty() {
+        let trimmed = w.trim_matches('-');
+        if trimmed.is_empty() {
             continue;
         }
         if !out.is_empty() {
             out.push('-');
         }
-        out.push_str(w);
+        out.push_str(trimmed);
         if out.len() > MAX_ID {
             break;
         }
