@@ -13,6 +13,13 @@
 //! most one derived one, exact matches first. Micro precision = matched / derived, micro recall =
 //! matched / expected over the whole corpus; the required-flag accuracy is over the matched
 //! pairs. The test fails below the figures the README states.
+//!
+//! `tests/fixtures/derive-independent/` is a second corpus measured the same way: bodies written by
+//! other people in public repositories (pull request and issue templates, Go proposals, Rust RFCs,
+//! Kubernetes enhancement proposals), labelled by hand before the extractor was run on them. Its
+//! `SOURCES.md` names each body's repository, path, commit and licence, and how it was labelled.
+//! It shows how derivation does on text nobody here wrote; its floor is what it measured, less a
+//! small margin, and the README states both corpora's figures.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +32,14 @@ const MIN_RECALL: f64 = 0.9;
 const MIN_REQUIRED_ACCURACY: f64 = 0.9;
 /// The least number of bodies the corpus holds (the issue's acceptance: at least 30).
 const MIN_FILES: usize = 30;
+/// The floor the README states for the independent corpus: what it measured (precision 0.301,
+/// recall 0.324, required flag 0.955), less about 0.03 (0.05 for the flag, one pair of the 22 in
+/// it) so that relabelling one criterion does not fail it, while a regression does.
+const INDEPENDENT_MIN_PRECISION: f64 = 0.27;
+const INDEPENDENT_MIN_RECALL: f64 = 0.29;
+const INDEPENDENT_MIN_REQUIRED_ACCURACY: f64 = 0.9;
+/// The independent corpus holds 20 to 30 bodies.
+const INDEPENDENT_MIN_FILES: usize = 20;
 const SEED_BODY_BYTES: usize = 4 << 20;
 
 #[derive(Debug)]
@@ -37,17 +52,24 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/derive")
 }
 
-/// The bodies of the corpus: (name, body, expected criteria), sorted by name.
-fn corpus() -> Vec<(String, String, Vec<Expected>)> {
-    let dir = corpus_dir();
+fn independent_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/derive-independent")
+}
+
+/// The bodies of the corpus in `dir`: (name, body, expected criteria), sorted by name.
+fn corpus(dir: &Path) -> Vec<(String, String, Vec<Expected>)> {
     let mut out = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     entries.sort();
     for path in entries {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // The independent corpus's record of where each body comes from is not a body.
+        if name == "SOURCES.md" {
+            continue;
+        }
         let (stem, body) = if let Some(stem) = name.strip_suffix(".expected.yaml") {
             let _ = stem;
             continue;
@@ -174,21 +196,23 @@ fn pair(derived: &[Derived], expected: &[Expected]) -> Vec<(usize, usize)> {
     pairs
 }
 
-#[test]
-fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
-    let corpus = corpus();
-    assert!(
-        corpus.len() >= MIN_FILES,
-        "the corpus holds {} bodies",
-        corpus.len()
-    );
+/// What one corpus measured.
+struct Figures {
+    precision: f64,
+    recall: f64,
+    required_accuracy: f64,
+}
+
+/// Derives every body of `corpus`, prints a line per body, then every extra, missed and
+/// wrongly flagged criterion, then the totals, and returns the micro figures.
+fn measure(corpus: &[(String, String, Vec<Expected>)]) -> Figures {
     let (mut derived_n, mut expected_n, mut matched_n, mut required_ok) = (0, 0, 0, 0);
     let mut misses = Vec::new();
     println!(
         "{:<32} {:>7} {:>8} {:>7} {:>8}",
         "body", "derived", "expected", "matched", "required"
     );
-    for (name, body, expected) in &corpus {
+    for (name, body, expected) in corpus {
         let derived = derive(&[Text { name, body }]);
         let pairs = pair(&derived, expected);
         let req = pairs
@@ -241,6 +265,26 @@ fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
          precision {precision:.3}, recall {recall:.3}, required-flag accuracy {required_accuracy:.3}",
         corpus.len()
     );
+    Figures {
+        precision,
+        recall,
+        required_accuracy,
+    }
+}
+
+#[test]
+fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
+    let corpus = corpus(&corpus_dir());
+    assert!(
+        corpus.len() >= MIN_FILES,
+        "the corpus holds {} bodies",
+        corpus.len()
+    );
+    let Figures {
+        precision,
+        recall,
+        required_accuracy,
+    } = measure(&corpus);
     assert!(
         precision >= MIN_PRECISION,
         "precision {precision:.3} < {MIN_PRECISION}"
@@ -249,6 +293,33 @@ fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
     assert!(
         required_accuracy >= MIN_REQUIRED_ACCURACY,
         "required-flag accuracy {required_accuracy:.3} < {MIN_REQUIRED_ACCURACY}"
+    );
+}
+
+#[test]
+fn derivation_meets_the_stated_floor_over_the_independent_corpus() {
+    let corpus = corpus(&independent_dir());
+    assert!(
+        corpus.len() >= INDEPENDENT_MIN_FILES,
+        "the independent corpus holds {} bodies",
+        corpus.len()
+    );
+    let Figures {
+        precision,
+        recall,
+        required_accuracy,
+    } = measure(&corpus);
+    assert!(
+        precision >= INDEPENDENT_MIN_PRECISION,
+        "precision {precision:.3} < {INDEPENDENT_MIN_PRECISION}"
+    );
+    assert!(
+        recall >= INDEPENDENT_MIN_RECALL,
+        "recall {recall:.3} < {INDEPENDENT_MIN_RECALL}"
+    );
+    assert!(
+        required_accuracy >= INDEPENDENT_MIN_REQUIRED_ACCURACY,
+        "required-flag accuracy {required_accuracy:.3} < {INDEPENDENT_MIN_REQUIRED_ACCURACY}"
     );
 }
 
