@@ -165,7 +165,32 @@ pub fn annotations(doc: &ResultDocument<'_>) -> Vec<String> {
     out
 }
 
+/// The event payload of GITHUB_EVENT_PATH (its path, as messages name it), `None` when unset;
+/// a file that cannot be read or is not JSON is an input error at its line.
+pub fn read_event() -> Result<Option<(String, Value)>, crate::error::Error> {
+    let Some(path) = std::env::var_os("GITHUB_EVENT_PATH").filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let shown = std::path::Path::new(&path).display().to_string();
+    let bytes = std::fs::read(&path).map_err(|e| {
+        crate::error::Error::input(
+            crate::error::InputError::new(format!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))
+                .in_file(shown.clone())
+                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)"),
+        )
+    })?;
+    let event = serde_json::from_slice(&bytes).map_err(|e| {
+        crate::error::Error::input(
+            crate::error::InputError::new(format!("the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"))
+                .at(shown.clone(), e.line().max(1), e.column().max(1))
+                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)"),
+        )
+    })?;
+    Ok(Some((shown, event)))
+}
+
 /// The GitHub Actions event payload (`GITHUB_EVENT_PATH`), when there is one.
+/// Read leniently, by steps that run after the input checks have read it with [`read_event`].
 pub fn event() -> Option<Value> {
     let path = std::env::var_os("GITHUB_EVENT_PATH")?;
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()

@@ -766,9 +766,10 @@ pub enum AcceptanceCommand {
         /// (GITHUB_API_URL) with GITHUB_TOKEN
         #[arg(long, help_heading = "Inputs")]
         linked_issues: bool,
-        /// Also ask the judge of the project settings (a command judge: the request,
-        /// `claim_check.propose.v1`, on its stdin) to propose criteria the text implies; each is
-        /// marked `proposed by the judge`, with a confidence of 0.5
+        /// Also ask the judges of the project settings (a command judge: the request,
+        /// `claim_check.propose.v1`, on its stdin; a chat judge: as the user message) to propose
+        /// criteria the text implies; each is marked `proposed by the judge`, with a confidence
+        /// of 0.5
         #[arg(long, help_heading = "Inputs")]
         judge: bool,
         /// Write the draft even when this change's acceptance file is committed already, or

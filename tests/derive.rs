@@ -543,9 +543,31 @@ fn bad_input_is_an_input_error_and_writes_nothing() {
         &[
             &format!("{}:4:", ev.display()),
             "the event payload (GITHUB_EVENT_PATH) is not JSON",
-            "pass --from FILE",
+            "give `acceptance derive` its text with --from FILE",
         ],
     );
+    // claim-check reads the same payload in its input checks: the same error, nothing written.
+    r.write("a.txt", "changed");
+    r.commit("a change");
+    let before = r.status();
+    let run = with_event(&r, &["claim-check", "--base", "main"], &ev, &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("{}:4:", ev.display()))
+            && run
+                .stderr
+                .contains("the event payload (GITHUB_EVENT_PATH) is not JSON"),
+        "{run:?}"
+    );
+    for out in [
+        ".shipmoor/verify.md",
+        ".shipmoor/claim-check.fixes.json",
+        ".shipmoor/claim-check.vsa.json",
+        ".shipmoor/evidence",
+    ] {
+        assert!(!r.exists(out), "{out}: {run:?}");
+    }
+    assert_eq!(r.status(), before, "the checkout is untouched");
     // An event about no pull request.
     std::fs::write(&ev, "{\"ref\": \"refs/heads/main\"}").unwrap();
     let run = with_event(&r, &["acceptance", "derive"], &ev, &[]);
@@ -769,4 +791,72 @@ fn with_judge_a_command_judge_proposes_criteria_marked_as_its_own() {
         "{run:?}"
     );
     assert!(!r.exists(DRAFT));
+}
+
+#[test]
+fn with_judge_a_chat_judge_proposes_criteria_through_its_endpoint() {
+    use common::chat_server::{completion, Action, ChatServer};
+    // The endpoint answers in a code fence after a sentence, as models do; it proposes one
+    // criterion beyond the derived one.
+    let server = ChatServer::start(|got| {
+        let req = got.judge_request();
+        assert_eq!(req["schema"], "claim_check.propose.v1", "{req}");
+        let answer = serde_json::json!({"criteria": [
+            {"ac": "Refunds are logged.", "required": false,
+             "text": req["texts"][0]["name"], "line": 2},
+            {"ac": req["derived"][0]["ac"]},
+        ]});
+        Action::ok(completion(
+            &format!("Here you are:\n```json\n{answer}\n```"),
+            None,
+        ))
+    });
+    let r = feature_repo();
+    r.write(
+        ".shipmoor/config.yaml",
+        &format!(
+            "version: 1\njudge:\n  url: {}\n  model: loopback\n  api_key_env: CLAIM_CHECK_TEST_KEY\n",
+            server.url
+        ),
+    );
+    let task = r.tmp.path().join("task.md");
+    std::fs::write(
+        &task,
+        "- [ ] Refunds are idempotent.\nAnd we keep a trail.\n",
+    )
+    .unwrap();
+    let from = task.to_str().unwrap();
+    let args = ["acceptance", "derive", "--from", from, "--judge"];
+
+    // The key variable unset: an input error before anything is asked, nothing written.
+    let run = r.shipmoor(&args);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("CLAIM_CHECK_TEST_KEY"), "{run:?}");
+    assert!(server.received().is_empty());
+    assert!(!r.exists(DRAFT));
+
+    let run = r.shipmoor_env(&args, &[("CLAIM_CHECK_TEST_KEY", "sk-test-123")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let got = server.received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("authorization"), Some("Bearer sk-test-123"));
+    assert!(
+        got[0].body["messages"][0]["content"]
+            .as_str()
+            .is_some_and(|s| s.contains("claim_check.propose.v1")),
+        "the system prompt names the request: {:?}",
+        got[0].body
+    );
+    let c = draft_criteria(&r);
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_eq!(c[1].1, "Refunds are logged.");
+    assert_eq!(c[1].2, 0.5);
+    assert_eq!(c[1].3, format!("--from {from}, line 2"));
+    assert!(
+        r.read(DRAFT).contains(
+            "    required: false\n    confidence: 0.50  # proposed by the judge `judge`\n"
+        ),
+        "{}",
+        r.read(DRAFT)
+    );
 }

@@ -194,6 +194,10 @@ fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan
     let mut subjects = parse_subjects(&args.subjects)?;
     let signing_key = signing_key(args)?;
     let attach_reference = attach_reference(args)?;
+    // The pull request's event names base, head and the text intent is derived from: a payload
+    // that cannot be read or is not JSON is an input error here, before anything is taken from
+    // it (the later readers find it valid).
+    crate::action::read_event()?;
     let (base, head) = commits(args, &git)?;
     // The claim's file, when named explicitly; otherwise the claim is read from git below.
     let located = match &args.acceptance {

@@ -292,6 +292,46 @@ impl ChatJudge {
     }
 }
 
+impl ChatJudge {
+    /// One question outside a run's criteria (the proposals of `acceptance derive --judge`):
+    /// `user` under `system`, blocking on a runtime of its own, with the endpoint's usual
+    /// retries and timeout.
+    pub fn ask_once(&self, system: &str, user: &str) -> Reply {
+        let ask = || -> Reply {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    return Reply::Failed {
+                        reason: format!("the judge's async runtime could not start: {e}"),
+                    }
+                }
+            };
+            runtime.block_on(async {
+                match reqwest::Client::builder()
+                    .connect_timeout(self.inner.connect_timeout)
+                    .build()
+                {
+                    Ok(client) => self.inner.ask_text(&client, system, user).await,
+                    Err(e) => Reply::Failed {
+                        reason: format!("the HTTP client could not be set up: {e}"),
+                    },
+                }
+            })
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| {
+                scope.spawn(ask).join().unwrap_or_else(|_| Reply::Failed {
+                    reason: "asking the judge failed inside shipmoor".to_string(),
+                })
+            });
+        }
+        ask()
+    }
+}
+
 impl Ask for ChatJudge {
     fn identity(&self) -> Identity {
         Identity::Chat {
@@ -363,16 +403,19 @@ enum Attempt {
 
 impl Inner {
     async fn ask_one(&self, client: &reqwest::Client, request: &Request) -> Reply {
+        match serde_json::to_string(request) {
+            Ok(user) => self.ask_text(client, SYSTEM_PROMPT, &user).await,
+            Err(e) => Reply::Failed {
+                reason: format!("the request could not be written as JSON: {e}"),
+            },
+        }
+    }
+
+    /// `user` as the user message under `system`: the retries, the timeout and the JSON-mode
+    /// fallback of every question to the endpoint.
+    async fn ask_text(&self, client: &reqwest::Client, system: &str, user: &str) -> Reply {
         let started = Instant::now();
         let deadline = started + self.timeout;
-        let user = match serde_json::to_string(request) {
-            Ok(user) => user,
-            Err(e) => {
-                return Reply::Failed {
-                    reason: format!("the request could not be written as JSON: {e}"),
-                }
-            }
-        };
         let mut failed = 0u32;
         let mut json_fallback_tried = false;
         loop {
@@ -383,7 +426,7 @@ impl Inner {
                 };
             }
             let json_mode = self.json_mode.load(Ordering::Relaxed);
-            let attempt = self.attempt(client, &user, json_mode, left).await;
+            let attempt = self.attempt(client, system, user, json_mode, left).await;
             let (reason, retry_after) = match attempt {
                 Attempt::Answered { body } => return self.read_completion(&body),
                 Attempt::Final { reason } => return Reply::Failed { reason },
@@ -431,6 +474,7 @@ impl Inner {
     async fn attempt(
         &self,
         client: &reqwest::Client,
+        system: &str,
         user: &str,
         json_mode: bool,
         left: Duration,
@@ -439,7 +483,7 @@ impl Inner {
             "model": self.model,
             "temperature": 0,
             "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
         });

@@ -1,16 +1,18 @@
-//! A command judge's proposals for a draft (`acceptance derive --judge`).
+//! A judge's proposals for a draft (`acceptance derive --judge`).
 //!
-//! In: the texts the draft is derived from, the criteria derived from them, and a command judge
-//! of the project settings (DESIGN 6). Out: the criteria the judge proposes beyond those, each
+//! In: the texts the draft is derived from, the criteria derived from them, and a judge of the
+//! project settings (DESIGN 6): a command or a chat endpoint. Out: the criteria the judge proposes beyond those, each
 //! marked as proposed by the judge, with a confidence of at most [`PROPOSED_CONFIDENCE`]: nobody
 //! wrote them, a model read them into the text.
 //!
-//! Steps: (1) the request, `claim_check.propose.v1`, on the judge's stdin: the texts, the
-//! criteria already derived, and what to answer; (2) the judge runs in the repository's top
+//! Steps: (1) the request, `claim_check.propose.v1`: the texts, the criteria already derived,
+//! and what to answer; (2) a command judge gets it on stdin and runs in the repository's top
 //! directory as the floor runs code ([`crate::floor::process::run_with`]: its own process
-//! group, the timeout, the secrets left out of its environment, stdout bounded); (3) its stdout
-//! is read as `{"criteria": [{"ac": …, "required": …, "text": …, "line": …}]}`; a criterion
-//! whose words a derived one has already is dropped.
+//! group, the timeout, the secrets left out of its environment, stdout bounded); a chat judge
+//! gets it as the user message under [`PROPOSE_SYSTEM_PROMPT`], with the endpoint's retries and
+//! timeout; (3) the answer is read as `{"criteria": [{"ac": …, "required": …, "text": …,
+//! "line": …}]}` (from a chat answer: its JSON object, code fences and prose around it
+//! allowed); a criterion whose words a derived one has already is dropped.
 
 use std::path::Path;
 use std::process::Command;
@@ -22,6 +24,14 @@ use super::{JudgeSpec, Transport};
 use crate::acceptance::derive::{Derived, Source, Text};
 
 pub const PROPOSE_SCHEMA: &str = "claim_check.propose.v1";
+/// What a chat judge is told: the request's own `task` says what to answer.
+pub const PROPOSE_SYSTEM_PROMPT: &str = concat!(
+    "You help a team write the acceptance criteria of a change for Shipmoor Claim Check. ",
+    "The user message is one JSON request (schema \"claim_check.propose.v1\"): the texts the ",
+    "change was described in (`texts`, each with its `name`) and the criteria already derived ",
+    "from them (`derived`). Do what its `task` says, and reply with one JSON object and nothing ",
+    "else."
+);
 /// The most confidence a proposed criterion is given.
 pub const PROPOSED_CONFIDENCE: f64 = 0.5;
 /// The most a judge may print.
@@ -132,8 +142,9 @@ pub fn ask(
     request: Vec<u8>,
     derived: &[Derived],
 ) -> Result<Vec<Derived>, String> {
-    let Transport::Command { argv } = &spec.transport else {
-        return Err("it is a chat judge; only a command judge proposes criteria".to_string());
+    let argv = match &spec.transport {
+        Transport::Command { argv } => argv,
+        Transport::Chat { .. } => return ask_chat(spec, &request, derived),
     };
     let Some((program, args)) = argv.split_first() else {
         return Err("its command is empty".to_string());
@@ -164,6 +175,21 @@ pub fn ask(
         });
     }
     read_answer(&ran.stdout, &spec.name, derived)
+}
+
+/// Asks the chat judge `spec` (its key read from its variable, as in a run).
+fn ask_chat(spec: &JudgeSpec, request: &[u8], derived: &[Derived]) -> Result<Vec<Derived>, String> {
+    let judge = super::chat::ChatJudge::from_spec(spec).map_err(|e| e.message)?;
+    let user = String::from_utf8_lossy(request);
+    match judge.ask_once(PROPOSE_SYSTEM_PROMPT, &user) {
+        super::Reply::Answer { body, .. } => {
+            let text = String::from_utf8_lossy(&body);
+            let object = super::audit::extract_json(&text)
+                .ok_or_else(|| "its answer holds no JSON object".to_string())?;
+            read_answer(object.to_string().as_bytes(), &spec.name, derived)
+        }
+        super::Reply::Failed { reason } => Err(reason),
+    }
 }
 
 #[cfg(test)]

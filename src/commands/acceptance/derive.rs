@@ -161,8 +161,8 @@ pub(super) fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
     Ok(0)
 }
 
-/// What the command judges of the project settings propose beyond `derived`; a judge that
-/// gives no answer is named on stderr and the draft is made without it.
+/// What the judges of the project settings (commands and chat endpoints) propose beyond
+/// `derived`; a judge that gives no answer is named on stderr and the draft is made without it.
 fn judge_proposals(
     root: &std::path::Path,
     texts: &[acceptance::derive::Text<'_>],
@@ -173,8 +173,18 @@ fn judge_proposals(
     if panel.is_empty() {
         return Err(Error::input(
             InputError::new("--judge: the project settings configure no judge")
-                .help("add a command judge to .shipmoor/config.yaml (`judge: { command: [\"python3\", \"tools/judge.py\"] }`), or derive without --judge"),
+                .help("add a judge to .shipmoor/config.yaml (`judge: { command: [\"python3\", \"tools/judge.py\"] }`, or a chat endpoint), or derive without --judge"),
         ));
+    }
+    // A chat judge's key variable is checked before anything is asked, as a run's input checks
+    // do: a draft made without the judge asked for would look like one it saw.
+    let missing: Vec<InputError> = panel
+        .iter()
+        .filter(|spec| matches!(spec.transport, crate::judge::Transport::Chat { .. }))
+        .filter_map(|spec| crate::judge::chat::ChatJudge::from_spec(spec).err())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Input(missing));
     }
     let request = crate::judge::propose::request(texts, derived);
     let mut out: Vec<acceptance::derive::Derived> = Vec::new();
@@ -218,7 +228,7 @@ fn intent_texts(args: &DeriveArgs<'_>, git: Option<&Git>) -> Result<Vec<NamedTex
     if explicit && !args.linked_issues {
         return Ok(texts);
     }
-    let Some((event_path, event)) = read_event()? else {
+    let Some((event_path, event)) = crate::action::read_event()? else {
         return Err(Error::input(
             InputError::new(if args.linked_issues {
                 "--linked-issues reads the pull request in GITHUB_EVENT_PATH, and it is not set"
@@ -284,30 +294,6 @@ fn read_from(from: &std::path::Path) -> Result<String, Error> {
                 .help("pass the path of a UTF-8 text file, or `-` to read standard input"),
         )
     })
-}
-
-/// The event payload of GITHUB_EVENT_PATH (its path, as messages name it), `None` when unset;
-/// a file that cannot be read or is not JSON is an input error at its line.
-fn read_event() -> Result<Option<(String, serde_json::Value)>, Error> {
-    let Some(path) = std::env::var_os("GITHUB_EVENT_PATH").filter(|p| !p.is_empty()) else {
-        return Ok(None);
-    };
-    let shown = std::path::Path::new(&path).display().to_string();
-    let bytes = std::fs::read(&path).map_err(|e| {
-        Error::input(
-            InputError::new(format!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))
-                .in_file(shown.clone())
-                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH and pass --from FILE"),
-        )
-    })?;
-    let event = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::input(
-            InputError::new(format!("the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"))
-                .at(shown.clone(), e.line().max(1), e.column().max(1))
-                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH and pass --from FILE"),
-        )
-    })?;
-    Ok(Some((shown, event)))
 }
 
 /// The messages of the commits of `range` (`BASE..HEAD`), oldest first, each named by its
