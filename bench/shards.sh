@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Benchmark of the sharded floor: what spreading the floor over parallel jobs buys, and what the
+# fuse step costs. From one run of this script:
+#
+# 1. A pytest project of CRITERIA criteria, each bound to a test of its own that sleeps SLEEP
+#    seconds (so a 2-core machine shows the effect truthfully: the floor waits, it does not
+#    compute), failing at base and passing at head. Timed, wall clock:
+#    - the single run (`claim-check`, no shards): the baseline;
+#    - 1, 2 and 4 shards (`claim-check --shard K/N`), each on a clone of its own, started
+#      together as parallel processes, then `shipmoor fuse` of their directories;
+#    each printed with its speed-up against the single run. The fused fix packet, verify.md
+#    and attestation are compared with the single run's (byte for byte, the clock pinned).
+# 2. The fuse step alone for 200 criteria (bound to `check.command` checks, cheap to run, in 4
+#    shards): the median of FUSES fuse runs, against the target of 200 ms (the script exits 1
+#    when it is missed).
+#
+#   bash bench/shards.sh [SLEEP [CRITERIA [FUSES]]]   # defaults: 2 s, 8 criteria, 5 fuses
+#   SHIPMOOR_BIN=target/debug/shipmoor bash bench/shards.sh   # skip the release build
+#
+# Needs: cargo, git, python3 with pytest. No network.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+sleep_s="${1:-2}"
+criteria="${2:-8}"
+fuses="${3:-5}"
+for v in "$sleep_s" "$criteria" "$fuses"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench/shards.sh: arguments are positive integers, not '$v'" >&2; exit 2; }
+done
+work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-shards-XXXXXX")"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+export SOURCE_DATE_EPOCH=1700000000
+
+if [ -n "${SHIPMOOR_BIN:-}" ]; then
+  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
+else
+  echo "==> building shipmoor (release)"
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  bin="$root/target/release/shipmoor"
+fi
+python="$(python3 -c 'import sys; print(sys.executable)')"
+"$python" -m pytest --version >/dev/null 2>&1 || {
+  echo "pytest is not installed for $python: pip install pytest" >&2
+  exit 2
+}
+
+ident() {
+  "$python" -c 'import hashlib,sys; i=sys.argv[1]; print(("AC-"+i.upper()+"-"+hashlib.sha256(b"claim-check/tag/v1\0"+i.encode()).hexdigest()[:4]).lower().replace("-","_"))' "$1"
+}
+now() { date +%s.%N; }
+elapsed() { "$python" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
+
+# A repository with base on main and the change on `feature`; $1: its directory, $2: the
+# criteria's kind (pytest: sleeping tests; command: check.command over marker files).
+make_repo() {
+  local repo="$1" kind="$2" n="$3"
+  mkdir -p "$repo/svc" "$repo/tests" "$repo/.shipmoor" "$repo/checks"
+  cd "$repo"
+  git init --quiet --initial-branch=main
+  git config user.name bench; git config user.email bench@example.com
+  printf '[pytest]\ntestpaths = tests\n' > pytest.ini
+  : > svc/__init__.py
+  printf 'VALUE = 1\n' > svc/m.py
+  {
+    echo "version: 1"
+    echo "criteria:"
+    for i in $(seq 1 "$n"); do
+      echo "  - id: c$i"
+      echo "    ac: Criterion $i holds."
+      if [ "$kind" = command ]; then
+        echo "    check:"
+        echo "      command: test -f checks/c$i.done"
+      fi
+    done
+  } > .shipmoor/acceptance.yaml
+  printf '.shipmoor/claim-check.*\n.shipmoor/verify.md\n.shipmoor/evidence/\n__pycache__/\n.pytest_cache/\n' > .gitignore
+  git add -A && git commit --quiet -m base
+  git switch --quiet -c feature
+  printf 'VALUE = 2\n' > svc/m.py
+  for i in $(seq 1 "$n"); do
+    if [ "$kind" = command ]; then
+      : > "checks/c$i.done"
+    else
+      printf 'import time\nfrom svc import m\n\n\ndef test_c%s():\n    time.sleep(%s)\n    assert m.VALUE == 2\n' \
+        "$i" "$sleep_s" > "tests/test_c${i}_$(ident "c$i").py"
+    fi
+  done
+  git add -A && git commit --quiet -m head
+  cd - >/dev/null
+}
+
+# Shards 1..$2 of the repository $1, each on a clone of its own, in parallel; then the fuse in
+# the first clone. Prints the wall time.
+sharded() {
+  local repo="$1" n="$2" out="$3" k pids=()
+  rm -rf "$out"; mkdir -p "$out"
+  for k in $(seq 1 "$n"); do
+    git clone --quiet --branch feature "$repo" "$out/clone-$k"
+  done
+  local t0; t0="$(now)"
+  for k in $(seq 1 "$n"); do
+    (cd "$out/clone-$k" && "$bin" claim-check --base main --head HEAD --quiet \
+      --shard "$k/$n" --shard-out "$out/shard-$k" >"$out/shard-$k.log" 2>&1) &
+    pids+=("$!")
+  done
+  for p in "${pids[@]}"; do
+    wait "$p" || { echo "a shard failed:" >&2; cat "$out"/shard-*.log >&2; exit 1; }
+  done
+  local dirs=()
+  for k in $(seq 1 "$n"); do dirs+=("$out/shard-$k"); done
+  (cd "$out/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$out/fuse.log" 2>&1) || true
+  local t1; t1="$(now)"
+  elapsed "$t0" "$t1"
+}
+
+same_outputs() {
+  local a="$1" b="$2" f
+  for f in .shipmoor/claim-check.fixes.json .shipmoor/verify.md .shipmoor/claim-check.vsa.json; do
+    cmp -s "$a/$f" "$b/$f" || { echo "differ: $f"; return; }
+  done
+  echo "byte-identical"
+}
+
+echo "==> 1. $criteria criteria, each bound to a test sleeping ${sleep_s} s (the floor runs it at base and at head)"
+make_repo "$work/sleepy" pytest "$criteria"
+git clone --quiet --branch feature "$work/sleepy" "$work/single"
+t0="$(now)"
+(cd "$work/single" && "$bin" claim-check --base main --head HEAD --quiet >"$work/single.log" 2>&1) || true
+single="$(elapsed "$t0" "$(now)")"
+printf '  %-26s %8s s\n' "single run (baseline)" "$single"
+for n in 1 2 4; do
+  t="$(sharded "$work/sleepy" "$n" "$work/sharded-$n")"
+  speedup="$("$python" -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$single" "$t")"
+  printf '  %-26s %8s s   %sx the single run   fused outputs: %s\n' "$n shard(s) + fuse" "$t" "$speedup" \
+    "$(same_outputs "$work/single" "$work/sharded-$n/clone-1")"
+done
+
+echo
+echo "==> 2. the fuse step for 200 criteria (check.command checks, 4 shards), median of $fuses"
+make_repo "$work/wide" command 200
+sharded "$work/wide" 4 "$work/wide-4" >/dev/null
+dirs=()
+for k in 1 2 3 4; do dirs+=("$work/wide-4/shard-$k"); done
+times=()
+for _ in $(seq 1 "$fuses"); do
+  t0="$(now)"
+  (cd "$work/wide-4/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >/dev/null 2>&1) || true
+  times+=("$(elapsed "$t0" "$(now)")")
+done
+"$python" - "${times[@]}" <<'PY'
+import statistics, sys
+times = [float(t) for t in sys.argv[1:]]
+median = statistics.median(times) * 1000
+print(f"  fuse of 4 shards, 200 criteria: median {median:.0f} ms over {len(times)} runs "
+      f"(target under 200 ms: {'met' if median < 200 else 'MISSED'})")
+sys.exit(0 if median < 200 else 1)
+PY
