@@ -72,6 +72,21 @@ impl EvidenceStore {
         &self.records
     }
 
+    /// A record already in its canonical bytes (a shard's, as `fuse` merges them): stored, and
+    /// listed after the records before it.
+    pub fn put_record_bytes(&mut self, bytes: Vec<u8>) -> String {
+        let p = self.put_blob(bytes);
+        if !self.records.contains(&p) {
+            self.records.push(p.clone());
+        }
+        p
+    }
+
+    /// The hex SHA-256 of every item (its file's name in the store), in order.
+    pub fn digests(&self) -> impl Iterator<Item = &str> {
+        self.items.keys().map(String::as_str)
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }
