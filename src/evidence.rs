@@ -7,7 +7,8 @@
 //!
 //! Logs are made reproducible before they are hashed: the run's temporary paths become
 //! `$WORKTREE`, `$SCRATCH` and `$TMP`, and the timings runners print (`in 0.03s`, JUnit `time=`,
-//! `timestamp=`, `hostname=`) are masked, so the same inputs give the same evidence pointers.
+//! `timestamp=`, `hostname=`) and the thread ids of Rust's panic messages are masked, so the
+//! same inputs give the same evidence pointers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -221,6 +222,12 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
             p(r#""Elapsed":[0-9]+(\.[0-9]+)?"#, r#""Elapsed":0"#),
             // Their `Output` escapes go's `ok  \tpkg\t0.002s`: no word boundary before the time.
             p(r"(\\t)[0-9]+\.[0-9]+s\b", "${1}<t>"),
+            // Rust's panic message names the OS thread id (`thread 'works' (14145) panicked`),
+            // new on every run.
+            p(
+                r"(thread '[^'\n]*') \([0-9]+\) panicked",
+                "$1 (<tid>) panicked",
+            ),
         ]
         .into_iter()
         .flatten()
@@ -281,6 +288,18 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"Time":"<t>","Action":"pass","Package":"m","Test":"TestA","Elapsed":0}
 {"Time":"<t>","Action":"output","Package":"m","Output":"ok  \tm\t<t>\n"}"#
+        );
+    }
+
+    #[test]
+    fn normalizer_masks_the_thread_id_of_a_rust_panic() {
+        let n = Normalizer::new(&[]);
+        let out = n.apply(
+            b"thread 'works' (14145) panicked at tests/a.rs:3:5:\nthread 'main' panicked at x",
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "thread 'works' (<tid>) panicked at tests/a.rs:3:5:\nthread 'main' panicked at x"
         );
     }
 

@@ -220,13 +220,30 @@ fn assert_same(single: &Written, fused: &Written, what: &str) {
         fused.files.keys().collect::<Vec<_>>(),
         "{what}: the same outputs"
     );
-    for (name, bytes) in &single.files {
-        assert!(
-            fused.files[name] == *bytes,
-            "{what}: {name} differs:\n--- single\n{}\n--- fused\n{}",
-            String::from_utf8_lossy(bytes),
-            String::from_utf8_lossy(&fused.files[name])
-        );
+    // In the order they derive from each other: the statement before its signed forms.
+    for name in OUTPUTS.iter().filter(|n| single.files.contains_key(*n)) {
+        let (one, other) = (&single.files[name], &fused.files[name]);
+        if one != other {
+            let (one, other) = (String::from_utf8_lossy(one), String::from_utf8_lossy(other));
+            let at = one
+                .lines()
+                .zip(other.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            let around = |t: &str| {
+                t.lines()
+                    .skip(at.saturating_sub(3))
+                    .take(30)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "{what}: {name} differs from line {}:\n--- single\n{}\n--- fused\n{}",
+                at + 1,
+                around(&one),
+                around(&other)
+            );
+        }
     }
     assert_eq!(
         single.evidence, fused.evidence,

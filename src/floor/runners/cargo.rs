@@ -911,7 +911,8 @@ pub(super) struct SpanAt {
 /// What cargo's `--message-format=json` stream said.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CargoMessages {
-    /// Test binaries, one per binary id, in the order cargo reported them.
+    /// Test binaries, one per binary id, by binary id: cargo reports them as their builds
+    /// finish, in no fixed order, and the listing and its evidence follow this order.
     pub binaries: Vec<TestBinary>,
     pub errors: Vec<CompilerError>,
     /// The `build-finished` message's `success`, when there was one.
@@ -952,6 +953,7 @@ pub(super) fn parse_cargo_messages(stdout: &[u8]) -> CargoMessages {
             None => msgs.other_json.push(v),
         }
     }
+    msgs.binaries.sort_by(|a, b| a.binary_id.cmp(&b.binary_id));
     msgs
 }
 
@@ -1610,6 +1612,27 @@ mod tests {
             binary_id("fx-crate", "example", "demo"),
             "fx-crate::example/demo"
         );
+    }
+
+    #[test]
+    fn test_binaries_come_by_binary_id_whatever_order_their_builds_finished_in() {
+        let artifact = |kind: &str, name: &str| {
+            format!(
+                r#"{{"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{{"kind":["{kind}"],"crate_types":["{kind}"],"name":"{name}","src_path":"/tmp/wt/tests/{name}.rs","test":true}},"profile":{{"test":true}},"executable":"/tmp/target/debug/deps/{name}-1"}}"#
+            )
+        };
+        let stdout = [
+            artifact("test", "zeta"),
+            artifact("lib", "fx_crate"),
+            artifact("test", "alpha"),
+        ]
+        .join("\n");
+        let ids: Vec<String> = parse_cargo_messages(stdout.as_bytes())
+            .binaries
+            .into_iter()
+            .map(|b| b.binary_id)
+            .collect();
+        assert_eq!(ids, ["fx-crate", "fx-crate::alpha", "fx-crate::zeta"]);
     }
 
     #[test]
