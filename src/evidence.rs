@@ -7,8 +7,9 @@
 //!
 //! Logs are made reproducible before they are hashed: the run's temporary paths become
 //! `$WORKTREE`, `$SCRATCH` and `$TMP`, and the timings runners print (`in 0.03s`, JUnit `time=`,
-//! `timestamp=`, `hostname=`) and the thread ids of Rust's panic messages are masked, so the
-//! same inputs give the same evidence pointers.
+//! `timestamp=`, `hostname=`), the thread ids of Rust's panic messages and cargo's notes that
+//! it waits for another cargo's lock are masked, so the same inputs give the same evidence
+//! pointers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -228,6 +229,9 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
                 r"(thread '[^'\n]*') \([0-9]+\) panicked",
                 "$1 (<tid>) panicked",
             ),
+            // cargo waiting for another cargo on the same machine (shards run side by side, or
+            // any build beside the run): a note about the machine, not about the change.
+            p(r"(?m)^ *Blocking waiting for file lock on [^\n]*\n", ""),
         ]
         .into_iter()
         .flatten()
@@ -288,6 +292,16 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"Time":"<t>","Action":"pass","Package":"m","Test":"TestA","Elapsed":0}
 {"Time":"<t>","Action":"output","Package":"m","Output":"ok  \tm\t<t>\n"}"#
+        );
+    }
+
+    #[test]
+    fn normalizer_drops_cargos_notes_that_it_waits_for_a_lock() {
+        let n = Normalizer::new(&[]);
+        let out = n.apply(b"    Blocking waiting for file lock on package cache\n    Blocking waiting for file lock on build directory\n   Compiling calc v0.1.0\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "   Compiling calc v0.1.0\n"
         );
     }
 

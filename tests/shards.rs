@@ -118,8 +118,13 @@ fn clone(r: &Repo) -> Repo {
     c
 }
 
-/// What a run wrote: every output's bytes (absent ones left out) and the evidence files'
-/// names; the outputs are then removed, so that the next run in the same place writes afresh.
+/// What a run wrote: every output's bytes (absent ones left out) and the evidence the
+/// statement cites (its records and the logs they point to), each checked to be in the store;
+/// the outputs are then removed, so that the next run in the same place writes afresh.
+///
+/// The cited evidence is compared, not the whole store: the store also keeps the output of
+/// cargo's build steps, which no record cites and whose `fresh` flags say what the worktree had
+/// built before (a shard builds fewer targets at base than a single run does).
 struct Written {
     files: BTreeMap<&'static str, Vec<u8>>,
     evidence: BTreeSet<String>,
@@ -135,10 +140,28 @@ fn take_outputs(r: &Repo) -> Written {
         }
     }
     let dir = r.path().join(EVIDENCE).join("sha256");
-    let evidence = std::fs::read_dir(&dir)
+    let statement: serde_json::Value =
+        serde_json::from_slice(&files[".shipmoor/claim-check.vsa.json"]).unwrap();
+    let mut evidence = BTreeSet::new();
+    for input in statement["predicate"]["inputAttestations"]
+        .as_array()
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    {
+        let hex = input["digest"]["sha256"].as_str().unwrap().to_string();
+        let record: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(&hex)).unwrap()).unwrap();
+        for log in ["stdout", "stderr", "results"] {
+            if let Some(p) = record[log].as_str() {
+                let blob = p.trim_start_matches("sha256:").to_string();
+                assert!(
+                    dir.join(&blob).exists(),
+                    "{log} of record {hex} is in the store"
+                );
+                evidence.insert(blob);
+            }
+        }
+        evidence.insert(hex);
+    }
     std::fs::remove_dir_all(r.path().join(EVIDENCE)).unwrap();
     Written { files, evidence }
 }
@@ -247,7 +270,7 @@ fn assert_same(single: &Written, fused: &Written, what: &str) {
     }
     assert_eq!(
         single.evidence, fused.evidence,
-        "{what}: the same evidence files"
+        "{what}: the same cited evidence"
     );
 }
 
