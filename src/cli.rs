@@ -87,9 +87,21 @@ pub enum Commands {
     Evidence(EvidenceCommand),
     /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
-    /// Fuse the shards of `claim-check --shard K/N` into one verdict: check they agree, merge
-    /// their evidence, judge, write and sign every output as one claim-check run would
-    #[command(after_help = FUSE_AFTER_HELP)]
+    /// Fuse `claim-check --shard` results into one verdict and its outputs, signed once
+    ///
+    /// Checks that the shards agree and that their evidence is as they wrote it, merges their
+    /// evidence, runs the judge (--mode full), and writes and signs every output exactly as one
+    /// claim-check run in --repo would.
+    // claim-check's flags, shared; those of the floor and of a shard are the shards' business.
+    #[command(
+        after_help = FUSE_AFTER_HELP,
+        mut_arg("shard", |a| a.hide(true)),
+        mut_arg("shard_out", |a| a.hide(true)),
+        mut_arg("shard_by", |a| a.hide(true)),
+        mut_arg("runs", |a| a.hide(true)),
+        mut_arg("timeout", |a| a.hide(true)),
+        mut_arg("attach", |a| a.hide(true))
+    )]
     Fuse(Box<FuseArgs>),
 }
 
@@ -717,8 +729,8 @@ pub struct ClaimCheckArgs {
     #[arg(long, hide = true, value_name = "RFC3339")]
     pub current_time: Option<String>,
     /// Run only shard K of N (1 ≤ K ≤ N) and write its shard result to --shard-out for
-    /// `shipmoor fuse`; no verdict, no signature [default with --shard-out: CI_NODE_INDEX/
-    /// CI_NODE_TOTAL (GitLab) or BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT]
+    /// `shipmoor fuse`; no verdict, no signature [default with --shard-out: CI_NODE_INDEX and
+    /// CI_NODE_TOTAL (GitLab), or BUILDKITE_PARALLEL_JOB and BUILDKITE_PARALLEL_JOB_COUNT]
     #[arg(long, value_name = "K/N", help_heading = "Shards")]
     pub shard: Option<String>,
     /// Where the shard result (shard.json and evidence/) is written
