@@ -2121,8 +2121,43 @@ pub fn reproduce(config: &RunnerConfig, id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::group_by_file;
+    use super::{group_by_file, Share, Split};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn shards_split_the_entries_round_robin_by_criterion_or_by_runner() {
+        let positions = |k, n, split, runners: &[Option<usize>], guard| {
+            Share { k, n, split }
+                .positions(runners, guard)
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        // Seven criteria and the guard (position 7), three shards: i mod 3 = K - 1.
+        let runners = [Some(0), Some(1), Some(0), Some(1), Some(0), Some(1), None];
+        assert_eq!(positions(1, 3, Split::Criterion, &runners, true), [0, 3, 6]);
+        assert_eq!(positions(2, 3, Split::Criterion, &runners, true), [1, 4, 7]);
+        assert_eq!(positions(3, 3, Split::Criterion, &runners, true), [2, 5]);
+        // By runner: runner 0's criteria, and those bound to none and the guard, in shard 1.
+        assert_eq!(
+            positions(1, 3, Split::Runner, &runners, true),
+            [0, 2, 4, 6, 7]
+        );
+        assert_eq!(positions(2, 3, Split::Runner, &runners, true), [1, 3, 5]);
+        assert!(positions(3, 3, Split::Runner, &runners, true).is_empty());
+        // Runners round robin over fewer shards: runner 2 goes with runner 0.
+        let three = [Some(2), Some(1), Some(0)];
+        assert_eq!(positions(1, 2, Split::Runner, &three, false), [0, 2]);
+        // Every entry in exactly one shard, whatever N.
+        for n in 1..=9 {
+            for split in [Split::Criterion, Split::Runner] {
+                let mut all: Vec<usize> = (1..=n)
+                    .flat_map(|k| positions(k, n, split, &runners, true))
+                    .collect();
+                all.sort();
+                assert_eq!(all, (0..8).collect::<Vec<_>>(), "{n} shards by {split:?}");
+            }
+        }
+    }
 
     #[test]
     fn bound_tests_run_together_per_file_and_never_across_files() {

@@ -704,3 +704,47 @@ pub(super) fn merge(
     };
     Ok((store, report))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{from_ci, parse_share};
+
+    #[test]
+    fn a_share_is_k_of_n_with_k_from_1_to_n() {
+        assert_eq!(parse_share("2/3"), Ok((2, 3)));
+        assert_eq!(parse_share("1/1"), Ok((1, 1)));
+        for bad in ["0/3", "4/3", "1/0", "3", "a/3", "1/b", "-1/3"] {
+            assert!(parse_share(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_ci_variables_name_the_shard_gitlab_from_1_buildkite_from_0() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let gitlab = env(&[("CI_NODE_INDEX", "3"), ("CI_NODE_TOTAL", "3")]);
+        assert_eq!(from_ci(&gitlab), Some(Ok((3, 3))));
+        let buildkite = env(&[
+            ("BUILDKITE_PARALLEL_JOB", "0"),
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
+        ]);
+        assert_eq!(from_ci(&buildkite), Some(Ok((1, 4))));
+        // Buildkite's last job is N - 1.
+        let last = env(&[
+            ("BUILDKITE_PARALLEL_JOB", "3"),
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
+        ]);
+        assert_eq!(from_ci(&last), Some(Ok((4, 4))));
+        // GitLab's index is 1-based: 0 is out of range, and said to be.
+        let zero = env(&[("CI_NODE_INDEX", "0"), ("CI_NODE_TOTAL", "3")]);
+        assert!(matches!(from_ci(&zero), Some(Err(m)) if m.contains("CI_NODE_INDEX=0")));
+        // Half a pair is no pair.
+        assert_eq!(from_ci(&env(&[("CI_NODE_TOTAL", "3")])), None);
+        assert_eq!(from_ci(&env(&[])), None);
+    }
+}
