@@ -226,6 +226,12 @@ fn run_shards(r: &Repo, base: &str, n: usize, by: &str, epoch: &str, out: &Path)
             );
         }
     });
+    // A shard decides no verdict and writes none of a run's outputs.
+    for c in &clones {
+        for f in OUTPUTS.iter().chain([&EVIDENCE]) {
+            assert!(!c.exists(f), "a shard wrote {f}");
+        }
+    }
     dirs
 }
 
@@ -603,4 +609,84 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), dest).unwrap();
         }
     }
+}
+
+/// A scripted command judge (as `claim_check_full`'s): blocks `audit-log` with a pointer that
+/// resolves at head, abstains on anything else.
+const JUDGE: &str = r#"
+import json, sys
+req = json.load(sys.stdin)
+ptr = {"path": "svc/refund.py", "line": 2, "quote": "return order"}
+if req["criterion"]["id"] == "audit-log":
+    print(json.dumps({"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
+                      "decision": "block", "rationale": "refund() returns before the audit entry is written",
+                      "pointer": ptr,
+                      "obligations": [{"text": "an entry is written", "status": "divergent", "citation": ptr}]}))
+else:
+    print(json.dumps({"decision": "abstain", "rationale": "the diff does not show it"}))
+"#;
+
+/// In full mode the fuse judges what the shards' floors left open, once, as a single run does:
+/// the same BLOCKED verdict and the same outputs, the judge's evidence cited after the floor's.
+#[test]
+fn fuse_in_full_mode_judges_as_the_single_run_does() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/refund.py", "def refund(order):\n    return order\n");
+    let base = r.commit("base");
+    r.write(
+        "svc/refund.py",
+        "def refund(order):\n    return order\n\ndef total(a, b):\n    return a + b\n",
+    );
+    r.write(
+        &format!("tests/test_total_{}.py", ident("total")),
+        "from svc.refund import total\n\ndef test_total():\n    assert total(1, 2) == 3\n",
+    );
+    r.write("tools/judge.py", JUDGE);
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: total\n    ac: Totals add up.\n  - id: audit-log\n    ac: An audit log entry is written for every refund.\n    lane: judge\n  - id: receipt\n    ac: A receipt is sent.\n    required: false\njudge:\n  command: [\"python3\", \"tools/judge.py\"]\n",
+    );
+    r.commit("head");
+    let single = r.shipmoor(&["claim-check", "--base", &base, "--mode", "full"]);
+    assert_eq!(single.code, 1, "{single:?}");
+    assert!(
+        single.stdout.contains("stage3.byo_judge"),
+        "{}",
+        single.stdout
+    );
+    let single = take_outputs(&r);
+    let out = tempfile::tempdir().unwrap();
+    let dirs: Vec<PathBuf> = (1..=2).map(|k| out.path().join(format!("s{k}"))).collect();
+    for (k, dir) in dirs.iter().enumerate() {
+        // A shard needs no judge and writes no verdict, whatever the mode.
+        let run = r.shipmoor(&[
+            "claim-check",
+            "--base",
+            &base,
+            "--mode",
+            "full",
+            "--shard",
+            &format!("{}/2", k + 1),
+            "--shard-out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(
+            !run.stderr.contains("judge:"),
+            "a shard ran the judge: {run:?}"
+        );
+        assert!(!r.exists(".shipmoor/claim-check.vsa.json"));
+    }
+    let mut a = vec!["fuse", "--mode", "full"];
+    a.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    let run = r.shipmoor(&a);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("judge:"),
+        "the fuse ran the judge: {run:?}"
+    );
+    assert_same(&single, &take_outputs(&r), "--mode full");
 }
