@@ -525,6 +525,28 @@ fn shards_that_disagree_or_were_changed_do_not_fuse() {
         "a tampered blob",
     );
 
+    // A disposition changed to cite evidence the shard does not hold.
+    let forged = at("forged");
+    copy_dir(&s1, &forged);
+    let file = forged.join("shard.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    doc["entries"][0]["floor"]["evidence_all"] =
+        serde_json::json!([format!("sha256:{}", "0".repeat(64))]);
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    assert_refused(
+        &r,
+        &[&forged, &s2, &s3],
+        "which is none of its records",
+        "forged evidence",
+    );
+    assert_refused(
+        &r,
+        &[&forged, &s2, &s3],
+        forged.to_str().unwrap(),
+        "forged evidence",
+    );
+
     // Not a shard at all.
     let empty = at("empty");
     std::fs::create_dir_all(&empty).unwrap();

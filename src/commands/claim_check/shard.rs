@@ -431,6 +431,29 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
             ));
         }
     }
+    // What a disposition rests on is one of the shard's records.
+    let records: BTreeSet<&str> = doc.records.iter().map(|r| r.pointer.as_str()).collect();
+    for e in &doc.entries {
+        let f = &e.floor;
+        let cited = f
+            .evidence_all
+            .iter()
+            .chain(f.evidence.as_ref().map(|r| &r.pointer))
+            .chain(
+                f.tests
+                    .iter()
+                    .flat_map(|t| t.head_evidence.iter().chain(&t.base_evidence)),
+            );
+        if let Some(missing) = cited.into_iter().find(|p| !records.contains(p.as_str())) {
+            return Err(problem(
+                dir,
+                format!(
+                    "criterion `{}` cites {missing}, which is none of its records",
+                    e.id
+                ),
+            ));
+        }
+    }
     Ok(Loaded {
         dir: dir.to_path_buf(),
         doc,
@@ -443,7 +466,7 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
 fn agreement(shards: &[Loaded]) -> Vec<InputError> {
     let mut problems = Vec::new();
     type Get = fn(&ShardDoc) -> String;
-    let fields: [(&str, Get); 12] = [
+    let fields: [(&str, Get); 11] = [
         ("base", |d| d.base.clone()),
         ("head", |d| d.head.clone()),
         ("acceptance_sha256", |d| d.acceptance_sha256.clone()),
@@ -457,7 +480,6 @@ fn agreement(shards: &[Loaded]) -> Vec<InputError> {
         }),
         ("changed_files", |d| d.changed_files.to_string()),
         ("harness", |d| format!("{:?}", d.harness)),
-        ("schema", |d| d.schema.clone()),
     ];
     for (name, get) in fields {
         let values: Vec<String> = shards.iter().map(|s| get(&s.doc)).collect();
