@@ -1249,7 +1249,7 @@ fn build_tests(ctx: &RunCtx, cargo_args: &[String], invocations: &mut Vec<Invoca
 /// order, and the stream is evidence, whose bytes the same inputs must reproduce. Each target's
 /// own messages keep their order (one compiler wrote them); lines that are not JSON come first,
 /// as they were.
-fn in_target_order(stdout: &[u8]) -> Vec<u8> {
+pub(super) fn in_target_order(stdout: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(stdout);
     let mut lines: Vec<(u8, String, String, String, &str)> = text
         .lines()
