@@ -31,7 +31,8 @@ fn now_epoch() -> String {
 }
 
 /// A crate and a Python module over two runners (cargo, pytest), fixed from base to head, with
-/// seven criteria: three bound to cargo tests (one test file each), three to pytest tests, one a
+/// nine criteria: three bound to cargo tests (one test file each), five to pytest tests (two of them
+/// in one file), one a
 /// `check.pattern` (bound to no runner). Returns the repository and base.
 fn two_runner_repo() -> (Repo, String) {
     require_pytest();
@@ -86,9 +87,18 @@ fn two_runner_repo() -> (Repo, String) {
             &format!("from pycalc import *\n\ndef test_works():\n    assert {call} == {want}\n"),
         );
     }
+    // Two criteria whose tests share one file, and so one invocation, in different shards.
+    r.write(
+        "py/test_trims.py",
+        &format!(
+            "from pycalc import *\n\ndef test_left_{}():\n    assert strip(' a') == 'a'\n\ndef test_right_{}():\n    assert strip('a ') == 'a'\n",
+            ident("trims-left"),
+            ident("trims-right")
+        ),
+    );
     r.write(
         ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: adds\n    ac: Two numbers add up.\n  - id: uppercases\n    ac: Text is upper-cased.\n  - id: multiplies\n    ac: Two numbers multiply.\n  - id: strips\n    ac: Text is stripped.\n  - id: negates\n    ac: A number is negated.\n  - id: doubles\n    ac: A number is doubled.\n  - id: documents-neg\n    ac: The negation is documented.\n    check:\n      pattern:\n        paths: [\"src/**\"]\n        regex: \"The negation of\"\n",
+        "version: 1\ncriteria:\n  - id: adds\n    ac: Two numbers add up.\n  - id: uppercases\n    ac: Text is upper-cased.\n  - id: multiplies\n    ac: Two numbers multiply.\n  - id: strips\n    ac: Text is stripped.\n  - id: negates\n    ac: A number is negated.\n  - id: doubles\n    ac: A number is doubled.\n  - id: documents-neg\n    ac: The negation is documented.\n    check:\n      pattern:\n        paths: [\"src/**\"]\n        regex: \"The negation of\"\n  - id: trims-left\n    ac: Text is trimmed on the left.\n  - id: trims-right\n    ac: Text is trimmed on the right.\n",
     );
     let base_short = base.clone();
     r.commit("head");
@@ -303,14 +313,15 @@ fn three_shards_on_three_clones_fuse_to_the_single_runs_outputs_byte_for_byte() 
         common::assert_schema_is_strict("claim_check.shard.v1", &text);
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc["shard"]["k"], k + 1);
-        // Round robin over the seven criteria: 1 gets positions 0, 3, 6; 2 gets 1, 4; 3 gets 2, 5.
+        // Round robin over the nine criteria: 1 gets positions 0, 3, 6; 2 gets 1, 4, 7; 3 gets
+        // 2, 5, 8.
         let positions: Vec<u64> = doc["entries"]
             .as_array()
             .unwrap()
             .iter()
             .map(|e| e["position"].as_u64().unwrap())
             .collect();
-        let want: Vec<u64> = (0..7).filter(|p| p % 3 == k as u64).collect();
+        let want: Vec<u64> = (0..9).filter(|p| p % 3 == k as u64).collect();
         assert_eq!(positions, want);
         // A shard writes no verdict and no signature.
         assert!(!dir.join("claim-check.vsa.json").exists());
@@ -375,7 +386,16 @@ fn three_shards_on_three_clones_fuse_to_the_single_runs_outputs_byte_for_byte() 
         ids(&dirs[0]),
         ["adds", "multiplies", "negates", "documents-neg"]
     );
-    assert_eq!(ids(&dirs[1]), ["uppercases", "strips", "doubles"]);
+    assert_eq!(
+        ids(&dirs[1]),
+        [
+            "uppercases",
+            "strips",
+            "doubles",
+            "trims-left",
+            "trims-right"
+        ]
+    );
     assert!(ids(&dirs[2]).is_empty());
     let run = fuse(&r, &dirs, &signing, &epoch);
     assert_eq!(run.code, 0, "{run:?}");

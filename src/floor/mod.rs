@@ -586,6 +586,27 @@ pub fn run_ordered(
     for t in mine.iter().flat_map(|b| b.tests()).chain(&guarded) {
         wanted[t.runner].insert(t.id.clone());
     }
+    // A shard runs the whole of every file group it has a test in: the bound tests of one file
+    // run in one invocation, and the same invocation in every shard that needs it (and in the
+    // single run) gives the same evidence, where a part of the group would give other evidence.
+    if input.shard.is_some() {
+        let mut files: BTreeSet<(usize, String)> = BTreeSet::new();
+        for (i, ids) in wanted.iter().enumerate() {
+            for id in ids {
+                if let Some(Some(file)) = bound[i].get(id) {
+                    files.insert((i, file.clone()));
+                }
+            }
+        }
+        for t in bindings.iter().flat_map(|b| b.tests()) {
+            if t.file
+                .as_ref()
+                .is_some_and(|f| files.contains(&(t.runner, f.clone())))
+            {
+                wanted[t.runner].insert(t.id.clone());
+            }
+        }
+    }
     let runs = input.runs.max(1);
     let mut head_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
     if let Some(wt) = &head_wt {
