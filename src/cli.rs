@@ -87,6 +87,64 @@ pub enum Commands {
     Evidence(EvidenceCommand),
     /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
+    /// Fuse `claim-check --shard` results into one verdict and its outputs, signed once
+    ///
+    /// Checks that the shards agree and that their evidence is as they wrote it, merges their
+    /// evidence, runs the judge (--mode full), and writes and signs every output exactly as one
+    /// claim-check run in --repo would.
+    // claim-check's flags, shared; those of the floor and of a shard are the shards' business.
+    #[command(
+        after_help = FUSE_AFTER_HELP,
+        mut_arg("shard", |a| a.hide(true)),
+        mut_arg("shard_out", |a| a.hide(true)),
+        mut_arg("shard_by", |a| a.hide(true)),
+        mut_arg("runs", |a| a.hide(true)),
+        mut_arg("timeout", |a| a.hide(true)),
+        mut_arg("attach", |a| a.hide(true))
+    )]
+    Fuse(Box<FuseArgs>),
+}
+
+const FUSE_AFTER_HELP: &str = "\
+Examples:
+  shipmoor claim-check --base main --shard 1/3 --shard-out shard-1   (one per CI job)
+  shipmoor fuse --base main shard-1 shard-2 shard-3
+
+The shards must agree (base, head, acceptance digest, policy, shard count, split, tool
+version), each K of 1..N present once, every criterion in exactly one shard, every evidence
+file as the shard wrote it; anything else is an input error (exit 2) naming the shard, and
+nothing is written. --base and --head, when given, must name the shards' commits.
+
+Exit codes: as claim-check (0 READY or READY WITH GAPS, 1 BLOCKED, 4 INCONCLUSIVE, 2 input
+error, 3 crash).";
+
+/// `shipmoor fuse`: claim-check's own flags (outputs, mode, judge and signing), then the shards.
+#[derive(Debug, Args)]
+pub struct FuseArgs {
+    #[command(flatten)]
+    pub run: ClaimCheckArgs,
+    /// The shards' directories (each `claim-check --shard-out`)
+    #[arg(required = true, value_name = "SHARD_DIR")]
+    pub shards: Vec<PathBuf>,
+}
+
+/// How `--shard` splits the entries (DESIGN 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShardBy {
+    /// Round robin over the criteria in acceptance order (the pass-to-pass guard last)
+    Criterion,
+    /// Round robin over the runners; each criterion goes with the runner its tests are in, a
+    /// criterion bound to no runner to shard 1
+    Runner,
+}
+
+impl ShardBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShardBy::Criterion => "criterion",
+            ShardBy::Runner => "runner",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -670,6 +728,17 @@ pub struct ClaimCheckArgs {
     /// Pin the clock (RFC 3339), as SOURCE_DATE_EPOCH does
     #[arg(long, hide = true, value_name = "RFC3339")]
     pub current_time: Option<String>,
+    /// Run only shard K of N (1 ≤ K ≤ N) and write its shard result to --shard-out for
+    /// `shipmoor fuse`; no verdict, no signature [default with --shard-out: CI_NODE_INDEX and
+    /// CI_NODE_TOTAL (GitLab), or BUILDKITE_PARALLEL_JOB and BUILDKITE_PARALLEL_JOB_COUNT]
+    #[arg(long, value_name = "K/N", help_heading = "Shards")]
+    pub shard: Option<String>,
+    /// Where the shard result (shard.json and evidence/) is written
+    #[arg(long, value_name = "DIR", help_heading = "Shards")]
+    pub shard_out: Option<PathBuf>,
+    /// How the shards split the work
+    #[arg(long, value_enum, default_value_t = ShardBy::Criterion, help_heading = "Shards")]
+    pub shard_by: ShardBy,
 }
 
 #[derive(Debug, Args)]

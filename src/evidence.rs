@@ -7,7 +7,9 @@
 //!
 //! Logs are made reproducible before they are hashed: the run's temporary paths become
 //! `$WORKTREE`, `$SCRATCH` and `$TMP`, and the timings runners print (`in 0.03s`, JUnit `time=`,
-//! `timestamp=`, `hostname=`) are masked, so the same inputs give the same evidence pointers.
+//! `timestamp=`, `hostname=`), the thread ids of Rust's panic messages and cargo's notes that
+//! it waits for another cargo's lock are masked, so the same inputs give the same evidence
+//! pointers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,6 +72,21 @@ impl EvidenceStore {
     /// Pointers of every record, in the order first stored.
     pub fn records(&self) -> &[String] {
         &self.records
+    }
+
+    /// A record already in its canonical bytes (a shard's, as `fuse` merges them): stored, and
+    /// listed after the records before it.
+    pub fn put_record_bytes(&mut self, bytes: Vec<u8>) -> String {
+        let p = self.put_blob(bytes);
+        if !self.records.contains(&p) {
+            self.records.push(p.clone());
+        }
+        p
+    }
+
+    /// The hex SHA-256 of every item (its file's name in the store), in order.
+    pub fn digests(&self) -> impl Iterator<Item = &str> {
+        self.items.keys().map(String::as_str)
     }
 
     pub fn len(&self) -> usize {
@@ -206,6 +223,15 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
             p(r#""Elapsed":[0-9]+(\.[0-9]+)?"#, r#""Elapsed":0"#),
             // Their `Output` escapes go's `ok  \tpkg\t0.002s`: no word boundary before the time.
             p(r"(\\t)[0-9]+\.[0-9]+s\b", "${1}<t>"),
+            // Rust's panic message names the OS thread id (`thread 'works' (14145) panicked`),
+            // new on every run.
+            p(
+                r"(thread '[^'\n]*') \([0-9]+\) panicked",
+                "$1 (<tid>) panicked",
+            ),
+            // cargo waiting for another cargo on the same machine (shards run side by side, or
+            // any build beside the run): a note about the machine, not about the change.
+            p(r"(?m)^ *Blocking waiting for file lock on [^\n]*\n", ""),
         ]
         .into_iter()
         .flatten()
@@ -266,6 +292,28 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"{"Time":"<t>","Action":"pass","Package":"m","Test":"TestA","Elapsed":0}
 {"Time":"<t>","Action":"output","Package":"m","Output":"ok  \tm\t<t>\n"}"#
+        );
+    }
+
+    #[test]
+    fn normalizer_drops_cargos_notes_that_it_waits_for_a_lock() {
+        let n = Normalizer::new(&[]);
+        let out = n.apply(b"    Blocking waiting for file lock on package cache\n    Blocking waiting for file lock on build directory\n   Compiling calc v0.1.0\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "   Compiling calc v0.1.0\n"
+        );
+    }
+
+    #[test]
+    fn normalizer_masks_the_thread_id_of_a_rust_panic() {
+        let n = Normalizer::new(&[]);
+        let out = n.apply(
+            b"thread 'works' (14145) panicked at tests/a.rs:3:5:\nthread 'main' panicked at x",
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "thread 'works' (<tid>) panicked at tests/a.rs:3:5:\nthread 'main' panicked at x"
         );
     }
 

@@ -132,6 +132,7 @@ fn the_document_schemas_are_valid_strict_and_listed() {
             "claim_check.lint.v1.json",
             "claim_check.replay.v1.json",
             "claim_check.run.v1.json",
+            "claim_check.shard.v1.json",
             "claim_check.tags.v1.json",
         ]
     );

@@ -16,6 +16,7 @@
 //!    digest the input checks resolved and made a subject of the statement).
 
 mod attach;
+mod shard;
 #[cfg(test)]
 mod tests;
 
@@ -27,11 +28,11 @@ use time::OffsetDateTime;
 
 use crate::acceptance::{self, claim, AcceptanceSet, RunnerConfig};
 use crate::attest::{self, keys::SigningKey, sigstore::Services, Subject};
-use crate::cli::{ClaimCheckArgs, Format, Mode, Sign};
+use crate::cli::{ClaimCheckArgs, Format, FuseArgs, Mode, Sign};
 use crate::clock::{rfc3339, Clock, Stopwatch};
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
-use crate::floor::{self, FloorInput, FloorReport};
+use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
 use crate::report::{
@@ -87,6 +88,17 @@ struct Plan {
     attach: Option<AttachTarget>,
     /// The floor's lines per finished test and heartbeats; `None` with `--quiet`.
     live: Option<floor::progress::Live>,
+    /// `--shard K/N`: the run writes its shard result there and stops before the judge.
+    shard: Option<shard::ShardPlan>,
+}
+
+/// What a run of [`plan`] checks its inputs for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// `claim-check`: the whole run, or one shard of it.
+    Run,
+    /// `fuse`: the shards ran the floor, so their runners' tools are not needed here.
+    Fuse,
 }
 
 /// What the run knows besides the floor's findings and the claim, for [`conclude`].
@@ -133,15 +145,45 @@ struct Documents {
 /// `colour`: whether the terminal report is coloured, decided once by [`crate::colour`];
 /// `colour_stderr`: the same for the progress lines.
 pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
-    let mut plan = plan(&args, colour, colour_stderr)?;
+    let plan = plan(&args, colour, colour_stderr, Role::Run)?;
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
         .tempdir_in(&plan.temp_base)
         .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
     let mut store = EvidenceStore::new();
-    let floor_report = run_floor(&plan, temp.path(), &mut store)?;
+    let (floor_report, order) = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
+    if let Some(target) = &plan.shard {
+        shard::write(&plan, target, &floor_report, &order, &store)?;
+        return Ok(crate::error::EXIT_OK);
+    }
+    finish(plan, store, floor_report)
+}
+
+/// `shipmoor fuse`: the shards read and checked, their floors and evidence merged, then the
+/// phases after the floor exactly as a single run in `--repo` has them.
+pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
+    let mut run = args.run;
+    shard::check_fuse_flags(&run)?;
+    let shards = shard::read_all(&args.shards)?;
+    let (base, head) = shard::commits(&shards);
+    // The shards' commits, unless the flags name them (then they must be the same).
+    let given = (run.base.take(), run.head.take());
+    run.base = Some(base.clone());
+    run.head = Some(head.clone());
+    let plan = plan(&run, colour, false, Role::Fuse)?;
+    shard::check_plan(&plan, &shards, given)?;
+    let (store, floor_report) = shard::merge(&plan, shards)?;
+    finish(plan, store, floor_report)
+}
+
+/// The phases after the floor (see the module doc), for a single run and a fused one.
+fn finish(
+    mut plan: Plan,
+    mut store: EvidenceStore,
+    floor_report: FloorReport,
+) -> Result<i32, Error> {
     let chat_judges = std::mem::take(&mut plan.chat_judges);
     let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
     let (signing, token) = signing(&plan)?;
@@ -181,7 +223,16 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
 }
 
 /// Phase 1: every input check, in the order a person fixes them, before any work.
-fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan, Error> {
+fn plan(
+    args: &ClaimCheckArgs,
+    colour: bool,
+    colour_stderr: bool,
+    role: Role,
+) -> Result<Plan, Error> {
+    let shard = match role {
+        Role::Run => shard::plan(args, &|name| std::env::var(name).ok())?,
+        Role::Fuse => None,
+    };
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
             InputError::new(m)
@@ -207,10 +258,17 @@ fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan
     check_clean(&git, &head, located.as_ref())?;
     let (claim, source) = load_claim(args, &git, &base, &head, located.as_ref())?;
     let set = claim.set;
-    let chat_judges = check_panel(args.mode, &set)?;
-    let runners = runners(&git, &head, &set)?;
+    // A shard does not judge: only the fuse needs the judge's configuration.
+    let chat_judges = match shard {
+        Some(_) => Vec::new(),
+        None => check_panel(args.mode, &set)?,
+    };
+    let runners = runners(&git, &head, &set, role == Role::Run)?;
     let paths = output_paths(args, git.root());
-    check_writable(&paths)?;
+    match &shard {
+        Some(s) => shard::check_out(&s.out)?,
+        None => check_writable(&paths)?,
+    }
     let temp_base = temp_base(args)?;
     // The registry last: the local checks are quicker, and fixed first.
     let attach = match attach_reference {
@@ -259,7 +317,11 @@ fn plan(args: &ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<Plan
         temp_base,
         chat_judges,
         attach,
-        live: live(args.quiet, colour_stderr),
+        live: match role {
+            Role::Run => live(args.quiet, colour_stderr),
+            Role::Fuse => None,
+        },
+        shard,
     })
 }
 
@@ -478,7 +540,13 @@ fn check_clean(
 
 /// The runners in force (the configured ones, or those detected at head) and, when anything
 /// needs them, their tools and their roots at head.
-fn runners(git: &Git, head: &CommitId, set: &AcceptanceSet) -> Result<Vec<RunnerConfig>, Error> {
+/// `check_tools`: whether the runners' tools must be here (not for `fuse`, whose shards ran them).
+fn runners(
+    git: &Git,
+    head: &CommitId,
+    set: &AcceptanceSet,
+    check_tools: bool,
+) -> Result<Vec<RunnerConfig>, Error> {
     // Where the runners in force were written, for messages about them.
     let runners_file = set
         .settings_files
@@ -493,7 +561,7 @@ fn runners(git: &Git, head: &CommitId, set: &AcceptanceSet) -> Result<Vec<Runner
     let needs_runner = !set.guard.is_empty()
         || !set.guarded_criteria().is_empty()
         || set.criteria.iter().any(floor::bind::needs_tests);
-    if !needs_runner {
+    if !needs_runner || !check_tools {
         return Ok(runners);
     }
     floor::check_tools(&runners, git.root(), &runners_file)?;
@@ -550,7 +618,7 @@ fn run_floor(
     plan: &Plan,
     temp_root: &Path,
     store: &mut EvidenceStore,
-) -> Result<FloorReport, Error> {
+) -> Result<(FloorReport, FloorOrder), Error> {
     let set = &plan.claim.set;
     progress(
         plan.quiet,
@@ -598,8 +666,9 @@ fn run_floor(
             let root = plan.git.root().canonicalize().ok()?;
             p.strip_prefix(root).ok().map(|r| r.display().to_string())
         }),
+        shard: plan.shard.as_ref().map(|s| s.share),
     };
-    floor::run(&input, store)
+    floor::run_ordered(&input, store)
 }
 
 /// How the statement will be signed, with the OIDC token of keyless signing: decided before

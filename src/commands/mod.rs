@@ -53,6 +53,7 @@ pub fn main_entry() -> i32 {
     let json = format_of(&cli) == Some(Format::Json);
     let error_out = match &cli.command {
         Commands::ClaimCheck(args) => args.error_out.clone(),
+        Commands::Fuse(args) => args.run.error_out.clone(),
         _ => None,
     };
     let write_error = |doc: &ErrorDocument| {
@@ -94,6 +95,7 @@ pub fn main_entry() -> i32 {
 fn format_of(cli: &Cli) -> Option<Format> {
     match &cli.command {
         Commands::ClaimCheck(args) => Some(args.format),
+        Commands::Fuse(args) => Some(args.run.format),
         Commands::Replay(args) => Some(args.format),
         Commands::Admit(args) => Some(args.format),
         Commands::Attach(args) => Some(args.format),
@@ -151,6 +153,7 @@ fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
             let colour_stderr = colour(cli.color, std::io::stderr().is_terminal(), env);
             claim_check::run(*args, colour_stdout, colour_stderr)
         }
+        Commands::Fuse(args) => claim_check::fuse(*args, colour_stdout),
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),

@@ -250,6 +250,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
         progress: &quiet,
         live: None,
         acceptance_path,
+        shard: None,
     };
     let mut store = EvidenceStore::new();
     let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;

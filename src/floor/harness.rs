@@ -8,13 +8,13 @@
 //! [`HarnessChange`], with the runner family and the directory whose tests it governs. Pure but
 //! for the reads.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::acceptance::RunnerKind;
 use crate::git::Change;
 
 /// The runners a harness file affects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     Python,
@@ -39,7 +39,7 @@ impl Family {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HarnessChange {
     pub path: String,
     /// What the file decides, for reports (`pytest conftest`, `cargo build script`, …).

@@ -93,6 +93,72 @@ pub struct FloorInput<'a> {
     pub live: Option<progress::Live>,
     /// The acceptance file's path in the repository, when it is there.
     pub acceptance_path: Option<String>,
+    /// A shard's share of the entries (DESIGN 12); `None`: every entry.
+    pub shard: Option<Share>,
+}
+
+/// How shards split the entries (`--shard-by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// Round robin over the entries in the report's order.
+    Criterion,
+    /// Round robin over the runners; each entry with the runner of its tests (the first
+    /// runner, when they are in several), an entry bound to no runner with shard 1.
+    Runner,
+}
+
+/// Shard `k` of `n` (1 ≤ k ≤ n), split by `split`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub k: usize,
+    pub n: usize,
+    pub split: Split,
+}
+
+impl Share {
+    /// The positions of this shard's entries, given each criterion's runners (in acceptance
+    /// order; empty: bound to no runner) and whether the pass-to-pass guard follows them.
+    pub fn positions(&self, runners: &[Option<usize>], guard: bool) -> BTreeSet<usize> {
+        let total = runners.len() + usize::from(guard);
+        (0..total)
+            .filter(|&pos| {
+                let slot = match self.split {
+                    Split::Criterion => pos % self.n,
+                    Split::Runner => runners
+                        .get(pos)
+                        .copied()
+                        .flatten()
+                        .map_or(0, |r| r % self.n),
+                };
+                slot == self.k - 1
+            })
+            .collect()
+    }
+}
+
+/// One part of a [`Position`]: a number (stage, runner, run) or a name (a test file).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Step {
+    N(u64),
+    S(String),
+}
+
+/// Where in a whole run's order a runtime row or an evidence record was made: the stage of the
+/// floor (shared steps, one runner's run of one test file at one side, one criterion's check)
+/// and the place within it. A stage does the same work in every shard that does it at all, so
+/// the rows and records of shards, sorted by position, come back in the single run's order.
+pub type Position = Vec<Step>;
+
+/// The positions of a floor's runtime rows (one each, in order) and of its evidence records
+/// (each where it was first stored), for fusing shards ([`run_ordered`]).
+#[derive(Debug, Clone, Default)]
+pub struct FloorOrder {
+    /// The position of each of the report's entries (the claim's criteria in acceptance order,
+    /// then the pass-to-pass guard).
+    pub entries: Vec<usize>,
+    pub rows: Vec<Position>,
+    pub records: Vec<(String, Position)>,
 }
 
 // The floor's part of the run result (`crate::format::result`), defined here with the floor
@@ -318,6 +384,11 @@ struct Ctx<'a> {
     /// The bound tests of the running phase (one runner at one side, one run) that have
     /// finished, and how many it runs, for the heartbeat.
     tally: (usize, usize),
+    /// The stage running now, and the rows and records made by the stages before it.
+    stage: Position,
+    order: FloorOrder,
+    /// How many records the store held before the floor began.
+    records_before: usize,
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -354,6 +425,22 @@ fn contains(hay: &[u8], needle: &str) -> bool {
 
 /// Runs the floor (see the module doc).
 pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorReport, Error> {
+    run_ordered(input, store).map(|(report, _)| report)
+}
+
+/// The runner each binding's tests are in (the first, when several), `None` for no test.
+fn binding_runners(bindings: &[Binding]) -> Vec<Option<usize>> {
+    bindings
+        .iter()
+        .map(|b| b.tests().iter().map(|t| t.runner).min())
+        .collect()
+}
+
+/// [`run`], with the position of every runtime row and evidence record it made.
+pub fn run_ordered(
+    input: &FloorInput<'_>,
+    store: &mut EvidenceStore,
+) -> Result<(FloorReport, FloorOrder), Error> {
     let adapters: Vec<Box<dyn Runner>> = input
         .runners
         .iter()
@@ -377,7 +464,11 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         scan: None,
         scan_evidence: None,
         tally: (0, 0),
+        stage: vec![Step::N(STAGE_SHARED)],
+        order: FloorOrder::default(),
+        records_before: 0,
     };
+    cx.records_before = cx.store.records().len();
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
@@ -468,6 +559,22 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     let inherited =
         inherited_guard_tests(&input.acceptance.guarded_criteria(), &listings, &guarded);
     guarded.extend(inherited);
+    // A shard runs the tests of its own entries only; every binding above is still made (the
+    // overlay, the grouping by file and the listing are the whole run's).
+    let guard_pos = criteria.len();
+    let chosen = input
+        .shard
+        .map(|share| share.positions(&binding_runners(&bindings), guarding));
+    let selected = |pos: usize| chosen.as_ref().is_none_or(|c| c.contains(&pos));
+    if !selected(guard_pos) {
+        guarded.clear();
+    }
+    let mine: Vec<&Binding> = bindings
+        .iter()
+        .enumerate()
+        .filter(|(pos, _)| selected(*pos))
+        .map(|(_, b)| b)
+        .collect();
 
     // 3. head runs of the bound (and guarded) tests.
     let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); cx.adapters.len()];
@@ -476,8 +583,29 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     for t in bindings.iter().flat_map(|b| b.tests()) {
         bound[t.runner].insert(t.id.clone(), t.file.clone());
     }
-    for t in bindings.iter().flat_map(|b| b.tests()).chain(&guarded) {
+    for t in mine.iter().flat_map(|b| b.tests()).chain(&guarded) {
         wanted[t.runner].insert(t.id.clone());
+    }
+    // A shard runs the whole of every file group it has a test in: the bound tests of one file
+    // run in one invocation, and the same invocation in every shard that needs it (and in the
+    // single run) gives the same evidence, where a part of the group would give other evidence.
+    if input.shard.is_some() {
+        let mut files: BTreeSet<(usize, String)> = BTreeSet::new();
+        for (i, ids) in wanted.iter().enumerate() {
+            for id in ids {
+                if let Some(Some(file)) = bound[i].get(id) {
+                    files.insert((i, file.clone()));
+                }
+            }
+        }
+        for t in bindings.iter().flat_map(|b| b.tests()) {
+            if t.file
+                .as_ref()
+                .is_some_and(|f| files.contains(&(t.runner, f.clone())))
+            {
+                wanted[t.runner].insert(t.id.clone());
+            }
+        }
     }
     let runs = input.runs.max(1);
     let mut head_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
@@ -495,7 +623,18 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     cx.adapters[i].kind().as_str()
                 ));
                 cx.tally = (0, ids.len());
-                cx.run_isolated(i, wt, Side::Head, None, &ids, &bound[i], k, &mut head_obs)?;
+                let stage = vec![Step::N(STAGE_HEAD_RUNS), Step::N(i as u64)];
+                cx.run_isolated(
+                    &stage,
+                    i,
+                    wt,
+                    Side::Head,
+                    None,
+                    &ids,
+                    &bound[i],
+                    k,
+                    &mut head_obs,
+                )?;
             }
         }
     }
@@ -510,6 +649,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     }
 
     // 4. base worktree with head's test files laid over it.
+    cx.enter(vec![Step::N(STAGE_BASE), Step::N(0)]);
     let tags: Vec<&str> = criteria
         .iter()
         .zip(&bindings)
@@ -545,8 +685,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         spliced: spliced.clone(),
     };
     let any_base_work = wanted.iter().any(|w| !w.is_empty())
-        || !scripts.is_empty()
-        || bindings.iter().any(|b| matches!(b, Binding::Command(_)));
+        || mine.iter().any(|b| matches!(b, Binding::Command(_)));
     let mut base_obs: BTreeMap<(usize, String), Observed> = BTreeMap::new();
     let mut base_baseline: Vec<String> = Vec::new();
     let base_wt = if any_base_work {
@@ -572,6 +711,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         let rust_at_base = cx.adapters.iter().zip(&wanted).any(|(a, w)| {
             matches!(a.kind(), RunnerKind::Cargo | RunnerKind::Nextest) && !w.is_empty()
         });
+        cx.enter(vec![Step::N(STAGE_BASE), Step::N(1)]);
         if rust_at_base {
             cx.seed_base_target(wt)?;
         }
@@ -580,6 +720,9 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             if ids.is_empty() {
                 continue;
             }
+            let runner =
+                |step: u64| vec![Step::N(STAGE_BASE_RUNNER), Step::N(i as u64), Step::N(step)];
+            cx.enter(runner(0));
             if let Some(p) = cx.setup(i, wt, Side::Base, Some(&overlay))? {
                 for id in &ids {
                     base_obs.insert(
@@ -601,6 +744,7 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                 ));
                 cx.tally = (0, ids.len());
                 cx.run_isolated(
+                    &runner(1),
                     i,
                     wt,
                     Side::Base,
@@ -611,14 +755,16 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
                     &mut base_obs,
                 )?;
             }
-            let files: BTreeMap<String, String> = bindings
+            let files: BTreeMap<String, String> = mine
                 .iter()
                 .flat_map(|b| b.tests())
                 .chain(&guarded)
                 .filter(|t| t.runner == i)
                 .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
                 .collect();
+            cx.enter(runner(2));
             cx.isolate_base_build(i, wt, &overlay, &changes, &files, runs, &mut base_obs)?;
+            cx.enter(runner(3));
             cx.attribute_base_builds(i, wt, &files, &mut base_obs)?;
         }
     }
@@ -677,7 +823,12 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
 
     // 6. commands and patterns, and the decision for every criterion.
     let mut entries = Vec::new();
-    for (c, b) in criteria.iter().zip(&bindings) {
+    for (pos, (c, b)) in criteria.iter().zip(&bindings).enumerate() {
+        if !selected(pos) {
+            continue;
+        }
+        cx.enter(vec![Step::N(STAGE_ENTRIES), Step::N(pos as u64)]);
+        cx.order.entries.push(pos);
         let cf = match b {
             Binding::JudgeLane => CriterionFloor::new(
                 FloorResult::NotApplicable,
@@ -699,7 +850,9 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
             floor: cf,
         });
     }
-    if guarding {
+    if guarding && selected(guard_pos) {
+        cx.enter(vec![Step::N(STAGE_ENTRIES), Step::N(guard_pos as u64)]);
+        cx.order.entries.push(guard_pos);
         // The reason names the globs alone when they are all the guard keeps; the criterion's
         // text always names the whole scope.
         let scope = if input.acceptance.guarded_criteria().is_empty() {
@@ -715,7 +868,8 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
     }
     drop(head_wt);
     drop(base_wt);
-    Ok(FloorReport {
+    cx.enter(Vec::new());
+    let report = FloorReport {
         entries,
         runtime: cx.runtime,
         overlay: take,
@@ -723,8 +877,18 @@ pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorRep
         overlay_spliced: spliced,
         changed_files: changes.len(),
         harness: cx.harness,
-    })
+    };
+    Ok((report, cx.order))
 }
+
+/// The stages of the floor's order ([`Position`]), as they run: the steps every shard runs
+/// (the head worktree, tag scan, seeding, setup and listing); one runner's bound tests at head;
+/// base's worktree and seeding; one runner's work at base; one entry's own check.
+const STAGE_SHARED: u64 = 0;
+const STAGE_HEAD_RUNS: u64 = 1;
+const STAGE_BASE: u64 = 2;
+const STAGE_BASE_RUNNER: u64 = 3;
+const STAGE_ENTRIES: u64 = 4;
 
 /// The harness changes of base..head, with `harness.allow_changes` applied.
 fn detect_harness(
@@ -820,6 +984,27 @@ impl CriterionFloor {
 }
 
 impl Ctx<'_> {
+    /// Starts the stage at `next`: the rows and records made since the last one are given their
+    /// positions in the stage that made them.
+    fn enter(&mut self, next: Position) {
+        let done = std::mem::replace(&mut self.stage, next);
+        let at = |n: usize| {
+            let mut p = done.clone();
+            p.push(Step::N(n as u64));
+            p
+        };
+        let first_row = self.order.rows.len();
+        for n in first_row..self.runtime.len() {
+            self.order.rows.push(at(n - first_row));
+        }
+        let first_record = self.records_before + self.order.records.len();
+        let made: Vec<String> =
+            self.store.records()[first_record.min(self.store.records().len())..].to_vec();
+        for (n, pointer) in made.into_iter().enumerate() {
+            self.order.records.push((pointer, at(n)));
+        }
+    }
+
     /// DESIGN 5.6: what each runner's head listing needs to cover. Tag-bound criteria are found
     /// by a scan of head's tracked files first, and each runner lists only the files under its
     /// root that carry a tag (`None`: no tag occurs there, so the runner lists nothing). A
@@ -1665,6 +1850,7 @@ impl Ctx<'_> {
     #[allow(clippy::too_many_arguments)]
     fn run_isolated(
         &mut self,
+        stage: &Position,
         i: usize,
         wt: &Worktree,
         side: Side,
@@ -1675,13 +1861,27 @@ impl Ctx<'_> {
         obs: &mut BTreeMap<(usize, String), Observed>,
     ) -> Result<(), Error> {
         let (groups, alone, together) = group_by_file(ids, bound);
-        for group in groups.values() {
+        // Each invocation is a stage of its own, named as it is ordered here, so that the
+        // invocations of shards merge back into this order.
+        let at = |class: u64, name: &str| {
+            let mut p = stage.clone();
+            p.extend([
+                Step::N(u64::from(k)),
+                Step::N(class),
+                Step::S(name.to_string()),
+            ]);
+            p
+        };
+        for (file, group) in &groups {
+            self.enter(at(0, file));
             self.run_tests(i, wt, side, overlay, group, k, obs)?;
         }
         for id in &alone {
+            self.enter(at(1, id));
             self.run_tests(i, wt, side, overlay, std::slice::from_ref(id), k, obs)?;
         }
         if !together.is_empty() {
+            self.enter(at(2, ""));
             self.run_tests(i, wt, side, overlay, &together, k, obs)?;
         }
         Ok(())
@@ -1942,8 +2142,43 @@ pub fn reproduce(config: &RunnerConfig, id: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::group_by_file;
+    use super::{group_by_file, Share, Split};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn shards_split_the_entries_round_robin_by_criterion_or_by_runner() {
+        let positions = |k, n, split, runners: &[Option<usize>], guard| {
+            Share { k, n, split }
+                .positions(runners, guard)
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        // Seven criteria and the guard (position 7), three shards: i mod 3 = K - 1.
+        let runners = [Some(0), Some(1), Some(0), Some(1), Some(0), Some(1), None];
+        assert_eq!(positions(1, 3, Split::Criterion, &runners, true), [0, 3, 6]);
+        assert_eq!(positions(2, 3, Split::Criterion, &runners, true), [1, 4, 7]);
+        assert_eq!(positions(3, 3, Split::Criterion, &runners, true), [2, 5]);
+        // By runner: runner 0's criteria, and those bound to none and the guard, in shard 1.
+        assert_eq!(
+            positions(1, 3, Split::Runner, &runners, true),
+            [0, 2, 4, 6, 7]
+        );
+        assert_eq!(positions(2, 3, Split::Runner, &runners, true), [1, 3, 5]);
+        assert!(positions(3, 3, Split::Runner, &runners, true).is_empty());
+        // Runners round robin over fewer shards: runner 2 goes with runner 0.
+        let three = [Some(2), Some(1), Some(0)];
+        assert_eq!(positions(1, 2, Split::Runner, &three, false), [0, 2]);
+        // Every entry in exactly one shard, whatever N.
+        for n in 1..=9 {
+            for split in [Split::Criterion, Split::Runner] {
+                let mut all: Vec<usize> = (1..=n)
+                    .flat_map(|k| positions(k, n, split, &runners, true))
+                    .collect();
+                all.sort();
+                assert_eq!(all, (0..8).collect::<Vec<_>>(), "{n} shards by {split:?}");
+            }
+        }
+    }
 
     #[test]
     fn bound_tests_run_together_per_file_and_never_across_files() {

@@ -911,7 +911,8 @@ pub(super) struct SpanAt {
 /// What cargo's `--message-format=json` stream said.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CargoMessages {
-    /// Test binaries, one per binary id, in the order cargo reported them.
+    /// Test binaries, one per binary id, by binary id: cargo reports them as their builds
+    /// finish, in no fixed order, and the listing and its evidence follow this order.
     pub binaries: Vec<TestBinary>,
     pub errors: Vec<CompilerError>,
     /// The `build-finished` message's `success`, when there was one.
@@ -952,6 +953,7 @@ pub(super) fn parse_cargo_messages(stdout: &[u8]) -> CargoMessages {
             None => msgs.other_json.push(v),
         }
     }
+    msgs.binaries.sort_by(|a, b| a.binary_id.cmp(&b.binary_id));
     msgs
 }
 
@@ -1233,11 +1235,51 @@ fn build_tests(ctx: &RunCtx, cargo_args: &[String], invocations: &mut Vec<Invoca
     let msgs = parse_cargo_messages(&ran.captured().stdout);
     let exit_ok = ran.captured().success();
     let exit_text = exit_problem("cargo test --no-run", ran.captured());
-    invocations.push(ran.invocation);
+    let mut invocation = ran.invocation;
+    invocation.captured.stdout = in_target_order(&invocation.captured.stdout);
+    invocations.push(invocation);
     if let Some(p) = problem {
         return Build::Problem(p);
     }
     classify_build(ctx, msgs, exit_ok, &exit_text, invocations)
+}
+
+/// Cargo's JSON message stream with each target's messages together, targets by package and
+/// target, `build-finished` last: cargo emits them as its parallel builds finish, in no fixed
+/// order, and the stream is evidence, whose bytes the same inputs must reproduce. Each target's
+/// own messages keep their order (one compiler wrote them); lines that are not JSON come first,
+/// as they were.
+pub(super) fn in_target_order(stdout: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(stdout);
+    let mut lines: Vec<(u8, String, String, String, &str)> = text
+        .lines()
+        .map(|line| {
+            let Ok(v) = serde_json::from_str::<Value>(line.trim()) else {
+                return (0, String::new(), String::new(), String::new(), line);
+            };
+            let field = |p: &str| v.pointer(p).map(|f| f.to_string()).unwrap_or_default();
+            let last = u8::from(v.get("reason").and_then(Value::as_str) == Some("build-finished"));
+            (
+                1 + last,
+                field("/package_id"),
+                field("/target/kind"),
+                field("/target/name"),
+                line,
+            )
+        })
+        .collect();
+    // Stable: each target's messages stay in the order cargo printed them.
+    lines.sort_by(|a, b| (a.0, &a.1, &a.2, &a.3).cmp(&(b.0, &b.1, &b.2, &b.3)));
+    let mut out = Vec::with_capacity(stdout.len());
+    for (_, _, _, _, line) in lines {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
+    // As printed: no final newline added to a stream that had none.
+    if !stdout.ends_with(b"\n") {
+        out.pop();
+    }
+    out
 }
 
 /// Decides between a good build, a build failure (compiler errors) and an operational problem
@@ -1610,6 +1652,73 @@ mod tests {
             binary_id("fx-crate", "example", "demo"),
             "fx-crate::example/demo"
         );
+    }
+
+    #[test]
+    fn cargo_messages_are_kept_in_target_order_whatever_order_the_builds_finished_in() {
+        let line = |name: &str, n: u32| {
+            format!(
+                r#"{{"reason":"compiler-message","package_id":"p","target":{{"kind":["test"],"name":"{name}"}},"n":{n}}}"#
+            )
+        };
+        let done = r#"{"reason":"build-finished","success":true}"#;
+        let one = [
+            line("b", 1),
+            line("a", 1),
+            line("b", 2),
+            line("a", 2),
+            done.into(),
+        ]
+        .join("\n")
+            + "\n";
+        let other = [
+            line("a", 1),
+            line("b", 1),
+            line("a", 2),
+            line("b", 2),
+            done.into(),
+        ]
+        .join("\n")
+            + "\n";
+        let want = [
+            line("a", 1),
+            line("a", 2),
+            line("b", 1),
+            line("b", 2),
+            done.into(),
+        ]
+        .join("\n")
+            + "\n";
+        assert_eq!(
+            String::from_utf8(in_target_order(one.as_bytes())).unwrap(),
+            want
+        );
+        assert_eq!(
+            in_target_order(one.as_bytes()),
+            in_target_order(other.as_bytes())
+        );
+        assert_eq!(in_target_order(b"not json\n{}"), b"not json\n{}");
+    }
+
+    #[test]
+    fn test_binaries_come_by_binary_id_whatever_order_their_builds_finished_in() {
+        let artifact = |kind: &str, name: &str| {
+            format!(
+                r#"{{"reason":"compiler-artifact","package_id":"path+file:///tmp/wt#fx-crate@0.1.0","manifest_path":"/tmp/wt/Cargo.toml","target":{{"kind":["{kind}"],"crate_types":["{kind}"],"name":"{name}","src_path":"/tmp/wt/tests/{name}.rs","test":true}},"profile":{{"test":true}},"executable":"/tmp/target/debug/deps/{name}-1"}}"#
+            )
+        };
+        let stdout = [
+            artifact("test", "zeta"),
+            artifact("lib", "fx_crate"),
+            artifact("test", "alpha"),
+        ]
+        .join("\n");
+        let ids: Vec<String> = parse_cargo_messages(stdout.as_bytes())
+            .binaries
+            .into_iter()
+            .map(|b| b.binary_id)
+            .collect();
+        assert_eq!(ids, ["fx-crate", "fx-crate::alpha", "fx-crate::zeta"]);
     }
 
     #[test]

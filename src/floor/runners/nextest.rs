@@ -46,8 +46,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::cargo::{
-    check_cargo, classify_build, exec, output_failure_kind, parse_cargo_messages, under_tests_dir,
-    Build,
+    check_cargo, classify_build, exec, in_target_order, output_failure_kind, parse_cargo_messages,
+    under_tests_dir, Build,
 };
 use super::cargo_targets;
 use super::contract::NEXTEST;
@@ -179,7 +179,10 @@ impl Nextest {
         let msgs = parse_cargo_messages(&ran.captured().stdout);
         let exit_ok = ran.captured().success();
         let exit_text = exit_problem("cargo nextest list", ran.captured());
-        report.invocations.push(ran.invocation);
+        let mut invocation = ran.invocation;
+        // cargo's messages among the list, in target order (see `in_target_order`).
+        invocation.captured.stdout = in_target_order(&invocation.captured.stdout);
+        report.invocations.push(invocation);
         if let Some(p) = problem {
             report.problem = Some(p);
             return report;

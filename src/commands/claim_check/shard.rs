@@ -1,0 +1,772 @@
+//! Shards (DESIGN 12): `claim-check --shard K/N --shard-out DIR` writes one shard's floor as a
+//! shard result (`DIR/shard.json`, `claim_check.shard.v1`, and `DIR/evidence/`, laid out as the
+//! run's evidence store); `shipmoor fuse` reads the shards, checks that they agree and that
+//! their evidence is as written, and merges them back into the floor of one run.
+//!
+//! Every shard runs the floor's shared steps (tag scan, seeding, setup, listing, binding) as a
+//! single run does, and the tests and checks of its own entries only. Each runtime row and
+//! evidence record carries its [`Position`] in the whole run's order, so that the fused rows and
+//! records come back in the single run's order, the records shared by shards deduplicated by
+//! pointer: with the clock pinned, the fused outputs are the single run's, byte for byte.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Plan;
+use crate::cli::{ClaimCheckArgs, ShardBy};
+use crate::error::{Error, InputError};
+use crate::evidence::{sha256_hex, write_atomic, EvidenceStore};
+use crate::floor::harness::HarnessChange;
+use crate::floor::{
+    self, CriterionFloor, EntryKind, FloorEntry, FloorOrder, FloorReport, Position, RuntimeRow,
+    Share, Split,
+};
+
+pub const SHARD_SCHEMA: &str = "claim_check.shard.v1";
+const SHARD_FILE: &str = "shard.json";
+
+/// `--shard K/N --shard-out DIR`, as the input checks read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ShardPlan {
+    pub share: Share,
+    pub out: PathBuf,
+}
+
+/// One shard result: `shard.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShardDoc {
+    pub schema: String,
+    pub tool_version: String,
+    pub policy: String,
+    pub base: String,
+    pub head: String,
+    /// The acceptance set's digest (`acceptance.sha256` of the result).
+    pub acceptance_sha256: String,
+    pub shard: ShardId,
+    /// `--runs`.
+    pub runs: u32,
+    /// This shard's entries, each with its position in the whole run's report.
+    pub entries: Vec<ShardEntry>,
+    pub runtime: Vec<ShardRow>,
+    /// Every evidence record, where in the whole run's order it was first stored.
+    pub records: Vec<ShardRecord>,
+    pub overlay: Vec<String>,
+    pub overlay_deleted: Vec<String>,
+    pub overlay_spliced: Vec<String>,
+    pub changed_files: usize,
+    pub harness: Vec<HarnessChange>,
+    /// The SHA-256 of every file in `evidence/sha256/` (each file's name).
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShardId {
+    pub k: usize,
+    pub n: usize,
+    /// `criterion` or `runner` (`--shard-by`).
+    pub by: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShardEntry {
+    pub position: usize,
+    pub id: String,
+    /// The pass-to-pass guard rather than one of the claim's criteria.
+    pub guard: bool,
+    pub floor: CriterionFloor,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShardRow {
+    pub position: Position,
+    pub row: RuntimeRow,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ShardRecord {
+    pub pointer: String,
+    pub position: Position,
+}
+
+/// A shard read by `fuse`: its directory, its result and its evidence files, checked.
+pub(super) struct Loaded {
+    dir: PathBuf,
+    doc: ShardDoc,
+    blobs: Vec<Vec<u8>>,
+}
+
+/// The shard this run is, if any: `--shard`, else with `--shard-out` the CI's own variables
+/// (`env` reads one). A plain run never becomes a shard because a CI variable is set.
+pub(super) fn plan(
+    args: &ClaimCheckArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ShardPlan>, Error> {
+    let Some(out) = &args.shard_out else {
+        return match args.shard {
+            Some(_) => Err(Error::input(
+                InputError::new("--shard needs --shard-out DIR, where the shard result goes").help(
+                    "add --shard-out DIR (and run `shipmoor fuse` on the shards' directories)",
+                ),
+            )),
+            None => Ok(None),
+        };
+    };
+    let (k, n) = match &args.shard {
+        Some(text) => parse_share(text).map_err(|m| {
+            Error::input(InputError::new(format!("--shard {text}: {m}")).help(SHARD_HELP))
+        })?,
+        None => match from_ci(env) {
+            Some(Ok(kn)) => kn,
+            Some(Err(m)) => return Err(Error::input(InputError::new(m).help(SHARD_HELP))),
+            None => {
+                return Err(Error::input(
+                    InputError::new(
+                        "--shard-out needs --shard K/N, and no CI variable (CI_NODE_INDEX/CI_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) says which shard this is",
+                    )
+                    .help(SHARD_HELP),
+                ))
+            }
+        },
+    };
+    let out = if out.is_absolute() {
+        out.clone()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(out)
+    };
+    Ok(Some(ShardPlan {
+        share: Share {
+            k,
+            n,
+            split: match args.shard_by {
+                ShardBy::Criterion => Split::Criterion,
+                ShardBy::Runner => Split::Runner,
+            },
+        },
+        out,
+    }))
+}
+
+const SHARD_HELP: &str =
+    "pass --shard K/N with 1 ≤ K ≤ N (for example --shard 2/3: the second of three shards)";
+
+/// `K/N`, 1 ≤ K ≤ N.
+fn parse_share(text: &str) -> Result<(usize, usize), String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| "not of the form K/N".to_string())?;
+    let number = |s: &str| {
+        s.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{s}` is not a whole number"))
+    };
+    let (k, n) = (number(k)?, number(n)?);
+    if k == 0 || n == 0 || k > n {
+        return Err(format!("K must be from 1 to N (here K = {k}, N = {n})"));
+    }
+    Ok((k, n))
+}
+
+/// K/N from the CI's parallel-job variables: GitLab's `CI_NODE_INDEX` (1-based) and
+/// `CI_NODE_TOTAL`, then Buildkite's `BUILDKITE_PARALLEL_JOB` (0-based) and
+/// `BUILDKITE_PARALLEL_JOB_COUNT`. `None`: neither pair is set.
+fn from_ci(env: &dyn Fn(&str) -> Option<String>) -> Option<Result<(usize, usize), String>> {
+    let pair = |index: &str, total: &str, zero_based: bool| {
+        let (i, t) = (env(index)?, env(total)?);
+        let parsed = i
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .map(|i| if zero_based { i + 1 } else { i });
+        Some(match parsed {
+            Some(k) => parse_share(&format!("{k}/{t}"))
+                .map_err(|m| format!("{index}={i}, {total}={t}: {m}")),
+            None => Err(format!("{index}={i}: not a whole number")),
+        })
+    };
+    pair("CI_NODE_INDEX", "CI_NODE_TOTAL", false).or_else(|| {
+        pair(
+            "BUILDKITE_PARALLEL_JOB",
+            "BUILDKITE_PARALLEL_JOB_COUNT",
+            true,
+        )
+    })
+}
+
+/// The shard's directory can be written: absent, empty, or an earlier shard result (which the
+/// new one replaces); anything else is an input error, so that no stray file is fused.
+pub(super) fn check_out(dir: &Path) -> Result<(), Error> {
+    let fail = |m: String| {
+        Err(Error::input(
+            InputError::new(m).help("pass an empty or new directory with --shard-out"),
+        ))
+    };
+    if !dir.exists() {
+        return Ok(());
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return fail(format!("--shard-out {} is not a directory", dir.display()));
+    };
+    let names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if !names.is_empty() && !names.iter().any(|n| n == SHARD_FILE) {
+        return fail(format!(
+            "--shard-out {} holds files but no shard result",
+            dir.display()
+        ));
+    }
+    if tempfile::tempfile_in(dir).is_err() {
+        return fail(format!("--shard-out {} is not writable", dir.display()));
+    }
+    Ok(())
+}
+
+/// Writes the shard result: the evidence first, then `shard.json`, which names it.
+pub(super) fn write(
+    plan: &Plan,
+    target: &ShardPlan,
+    report: &FloorReport,
+    order: &FloorOrder,
+    store: &EvidenceStore,
+) -> Result<(), Error> {
+    let io = |what: &Path, e: std::io::Error| {
+        Error::crash(format!("cannot write {}: {e}", what.display()))
+    };
+    let evidence = target.out.join("evidence");
+    // An earlier shard result's evidence would be fused as this one's.
+    if evidence.exists() {
+        std::fs::remove_dir_all(&evidence).map_err(|e| io(&evidence, e))?;
+    }
+    store.commit(&evidence).map_err(|e| io(&evidence, e))?;
+    let set = &plan.claim.set;
+    let entries = report
+        .entries
+        .iter()
+        .zip(&order.entries)
+        .map(|(e, &position)| ShardEntry {
+            position,
+            id: e.criterion.id.clone(),
+            guard: e.kind == EntryKind::Guard,
+            floor: e.floor.clone(),
+        })
+        .collect();
+    let doc = ShardDoc {
+        schema: SHARD_SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        policy: crate::verdict::POLICY.into(),
+        base: plan.base.to_string(),
+        head: plan.head.to_string(),
+        acceptance_sha256: set.sha256.clone(),
+        shard: ShardId {
+            k: target.share.k,
+            n: target.share.n,
+            by: split_name(target.share.split).into(),
+        },
+        runs: plan.runs,
+        entries,
+        runtime: report
+            .runtime
+            .iter()
+            .zip(&order.rows)
+            .map(|(row, position)| ShardRow {
+                position: position.clone(),
+                row: row.clone(),
+            })
+            .collect(),
+        records: order
+            .records
+            .iter()
+            .map(|(pointer, position)| ShardRecord {
+                pointer: pointer.clone(),
+                position: position.clone(),
+            })
+            .collect(),
+        overlay: report.overlay.clone(),
+        overlay_deleted: report.overlay_deleted.clone(),
+        overlay_spliced: report.overlay_spliced.clone(),
+        changed_files: report.changed_files,
+        harness: report.harness.clone(),
+        evidence: store.digests().map(str::to_string).collect(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
+    bytes.push(b'\n');
+    let file = target.out.join(SHARD_FILE);
+    write_atomic(&file, &bytes).map_err(|e| io(&file, e))?;
+    if !plan.quiet {
+        eprintln!(
+            "claim-check: shard {}/{} ({} of {} entries, split by {}): wrote {} and {} ({} files)",
+            target.share.k,
+            target.share.n,
+            doc.entries.len(),
+            set.criteria.len() + usize::from(has_guard(set)),
+            doc.shard.by,
+            file.display(),
+            evidence.display(),
+            doc.evidence.len()
+        );
+    }
+    Ok(())
+}
+
+fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Criterion => ShardBy::Criterion.as_str(),
+        Split::Runner => ShardBy::Runner.as_str(),
+    }
+}
+
+/// Whether the report ends with the pass-to-pass guard (as the floor decides it).
+fn has_guard(set: &crate::acceptance::AcceptanceSet) -> bool {
+    !set.guard.is_empty() || !set.guarded_criteria().is_empty()
+}
+
+/// `fuse` takes claim-check's outputs, mode, judge and signing flags; not the shard's own.
+pub(super) fn check_fuse_flags(args: &ClaimCheckArgs) -> Result<(), Error> {
+    let refused = [
+        ("--shard", args.shard.is_some()),
+        ("--shard-out", args.shard_out.is_some()),
+        ("--attach", args.attach.is_some()),
+    ];
+    match refused.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(Error::input(
+            InputError::new(format!("fuse does not take {flag}"))
+                .help("pass the shards' directories, and the output and signing flags a claim-check run would take"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn problem(dir: &Path, what: impl std::fmt::Display) -> InputError {
+    InputError::new(format!("shard {}: {what}", dir.display())).help(
+        "fuse the shard directories one `claim-check --shard K/N` run of each K wrote, unchanged",
+    )
+}
+
+/// Reads every shard and checks them before anything else: each `shard.json` valid, each
+/// evidence file as written, then that the shards agree and each K is there once.
+pub(super) fn read_all(dirs: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
+    let mut loaded = Vec::new();
+    let mut problems = Vec::new();
+    for dir in dirs {
+        match read_one(dir) {
+            Ok(l) => loaded.push(l),
+            Err(p) => problems.push(p),
+        }
+    }
+    if problems.is_empty() {
+        problems = agreement(&loaded);
+    }
+    if problems.is_empty() {
+        loaded.sort_by_key(|l| l.doc.shard.k);
+        Ok(loaded)
+    } else {
+        Err(Error::Input(problems))
+    }
+}
+
+fn read_one(dir: &Path) -> Result<Loaded, InputError> {
+    let file = dir.join(SHARD_FILE);
+    let text =
+        std::fs::read(&file).map_err(|e| problem(dir, format!("cannot read {SHARD_FILE}: {e}")))?;
+    let doc: ShardDoc = serde_json::from_slice(&text)
+        .map_err(|e| problem(dir, format!("{SHARD_FILE} is not a shard result: {e}")))?;
+    if doc.schema != SHARD_SCHEMA {
+        return Err(problem(
+            dir,
+            format!("{SHARD_FILE} is `{}`, not `{SHARD_SCHEMA}`", doc.schema),
+        ));
+    }
+    // Every file of the store is one the shard listed, and hashes to its name.
+    let store = dir.join("evidence").join("sha256");
+    let listed: BTreeSet<&str> = doc.evidence.iter().map(String::as_str).collect();
+    let mut found = BTreeSet::new();
+    if store.exists() {
+        let entries = std::fs::read_dir(&store)
+            .map_err(|e| problem(dir, format!("cannot read evidence/sha256: {e}")))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| problem(dir, format!("evidence/sha256: {e}")))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !listed.contains(name.as_str()) {
+                return Err(problem(
+                    dir,
+                    format!("evidence/sha256/{name} is not in {SHARD_FILE}'s evidence list"),
+                ));
+            }
+            found.insert(name);
+        }
+    }
+    if let Some(missing) = listed.iter().find(|h| !found.contains(**h)) {
+        return Err(problem(
+            dir,
+            format!("evidence/sha256/{missing} is missing"),
+        ));
+    }
+    let mut blobs = Vec::with_capacity(listed.len());
+    for hex in &listed {
+        let path = store.join(hex);
+        let bytes = std::fs::read(&path)
+            .map_err(|e| problem(dir, format!("cannot read evidence/sha256/{hex}: {e}")))?;
+        if sha256_hex(&bytes) != *hex {
+            return Err(problem(
+                dir,
+                format!("evidence/sha256/{hex} does not hash to its name (changed after the shard wrote it)"),
+            ));
+        }
+        blobs.push(bytes);
+    }
+    for r in &doc.records {
+        let hex = r.pointer.strip_prefix("sha256:").unwrap_or(&r.pointer);
+        if !listed.contains(hex) {
+            return Err(problem(
+                dir,
+                format!("record {} is not in its evidence", r.pointer),
+            ));
+        }
+    }
+    // What a disposition rests on is one of the shard's records.
+    let records: BTreeSet<&str> = doc.records.iter().map(|r| r.pointer.as_str()).collect();
+    for e in &doc.entries {
+        let f = &e.floor;
+        let cited = f
+            .evidence_all
+            .iter()
+            .chain(f.evidence.as_ref().map(|r| &r.pointer))
+            .chain(
+                f.tests
+                    .iter()
+                    .flat_map(|t| t.head_evidence.iter().chain(&t.base_evidence)),
+            );
+        if let Some(missing) = cited.into_iter().find(|p| !records.contains(p.as_str())) {
+            return Err(problem(
+                dir,
+                format!(
+                    "criterion `{}` cites {missing}, which is none of its records",
+                    e.id
+                ),
+            ));
+        }
+    }
+    Ok(Loaded {
+        dir: dir.to_path_buf(),
+        doc,
+        blobs,
+    })
+}
+
+/// The shards agree on what they checked, and each K of 1..N is there once. A value the
+/// shards disagree on is reported at the shards that differ from the most common value.
+fn agreement(shards: &[Loaded]) -> Vec<InputError> {
+    let mut problems = Vec::new();
+    type Get = fn(&ShardDoc) -> String;
+    let fields: [(&str, Get); 11] = [
+        ("base", |d| d.base.clone()),
+        ("head", |d| d.head.clone()),
+        ("acceptance_sha256", |d| d.acceptance_sha256.clone()),
+        ("policy", |d| d.policy.clone()),
+        ("tool_version", |d| d.tool_version.clone()),
+        ("shard count (N)", |d| d.shard.n.to_string()),
+        ("split (--shard-by)", |d| d.shard.by.clone()),
+        ("runs", |d| d.runs.to_string()),
+        ("overlay", |d| {
+            format!("{:?}", (&d.overlay, &d.overlay_deleted, &d.overlay_spliced))
+        }),
+        ("changed_files", |d| d.changed_files.to_string()),
+        ("harness", |d| format!("{:?}", d.harness)),
+    ];
+    for (name, get) in fields {
+        let values: Vec<String> = shards.iter().map(|s| get(&s.doc)).collect();
+        let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for (i, v) in values.iter().enumerate() {
+            counts.entry(v.as_str()).or_insert((0, i)).0 += 1;
+        }
+        // The most common value; of equally common ones, the first shard's.
+        let Some((&common, _)) = counts
+            .iter()
+            .max_by_key(|(_, (n, first))| (*n, std::cmp::Reverse(*first)))
+        else {
+            continue;
+        };
+        for (s, v) in shards.iter().zip(&values) {
+            if v != common {
+                problems.push(problem(
+                    &s.dir,
+                    format!("its {name} is `{v}`, the other shards' `{common}`"),
+                ));
+            }
+        }
+        if !problems.is_empty() {
+            return problems;
+        }
+    }
+    let n = shards.first().map_or(0, |s| s.doc.shard.n);
+    let mut by_k: BTreeMap<usize, Vec<&Loaded>> = BTreeMap::new();
+    for s in shards {
+        if s.doc.shard.k == 0 || s.doc.shard.k > n {
+            problems.push(problem(
+                &s.dir,
+                format!("it is shard {}/{n}, outside 1..{n}", s.doc.shard.k),
+            ));
+        }
+        by_k.entry(s.doc.shard.k).or_default().push(s);
+    }
+    for (k, of) in &by_k {
+        if let [first, rest @ ..] = of.as_slice() {
+            for again in rest {
+                problems.push(problem(
+                    &again.dir,
+                    format!(
+                        "it is shard {k}/{n} again (as {} is): every shard once",
+                        first.dir.display()
+                    ),
+                ));
+            }
+        }
+    }
+    for k in (1..=n).filter(|k| !by_k.contains_key(k)) {
+        problems.push(
+            InputError::new(format!(
+                "shard {k}/{n} is missing: the shards given are {}",
+                shards
+                    .iter()
+                    .map(|s| format!("{} ({}/{n})", s.dir.display(), s.doc.shard.k))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .help(format!("pass all {n} shard directories")),
+        );
+    }
+    problems
+}
+
+/// The shards' base and head (they agree, [`read_all`]).
+pub(super) fn commits(shards: &[Loaded]) -> (String, String) {
+    shards
+        .first()
+        .map(|s| (s.doc.base.clone(), s.doc.head.clone()))
+        .unwrap_or_default()
+}
+
+/// What the fuse's own input checks found is what the shards checked: the commits named by
+/// `--base`/`--head` (when given) and the acceptance set's digest at head.
+pub(super) fn check_plan(
+    plan: &Plan,
+    shards: &[Loaded],
+    (base, head): (Option<String>, Option<String>),
+) -> Result<(), Error> {
+    let Some(first) = shards.first() else {
+        return Err(Error::crash("fuse without shards"));
+    };
+    for (flag, given, theirs) in [("--base", base, &plan.base), ("--head", head, &plan.head)] {
+        if let Some(rev) = given {
+            let named = plan.git.resolve(&rev, flag)?;
+            if &named != theirs {
+                return Err(Error::input(problem(
+                    &first.dir,
+                    format!(
+                        "the shards checked {} {}, and {flag} {rev} is {}",
+                        &flag[2..],
+                        theirs.short(),
+                        named.short()
+                    ),
+                )));
+            }
+        }
+    }
+    let digest = &plan.claim.set.sha256;
+    if &first.doc.acceptance_sha256 != digest {
+        return Err(Error::input(problem(
+            &first.dir,
+            format!(
+                "its acceptance set (sha256 {}) is not the one read here at head (sha256 {digest})",
+                first.doc.acceptance_sha256
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// The shards' floors as one [`FloorReport`] in the single run's order, and their evidence as
+/// one store whose records are in the single run's order. Every entry of the claim is in
+/// exactly one shard.
+pub(super) fn merge(
+    plan: &Plan,
+    shards: Vec<Loaded>,
+) -> Result<(EvidenceStore, FloorReport), Error> {
+    let set = &plan.claim.set;
+    let guard = has_guard(set).then(|| floor::guard_criterion(&set.guard_scope()));
+    let criterion_at = |pos: usize| match set.criteria.get(pos) {
+        Some(c) => Some((EntryKind::Claimed, c.clone())),
+        None if pos == set.criteria.len() => guard.clone().map(|g| (EntryKind::Guard, g)),
+        None => None,
+    };
+    let total = set.criteria.len() + usize::from(guard.is_some());
+    let mut problems = Vec::new();
+    let mut entries: BTreeMap<usize, (FloorEntry, &Path)> = BTreeMap::new();
+    let mut rows: BTreeMap<Position, RuntimeRow> = BTreeMap::new();
+    let mut records: BTreeMap<String, Position> = BTreeMap::new();
+    let mut store = EvidenceStore::new();
+    for s in &shards {
+        for e in &s.doc.entries {
+            let Some((kind, criterion)) = criterion_at(e.position) else {
+                problems.push(problem(
+                    &s.dir,
+                    format!(
+                        "entry `{}` at position {} is not in the acceptance set",
+                        e.id, e.position
+                    ),
+                ));
+                continue;
+            };
+            if criterion.id != e.id || (kind == EntryKind::Guard) != e.guard {
+                problems.push(problem(
+                    &s.dir,
+                    format!(
+                        "entry {} is `{}`, and the acceptance set has `{}` there",
+                        e.position, e.id, criterion.id
+                    ),
+                ));
+                continue;
+            }
+            if let Some((_, other)) = entries.get(&e.position) {
+                problems.push(problem(
+                    &s.dir,
+                    format!(
+                        "criterion `{}` is in this shard and in {} too",
+                        e.id,
+                        other.display()
+                    ),
+                ));
+                continue;
+            }
+            entries.insert(
+                e.position,
+                (
+                    FloorEntry {
+                        kind,
+                        criterion,
+                        floor: e.floor.clone(),
+                    },
+                    &s.dir,
+                ),
+            );
+        }
+        for r in &s.doc.runtime {
+            rows.entry(r.position.clone())
+                .or_insert_with(|| r.row.clone());
+        }
+        for r in &s.doc.records {
+            let at = records
+                .entry(r.pointer.clone())
+                .or_insert_with(|| r.position.clone());
+            if r.position < *at {
+                *at = r.position.clone();
+            }
+        }
+    }
+    for pos in (0..total).filter(|p| !entries.contains_key(p)) {
+        let id = criterion_at(pos).map(|(_, c)| c.id).unwrap_or_default();
+        let expected = shards
+            .iter()
+            .find(|s| {
+                s.doc.shard.by == ShardBy::Criterion.as_str()
+                    && pos % s.doc.shard.n == s.doc.shard.k - 1
+            })
+            .map(|s| {
+                format!(
+                    " (shard {}/{} at {} should hold it)",
+                    s.doc.shard.k,
+                    s.doc.shard.n,
+                    s.dir.display()
+                )
+            })
+            .unwrap_or_default();
+        problems.push(
+            InputError::new(format!("criterion `{id}` is in no shard{expected}"))
+                .help("fuse the shards of one run, unchanged"),
+        );
+    }
+    if !problems.is_empty() {
+        return Err(Error::Input(problems));
+    }
+    // The facts every shard found alike ([`agreement`]).
+    let Some(shared) = shards.first().map(|s| s.doc.clone()) else {
+        return Err(Error::crash("fuse without shards"));
+    };
+    let entries: Vec<FloorEntry> = entries.into_values().map(|(e, _)| e).collect();
+    for s in shards {
+        for blob in s.blobs {
+            store.put_blob(blob);
+        }
+    }
+    let mut ordered: Vec<(Position, String)> = records.into_iter().map(|(p, at)| (at, p)).collect();
+    ordered.sort();
+    for (_, pointer) in ordered {
+        let bytes = store
+            .get(&pointer)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| Error::crash(format!("record {pointer} not in the merged evidence")))?;
+        store.put_record_bytes(bytes);
+    }
+    let report = FloorReport {
+        entries,
+        runtime: rows.into_values().collect(),
+        overlay: shared.overlay,
+        overlay_deleted: shared.overlay_deleted,
+        overlay_spliced: shared.overlay_spliced,
+        changed_files: shared.changed_files,
+        harness: shared.harness,
+    };
+    Ok((store, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{from_ci, parse_share};
+
+    #[test]
+    fn a_share_is_k_of_n_with_k_from_1_to_n() {
+        assert_eq!(parse_share("2/3"), Ok((2, 3)));
+        assert_eq!(parse_share("1/1"), Ok((1, 1)));
+        for bad in ["0/3", "4/3", "1/0", "3", "a/3", "1/b", "-1/3"] {
+            assert!(parse_share(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_ci_variables_name_the_shard_gitlab_from_1_buildkite_from_0() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let gitlab = env(&[("CI_NODE_INDEX", "3"), ("CI_NODE_TOTAL", "3")]);
+        assert_eq!(from_ci(&gitlab), Some(Ok((3, 3))));
+        let buildkite = env(&[
+            ("BUILDKITE_PARALLEL_JOB", "0"),
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
+        ]);
+        assert_eq!(from_ci(&buildkite), Some(Ok((1, 4))));
+        // Buildkite's last job is N - 1.
+        let last = env(&[
+            ("BUILDKITE_PARALLEL_JOB", "3"),
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
+        ]);
+        assert_eq!(from_ci(&last), Some(Ok((4, 4))));
+        // GitLab's index is 1-based: 0 is out of range, and said to be.
+        let zero = env(&[("CI_NODE_INDEX", "0"), ("CI_NODE_TOTAL", "3")]);
+        assert!(matches!(from_ci(&zero), Some(Err(m)) if m.contains("CI_NODE_INDEX=0")));
+        // Half a pair is no pair.
+        assert_eq!(from_ci(&env(&[("CI_NODE_TOTAL", "3")])), None);
+        assert_eq!(from_ci(&env(&[])), None);
+    }
+}
