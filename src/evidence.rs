@@ -7,8 +7,8 @@
 //!
 //! Logs are made reproducible before they are hashed: the run's temporary paths become
 //! `$WORKTREE`, `$SCRATCH` and `$TMP`, and the timings runners print (`in 0.03s`, JUnit `time=`,
-//! `timestamp=`, `hostname=`), the thread ids of Rust's panic messages and cargo's notes that
-//! it waits for another cargo's lock are masked, so the same inputs give the same evidence
+//! `timestamp=`, `hostname=`), the thread ids of Rust's panic messages, the addresses in
+//! Python's default reprs and cargo's notes that it waits for another cargo's lock are masked, so the same inputs give the same evidence
 //! pointers.
 
 use std::collections::BTreeMap;
@@ -229,6 +229,11 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
                 r"(thread '[^'\n]*') \([0-9]+\) panicked",
                 "$1 (<tid>) panicked",
             ),
+            // Python's default repr names the object's address (`<list_iterator object at
+            // 0x7ff43c580880>`, `<function f at 0x7f…>`), new on every run (ASLR): pytest's
+            // assertion rewriting prints it in every failure that mentions such an object.
+            // The same in a JUnit XML attribute (`&gt;`); the mask has no markup of its own.
+            p(r"\bat 0x[0-9a-fA-F]{4,}(>|&gt;)", "at 0xADDR$1"),
             // cargo waiting for another cargo on the same machine (shards run side by side, or
             // any build beside the run): a note about the machine, not about the change.
             p(r"(?m)^ *Blocking waiting for file lock on [^\n]*\n", ""),
@@ -302,6 +307,20 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "   Compiling calc v0.1.0\n"
+        );
+    }
+
+    #[test]
+    fn normalizer_masks_the_address_in_a_python_repr() {
+        let n = Normalizer::new(&[]);
+        let got = n.apply(
+            b"E  +  where 4 = ilen(<list_iterator object at 0x7ff43c580880>)\nE  at 0x1f is kept\n\
+              <failure message=\"ilen(&lt;list_iterator object at 0x7f2a07a0b280&gt;)\"/>\n",
+        );
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            "E  +  where 4 = ilen(<list_iterator object at 0xADDR>)\nE  at 0x1f is kept\n\
+             <failure message=\"ilen(&lt;list_iterator object at 0xADDR&gt;)\"/>\n"
         );
     }
 

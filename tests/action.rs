@@ -876,7 +876,10 @@ fn expand(text: &str, context: &BTreeMap<&str, &str>) -> String {
     for (name, value) in context {
         out = out.replace(&format!("${{{{ {name} }}}}"), value);
     }
-    assert!(!out.contains("${{"), "`{out}`: a context this test does not set");
+    assert!(
+        !out.contains("${{"),
+        "`{out}`: a context this test does not set"
+    );
     out
 }
 
@@ -959,7 +962,10 @@ fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unshard
         ]);
         let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
         assert_eq!(o["exit-code"], "0", "{log}");
-        assert!(o.get("verdict").is_none(), "a shard decides no verdict: {o:?}");
+        assert!(
+            o.get("verdict").is_none(),
+            "a shard decides no verdict: {o:?}"
+        );
         let name = &o["artifact-name"];
         assert_eq!(name, &format!("claim-check-shard-{RUN_ID}-1-{k}-of-2"));
         let shard_dir = Path::new(&o["artifact-paths"]);
