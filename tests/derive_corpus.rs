@@ -32,11 +32,12 @@ const MIN_RECALL: f64 = 0.9;
 const MIN_REQUIRED_ACCURACY: f64 = 0.9;
 /// The least number of bodies the corpus holds (the acceptance: at least 30).
 const MIN_FILES: usize = 30;
-/// The floor the README states for the independent corpus: what it measured (precision 0.301,
-/// recall 0.324, required flag 0.955), less about 0.03 (0.05 for the flag, one pair of the 22 in
-/// it) so that relabelling one criterion does not fail it, while a regression does.
-const INDEPENDENT_MIN_PRECISION: f64 = 0.27;
-const INDEPENDENT_MIN_RECALL: f64 = 0.29;
+/// The floor the README states for the independent corpus's first 23 bodies: what they measured
+/// (precision 0.788, recall 0.382, required flag 0.962; before the context-section, lead-in and
+/// template-guidance rules 0.301 / 0.324 / 0.955), less about 0.03 (0.06 for the flag, one pair
+/// of the 26 in it) so that relabelling one criterion does not fail it, while a regression does.
+const INDEPENDENT_MIN_PRECISION: f64 = 0.75;
+const INDEPENDENT_MIN_RECALL: f64 = 0.35;
 const INDEPENDENT_MIN_REQUIRED_ACCURACY: f64 = 0.9;
 /// The independent corpus holds 20 to 30 bodies.
 const INDEPENDENT_MIN_FILES: usize = 20;
@@ -52,7 +53,10 @@ const HELD_OUT: [&str; 7] = [
     "go-signed-shift-counts",
     "rust-rfc-try-from",
 ];
-/// The floor for the held-out bodies: what they measured, less a margin (see the README).
+/// The floor for the held-out bodies: what they measured, which is nothing matched (before the
+/// rules made for the first 23 bodies: 6 derived, none right; after: 1 derived, none right; of
+/// their 29 criteria most are plain "will"/present-tense design statements, which derivation
+/// leaves alone). The README states it; a floor above 0 would be a guess.
 const HELD_OUT_MIN_PRECISION: f64 = 0.0;
 const HELD_OUT_MIN_RECALL: f64 = 0.0;
 const HELD_OUT_MIN_REQUIRED_ACCURACY: f64 = 0.0;

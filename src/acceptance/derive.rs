@@ -128,6 +128,9 @@ enum SectionKind {
     Optional,
     Process,
     OutOfScope,
+    /// Why the change is wanted and what else was weighed (background, motivation, rationale,
+    /// drawbacks, alternatives): its "must"/"should" describe the world or argue a case.
+    Context,
     Other,
 }
 
@@ -149,6 +152,10 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "requirement",
             "success criteria",
             "exit criteria",
+            // Kubernetes enhancement proposals list what each stage must meet.
+            "graduation criteria",
+            "completion criteria",
+            "release criteria",
             "must have",
             "must haves",
             "must-have",
@@ -235,6 +242,17 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "test plan",
             "manual testing",
             "before merging",
+            // Chinese and Japanese templates' kind-of-change checkboxes ("这个变动的性质是？" is
+            // the wording many Chinese templates share).
+            "这个变动的性质是",
+            "变更类型",
+            "改动类型",
+            "变动类型",
+            "修改类型",
+            "检查清单",
+            "変更の種類",
+            "変更種別",
+            "チェックリスト",
         ],
     ),
     (
@@ -256,6 +274,27 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "fora de escopo",
             "対象外",
             "不在范围",
+        ],
+    ),
+    (
+        SectionKind::Context,
+        &[
+            "background",
+            "motivation",
+            "rationale",
+            "drawbacks",
+            "alternatives",
+            "prior art",
+            "how we teach this",
+            "how do we teach this",
+            "risks and mitigations",
+            "future possibilities",
+            "hintergrund",
+            "contexte",
+            "motivación",
+            "motivação",
+            "背景",
+            "動機",
         ],
     ),
 ];
@@ -368,6 +407,21 @@ struct Scanner<'f> {
     in_indented_code: bool,
     /// The last block was a list item: an indented line after it continues the list.
     after_item: bool,
+    /// The paragraph just before introduces a list (see [`LeadIn`]); ended by any other block.
+    lead_in: Option<LeadIn>,
+    /// The index in `found` of that paragraph's last sentence, emitted as a criterion: when a
+    /// list does follow, the sentence only introduced it and goes.
+    pending_lead_in: Option<usize>,
+}
+
+/// A paragraph whose last sentence introduces the list after it: it ends with a colon, or it
+/// says "the following" ("The following changes must be made to take Table GA").
+#[derive(Clone, Copy)]
+enum LeadIn {
+    /// A template prompt ("Explain the proposal … That generally means:"): its items are prompts.
+    Prompt,
+    /// A requirement: its modal carries to the items that have none of their own.
+    Modal { required: bool, confidence: f64 },
 }
 
 impl<'f> Scanner<'f> {
@@ -392,6 +446,8 @@ impl<'f> Scanner<'f> {
             after_blank: true,
             in_indented_code: false,
             after_item: false,
+            lead_in: None,
+            pending_lead_in: None,
         }
     }
 
@@ -436,6 +492,7 @@ impl<'f> Scanner<'f> {
         if indent <= 3 {
             if let Some(fence) = fence_open(trimmed) {
                 self.flush();
+                self.end_lead_in();
                 self.fence = Some(fence);
                 return;
             }
@@ -456,6 +513,7 @@ impl<'f> Scanner<'f> {
             || is_noise_line(trimmed)
         {
             self.flush();
+            self.end_lead_in();
             return;
         }
         if indent <= 3 {
@@ -478,6 +536,7 @@ impl<'f> Scanner<'f> {
         }
         if is_thematic_break(trimmed) {
             self.flush();
+            self.end_lead_in();
             self.after_item = false;
             return;
         }
@@ -487,7 +546,10 @@ impl<'f> Scanner<'f> {
             self.block.push(rest, number);
             return;
         }
-        if let Some((title, rest)) = pseudo_heading(trimmed) {
+        // A plain `Title:` line ending a paragraph ("… these requirements point-by-point:") is
+        // the paragraph's lead-in, not a heading.
+        let standalone = self.block.kind != BlockKind::Paragraph;
+        if let Some((title, rest)) = pseudo_heading(trimmed, standalone) {
             self.flush();
             self.heading(Section::PSEUDO, &title);
             self.after_item = false;
@@ -550,7 +612,14 @@ impl<'f> Scanner<'f> {
         false
     }
 
+    /// Something other than a list follows the lead-in: it introduced code, a quote or nothing.
+    fn end_lead_in(&mut self) {
+        self.lead_in = None;
+        self.pending_lead_in = None;
+    }
+
     fn heading(&mut self, level: u8, raw: &str) {
+        self.end_lead_in();
         let title = heading_title(raw);
         let kind = section_kind(&title);
         if kind != SectionKind::Other || level <= self.section.level || self.section.level == 0 {
@@ -582,8 +651,17 @@ impl<'f> Scanner<'f> {
 
     fn item(&mut self, checklist: bool) {
         self.section.items += 1;
+        // The list is here: the sentence that introduced it is not a criterion of its own.
+        if let Some(i) = self.pending_lead_in.take() {
+            if i + 1 == self.found.len() {
+                self.found.pop();
+            }
+        }
         let kind = self.section.kind;
         if matches!(kind, SectionKind::Process | SectionKind::OutOfScope) {
+            return;
+        }
+        if matches!(self.lead_in, Some(LeadIn::Prompt)) {
             return;
         }
         let line = self.block.lines.first().map_or(1, |l| l.1);
@@ -591,6 +669,14 @@ impl<'f> Scanner<'f> {
         if ac.is_empty() || ac.ends_with([':', '：']) || is_placeholder(&ac) || is_chore(&ac) {
             return;
         }
+        // A `should` lead-in makes its items wishes unless they say `must` themselves.
+        let lead_optional = matches!(
+            self.lead_in,
+            Some(LeadIn::Modal {
+                required: false,
+                ..
+            })
+        );
         let title = &self.section.title;
         let (confidence, required, reason) = match (kind, checklist) {
             (SectionKind::Acceptance, true) => (
@@ -598,11 +684,15 @@ impl<'f> Scanner<'f> {
                 !signals(&ac).marks_optional(false),
                 format!("checklist item under '{title}'"),
             ),
-            (SectionKind::Acceptance, false) => (
-                Confidence::LIST_UNDER_ACCEPTANCE,
-                !signals(&ac).marks_optional(true),
-                format!("list item under '{title}'"),
-            ),
+            (SectionKind::Acceptance, false) => {
+                let signals = signals(&ac);
+                let own_must = signals.modal.as_ref().is_some_and(|m| m.required);
+                (
+                    Confidence::LIST_UNDER_ACCEPTANCE,
+                    !signals.marks_optional(true) && (own_must || !lead_optional),
+                    format!("list item under '{title}'"),
+                )
+            }
             (SectionKind::Optional, true) => (
                 Confidence::CHECKLIST_UNDER_OPTIONAL,
                 false,
@@ -618,26 +708,104 @@ impl<'f> Scanner<'f> {
                 !signals(&ac).marks_optional(false),
                 "checklist item outside an acceptance section".to_string(),
             ),
-            // A plain bullet elsewhere is prose: its sentences count when they carry a modal.
+            // A plain bullet elsewhere is prose: its sentences count when they carry a modal,
+            // or else the lead-in's.
             (_, false) => {
-                self.sentences(false);
-                return;
+                let lead = match self.lead_in {
+                    Some(LeadIn::Modal {
+                        required,
+                        confidence,
+                    }) if kind != SectionKind::Context && modal(&ac).is_none() => {
+                        Some((required, confidence))
+                    }
+                    _ => None,
+                };
+                let Some((required, confidence)) = lead else {
+                    self.sentences(false);
+                    return;
+                };
+                let optional_section = kind == SectionKind::Optional;
+                let word = if required { "must" } else { "should" };
+                (
+                    confidence,
+                    required && !optional_section,
+                    format!("list item under a '{word}' lead-in"),
+                )
             }
         };
         self.emit(line, ac, required, confidence, reason);
     }
 
     fn paragraph(&mut self) {
+        self.end_lead_in();
+        if is_bracketed(&self.block.buf) {
+            return;
+        }
+        let before = self.found.len();
         match self.section.kind {
-            SectionKind::Process | SectionKind::OutOfScope => {}
+            SectionKind::Process | SectionKind::OutOfScope | SectionKind::Context => {}
             SectionKind::Acceptance => self.sentences(self.section.items == 0),
             SectionKind::Optional | SectionKind::Other => self.sentences(false),
         }
+        if matches!(
+            self.section.kind,
+            SectionKind::Process | SectionKind::OutOfScope
+        ) {
+            return;
+        }
+        self.lead_in = self.lead_in_of_block();
+        // A "the following" sentence without a colon was emitted: it goes if a list follows.
+        if self.lead_in.is_some() && self.found.len() > before {
+            let buf = self.block.buf.trim_end();
+            if !buf.ends_with([':', '：']) {
+                if let Some((_, last)) = split_sentences(buf).pop() {
+                    let last = clean(last, true);
+                    if self.found.last().is_some_and(|c| c.ac == last) {
+                        self.pending_lead_in = Some(self.found.len() - 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The block as a lead-in to a list: checked only for a block ending with a colon or
+    /// saying "following" (two byte scans), so most paragraphs cost nothing more.
+    fn lead_in_of_block(&self) -> Option<LeadIn> {
+        let buf = self.block.buf.trim_end();
+        let colon = buf.ends_with([':', '：']);
+        if !colon && !contains_ignore_case(buf, "the following") {
+            return None;
+        }
+        if is_placeholder(buf) {
+            return Some(LeadIn::Prompt);
+        }
+        let (_, last) = split_sentences(buf).pop()?;
+        if !colon && !contains_ignore_case(last, "the following") {
+            return None;
+        }
+        if self.section.kind == SectionKind::Context {
+            return None;
+        }
+        let plain = clean(last, false);
+        let m = modal(&plain)?;
+        let confidence = match (m.required, m.rfc) {
+            (true, true) => Confidence::RFC_MUST,
+            (true, false) => Confidence::MUST,
+            (false, true) => Confidence::RFC_SHOULD,
+            (false, false) => Confidence::SHOULD,
+        };
+        Some(LeadIn::Modal {
+            required: m.required,
+            confidence,
+        })
     }
 
     /// Each sentence of the block: under an acceptance heading every one is a criterion; else
     /// only those with a modal verb.
     fn sentences(&mut self, under_acceptance: bool) {
+        if self.section.kind == SectionKind::Context {
+            return;
+        }
         // Most prose states no requirement: one word scan of the block spares splitting and
         // cleaning it.
         if !under_acceptance && modal(&self.block.buf).is_none() {
@@ -660,7 +828,11 @@ impl<'f> Scanner<'f> {
         let plain = sentence.contains('`').then(|| clean(sentence, false));
         let plain = plain.as_deref().unwrap_or(&ac);
         let lower = plain.to_lowercase();
-        if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) || is_pointer(&lower) {
+        if is_hedged(&lower)
+            || is_rfc2119_boilerplate(&lower)
+            || is_pointer(&lower)
+            || is_section_guidance(&lower)
+        {
             return;
         }
         let optional_section = self.section.kind == SectionKind::Optional;
@@ -791,7 +963,7 @@ fn list_item(trimmed: &str) -> Option<(bool, &str)> {
 /// A bold line (`**Acceptance criteria:**`, `__Done when__`), a bold label opening a line
 /// (`**Notes:** the old parser…`: the title and the rest), or a plain line naming a known section
 /// and ending with a colon (`acceptance criteria:`).
-fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
+fn pseudo_heading(trimmed: &str, standalone: bool) -> Option<(String, &str)> {
     for mark in ["**", "__"] {
         if let Some(inner) = trimmed.strip_prefix(mark) {
             let end = inner.find(mark)?;
@@ -810,7 +982,7 @@ fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
         }
     }
     let title = trimmed.strip_suffix([':', '：'])?;
-    (title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
+    (standalone && title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
         .then(|| (title.to_string(), ""))
 }
 
@@ -1248,6 +1420,48 @@ fn is_pointer(lower: &str) -> bool {
         .any(|p| lower.starts_with(p))
 }
 
+/// "This section should explain …": a template's instruction about its own sections, for
+/// whoever fills it in.
+fn is_section_guidance(lower: &str) -> bool {
+    lower.contains("this section") || lower.contains("the section")
+}
+
+/// A paragraph that is one bracketed prompt (`[A description of the steps …\n… cycle](…).]`):
+/// its first `[` closes at its last character.
+fn is_bracketed(buf: &str) -> bool {
+    let t = buf.trim();
+    if !t.starts_with('[') || !t.ends_with(']') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, b) in t.bytes().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == t.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `v1.xx`, `1.XX`: a version left for the author to fill in.
+fn is_version_placeholder(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = w.strip_prefix(['v', 'V']).unwrap_or(w);
+    let Some((major, minor)) = w.split_once('.') else {
+        return false;
+    };
+    !major.is_empty()
+        && major.bytes().all(|b| b.is_ascii_digit())
+        && minor.len() >= 2
+        && minor.bytes().all(|b| b == b'x' || b == b'X')
+}
+
 /// The RFC 2119 / BCP 14 key-words paragraph names the modals without requiring anything.
 fn is_rfc2119_boilerplate(lower: &str) -> bool {
     lower.contains("rfc 2119") || lower.contains("rfc2119") || lower.contains("bcp 14")
@@ -1272,10 +1486,14 @@ pub(crate) fn is_placeholder(ac: &str) -> bool {
         "your ",
         "write your ",
         "a clear and concise description",
+        "a description of ",
+        "a short description",
+        "a brief description",
     ];
     let t = ac.trim().trim_end_matches('.');
     FILLERS.iter().any(|f| f.eq_ignore_ascii_case(t))
         || PROMPTS.iter().any(|p| starts_with_ignore_case(t, p))
+        || t.split_whitespace().any(is_version_placeholder)
 }
 
 /// Checklist items of pull request templates that are process chores, not behaviour: the author
