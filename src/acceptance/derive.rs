@@ -265,6 +265,8 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "non goals",
             "open questions",
             "questions",
+            "unresolved questions",
+            "open issues",
             "steps to reproduce",
             "to reproduce",
             "reproduction steps",
@@ -846,6 +848,9 @@ impl<'f> Scanner<'f> {
             let Some(m) = modal(plain) else {
                 return;
             };
+            if is_user_obligation(plain) {
+                return;
+            }
             let confidence = match (m.required, m.rfc) {
                 (true, true) => Confidence::RFC_MUST,
                 (true, false) => Confidence::MUST,
@@ -1363,7 +1368,15 @@ fn scan_words(s: &str, markers: bool) -> Signals {
     let (mut must, mut wish) = (None, None);
     let (mut marker, mut optional_verb) = (false, false);
     let mut ws = words(s);
+    // Words since the last "that": a `should` a few words after it sits in a that-clause
+    // ("documentation suggesting that a node should be rebooted"), what the item talks about.
+    let mut since_that = usize::MAX;
     while let Some(w) = ws.next() {
+        since_that = if w.eq_ignore_ascii_case("that") {
+            0
+        } else {
+            since_that.saturating_add(1)
+        };
         if must.is_none() && may_start(&REQUIRED_FIRST, w) {
             must = phrase_at(w, &ws, REQUIRED_MODALS);
             if must.is_some() && !markers {
@@ -1377,7 +1390,9 @@ fn scan_words(s: &str, markers: bool) -> Signals {
             marker = marker
                 || (may_start(&MARKERS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_MARKERS).is_some());
             optional_verb = optional_verb
-                || (may_start(&VERBS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_VERBS).is_some());
+                || (since_that > 3
+                    && may_start(&VERBS_FIRST, w)
+                    && phrase_at(w, &ws, OPTIONAL_VERBS).is_some());
         }
     }
     let ascii = s.is_ascii();
@@ -1418,6 +1433,35 @@ fn is_pointer(lower: &str) -> bool {
     ["see ", "refer to ", "siehe ", "voir ", "ver ", "véase "]
         .iter()
         .any(|p| lower.starts_with(p))
+}
+
+/// "Users must install …", "you must be logged in", "Authors and users of … must live with
+/// it": the modal binds the people using the result, not the change. "Users must be able to …"
+/// (or "not be able to") states what the change gives them, so it stays a criterion.
+fn is_user_obligation(plain: &str) -> bool {
+    const PEOPLE: &[&str] = &["users", "user", "you", "authors"];
+    let is_person = |w: &str| PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(w));
+    let mut ws = words(plain);
+    let opener = ws.clone().next().is_some_and(is_person);
+    let mut prev = "";
+    while let Some(w) = ws.next() {
+        if ["must", "should", "shall"]
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(w))
+        {
+            let mut ahead = ws.clone();
+            let next = ahead.next().unwrap_or("");
+            let (a, b) = if next.eq_ignore_ascii_case("not") {
+                (ahead.next().unwrap_or(""), ahead.next().unwrap_or(""))
+            } else {
+                (next, ahead.next().unwrap_or(""))
+            };
+            let able = a.eq_ignore_ascii_case("be") && b.eq_ignore_ascii_case("able");
+            return (opener || is_person(prev)) && !able;
+        }
+        prev = w;
+    }
+    false
 }
 
 /// "This section should explain …": a template's instruction about its own sections, for

@@ -623,3 +623,39 @@ fn a_lead_ins_modal_carries_to_its_list() {
     // Without a list after it, a sentence ending in a colon is still dropped (a lead-in to code).
     assert!(acs("The config must contain:\n\n```\nx = 1\n```\n").is_empty());
 }
+
+/// "Users must install …", "you must be logged in": an obligation on the people using the
+/// result, not on the change; "users must be able to …" is still the change's.
+#[test]
+fn obligations_on_users_are_not_criteria() {
+    let body = "Users must install the binary themselves. To see it you must be logged in.\n\
+                Authors and users of these packages must live with it.\n\
+                Users must be able to export a report. The export must be a CSV file.\n";
+    assert_eq!(
+        acs(body),
+        [
+            "Users must be able to export a report.",
+            "The export must be a CSV file."
+        ]
+    );
+}
+
+/// An RFC's "Unresolved questions" and a proposal's "Open issues" are questions still open.
+#[test]
+fn unresolved_questions_and_open_issues_are_out_of_scope() {
+    for heading in ["Unresolved questions", "Open issues (if applicable)"] {
+        let body = format!("## {heading}\n\nThese questions should be settled later.\n");
+        assert!(acs(&body).is_empty(), "{heading}: {:?}", acs(&body));
+    }
+}
+
+/// A `should` inside a that-clause ("documentation suggesting that a node should be rebooted")
+/// is what the item talks about, not the item's own modal: the item stays required.
+#[test]
+fn a_should_in_a_that_clause_does_not_make_an_item_optional() {
+    let derived = one("## Graduation Criteria\n\n\
+         * there is documentation suggesting that a node should be rebooted on a switch\n\
+         * the flag should be documented\n");
+    let flags: Vec<bool> = derived.iter().map(|d| d.required).collect();
+    assert_eq!(flags, [true, false], "{derived:#?}");
+}
