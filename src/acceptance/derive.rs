@@ -17,17 +17,28 @@
 //!    section. Its kind comes from its title (see [`SECTION_TITLES`], in English, German, French,
 //!    Spanish, Portuguese, Japanese and Chinese): *acceptance* ("Acceptance criteria", "Done when",
 //!    "Definition of done", "Requirements", "Must have"), *optional* ("Nice to have"),
-//!    *process* ("Checklist", "Type of change", "How has this been tested") and *out of scope*
-//!    ("Out of scope", "Non-goals", "Open questions", "Steps to reproduce"). A deeper heading of no
-//!    known kind stays inside its section.
+//!    *process* ("Checklist", "Type of change", "How has this been tested", "变更类型"), *out of
+//!    scope* ("Out of scope", "Non-goals", "Open questions", "Unresolved questions", "Steps to
+//!    reproduce") and *context* ("Background", "Motivation", "Rationale", "Drawbacks",
+//!    "Alternatives", "Prior art": why the change is wanted, whose modals argue a case). A deeper
+//!    heading of no known kind stays inside its section. A plain `Title:` line opens a section
+//!    only standing alone, not as the last line of a paragraph.
 //! 3. **Candidates**, with their confidence (see [`Confidence`]): a checklist item under an
 //!    acceptance heading (0.95), a list item there (0.9), a prose sentence there (0.75); items under
 //!    an optional heading (0.9 / 0.85, never required); a checklist item elsewhere (0.8); a
 //!    sentence in prose with `must`/`shall` (0.65, `MUST`/`SHALL` in RFC 2119 capitals 0.7) or
 //!    `should` (0.5, `SHOULD` 0.55), and their German, French, Spanish, Portuguese, Japanese and
-//!    Chinese equivalents. Process and out-of-scope sections give nothing. Dropped: empty items,
-//!    template placeholders ([`is_placeholder`]), process chores ([`is_chore`]), group labels
-//!    ending in `:`, questions, hedged sentences ("probably", "I think"), RFC 2119 boilerplate.
+//!    Chinese equivalents. Process and out-of-scope sections give nothing; context sections give
+//!    only their checklists. A paragraph introducing a list (its last sentence ends with `:` or
+//!    says "the following") is a lead-in ([`LeadIn`]): not a criterion itself; its modal carries
+//!    to the items after it that have none of their own (a `should` lead-in makes them optional),
+//!    and a lead-in that is a template prompt makes its items prompts. Dropped: empty items,
+//!    template placeholders ([`is_placeholder`], also bracketed prompts over several lines and
+//!    `v1.xx` versions), template guidance about a section ("This section should explain …"),
+//!    obligations on users ("Users must install …"), process chores ([`is_chore`]), group labels
+//!    ending in `:`, questions, hedged sentences ("probably", "I think"), RFC 2119 boilerplate. A
+//!    `should` in an item's that-clause ("suggesting that a node should be rebooted") does not
+//!    make the item optional.
 //! 4. **Clean** the criterion's text: list markers and checkboxes go; links keep their text;
 //!    images, bare URLs, HTML tags and emphasis markers go; inline code keeps its text without
 //!    the backticks (an id like `Idempotency-Key` is often the point of the criterion), but a
