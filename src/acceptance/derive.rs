@@ -31,8 +31,9 @@
 //!    Chinese equivalents. Process and out-of-scope sections give nothing; context sections give
 //!    only their checklists. A paragraph introducing a list (its last sentence ends with `:` or
 //!    says "the following") is a lead-in ([`LeadIn`]): not a criterion itself; its modal carries
-//!    to the items after it that have none of their own (a `should` lead-in makes them optional),
-//!    and a lead-in that is a template prompt makes its items prompts. Dropped: empty items,
+//!    to the items after it that have none of their own (a `should` lead-in makes them optional);
+//!    a lead-in naming conditions ("… if the following conditions fail:") is the criterion itself
+//!    and its items only complete it; a lead-in that is a template prompt makes its items prompts. Dropped: empty items,
 //!    template placeholders ([`is_placeholder`], also bracketed prompts over several lines and
 //!    `v1.xx` versions), template guidance about a section ("This section should explain …"),
 //!    obligations on users ("Users must install …"), process chores ([`is_chore`]), group labels
@@ -429,12 +430,21 @@ struct Scanner<'f> {
 
 /// A paragraph whose last sentence introduces the list after it: it ends with a colon, or it
 /// says "the following" ("The following changes must be made to take Table GA").
-#[derive(Clone, Copy)]
 enum LeadIn {
     /// A template prompt ("Explain the proposal … That generally means:"): its items are prompts.
     Prompt,
     /// A requirement: its modal carries to the items that have none of their own.
     Modal { required: bool, confidence: f64 },
+    /// A requirement whose list names its conditions ("… a fallback if the following conditions
+    /// fail:"): the lead-in is the criterion, as written, once a list follows; the items only
+    /// complete it.
+    Condition {
+        line: usize,
+        ac: String,
+        required: bool,
+        confidence: f64,
+        emitted: bool,
+    },
 }
 
 impl<'f> Scanner<'f> {
@@ -674,8 +684,26 @@ impl<'f> Scanner<'f> {
         if matches!(kind, SectionKind::Process | SectionKind::OutOfScope) {
             return;
         }
-        if matches!(self.lead_in, Some(LeadIn::Prompt)) {
-            return;
+        match &mut self.lead_in {
+            Some(LeadIn::Prompt) => return,
+            Some(LeadIn::Condition {
+                line,
+                ac,
+                required,
+                confidence,
+                emitted,
+            }) => {
+                if !std::mem::replace(emitted, true) {
+                    let (line, ac, required, confidence) =
+                        (*line, std::mem::take(ac), *required, *confidence);
+                    let word = if required { "must" } else { "should" };
+                    let reason = format!("'{word}' lead-in to its conditions");
+                    let required = required && kind != SectionKind::Optional;
+                    self.emit(line, ac, required, confidence, reason);
+                }
+                return;
+            }
+            _ => {}
         }
         let line = self.block.lines.first().map_or(1, |l| l.1);
         let ac = clean(&self.block.buf, true);
@@ -792,7 +820,7 @@ impl<'f> Scanner<'f> {
         if is_placeholder(buf) {
             return Some(LeadIn::Prompt);
         }
-        let (_, last) = split_sentences(buf).pop()?;
+        let (start, last) = split_sentences(buf).pop()?;
         if !colon && !contains_ignore_case(last, "the following") {
             return None;
         }
@@ -807,6 +835,17 @@ impl<'f> Scanner<'f> {
             (false, true) => Confidence::RFC_SHOULD,
             (false, false) => Confidence::SHOULD,
         };
+        if introduces_conditions(&plain) {
+            // Ending with a colon it was dropped as a sentence: it comes back once its list
+            // does; without one it was emitted already.
+            return colon.then(|| LeadIn::Condition {
+                line: self.block.line_at(start),
+                ac: clean(last, true),
+                required: m.required,
+                confidence,
+                emitted: false,
+            });
+        }
         Some(LeadIn::Modal {
             required: m.required,
             confidence,
@@ -1444,6 +1483,24 @@ fn is_pointer(lower: &str) -> bool {
     ["see ", "refer to ", "siehe ", "voir ", "ver ", "véase "]
         .iter()
         .any(|p| lower.starts_with(p))
+}
+
+/// "… if the following conditions fail:", "… when any of the following occurs:": the list after
+/// the sentence names the conditions of its requirement, not requirements of their own.
+fn introduces_conditions(plain: &str) -> bool {
+    const CONDITIONS: &[&str] = &["if", "when", "whenever", "unless", "where"];
+    const QUANTIFIERS: &[&str] = &["any", "one", "all", "each", "either", "none"];
+    let lower = plain.to_lowercase();
+    let Some(at) = lower.find("the following") else {
+        return false;
+    };
+    let mut before = lower[..at].split_whitespace().rev();
+    let is = |w: Option<&str>, set: &[&str]| w.is_some_and(|w| set.contains(&w));
+    let w1 = before.next();
+    if is(w1, CONDITIONS) {
+        return true;
+    }
+    w1 == Some("of") && is(before.next(), QUANTIFIERS) && is(before.next(), CONDITIONS)
 }
 
 /// "Users must install …", "you must be logged in", "Authors and users of … must live with

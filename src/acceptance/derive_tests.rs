@@ -592,8 +592,8 @@ fn a_lead_ins_modal_carries_to_its_list() {
                 * Move the objects to v1\n\n\
                 The following changes should be made before GA to get feedback\n\n\
                 * Update the quota counter\n\n\
-                The values should be printed with Debug if the following conditions fail:\n\
-                - the type does not implement Debug.\n";
+                Each handler must do the following:\n\
+                - log the request id.\n";
     let derived = one(body);
     let got: Vec<(&str, bool)> = derived
         .iter()
@@ -604,7 +604,7 @@ fn a_lead_ins_modal_carries_to_its_list() {
         [
             ("Move the objects to v1", true),
             ("Update the quota counter", false),
-            ("the type does not implement Debug.", false),
+            ("log the request id.", true),
         ]
     );
     assert!(derived
@@ -658,4 +658,34 @@ fn a_should_in_a_that_clause_does_not_make_an_item_optional() {
          * the flag should be documented\n");
     let flags: Vec<bool> = derived.iter().map(|d| d.required).collect();
     assert_eq!(flags, [true, false], "{derived:#?}");
+}
+
+/// A lead-in whose list names conditions ("… if the following conditions fail:") is itself the
+/// criterion, as written; its items complete it and are not criteria of their own.
+#[test]
+fn a_conditional_lead_in_is_the_criterion_and_its_items_are_its_conditions() {
+    let body = "## Design\n\n\
+                The values should be printed with Debug, and a fallback if the following fail:\n\
+                - the type does not implement Debug.\n\
+                - the operator is not a comparison.\n\n\
+                The client must retry when any of the following occurs:\n\n\
+                * a timeout\n";
+    let derived = one(body);
+    let got: Vec<(&str, bool)> = derived
+        .iter()
+        .map(|d| (d.ac.as_str(), d.required))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "The values should be printed with Debug, and a fallback if the following fail:",
+                false
+            ),
+            (
+                "The client must retry when any of the following occurs:",
+                true
+            ),
+        ]
+    );
 }
