@@ -814,7 +814,9 @@ impl<'f> Scanner<'f> {
     fn lead_in_of_block(&self) -> Option<LeadIn> {
         let buf = self.block.buf.trim_end();
         let colon = buf.ends_with([':', '：']);
-        if !colon && !contains_ignore_case(buf, "the following") {
+        // "following" is lower-case however the sentence opens: the fast substring search first,
+        // the byte-wise case-blind one only on a hit.
+        if !colon && !(buf.contains("following") && contains_ignore_case(buf, "the following")) {
             return None;
         }
         if is_placeholder(buf) {
@@ -898,7 +900,9 @@ impl<'f> Scanner<'f> {
             let Some(m) = modal(plain) else {
                 return;
             };
-            if is_user_obligation(plain) {
+            if (lower.contains("user") || lower.contains("you") || lower.contains("author"))
+                && is_user_obligation(plain)
+            {
                 return;
             }
             let confidence = match (m.required, m.rfc) {
@@ -1605,7 +1609,8 @@ pub(crate) fn is_placeholder(ac: &str) -> bool {
     let t = ac.trim().trim_end_matches('.');
     FILLERS.iter().any(|f| f.eq_ignore_ascii_case(t))
         || PROMPTS.iter().any(|p| starts_with_ignore_case(t, p))
-        || t.split_whitespace().any(is_version_placeholder)
+        || ((t.contains(".x") || t.contains(".X"))
+            && t.split_whitespace().any(is_version_placeholder))
 }
 
 /// Checklist items of pull request templates that are process chores, not behaviour: the author
