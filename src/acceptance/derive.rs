@@ -816,7 +816,8 @@ impl<'f> Scanner<'f> {
         let colon = buf.ends_with([':', '：']);
         // "following" is lower-case however the sentence opens: the fast substring search first,
         // the byte-wise case-blind one only on a hit.
-        if !colon && !(buf.contains("following") && contains_ignore_case(buf, "the following")) {
+        let following = buf.contains("following") && contains_ignore_case(buf, "the following");
+        if !colon && !following {
             return None;
         }
         if is_placeholder(buf) {
