@@ -17,17 +17,29 @@
 //!    section. Its kind comes from its title (see [`SECTION_TITLES`], in English, German, French,
 //!    Spanish, Portuguese, Japanese and Chinese): *acceptance* ("Acceptance criteria", "Done when",
 //!    "Definition of done", "Requirements", "Must have"), *optional* ("Nice to have"),
-//!    *process* ("Checklist", "Type of change", "How has this been tested") and *out of scope*
-//!    ("Out of scope", "Non-goals", "Open questions", "Steps to reproduce"). A deeper heading of no
-//!    known kind stays inside its section.
+//!    *process* ("Checklist", "Type of change", "How has this been tested", "变更类型"), *out of
+//!    scope* ("Out of scope", "Non-goals", "Open questions", "Unresolved questions", "Steps to
+//!    reproduce") and *context* ("Background", "Motivation", "Rationale", "Drawbacks",
+//!    "Alternatives", "Prior art": why the change is wanted, whose modals argue a case). A deeper
+//!    heading of no known kind stays inside its section. A plain `Title:` line opens a section
+//!    only standing alone, not as the last line of a paragraph.
 //! 3. **Candidates**, with their confidence (see [`Confidence`]): a checklist item under an
 //!    acceptance heading (0.95), a list item there (0.9), a prose sentence there (0.75); items under
 //!    an optional heading (0.9 / 0.85, never required); a checklist item elsewhere (0.8); a
 //!    sentence in prose with `must`/`shall` (0.65, `MUST`/`SHALL` in RFC 2119 capitals 0.7) or
 //!    `should` (0.5, `SHOULD` 0.55), and their German, French, Spanish, Portuguese, Japanese and
-//!    Chinese equivalents. Process and out-of-scope sections give nothing. Dropped: empty items,
-//!    template placeholders ([`is_placeholder`]), process chores ([`is_chore`]), group labels
-//!    ending in `:`, questions, hedged sentences ("probably", "I think"), RFC 2119 boilerplate.
+//!    Chinese equivalents. Process and out-of-scope sections give nothing; context sections give
+//!    only their checklists. A paragraph introducing a list (its last sentence ends with `:` or
+//!    says "the following") is a lead-in ([`LeadIn`]): not a criterion itself; its modal carries
+//!    to the items after it that have none of their own (a `should` lead-in makes them optional);
+//!    a lead-in naming conditions ("… if the following conditions fail:") is the criterion itself
+//!    and its items only complete it; a lead-in that is a template prompt makes its items prompts. Dropped: empty items,
+//!    template placeholders ([`is_placeholder`], also bracketed prompts over several lines and
+//!    `v1.xx` versions), template guidance about a section ("This section should explain …"),
+//!    obligations on users ("Users must install …"), process chores ([`is_chore`]), group labels
+//!    ending in `:`, questions, hedged sentences ("probably", "I think"), RFC 2119 boilerplate. A
+//!    `should` in an item's that-clause ("suggesting that a node should be rebooted") does not
+//!    make the item optional.
 //! 4. **Clean** the criterion's text: list markers and checkboxes go; links keep their text;
 //!    images, bare URLs, HTML tags and emphasis markers go; inline code keeps its text without
 //!    the backticks (an id like `Idempotency-Key` is often the point of the criterion), but a
@@ -128,6 +140,9 @@ enum SectionKind {
     Optional,
     Process,
     OutOfScope,
+    /// Why the change is wanted and what else was weighed (background, motivation, rationale,
+    /// drawbacks, alternatives): its "must"/"should" describe the world or argue a case.
+    Context,
     Other,
 }
 
@@ -149,6 +164,10 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "requirement",
             "success criteria",
             "exit criteria",
+            // Kubernetes enhancement proposals list what each stage must meet.
+            "graduation criteria",
+            "completion criteria",
+            "release criteria",
             "must have",
             "must haves",
             "must-have",
@@ -235,6 +254,17 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "test plan",
             "manual testing",
             "before merging",
+            // Chinese and Japanese templates' kind-of-change checkboxes ("这个变动的性质是？" is
+            // the wording many Chinese templates share).
+            "这个变动的性质是",
+            "变更类型",
+            "改动类型",
+            "变动类型",
+            "修改类型",
+            "检查清单",
+            "変更の種類",
+            "変更種別",
+            "チェックリスト",
         ],
     ),
     (
@@ -247,6 +277,8 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "non goals",
             "open questions",
             "questions",
+            "unresolved questions",
+            "open issues",
             "steps to reproduce",
             "to reproduce",
             "reproduction steps",
@@ -256,6 +288,27 @@ const SECTION_TITLES: &[(SectionKind, &[&str])] = &[
             "fora de escopo",
             "対象外",
             "不在范围",
+        ],
+    ),
+    (
+        SectionKind::Context,
+        &[
+            "background",
+            "motivation",
+            "rationale",
+            "drawbacks",
+            "alternatives",
+            "prior art",
+            "how we teach this",
+            "how do we teach this",
+            "risks and mitigations",
+            "future possibilities",
+            "hintergrund",
+            "contexte",
+            "motivación",
+            "motivação",
+            "背景",
+            "動機",
         ],
     ),
 ];
@@ -368,6 +421,30 @@ struct Scanner<'f> {
     in_indented_code: bool,
     /// The last block was a list item: an indented line after it continues the list.
     after_item: bool,
+    /// The paragraph just before introduces a list (see [`LeadIn`]); ended by any other block.
+    lead_in: Option<LeadIn>,
+    /// The index in `found` of that paragraph's last sentence, emitted as a criterion: when a
+    /// list does follow, the sentence only introduced it and goes.
+    pending_lead_in: Option<usize>,
+}
+
+/// A paragraph whose last sentence introduces the list after it: it ends with a colon, or it
+/// says "the following" ("The following changes must be made to take Table GA").
+enum LeadIn {
+    /// A template prompt ("Explain the proposal … That generally means:"): its items are prompts.
+    Prompt,
+    /// A requirement: its modal carries to the items that have none of their own.
+    Modal { required: bool, confidence: f64 },
+    /// A requirement whose list names its conditions ("… a fallback if the following conditions
+    /// fail:"): the lead-in is the criterion, as written, once a list follows; the items only
+    /// complete it.
+    Condition {
+        line: usize,
+        ac: String,
+        required: bool,
+        confidence: f64,
+        emitted: bool,
+    },
 }
 
 impl<'f> Scanner<'f> {
@@ -392,6 +469,8 @@ impl<'f> Scanner<'f> {
             after_blank: true,
             in_indented_code: false,
             after_item: false,
+            lead_in: None,
+            pending_lead_in: None,
         }
     }
 
@@ -436,6 +515,7 @@ impl<'f> Scanner<'f> {
         if indent <= 3 {
             if let Some(fence) = fence_open(trimmed) {
                 self.flush();
+                self.end_lead_in();
                 self.fence = Some(fence);
                 return;
             }
@@ -456,6 +536,7 @@ impl<'f> Scanner<'f> {
             || is_noise_line(trimmed)
         {
             self.flush();
+            self.end_lead_in();
             return;
         }
         if indent <= 3 {
@@ -478,6 +559,7 @@ impl<'f> Scanner<'f> {
         }
         if is_thematic_break(trimmed) {
             self.flush();
+            self.end_lead_in();
             self.after_item = false;
             return;
         }
@@ -487,7 +569,10 @@ impl<'f> Scanner<'f> {
             self.block.push(rest, number);
             return;
         }
-        if let Some((title, rest)) = pseudo_heading(trimmed) {
+        // A plain `Title:` line ending a paragraph ("… these requirements point-by-point:") is
+        // the paragraph's lead-in, not a heading.
+        let standalone = self.block.kind != BlockKind::Paragraph;
+        if let Some((title, rest)) = pseudo_heading(trimmed, standalone) {
             self.flush();
             self.heading(Section::PSEUDO, &title);
             self.after_item = false;
@@ -550,7 +635,14 @@ impl<'f> Scanner<'f> {
         false
     }
 
+    /// Something other than a list follows the lead-in: it introduced code, a quote or nothing.
+    fn end_lead_in(&mut self) {
+        self.lead_in = None;
+        self.pending_lead_in = None;
+    }
+
     fn heading(&mut self, level: u8, raw: &str) {
+        self.end_lead_in();
         let title = heading_title(raw);
         let kind = section_kind(&title);
         if kind != SectionKind::Other || level <= self.section.level || self.section.level == 0 {
@@ -582,15 +674,50 @@ impl<'f> Scanner<'f> {
 
     fn item(&mut self, checklist: bool) {
         self.section.items += 1;
+        // The list is here: the sentence that introduced it is not a criterion of its own.
+        if let Some(i) = self.pending_lead_in.take() {
+            if i + 1 == self.found.len() {
+                self.found.pop();
+            }
+        }
         let kind = self.section.kind;
         if matches!(kind, SectionKind::Process | SectionKind::OutOfScope) {
             return;
+        }
+        match &mut self.lead_in {
+            Some(LeadIn::Prompt) => return,
+            Some(LeadIn::Condition {
+                line,
+                ac,
+                required,
+                confidence,
+                emitted,
+            }) => {
+                if !std::mem::replace(emitted, true) {
+                    let (line, ac, required, confidence) =
+                        (*line, std::mem::take(ac), *required, *confidence);
+                    let word = if required { "must" } else { "should" };
+                    let reason = format!("'{word}' lead-in to its conditions");
+                    let required = required && kind != SectionKind::Optional;
+                    self.emit(line, ac, required, confidence, reason);
+                }
+                return;
+            }
+            _ => {}
         }
         let line = self.block.lines.first().map_or(1, |l| l.1);
         let ac = clean(&self.block.buf, true);
         if ac.is_empty() || ac.ends_with([':', '：']) || is_placeholder(&ac) || is_chore(&ac) {
             return;
         }
+        // A `should` lead-in makes its items wishes unless they say `must` themselves.
+        let lead_optional = matches!(
+            self.lead_in,
+            Some(LeadIn::Modal {
+                required: false,
+                ..
+            })
+        );
         let title = &self.section.title;
         let (confidence, required, reason) = match (kind, checklist) {
             (SectionKind::Acceptance, true) => (
@@ -598,11 +725,15 @@ impl<'f> Scanner<'f> {
                 !signals(&ac).marks_optional(false),
                 format!("checklist item under '{title}'"),
             ),
-            (SectionKind::Acceptance, false) => (
-                Confidence::LIST_UNDER_ACCEPTANCE,
-                !signals(&ac).marks_optional(true),
-                format!("list item under '{title}'"),
-            ),
+            (SectionKind::Acceptance, false) => {
+                let signals = signals(&ac);
+                let own_must = signals.modal.as_ref().is_some_and(|m| m.required);
+                (
+                    Confidence::LIST_UNDER_ACCEPTANCE,
+                    !signals.marks_optional(true) && (own_must || !lead_optional),
+                    format!("list item under '{title}'"),
+                )
+            }
             (SectionKind::Optional, true) => (
                 Confidence::CHECKLIST_UNDER_OPTIONAL,
                 false,
@@ -618,26 +749,118 @@ impl<'f> Scanner<'f> {
                 !signals(&ac).marks_optional(false),
                 "checklist item outside an acceptance section".to_string(),
             ),
-            // A plain bullet elsewhere is prose: its sentences count when they carry a modal.
+            // A plain bullet elsewhere is prose: its sentences count when they carry a modal,
+            // or else the lead-in's.
             (_, false) => {
-                self.sentences(false);
-                return;
+                let lead = match self.lead_in {
+                    Some(LeadIn::Modal {
+                        required,
+                        confidence,
+                    }) if kind != SectionKind::Context && modal(&ac).is_none() => {
+                        Some((required, confidence))
+                    }
+                    _ => None,
+                };
+                let Some((required, confidence)) = lead else {
+                    self.sentences(false);
+                    return;
+                };
+                let optional_section = kind == SectionKind::Optional;
+                let word = if required { "must" } else { "should" };
+                (
+                    confidence,
+                    required && !optional_section,
+                    format!("list item under a '{word}' lead-in"),
+                )
             }
         };
         self.emit(line, ac, required, confidence, reason);
     }
 
     fn paragraph(&mut self) {
+        self.end_lead_in();
+        if is_bracketed(&self.block.buf) {
+            return;
+        }
+        let before = self.found.len();
         match self.section.kind {
-            SectionKind::Process | SectionKind::OutOfScope => {}
+            SectionKind::Process | SectionKind::OutOfScope | SectionKind::Context => {}
             SectionKind::Acceptance => self.sentences(self.section.items == 0),
             SectionKind::Optional | SectionKind::Other => self.sentences(false),
         }
+        if matches!(
+            self.section.kind,
+            SectionKind::Process | SectionKind::OutOfScope
+        ) {
+            return;
+        }
+        self.lead_in = self.lead_in_of_block();
+        // A "the following" sentence without a colon was emitted: it goes if a list follows.
+        if self.lead_in.is_some() && self.found.len() > before {
+            let buf = self.block.buf.trim_end();
+            if !buf.ends_with([':', '：']) {
+                if let Some((_, last)) = split_sentences(buf).pop() {
+                    let last = clean(last, true);
+                    if self.found.last().is_some_and(|c| c.ac == last) {
+                        self.pending_lead_in = Some(self.found.len() - 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The block as a lead-in to a list: checked only for a block ending with a colon or
+    /// saying "following" (two byte scans), so most paragraphs cost nothing more.
+    fn lead_in_of_block(&self) -> Option<LeadIn> {
+        let buf = self.block.buf.trim_end();
+        let colon = buf.ends_with([':', '：']);
+        // "following" is lower-case however the sentence opens: the fast substring search first,
+        // the byte-wise case-blind one only on a hit.
+        let following = buf.contains("following") && contains_ignore_case(buf, "the following");
+        if !colon && !following {
+            return None;
+        }
+        if is_placeholder(buf) {
+            return Some(LeadIn::Prompt);
+        }
+        let (start, last) = split_sentences(buf).pop()?;
+        if !colon && !contains_ignore_case(last, "the following") {
+            return None;
+        }
+        if self.section.kind == SectionKind::Context {
+            return None;
+        }
+        let plain = clean(last, false);
+        let m = modal(&plain)?;
+        let confidence = match (m.required, m.rfc) {
+            (true, true) => Confidence::RFC_MUST,
+            (true, false) => Confidence::MUST,
+            (false, true) => Confidence::RFC_SHOULD,
+            (false, false) => Confidence::SHOULD,
+        };
+        if introduces_conditions(&plain) {
+            // Ending with a colon it was dropped as a sentence: it comes back once its list
+            // does; without one it was emitted already.
+            return colon.then(|| LeadIn::Condition {
+                line: self.block.line_at(start),
+                ac: clean(last, true),
+                required: m.required,
+                confidence,
+                emitted: false,
+            });
+        }
+        Some(LeadIn::Modal {
+            required: m.required,
+            confidence,
+        })
     }
 
     /// Each sentence of the block: under an acceptance heading every one is a criterion; else
     /// only those with a modal verb.
     fn sentences(&mut self, under_acceptance: bool) {
+        if self.section.kind == SectionKind::Context {
+            return;
+        }
         // Most prose states no requirement: one word scan of the block spares splitting and
         // cleaning it.
         if !under_acceptance && modal(&self.block.buf).is_none() {
@@ -660,7 +883,11 @@ impl<'f> Scanner<'f> {
         let plain = sentence.contains('`').then(|| clean(sentence, false));
         let plain = plain.as_deref().unwrap_or(&ac);
         let lower = plain.to_lowercase();
-        if is_hedged(&lower) || is_rfc2119_boilerplate(&lower) || is_pointer(&lower) {
+        if is_hedged(&lower)
+            || is_rfc2119_boilerplate(&lower)
+            || is_pointer(&lower)
+            || is_section_guidance(&lower)
+        {
             return;
         }
         let optional_section = self.section.kind == SectionKind::Optional;
@@ -674,6 +901,11 @@ impl<'f> Scanner<'f> {
             let Some(m) = modal(plain) else {
                 return;
             };
+            if (lower.contains("user") || lower.contains("you") || lower.contains("author"))
+                && is_user_obligation(plain)
+            {
+                return;
+            }
             let confidence = match (m.required, m.rfc) {
                 (true, true) => Confidence::RFC_MUST,
                 (true, false) => Confidence::MUST,
@@ -791,7 +1023,7 @@ fn list_item(trimmed: &str) -> Option<(bool, &str)> {
 /// A bold line (`**Acceptance criteria:**`, `__Done when__`), a bold label opening a line
 /// (`**Notes:** the old parser…`: the title and the rest), or a plain line naming a known section
 /// and ending with a colon (`acceptance criteria:`).
-fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
+fn pseudo_heading(trimmed: &str, standalone: bool) -> Option<(String, &str)> {
     for mark in ["**", "__"] {
         if let Some(inner) = trimmed.strip_prefix(mark) {
             let end = inner.find(mark)?;
@@ -810,7 +1042,7 @@ fn pseudo_heading(trimmed: &str) -> Option<(String, &str)> {
         }
     }
     let title = trimmed.strip_suffix([':', '：'])?;
-    (title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
+    (standalone && title.len() <= 80 && section_kind(&heading_title(title)) != SectionKind::Other)
         .then(|| (title.to_string(), ""))
 }
 
@@ -1191,7 +1423,15 @@ fn scan_words(s: &str, markers: bool) -> Signals {
     let (mut must, mut wish) = (None, None);
     let (mut marker, mut optional_verb) = (false, false);
     let mut ws = words(s);
+    // Words since the last "that": a `should` a few words after it sits in a that-clause
+    // ("documentation suggesting that a node should be rebooted"), what the item talks about.
+    let mut since_that = usize::MAX;
     while let Some(w) = ws.next() {
+        since_that = if w.eq_ignore_ascii_case("that") {
+            0
+        } else {
+            since_that.saturating_add(1)
+        };
         if must.is_none() && may_start(&REQUIRED_FIRST, w) {
             must = phrase_at(w, &ws, REQUIRED_MODALS);
             if must.is_some() && !markers {
@@ -1205,7 +1445,9 @@ fn scan_words(s: &str, markers: bool) -> Signals {
             marker = marker
                 || (may_start(&MARKERS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_MARKERS).is_some());
             optional_verb = optional_verb
-                || (may_start(&VERBS_FIRST, w) && phrase_at(w, &ws, OPTIONAL_VERBS).is_some());
+                || (since_that > 3
+                    && may_start(&VERBS_FIRST, w)
+                    && phrase_at(w, &ws, OPTIONAL_VERBS).is_some());
         }
     }
     let ascii = s.is_ascii();
@@ -1248,6 +1490,95 @@ fn is_pointer(lower: &str) -> bool {
         .any(|p| lower.starts_with(p))
 }
 
+/// "… if the following conditions fail:", "… when any of the following occurs:": the list after
+/// the sentence names the conditions of its requirement, not requirements of their own.
+fn introduces_conditions(plain: &str) -> bool {
+    const CONDITIONS: &[&str] = &["if", "when", "whenever", "unless", "where"];
+    const QUANTIFIERS: &[&str] = &["any", "one", "all", "each", "either", "none"];
+    let lower = plain.to_lowercase();
+    let Some(at) = lower.find("the following") else {
+        return false;
+    };
+    let mut before = lower[..at].split_whitespace().rev();
+    let is = |w: Option<&str>, set: &[&str]| w.is_some_and(|w| set.contains(&w));
+    let w1 = before.next();
+    if is(w1, CONDITIONS) {
+        return true;
+    }
+    w1 == Some("of") && is(before.next(), QUANTIFIERS) && is(before.next(), CONDITIONS)
+}
+
+/// "Users must install …", "you must be logged in", "Authors and users of … must live with
+/// it": the modal binds the people using the result, not the change. "Users must be able to …"
+/// (or "not be able to") states what the change gives them, so it stays a criterion.
+fn is_user_obligation(plain: &str) -> bool {
+    const PEOPLE: &[&str] = &["users", "user", "you", "authors"];
+    let is_person = |w: &str| PEOPLE.iter().any(|p| p.eq_ignore_ascii_case(w));
+    let mut ws = words(plain);
+    let opener = ws.clone().next().is_some_and(is_person);
+    let mut prev = "";
+    while let Some(w) = ws.next() {
+        if ["must", "should", "shall"]
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(w))
+        {
+            let mut ahead = ws.clone();
+            let next = ahead.next().unwrap_or("");
+            let (a, b) = if next.eq_ignore_ascii_case("not") {
+                (ahead.next().unwrap_or(""), ahead.next().unwrap_or(""))
+            } else {
+                (next, ahead.next().unwrap_or(""))
+            };
+            let able = a.eq_ignore_ascii_case("be") && b.eq_ignore_ascii_case("able");
+            return (opener || is_person(prev)) && !able;
+        }
+        prev = w;
+    }
+    false
+}
+
+/// "This section should explain …": a template's instruction about its own sections, for
+/// whoever fills it in.
+fn is_section_guidance(lower: &str) -> bool {
+    lower.contains("this section") || lower.contains("the section")
+}
+
+/// A paragraph that is one bracketed prompt (`[A description of the steps …\n… cycle](…).]`):
+/// its first `[` closes at its last character.
+fn is_bracketed(buf: &str) -> bool {
+    let t = buf.trim();
+    if !t.starts_with('[') || !t.ends_with(']') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, b) in t.bytes().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == t.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `v1.xx`, `1.XX`: a version left for the author to fill in.
+fn is_version_placeholder(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = w.strip_prefix(['v', 'V']).unwrap_or(w);
+    let Some((major, minor)) = w.split_once('.') else {
+        return false;
+    };
+    !major.is_empty()
+        && major.bytes().all(|b| b.is_ascii_digit())
+        && minor.len() >= 2
+        && minor.bytes().all(|b| b == b'x' || b == b'X')
+}
+
 /// The RFC 2119 / BCP 14 key-words paragraph names the modals without requiring anything.
 fn is_rfc2119_boilerplate(lower: &str) -> bool {
     lower.contains("rfc 2119") || lower.contains("rfc2119") || lower.contains("bcp 14")
@@ -1272,10 +1603,15 @@ pub(crate) fn is_placeholder(ac: &str) -> bool {
         "your ",
         "write your ",
         "a clear and concise description",
+        "a description of ",
+        "a short description",
+        "a brief description",
     ];
     let t = ac.trim().trim_end_matches('.');
     FILLERS.iter().any(|f| f.eq_ignore_ascii_case(t))
         || PROMPTS.iter().any(|p| starts_with_ignore_case(t, p))
+        || ((t.contains(".x") || t.contains(".X"))
+            && t.split_whitespace().any(is_version_placeholder))
 }
 
 /// Checklist items of pull request templates that are process chores, not behaviour: the author

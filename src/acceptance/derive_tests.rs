@@ -483,3 +483,209 @@ fn hostile_input_stays_linear() {
         );
     }
 }
+
+/// Background, motivation, rationale, drawbacks, alternatives and prior art explain why; their
+/// "must"/"should" describe the world or argue a case, so a reviewer does not want them in a draft.
+#[test]
+fn modals_in_context_sections_are_not_criteria() {
+    for heading in [
+        "Background",
+        "Motivation",
+        "Rationale",
+        "Drawbacks",
+        "Alternatives",
+        "Alternatives considered",
+        "Prior art",
+        "How we teach this",
+        "Risks and Mitigations",
+    ] {
+        let body = format!(
+            "## {heading}\n\nCode which down-casts must check the cast by hand.\n\n\
+             ## Design\n\nThe cast must fail on overflow.\n"
+        );
+        assert_eq!(acs(&body), ["The cast must fail on overflow."], "{heading}");
+    }
+}
+
+/// Items listing what is to be met for a stage are criteria, as under "Acceptance criteria".
+#[test]
+fn graduation_and_completion_criteria_are_acceptance_headings() {
+    for heading in [
+        "Graduation Criteria",
+        "Completion criteria",
+        "Release criteria",
+    ] {
+        let derived = one(&format!(
+            "## {heading}\n\n* kube-proxy never flushes rules unasked\n"
+        ));
+        assert_eq!(derived.len(), 1, "{heading}");
+        assert_eq!(derived[0].confidence, 0.9, "{heading}");
+        assert!(derived[0].required, "{heading}");
+    }
+}
+
+/// The kind-of-change checkboxes of a Chinese or Japanese template are process, like "Type of
+/// change"; a heading ending in a full-width question mark is still that heading.
+#[test]
+fn kind_of_change_sections_in_chinese_and_japanese_are_process() {
+    for heading in [
+        "🤔 这个变动的性质是？",
+        "变更类型",
+        "改动类型",
+        "変更の種類",
+    ] {
+        let body = format!("### {heading}\n\n- [ ] 🆕 新特性提交\n- [ ] 🐞 Bug 修复\n");
+        assert!(acs(&body).is_empty(), "{heading}: {:?}", acs(&body));
+    }
+}
+
+/// A template's instructions about its own sections are guidance for whoever fills it in.
+#[test]
+fn template_guidance_about_a_section_is_not_a_criterion() {
+    let body = "## Guide\n\nThis section should explain the problem in detail.\n\
+                For policy RFCs, this section should provide an example.\n\
+                The section should return to the examples given before.\n\n\
+                A description of why this particular feature should be added.\n";
+    assert!(acs(body).is_empty(), "{:?}", acs(body));
+}
+
+/// A bracketed prompt over several lines is one placeholder, whatever its lines say.
+#[test]
+fn a_bracketed_placeholder_over_several_lines_is_noise() {
+    let body = "## Implementation\n\n[A description of the steps in the implementation.\n\
+                This should include a discussion of [the cycle](https://go.dev/wiki).]\n";
+    assert!(acs(body).is_empty(), "{:?}", acs(body));
+    // A paragraph that only opens with a link is prose.
+    let body = "[The cycle](https://go.dev) must be kept. It should be short [x]\n";
+    assert_eq!(acs(body).len(), 2, "{:?}", acs(body));
+}
+
+/// `v1.xx`, `x.y.z`: a version left for the author to fill in.
+#[test]
+fn a_version_placeholder_makes_an_item_a_placeholder() {
+    assert!(acs("- [ ] Alpha - v1.xx\n- [ ] Beta - v1.XX\n").is_empty());
+    assert_eq!(acs("- [ ] Alpha in v1.29\n"), ["Alpha in v1.29"]);
+}
+
+/// A plain line ending in a colon names a section only when it stands alone, not as the last
+/// line of a paragraph ("Going through these requirements point-by-point:").
+#[test]
+fn a_paragraphs_last_line_is_not_a_pseudo_heading() {
+    let body = "This RFC intends that the target will be Tier 1. Going through these\n\
+                requirements point-by-point:\n\n\
+                As stated above, macOS users are many.\n\n\
+                - The build is reliable in CI.\n";
+    assert!(acs(body).is_empty(), "{:?}", acs(body));
+    // Standing alone it still opens the section.
+    assert_eq!(
+        acs("Requirements:\n\n- The build is reliable in CI.\n"),
+        ["The build is reliable in CI."]
+    );
+}
+
+/// A lead-in that introduces a list ("… must be made:", "The following … should be made") is
+/// not a criterion itself: its modal carries to the items right after it that have none of
+/// their own, which become criteria (required by its `must`, optional by its `should`).
+#[test]
+fn a_lead_ins_modal_carries_to_its_list() {
+    let body = "## Design\n\nThe following changes must be made to take Table GA\n\n\
+                * Move the objects to v1\n\n\
+                The following changes should be made before GA to get feedback\n\n\
+                * Update the quota counter\n\n\
+                Each handler must do the following:\n\
+                - log the request id.\n";
+    let derived = one(body);
+    let got: Vec<(&str, bool)> = derived
+        .iter()
+        .map(|d| (d.ac.as_str(), d.required))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("Move the objects to v1", true),
+            ("Update the quota counter", false),
+            ("log the request id.", true),
+        ]
+    );
+    assert!(derived
+        .iter()
+        .all(|d| d.confidence == 0.65 || d.confidence == 0.5));
+    // Under an acceptance heading the items are criteria anyway; the lead-in sets their flag.
+    let body = "## Graduation Criteria\n\nThe following code changes should be made first\n\n\
+                * Update the quota counter\n";
+    let derived = one(body);
+    assert_eq!(derived.len(), 1, "{derived:#?}");
+    assert!(!derived[0].required);
+    // A lead-in that is a template prompt makes its items prompts too.
+    let body = "## Guide\n\nExplain the proposal as if it was already included. That means:\n\n\
+                - Explaining how programmers should think about the feature.\n";
+    assert!(acs(body).is_empty(), "{:?}", acs(body));
+    // Without a list after it, a sentence ending in a colon is still dropped (a lead-in to code).
+    assert!(acs("The config must contain:\n\n```\nx = 1\n```\n").is_empty());
+}
+
+/// "Users must install …", "you must be logged in": an obligation on the people using the
+/// result, not on the change; "users must be able to …" is still the change's.
+#[test]
+fn obligations_on_users_are_not_criteria() {
+    let body = "Users must install the binary themselves. To see it you must be logged in.\n\
+                Authors and users of these packages must live with it.\n\
+                Users must be able to export a report. The export must be a CSV file.\n";
+    assert_eq!(
+        acs(body),
+        [
+            "Users must be able to export a report.",
+            "The export must be a CSV file."
+        ]
+    );
+}
+
+/// An RFC's "Unresolved questions" and a proposal's "Open issues" are questions still open.
+#[test]
+fn unresolved_questions_and_open_issues_are_out_of_scope() {
+    for heading in ["Unresolved questions", "Open issues (if applicable)"] {
+        let body = format!("## {heading}\n\nThese questions should be settled later.\n");
+        assert!(acs(&body).is_empty(), "{heading}: {:?}", acs(&body));
+    }
+}
+
+/// A `should` inside a that-clause ("documentation suggesting that a node should be rebooted")
+/// is what the item talks about, not the item's own modal: the item stays required.
+#[test]
+fn a_should_in_a_that_clause_does_not_make_an_item_optional() {
+    let derived = one("## Graduation Criteria\n\n\
+         * there is documentation suggesting that a node should be rebooted on a switch\n\
+         * the flag should be documented\n");
+    let flags: Vec<bool> = derived.iter().map(|d| d.required).collect();
+    assert_eq!(flags, [true, false], "{derived:#?}");
+}
+
+/// A lead-in whose list names conditions ("… if the following conditions fail:") is itself the
+/// criterion, as written; its items complete it and are not criteria of their own.
+#[test]
+fn a_conditional_lead_in_is_the_criterion_and_its_items_are_its_conditions() {
+    let body = "## Design\n\n\
+                The values should be printed with Debug, and a fallback if the following fail:\n\
+                - the type does not implement Debug.\n\
+                - the operator is not a comparison.\n\n\
+                The client must retry when any of the following occurs:\n\n\
+                * a timeout\n";
+    let derived = one(body);
+    let got: Vec<(&str, bool)> = derived
+        .iter()
+        .map(|d| (d.ac.as_str(), d.required))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "The values should be printed with Debug, and a fallback if the following fail:",
+                false
+            ),
+            (
+                "The client must retry when any of the following occurs:",
+                true
+            ),
+        ]
+    );
+}
