@@ -61,6 +61,10 @@ make_repo() {
   printf '[pytest]\ntestpaths = tests\n' > pytest.ini
   : > svc/__init__.py
   printf 'VALUE = 1\n' > svc/m.py
+  printf '.shipmoor/claim-check.*\n.shipmoor/verify.md\n.shipmoor/evidence/\n__pycache__/\n.pytest_cache/\n' > .gitignore
+  git add -A && git commit --quiet -m base
+  git switch --quiet -c feature
+  # The change claims its criteria: the acceptance file is new at head.
   {
     echo "version: 1"
     echo "criteria:"
@@ -73,9 +77,6 @@ make_repo() {
       fi
     done
   } > .shipmoor/acceptance.yaml
-  printf '.shipmoor/claim-check.*\n.shipmoor/verify.md\n.shipmoor/evidence/\n__pycache__/\n.pytest_cache/\n' > .gitignore
-  git add -A && git commit --quiet -m base
-  git switch --quiet -c feature
   printf 'VALUE = 2\n' > svc/m.py
   for i in $(seq 1 "$n"); do
     if [ "$kind" = command ]; then
@@ -99,7 +100,7 @@ sharded() {
   done
   local t0; t0="$(now)"
   for k in $(seq 1 "$n"); do
-    (cd "$out/clone-$k" && "$bin" claim-check --base main --head HEAD --quiet \
+    (cd "$out/clone-$k" && "$bin" claim-check --base origin/main --head HEAD --quiet \
       --shard "$k/$n" --shard-out "$out/shard-$k" >"$out/shard-$k.log" 2>&1) &
     pids+=("$!")
   done
@@ -108,9 +109,19 @@ sharded() {
   done
   local dirs=()
   for k in $(seq 1 "$n"); do dirs+=("$out/shard-$k"); done
-  (cd "$out/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$out/fuse.log" 2>&1) || true
+  local code=0
+  (cd "$out/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$out/fuse.log" 2>&1) || code=$?
+  verdict_reached "$code" "$out/fuse.log"
   local t1; t1="$(now)"
   elapsed "$t0" "$t1"
+}
+
+# A verdict's exit code (0 READY or READY WITH GAPS, 1 BLOCKED, 4 INCONCLUSIVE), or stop here.
+verdict_reached() {
+  case "$1" in
+    0|1|4) ;;
+    *) echo "bench/shards.sh: no verdict (exit $1):" >&2; cat "$2" >&2; exit 1 ;;
+  esac
 }
 
 same_outputs() {
@@ -125,8 +136,10 @@ echo "==> 1. $criteria criteria, each bound to a test sleeping ${sleep_s} s (the
 make_repo "$work/sleepy" pytest "$criteria"
 git clone --quiet --branch feature "$work/sleepy" "$work/single"
 t0="$(now)"
-(cd "$work/single" && "$bin" claim-check --base main --head HEAD --quiet >"$work/single.log" 2>&1) || true
+code=0
+(cd "$work/single" && "$bin" claim-check --base origin/main --head HEAD --quiet >"$work/single.log" 2>&1) || code=$?
 single="$(elapsed "$t0" "$(now)")"
+verdict_reached "$code" "$work/single.log"
 printf '  %-26s %8s s\n' "single run (baseline)" "$single"
 for n in 1 2 4; do
   t="$(sharded "$work/sleepy" "$n" "$work/sharded-$n")"
@@ -144,8 +157,10 @@ for k in 1 2 3 4; do dirs+=("$work/wide-4/shard-$k"); done
 times=()
 for _ in $(seq 1 "$fuses"); do
   t0="$(now)"
-  (cd "$work/wide-4/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >/dev/null 2>&1) || true
+  code=0
+  (cd "$work/wide-4/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$work/fuse.log" 2>&1) || code=$?
   times+=("$(elapsed "$t0" "$(now)")")
+  verdict_reached "$code" "$work/fuse.log"
 done
 "$python" - "${times[@]}" <<'PY'
 import statistics, sys

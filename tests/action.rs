@@ -963,7 +963,7 @@ fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unshard
         let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
         assert_eq!(o["exit-code"], "0", "{log}");
         assert!(
-            o.get("verdict").is_none(),
+            !o.contains_key("verdict"),
             "a shard decides no verdict: {o:?}"
         );
         let name = &o["artifact-name"];
