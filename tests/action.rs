@@ -883,20 +883,6 @@ fn expand(text: &str, context: &BTreeMap<&str, &str>) -> String {
     out
 }
 
-/// Copies the directory `from` into `to` (created), as an artifact's upload and download do.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// The reusable workflow's sharded jobs, each on a runner of its own: the plan job's script
 /// makes the matrix; each shard job runs the Action with `shard: K/N` on its own shallow clone
 /// and its upload step stores the shard under the artifact name the step outputs give; the
@@ -970,7 +956,7 @@ fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unshard
         assert_eq!(name, &format!("claim-check-shard-{RUN_ID}-1-{k}-of-2"));
         let shard_dir = Path::new(&o["artifact-paths"]);
         assert!(shard_dir.join("shard.json").is_file(), "{log}");
-        copy_dir(shard_dir, &artifacts.join(name));
+        common::copy_dir(shard_dir, &artifacts.join(name));
     }
 
     // The fuse job: the download step's pattern, then the Action with `fuse:`.
@@ -1002,7 +988,7 @@ fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unshard
         let name = entry.unwrap().file_name().to_string_lossy().to_string();
         if name.starts_with(prefix) {
             // Several artifacts by pattern: each in a directory of its own name.
-            copy_dir(&artifacts.join(&name), &into.join(&name));
+            common::copy_dir(&artifacts.join(&name), &into.join(&name));
             downloaded += 1;
         }
     }

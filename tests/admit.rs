@@ -10,14 +10,6 @@ const IMAGE: &str = "sha256:5eed000000000000000000000000000000000000000000000000
 const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
 const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";
 
-fn now_epoch() -> String {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string()
-}
-
 /// A change whose one criterion a command checks: READY when `fixed`, else BLOCKED. Signed
 /// with the committed key, for the image [`IMAGE`], verified `epoch` (default: now).
 fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
@@ -40,7 +32,7 @@ fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
         "version: 1\ncriteria:\n  - id: limit-is-ten\n    ac: The limit is ten.\n    check:\n      command: sh checks/limit.sh\n",
     );
     r.commit("head");
-    let now = now_epoch();
+    let now = common::now_epoch();
     let run = r.shipmoor_env(
         &[
             "claim-check",

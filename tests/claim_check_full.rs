@@ -9,21 +9,6 @@ use common::chat_server::{answer_for, completion, Action, ChatServer};
 use common::{require_pytest, Repo};
 use serde_json::Value;
 
-/// A scripted command judge: blocks `audit-log` with a pointer that resolves at head, abstains
-/// on anything else.
-const JUDGE: &str = r#"
-import json, sys
-req = json.load(sys.stdin)
-ptr = {"path": "svc/refund.py", "line": 2, "quote": "return order"}
-if req["criterion"]["id"] == "audit-log":
-    print(json.dumps({"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
-                      "decision": "block", "rationale": "refund() returns before the audit entry is written",
-                      "pointer": ptr,
-                      "obligations": [{"text": "an entry is written", "status": "divergent", "citation": ptr}]}))
-else:
-    print(json.dumps({"decision": "abstain", "rationale": "the diff does not show it"}))
-"#;
-
 /// A change with a satisfied floor criterion, an unbound one, and a judgment criterion; the
 /// acceptance file ends with `judge` (its lines given by the caller).
 fn repo(judge: &str) -> (Repo, String) {
@@ -41,7 +26,7 @@ fn repo(judge: &str) -> (Repo, String) {
         &format!("tests/test_total_{}.py", common::ident("total")),
         "from svc.refund import total\n\ndef test_total():\n    assert total(1, 2) == 3\n",
     );
-    r.write("tools/judge.py", JUDGE);
+    r.write("tools/judge.py", common::BLOCKING_JUDGE);
     r.write(
         ".shipmoor/acceptance.yaml",
         &format!("version: 1\ncriteria:\n  - id: total\n    ac: Totals add up.\n  - id: audit-log\n    ac: An audit log entry is written for every refund.\n    lane: judge\n  - id: receipt\n    ac: A receipt is sent.\n    required: false\n{judge}"),

@@ -224,6 +224,21 @@ struct Figures {
     required_accuracy: f64,
 }
 
+impl Figures {
+    /// Fails, naming the figure, when one is below its floor.
+    fn assert_at_least(&self, precision: f64, recall: f64, required_accuracy: f64) {
+        let p = self.precision;
+        assert!(p >= precision, "precision {p:.3} < {precision}");
+        let r = self.recall;
+        assert!(r >= recall, "recall {r:.3} < {recall}");
+        let q = self.required_accuracy;
+        assert!(
+            q >= required_accuracy,
+            "required-flag accuracy {q:.3} < {required_accuracy}"
+        );
+    }
+}
+
 /// Derives every body of `corpus`, prints a line per body, then every extra, missed and
 /// wrongly flagged criterion, then the totals, and returns the micro figures.
 fn measure(corpus: &[(String, String, Vec<Expected>)]) -> Figures {
@@ -306,20 +321,7 @@ fn derivation_meets_the_stated_precision_and_recall_over_the_corpus() {
         "the corpus holds {} bodies",
         corpus.len()
     );
-    let Figures {
-        precision,
-        recall,
-        required_accuracy,
-    } = measure(&corpus);
-    assert!(
-        precision >= MIN_PRECISION,
-        "precision {precision:.3} < {MIN_PRECISION}"
-    );
-    assert!(recall >= MIN_RECALL, "recall {recall:.3} < {MIN_RECALL}");
-    assert!(
-        required_accuracy >= MIN_REQUIRED_ACCURACY,
-        "required-flag accuracy {required_accuracy:.3} < {MIN_REQUIRED_ACCURACY}"
-    );
+    measure(&corpus).assert_at_least(MIN_PRECISION, MIN_RECALL, MIN_REQUIRED_ACCURACY);
 }
 
 #[test]
@@ -331,22 +333,10 @@ fn derivation_meets_the_stated_floor_over_the_independent_corpus() {
         "the independent corpus holds {} bodies",
         corpus.len()
     );
-    let Figures {
-        precision,
-        recall,
-        required_accuracy,
-    } = measure(&corpus);
-    assert!(
-        precision >= INDEPENDENT_MIN_PRECISION,
-        "precision {precision:.3} < {INDEPENDENT_MIN_PRECISION}"
-    );
-    assert!(
-        recall >= INDEPENDENT_MIN_RECALL,
-        "recall {recall:.3} < {INDEPENDENT_MIN_RECALL}"
-    );
-    assert!(
-        required_accuracy >= INDEPENDENT_MIN_REQUIRED_ACCURACY,
-        "required-flag accuracy {required_accuracy:.3} < {INDEPENDENT_MIN_REQUIRED_ACCURACY}"
+    measure(&corpus).assert_at_least(
+        INDEPENDENT_MIN_PRECISION,
+        INDEPENDENT_MIN_RECALL,
+        INDEPENDENT_MIN_REQUIRED_ACCURACY,
     );
 }
 
@@ -359,22 +349,10 @@ fn derivation_meets_the_stated_floor_over_the_held_out_bodies() {
         HELD_OUT.len(),
         "every held-out body is in the independent corpus"
     );
-    let Figures {
-        precision,
-        recall,
-        required_accuracy,
-    } = measure(&corpus);
-    assert!(
-        precision >= HELD_OUT_MIN_PRECISION,
-        "precision {precision:.3} < {HELD_OUT_MIN_PRECISION}"
-    );
-    assert!(
-        recall >= HELD_OUT_MIN_RECALL,
-        "recall {recall:.3} < {HELD_OUT_MIN_RECALL}"
-    );
-    assert!(
-        required_accuracy >= HELD_OUT_MIN_REQUIRED_ACCURACY,
-        "required-flag accuracy {required_accuracy:.3} < {HELD_OUT_MIN_REQUIRED_ACCURACY}"
+    measure(&corpus).assert_at_least(
+        HELD_OUT_MIN_PRECISION,
+        HELD_OUT_MIN_RECALL,
+        HELD_OUT_MIN_REQUIRED_ACCURACY,
     );
 }
 

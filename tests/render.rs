@@ -303,16 +303,6 @@ fn check(run_name: &str, r: &Repo, code: i32, verdict: &str) {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    let status = Command::new("cp")
-        .arg("-R")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .expect("cp runs");
-    assert!(status.success());
-}
-
 /// The bundled example, as `examples/run.sh` sets it up: BLOCKED, one criterion met, one failing
 /// at head, one required and one optional without a test.
 #[test]
@@ -320,9 +310,9 @@ fn the_example_runs_pages_fit_githubs_column() {
     require_pytest();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/refund");
     let r = Repo::new();
-    copy_tree(&example.join("base"), r.path());
+    common::copy_dir(&example.join("base"), r.path());
     let base = r.commit("Refund service before the change");
-    copy_tree(&example.join("head"), r.path());
+    common::copy_dir(&example.join("head"), r.path());
     r.write(
         ".shipmoor/acceptance.yaml",
         &std::fs::read_to_string(example.join("acceptance.yaml")).expect("acceptance"),

@@ -22,14 +22,6 @@ const OUTPUTS: [&str; 5] = [
 ];
 const EVIDENCE: &str = ".shipmoor/evidence";
 
-fn now_epoch() -> String {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string()
-}
-
 /// A crate and a Python module over two runners (cargo, pytest), fixed from base to head, with
 /// nine criteria: three bound to cargo tests (one test file each), five to pytest tests (two of them
 /// in one file), one a
@@ -293,7 +285,7 @@ fn assert_same(single: &Written, fused: &Written, what: &str) {
 #[test]
 fn three_shards_on_three_clones_fuse_to_the_single_runs_outputs_byte_for_byte() {
     let (r, base) = two_runner_repo();
-    let epoch = now_epoch();
+    let epoch = common::now_epoch();
     let signing = signing_flags();
     let single = r.shipmoor_env(
         &args(&["claim-check", "--base", &base], &signing),
@@ -490,7 +482,7 @@ fn shards_that_disagree_or_were_changed_do_not_fuse() {
         "a shard from another head",
     );
     let copy = at("copy-of-2");
-    copy_dir(&s2, &copy);
+    common::copy_dir(&s2, &copy);
     assert_refused(
         &r,
         &[&s1, &s2, &copy, &s3],
@@ -506,7 +498,7 @@ fn shards_that_disagree_or_were_changed_do_not_fuse() {
 
     // A criterion in no shard: shard 2's one entry taken out of its result.
     let dropped = at("dropped");
-    copy_dir(&s2, &dropped);
+    common::copy_dir(&s2, &dropped);
     let file = dropped.join("shard.json");
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -527,7 +519,7 @@ fn shards_that_disagree_or_were_changed_do_not_fuse() {
 
     // An evidence blob changed after the shard wrote it.
     let tampered = at("tampered");
-    copy_dir(&s3, &tampered);
+    common::copy_dir(&s3, &tampered);
     let blob = std::fs::read_dir(tampered.join("evidence/sha256"))
         .unwrap()
         .next()
@@ -547,7 +539,7 @@ fn shards_that_disagree_or_were_changed_do_not_fuse() {
 
     // A disposition changed to cite evidence the shard does not hold.
     let forged = at("forged");
-    copy_dir(&s1, &forged);
+    common::copy_dir(&s1, &forged);
     let file = forged.join("shard.json");
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -640,34 +632,6 @@ fn the_shard_flags_are_checked_before_any_work() {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
-/// A scripted command judge (as `claim_check_full`'s): blocks `audit-log` with a pointer that
-/// resolves at head, abstains on anything else.
-const JUDGE: &str = r#"
-import json, sys
-req = json.load(sys.stdin)
-ptr = {"path": "svc/refund.py", "line": 2, "quote": "return order"}
-if req["criterion"]["id"] == "audit-log":
-    print(json.dumps({"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
-                      "decision": "block", "rationale": "refund() returns before the audit entry is written",
-                      "pointer": ptr,
-                      "obligations": [{"text": "an entry is written", "status": "divergent", "citation": ptr}]}))
-else:
-    print(json.dumps({"decision": "abstain", "rationale": "the diff does not show it"}))
-"#;
-
 /// In full mode the fuse judges what the shards' floors left open, once, as a single run does:
 /// the same BLOCKED verdict and the same outputs, the judge's evidence cited after the floor's.
 #[test]
@@ -686,7 +650,7 @@ fn fuse_in_full_mode_judges_as_the_single_run_does() {
         &format!("tests/test_total_{}.py", ident("total")),
         "from svc.refund import total\n\ndef test_total():\n    assert total(1, 2) == 3\n",
     );
-    r.write("tools/judge.py", JUDGE);
+    r.write("tools/judge.py", common::BLOCKING_JUDGE);
     r.write(
         ".shipmoor/acceptance.yaml",
         "version: 1\ncriteria:\n  - id: total\n    ac: Totals add up.\n  - id: audit-log\n    ac: An audit log entry is written for every refund.\n    lane: judge\n  - id: receipt\n    ac: A receipt is sent.\n    required: false\njudge:\n  command: [\"python3\", \"tools/judge.py\"]\n",

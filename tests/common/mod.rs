@@ -194,6 +194,44 @@ impl std::fmt::Debug for Run {
 }
 
 /// Fails with a clear message when a tool the test needs is missing.
+/// Now, in seconds since 1970 (for attestations an admission policy must find fresh).
+pub fn now_epoch() -> String {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string()
+}
+
+/// Copies the directory `from` into `to` (created), files and subdirectories.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A scripted command judge for the refund fixtures of full mode: blocks `audit-log` with a
+/// pointer that resolves at head (`svc/refund.py` line 2), abstains on anything else.
+pub const BLOCKING_JUDGE: &str = r#"
+import json, sys
+req = json.load(sys.stdin)
+ptr = {"path": "svc/refund.py", "line": 2, "quote": "return order"}
+if req["criterion"]["id"] == "audit-log":
+    print(json.dumps({"schema": "claim_check.judge.response.v1", "base": req["base"], "head": req["head"],
+                      "decision": "block", "rationale": "refund() returns before the audit entry is written",
+                      "pointer": ptr,
+                      "obligations": [{"text": "an entry is written", "status": "divergent", "citation": ptr}]}))
+else:
+    print(json.dumps({"decision": "abstain", "rationale": "the diff does not show it"}))
+"#;
+
 pub fn require_tool(program: &str, args: &[&str], install_hint: &str) {
     let ok = Command::new(program)
         .args(args)
