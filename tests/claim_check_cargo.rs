@@ -557,10 +557,11 @@ fn a_tagged_test_that_uses_the_new_api_through_an_import_is_satisfied() {
 }
 
 /// A test module in a file of its own (`#[cfg(test)] mod tests;` in `src/util.rs`, the tests in
-/// `src/util/tests.rs`): its test functions are spliced with the imports head added for them, so
-/// the new test builds at base and fails its assertion there, against base's bug.
+/// `src/util/tests.rs`): the file is compiled only for tests, so it is laid over base whole with
+/// the imports head added for its new test, which builds at base and fails its assertion there,
+/// against base's bug.
 #[test]
-fn a_test_module_in_a_file_of_its_own_keeps_the_imports_its_new_tests_need() {
+fn a_test_module_in_a_file_of_its_own_is_laid_over_with_the_imports_its_new_tests_need() {
     let (r, _) = crate_repo(None);
     r.write("src/lib.rs", &format!("{LIB_BASE}\npub mod util;\n"));
     r.write(
@@ -594,10 +595,15 @@ fn a_test_module_in_a_file_of_its_own_keeps_the_imports_its_new_tests_need() {
     assert_eq!(f["tests"][0]["base"], "fail", "{f}");
     assert_eq!(f["tests"][0]["base_failure"], "assertion");
     // `src/util.rs` holds the fix; its test items are the same at both sides, so it stays as
-    // base has it.
-    assert_eq!(
-        v["result"]["overlay_spliced"],
-        serde_json::json!(["src/util/tests.rs"])
+    // base has it. `src/util/tests.rs` is compiled only for tests: laid over whole.
+    assert!(v["result"]["overlay_spliced"].is_null(), "{v}");
+    assert!(
+        v["result"]["overlay"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "src/util/tests.rs"),
+        "{v}"
     );
 }
 
@@ -875,4 +881,193 @@ fn nextest_a_broken_tagged_target_leaves_its_neighbour_bound() {
         "cargo install cargo-nextest --locked",
     );
     a_broken_tagged_target_leaves_its_neighbour_bound(Some("nextest"));
+}
+
+/// Unit tests in module files below `src/tests/` (`#[cfg(test)] mod tests;` in `lib.rs`, `mod
+/// deep;` in `src/tests/mod.rs`): the item map follows the module tree, so a test calling the
+/// new function fails to build at base in its own body, and a trivial neighbour in the same
+/// file was never observed there.
+#[test]
+fn tests_in_a_module_tree_below_src_tests_are_attributed_in_their_files() {
+    let (r, _) = crate_repo(None);
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_BASE}\n#[cfg(test)]\nmod tests;\n").replace(
+            "#[cfg(test)]\nmod tests {",
+            "#[cfg(test)]\nmod inline_tests {",
+        ),
+    );
+    r.write("src/tests/mod.rs", "mod deep;\n");
+    r.write(
+        "src/tests/deep.rs",
+        "use crate::clamp;\n\n#[test]\nfn low() {\n    assert_eq!(clamp(-5, 0, 10), 0);\n}\n",
+    );
+    let base = r.commit("base with a test module tree");
+    let all = ident("clamp-all");
+    let trivial = ident("trivially");
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_HEAD}{CLAMP_ALL}\n#[cfg(test)]\nmod tests;\n").replace(
+            "#[cfg(test)]\nmod tests {",
+            "#[cfg(test)]\nmod inline_tests {",
+        ),
+    );
+    r.write(
+        "src/tests/deep.rs",
+        &format!("use crate::clamp;\n\n#[test]\nfn low() {{\n    assert_eq!(clamp(-5, 0, 10), 0);\n}}\n\n#[test]\nfn all_{all}() {{\n    let mut v = [50, -5];\n    crate::clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10, 0]);\n}}\n\n#[test]\nfn trivial_{trivial}() {{\n    assert!(true);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamp-all\n    ac: A slice can be clamped in place.\n  - id: trivially\n    ac: Something trivially true.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    assert_eq!(
+        floors[0]["tests"][0]["id"],
+        format!("clamp tests::deep::all_{all}"),
+        "{v}"
+    );
+    assert_eq!(floors[0]["result"], "satisfied", "{v}");
+    assert_eq!(
+        floors[0]["tests"][0]["base_failure"],
+        "build_failure_in_test"
+    );
+    assert_eq!(floors[1]["result"], "undecided", "{v}");
+    let reason = floors[1]["reason"].as_str().unwrap();
+    assert!(reason.contains("never observed at base"), "{reason}");
+    assert!(reason.contains("src/tests/deep.rs:"), "{reason}");
+}
+
+/// A test module loaded through `#[path]`: its tests are named by the module (`unit::`), not by
+/// the file's place (`checks::unit::`), and the file, compiled only for tests, is laid over
+/// base whole.
+#[test]
+fn a_path_attribute_test_module_is_followed() {
+    let (r, _) = crate_repo(None);
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_BASE}\n#[cfg(test)]\n#[path = \"checks/unit.rs\"]\nmod unit;\n"),
+    );
+    r.write(
+        "src/checks/unit.rs",
+        "#[test]\nfn low() {\n    assert_eq!(crate::clamp(-5, 0, 10), 0);\n}\n",
+    );
+    let base = r.commit("base with a #[path] test module");
+    let all = ident("clamp-all");
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_HEAD}{CLAMP_ALL}\n#[cfg(test)]\n#[path = \"checks/unit.rs\"]\nmod unit;\n"),
+    );
+    r.write(
+        "src/checks/unit.rs",
+        &format!("fn helper() -> [i32; 2] {{\n    [50, -5]\n}}\n\n#[test]\nfn low() {{\n    assert_eq!(crate::clamp(-5, 0, 10), 0);\n}}\n\n#[test]\nfn all_{all}() {{\n    let mut v = helper();\n    crate::clamp_all(&mut v, 0, 10);\n    assert_eq!(v, [10, 0]);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamp-all\n    ac: A slice can be clamped in place.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["tests"][0]["id"], format!("clamp unit::all_{all}"), "{v}");
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base_failure"], "build_failure_in_test");
+    // Laid over whole (its new helper comes with it), not spliced.
+    assert!(v["result"]["overlay_spliced"].is_null(), "{v}");
+    assert!(
+        v["result"]["overlay"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "src/checks/unit.rs"),
+        "{v}"
+    );
+}
+
+/// A test module in a file of its own that is new at head (`#[cfg(test)] mod unit_tests;` and
+/// `src/unit_tests.rs`): the declaration is spliced into base's `lib.rs` and the file is laid
+/// over whole, so the new test runs against base's bug and fails its assertion there.
+#[test]
+fn a_test_module_file_new_at_head_is_laid_over_whole() {
+    let (r, base) = crate_repo(None);
+    let t = ident("clamps-high");
+    r.write(
+        "src/lib.rs",
+        &format!("{LIB_HEAD}\n#[cfg(test)]\nmod unit_tests;\n"),
+    );
+    r.write(
+        "src/unit_tests.rs",
+        &format!("use crate::clamp;\n\n#[test]\nfn high_{t}() {{\n    assert_eq!(clamp(50, 0, 10), 10);\n}}\n"),
+    );
+    acceptance(
+        &r,
+        None,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(
+        f["tests"][0]["id"],
+        format!("clamp unit_tests::high_{t}"),
+        "{v}"
+    );
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(f["tests"][0]["base"], "fail", "{f}");
+    assert_eq!(f["tests"][0]["base_failure"], "assertion", "{f}");
+    assert_eq!(
+        v["result"]["overlay_spliced"],
+        serde_json::json!(["src/lib.rs"])
+    );
+}
+
+/// A workspace whose root is itself a package: `cargo test` at the root tests the root package
+/// alone, but the tag scan found the tag in a member's `src/`, so that member is built and run.
+fn a_tag_in_a_member_of_a_root_package(runner: Option<&str>) {
+    let (r, _) = crate_repo(runner);
+    r.write(
+        "Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\nmembers = [\"member\"]\n\n[dependencies]\n",
+    );
+    r.write("src/lib.rs", "pub fn app() {}\n");
+    r.write(
+        "member/Cargo.toml",
+        "[package]\nname = \"member\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    r.write("member/src/lib.rs", LIB_BASE);
+    let base = r.commit("base: a root package and a member");
+    let t = ident("clamps-high");
+    r.write(
+        "member/src/lib.rs",
+        &lib_with_unit_test(
+            "",
+            &format!("    #[test]\n    fn clamps_high_{t}() {{\n        assert_eq!(super::clamp(50, 0, 10), 10);\n    }}\n"),
+        ),
+    );
+    acceptance(
+        &r,
+        runner,
+        "  - id: clamps-high\n    ac: Values above the range are clamped to its top.\n",
+    );
+    r.commit("head");
+    let (floors, v) = floor_json(&r, &base);
+    let f = &floors[0];
+    assert_eq!(f["result"], "satisfied", "{v}");
+    assert_eq!(
+        f["tests"][0]["id"],
+        format!("member tests::clamps_high_{t}")
+    );
+    assert_eq!(f["tests"][0]["base"], "fail", "{f}");
+}
+
+#[test]
+fn cargo_test_binds_a_tag_in_a_member_of_a_root_package() {
+    a_tag_in_a_member_of_a_root_package(None);
+}
+
+#[test]
+fn nextest_binds_a_tag_in_a_member_of_a_root_package() {
+    a_tag_in_a_member_of_a_root_package(Some("nextest"));
 }

@@ -806,3 +806,59 @@ fn output_paths_and_the_footer_are_from_where_the_user_stands() {
     assert_eq!(replay.code, 0, "{replay:?}");
     assert!(replay.stdout.contains("4 evidence   ok"), "{replay:?}");
 }
+
+/// The same inputs twice, with the clock pinned: the reason of a base import failure quotes
+/// Python's message, whose path names the base worktree's temporary directory. Every path the
+/// floor shows is relative to the repository, so the reasons, the fix packet, `verify.md` and
+/// the attestation are byte-identical across runs.
+#[test]
+fn a_base_import_failure_reads_the_same_on_every_run() {
+    let (r, base) = base_repo();
+    r.write(
+        "svc/refund.py",
+        &format!("{SERVICE_HEAD}\ndef refund_twice(order):\n    return refund(refund(order))\n"),
+    );
+    let trivial = "trivial-test";
+    r.write(
+        "tests/test_mixed.py",
+        &format!(
+            "from svc.refund import is_refunded, refund_twice\n\n\
+             def test_{}():\n    assert not is_refunded({{}})\n",
+            ident(trivial),
+        ),
+    );
+    acceptance(
+        &r,
+        &format!("  - id: {trivial}\n    ac: A new order is not refunded.\n"),
+    );
+    r.commit("head");
+    let outputs = |r: &Repo| -> Vec<(String, String)> {
+        let run = r.shipmoor(&["claim-check", "--base", &base]);
+        assert_eq!(run.code, 4, "{run:?}");
+        [
+            ".shipmoor/claim-check.fixes.json",
+            ".shipmoor/verify.md",
+            ".shipmoor/claim-check.vsa.json",
+        ]
+        .iter()
+        .map(|f| (f.to_string(), r.read(f)))
+        .collect()
+    };
+    let first = outputs(&r);
+    let fixes = &first[0].1;
+    // Python's message, with the path it names made relative to the repository.
+    assert!(
+        fixes.contains("cannot import name 'refund_twice' from 'svc.refund' (svc/refund.py)"),
+        "{fixes}"
+    );
+    for (file, text) in &first {
+        assert!(
+            !text.contains("shipmoor-") && !text.contains("$WORKTREE"),
+            "{file} names the run's temporary directory:\n{text}"
+        );
+    }
+    let second = outputs(&r);
+    for ((file, a), (_, b)) in first.iter().zip(&second) {
+        assert_eq!(a, b, "{file} differs between two runs of the same inputs");
+    }
+}

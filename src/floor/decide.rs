@@ -35,8 +35,31 @@ pub(super) struct Observations {
     pub tags_nowhere: Option<BTreeSet<String>>,
     pub scan_evidence: Option<String>,
     /// Per tag: the first file at head whose path or text carries it, for tags whose
-    /// criterion bound nothing while head did not build.
+    /// criterion bound nothing (from the tag scan; where none ran, only while head did not
+    /// build).
     pub tag_files: BTreeMap<String, String>,
+}
+
+/// Why a tag that the scan found at head in `file` still bound no test: the file lies under no
+/// runner's root, or the tag is in its text but in no listed test's id or path.
+fn unbound_despite_scan(tag: &str, file: &str, runners: &[RunnerConfig]) -> String {
+    let under = |root: &str| {
+        let root = root.trim_end_matches('/');
+        root == "." || root.is_empty() || file.starts_with(&format!("{root}/"))
+    };
+    if !runners.iter().any(|r| under(&r.root)) {
+        let roots: Vec<String> = runners
+            .iter()
+            .map(|r| format!("{} at `{}`", r.kind.as_str(), r.root))
+            .collect();
+        return format!(
+            "the tag {tag} occurs at head in {file}, which lies under no runner's root ({}); add a runner whose root holds it to `runners`",
+            roots.join(", ")
+        );
+    }
+    format!(
+        "the tag {tag} occurs at head in {file}, but no test the runners listed carries it in its id or file path (a tag in a file's text binds only through a test's name or path); put the tag in the test's name, or bind the test with `check.test`"
+    )
 }
 
 /// The criterion the pass-to-pass guard reports as (`stage1.floor.guard`); `scope` is
@@ -306,7 +329,10 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
             ),
             _ => (
                 FloorResult::Unbound,
-                format!("no test id or test file path carries the tag {}", c.tag),
+                match obs.tag_files.get(&c.tag) {
+                    Some(f) => unbound_despite_scan(&c.tag, f, &obs.runners),
+                    None => format!("no test id or test file path carries the tag {}", c.tag),
+                },
             ),
         };
         let mut cf = CriterionFloor::new(result, &reason, b.kind());
@@ -811,6 +837,25 @@ mod tests {
         assert_eq!(
             cf.evidence.map(|e| e.pointer).as_deref(),
             Some("sha256:list")
+        );
+
+        // The scan names the file it found the tag in: the reason says where and why it bound
+        // nothing, never "no test … carries the tag" as if the scan had not found it.
+        obs.tag_files = BTreeMap::from([(c.tag.clone(), "member/src/lib.rs".to_string())]);
+        let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
+        assert_eq!(cf.result, FloorResult::Unbound);
+        assert!(
+            cf.reason.contains("occurs at head in member/src/lib.rs")
+                && cf.reason.contains("check.test"),
+            "{}",
+            cf.reason
+        );
+        obs.runners[0].root = "other".into();
+        let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
+        assert!(
+            cf.reason.contains("lies under no runner's root") && cf.reason.contains("at `other`"),
+            "{}",
+            cf.reason
         );
     }
 

@@ -389,6 +389,9 @@ struct Ctx<'a> {
     order: FloorOrder,
     /// How many records the store held before the floor began.
     records_before: usize,
+    /// Changed files that are test code as a whole at head although no runner's path rule says
+    /// so ([`Runner::test_files_among`]): laid over base whole, never spliced.
+    test_modules: BTreeSet<String>,
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
@@ -467,6 +470,7 @@ pub fn run_ordered(
         stage: vec![Step::N(STAGE_SHARED)],
         order: FloorOrder::default(),
         records_before: 0,
+        test_modules: BTreeSet::new(),
     };
     cx.records_before = cx.store.records().len();
     let criteria = &input.acceptance.criteria;
@@ -496,6 +500,9 @@ pub fn run_ordered(
     } else {
         None
     };
+    if let (Some(wt), true) = (&head_wt, needs_tests) {
+        cx.test_modules = cx.test_modules_at_head(wt, &changes)?;
+    }
     let mut head_setup_failed: Vec<Option<String>> = vec![None; cx.adapters.len()];
     let rust_runner = cx
         .adapters
@@ -672,7 +679,7 @@ pub fn run_ordered(
                 p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
             };
             rel.is_some_and(|r| a.is_test_file(r))
-        })
+        }) || cx.test_modules.contains(p)
     };
     let (mut take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
     let (splices, claimed) = cx.splices(&changes)?;
@@ -780,8 +787,10 @@ pub fn run_ordered(
 
     // 5. what the run observed, as plain data for the deciding phase.
     let whole_head_broken = head_build.iter().flatten().any(|(_, whole)| *whole);
+    // Where a tag bound nothing, the file the scan found it in, so the reason never
+    // contradicts the scan; without a scan, looked up only where head did not build at all.
     let mut tag_files = BTreeMap::new();
-    if whole_head_broken {
+    if whole_head_broken || cx.scan.is_some() {
         for (c, _) in criteria
             .iter()
             .zip(&bindings)
@@ -794,7 +803,8 @@ pub fn run_ordered(
                 .map(|o| o.first().map(|o| o.path.clone()));
             let found = match scanned {
                 Some(found) => found,
-                None => tag_in_head(input.git, &input.head, &c.tag),
+                None if whole_head_broken => tag_in_head(input.git, &input.head, &c.tag),
+                None => None,
             };
             if let Some(f) = found {
                 tag_files.insert(c.tag.clone(), f);
@@ -847,7 +857,7 @@ pub fn run_ordered(
         entries.push(FloorEntry {
             kind: EntryKind::Claimed,
             criterion: c.clone(),
-            floor: cf,
+            floor: cx.shown_floor(cf),
         });
     }
     if guarding && selected(guard_pos) {
@@ -863,7 +873,7 @@ pub fn run_ordered(
         entries.push(FloorEntry {
             kind: EntryKind::Guard,
             criterion: guard_criterion(&input.acceptance.guard_scope()),
-            floor: decide_guard(&guarded, &observations, &scope),
+            floor: cx.shown_floor(decide_guard(&guarded, &observations, &scope)),
         });
     }
     drop(head_wt);
@@ -871,7 +881,16 @@ pub fn run_ordered(
     cx.enter(Vec::new());
     let report = FloorReport {
         entries,
-        runtime: cx.runtime,
+        runtime: cx
+            .runtime
+            .iter()
+            .map(|r| RuntimeRow {
+                command: cx.shown(&r.command),
+                result: cx.shown(&r.result),
+                excerpt: r.excerpt.as_deref().map(|e| cx.shown(e)),
+                ..r.clone()
+            })
+            .collect(),
         overlay: take,
         overlay_deleted: delete,
         overlay_spliced: spliced,
@@ -1451,6 +1470,63 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The changed files each runner takes for test code as a whole at head beyond its path
+    /// rule ([`Runner::test_files_among`]), relative to the repository. Read before any of the
+    /// change's code runs in the head worktree, so what it decides is what head commits.
+    fn test_modules_at_head(
+        &mut self,
+        wt: &Worktree,
+        changes: &[Change],
+    ) -> Result<BTreeSet<String>, Error> {
+        let mut out = BTreeSet::new();
+        for i in 0..self.adapters.len() {
+            let root = self.adapters[i]
+                .config()
+                .root
+                .trim_end_matches('/')
+                .to_string();
+            let strip = |p: &str| -> Option<String> {
+                if root == "." || root.is_empty() {
+                    Some(p.to_string())
+                } else {
+                    p.strip_prefix(&root)
+                        .and_then(|r| r.strip_prefix('/'))
+                        .map(str::to_string)
+                }
+            };
+            let rel: Vec<String> = changes
+                .iter()
+                .filter(|c| c.status != 'D')
+                .filter_map(|c| strip(&c.path))
+                .filter(|r| !self.adapters[i].is_test_file(r))
+                .collect();
+            if rel.is_empty() {
+                continue;
+            }
+            // No scratch directory of its own: reading the module tree writes nothing, and the
+            // scratch numbering stays that of the runs.
+            let ctx = RunCtx {
+                worktree: wt.path().to_path_buf(),
+                dir: if root == "." || root.is_empty() {
+                    wt.path().to_path_buf()
+                } else {
+                    wt.path().join(&root)
+                },
+                scratch: self.input.temp_root.join("scratch"),
+                timeout: self.input.timeout,
+                env: self.side_env(Side::Head),
+            };
+            for f in self.adapters[i].test_files_among(&ctx, &rel) {
+                out.insert(if root == "." || root.is_empty() {
+                    f
+                } else {
+                    format!("{root}/{f}")
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// The source files of the change whose test items (only) are laid over base, with base's
     /// text and head's test items spliced in (DESIGN 5.1): changed files that a runner keeps
     /// tests beside the code in ([`Runner::may_splice`], Rust's `#[cfg(test)]` modules). Such a
@@ -1474,8 +1550,10 @@ impl Ctx<'_> {
                 } else {
                     ch.path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
                 };
-                rel.filter(|r| !a.is_test_file(r) && a.may_splice(r))
-                    .map(|r| (a, r.to_string()))
+                rel.filter(|r| {
+                    !a.is_test_file(r) && !self.test_modules.contains(&ch.path) && a.may_splice(r)
+                })
+                .map(|r| (a, r.to_string()))
             });
             let Some((adapter, rel)) = found else {
                 continue;
@@ -2021,6 +2099,28 @@ impl Ctx<'_> {
             self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
         }
         Ok(())
+    }
+
+    /// A text the floor shows a person (a reason, an evidence detail, a runtime row), with every
+    /// path into a worktree relative to the repository and every other path of the run's own
+    /// temporary directory as its placeholder: what the compiler or Python printed names the
+    /// worktree's temporary path, which differs on every run and means nothing to the reader.
+    /// Stored logs keep what the run printed (with the evidence's own placeholders).
+    fn shown(&self, text: &str) -> String {
+        let text = self.norm.apply_str(text);
+        if !text.contains("$WORKTREE") {
+            return text;
+        }
+        text.replace("$WORKTREE/", "").replace("$WORKTREE", ".")
+    }
+
+    /// [`Ctx::shown`] over a criterion's reason and evidence detail.
+    fn shown_floor(&self, mut cf: CriterionFloor) -> CriterionFloor {
+        cf.reason = self.shown(&cf.reason);
+        if let Some(e) = cf.evidence.as_mut() {
+            e.detail = self.shown(&e.detail);
+        }
+        cf
     }
 
     fn push_runtime(

@@ -86,6 +86,10 @@ impl Runner for CargoTest {
         rust_item_map(ctx, rel_path)
     }
 
+    fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
+        test_module_files(ctx, changed)
+    }
+
     fn may_splice(&self, rel_path: &str) -> bool {
         rel_path.ends_with(".rs")
     }
@@ -603,11 +607,80 @@ pub(super) fn judge_libtest(
 
 /// The item map of a Rust file under the runner's root, as the file is in `ctx.dir`, for the
 /// cargo and nextest adapters; `None` when it cannot be read, lies outside a target's
-/// directories, or does not parse.
+/// directories, or does not parse. The file's module path comes from the module tree of the
+/// workspace's targets ([`super::rust_modules`]): a test in `src/tests/recursive.rs` is named
+/// `tests::recursive::…` when `src/lib.rs` declares `mod tests;` and `src/tests/mod.rs` declares
+/// `mod recursive;`. A file that no target's tree reaches (the metadata cannot be read, a module
+/// only a macro declares) takes the module path its place in the layout gives.
 pub(super) fn rust_item_map(ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-    let prefix = super::rust_items::module_prefix(rel_path)?;
-    let text = std::fs::read_to_string(ctx.dir.join(rel_path)).ok()?;
-    super::rust_items::item_map(&text, &prefix).ok()
+    let text = read_source(&ctx.dir.join(rel_path))?;
+    let places = worktree_relative(ctx, &ctx.dir.join(rel_path))
+        .map(|file| {
+            let tree = module_tree(ctx);
+            tree.places(&file)
+                .iter()
+                .map(|p| p.path.clone())
+                .collect::<BTreeSet<String>>()
+        })
+        .unwrap_or_default();
+    let prefixes: Vec<String> = if places.is_empty() {
+        vec![super::rust_items::module_prefix(rel_path)?]
+    } else {
+        places.into_iter().collect()
+    };
+    let mut map = ItemMap::default();
+    for prefix in prefixes {
+        let one = super::rust_items::item_map(&text, &prefix).ok()?;
+        map.items.extend(one.items);
+        for imp in one.imports {
+            if !map.imports.contains(&imp) {
+                map.imports.push(imp);
+            }
+        }
+    }
+    Some(map)
+}
+
+/// The module tree of every target of the workspace in `ctx` (see [`super::rust_modules`]),
+/// files relative to the worktree; empty where `cargo metadata` cannot be read.
+pub(super) fn module_tree(ctx: &RunCtx) -> super::rust_modules::ModuleTree {
+    let Ok(packages) = cargo_targets::workspace_packages(ctx, &mut Vec::new()) else {
+        return Default::default();
+    };
+    let roots: Vec<String> = packages
+        .iter()
+        .flat_map(|p| p.targets.iter())
+        .filter(|t| t.kind != "custom-build" && !t.src_path.starts_with('/'))
+        .map(|t| t.src_path.clone())
+        .collect();
+    super::rust_modules::resolve(&roots, &|f| read_source(&ctx.worktree.join(f)))
+}
+
+/// Of `changed` (relative to the runner's root), the Rust files the module tree at `ctx` reaches
+/// only through `#[cfg(test)]` (see [`Runner::test_files_among`]).
+pub(super) fn test_module_files(ctx: &RunCtx, changed: &[String]) -> Vec<String> {
+    if !changed.iter().any(|f| f.ends_with(".rs")) {
+        return Vec::new();
+    }
+    let tree = module_tree(ctx);
+    changed
+        .iter()
+        .filter(|f| f.ends_with(".rs"))
+        .filter(|f| {
+            worktree_relative(ctx, &ctx.dir.join(f.as_str())).is_some_and(|w| tree.is_test_only(&w))
+        })
+        .cloned()
+        .collect()
+}
+
+/// A source file's text: a regular file only (a committed symlink can point anywhere), and
+/// bounded, as every file the floor parses.
+fn read_source(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > 16 << 20 {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 pub(super) fn check_cargo() -> Result<(), InputError> {

@@ -17,9 +17,11 @@
 //!    (`required-features`, which an explicit `--test` turns into an error where the unscoped
 //!    build skips it quietly) → everything, as the unscoped listing does.
 //!
-//! A file of a package that `cargo test` in the runner's root does not test (another member,
-//! when the root is a member's directory) selects nothing: the unscoped listing would not list
-//! its tests either.
+//! Binding starts from the tag scan, so the tagged file decides which package is built, whatever
+//! `cargo test` would test by default: at the workspace root, a file of any member selects that
+//! member (`-p <package id>`), also where the root is itself a package (which `cargo test` there
+//! tests alone) or `default-members` leaves the member out. A runner whose root is a member's
+//! directory binds that member's files only; the others belong to the runner of their own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
@@ -40,7 +42,8 @@ pub struct Package {
     pub id: String,
     /// The package's directory, `""` for the worktree's root, else ending in `/`.
     pub dir: String,
-    /// Whether `cargo test` in the runner's root tests this package.
+    /// Whether a file of this package binds through the runner (see the module doc): every
+    /// member at the workspace root, the member alone in a member's directory.
     pub selected: bool,
     pub targets: Vec<Target>,
 }
@@ -253,7 +256,6 @@ pub fn parse_metadata(
             .collect()
     };
     let members = strs("workspace_members");
-    let defaults = strs("workspace_default_members");
     let root = v
         .get("workspace_root")
         .and_then(Value::as_str)
@@ -322,8 +324,8 @@ pub fn parse_metadata(
             targets,
         });
     }
-    // `cargo test` in a member's directory tests that member; at the workspace root, the
-    // default members.
+    // A runner in a member's directory binds that member; at the workspace root, every member
+    // (not only the default members `cargo test` there would test).
     let here = dir
         .map(|d| format!("{}/", d.trim_end_matches('/')))
         .unwrap_or_default();
@@ -332,7 +334,7 @@ pub fn parse_metadata(
         Some(&i) if here != root_dir => out[i].selected = true,
         _ => {
             for p in out.iter_mut() {
-                p.selected = defaults.is_empty() || defaults.contains(&p.id);
+                p.selected = true;
             }
         }
     }
@@ -487,9 +489,10 @@ mod tests {
         assert_eq!(at_root[0].dir, "alpha/");
         assert_eq!(at_root[0].targets[0].kind, "lib");
         assert!(at_root[0].targets[1].required_features);
+        // `beta` is not a default member, but its tagged files still select it.
         assert_eq!(
             at_root.iter().map(|p| p.selected).collect::<Vec<_>>(),
-            [true, false]
+            [true, true]
         );
         let in_beta = parse_metadata(&v, &rel, Some("beta")).unwrap();
         assert_eq!(

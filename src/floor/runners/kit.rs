@@ -135,7 +135,10 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
 }
 
 /// The argv for reports: paths inside the worktree relative to it (the worktree itself as `.`),
-/// the scratch directory as `$SCRATCH`, the target directory as `$CARGO_TARGET_DIR`.
+/// the scratch directory as `$SCRATCH`, the target directory as `$CARGO_TARGET_DIR`, and a
+/// cargo package id spec of a path package (`path+file:///…/w#clamp@0.1.0`, which the floor
+/// passes so that a registry package of the same name is never meant) as what a person would
+/// type, `clamp@0.1.0`.
 pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> Vec<String> {
     let mut subs: Vec<(String, String)> = vec![
         (
@@ -154,7 +157,17 @@ pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> 
     subs.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
     std::iter::once(program)
         .chain(args.iter().map(OsString::as_os_str))
-        .map(|a| display_arg(&a.to_string_lossy(), &subs))
+        .map(|a| {
+            let a = a.to_string_lossy();
+            match a
+                .strip_prefix("path+file://")
+                .and_then(|_| super::cargo::parse_package_id(&a))
+            {
+                Some((name, Some(version))) => format!("{name}@{version}"),
+                Some((name, None)) => name,
+                None => display_arg(&a, &subs),
+            }
+        })
         .collect()
 }
 
@@ -284,6 +297,9 @@ mod tests {
                 OsString::from("/tmp/wt"),
                 OsString::from("/tmp/wt2/x"),
                 OsString::from("/tmp/wt/tests/t.rs::a"),
+                OsString::from("-p"),
+                OsString::from("path+file:///tmp/wt/crate#clamp@0.1.0"),
+                OsString::from("path+file:///tmp/wt/alpha#0.2.0"),
             ],
         );
         assert_eq!(
@@ -295,6 +311,9 @@ mod tests {
                 ".",
                 "/tmp/wt2/x",
                 "tests/t.rs::a",
+                "-p",
+                "clamp@0.1.0",
+                "alpha@0.2.0",
             ]
         );
     }

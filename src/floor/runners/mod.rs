@@ -22,6 +22,7 @@ pub mod kit;
 pub mod nextest;
 pub mod pytest;
 pub mod rust_items;
+pub mod rust_modules;
 pub mod vitest;
 
 use std::collections::BTreeMap;
@@ -249,6 +250,14 @@ pub trait Runner: Send + Sync {
     /// not parse.
     fn item_map(&self, _ctx: &RunCtx, _rel_path: &str) -> Option<ItemMap> {
         None
+    }
+
+    /// Of the changed files (relative to the runner's root), those that are test code as a
+    /// whole at head although [`Runner::is_test_file`]'s path rule does not say so: a Rust module
+    /// file reached only through `#[cfg(test)]` (`#[cfg(test)] mod tests;` and `src/x/tests.rs`),
+    /// which is laid over base whole, as a test file is. `ctx` is the head worktree.
+    fn test_files_among(&self, _ctx: &RunCtx, _changed: &[String]) -> Vec<String> {
+        Vec::new()
     }
 
     /// Whether a file that is not a test file (relative to the runner's root) is a source file

@@ -262,6 +262,10 @@ impl Runner for Nextest {
         super::cargo::rust_item_map(ctx, rel_path)
     }
 
+    fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
+        super::cargo::test_module_files(ctx, changed)
+    }
+
     fn may_splice(&self, rel_path: &str) -> bool {
         rel_path.ends_with(".rs")
     }

@@ -23,13 +23,15 @@
 //! # Splice
 //! In: base's and head's text of one source file. Out: base's text with its test items replaced
 //! by head's: a `#[cfg(test)]` inline module or `fn`, or a top-level test `fn`, keyed by kind and
-//! name; head's version replaces base's in place, one head added is appended at the end, one head
-//! removed is removed; every other byte stays as base has it. Only items at the top level of the
-//! file are spliced (test items inside a module that is not itself a test module stay as base has
-//! them). `#[path]` attributes are not followed. Test functions at the top level (a test module
-//! in a file of its own, `#[cfg(test)] mod tests;`) use the file's imports: head's top-level
-//! `use` items that base lacks come with them, appended, so that a test never loses an import
-//! and fails to build at base for that alone (which would read as its own failure).
+//! name; head's version replaces base's in place, one head added is appended at the end of its
+//! scope, one head removed is removed; every other byte stays as base has it. Inside an inline
+//! module that is not a test module and that both sides have (`pub mod parse { … #[test] fn t()
+//! … }`), the same splice runs over the module's own items; a module only head has is new code
+//! and stays out. Test functions beside code in a scope use that scope's imports: head's `use`
+//! items of the scope that base lacks come with them, appended, so that a test never loses an
+//! import and fails to build at base for that alone (which would read as its own failure). A
+//! module file compiled only for tests (`src/x/tests.rs` behind `#[cfg(test)] mod tests;`) is
+//! not spliced: the floor lays it over whole, as a test file ([`super::rust_modules`]).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -51,9 +53,13 @@ pub fn test_item(id: &str) -> Option<String> {
 /// `y::` of the binary `x`. `None` for a file in none of those directories.
 pub fn module_prefix(rel_path: &str) -> Option<String> {
     let parts: Vec<&str> = rel_path.split('/').filter(|p| !p.is_empty()).collect();
-    let at = parts
-        .iter()
-        .rposition(|p| matches!(*p, "src" | "tests" | "benches" | "examples"))?;
+    // `src/tests/x.rs` is a module of the library, not an integration test: a `src` on the way
+    // decides before a `tests` below it.
+    let at = parts.iter().rposition(|p| *p == "src").or_else(|| {
+        parts
+            .iter()
+            .rposition(|p| matches!(*p, "tests" | "benches" | "examples"))
+    })?;
     let under_src = parts[at] == "src";
     let mut rest: Vec<&str> = parts[at + 1..].to_vec();
     let last = rest.pop()?;
@@ -186,7 +192,7 @@ fn is_test_attr(a: &syn::Attribute) -> bool {
 
 /// `#[cfg(test)]`, or `#[cfg(all(…, test, …))]`: code compiled only for tests. `cfg(not(test))`
 /// and `cfg(any(test, …))` are not.
-fn is_cfg_test(a: &syn::Attribute) -> bool {
+pub(super) fn is_cfg_test(a: &syn::Attribute) -> bool {
     if !a.path().is_ident("cfg") {
         return false;
     }
@@ -275,7 +281,7 @@ impl<'ast> Visit<'ast> for Idents {
     }
 }
 
-/// A test item at the top level of a file, for the splice.
+/// A test item of a file's scope, for the splice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Piece {
     /// `mod NAME` or `fn NAME`.
@@ -284,14 +290,32 @@ struct Piece {
     range: Range<usize>,
 }
 
-/// A file's top-level test items, and its top-level `use` items (keyed by their text without
-/// whitespace).
-fn pieces(text: &str) -> Result<(Vec<Piece>, Vec<Piece>), String> {
+/// One scope of a file (the file itself, or an inline module that is not a test module): its
+/// test items, its `use` items (keyed by their text without whitespace), and the inline modules
+/// inside it, each with the byte range between its braces.
+#[derive(Debug, Default)]
+struct Scope {
+    tests: Vec<Piece>,
+    uses: Vec<Piece>,
+    modules: Vec<(String, Range<usize>, Scope)>,
+}
+
+impl Scope {
+    fn is_empty(&self) -> bool {
+        self.tests.is_empty() && self.modules.iter().all(|(_, _, m)| m.is_empty())
+    }
+}
+
+/// A file's scopes (see [`Scope`]).
+fn pieces(text: &str) -> Result<Scope, String> {
     let _table = SpanTable;
     let parsed = parse(text)?;
-    let mut out = Vec::new();
-    let mut uses = Vec::new();
-    for item in &parsed.file.items {
+    Ok(scope(text, &parsed.file.items, parsed.offset))
+}
+
+fn scope(text: &str, items: &[syn::Item], offset: usize) -> Scope {
+    let mut out = Scope::default();
+    for item in items {
         if let syn::Item::Use(u) = item {
             let start = u
                 .attrs
@@ -301,13 +325,24 @@ fn pieces(text: &str) -> Result<(Vec<Piece>, Vec<Piece>), String> {
                 .chain(std::iter::once(u.use_token.span.byte_range().start))
                 .min()
                 .unwrap_or(0)
-                + parsed.offset;
-            let end = u.semi_token.span.byte_range().end + parsed.offset;
-            uses.push(Piece {
+                + offset;
+            let end = u.semi_token.span.byte_range().end + offset;
+            out.uses.push(Piece {
                 key: text[start..end].split_whitespace().collect(),
                 range: start..end,
             });
             continue;
+        }
+        // An inline module that is not a test module: its own test items are spliced inside it.
+        if let syn::Item::Mod(m) = item {
+            if let (Some((brace, inner)), false) = (&m.content, m.attrs.iter().any(is_cfg_test)) {
+                let span = brace.span;
+                let body =
+                    span.open().byte_range().end + offset..span.close().byte_range().start + offset;
+                out.modules
+                    .push((m.ident.to_string(), body, scope(text, inner, offset)));
+                continue;
+            }
         }
         let (key, attrs, keyword, end) = match item {
             syn::Item::Mod(m) if m.attrs.iter().any(is_cfg_test) => {
@@ -339,12 +374,12 @@ fn pieces(text: &str) -> Result<(Vec<Piece>, Vec<Piece>), String> {
             .chain(std::iter::once(keyword.byte_range().start))
             .min()
             .unwrap_or(0);
-        out.push(Piece {
+        out.tests.push(Piece {
             key,
-            range: start + parsed.offset..end + parsed.offset,
+            range: start + offset..end + offset,
         });
     }
-    Ok((out, uses))
+    out
 }
 
 fn vis_span(v: &syn::Visibility) -> Option<Span> {
@@ -370,38 +405,99 @@ pub fn splice_source(rel_path: &str, base: &str, head: &str) -> Option<Result<St
 
 /// Whether a file's text holds a test item the splice would lay over (see the module doc).
 pub fn has_test_items(text: &str) -> Result<bool, String> {
-    Ok(!pieces(text)?.0.is_empty())
+    Ok(!pieces(text)?.is_empty())
 }
 
 /// Base's text with head's test items spliced in (see the module doc). An error names the side
 /// and the place that does not parse.
 pub fn splice(base: &str, head: &str) -> Result<String, String> {
-    let (theirs, head_uses) =
-        pieces(head).map_err(|e| format!("head's version does not parse: {e}"))?;
-    let (ours, base_uses) =
-        pieces(base).map_err(|e| format!("base's version does not parse: {e}"))?;
-    let head_text = |p: &Piece| &head[p.range.clone()];
+    let theirs = pieces(head).map_err(|e| format!("head's version does not parse: {e}"))?;
+    let ours = pieces(base).map_err(|e| format!("base's version does not parse: {e}"))?;
     let mut out = String::with_capacity(base.len() + head.len() / 2);
-    let mut at = 0;
-    let mut used = BTreeSet::new();
-    for p in &ours {
-        out.push_str(&base[at..p.range.start]);
-        // The first of head's items with this key replaces it; a key head no longer has goes.
-        if let Some((i, h)) = theirs
-            .iter()
-            .enumerate()
-            .find(|(i, h)| h.key == p.key && !used.contains(i))
-        {
-            out.push_str(head_text(h));
-            used.insert(i);
-        }
-        at = p.range.end;
+    splice_scope(base, &ours, 0..base.len(), head, &theirs, &mut out);
+    Ok(out)
+}
+
+/// One scope's splice: base's bytes in `range`, each of its test items replaced by head's of the
+/// same key (or dropped), each inline module that head has too spliced in turn, and at the end
+/// of the scope the `use` items head's test functions may need and head's new test items.
+fn splice_scope(
+    base: &str,
+    ours: &Scope,
+    range: Range<usize>,
+    head: &str,
+    theirs: &Scope,
+    out: &mut String,
+) {
+    enum At<'s> {
+        Test(&'s Piece),
+        Module(&'s str, &'s Range<usize>, &'s Scope),
     }
-    out.push_str(&base[at..]);
-    if theirs.iter().any(|p| p.key.starts_with("fn ")) {
-        let missing = head_uses
+    let mut events: Vec<(usize, At)> = ours
+        .tests
+        .iter()
+        .map(|p| (p.range.start, At::Test(p)))
+        .chain(
+            ours.modules
+                .iter()
+                .map(|(name, body, s)| (body.start, At::Module(name, body, s))),
+        )
+        .collect();
+    events.sort_by_key(|(at, _)| *at);
+    let head_text = |p: &Piece| &head[p.range.clone()];
+    let mut at = range.start;
+    let mut used = BTreeSet::new();
+    for (_, event) in events {
+        match event {
+            At::Test(p) => {
+                out.push_str(&base[at..p.range.start]);
+                // The first of head's items with this key replaces it; a key head no longer
+                // has goes.
+                if let Some((i, h)) = theirs
+                    .tests
+                    .iter()
+                    .enumerate()
+                    .find(|(i, h)| h.key == p.key && !used.contains(i))
+                {
+                    out.push_str(head_text(h));
+                    used.insert(i);
+                }
+                at = p.range.end;
+            }
+            At::Module(name, body, inner) => {
+                out.push_str(&base[at..body.start]);
+                match theirs.modules.iter().find(|(n, _, _)| n == name) {
+                    Some((_, _, head_inner)) => {
+                        splice_scope(base, inner, body.clone(), head, head_inner, out)
+                    }
+                    None => out.push_str(&base[body.clone()]),
+                }
+                at = body.end;
+            }
+        }
+    }
+    // What base has after its last item, up to the scope's end: a module's closing brace
+    // comes after what is appended.
+    let tail = &base[at..range.end];
+    let (keep, rest) = if range.end == base.len() {
+        (tail, "")
+    } else {
+        let trimmed = tail.trim_end();
+        (trimmed, &tail[trimmed.len()..])
+    };
+    out.push_str(keep);
+    let added: Vec<&Piece> = theirs
+        .tests
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !used.contains(i))
+        .map(|(_, p)| p)
+        .collect();
+    if theirs.tests.iter().any(|p| p.key.starts_with("fn ")) {
+        let missing = theirs
+            .uses
             .iter()
-            .filter(|u| !base_uses.iter().any(|b| b.key == u.key));
+            .filter(|u| !ours.uses.iter().any(|b| b.key == u.key));
         for u in missing {
             if !out.ends_with('\n') {
                 out.push('\n');
@@ -410,7 +506,7 @@ pub fn splice(base: &str, head: &str) -> Result<String, String> {
             out.push('\n');
         }
     }
-    for (_, h) in theirs.iter().enumerate().filter(|(i, _)| !used.contains(i)) {
+    for h in added {
         if !out.ends_with('\n') {
             out.push('\n');
         }
@@ -418,7 +514,7 @@ pub fn splice(base: &str, head: &str) -> Result<String, String> {
         out.push_str(head_text(h));
         out.push('\n');
     }
-    Ok(out)
+    out.push_str(rest);
 }
 
 #[cfg(test)]
@@ -536,6 +632,9 @@ mod tests {
             ("tests/it.rs", Some("")),
             ("tests/it/main.rs", Some("")),
             ("tests/common/mod.rs", Some("common::")),
+            ("src/tests/recursive.rs", Some("tests::recursive::")),
+            ("src/tests/mod.rs", Some("tests::")),
+            ("crates/a/src/tests/deep.rs", Some("tests::deep::")),
             ("build.rs", None),
             ("src/data.json", None),
         ] {
@@ -627,6 +726,23 @@ mod tests {
         let base = "use a::b;\n#[cfg(test)]\nmod tests {}\n";
         let head = "use a::b;\nuse a::c;\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
         assert!(!splice(base, head).unwrap().contains("use a::c;"));
+    }
+
+    #[test]
+    fn test_items_inside_modules_that_are_not_test_modules_are_spliced_too() {
+        let base = "pub mod inner {\n    pub fn half(x: i32) -> i32 { x / 3 }\n\n    #[test]\n    fn old() { assert_eq!(half(3), 1); }\n\n    #[cfg(test)]\n    mod tests {}\n}\n\nmod only_base {\n    #[test]\n    fn kept() {}\n}\n";
+        let head = "pub mod inner {\n    pub fn half(x: i32) -> i32 { x / 2 }\n    use std::fmt::Write;\n\n    #[test]\n    fn old() { assert_eq!(half(3), 1); assert_eq!(half(4), 2); }\n\n    #[cfg(test)]\n    mod tests { #[test] fn inside() {} }\n\n    #[test]\n    fn added() { assert_eq!(half(8), 4); }\n}\n\nmod only_head {\n    #[test]\n    fn new() {}\n}\n";
+        let out = splice(base, head).unwrap();
+        assert_eq!(
+            out,
+            "pub mod inner {\n    pub fn half(x: i32) -> i32 { x / 3 }\n\n    #[test]\n    fn old() { assert_eq!(half(3), 1); assert_eq!(half(4), 2); }\n\n    #[cfg(test)]\n    mod tests { #[test] fn inside() {} }\nuse std::fmt::Write;\n\n#[test]\n    fn added() { assert_eq!(half(8), 4); }\n\n}\n\nmod only_base {\n    #[test]\n    fn kept() {}\n}\n"
+        );
+        // Base's code stays; a module head alone has is new code, not laid over.
+        assert!(out.contains("x / 3") && !out.contains("x / 2"));
+        assert!(!out.contains("only_head"));
+        assert!(syn::parse_file(&out).is_ok(), "{out}");
+        assert!(has_test_items("mod m { #[test] fn t() {} }").unwrap());
+        assert!(!has_test_items("mod m { fn t() {} }").unwrap());
     }
 
     #[test]
