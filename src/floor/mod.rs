@@ -1445,6 +1445,7 @@ impl Ctx<'_> {
                     .map(str::to_string)
             }
         };
+        let mut parsed: BTreeMap<String, Option<ItemMap>> = BTreeMap::new();
         for id in failed {
             let Some(o) = obs.get_mut(&(i, id.clone())) else {
                 continue;
@@ -1460,7 +1461,12 @@ impl Ctx<'_> {
                 .into_iter()
                 .filter_map(|f| {
                     let rel = in_root(&f)?;
-                    let map = adapter.item_map(&ctx, &rel);
+                    // Each file is parsed once for all the tests that failed in it (a Rust
+                    // item map walks the crate's module tree).
+                    let map = parsed
+                        .entry(rel.clone())
+                        .or_insert_with(|| adapter.item_map(&ctx, &rel))
+                        .clone();
                     Some((f, map))
                 })
                 .collect();
