@@ -1,7 +1,9 @@
 //! `shipmoor claim-check` end to end on Go, vitest, jest and junit-command projects: in each, a
 //! true fail-to-pass, a tagged test that already passes at base (proves nothing), a new test
 //! that does not compile or load at base because it uses the new code (a failure at base), and
-//! a flaky test under `--runs 2` (undecided). Each runs the real toolchain.
+//! a flaky test under `--runs 2` (undecided). On Go, vitest and jest, a test file that does not
+//! build or load at base is a failure there only for the test it fails in, or the test that uses
+//! the name whose import fails. Each runs the real toolchain.
 
 mod common;
 
@@ -227,15 +229,17 @@ fn go_subtests_end_to_end() {
 // vitest and jest
 // ----------------------------------------------------------------------------------------------
 
-fn js_repo(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> (Repo, String, String) {
+/// A repository holding the tool's package files (ESM for vitest, CommonJS for jest), with the
+/// checkout's dependencies installed, as a workflow's `npm ci` leaves them; the worktrees reuse
+/// them because the lockfile is the same at both commits.
+fn js_project(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> Repo {
     let nm = common::js::node_modules(kind);
     let install = nm.parent().unwrap();
     let r = Repo::new();
     let mut pkg: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(install.join("package.json")).unwrap())
             .unwrap();
-    let esm = tool == "vitest";
-    if esm {
+    if tool == "vitest" {
         pkg["type"] = "module".into();
     }
     r.write("package.json", &serde_json::to_string_pretty(&pkg).unwrap());
@@ -244,9 +248,13 @@ fn js_repo(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> (Repo, String,
         &std::fs::read_to_string(install.join("package-lock.json")).unwrap(),
     );
     r.write(".gitignore", "node_modules\n");
-    // The checkout has its dependencies installed, as a workflow's `npm ci` leaves them; the
-    // worktrees reuse them because the lockfile is the same at both commits.
     std::os::unix::fs::symlink(&nm, r.path().join("node_modules")).unwrap();
+    r
+}
+
+fn js_repo(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> (Repo, String, String) {
+    let r = js_project(kind, tool);
+    let esm = tool == "vitest";
     let export = if esm { "export " } else { "" };
     let import = |names: &str, from: &str| {
         if esm {
@@ -361,6 +369,108 @@ fn vitest_end_to_end() {
 #[test]
 fn jest_end_to_end() {
     js_end_to_end(shipmoor::acceptance::RunnerKind::Jest, "jest");
+}
+
+/// DESIGN 5.4 on vitest and jest: head adds `clampAll` to an existing module, and a test file
+/// whose `describe` body calls it while the file loads. At base the import binds nothing (vite
+/// and CommonJS do not check named imports), so the call throws at module level and the file
+/// does not load. The failing name is imported by the test file, and the tagged test inside that
+/// `describe` uses it: its own failure, a build failure in the test. The tagged test beside it
+/// uses only `clamp`, of the same import statement: it was never observed at base, and its
+/// criterion is undecided, with the position of the error.
+fn js_a_module_level_failure_at_base_counts_only_for_the_test_that_uses_the_name(
+    kind: shipmoor::acceptance::RunnerKind,
+    tool: &str,
+) {
+    let r = js_project(kind, tool);
+    let esm = tool == "vitest";
+    let (export, tail) = if esm {
+        ("export ", "")
+    } else {
+        ("", "module.exports = { clamp, clampAll };\n")
+    };
+    let clamp = "function clamp(x, lo, hi) {\n  return x < lo ? lo : x > hi ? hi : x;\n}\n";
+    r.write(
+        "src/clamp.js",
+        &format!(
+            "{export}{clamp}{}",
+            if esm {
+                ""
+            } else {
+                "module.exports = { clamp };\n"
+            }
+        ),
+    );
+    let base = r.commit("base");
+    r.write(
+        "src/clamp.js",
+        &format!("{export}{clamp}\n{export}function clampAll(xs, lo, hi) {{\n  return xs.map((x) => clamp(x, lo, hi));\n}}\n{tail}"),
+    );
+    let header = if esm {
+        "import { describe, expect, test } from 'vitest';\nimport { clamp, clampAll } from '../src/clamp.js';\n"
+    } else {
+        "\nconst { clamp, clampAll } = require('../src/clamp.js');\n"
+    };
+    // Line 2: the import; line 9: the call at module level.
+    r.write(
+        "test/clamp.test.js",
+        &format!(
+            "{header}\ntest('keeps a value in range {}', () => {{\n  expect(clamp(5, 0, 10)).toBe(5);\n}});\n\ndescribe('clampAll', () => {{\n  const clamped = clampAll([50, -5, 5], 0, 10);\n  test('clamps every value {}', () => {{\n    expect(clamped).toEqual([10, 0, 5]);\n  }});\n}});\n",
+            common::tag("keeps-mid"),
+            common::tag("clamp-all")
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: keeps-mid\n    ac: A value in range is kept.\n    required: false\n  - id: clamp-all\n    ac: A list can be clamped.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    expect(
+        &run,
+        &[("keeps-mid", "undecided"), ("clamp-all", "satisfied")],
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let keeps = &v["result"]["criteria"][0]["floor"];
+    assert_eq!(keeps["tests"][0]["base"], "build_fail", "{keeps}");
+    assert!(keeps["tests"][0].get("base_failure").is_none(), "{keeps}");
+    let reason = keeps["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("never observed at base"), "{reason}");
+    // The error named is the call in the `describe` body, at its line, relative to the
+    // repository.
+    assert!(reason.contains("clampAll"), "{reason}");
+    assert!(reason.contains("test/clamp.test.js:9"), "{reason}");
+    let all = &v["result"]["criteria"][1]["floor"];
+    assert_eq!(all["tests"][0]["base"], "build_fail", "{all}");
+    assert_eq!(
+        all["tests"][0]["base_failure"], "build_failure_in_test",
+        "{all}"
+    );
+    let reason = all["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("fails at base (a build failure in the test)"),
+        "{reason}"
+    );
+    let tmp = r.tmp.path().display().to_string();
+    assert!(!run.stdout.contains(&tmp), "{}", run.stdout);
+    // Only the optional criterion is open.
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn vitest_a_module_level_failure_at_base_counts_only_for_the_test_that_uses_the_name() {
+    js_a_module_level_failure_at_base_counts_only_for_the_test_that_uses_the_name(
+        shipmoor::acceptance::RunnerKind::Vitest,
+        "vitest",
+    );
+}
+
+#[test]
+fn jest_a_module_level_failure_at_base_counts_only_for_the_test_that_uses_the_name() {
+    js_a_module_level_failure_at_base_counts_only_for_the_test_that_uses_the_name(
+        shipmoor::acceptance::RunnerKind::Jest,
+        "jest",
+    );
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -286,13 +286,27 @@ fn lists_and_runs(kind: RunnerKind) {
         let file = format!("web/{}", t.id.split(" > ").next().unwrap());
         assert_eq!(t.file.as_deref(), Some(file.as_str()), "{}", t.id);
     }
+    // vitest's JSON beside its JUnit (which holds the stacks of files that do not load).
+    let output = if kind == RunnerKind::Vitest {
+        "--outputFile.json"
+    } else {
+        "--outputFile"
+    };
     let list_cmd = &listed.invocations[0].command;
     assert!(
         list_cmd
             .iter()
-            .any(|a| a == &format!("--outputFile=$SCRATCH/{}-list.json", kind.as_str())),
+            .any(|a| a == &format!("{output}=$SCRATCH/{}-list.json", kind.as_str())),
         "{list_cmd:?}"
     );
+    if kind == RunnerKind::Vitest {
+        assert!(
+            list_cmd
+                .iter()
+                .any(|a| a == "--outputFile.junit=$SCRATCH/vitest-list.xml"),
+            "{list_cmd:?}"
+        );
+    }
     assert!(listed.invocations[0].results.is_some());
 
     let requested = ids(&[
@@ -339,7 +353,7 @@ fn lists_and_runs(kind: RunnerKind) {
     assert!(
         last.command
             .iter()
-            .any(|a| a == &format!("--outputFile=$SCRATCH/{}.json", kind.as_str())),
+            .any(|a| a == &format!("{output}=$SCRATCH/{}.json", kind.as_str())),
         "{:?}",
         last.command
     );
@@ -503,7 +517,8 @@ fn empty_project(kind: RunnerKind) {
 }
 
 /// DESIGN 5.4 at the adapter: a file laid over base imports a module base lacks, next to a
-/// trivial test; another calls a function base lacks in its body; a third does not parse.
+/// trivial test; another calls a function base lacks in its body; a third does not parse; a
+/// fourth calls, while it loads, a name the module does not export.
 fn load_failures_are_attributed(kind: RunnerKind) {
     let vitest = kind == RunnerKind::Vitest;
     let (import_gone, import_math) = if vitest {
@@ -530,11 +545,21 @@ fn load_failures_are_attributed(kind: RunnerKind) {
         "{import_math}\n\ntest('calls new api', () => {{\n  expect(math.clamp(5)).toBe(3);\n}});\n\ntest('asserts', () => {{\n  expect(math.add(1, 1)).toBe(3);\n}});\n"
     );
     let syntax = format!("{header}\ntest('ok', () => {{\n  expect(1).toBe(1);\n}});\n\ntest('bad', () => {{\n  expect(1.toBe(1);\n}});\n");
+    // Line 2 imports `clampHigh`, which the module lacks; line 4 calls it while the file loads.
+    let import_add = if vitest {
+        "import { add, clampHigh } from '../src/math.js';"
+    } else {
+        "const { add, clampHigh } = require('../src/math');"
+    };
+    let module_level = format!(
+        "{header}{import_add}\n\nconst HIGH = clampHigh(50);\n\ntest('trivial', () => {{\n  expect(add(1, 1)).toBe(2);\n}});\n\ntest('clamps high', () => {{\n  expect(clampHigh(50)).toBe(HIGH);\n}});\n"
+    );
     let mut files: Vec<(&str, &str)> = good_project(kind);
     files.extend([
         ("tests/clamp.test.js", new_module.as_str()),
         ("tests/body.test.js", body.as_str()),
         ("tests/syntax.test.js", syntax.as_str()),
+        ("tests/toplevel.test.js", module_level.as_str()),
     ]);
     let fx = fixture(kind, &files, true);
     let runner = adapter(kind);
@@ -555,6 +580,10 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     let d = &bf.diagnostics[0];
     assert_eq!((d.file.as_str(), d.line), (file, 2), "{d:?}");
     assert!(d.message.contains("Cannot find module"), "{d:?}");
+    // vitest names the importing file: relative to the repository, as every path it reports.
+    let worktree = fx.worktree.display().to_string();
+    assert!(!d.message.contains(&worktree), "{d:?}");
+    assert!(!bf.excerpt.contains(&worktree), "{}", bf.excerpt);
 
     let map = runner
         .item_map(&fx.ctx("map"), "tests/clamp.test.js")
@@ -605,6 +634,63 @@ fn load_failures_are_attributed(kind: RunnerKind) {
         report.messages
     );
     assert!(report.build_failure.is_none());
+
+    // A name the module does not export, called while the file loads: the call's position,
+    // then the import that binds the name, naming it.
+    let file = "web/tests/toplevel.test.js";
+    let trivial = "tests/toplevel.test.js > trivial";
+    let uses = "tests/toplevel.test.js > clamps high";
+    let report = runner.run(&fx.ctx("toplevel"), &ids(&[trivial, uses]));
+    assert_eq!(
+        report.outcomes[trivial],
+        Outcome::BuildFail,
+        "{:?}",
+        report.problem
+    );
+    assert_eq!(report.outcomes[uses], Outcome::BuildFail);
+    let bf = report.build_failure.expect("a build failure");
+    let at: Vec<(&str, u32, Option<u32>, &[String])> = bf
+        .diagnostics
+        .iter()
+        .map(|d| (d.file.as_str(), d.line, d.column, d.names.as_slice()))
+        .collect();
+    let names = ["clampHigh".to_string()];
+    // vitest places the call at its parenthesis, jest at the callee.
+    let (call, binding) = if vitest { (23, 15) } else { (14, 14) };
+    assert_eq!(
+        at,
+        vec![
+            (file, 4, Some(call), &names[..]),
+            (file, 2, Some(binding), &names[..])
+        ],
+        "{:?}",
+        bf.diagnostics
+    );
+    let thrown = &bf.diagnostics[0].message;
+    assert!(
+        thrown.starts_with("TypeError: ")
+            && thrown.contains("clampHigh")
+            && thrown.ends_with("is not a function"),
+        "{thrown}"
+    );
+    let map = runner
+        .item_map(&fx.ctx("map-toplevel"), "tests/toplevel.test.js")
+        .unwrap();
+    let a = attribute(file, "trivial", &map, &bf.diagnostics);
+    assert!(
+        matches!(&a, Attribution::Elsewhere { diagnostic } if diagnostic.line == 4),
+        "{a:?}"
+    );
+    assert!(
+        a.describe().contains("tests/toplevel.test.js:4"),
+        "{}",
+        a.describe()
+    );
+    let a = attribute(file, "clamps high", &map, &bf.diagnostics);
+    assert!(
+        matches!(&a, Attribution::InUsedImport { names, .. } if names == &["clampHigh"]),
+        "{a:?}"
+    );
 
     // A syntax error: its position, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/syntax.test.js > ok"]));

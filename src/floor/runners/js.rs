@@ -14,9 +14,10 @@
 //! before any work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary
 //! that a setup which succeeded did not install is one too (`check_setup_bin`). Every command runs with `CI=1` (no watch mode, no
 //! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
-//! messages anyway. The results go to a file of our own in `ctx.scratch`, removed before each
-//! command so that an earlier file is never read as this command's. The runner's `args` come
-//! after our options and before our test-name pattern and file filters.
+//! messages anyway. The results go to a file of our own in `ctx.scratch` (vitest's JUnit
+//! report beside it), removed before each command so that an earlier file is never read as this
+//! command's. The runner's `args` come after our options and before our test-name pattern and
+//! file filters.
 //!
 //! # list
 //! In: the project in `ctx.dir`, every test file or only those of a [`ListScope::Files`] (its
@@ -45,8 +46,9 @@
 //! 3. Read the results file. A file that failed to load: its requested ids are `BuildFail`, and
 //!    `build_failure.diagnostic_files` holds it plus the worktree files its error names with a
 //!    position (`/abs/path.js:3:5`, `tests/a.test.js:1:18`, vite's `At file: /src/x.js:1:19`,
-//!    babel's `SyntaxError: /abs/path.js: …`), and `build_failure.diagnostics` the positions
-//!    of `load_diagnostics`. A test passes only when its id is present with
+//!    babel's `SyntaxError: /abs/path.js: …`, vitest's stack `❯ tests/a.test.js:4:19` from its
+//!    JUnit report), and `build_failure.diagnostics` the positions of `load_diagnostics`, paths
+//!    and messages relative to the repository. A test passes only when its id is present with
 //!    status `passed` and the exit code agrees with the whole results file (0 when nothing
 //!    failed, 1 when a test or a file failed); `failed` is `Fail` with the first line of its
 //!    first failure message in `messages` and its `failure_kind` (an assertion of `expect` or
@@ -62,7 +64,13 @@
 //!
 //! # Attribution (DESIGN 5.4)
 //! `test_item` is an id's titles part (`describe > test`); `item_map` parses the file with
-//! [`super::js_parse`].
+//! [`super::js_parse`]. A file that fails while loading because it calls a name its import does
+//! not bind at base (`TypeError: (0 , clamp) is not a function` from vitest, `TypeError: clamp
+//! is not a function` from jest with CommonJS) has two diagnostics: the call, then the import
+//! that binds the name, naming it (`unbound_import`), so that the test that uses `clamp` owns
+//! the failure and a neighbour that does not is never observed at base. jest with native ESM
+//! already fails at the import (`The requested module '…' does not provide an export named
+//! 'clamp'`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -74,8 +82,10 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::Value;
 
+use super::junit::{parse_junit, JunitCase};
 use super::kit::{
-    exec, exit_problem, join_problems, relative_to, safe_relative, truncate, worktree_relative,
+    display_text, exec, exit_problem, join_problems, relative_to, safe_relative, truncate,
+    worktree_relative,
 };
 use super::*;
 use crate::floor::process;
@@ -110,6 +120,15 @@ impl JsTool {
         }
     }
 
+    /// Where the tool writes its second report, beside the results file: vitest's JUnit, which
+    /// holds the stacks of the files that fail to load (`vitest.xml` beside `vitest.json`).
+    pub fn stack_report(self, results: &Path) -> Option<PathBuf> {
+        match self {
+            JsTool::Vitest => Some(results.with_extension("xml")),
+            JsTool::Jest => None,
+        }
+    }
+
     /// The tool's arguments: our fixed options, the runner's `args`, the test-name pattern, and
     /// the files to restrict the run to (all files when empty).
     pub fn args(
@@ -126,9 +145,11 @@ impl JsTool {
         // `--no-cache` keeps vitest from writing its results cache into `node_modules/.vite`.
         // jest: `--ci` never writes snapshots; retries only come from `jest.retryTimes` in the
         // tests, which the results file shows (`invocations`).
+        // vitest also writes JUnit: only there does a file that fails to load have its stack
+        // (see `add_vitest_stacks`).
         let (before, after): (&[&str], &[&str]) = match self {
             JsTool::Vitest => (
-                &["run", "--reporter=json"],
+                &["run", "--reporter=json", "--reporter=junit"],
                 &[
                     "--no-coverage",
                     "--no-cache",
@@ -142,7 +163,16 @@ impl JsTool {
             ),
         };
         let mut args: Vec<OsString> = before.iter().map(OsString::from).collect();
-        args.push(out_arg);
+        match self.stack_report(results) {
+            Some(junit) => {
+                let mut json_arg = OsString::from("--outputFile.json=");
+                json_arg.push(results);
+                let mut junit_arg = OsString::from("--outputFile.junit=");
+                junit_arg.push(junit);
+                args.extend([json_arg, junit_arg]);
+            }
+            None => args.push(out_arg),
+        }
         args.extend(after.iter().map(OsString::from));
         args.extend(user_args.iter().map(OsString::from));
         args.push(OsString::from(format!("--testNamePattern={pattern}")));
@@ -334,7 +364,8 @@ pub(super) struct JsFile {
     pub name: String,
     /// The file's status was `failed`.
     pub failed: bool,
-    /// The file-level message (a load error, or jest's summary of failed tests), ANSI-free.
+    /// The file-level message (a load error, or jest's summary of failed tests), ANSI-free; for
+    /// vitest, a load error with its stack from the JUnit report (`add_vitest_stacks`).
     pub message: String,
     pub tests: Vec<JsTest>,
 }
@@ -594,17 +625,66 @@ pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
 /// Where a test file that failed to load fails, for DESIGN 5.4: the position the error names
 /// (babel's `SyntaxError: /abs/a.test.js: Unexpected token (8:26)`, the first stack frame inside
 /// the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
-/// module that cannot be found (vitest names no position), the line that imports it, and for a
-/// file that does not parse (vite's "Failed to parse source"), our parser's first syntax error
-/// in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 - error
+/// module that cannot be found (vitest without its stack names no position), the line that
+/// imports it, and for a file that does not parse (vite's "Failed to parse source"), our
+/// parser's first syntax error in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 - error
 /// TS2305: …`) are one diagnostic each: several can stand in one message, and each may be a
 /// different test's. `file` is relative to the runner's root.
+///
+/// A name the file imports that is not a function where the file calls it while loading is
+/// also placed at the import that binds it (see [`unbound_import`]). Messages name paths
+/// relative to the repository, never the worktree's.
 pub(super) fn load_diagnostics(ctx: &RunCtx, file: &str, message: &str) -> Vec<Diagnostic> {
-    let typescript = typescript_diagnostics(ctx, message);
-    if !typescript.is_empty() {
-        return typescript;
+    let mut out = typescript_diagnostics(ctx, message);
+    if out.is_empty() {
+        out.extend(load_diagnostic(ctx, file, message));
+        if let Some(first) = out.first_mut() {
+            if let Some(import) = unbound_import(ctx, file, first) {
+                first.names = import.names.clone();
+                out.push(import);
+            }
+        }
     }
-    load_diagnostic(ctx, file, message).into_iter().collect()
+    for d in &mut out {
+        d.message = display_text(ctx, &d.message);
+    }
+    out
+}
+
+/// vite's SSR transform (vitest) and CommonJS destructuring (jest) do not check that a module
+/// exports the names a file imports from it: a name it lacks is bound to `undefined`, and the
+/// failure surfaces at the name's first use. When the file calls it while loading (at the top
+/// level, or in a `describe` body), the file fails with vitest's `TypeError: (0 , clamp) is not
+/// a function` or jest's `TypeError: clamp is not a function`, at the call. Where that call is
+/// in the test file itself and one of its imports binds the name, that import is what fails, as
+/// Node's ESM linker would say at the import (`does not provide an export named 'clamp'`): a
+/// diagnostic at the binding, naming it, so that a test that uses the name owns the failure and
+/// its neighbours do not. A member of a namespace (`math.clamp is not a function`) names no
+/// binding of the file: nothing is added.
+fn unbound_import(ctx: &RunCtx, file: &str, thrown: &Diagnostic) -> Option<Diagnostic> {
+    static NOT_CALLABLE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = NOT_CALLABLE
+        .get_or_init(|| {
+            Regex::new(
+                r"^(?:TypeError: )?(?:\(0 , ([A-Za-z_$][A-Za-z0-9_$]*)\)|([A-Za-z_$][A-Za-z0-9_$]*)) is not a (?:function|constructor)$",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let c = re.captures(thrown.message.trim())?;
+    let name = c.get(1).or_else(|| c.get(2))?.as_str();
+    if worktree_relative(ctx, &ctx.dir.join(file)).as_deref() != Some(thrown.file.as_str()) {
+        return None;
+    }
+    let source = std::fs::read_to_string(ctx.dir.join(file)).ok()?;
+    let (line, column) = super::js_parse::import_binding(&source, file, name)?;
+    Some(Diagnostic {
+        file: thrown.file.clone(),
+        line,
+        column: Some(column),
+        message: format!("{}, thrown at {}", thrown.message, thrown.at()),
+        names: vec![name.to_string()],
+    })
 }
 
 /// `path:line:col - error TSnnnn: message` lines inside the worktree; `has no exported member
@@ -886,7 +966,7 @@ impl Observed {
                 .collect();
             excerpt.push_str(file);
             excerpt.push('\n');
-            excerpt.push_str(&body.join("\n"));
+            excerpt.push_str(&display_text(ctx, &body.join("\n")));
             excerpt.push_str("\n\n");
         }
         if diagnostic.is_empty() && excerpt.is_empty() {
@@ -921,6 +1001,10 @@ fn execute(
     invocations: &mut Vec<Invocation>,
 ) -> Executed {
     let name = tool.name();
+    let stacks = tool.stack_report(results);
+    if let Some(p) = &stacks {
+        let _ = std::fs::remove_file(p);
+    }
     let mut ran = exec(ctx, bin.as_os_str(), args, &ctx.dir, &js_env());
     let problem = ran.operational_problem(name);
     let exit = ran.captured().exit_code;
@@ -954,11 +1038,20 @@ fn execute(
         };
     };
     match parse_results(&bytes) {
-        Ok(files) => Executed {
-            exit,
-            files: Some(files),
-            problems,
-        },
+        Ok(mut files) => {
+            // Without the second report, a file that fails to load keeps the message alone.
+            let junit = stacks
+                .and_then(|p| std::fs::read(p).ok())
+                .and_then(|b| parse_junit(&b).ok());
+            if let Some(cases) = junit {
+                add_vitest_stacks(ctx, &mut files, &cases);
+            }
+            Executed {
+                exit,
+                files: Some(files),
+                problems,
+            }
+        }
         Err(e) => {
             problems.push(format!("{name}'s results file is unreadable: {e}"));
             Executed {
@@ -968,6 +1061,66 @@ fn execute(
             }
         }
     }
+}
+
+/// vitest's JSON report gives a test file that failed to load its error's message alone
+/// (`(0 , clamp) is not a function`), without the error's name or where it was thrown. Its JUnit
+/// report has the same error as a test case named after the file, with its name and vitest's
+/// stack, one frame a line, paths relative to the root:
+///
+/// ```text
+/// <testcase classname="tests/a.test.js" name="tests/a.test.js" time="0">
+///     <failure message="(0 , clamp) is not a function" type="TypeError">
+/// TypeError: (0 , clamp) is not a function
+///  ❯ tests/a.test.js:4:19
+///     </failure>
+/// ```
+///
+/// Each such file's message becomes the JUnit's first line where that names the same error
+/// (`TypeError: …`), the rest of the JSON message, then the `❯` frames of that error (before any
+/// `Caused by:`). Only the frames: the code frame vite adds to a parse failure says `File:
+/// /abs/a.test.js:1:0` whatever the line of the error.
+fn add_vitest_stacks(ctx: &RunCtx, files: &mut [JsFile], cases: &[JunitCase]) {
+    for f in files.iter_mut().filter(|f| f.failed && f.tests.is_empty()) {
+        let Some(rel) = root_relative(ctx, Path::new(&f.name)) else {
+            continue;
+        };
+        let Some(text) = cases
+            .iter()
+            .find(|c| c.classname == rel && c.name == rel)
+            .and_then(|c| c.text.as_deref())
+        else {
+            continue;
+        };
+        f.message = with_stack(&f.message, &strip_ansi(text));
+    }
+}
+
+/// `message` (from the JSON report) with the error's name and frames from `junit` (its JUnit
+/// failure text), as [`add_vitest_stacks`] says.
+fn with_stack(message: &str, junit: &str) -> String {
+    let mut lines = junit.lines().map(str::trim).filter(|l| !l.is_empty());
+    let head = lines.next().unwrap_or("");
+    let frames: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("Caused by:") && !l.starts_with('⎯'))
+        .filter(|l| l.starts_with('❯'))
+        .collect();
+    let (first, rest) = message.split_once('\n').unwrap_or((message, ""));
+    let first = if !first.trim().is_empty() && head.ends_with(first.trim()) {
+        head
+    } else {
+        first
+    };
+    let mut out = first.to_string();
+    for part in [rest.trim_end()]
+        .into_iter()
+        .chain(frames)
+        .filter(|p| !p.is_empty())
+    {
+        out.push('\n');
+        out.push_str(part);
+    }
+    out
 }
 
 /// What kind of failure a test's first failure message is. Assertion errors: `expect`'s matcher
@@ -1367,6 +1520,192 @@ mod tests {
         assert_eq!(got, vec![(2, vec!["gone".to_string()]), (4, vec![])]);
     }
 
+    /// A project with test files on disk, for the positions read from load errors.
+    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, RunCtx) {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        let dir = wt.join("web");
+        for (f, text) in files {
+            let p = dir.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+        let c = RunCtx {
+            worktree: wt,
+            dir,
+            scratch: tmp.path().join("scratch"),
+            timeout: Duration::from_secs(5),
+            env: vec![],
+        };
+        (tmp, c)
+    }
+
+    const TOP_LEVEL: &str = "import { expect, test } from 'vitest';\nimport { add, clamp } from '../src/math.js';\n\nconst high = clamp(50, 0, 10);\n\ntest('trivial', () => {\n  expect(add(1, 1)).toBe(2);\n});\n";
+    const SYNTAX: &str = "import { describe, expect, test } from 'vitest';\n\ntest('ok', () => {\n  expect(1).toBe(1);\n});\n\ntest('bad', () => {\n  expect(1.toBe(1);\n});\n";
+
+    /// vitest 3.2's JUnit for files that fail to load, as written (only the paths of the project
+    /// are the fixture's): a call at the top level of a name the module does not export, a
+    /// module that cannot be found (its cause's frames are vite's), and a file that does not
+    /// parse (vite's code frame says `:1:0`).
+    fn vitest_junit(d: &str) -> String {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8" ?>
+<testsuites name="vitest tests" tests="3" failures="3" errors="0" time="0">
+    <testsuite name="tests/a.test.js" timestamp="2026-12-02T01:07:04.276Z" hostname="vm" tests="1" failures="1" errors="0" skipped="0" time="0">
+        <testcase classname="tests/a.test.js" name="tests/a.test.js" time="0">
+            <failure message="(0 , clamp) is not a function" type="TypeError">
+TypeError: (0 , clamp) is not a function
+ ❯ tests/a.test.js:4:19
+            </failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="tests/missing.test.js" timestamp="2026-12-02T01:08:22.619Z" hostname="vm" tests="1" failures="1" errors="0" skipped="0" time="0">
+        <testcase classname="tests/missing.test.js" name="tests/missing.test.js" time="0">
+            <failure message="Cannot find module &apos;../src/double.js&apos; imported from &apos;{d}/tests/missing.test.js&apos;" type="Error">
+Error: Cannot find module &apos;../src/double.js&apos; imported from &apos;{d}/tests/missing.test.js&apos;
+ ❯ tests/missing.test.js:2:1
+
+⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯
+Serialized Error: {{ code: &apos;ERR_MODULE_NOT_FOUND&apos; }}
+Caused by: Error: Failed to load url ../src/double.js (resolved id: ../src/double.js) in {d}/tests/missing.test.js. Does the file exist?
+ ❯ loadAndTransform node_modules/vite/dist/node/chunks/config.js:22907:33
+            </failure>
+        </testcase>
+    </testsuite>
+    <testsuite name="tests/syntax.test.js" timestamp="2026-12-02T01:10:35.952Z" hostname="vm" tests="1" failures="1" errors="0" skipped="0" time="0">
+        <testcase classname="tests/syntax.test.js" name="tests/syntax.test.js" time="0">
+            <failure message="Failed to parse source for import analysis because the content contains invalid JS syntax. If you are using JSX, make sure to name the file with the .jsx or .tsx extension." type="Error">
+Error: Failed to parse source for import analysis because the content contains invalid JS syntax. If you are using JSX, make sure to name the file with the .jsx or .tsx extension.
+  Plugin: vite:import-analysis
+  File: {d}/tests/syntax.test.js:1:0
+  1  |  import {{ describe, expect, test }} from &apos;vitest&apos;;
+     |  ^
+  2  |  
+ ❯ TransformPluginContext._formatLog node_modules/vite/dist/node/chunks/config.js:29250:43
+ ❯ loadAndTransform node_modules/vite/dist/node/chunks/config.js:22914:26
+            </failure>
+        </testcase>
+    </testsuite>
+</testsuites>
+"#
+        )
+    }
+
+    #[test]
+    fn vitest_module_level_failures_take_their_stack_from_junit() {
+        let (_tmp, c) = project(&[
+            ("tests/a.test.js", TOP_LEVEL),
+            ("tests/missing.test.js", ""),
+            ("tests/syntax.test.js", SYNTAX),
+        ]);
+        let d = c.dir.display().to_string();
+        // vitest 3.2's JSON report for the same run: the messages alone.
+        let json = format!(
+            r#"{{"testResults": [
+              {{"assertionResults": [], "status": "failed", "message": "(0 , clamp) is not a function", "name": "{d}/tests/a.test.js"}},
+              {{"assertionResults": [], "status": "failed", "message": "Cannot find module '../src/double.js' imported from '{d}/tests/missing.test.js'", "name": "{d}/tests/missing.test.js"}},
+              {{"assertionResults": [], "status": "failed", "message": "Failed to parse source for import analysis because the content contains invalid JS syntax. If you are using JSX, make sure to name the file with the .jsx or .tsx extension.", "name": "{d}/tests/syntax.test.js"}}
+            ]}}"#
+        );
+        let mut files = parse_results(json.as_bytes()).unwrap();
+        // Nothing to place the call by without the stack.
+        assert!(load_diagnostics(&c, "tests/a.test.js", &files[0].message).is_empty());
+        let cases = parse_junit(vitest_junit(&d).as_bytes()).unwrap();
+        add_vitest_stacks(&c, &mut files, &cases);
+        assert_eq!(
+            files[0].message,
+            "TypeError: (0 , clamp) is not a function\n❯ tests/a.test.js:4:19"
+        );
+        // The cause's frames are not the error's.
+        assert_eq!(
+            files[1].message,
+            format!("Error: Cannot find module '../src/double.js' imported from '{d}/tests/missing.test.js'\n❯ tests/missing.test.js:2:1")
+        );
+        assert!(!files[2].message.contains("File:"), "{}", files[2].message);
+
+        // The call, then the import that binds the name it calls.
+        let got = load_diagnostics(&c, "tests/a.test.js", &files[0].message);
+        assert_eq!(
+            got,
+            vec![
+                Diagnostic {
+                    file: "web/tests/a.test.js".into(),
+                    line: 4,
+                    column: Some(19),
+                    message: "TypeError: (0 , clamp) is not a function".into(),
+                    names: vec!["clamp".into()],
+                },
+                Diagnostic {
+                    file: "web/tests/a.test.js".into(),
+                    line: 2,
+                    column: Some(15),
+                    message:
+                        "TypeError: (0 , clamp) is not a function, thrown at web/tests/a.test.js:4"
+                            .into(),
+                    names: vec!["clamp".into()],
+                },
+            ]
+        );
+        // Paths relative to the repository.
+        let missing = load_diagnostics(&c, "tests/missing.test.js", &files[1].message);
+        assert_eq!(
+            missing
+                .iter()
+                .map(|d| (d.line, d.message.as_str()))
+                .collect::<Vec<_>>(),
+            vec![(2, "Error: Cannot find module '../src/double.js' imported from 'web/tests/missing.test.js'")]
+        );
+        // vite's `:1:0` is not taken: the parser's first syntax error is.
+        let syntax = load_diagnostics(&c, "tests/syntax.test.js", &files[2].message);
+        assert_eq!(syntax.len(), 1);
+        assert!((7..=9).contains(&syntax[0].line), "{syntax:?}");
+    }
+
+    #[test]
+    fn a_name_not_exported_is_placed_at_its_import() {
+        let describe = "\nconst { add, clamp } = require('../src/math');\n\ndescribe('clamp', () => {\n  const high = clamp(50, 0, 10);\n  test('trivial', () => {\n    expect(add(1, 1)).toBe(2);\n  });\n});\n";
+        let member =
+            "const math = require('../src/math');\n\nconst high = math.clamp(50, 0, 10);\n";
+        let (_tmp, c) = project(&[
+            ("tests/describe.test.js", describe),
+            ("tests/member.test.js", member),
+            (
+                "src/helper.js",
+                "const { clamp } = require('./math');\nmodule.exports = clamp(1);\n",
+            ),
+        ]);
+        // jest 29's message, as written.
+        let jest = "  ● Test suite failed to run\n\n    TypeError: clamp is not a function\n\n      3 |\n      4 | describe('clamp', () => {\n    > 5 |   const high = clamp(50, 0, 10);\n        |                ^\n      6 |   test('trivial', () => {\n\n      at clamp (tests/describe.test.js:5:16)\n      at Object.describe (tests/describe.test.js:4:1)\n";
+        let got: Vec<(u32, Option<u32>, Vec<String>)> =
+            load_diagnostics(&c, "tests/describe.test.js", jest)
+                .into_iter()
+                .map(|d| (d.line, d.column, d.names))
+                .collect();
+        let clamp = vec!["clamp".to_string()];
+        assert_eq!(
+            got,
+            vec![(5, Some(16), clamp.clone()), (2, Some(14), clamp)]
+        );
+        // A namespace's member binds nothing of the file.
+        let jest = "  ● Test suite failed to run\n\n    TypeError: math.clamp is not a function\n\n      at clamp (tests/member.test.js:3:19)\n";
+        let got = load_diagnostics(&c, "tests/member.test.js", jest);
+        assert_eq!(
+            got.iter()
+                .map(|d| (d.line, d.names.len()))
+                .collect::<Vec<_>>(),
+            vec![(3, 0)]
+        );
+        // Thrown in another file: that file's names are not the test file's.
+        let jest = "  ● Test suite failed to run\n\n    TypeError: clamp is not a function\n\n      at Object.clamp (src/helper.js:2:18)\n      at Object.require (tests/describe.test.js:2:1)\n";
+        let got = load_diagnostics(&c, "tests/describe.test.js", jest);
+        assert_eq!(
+            got.iter()
+                .map(|d| (d.file.as_str(), d.line, d.names.len()))
+                .collect::<Vec<_>>(),
+            vec![("web/src/helper.js", 2, 0)]
+        );
+    }
+
     #[test]
     fn strips_ansi() {
         assert_eq!(
@@ -1394,7 +1733,9 @@ mod tests {
             vec![
                 "run",
                 "--reporter=json",
-                "--outputFile=/s/out.json",
+                "--reporter=junit",
+                "--outputFile.json=/s/out.json",
+                "--outputFile.junit=/s/out.xml",
                 "--no-coverage",
                 "--no-cache",
                 "--retry=0",

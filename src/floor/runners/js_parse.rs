@@ -1,7 +1,7 @@
 //! JavaScript and TypeScript test files read with a real parser, for DESIGN 5.4 attribution:
 //! the test items of a file (`it`/`test` calls with their title paths through `describe`), the
-//! imports with the names they bind, where a module specifier is imported, and the first syntax
-//! error.
+//! imports with the names they bind, where a module specifier is imported, where a name is
+//! bound by an import, and the first syntax error.
 //!
 //! In: a file's source and its name (the extension picks the grammar). Out: an [`ItemMap`], a
 //! position, or `None`.
@@ -581,6 +581,29 @@ pub fn import_position(source: &str, path: &str, spec: &str) -> Option<(u32, u32
         .map(|i| i.spec_at)
 }
 
+/// Where a file's import (or require declaration) binds `name`: 1-based line and column of the
+/// bound name (`limit` in `import { clamp as limit }`, `clamp` in `const { clamp } =
+/// require('m')`); `None` when no import binds it.
+pub fn import_binding(source: &str, path: &str, name: &str) -> Option<(u32, u32)> {
+    let tree = parse(source, path)?;
+    let stmt = imports(tree.root_node(), source)
+        .into_iter()
+        .find(|i| i.names.contains(name))?;
+    fn find(node: Node<'_>, src: &str, name: &str) -> Option<(u32, u32)> {
+        if matches!(
+            node.kind(),
+            "identifier" | "shorthand_property_identifier_pattern"
+        ) && text(node, src) == name
+        {
+            return Some(start(node));
+        }
+        named_children(node)
+            .into_iter()
+            .find_map(|c| find(c, src, name))
+    }
+    find(stmt.node, source, name).or_else(|| Some(start(stmt.node)))
+}
+
 /// The first syntax error of a file (an error or a missing token, in source order): 1-based
 /// line and column.
 pub fn first_syntax_error(source: &str, path: &str) -> Option<(u32, u32)> {
@@ -707,6 +730,14 @@ describe(name, () => {
             import_position(src, "a.test.ts", "../src/math"),
             Some((1, 39))
         );
+        // Where each name is bound: the alias, not the exported name.
+        assert_eq!(import_binding(src, "a.test.ts", "limit"), Some((1, 21)));
+        assert_eq!(import_binding(src, "a.test.ts", "add"), Some((1, 9)));
+        assert_eq!(import_binding(src, "a.test.ts", "x"), Some((3, 8)));
+        assert_eq!(import_binding(src, "a.test.ts", "clamp"), None);
+        assert_eq!(import_binding(VITEST, "a.test.js", "limit"), Some((2, 24)));
+        assert_eq!(import_binding(VITEST, "a.test.js", "ns"), Some((3, 13)));
+        assert_eq!(import_binding(VITEST, "a.test.js", "helper"), None);
     }
 
     #[test]

@@ -140,21 +140,7 @@ pub(super) fn truncate(s: &str, max: usize) -> String {
 /// passes so that a registry package of the same name is never meant) as what a person would
 /// type, `clamp@0.1.0`.
 pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> Vec<String> {
-    let mut subs: Vec<(String, String)> = vec![
-        (
-            ctx.scratch.to_string_lossy().into_owned(),
-            "$SCRATCH".into(),
-        ),
-        (
-            super::cargo::target_dir(ctx).to_string_lossy().into_owned(),
-            "$CARGO_TARGET_DIR".into(),
-        ),
-        (ctx.worktree.to_string_lossy().into_owned(), String::new()),
-    ];
-    subs.retain(|(p, _)| p.len() > 1);
-    // The most specific path first, so that a target dir inside the scratch dir reads as
-    // `$CARGO_TARGET_DIR`, not `$SCRATCH/target`.
-    subs.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
+    let subs = display_subs(ctx, false);
     std::iter::once(program)
         .chain(args.iter().map(OsString::as_os_str))
         .map(|a| {
@@ -169,6 +155,36 @@ pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> 
             }
         })
         .collect()
+}
+
+/// A tool's message as reports show it: paths inside the worktree relative to the repository
+/// (the worktree itself as `.`), the scratch directory as `$SCRATCH`, whether the tool wrote
+/// them as given or with links resolved.
+pub(super) fn display_text(ctx: &RunCtx, text: &str) -> String {
+    display_arg(text, &display_subs(ctx, true))
+}
+
+/// The substitutions of [`display_argv`], the most specific path first (a target dir inside the
+/// scratch dir reads as `$CARGO_TARGET_DIR`, not `$SCRATCH/target`); with `resolved`, also each
+/// path with its links resolved.
+fn display_subs(ctx: &RunCtx, resolved: bool) -> Vec<(String, String)> {
+    let paths = [
+        (ctx.scratch.clone(), "$SCRATCH"),
+        (super::cargo::target_dir(ctx), "$CARGO_TARGET_DIR"),
+        (ctx.worktree.clone(), ""),
+    ];
+    let mut subs: Vec<(String, String)> = Vec::new();
+    for (path, repl) in paths {
+        let canonical = resolved.then(|| path.canonicalize().ok()).flatten();
+        for p in std::iter::once(path).chain(canonical) {
+            let p = p.to_string_lossy().into_owned();
+            if p.len() > 1 && !subs.iter().any(|(q, _)| *q == p) {
+                subs.push((p, repl.to_string()));
+            }
+        }
+    }
+    subs.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
+    subs
 }
 
 fn display_arg(arg: &str, subs: &[(String, String)]) -> String {
@@ -269,7 +285,7 @@ mod tests {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
-    use super::{display_argv, safe_relative, worktree_relative};
+    use super::{display_argv, display_text, safe_relative, worktree_relative};
     use crate::floor::runners::RunCtx;
 
     fn ctx() -> RunCtx {
@@ -283,6 +299,17 @@ mod tests {
                 OsString::from("/tmp/target/base"),
             )],
         }
+    }
+
+    #[test]
+    fn text_display() {
+        assert_eq!(
+            display_text(
+                &ctx(),
+                "Cannot find module '../src/gone.js' imported from '/tmp/wt/crate/tests/a.test.js'\nat /tmp/wt2/x.js (/tmp/scratch/001/out.json) /tmp/wt"
+            ),
+            "Cannot find module '../src/gone.js' imported from 'crate/tests/a.test.js'\nat /tmp/wt2/x.js ($SCRATCH/out.json) ."
+        );
     }
 
     #[test]
