@@ -164,6 +164,21 @@ impl Normalizer {
         Normalizer { replacements }
     }
 
+    /// Also replaces each value of `masks` (`(NAME, value)`: a variable the commands did not
+    /// get, see [`crate::floor::process::withheld_values`]) with `[withheld NAME]`, wherever it
+    /// still shows up in what they printed.
+    pub fn masking(mut self, masks: &[(String, String)]) -> Self {
+        for (name, value) in masks {
+            self.replacements.push((
+                value.clone().into_bytes(),
+                format!("[withheld {name}]").into_bytes(),
+            ));
+        }
+        self.replacements
+            .sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+        self
+    }
+
     pub fn apply(&self, bytes: &[u8]) -> Vec<u8> {
         let mut out = bytes.to_vec();
         for (from, to) in &self.replacements {

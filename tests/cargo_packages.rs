@@ -136,6 +136,7 @@ fn cargo_runner() -> Box<dyn shipmoor::floor::runners::Runner> {
         setup: None,
         command: None,
         line: 0,
+        env_pass: Vec::new(),
     })
     .unwrap()
 }

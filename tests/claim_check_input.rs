@@ -475,3 +475,38 @@ fn an_id_in_two_acceptance_files_names_both_places() {
     assert!(err.contains("holds project settings only"), "{err}");
     assert!(err.matches("help:").count() >= 2, "{err}");
 }
+
+/// Two criteria whose tags collide (`AC-ADDS-NUMBERS-25d1` is part of
+/// `AC-ADDS-NUMBERS-25D1-4a86`): one test named with the longer tag would satisfy both. An
+/// input error naming both, in one file and across files, for `lint` and `claim-check`.
+#[test]
+fn colliding_tags_are_an_input_error_naming_both() {
+    let (r, base) = repo_with(
+        "version: 1\ncriteria:\n  - id: adds-numbers\n    ac: Numbers add.\n  - id: adds-numbers-25d1\n    ac: A sum is shown.\n",
+    );
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(
+        err.contains("AC-ADDS-NUMBERS-25d1") && err.contains("AC-ADDS-NUMBERS-25D1-4a86"),
+        "{err}"
+    );
+    assert!(err.contains(".shipmoor/acceptance.yaml:5"), "{err}");
+    assert!(err.contains("rename one of the two ids"), "{err}");
+    let lint = r.shipmoor(&["acceptance", "lint"]);
+    assert_eq!(lint.code, 2, "{lint:?}");
+    assert!(
+        lint.stderr.contains("AC-ADDS-NUMBERS-25D1-4a86"),
+        "{lint:?}"
+    );
+
+    // Across files: a change's own file against the shared one.
+    let (r, base) =
+        repo_with("version: 1\ncriteria:\n  - id: adds-numbers\n    ac: Numbers add.\n");
+    r.write(
+        ".shipmoor/changes/sum.yaml",
+        "version: 1\ncriteria:\n  - id: adds-numbers-25d1\n    ac: A sum is shown.\n",
+    );
+    r.commit("a colliding criterion in a change's own file");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    assert!(err.contains(".shipmoor/changes/sum.yaml:3"), "{err}");
+    assert!(err.contains(".shipmoor/acceptance.yaml:3"), "{err}");
+}

@@ -862,3 +862,145 @@ fn a_base_import_failure_reads_the_same_on_every_run() {
         assert_eq!(a, b, "{file} differs between two runs of the same inputs");
     }
 }
+
+/// The code under check never sees the job's credentials: a bound test, the runner's `setup`, a
+/// `check.command` and a command judge each dump the environment they got. Names that look
+/// like credentials, the judge's `api_key_env` whatever its name, and `SHIPMOOR_*` are withheld;
+/// `env_pass` passes a name deliberately; the report names both lists, never a value. A value
+/// that leaks anyway (the test reads its parent's `/proc/<pid>/environ`) is masked in what is
+/// stored and shown.
+#[test]
+fn credentials_never_reach_the_code_under_check_and_leaks_are_masked() {
+    let (r, base) = base_repo();
+    let dump = r.path().join("env-dumps");
+    std::fs::create_dir_all(&dump).unwrap();
+    r.write(".gitignore", "env-dumps/\n");
+    r.write("svc/refund.py", SERVICE_HEAD);
+    let t = ident("order-refunded");
+    r.write(
+        &format!("tests/test_refund_{t}.py"),
+        &format!(
+            "import os\nfrom svc.refund import refund\n\n\
+             def test_marks_{t}():\n    \
+                 with open(os.environ['DUMP_DIR'] + '/test', 'w') as f:\n        \
+                     f.write('\\n'.join(sorted(os.environ)))\n    \
+                 # What a hostile test can still reach: its parent's environment.\n    \
+                 leak = open('/proc/%d/environ' % os.getppid(), 'rb').read().split(b'\\0')\n    \
+                 print([v.decode() for v in leak if v.startswith(b'AWS_SECRET_ACCESS_KEY=')])\n    \
+                 assert refund({{}})['status'] == 'refunded'\n"
+        ),
+    );
+    r.write(
+        "tools/judge.sh",
+        "env | cut -d= -f1 | sort > \"$DUMP_DIR/judge\"\ncat > /dev/null\necho '{\"decision\": \"abstain\", \"rationale\": \"env\"}'\n",
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n\
+         \x20 - id: checked-by-command\n    ac: The command check ran.\n    required: false\n    check:\n      command: \"env | cut -d= -f1 | sort > $DUMP_DIR/command; exit 1\"\n\
+         \x20 - id: judged\n    ac: A judge looks.\n    lane: judge\n    required: false\n\
+         runners:\n  - kind: pytest\n    setup: \"env | cut -d= -f1 | sort > $DUMP_DIR/setup\"\n    env_pass: [PASSED_TOKEN]\n\
+         judge:\n  - { name: cmd, command: [\"sh\", \"tools/judge.sh\"] }\n  - { name: chat, url: \"http://127.0.0.1:9/v1/chat/completions\", model: m, api_key_env: ODDLY_NAMED_VARIABLE }\n",
+    );
+    r.commit("head");
+    let secret = "s3cr3t-AKIA-value-9f8e7d";
+    let secrets = [
+        ("AWS_SECRET_ACCESS_KEY", secret),
+        ("AWS_SESSION_TOKEN", "session-token-value"),
+        ("NPM_TOKEN", "npm-token-value"),
+        ("CARGO_REGISTRY_TOKEN", "cargo-token-value"),
+        ("DOCKER_AUTH_CONFIG", "docker-auth-value"),
+        ("OPENAI_API_KEY", "openai-key-value"),
+        ("MY_SERVICE_PASSWORD", "password-value"),
+        ("ODDLY_NAMED_VARIABLE", "judge-key-value"),
+        ("SHIPMOOR_SIGNING_SEED", "shipmoor-value"),
+        ("GITHUB_TOKEN", "github-token-value"),
+        ("PASSED_TOKEN", "passed-on-purpose"),
+    ];
+    let dump_dir = dump.to_string_lossy().into_owned();
+    let mut env: Vec<(&str, &str)> = secrets.to_vec();
+    env.push(("DUMP_DIR", &dump_dir));
+    env.push(("PLAIN_SETTING", "kept"));
+    let run = r.shipmoor_env(&["claim-check", "--base", &base, "--mode", "full"], &env);
+    assert!(matches!(run.code, 0 | 4), "{run:?}");
+    for who in ["test", "setup", "command", "judge"] {
+        let names = std::fs::read_to_string(dump.join(who))
+            .unwrap_or_else(|e| panic!("the {who} wrote no dump: {e}; {run:?}"));
+        let names: Vec<&str> = names.lines().collect();
+        for (name, _) in &secrets {
+            let passed = *name == "PASSED_TOKEN" && who != "judge" && who != "command";
+            assert_eq!(names.contains(name), passed, "{who} sees {name}: {names:?}");
+        }
+        assert!(names.contains(&"PLAIN_SETTING"), "{who}: {names:?}");
+    }
+    // The leaked value is masked wherever it was stored or shown.
+    let mut stored = String::new();
+    for e in std::fs::read_dir(r.path().join(".shipmoor/evidence/sha256")).unwrap() {
+        stored.push_str(&String::from_utf8_lossy(
+            &std::fs::read(e.unwrap().path()).unwrap(),
+        ));
+    }
+    assert!(
+        stored.contains("[withheld AWS_SECRET_ACCESS_KEY]"),
+        "the leak was not captured"
+    );
+    for text in [
+        stored,
+        r.read(".shipmoor/verify.md"),
+        run.stdout.clone(),
+        run.stderr.clone(),
+    ] {
+        for (_, value) in &secrets {
+            assert!(!text.contains(value), "a value is in the outputs: {value}");
+        }
+    }
+    // The report names what was withheld and passed, never a value.
+    let verify = r.read(".shipmoor/verify.md");
+    assert!(
+        verify.contains("withheld:")
+            && verify.contains("AWS_SECRET_ACCESS_KEY")
+            && verify.contains("ODDLY_NAMED_VARIABLE"),
+        "{verify}"
+    );
+    assert!(
+        verify.contains("passed by env_pass: PASSED_TOKEN"),
+        "{verify}"
+    );
+}
+
+/// A bound test that daemonizes a process of its own (a new session, so out of the test's
+/// process group) to rewrite an output after the run: the floor is that process's subreaper and
+/// stops it when the test's command ends, so the outputs are what the run wrote.
+#[test]
+fn a_process_a_test_daemonized_does_not_outlive_its_command() {
+    let (r, base) = base_repo();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    let t = ident("order-refunded");
+    let target = r.path().join(".shipmoor/verify.md");
+    r.write(
+        &format!("tests/test_refund_{t}.py"),
+        &format!(
+            "import subprocess\nfrom svc.refund import refund\n\n\
+             def test_marks_{t}():\n    \
+                 subprocess.Popen(['sh', '-c', 'sleep 2; echo FORGED >> {}'],\n        \
+                     start_new_session=True, stdin=subprocess.DEVNULL,\n        \
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n    \
+                 assert refund({{}})['status'] == 'refunded'\n",
+            target.display()
+        ),
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let written = r.read(".shipmoor/verify.md");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert_eq!(
+        r.read(".shipmoor/verify.md"),
+        written,
+        "a process the test started rewrote the report after the run"
+    );
+}

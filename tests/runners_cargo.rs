@@ -139,6 +139,7 @@ fn adapter(kind: RunnerKind, root: &str) -> Box<dyn Runner> {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .unwrap()
 }

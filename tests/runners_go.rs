@@ -169,6 +169,7 @@ fn adapter() -> Box<dyn Runner> {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .expect("the go adapter")
 }
@@ -605,6 +606,7 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .expect("the go adapter");
     let slow = ids(&[

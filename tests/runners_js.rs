@@ -83,6 +83,7 @@ fn adapter(kind: RunnerKind) -> Box<dyn Runner> {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .unwrap()
 }

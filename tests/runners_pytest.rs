@@ -100,6 +100,7 @@ fn adapter() -> Box<dyn Runner> {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .unwrap()
 }
@@ -617,6 +618,7 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
         setup: None,
         command: None,
         line: 1,
+        env_pass: Vec::new(),
     })
     .unwrap();
     let mut ctx = fx.ctx("source-first");

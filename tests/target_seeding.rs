@@ -61,6 +61,7 @@ fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
         setup: None,
         command: None,
         line: 0,
+        env_pass: Vec::new(),
     })
     .unwrap();
     std::fs::create_dir_all(scratch).unwrap();

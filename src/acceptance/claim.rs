@@ -191,6 +191,33 @@ impl Files {
             }
         }
         out.files = keep;
+        // Tags collide across files too (one file's are checked as it is parsed).
+        if strict {
+            let all: Vec<(&ParsedFile, &Criterion)> = out
+                .files
+                .iter()
+                .flat_map(|f| f.set.criteria.iter().map(move |c| (f, c)))
+                .collect();
+            let criteria: Vec<&Criterion> = all.iter().map(|(_, c)| *c).collect();
+            for (shorter, longer) in super::tags::tag_collisions(&criteria) {
+                let file_of =
+                    |c: &Criterion| all.iter().find(|(_, x)| x.id == c.id).map(|(f, _)| *f);
+                let (Some(fs), Some(fl)) = (file_of(shorter), file_of(longer)) else {
+                    continue;
+                };
+                if fs.path == fl.path {
+                    continue;
+                }
+                problems.push(
+                    InputError::new(format!(
+                        "the tag `{}` of criterion `{}` ({}:{}) is part of the tag `{}` of criterion `{}`: a test named with the longer tag would bind both",
+                        shorter.tag, shorter.id, fs.path, shorter.line, longer.tag, longer.id
+                    ))
+                    .at(fl.path.clone(), longer.line, id_column(&fl.text, longer.line))
+                    .help("rename one of the two ids so that neither tag holds the other (a tag is made from its id; `shipmoor acceptance tags` prints them)"),
+                );
+            }
+        }
         if problems.is_empty() {
             Ok(out)
         } else {
@@ -422,6 +449,7 @@ fn settings_of(sources: &[&ParsedFile]) -> AcceptanceSet {
         harness: HarnessConfig::default(),
         guard: Vec::new(),
         inherited: Default::default(),
+        env_pass: Vec::new(),
         settings_keys: Vec::new(),
         settings_files: BTreeMap::new(),
         origin: BTreeMap::new(),
@@ -437,6 +465,7 @@ fn settings_of(sources: &[&ParsedFile]) -> AcceptanceSet {
                 "harness" => set.harness = s.harness.clone(),
                 "guard" => set.guard = s.guard.clone(),
                 "inherited" => set.inherited = s.inherited,
+                "floor" => set.env_pass = s.env_pass.clone(),
                 _ => {}
             }
             if !set.settings_keys.contains(key) {
@@ -454,7 +483,14 @@ fn setting(set: &AcceptanceSet, key: &str) -> Value {
         "runners" => json!(set
             .runners
             .iter()
-            .map(|r| json!({"kind": r.kind, "root": r.root, "args": r.args, "setup": r.setup, "command": r.command}))
+            .map(|r| {
+                let mut v = json!({"kind": r.kind, "root": r.root, "args": r.args, "setup": r.setup, "command": r.command});
+                // Only where set: the digest of a set without it stays what it was.
+                if !r.env_pass.is_empty() {
+                    v["env_pass"] = json!(r.env_pass);
+                }
+                v
+            })
             .collect::<Vec<_>>()),
         // No judge reads as `null`, as before panels: the policy digest of a set without a
         // judge stays what it was.
@@ -463,6 +499,7 @@ fn setting(set: &AcceptanceSet, key: &str) -> Value {
         "harness" => json!({"allow_changes": set.harness.allow_changes}),
         "guard" => json!(set.guard),
         "inherited" => json!(set.inherited.as_str()),
+        "floor" => json!({"env_pass": set.env_pass}),
         _ => Value::Null,
     }
 }
@@ -551,8 +588,10 @@ pub fn document(set: &AcceptanceSet) -> Value {
             })
         })
         .collect();
+    // `floor` only where it is set: the digest of a set without it stays what it was.
     let settings: serde_json::Map<String, Value> = SETTINGS_KEYS
         .iter()
+        .filter(|k| **k != "floor" || !set.env_pass.is_empty())
         .map(|k| (k.to_string(), setting(set, k)))
         .collect();
     json!({

@@ -168,6 +168,14 @@ fn cases() -> Vec<Case> {
             "a duplicate id",
             "version: 1\ncriteria:\n  - id: a\n    ac: A.\n  - id: a\n    ac: B.\n",
         ),
+        acceptance(
+            "tags that collide",
+            "version: 1\ncriteria:\n  - id: adds-numbers\n    ac: A.\n  - id: adds-numbers-25d1\n    ac: B.\n",
+        ),
+        acceptance(
+            "an env_pass name that is not a variable name",
+            "version: 1\ncriteria:\n  - id: a\n    ac: A.\nrunners:\n  - kind: pytest\n    env_pass: [\"NPM-TOKEN\"]\n",
+        ),
         acceptance("an unknown lane", with("    lane: flor\n")),
         acceptance("a check naming no check", with("    check: {}\n")),
         acceptance(
@@ -296,6 +304,19 @@ fn cases() -> Vec<Case> {
                 (
                     ".shipmoor/changes/pr-2.yaml",
                     b"version: 1\ncriteria:\n  - id: b\n    ac: B.\n  - id: a\n    ac: A again.\n",
+                ),
+            ])),
+        },
+        Case {
+            name: "tags that collide across files",
+            input: Input::Worktree(files(&[
+                (
+                    ".shipmoor/acceptance.yaml",
+                    b"version: 1\ncriteria:\n  - id: adds-numbers\n    ac: A.\n",
+                ),
+                (
+                    ".shipmoor/changes/pr-2.yaml",
+                    b"version: 1\ncriteria:\n  - id: adds-numbers-25d1\n    ac: B.\n",
                 ),
             ])),
         },

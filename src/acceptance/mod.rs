@@ -187,6 +187,9 @@ pub struct RunnerConfig {
     pub command: Option<String>,
     /// 1-based line of this runner entry.
     pub line: usize,
+    /// Environment variables passed to this runner's commands although their names look like
+    /// credentials (`env_pass: [NPM_TOKEN]`): the floor withholds such names by default.
+    pub env_pass: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -218,7 +221,7 @@ impl InheritedPolicy {
 
 /// The project settings keys, which `.shipmoor/config.yaml` holds and an acceptance file may
 /// also carry.
-pub const SETTINGS_KEYS: [&str; 5] = ["runners", "judge", "harness", "guard", "inherited"];
+pub const SETTINGS_KEYS: [&str; 6] = ["runners", "judge", "harness", "guard", "inherited", "floor"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcceptanceSet {
@@ -238,6 +241,9 @@ pub struct AcceptanceSet {
     pub guard: Vec<String>,
     /// What the floor does with inherited criteria.
     pub inherited: InheritedPolicy,
+    /// `floor.env_pass`: variables every command the floor runs gets although their names look
+    /// like credentials (a runner's own `env_pass` adds to these for that runner).
+    pub env_pass: Vec<String>,
     /// Which of [`SETTINGS_KEYS`] the file sets (absent keys take the shared settings).
     pub settings_keys: Vec<&'static str>,
     /// For a claim: the file each setting in force comes from, for messages about it.

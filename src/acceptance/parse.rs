@@ -79,6 +79,7 @@ fn parse_as(
             harness: parts.harness,
             guard: parts.guard,
             inherited: parts.inherited,
+            env_pass: parts.env_pass,
             settings_keys: parts.settings_keys,
             settings_files: Default::default(),
             origin: Default::default(),

@@ -116,6 +116,7 @@ fn full_example_parses_to_the_expected_set() {
                 setup: Some("npm ci".into()),
                 command: None,
                 line: 23,
+                env_pass: Vec::new(),
             },
             RunnerConfig {
                 kind: RunnerKind::JunitCommand,
@@ -124,6 +125,7 @@ fn full_example_parses_to_the_expected_set() {
                 setup: None,
                 command: Some("make junit".into()),
                 line: 27,
+                env_pass: Vec::new(),
             },
         ]
     );

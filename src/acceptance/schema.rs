@@ -33,6 +33,7 @@ const TOP_KEYS: &[&str] = &[
     "harness",
     "guard",
     "inherited",
+    "floor",
 ];
 const CONFIG_KEYS: &[&str] = &[
     "version",
@@ -41,6 +42,7 @@ const CONFIG_KEYS: &[&str] = &[
     "harness",
     "guard",
     "inherited",
+    "floor",
 ];
 const CRITERION_KEYS: &[&str] = &[
     "id",
@@ -53,7 +55,7 @@ const CRITERION_KEYS: &[&str] = &[
 ];
 const CHECK_KEYS: &[&str] = &["test", "command", "pattern"];
 const PATTERN_KEYS: &[&str] = &["paths", "regex"];
-const RUNNER_KEYS: &[&str] = &["kind", "root", "args", "setup", "command"];
+const RUNNER_KEYS: &[&str] = &["kind", "root", "args", "setup", "command", "env_pass"];
 const JUDGE_KEYS: &[&str] = &[
     "name",
     "command",
@@ -69,6 +71,7 @@ const JUDGE_KEYS: &[&str] = &[
 /// one, which the edit distance alone would not find.
 const RENAMED_KEYS: &[(&str, &str)] = &[("timeout_seconds", "timeout")];
 const HARNESS_KEYS: &[&str] = &["allow_changes"];
+const FLOOR_KEYS: &[&str] = &["env_pass"];
 
 /// The validated pieces of a set, before the file's identity is attached.
 pub(super) struct Parts {
@@ -79,6 +82,7 @@ pub(super) struct Parts {
     pub(super) harness: HarnessConfig,
     pub(super) guard: Vec<String>,
     pub(super) inherited: InheritedPolicy,
+    pub(super) env_pass: Vec<String>,
     pub(super) settings_keys: Vec<&'static str>,
 }
 
@@ -451,6 +455,10 @@ impl Validator {
             Some(e) => self.inherited(e),
             None => Some(InheritedPolicy::default()),
         };
+        let env_pass = match f.get("floor") {
+            Some(e) => self.floor_settings(e),
+            None => Some(Vec::new()),
+        };
         let settings_keys: Vec<&'static str> = SETTINGS_KEYS
             .iter()
             .copied()
@@ -476,6 +484,7 @@ impl Validator {
             harness: harness?,
             guard: guard?,
             inherited: inherited?,
+            env_pass: env_pass?,
             settings_keys,
         })
     }
@@ -540,12 +549,28 @@ impl Validator {
         // id -> line of its first use, for duplicate reports.
         let mut first_line: HashMap<String, usize> = HashMap::new();
         let mut out = Vec::with_capacity(items.len());
+        let mut at: HashMap<String, Pos> = HashMap::new();
         let mut ok = true;
         for item in items {
             match self.criterion(item, &mut first_line) {
-                Some(c) => out.push(c),
+                Some(c) => {
+                    at.insert(c.id.clone(), item.pos);
+                    out.push(c)
+                }
                 None => ok = false,
             }
+        }
+        let all: Vec<&Criterion> = out.iter().collect();
+        for (shorter, longer) in super::tags::tag_collisions(&all) {
+            self.report(
+                at.get(&longer.id).copied().unwrap_or(Pos::START),
+                format!(
+                    "the tag `{}` of criterion `{}` is part of the tag `{}` of criterion `{}`: a test named with the longer tag would bind both",
+                    shorter.tag, shorter.id, longer.tag, longer.id
+                ),
+                "rename one of the two ids so that neither tag holds the other (a tag is made from its id; `shipmoor acceptance tags` prints them)",
+            );
+            ok = false;
         }
         ok.then_some(out)
     }
@@ -911,6 +936,10 @@ impl Validator {
             Some(e) => self.text(e, "setup: \"npm ci\"").map(Some),
             None => Some(None),
         };
+        let env_pass = match f.get("env_pass") {
+            Some(e) => self.env_names(e),
+            None => Some(Vec::new()),
+        };
         let command = match (f.get("command"), kind) {
             (Some(e), Some(RunnerKind::JunitCommand)) => {
                 self.text(e, "command: \"make junit\"").map(Some)
@@ -951,7 +980,29 @@ impl Validator {
             setup: setup?,
             command: command?,
             line: item.pos.line,
+            env_pass: env_pass?,
         })
+    }
+
+    /// `env_pass: [NAME, …]`: environment variable names, each as the shell spells one.
+    fn env_names(&mut self, e: &Entry) -> Option<Vec<String>> {
+        const EXAMPLE: &str = "env_pass: [\"NPM_TOKEN\"]";
+        let names = self.strings(e, EXAMPLE)?;
+        let mut ok = true;
+        for (name, pos) in &names {
+            let valid = !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                self.report(
+                    *pos,
+                    format!("`{}` is not an environment variable name", short(name)),
+                    format!("name variables with letters, digits and `_`, like {EXAMPLE}"),
+                );
+                ok = false;
+            }
+        }
+        ok.then(|| names.into_iter().map(|(n, _)| n).collect())
     }
 
     /// `root` is joined to each worktree, so it must stay inside it: relative, without `..`.
@@ -1276,6 +1327,16 @@ impl Validator {
                 );
                 None
             }
+        }
+    }
+
+    /// `floor: { env_pass: [NAME, …] }`.
+    fn floor_settings(&mut self, e: &Entry) -> Option<Vec<String>> {
+        let entries = self.mapping(e, "floor: { env_pass: [\"NPM_TOKEN\"] }")?;
+        let f = self.fields(entries, FLOOR_KEYS, "`floor`");
+        match f.get("env_pass") {
+            Some(a) => self.env_names(a),
+            None => Some(Vec::new()),
         }
     }
 

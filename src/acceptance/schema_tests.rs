@@ -27,6 +27,7 @@ fn defaults_are_applied() {
             setup: None,
             command: None,
             line: 6,
+            env_pass: Vec::new(),
         }]
     );
 }
@@ -94,7 +95,7 @@ fn unknown_keys_suggest_the_closest_and_list_the_allowed() {
     assert_eq!(e.message, "unknown key `colour` in the top level");
     assert_eq!(
             help(&e),
-            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`, `inherited`"
+            "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`, `inherited`, `floor`"
         );
 
     // `timeout_seconds` was the key's name before DESIGN 6 named it `timeout`: the old

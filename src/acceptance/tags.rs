@@ -38,6 +38,23 @@ pub fn tag_matches(haystack: &str, tag: &str) -> bool {
     })
 }
 
+/// Pairs of criteria whose tags collide: the first's tag occurs, as a whole token, inside the
+/// second's (`AC-ADDS-NUMBERS-25d1` inside `AC-ADDS-NUMBERS-25D1-4a86`), so a test named with
+/// the second's tag binds both, and one test would satisfy two criteria. In the order given.
+pub fn tag_collisions<'a>(
+    criteria: &[&'a super::Criterion],
+) -> Vec<(&'a super::Criterion, &'a super::Criterion)> {
+    let mut out = Vec::new();
+    for (i, a) in criteria.iter().enumerate() {
+        for (j, b) in criteria.iter().enumerate() {
+            if i != j && a.id != b.id && tag_matches(&b.tag, &a.tag) {
+                out.push((*a, *b));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[path = "tags_tests.rs"]
 mod tests;

@@ -146,6 +146,7 @@ struct Documents {
 /// `colour_stderr`: the same for the progress lines.
 pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
     let plan = plan(&args, colour, colour_stderr, Role::Run)?;
+    withhold_judge_keys(&plan.claim.set);
     // The floor's worktrees and build outputs, removed as soon as the floor is done.
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-")
@@ -173,6 +174,7 @@ pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
     run.base = Some(base.clone());
     run.head = Some(head.clone());
     let plan = plan(&run, colour, false, Role::Fuse)?;
+    withhold_judge_keys(&plan.claim.set);
     shard::check_plan(&plan, &shards, given)?;
     let (store, floor_report) = shard::merge(&plan, shards)?;
     finish(plan, store, floor_report)
@@ -186,6 +188,8 @@ fn finish(
 ) -> Result<i32, Error> {
     let chat_judges = std::mem::take(&mut plan.chat_judges);
     let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
+    // Nothing the floor or a command judge started still runs while the outputs are written.
+    crate::floor::process::reap_orphans();
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
     let result = conclude(&plan.claim, &floor_report, &judged, &facts);
@@ -220,6 +224,18 @@ fn finish(
         attach(target, signed.1.as_deref(), plan.quiet)?;
     }
     Ok(result.exit_code)
+}
+
+/// The judges' key variables never reach the code the floor and the command judges run,
+/// whatever they are named.
+fn withhold_judge_keys(set: &AcceptanceSet) {
+    crate::floor::process::withhold(set.judge.iter().filter_map(|j| match &j.transport {
+        crate::judge::Transport::Chat {
+            api_key_env: Some(var),
+            ..
+        } => Some(var.clone()),
+        _ => None,
+    }));
 }
 
 /// Phase 1: every input check, in the order a person fixes them, before any work.

@@ -25,6 +25,7 @@ impl Ctx<'_> {
                 let mut c = Command::new("sh");
                 c.arg("-c").arg(cmd).current_dir(wt.path());
                 c.envs(self.side_env(side));
+                c.envs(self.passed_env(None));
                 let watch = self.step_watch(
                     side,
                     format!("check.command `{cmd}`"),

@@ -673,6 +673,7 @@ mod tests {
                 setup: None,
                 command: None,
                 line: 0,
+                env_pass: Vec::new(),
             }],
             head: BTreeMap::from([(key.clone(), head)]),
             base: BTreeMap::from([(key, base)]),

@@ -278,6 +278,7 @@ pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, E
         setup: None,
         command: None,
         line: 0,
+        env_pass: Vec::new(),
     };
     if has("Cargo.toml") {
         found.push(cfg(RunnerKind::Cargo, "."));
@@ -394,6 +395,17 @@ struct Ctx<'a> {
     test_modules: BTreeSet<String>,
 }
 
+/// While alive, the floor reaps after each command (see [`process::become_subreaper`]); when
+/// dropped (the floor done, or stopped by an error), it stops that and reaps what is left.
+struct Reaping;
+
+impl Drop for Reaping {
+    fn drop(&mut self) {
+        process::become_subreaper(false);
+        process::reap_orphans();
+    }
+}
+
 /// Per test, per side: the outcomes of each run and their evidence pointers.
 #[derive(Default, Clone)]
 struct Observed {
@@ -449,12 +461,20 @@ pub fn run_ordered(
         .iter()
         .filter_map(|r| runners::adapter(r.clone()))
         .collect();
+    let passed: Vec<String> = input
+        .acceptance
+        .env_pass
+        .iter()
+        .chain(input.runners.iter().flat_map(|r| r.env_pass.iter()))
+        .cloned()
+        .collect();
     let norm = Normalizer::new(&[
         (input.temp_root.join("head"), "$WORKTREE"),
         (input.temp_root.join("base"), "$WORKTREE"),
         (input.temp_root.join("scratch"), "$SCRATCH"),
         (input.temp_root.clone(), "$TMP"),
-    ]);
+    ])
+    .masking(&process::withheld_values(&passed));
     let mut cx = Ctx {
         input,
         adapters,
@@ -473,6 +493,10 @@ pub fn run_ordered(
         test_modules: BTreeSet::new(),
     };
     cx.records_before = cx.store.records().len();
+    // The floor's commands run one at a time: each one's end stops what it left running.
+    process::become_subreaper(true);
+    let reaping = Reaping;
+    cx.environment_row();
     let criteria = &input.acceptance.criteria;
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
@@ -876,6 +900,7 @@ pub fn run_ordered(
             floor: cx.shown_floor(decide_guard(&guarded, &observations, &scope)),
         });
     }
+    drop(reaping);
     drop(head_wt);
     drop(base_wt);
     cx.enter(Vec::new());
@@ -1668,6 +1693,7 @@ impl Ctx<'_> {
             .side_env(side)
             .into_iter()
             .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
+            .chain(self.passed_env(Some(i)))
             .collect();
         Ok(RunCtx {
             worktree: wt.path().to_path_buf(),
@@ -2127,6 +2153,66 @@ impl Ctx<'_> {
             e.detail = self.shown(&e.detail);
         }
         cf
+    }
+
+    /// The environment the floor's commands get, for the runtime section: the names withheld
+    /// from them (looking like credentials, or the judge's key) and the names `env_pass`
+    /// passes, never a value. No row where nothing is either.
+    fn environment_row(&mut self) {
+        let (withheld, passed) = process::environment_names(&self.all_env_pass());
+        if withheld.is_empty() && passed.is_empty() {
+            return;
+        }
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        self.runtime.push(RuntimeRow {
+            side: "head and base".into(),
+            runner: "environment".into(),
+            command: "the environment of every command the floor runs".into(),
+            tests: 0,
+            result: format!(
+                "withheld: {}; passed by env_pass: {}",
+                list(&withheld),
+                list(&passed)
+            ),
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        });
+    }
+
+    /// Every name `env_pass` passes: `floor.env_pass` and each runner's own.
+    fn all_env_pass(&self) -> Vec<String> {
+        let mut all = self.input.acceptance.env_pass.clone();
+        for a in &self.adapters {
+            all.extend(a.config().env_pass.iter().cloned());
+        }
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The variables `env_pass` passes to runner `runner`'s commands (`floor.env_pass` and its
+    /// own; `None`: a `check.command`, `floor.env_pass` alone), as our environment has them.
+    /// Set on each command explicitly: [`process::run`] withholds them when inherited.
+    fn passed_env(&self, runner: Option<usize>) -> Vec<(OsString, OsString)> {
+        let mut names = self.input.acceptance.env_pass.clone();
+        if let Some(a) = runner.and_then(|i| self.adapters.get(i)) {
+            names.extend(a.config().env_pass.iter().cloned());
+        }
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter(|n| process::is_secret_env(n) && !process::is_never_passed(n))
+            .filter_map(|n| std::env::var_os(&n).map(|v| (OsString::from(n), v)))
+            .collect()
     }
 
     fn push_runtime(

@@ -150,9 +150,11 @@ fn read_stream(
     buf
 }
 
-/// Whether an environment variable must never reach the code the floor runs: the head commit
-/// is untrusted, and these would let it sign statements (the OIDC token, the key's password),
-/// or steer the rest of a GitHub Actions job (the workflow command files).
+/// Whether an environment variable must never reach the code the floor runs (the book's
+/// security page): the head commit is untrusted, and these would let it sign statements (the
+/// OIDC token, the key's password), steer the rest of a GitHub Actions job (the workflow
+/// command files), or read a credential of the job (anything named like one). Denied by
+/// default: a user passes a name deliberately with `env_pass`.
 pub fn is_secret_env(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "SIGSTORE_ID_TOKEN",
@@ -166,9 +168,108 @@ pub fn is_secret_env(name: &str) -> bool {
         "GITHUB_STEP_SUMMARY",
         "ACTIONS_CACHE_URL",
         "ACTIONS_RESULTS_URL",
+        "AWS_ACCESS_KEY_ID",
+        "DOCKER_AUTH_CONFIG",
+        "NPM_TOKEN",
+        "CARGO_REGISTRY_TOKEN",
     ];
-    const PREFIXES: &[&str] = &["ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "INPUT_"];
-    EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+    const PREFIXES: &[&str] = &[
+        "ACTIONS_ID_TOKEN_REQUEST_",
+        "ACTIONS_RUNTIME_",
+        "INPUT_",
+        "PYPI_",
+        "SIGSTORE_",
+        "SHIPMOOR_",
+    ];
+    // Looks like a credential, whatever its case.
+    const INSIDE: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "CREDENTIAL",
+        "_AUTH",
+        "PRIVATE_KEY",
+    ];
+    let upper = name.to_ascii_uppercase();
+    let upper = upper.as_str();
+    EXACT.contains(&upper)
+        || PREFIXES.iter().any(|p| upper.starts_with(p))
+        || INSIDE.iter().any(|p| upper.contains(p))
+        || upper.ends_with("_KEY")
+        || (upper.starts_with("AWS_") && upper.contains("KEY"))
+        || withheld_by_run().contains(name)
+}
+
+/// Names this run withholds beyond [`is_secret_env`]'s rules: the judge's `api_key_env`, which
+/// can be named anything.
+static WITHHELD: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn withheld_by_run() -> BTreeSet<String> {
+    WITHHELD.lock().map(|w| w.clone()).unwrap_or_default()
+}
+
+/// Withholds `names` from every command started after this, for the rest of the process.
+pub fn withhold(names: impl IntoIterator<Item = String>) {
+    if let Ok(mut w) = WITHHELD.lock() {
+        w.extend(names);
+    }
+}
+
+/// What a command gets of our environment, for the report: the names withheld (in our
+/// environment and looking like credentials, or named by the run) and the names `env_pass`
+/// passes although they would be; never values. Sorted.
+pub fn environment_names(pass: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut withheld = Vec::new();
+    let mut passed = Vec::new();
+    for (k, _) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if !is_secret_env(k) {
+            continue;
+        }
+        if pass.iter().any(|p| p == k) && !is_never_passed(k) {
+            passed.push(k.to_string());
+        } else {
+            withheld.push(k.to_string());
+        }
+    }
+    withheld.sort();
+    passed.sort();
+    (withheld, passed)
+}
+
+/// Names no `env_pass` can pass: the ones that let the change sign statements or steer the job.
+pub fn is_never_passed(name: &str) -> bool {
+    const NEVER: &[&str] = &[
+        "SIGSTORE_ID_TOKEN",
+        "SHIPMOOR_KEY_PASSWORD",
+        "GITHUB_ENV",
+        "GITHUB_PATH",
+        "GITHUB_OUTPUT",
+        "GITHUB_STATE",
+        "GITHUB_STEP_SUMMARY",
+    ];
+    NEVER.contains(&name)
+        || name.starts_with("ACTIONS_ID_TOKEN_REQUEST_")
+        || name.starts_with("ACTIONS_RUNTIME_")
+        || withheld_by_run().contains(name)
+}
+
+/// The values of every variable of our environment that commands do not get (see
+/// [`environment_names`]), longest first, for masking what leaks into captured output anyway
+/// (a test that reads `/proc/<parent>/environ`, a file a setup wrote). Values shorter than 6
+/// bytes are left: they would mask ordinary words.
+pub fn withheld_values(pass: &[String]) -> Vec<(String, String)> {
+    let (withheld, _) = environment_names(pass);
+    let mut values: Vec<(String, String)> = withheld
+        .into_iter()
+        .filter_map(|k| std::env::var(&k).ok().map(|v| (k, v)))
+        .filter(|(_, v)| v.len() >= 6)
+        .collect();
+    values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    values
 }
 
 /// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr. The secrets of
@@ -192,11 +293,23 @@ pub struct Limits {
 /// [`run`], with input on stdin and a bound on what the child may print.
 pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
-    let inherited = std::env::vars_os().map(|(k, _)| k);
-    let explicit: Vec<std::ffi::OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
-    let secret: Vec<std::ffi::OsString> = inherited
-        .chain(explicit)
-        .filter(|k| k.to_str().is_some_and(is_secret_env))
+    // Inherited names are withheld by the rules. A name the caller set on the command is what
+    // our own code chose to give it (the floor copies a variable `env_pass` passes), kept unless
+    // no pass may pass it.
+    let explicit: BTreeSet<std::ffi::OsString> = cmd
+        .get_envs()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| k.to_os_string())
+        .collect();
+    let secret: Vec<std::ffi::OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| !explicit.contains(k) && k.to_str().is_some_and(is_secret_env))
+        .chain(
+            explicit
+                .iter()
+                .filter(|k| k.to_str().is_some_and(is_never_passed))
+                .cloned(),
+        )
         .collect();
     for name in secret {
         cmd.env_remove(name);
@@ -297,6 +410,10 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.remove(&pgid);
     }
+    // And what left the group (`setsid`, a double fork): nothing a command started outlives it.
+    if REAP_AFTER_EACH.load(Ordering::SeqCst) {
+        reap_orphans();
+    }
     let (stdout, stdout_over_limit) = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     // What the readers sent after the last tick (both have ended: every sender is gone).
@@ -310,6 +427,82 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
         interrupted: interrupted(),
         stdout_over_limit,
     })
+}
+
+/// Whether each command's end also stops what it left running outside its process group
+/// ([`reap_orphans`]); on while the floor runs its commands one at a time.
+static REAP_AFTER_EACH: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process the subreaper of everything it starts (Linux, `PR_SET_CHILD_SUBREAPER`):
+/// a descendant whose parent exits, such as a test that daemonized itself into a session of its
+/// own, is reparented here rather than to init, where [`reap_orphans`] finds it. With `each`,
+/// every command's end reaps too, which is only right while no other thread of ours has
+/// children of its own (the floor's commands run one at a time; the judge's in parallel, so it
+/// reaps once they all have ended).
+pub fn become_subreaper(each: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_child_subreaper(true);
+        // Not dumpable: a process of the same (non-root) user cannot read this one's
+        // `/proc/<pid>/environ`, which still holds every variable withheld from it.
+        let _ = nix::sys::prctl::set_dumpable(false);
+    }
+    REAP_AFTER_EACH.store(each, Ordering::SeqCst);
+}
+
+/// Stops every process that is this one's child but no command still running: descendants the
+/// floor's commands left behind (reparented here by [`become_subreaper`]), each killed and
+/// waited for, then their own children as they are reparented in turn. Returns how many.
+pub fn reap_orphans() -> usize {
+    let me = std::process::id() as i32;
+    let mut reaped = 0;
+    for _ in 0..100 {
+        let running: BTreeSet<i32> = CHILD_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+        let orphans: Vec<i32> = children_of(me)
+            .into_iter()
+            .filter(|pid| !running.contains(pid))
+            .collect();
+        if orphans.is_empty() {
+            break;
+        }
+        for pid in &orphans {
+            let _ = nix::sys::signal::kill(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+        for pid in &orphans {
+            // A killed process is a zombie within moments; one stuck in the kernel is left
+            // after a second rather than hanging the run.
+            for _ in 0..100 {
+                match nix::sys::wait::waitpid(
+                    Pid::from_raw(*pid),
+                    Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+                ) {
+                    Ok(nix::sys::wait::WaitStatus::StillAlive) => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    _ => break,
+                }
+            }
+            reaped += 1;
+        }
+    }
+    reaped
+}
+
+/// The pids whose parent is `parent`, from `/proc/<pid>/stat` (its fourth field, after the
+/// command name in parentheses, which may itself hold spaces and parentheses).
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let ppid: i32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == parent).then_some(pid)
+    })
+    .collect()
 }
 
 /// Whether `program` can be found on `PATH` (or is a path to an executable file).
@@ -342,6 +535,39 @@ mod tests {
         assert!(is_secret_env("GITHUB_PATH"));
         assert!(!is_secret_env("PATH"));
         assert!(!is_secret_env("GITHUB_SHA"));
+        // Denied by default: anything named like a credential, whatever its case.
+        for name in [
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SESSION_TOKEN",
+            "NPM_TOKEN",
+            "CARGO_REGISTRY_TOKEN",
+            "DOCKER_AUTH_CONFIG",
+            "OPENAI_API_KEY",
+            "MY_SERVICE_PASSWORD",
+            "DB_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "STRIPE_KEY",
+            "PYPI_UPLOAD",
+            "SHIPMOOR_ANYTHING",
+            "github_token",
+            "HTTP_AUTHORIZATION_HEADER",
+        ] {
+            assert!(is_secret_env(name), "{name}");
+        }
+        for name in [
+            "HOME",
+            "LANG",
+            "CI",
+            "AWS_REGION",
+            "KEYBOARD",
+            "TOKENIZERS_DIR_X",
+        ] {
+            assert_eq!(is_secret_env(name), name.contains("TOKEN"), "{name}");
+        }
+        withhold(["A_JUDGE_VARIABLE".to_string()]);
+        assert!(is_secret_env("A_JUDGE_VARIABLE") && is_never_passed("A_JUDGE_VARIABLE"));
+        assert!(is_never_passed("SIGSTORE_ID_TOKEN") && !is_never_passed("NPM_TOKEN"));
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg("env");
         cmd.env("SIGSTORE_ID_TOKEN", "secret-token")

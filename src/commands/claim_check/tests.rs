@@ -144,6 +144,7 @@ fn refund() -> (ClaimInfo, FloorReport) {
         harness: HarnessConfig::default(),
         guard: vec!["tests/test_kept.py::*".into()],
         inherited: InheritedPolicy::List,
+        env_pass: Vec::new(),
         settings_keys: vec!["guard"],
         settings_files: BTreeMap::from([("guard", ".shipmoor/config.yaml".to_string())]),
         origin,

@@ -190,6 +190,7 @@ mod tests {
             setup: None,
             command: Some(command.into()),
             line: 0,
+            env_pass: Vec::new(),
         })
     }
 
