@@ -913,7 +913,7 @@ fn credentials_never_reach_the_code_under_check_and_leaks_are_masked() {
         ("OPENAI_API_KEY", "openai-key-value"),
         ("MY_SERVICE_PASSWORD", "password-value"),
         ("ODDLY_NAMED_VARIABLE", "judge-key-value"),
-        ("SHIPMOOR_SIGNING_SEED", "shipmoor-value"),
+        ("SHIPMOOR_SIGNING_TOKEN", "shipmoor-value"),
         ("GITHUB_TOKEN", "github-token-value"),
         ("PASSED_TOKEN", "passed-on-purpose"),
     ];

@@ -15,6 +15,9 @@ stdout. Where it sends the request, from the environment:
     SHIPMOOR_JUDGE_KEY_ENV  the name of the variable that holds the key (default: OPENAI_API_KEY;
                             empty for a local server that needs none)
 
+claim-check withholds every variable named like a credential from a command judge: pass the
+key's variable deliberately in the project settings, `floor: { env_pass: [OPENAI_API_KEY] }`.
+
 The request carries the change's diff: with a remote endpoint, that diff leaves the machine.
 Standard library only. Any failure is printed to stderr and exits non-zero, which claim-check
 records as an abstention: this judge never passes anything, and neither does a broken one.

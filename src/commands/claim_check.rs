@@ -229,6 +229,7 @@ fn finish(
 /// The judges' key variables never reach the code the floor and the command judges run,
 /// whatever they are named.
 fn withhold_judge_keys(set: &AcceptanceSet) {
+    crate::floor::process::pass_to_judges(&set.env_pass);
     crate::floor::process::withhold(set.judge.iter().filter_map(|j| match &j.transport {
         crate::judge::Transport::Chat {
             api_key_env: Some(var),

@@ -179,7 +179,6 @@ pub fn is_secret_env(name: &str) -> bool {
         "INPUT_",
         "PYPI_",
         "SIGSTORE_",
-        "SHIPMOOR_",
     ];
     // Looks like a credential, whatever its case.
     const INSIDE: &[&str] = &[
@@ -190,14 +189,19 @@ pub fn is_secret_env(name: &str) -> bool {
         "API_KEY",
         "APIKEY",
         "CREDENTIAL",
-        "_AUTH",
         "PRIVATE_KEY",
     ];
     let upper = name.to_ascii_uppercase();
+    // `_AUTHOR` (`CARGO_PKG_AUTHORS`) is no `_AUTH`; `_AUTHORIZATION` is.
+    let author = |rest: &str| rest.starts_with("OR") && !rest.starts_with("ORIZ");
+    let auth = upper
+        .match_indices("_AUTH")
+        .any(|(i, m)| !author(&upper[i + m.len()..]));
     let upper = upper.as_str();
     EXACT.contains(&upper)
         || PREFIXES.iter().any(|p| upper.starts_with(p))
         || INSIDE.iter().any(|p| upper.contains(p))
+        || auth
         || upper.ends_with("_KEY")
         || (upper.starts_with("AWS_") && upper.contains("KEY"))
         || withheld_by_run().contains(name)
@@ -211,6 +215,28 @@ fn withheld_by_run() -> BTreeSet<String> {
     WITHHELD.lock().map(|w| w.clone()).unwrap_or_default()
 }
 
+/// `floor.env_pass`, for the commands that are not a runner's (a command judge): set once per run.
+static PASSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Passes `names` (`floor.env_pass`) to every command judge started after this.
+pub fn pass_to_judges(names: &[String]) {
+    if let Ok(mut p) = PASSED.lock() {
+        p.clear();
+        p.extend(names.iter().cloned());
+    }
+}
+
+/// The variables [`pass_to_judges`] named, as our environment has them, for a command to set
+/// explicitly (names no pass may pass are left out).
+pub fn passed_to_judges() -> Vec<(String, std::ffi::OsString)> {
+    let names = PASSED.lock().map(|p| p.clone()).unwrap_or_default();
+    names
+        .into_iter()
+        .filter(|n| is_secret_env(n) && !is_never_passed(n))
+        .filter_map(|n| std::env::var_os(&n).map(|v| (n, v)))
+        .collect()
+}
+
 /// Withholds `names` from every command started after this, for the rest of the process.
 pub fn withhold(names: impl IntoIterator<Item = String>) {
     if let Ok(mut w) = WITHHELD.lock() {
@@ -220,13 +246,28 @@ pub fn withhold(names: impl IntoIterator<Item = String>) {
 
 /// What a command gets of our environment, for the report: the names withheld (in our
 /// environment and looking like credentials, or named by the run) and the names `env_pass`
-/// passes although they would be; never values. Sorted.
+/// passes although they would be; never values. Sorted. The CI system's own plumbing, which
+/// every job withholds whatever it holds (`INPUT_*`, the Actions runtime's and the workflow
+/// command files), is left out of the list: it differs between the jobs of one workflow
+/// (a shard's `INPUT_SHARD`) and is no credential of the project's.
 pub fn environment_names(pass: &[String]) -> (Vec<String>, Vec<String>) {
+    let plumbing = |k: &str| {
+        k.starts_with("INPUT_")
+            || k.starts_with("ACTIONS_")
+            || matches!(
+                k,
+                "GITHUB_ENV"
+                    | "GITHUB_PATH"
+                    | "GITHUB_OUTPUT"
+                    | "GITHUB_STATE"
+                    | "GITHUB_STEP_SUMMARY"
+            )
+    };
     let mut withheld = Vec::new();
     let mut passed = Vec::new();
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
-        if !is_secret_env(k) {
+        if !is_secret_env(k) || plumbing(k) {
             continue;
         }
         if pass.iter().any(|p| p == k) && !is_never_passed(k) {
@@ -549,7 +590,7 @@ mod tests {
             "GOOGLE_APPLICATION_CREDENTIALS",
             "STRIPE_KEY",
             "PYPI_UPLOAD",
-            "SHIPMOOR_ANYTHING",
+            "SHIPMOOR_SIGNING_TOKEN",
             "github_token",
             "HTTP_AUTHORIZATION_HEADER",
         ] {
@@ -562,6 +603,8 @@ mod tests {
             "AWS_REGION",
             "KEYBOARD",
             "TOKENIZERS_DIR_X",
+            "CARGO_PKG_AUTHORS",
+            "SHIPMOOR_JUDGE_URL",
         ] {
             assert_eq!(is_secret_env(name), name.contains("TOKEN"), "{name}");
         }
