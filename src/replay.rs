@@ -28,6 +28,11 @@
 //!    outcomes.
 //!
 //! Replay stops at the first failed step; the steps after it read `not run`.
+//!
+//! Steps 3 and 5 need nothing but the statement, so admission runs them too, through the same
+//! functions ([`check_type`], [`check_predicate_type`], [`check_verifier_id`],
+//! [`check_consistency`], [`check_fusion`]); step 4's re-derivation of a disposition from its
+//! records ([`check_floor`]) is also what `fuse` runs over every shard's entries.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -38,18 +43,15 @@ use serde_json::Value;
 use crate::attest::verify::{Attestation, Signer, Verified};
 use crate::attest::{self, Subject};
 use crate::evidence::sha256_hex;
-use crate::floor::rule::{self, SideState};
-use crate::floor::runners::Outcome;
-use crate::floor::Side;
 use crate::format::evidence::Record;
 pub use crate::format::statement::OLDEST_FORMAT;
-use crate::format::statement::{
-    CriterionDisposition, Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
-};
-use crate::format::SideOutcome;
-use crate::verdict::{self, FloorResult, FusionInput};
+use crate::format::statement::{Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
+use crate::verdict::{self, FusionInput};
 
+mod floor;
 mod judge;
+
+pub use floor::{check_floor, Cited};
 
 pub const REPORT_SCHEMA: &str = "claim_check.replay.v1";
 
@@ -336,19 +338,57 @@ fn quoted(s: &str) -> String {
 }
 
 // 3. statement
-fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, String> {
+/// Step 3 over the statement read from the verified payload: [`check_type`],
+/// [`check_predicate_type`], [`check_verifier_id`], then [`check_consistency`]. Returns the
+/// subject commit. Admission runs the same four, each as a check of its own.
+pub fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, String> {
+    check_type(st)?;
+    check_predicate_type(st)?;
+    check_verifier_id(st)?;
+    check_consistency(st, expect)
+}
+
+/// `_type` is in-toto's Statement v1.
+pub fn check_type(st: &Statement) -> Result<(), String> {
     if st.type_ != STATEMENT_TYPE {
         return Err(format!(
             "`_type` is {} and not `{STATEMENT_TYPE}`",
             quoted(&st.type_)
         ));
     }
+    Ok(())
+}
+
+/// `predicateType` is SLSA's Verification Summary v1.
+pub fn check_predicate_type(st: &Statement) -> Result<(), String> {
     if st.predicate_type != PREDICATE_TYPE {
         return Err(format!(
             "`predicateType` is {} and not `{PREDICATE_TYPE}`",
             quoted(&st.predicate_type)
         ));
     }
+    Ok(())
+}
+
+/// `verifier.id` is Claim Check's: the extension's dispositions mean what this release reads
+/// them as only in a statement Claim Check wrote.
+pub fn check_verifier_id(st: &Statement) -> Result<(), String> {
+    let id = &st.predicate.verifier.id;
+    if id != VERIFIER_ID {
+        return Err(format!(
+            "`verifier.id` is {} and not `{VERIFIER_ID}`",
+            quoted(id)
+        ));
+    }
+    Ok(())
+}
+
+/// The statement agrees with itself and with what it must speak for: its format carries only
+/// what that format records, exactly one subject names a commit (the expected one, with the
+/// expected object digest, when `expect` names them), every expected subject is there,
+/// `resourceUri` names that commit, and the extension's claim digest and head are the
+/// predicate's. Returns the subject commit.
+pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String, String> {
     let ext = st.extension();
     if ext.format_version < 4
         && (!ext.findings.is_empty() || !ext.judges.is_empty() || !ext.judge_notes.is_empty())
@@ -359,12 +399,6 @@ fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, Stri
         ));
     }
     let pred = &st.predicate;
-    if pred.verifier.id != VERIFIER_ID {
-        return Err(format!(
-            "`verifier.id` is {} and not `{VERIFIER_ID}`",
-            quoted(&pred.verifier.id)
-        ));
-    }
     let commit_subject = match st.commit_subjects().as_slice() {
         [one] => *one,
         [] => return Err("no subject names a commit (`digest.gitCommit`)".into()),
@@ -384,7 +418,6 @@ fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, Stri
         }
     }
     let object_sha = commit_subject.digest.sha256.as_deref();
-    let ext = st.extension();
     let format = ext.format_version;
     if format >= 2 && object_sha.is_none() {
         return Err(
@@ -481,8 +514,14 @@ fn check_evidence(
         records.insert(p.clone(), rec);
     }
     let ext = st.extension();
+    let cited = Cited {
+        records: &records,
+        base: &ext.base,
+        head: &ext.head,
+        among: "the attestation's inputAttestations",
+    };
     for d in &ext.dispositions {
-        check_disposition(d, &records, &ext.base, &ext.head)?;
+        check_floor(&d.id, &d.floor, &cited)?;
     }
     let judged = judge::check_findings(ext, &records, &judge_blobs, tree)?;
     Ok(format!(
@@ -492,150 +531,11 @@ fn check_evidence(
     ))
 }
 
-fn check_disposition(
-    d: &CriterionDisposition,
-    records: &BTreeMap<String, Record>,
-    base: &str,
-    head: &str,
-) -> Result<(), String> {
-    let id = &d.id;
-    let floor = &d.floor;
-    let claimed = floor.result;
-    let cite = |p: &str| -> Result<&Record, String> {
-        records.get(p).ok_or_else(|| {
-            format!("criterion {id}: evidence {p} is not among the attestation's inputAttestations")
-        })
-    };
-    for p in &floor.evidence_all {
-        cite(p)?;
-    }
-    if let Some(p) = &floor.evidence {
-        cite(p)?;
-    }
-    let tests = &floor.tests;
-    let mut states = Vec::new();
-    for t in tests {
-        let tid = &t.id;
-        let side_state = |side: Side, commit: &str| -> Result<SideState, String> {
-            let mut outcomes = Vec::new();
-            let mut problem = None;
-            for p in t.evidence(side) {
-                // A test's evidence is runs of that test, at that side and commit.
-                let run = cite(p)?.run().filter(|r| {
-                    r.test_id.as_deref() == Some(tid.as_str())
-                        && r.side == Some(side)
-                        && r.commit == commit
-                });
-                let Some(run) = run else {
-                    return Err(format!(
-                        "criterion {id}: evidence {p} is not {tid} at {} {commit}",
-                        side.as_str()
-                    ));
-                };
-                let o = run
-                    .outcome
-                    .ok_or_else(|| format!("criterion {id}: evidence {p} has no outcome"))?;
-                if o == Outcome::NotObserved {
-                    problem = run.note.clone();
-                }
-                outcomes.push(o);
-            }
-            let recorded = t.outcome(side);
-            // Attribution of a base build failure is the floor's finding; the records hold the
-            // outcome, the disposition the attribution.
-            let s = SideState::collapse(
-                &outcomes,
-                problem.as_deref(),
-                recorded == SideOutcome::BuildFail,
-            );
-            let shown = SideOutcome::of(&s);
-            let unobserved = [SideOutcome::Unobservable, SideOutcome::NotObserved];
-            let agrees = shown == recorded
-                || (unobserved.contains(&recorded) && unobserved.contains(&shown));
-            if !agrees {
-                return Err(format!(
-                    "criterion {id}: {tid} reads `{recorded}` at {} but its evidence shows `{shown}`",
-                    side.as_str()
-                ));
-            }
-            Ok(s)
-        };
-        let hs = side_state(Side::Head, head)?;
-        let bs = side_state(Side::Base, base)?;
-        states.push((hs, bs));
-    }
-    let binding = floor.binding.as_str();
-    if matches!(binding, "tag" | "check.test") && !tests.is_empty() {
-        let recomputed = rule::decide(&states).result;
-        // A disposition may be more cautious than its records (the harness guard, say), never
-        // bolder: a satisfied criterion must be what its records show.
-        if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
-            return Err(format!(
-                "criterion {id} reads satisfied but its evidence gives {}",
-                recomputed.as_str()
-            ));
-        }
-        if claimed == FloorResult::Unsatisfied && recomputed == FloorResult::Satisfied {
-            return Err(format!(
-                "criterion {id} reads unsatisfied but its evidence gives satisfied"
-            ));
-        }
-    }
-    if binding == "guard" && !tests.is_empty() {
-        let recomputed = rule::decide_guard(&states).0;
-        if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
-            return Err(format!(
-                "the guard reads satisfied but its evidence gives {}",
-                recomputed.as_str()
-            ));
-        }
-    }
-    if claimed == FloorResult::Satisfied
-        && tests.is_empty()
-        && !matches!(binding, "check.command" | "check.pattern")
-    {
-        return Err(format!(
-            "criterion {id} reads satisfied with no observed test"
-        ));
-    }
-    let cited_records = || floor.evidence_all.iter().filter_map(|p| cite(p).ok());
-    if claimed == FloorResult::Satisfied && binding == "check.command" {
-        // The command's own records: exit 0 at head and a failure at base, at those commits.
-        let recs: Vec<_> = cited_records()
-            .filter_map(|r| match r {
-                Record::Command(run) => Some(run),
-                _ => None,
-            })
-            .collect();
-        let at = |side: Side, commit: &str, outcome: Outcome| {
-            let of_side: Vec<_> = recs.iter().filter(|r| r.side == Some(side)).collect();
-            !of_side.is_empty()
-                && of_side
-                    .iter()
-                    .all(|r| r.commit == commit && r.outcome == Some(outcome))
-        };
-        if !at(Side::Head, head, Outcome::Pass) || !at(Side::Base, base, Outcome::Fail) {
-            return Err(format!(
-                "criterion {id} reads satisfied but its command records do not show exit 0 at head and a failure at base"
-            ));
-        }
-    }
-    if claimed == FloorResult::Satisfied && binding == "check.pattern" {
-        let matched = cited_records().any(|r| match r {
-            Record::Pattern(p) => p.commit == head && !p.matches.is_empty(),
-            _ => false,
-        });
-        if !matched {
-            return Err(format!(
-                "criterion {id} reads satisfied but no pattern record shows a match at head"
-            ));
-        }
-    }
-    Ok(())
-}
-
 // 5. fusion
-fn check_fusion(st: &Statement) -> Result<(String, String), String> {
+/// Step 5: the recorded fusion policy re-run over the dispositions gives the recorded verdict,
+/// `verificationResult` and `verifiedLevels`. Returns the verdict and what was established.
+/// Admission runs it too: it needs nothing but the statement.
+pub fn check_fusion(st: &Statement) -> Result<(String, String), String> {
     let ext = st.extension();
     if ext.policy != verdict::POLICY {
         return Err(format!(

@@ -330,3 +330,68 @@ fn a_blocked_vsa_edited_to_read_ready_is_denied_at_the_signature() {
         assert_eq!(failed, ["signature"], "{file}: {d:#}");
     }
 }
+
+/// A statement signed by the trusted key that says READY (verdict, `verificationResult`,
+/// level) while its required criterion's disposition is `unsatisfied`: a signature proves who
+/// signed, not that the verdict follows. Admission re-runs the fusion as `replay` does and
+/// denies it, naming the mismatch, even under a policy that asks nothing of the criteria;
+/// `replay` rejects it at the fusion.
+#[test]
+fn a_signed_ready_whose_dispositions_fuse_to_blocked_is_denied_at_the_fusion() {
+    use base64::Engine as _;
+    use shipmoor::attest::{dsse, keys};
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let r = signed_run(false, None);
+    // A policy that reads only the verdict (no `floor_required`): the fields a signer states.
+    write_policy(&r, "");
+    std::fs::write(
+        r.path().join("admission/verdict-only.yaml"),
+        "version: 1\nallowed_verdicts: [\"READY\"]\nrepositories: [\"git+https://github.com/acme/*\"]\nsigners:\n  - key: claim-check.pub\n",
+    )
+    .unwrap();
+    let policy = "admission/verdict-only.yaml";
+    let envelope = r.json(ENVELOPE);
+    let payload = b64.decode(envelope["payload"].as_str().unwrap()).unwrap();
+    let mut st: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    let ext = &mut st["predicate"]["https://shipmoor.dev/claim-check/v1"];
+    assert_eq!(ext["dispositions"][0]["disposition"], "unsatisfied");
+    assert_eq!(ext["dispositions"][0]["required"], true);
+    ext["verdict"] = "READY".into();
+    ext["rule"] = "4".into();
+    st["predicate"]["verificationResult"] = "PASSED".into();
+    st["predicate"]["verifiedLevels"] = serde_json::json!(["SHIPMOOR_CLAIM_CHECK_READY"]);
+    let key = keys::load_signing_key(&std::fs::read_to_string(KEY).unwrap(), None).unwrap();
+    let signed = dsse::sign(&serde_json::to_vec(&st).unwrap(), dsse::PAYLOAD_TYPE, &key);
+    r.write("forged.json", &serde_json::to_string(&signed).unwrap());
+
+    let run = admit(&r, policy, "forged.json", &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
+    let d: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(d["decision"], "deny");
+    let a = &d["attestations"][0];
+    assert_eq!(a["signer"]["kind"], "key", "the signature verifies: {d:#}");
+    let reasons: Vec<&str> = d["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        ["fusion: the dispositions fuse to BLOCKED (rule 1) but the attestation says READY"]
+    );
+    let human = admit(&r, policy, "forged.json", &[]);
+    assert_eq!(human.code, 1, "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("    - fusion: the dispositions fuse to BLOCKED (rule 1) but the attestation says READY\n"),
+        "{}",
+        human.stdout
+    );
+    // Replay rejects the same statement at the same check.
+    let replay = r.shipmoor(&["replay", "forged.json", "--key", PUBLIC_KEY]);
+    assert_eq!(replay.code, 1, "{replay:?}");
+    assert!(replay.stdout.contains("5 fusion     FAILED"), "{replay:?}");
+}

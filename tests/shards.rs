@@ -696,3 +696,167 @@ fn fuse_in_full_mode_judges_as_the_single_run_does() {
     );
     assert_same(&single, &take_outputs(&r), "--mode full");
 }
+
+// ----------------------------------------------------------------------------------------------
+// Shards whose stated results do not follow from their records
+// ----------------------------------------------------------------------------------------------
+
+/// Two pytest criteria, each its own test file: `fixed` (its test fails at base and passes at
+/// head) and `unfixed` (its test fails at both), so the run is BLOCKED. Shard 1 of 2 holds
+/// `fixed`, shard 2 `unfixed`. Returns the repository and base.
+fn half_fixed_repo() -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write(
+        "pytest.ini",
+        "[pytest]\ntestpaths = tests\npythonpath = .\n",
+    );
+    r.write("m.py", "def one():\n    return 0\n");
+    let base = r.commit("base");
+    r.write("m.py", "def one():\n    return 1\n");
+    for (id, want) in [("fixed", 1), ("unfixed", 2)] {
+        r.write(
+            &format!("tests/test_{}.py", ident(id)),
+            &format!("from m import one\n\ndef test_one():\n    assert one() == {want}\n"),
+        );
+    }
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: fixed\n    ac: One is one.\n  - id: unfixed\n    ac: One is two.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
+
+/// Shard 2's `shard.json` rewritten so that `unfixed` reads satisfied, its test passing at
+/// head, as the change's code in that shard job could write it; its records untouched.
+fn forge_satisfied(dir: &Path) -> serde_json::Value {
+    let file = dir.join("shard.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let entry = &mut doc["entries"][0];
+    assert_eq!(entry["id"], "unfixed");
+    assert_eq!(entry["floor"]["result"], "unsatisfied");
+    assert_eq!(entry["floor"]["tests"][0]["head"], "fail");
+    entry["floor"]["result"] = "satisfied".into();
+    entry["floor"]["reason"] = "the bound test fails at base and passes at head".into();
+    entry["floor"]["tests"][0]["head"] = "pass".into();
+    entry["floor"]["head_summary"] = "pass".into();
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    doc
+}
+
+/// `half_fixed_repo`'s two shards, each run on its own: the repository, its base, the
+/// directory that holds them and the two shard directories.
+fn half_fixed_shards() -> (Repo, String, tempfile::TempDir, PathBuf, PathBuf) {
+    let (r, base) = half_fixed_repo();
+    let out = tempfile::tempdir().unwrap();
+    let (s1, s2) = (out.path().join("s1"), out.path().join("s2"));
+    let head = r.git(&["rev-parse", "HEAD"]);
+    shard(&r, &base, &head, "1/2", &s1);
+    shard(&r, &base, &head, "2/2", &s2);
+    (r, base, out, s1, s2)
+}
+
+/// The shards unchanged fuse to the single run's BLOCKED, and the fused result says its floor
+/// ran in two shard jobs; a single run's result says nothing of shards.
+#[test]
+fn a_fused_result_records_the_shard_jobs_its_floor_ran_in() {
+    let (r, base, _out, s1, s2) = half_fixed_shards();
+    let run = r.shipmoor(&[
+        "fuse",
+        "--format",
+        "json",
+        s1.to_str().unwrap(),
+        s2.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    common::assert_schema_is_strict("claim_check.run.v1", &run.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["result"]["verdict"], "BLOCKED");
+    assert_eq!(
+        doc["result"]["shards"],
+        serde_json::json!({"n": 2, "by": "criterion"})
+    );
+    take_outputs(&r);
+    let single = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    assert_eq!(single.code, 1, "{single:?}");
+    let doc: serde_json::Value = serde_json::from_str(&single.stdout).unwrap();
+    assert!(doc["result"].get("shards").is_none(), "{doc:#}");
+}
+
+/// (a) Shard 2's `shard.json` says `unfixed` is satisfied, its test passing at head, while its
+/// records say the test fails there: refused, naming the shard, the criterion, what it states
+/// and what its records show, and nothing is written. So is the result alone changed.
+#[test]
+fn a_shard_whose_stated_result_its_records_contradict_does_not_fuse() {
+    let (r, _base, out, s1, s2) = half_fixed_shards();
+    let forged = out.path().join("forged");
+    common::copy_dir(&s2, &forged);
+    forge_satisfied(&forged);
+    for named in [
+        forged.to_str().unwrap(),
+        "criterion unfixed: tests/test_ac_unfixed_",
+        "reads `pass` at head but its evidence shows `fail`",
+    ] {
+        assert_refused(&r, &[&s1, &forged], named, "a forged result");
+    }
+
+    // Only the result changed: the records say the test fails at head, and the floor's rule
+    // over them gives unsatisfied.
+    let result_only = out.path().join("result-only");
+    common::copy_dir(&s2, &result_only);
+    let file = result_only.join("shard.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    doc["entries"][0]["floor"]["result"] = "satisfied".into();
+    std::fs::write(&file, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    assert_refused(
+        &r,
+        &[&s1, &result_only],
+        "criterion unfixed reads satisfied but its evidence gives unsatisfied",
+        "a forged result alone",
+    );
+}
+
+/// (b) The forgery of (a), and the head record rewritten too (every byte of a shard may be the
+/// attacker's), renamed to its new hash and relisted wherever `shard.json` names it: every
+/// evidence file hashes to its name and every cited record is the shard's, and what the record
+/// shows still is not what the shard states. Refused as (a) is.
+#[test]
+fn a_forged_shard_with_its_records_rehashed_does_not_fuse() {
+    let (r, _base, out, s1, s2) = half_fixed_shards();
+    let rehashed = out.path().join("rehashed");
+    common::copy_dir(&s2, &rehashed);
+    let doc = forge_satisfied(&rehashed);
+    let pointer = doc["entries"][0]["floor"]["tests"][0]["head_evidence"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let old = pointer.trim_start_matches("sha256:").to_string();
+    let store = rehashed.join("evidence/sha256");
+    let mut record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store.join(&old)).unwrap()).unwrap();
+    assert_eq!(record["outcome"], "fail");
+    record["duration_ms"] = (record["duration_ms"].as_u64().unwrap() + 1).into();
+    let bytes = serde_json::to_vec(&record).unwrap();
+    let new = shipmoor::evidence::sha256_hex(&bytes);
+    std::fs::remove_file(store.join(&old)).unwrap();
+    std::fs::write(store.join(&new), &bytes).unwrap();
+    let file = rehashed.join("shard.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.matches(&old).count() >= 3, "listed, a record, cited");
+    std::fs::write(&file, text.replace(&old, &new)).unwrap();
+    for named in [
+        rehashed.to_str().unwrap(),
+        "criterion unfixed: tests/test_ac_unfixed_",
+        "reads `pass` at head but its evidence shows `fail`",
+    ] {
+        assert_refused(&r, &[&s1, &rehashed], named, "a forged result, rehashed");
+    }
+    let run = r.shipmoor(&["fuse", s1.to_str().unwrap(), rehashed.to_str().unwrap()]);
+    assert!(
+        !run.stderr.contains("does not hash") && !run.stderr.contains("none of its records"),
+        "the evidence itself is in order: {run:?}"
+    );
+}

@@ -7,14 +7,23 @@
 //!    the same verification code as `replay`. A failure here stops the attestation: nothing
 //!    unsigned is read further, so a tampered input is denied at this step and nowhere later;
 //! 3. **statement**: the signed payload is a Claim Check statement of a format this release
-//!    reads;
+//!    reads, with replay's `_type` check (a failure stops here too), and then replay's check
+//!    that the statement agrees with itself (one commit subject, `resourceUri` naming it, the
+//!    claim digest and head the extension records), which adds its reason and goes on;
 //!
 //! then the SLSA VSA checks, each of which adds its own reason: **subject** (the artifact's
-//! digest among the statement's subjects), **predicate_type**, **verifier** (the statement's
-//! `verifier.id` is one the matching signer is trusted for), **resource_uri** (the policy's
-//! repositories), **verification_result** (`PASSED`), **verified_levels**; then the policy's
-//! own rules: **verdict**, **floor_required**, **policy_version**, **age**, and **rego** (which
-//! can only add reasons: it runs after the rules and cannot admit what they denied).
+//! digest among the statement's subjects), **predicate_type** (replay's check),
+//! **verifier** (replay's `verifier.id` check, and the id one the matching signer is trusted
+//! for), **resource_uri** (the policy's repositories), **verification_result** (`PASSED`),
+//! **verified_levels**; **fusion** (replay's step 5: the recorded policy re-run over the
+//! dispositions gives the recorded verdict, `verificationResult` and `verifiedLevels`, so a
+//! signer cannot state READY over dispositions that fuse to something else); then the
+//! policy's own rules: **verdict**, **floor_required**, **policy_version**, **age**, and
+//! **rego** (which can only add reasons: it runs after the rules and cannot admit what they
+//! denied).
+//!
+//! Every check `replay` makes that needs no evidence store is made here, through replay's own
+//! functions, so that what admission admits, replay could reject only for its evidence.
 //!
 //! An artifact is admitted when one of its attestations passes every check.
 
@@ -29,8 +38,9 @@ use time::OffsetDateTime;
 use crate::attest::keys::VerifyingKey;
 use crate::attest::sigstore::Identity;
 use crate::attest::verify::{Attestation, Signer, Verified};
-use crate::format::statement::{Statement, PREDICATE_TYPE, STATEMENT_TYPE};
+use crate::format::statement::Statement;
 use crate::format::Disposition;
+use crate::replay::{self, Expectations};
 use crate::verdict::FloorResult;
 
 pub mod policy;
@@ -78,7 +88,7 @@ impl CheckStatus {
 }
 
 /// Every check's name, in the order they run.
-pub const CHECKS: [&str; 14] = [
+pub const CHECKS: [&str; 15] = [
     "parse",
     "signature",
     "statement",
@@ -88,6 +98,7 @@ pub const CHECKS: [&str; 14] = [
     "resource_uri",
     "verification_result",
     "verified_levels",
+    "fusion",
     "verdict",
     "floor_required",
     "policy_version",
@@ -321,18 +332,19 @@ impl Admission<'_> {
                 ),
             ),
         }
-        if statement.predicate_type == PREDICATE_TYPE {
-            d.ok("predicate_type", PREDICATE_TYPE);
-        } else {
-            d.fail(
-                "predicate_type",
-                format!("`{}` is not `{PREDICATE_TYPE}`", statement.predicate_type),
-            );
+        match replay::check_predicate_type(statement) {
+            Ok(()) => d.ok("predicate_type", &statement.predicate_type),
+            Err(why) => d.fail("predicate_type", why),
         }
         let verifier = &statement.predicate.verifier.id;
-        if trusted_for.iter().any(|id| id == verifier) {
-            d.ok("verifier", format!("{verifier}, trusted for this signer"));
-        } else {
+        // Replay's check (the id is Claim Check's) and the policy's (this signer vouches for
+        // it): each failure is a reason of its own.
+        let written = replay::check_verifier_id(statement);
+        let trusted = trusted_for.iter().any(|id| id == verifier);
+        if let Err(why) = &written {
+            d.fail("verifier", why);
+        }
+        if !trusted {
             d.fail(
                 "verifier",
                 format!(
@@ -340,6 +352,9 @@ impl Admission<'_> {
                     trusted_for.join(", ")
                 ),
             );
+        }
+        if written.is_ok() && trusted {
+            d.ok("verifier", format!("{verifier}, trusted for this signer"));
         }
         let uri = &statement.predicate.resource_uri;
         let repository = resource_repository(uri);
@@ -392,6 +407,13 @@ impl Admission<'_> {
                     missing.join(", ")
                 ),
             );
+        }
+        // What the verdict, `verificationResult` and `verifiedLevels` say must be what the
+        // dispositions fuse to: the checks above and the policy's rules read those fields,
+        // and a statement whose fields disagree with its own dispositions is one replay rejects.
+        match replay::check_fusion(statement) {
+            Ok((_, detail)) => d.ok("fusion", detail),
+            Err(why) => d.fail("fusion", why),
         }
     }
 
@@ -577,19 +599,23 @@ impl Record {
         (v, trusted_for)
     }
 
-    /// Check 3: the signed payload as a statement of its format.
+    /// Check 3: the signed payload as a statement of its format, of in-toto's `_type` (else
+    /// nothing more is read), that agrees with itself as replay checks it (else a reason, and
+    /// the checks go on: the statement is readable).
     fn statement(&mut self, payload: &[u8]) -> Option<Statement> {
         match serde_json::from_slice::<Statement>(payload) {
-            Ok(s) if s.type_ == STATEMENT_TYPE => {
-                self.ok("statement", "in-toto Statement v1 written by Claim Check");
-                Some(s)
-            }
             Ok(s) => {
-                self.fail(
-                    "statement",
-                    format!("`_type` is `{}`, not `{STATEMENT_TYPE}`", s.type_),
-                );
-                None
+                if let Err(why) = replay::check_type(&s) {
+                    self.fail("statement", why);
+                    return None;
+                }
+                // The artifact's subject is checked on its own; what the statement must speak
+                // for beyond it, admission does not know (no repository, no expected commit).
+                match replay::check_consistency(&s, &Expectations::default()) {
+                    Ok(_) => self.ok("statement", "in-toto Statement v1 written by Claim Check"),
+                    Err(why) => self.fail("statement", why),
+                }
+                Some(s)
             }
             Err(e) => {
                 self.fail(

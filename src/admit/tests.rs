@@ -15,22 +15,56 @@ const KEY_PEM: &str = include_str!("../../tests/fixtures/keys/golden-ed25519.pem
 const PUB_PEM: &str = include_str!("../../tests/fixtures/keys/golden-ed25519.pub");
 const IMAGE: &str = "7e57000000000000000000000000000000000000000000000000000000000001";
 
-/// A real statement (the BLOCKED run of the phase snapshots) made READY for `IMAGE`,
-/// verified an hour before [`now`].
-fn ready_statement() -> Value {
+const EXT: &str = "https://shipmoor.dev/claim-check/v1";
+
+/// A real statement (the BLOCKED run of the phase snapshots) for `IMAGE` too, verified an hour
+/// before [`now`], its dispositions as the run wrote them.
+fn blocked_statement() -> Value {
     let snap = include_str!("../commands/claim_check/snapshots/blocked_statement.snap");
     let body = snap.splitn(3, "---\n").nth(2).expect("snapshot body");
     let mut st: Value = serde_json::from_str(body).expect("statement JSON");
-    let p = &mut st["predicate"];
-    p["https://shipmoor.dev/claim-check/v1"]["verdict"] = json!("READY");
-    p["verificationResult"] = json!("PASSED");
-    p["verifiedLevels"] = json!(["SHIPMOOR_CLAIM_CHECK_READY"]);
-    p["timeVerified"] = json!("2026-11-30T11:00:00Z");
+    st["predicate"]["timeVerified"] = json!("2026-11-30T11:00:00Z");
     st["subject"]
         .as_array_mut()
         .expect("subjects")
         .push(json!({"name": "registry.example/app", "digest": {"sha256": IMAGE}}));
     st
+}
+
+/// `st` stating `verdict` (its rule, `verificationResult` and level).
+fn stating(mut st: Value, verdict: Verdict, rule: &str) -> Value {
+    let p = &mut st["predicate"];
+    p[EXT]["verdict"] = json!(verdict.as_str());
+    p[EXT]["rule"] = json!(rule);
+    p["verificationResult"] = json!(verdict.verification_result());
+    p["verifiedLevels"] = json!([crate::attest::level(verdict)]);
+    st
+}
+
+/// The blocked statement with only its satisfied criterion kept: its dispositions fuse to the
+/// READY it states.
+fn ready_statement() -> Value {
+    let mut st = blocked_statement();
+    st["predicate"][EXT]["dispositions"]
+        .as_array_mut()
+        .expect("dispositions")
+        .retain(|d| d["disposition"] == "satisfied");
+    stating(st, Verdict::Ready, "4")
+}
+
+/// The blocked statement with every criterion but the satisfied one made optional: the gaps
+/// are disclosed, and its dispositions fuse to the READY WITH GAPS it states.
+fn with_gaps_statement() -> Value {
+    let mut st = blocked_statement();
+    for d in st["predicate"][EXT]["dispositions"]
+        .as_array_mut()
+        .expect("dispositions")
+    {
+        if d["disposition"] != "satisfied" {
+            d["required"] = json!(false);
+        }
+    }
+    with_acme_repo(stating(st, Verdict::ReadyWithGaps, "5"))
 }
 
 fn now() -> OffsetDateTime {
@@ -192,21 +226,21 @@ fn a_signer_trusted_only_for_another_verifier_is_denied() {
 fn a_failed_verification_result_is_denied() {
     let mut st = allowed();
     st["predicate"]["verificationResult"] = json!("FAILED");
-    let r = only_reason(&decide(&policy(), envelope(&st))).to_string();
+    // Denied for what it says, and for saying it of a READY verdict.
     assert_eq!(
-        r,
-        "verification_result: verificationResult is FAILED, not PASSED"
+        decide(&policy(), envelope(&st)).reasons,
+        [
+            "verification_result: verificationResult is FAILED, not PASSED",
+            "fusion: verificationResult FAILED disagrees with the verdict READY",
+        ]
     );
 }
 
 #[test]
 fn a_verdict_the_policy_does_not_admit_is_denied() {
-    let mut st = allowed();
-    st["predicate"]["https://shipmoor.dev/claim-check/v1"]["verdict"] = json!("READY WITH GAPS");
-    st["predicate"]["verifiedLevels"] = json!(["SHIPMOOR_CLAIM_CHECK_READY_WITH_GAPS"]);
     let mut p = policy();
     p.allowed_verdicts = vec![Verdict::Ready];
-    let r = only_reason(&decide(&p, envelope(&st))).to_string();
+    let r = only_reason(&decide(&p, envelope(&with_gaps_statement()))).to_string();
     assert_eq!(
         r,
         "verdict: the verdict is READY WITH GAPS; the policy admits READY"
@@ -217,10 +251,12 @@ fn a_verdict_the_policy_does_not_admit_is_denied() {
 fn a_level_that_no_allowed_verdict_names_is_denied() {
     let mut st = allowed();
     st["predicate"]["verifiedLevels"] = json!(["SHIPMOOR_CLAIM_CHECK_BLOCKED"]);
-    let r = only_reason(&decide(&policy(), envelope(&st))).to_string();
     assert_eq!(
-        r,
-        "verified_levels: verifiedLevels [SHIPMOOR_CLAIM_CHECK_BLOCKED] lacks SHIPMOOR_CLAIM_CHECK_READY"
+        decide(&policy(), envelope(&st)).reasons,
+        [
+            "verified_levels: verifiedLevels [SHIPMOOR_CLAIM_CHECK_BLOCKED] lacks SHIPMOOR_CLAIM_CHECK_READY",
+            "fusion: verifiedLevels [\"SHIPMOOR_CLAIM_CHECK_BLOCKED\"] are not exactly [SHIPMOOR_CLAIM_CHECK_READY]",
+        ]
     );
     let mut p = policy();
     p.verified_levels = vec!["ACME_REVIEWED".into()];
@@ -249,7 +285,10 @@ fn a_required_criterion_left_to_a_person_is_denied() {
     ] {
         let mut p = policy();
         p.floor_required = vec!["order-marked-refunded".into(), id.into()];
-        assert_eq!(only_reason(&decide(&p, envelope(&allowed()))), expected);
+        assert_eq!(
+            only_reason(&decide(&p, envelope(&with_gaps_statement()))),
+            expected
+        );
     }
 }
 
@@ -304,6 +343,67 @@ fn a_repository_the_policy_does_not_admit_is_denied() {
     );
 }
 
+/// A trusted signer's statement that says READY (verdict, `verificationResult`, level) over
+/// dispositions that fuse to BLOCKED: replay rejects it at the fusion, and so does admission,
+/// whatever else of it the policy admits.
+#[test]
+fn a_verdict_its_dispositions_do_not_fuse_to_is_denied_at_the_fusion() {
+    let st = with_acme_repo(stating(blocked_statement(), Verdict::Ready, "4"));
+    let mut p = policy();
+    p.floor_required.clear();
+    let d = decide(&p, envelope(&st));
+    assert_eq!(
+        only_reason(&d),
+        "fusion: the dispositions fuse to BLOCKED (rule 1) but the attestation says READY"
+    );
+    let fusion = d.attestations[0]
+        .checks
+        .iter()
+        .find(|c| c.name == "fusion")
+        .expect("the fusion check");
+    assert_eq!(fusion.status, CheckStatus::Failed);
+    // Stated as it fuses, the same statement is denied for its verdict alone.
+    let honest = with_acme_repo(stating(blocked_statement(), Verdict::Blocked, "1"));
+    let reasons = decide(&p, envelope(&honest)).reasons;
+    assert!(
+        reasons.iter().all(|r| !r.starts_with("fusion:")),
+        "{reasons:?}"
+    );
+}
+
+/// Replay's statement checks are admission's: a statement that does not agree with itself,
+/// or that another verifier wrote, is denied with replay's words, every reason given.
+#[test]
+fn the_statement_checks_are_replays() {
+    let mut st = allowed();
+    st["predicate"]["resourceUri"] = json!("git+https://github.com/acme/app@0123");
+    st["predicate"]["verifier"]["id"] = json!("https://example.com/other");
+    st["predicateType"] = json!("https://slsa.dev/provenance/v1");
+    let mut p = policy();
+    p.verifier_ids.push("https://example.com/other".into());
+    let d = decide(&p, envelope(&st));
+    assert_eq!(
+        d.reasons,
+        [
+            format!(
+                "statement: `resourceUri` git+https://github.com/acme/app@0123 does not name git+<repository>@{}",
+                "2".repeat(40)
+            ),
+            "predicate_type: `predicateType` is \"https://slsa.dev/provenance/v1\" and not `https://slsa.dev/verification_summary/v1`".to_string(),
+            "verifier: `verifier.id` is \"https://example.com/other\" and not `https://github.com/shipmoor/claim-check`".to_string(),
+        ]
+    );
+    // `_type` stops the statement as replay stops: nothing after it is read.
+    let mut st = allowed();
+    st["_type"] = json!("https://in-toto.io/Statement/v0.1");
+    let d = decide(&policy(), envelope(&st));
+    assert_eq!(
+        only_reason(&d),
+        "statement: `_type` is \"https://in-toto.io/Statement/v0.1\" and not `https://in-toto.io/Statement/v1`"
+    );
+    assert!(d.attestations[0].verdict.is_none());
+}
+
 #[test]
 fn every_reason_is_given_not_just_the_first() {
     let mut st = ready_statement(); // repository not admitted
@@ -315,7 +415,10 @@ fn every_reason_is_given_not_just_the_first() {
         .iter()
         .map(|r| r.split(':').next().unwrap())
         .collect();
-    assert_eq!(checks, ["resource_uri", "verification_result", "age"]);
+    assert_eq!(
+        checks,
+        ["resource_uri", "verification_result", "fusion", "age"]
+    );
 }
 
 #[test]
@@ -397,7 +500,10 @@ fn one_passing_attestation_of_several_admits_the_image() {
     let d = admission.decide(&both[..1], None);
     assert_eq!(
         d.reasons,
-        ["verification_result: verificationResult is FAILED, not PASSED"]
+        [
+            "verification_result: verificationResult is FAILED, not PASSED",
+            "fusion: verificationResult FAILED disagrees with the verdict READY",
+        ]
     );
 }
 

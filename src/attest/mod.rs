@@ -22,9 +22,9 @@ pub mod verify;
 use serde::{Deserialize, Serialize};
 
 use crate::format::statement::{
-    CriterionDisposition, DispositionFloor, DispositionTest, Extension, ExtensionAcceptance,
-    InputAttestation, JudgeIdentity, Policy, Predicate, Sha256Digest, Statement,
-    Subject as StatementSubject, SubjectDigest, Verifier, VerifierVersion,
+    CriterionDisposition, DispositionFloor, Extension, ExtensionAcceptance, InputAttestation,
+    JudgeIdentity, Policy, Predicate, Sha256Digest, Statement, Subject as StatementSubject,
+    SubjectDigest, Verifier, VerifierVersion,
 };
 pub use crate::format::statement::{
     EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
@@ -121,26 +121,7 @@ pub fn statement(
             file: c.file.clone(),
             disposition: c.disposition,
             route_to: c.route_to,
-            floor: DispositionFloor {
-                result: c.floor.result,
-                reason: c.floor.reason.clone(),
-                binding: c.floor.binding.clone(),
-                evidence: c.floor.evidence.as_ref().map(|e| e.pointer.clone()),
-                evidence_all: c.floor.evidence_all.clone(),
-                tests: c
-                    .floor
-                    .tests
-                    .iter()
-                    .map(|t| DispositionTest {
-                        id: t.id.clone(),
-                        runner: t.runner.clone(),
-                        base: t.base,
-                        head: t.head,
-                        base_evidence: t.base_evidence.clone(),
-                        head_evidence: t.head_evidence.clone(),
-                    })
-                    .collect(),
-            },
+            floor: DispositionFloor::from(&c.floor),
             judge: c.judge.clone(),
         })
         .collect();

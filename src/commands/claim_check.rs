@@ -37,7 +37,7 @@ use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
-    ResultDocument, RunResult, Signing, SigningState,
+    ResultDocument, RunResult, Shards, Signing, SigningState,
 };
 use crate::verdict;
 use attach::{attach, attach_reference, resolve_attach_target, AttachTarget};
@@ -90,6 +90,8 @@ struct Plan {
     live: Option<floor::progress::Live>,
     /// `--shard K/N`: the run writes its shard result there and stops before the judge.
     shard: Option<shard::ShardPlan>,
+    /// `fuse`: the shard jobs the floor ran in, for the result.
+    fused: Option<Shards>,
 }
 
 /// What a run of [`plan`] checks its inputs for.
@@ -114,6 +116,8 @@ struct Facts {
     duration_seconds: u64,
     outputs: Outputs,
     signing: Signing,
+    /// A fused run's shard jobs (none for a single run).
+    shards: Option<Shards>,
 }
 
 /// What the statement says beside the result: the evidence records it cites, the further
@@ -173,9 +177,10 @@ pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
     let given = (run.base.take(), run.head.take());
     run.base = Some(base.clone());
     run.head = Some(head.clone());
-    let plan = plan(&run, colour, false, Role::Fuse)?;
+    let mut plan = plan(&run, colour, false, Role::Fuse)?;
     withhold_judge_keys(&plan.claim.set);
     shard::check_plan(&plan, &shards, given)?;
+    plan.fused = Some(shard::sharding(&shards));
     let (store, floor_report) = shard::merge(&plan, shards)?;
     finish(plan, store, floor_report)
 }
@@ -339,6 +344,7 @@ fn plan(
             Role::Fuse => None,
         },
         shard,
+        fused: None,
     })
 }
 
@@ -744,6 +750,7 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
             evidence: shown_path(&plan.paths.evidence, root),
         },
         signing,
+        shards: plan.fused.clone(),
     })
 }
 
@@ -787,6 +794,7 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
         signing: facts.signing.clone(),
         findings: judge.findings.clone(),
         judge_notes: judge.notes.clone(),
+        shards: facts.shards.clone(),
     }
 }
 

@@ -194,6 +194,21 @@ pub struct RunResult {
     /// citations do not resolve; its blocks are discarded`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judge_notes: Vec<String>,
+    /// A fused run (`shipmoor fuse`): the shard jobs its floor ran in. Absent for a single run,
+    /// whose result is as it always was. The fix packet, `verify.md` and the statement do not
+    /// carry it: a fused run's are the single run's, byte for byte (DESIGN 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Shards>,
+}
+
+/// How a fused run's floor was split across CI jobs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shards {
+    /// N: how many shard jobs (`claim-check --shard K/N`) ran the floor, each one's entries
+    /// re-derived by `fuse` from that shard's own records.
+    pub n: usize,
+    /// How the criteria were shared out: `criterion` or `runner` (`--shard-by`).
+    pub by: String,
 }
 
 /// The result document: the run result and its fix packet. Written from borrowed parts, read
@@ -370,6 +385,7 @@ pub(crate) mod tests {
             },
             findings: vec![],
             judge_notes: vec![],
+            shards: None,
         }
     }
 

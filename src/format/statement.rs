@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::result::{InheritedCriterion, JudgeOutcome, RouteTo};
+use super::result::{CriterionFloor, InheritedCriterion, JudgeOutcome, RouteTo};
 use super::{Disposition, SideOutcome, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
 use crate::judge::{Finding, Identity};
@@ -258,6 +258,32 @@ pub struct DispositionFloor {
     /// Every record the disposition rests on.
     pub evidence_all: Vec<String>,
     pub tests: Vec<DispositionTest>,
+}
+
+impl From<&CriterionFloor> for DispositionFloor {
+    /// The floor's part of a disposition as the statement records it: what `replay` re-checks
+    /// against the records, and what `fuse` re-checks a shard's entries as.
+    fn from(f: &CriterionFloor) -> Self {
+        DispositionFloor {
+            result: f.result,
+            reason: f.reason.clone(),
+            binding: f.binding.clone(),
+            evidence: f.evidence.as_ref().map(|e| e.pointer.clone()),
+            evidence_all: f.evidence_all.clone(),
+            tests: f
+                .tests
+                .iter()
+                .map(|t| DispositionTest {
+                    id: t.id.clone(),
+                    runner: t.runner.clone(),
+                    base: t.base,
+                    head: t.head,
+                    base_evidence: t.base_evidence.clone(),
+                    head_evidence: t.head_evidence.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use crate::floor::{CriterionFloor, EntryKind, FloorReport};
 use crate::format::judge::Citation;
 pub use crate::format::result::{
     AcceptanceInfo, CriterionResult, DraftCriterion, DraftInfo, InheritedCriterion, JudgeOutcome,
-    Outputs, ResultDocument, RouteTo, RunResult, Signing, RESULT_SCHEMA,
+    Outputs, ResultDocument, RouteTo, RunResult, Shards, Signing, RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
 use crate::judge::Finding;

@@ -1,7 +1,13 @@
 //! Shards (DESIGN 12): `claim-check --shard K/N --shard-out DIR` writes one shard's floor as a
 //! shard result (`DIR/shard.json`, `claim_check.shard.v1`, and `DIR/evidence/`, laid out as the
-//! run's evidence store); `shipmoor fuse` reads the shards, checks that they agree and that
-//! their evidence is as written, and merges them back into the floor of one run.
+//! run's evidence store); `shipmoor fuse` reads the shards, checks that they agree, that
+//! their evidence is as written and that every entry's stated floor follows from the records it
+//! cites, and merges them back into the floor of one run.
+//!
+//! A shard job runs the change's code (DESIGN 5.7), which can rewrite the shard's own result:
+//! fuse trusts a shard's records no more than replay trusts a statement's, and its stated
+//! results not at all. Every entry is re-derived from its records by [`replay::check_floor`],
+//! the floor's rule re-run as replay re-runs it over the statement the fuse then signs.
 //!
 //! Every shard runs the floor's shared steps (tag scan, seeding, setup, listing, binding) as a
 //! single run does, and the tests and checks of its own entries only. Each runtime row and
@@ -23,6 +29,9 @@ use crate::floor::{
     self, CriterionFloor, EntryKind, FloorEntry, FloorOrder, FloorReport, Position, RuntimeRow,
     Share, Split,
 };
+use crate::format::evidence::Record;
+use crate::format::statement::DispositionFloor;
+use crate::replay::{self, Cited};
 
 pub const SHARD_SCHEMA: &str = "claim_check.shard.v1";
 const SHARD_FILE: &str = "shard.json";
@@ -95,11 +104,11 @@ pub(super) struct ShardRecord {
     pub position: Position,
 }
 
-/// A shard read by `fuse`: its directory, its result and its evidence files, checked.
+/// A shard read by `fuse`: its directory, its result and its evidence files (by hex), checked.
 pub(super) struct Loaded {
     dir: PathBuf,
     doc: ShardDoc,
-    blobs: Vec<Vec<u8>>,
+    blobs: BTreeMap<String, Vec<u8>>,
 }
 
 /// The shard this run is, if any: `--shard`, else with `--shard-out` the CI's own variables
@@ -351,13 +360,17 @@ fn problem(dir: &Path, what: impl std::fmt::Display) -> InputError {
 }
 
 /// Reads every shard and checks them before anything else: each `shard.json` valid, each
-/// evidence file as written, then that the shards agree and each K is there once.
+/// evidence file as written, each entry's stated floor what its records give, then that the
+/// shards agree and each K is there once.
 pub(super) fn read_all(dirs: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
     for dir in dirs {
         match read_one(dir) {
-            Ok(l) => loaded.push(l),
+            Ok(l) => {
+                problems.extend(derive(&l));
+                loaded.push(l);
+            }
             Err(p) => problems.push(p),
         }
     }
@@ -382,6 +395,13 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
         return Err(problem(
             dir,
             format!("{SHARD_FILE} is `{}`, not `{SHARD_SCHEMA}`", doc.schema),
+        ));
+    }
+    // Evidence names become paths: each is a SHA-256 in hex before it is joined to one.
+    if let Some(bad) = doc.evidence.iter().find(|h| !is_sha256_hex(h)) {
+        return Err(problem(
+            dir,
+            format!("its evidence list names `{bad}`, which is not a SHA-256 in hex"),
         ));
     }
     // Every file of the store is one the shard listed, and hashes to its name.
@@ -409,7 +429,7 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
             format!("evidence/sha256/{missing} is missing"),
         ));
     }
-    let mut blobs = Vec::with_capacity(listed.len());
+    let mut blobs = BTreeMap::new();
     for hex in &listed {
         let path = store.join(hex);
         let bytes = std::fs::read(&path)
@@ -420,10 +440,10 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
                 format!("evidence/sha256/{hex} does not hash to its name (changed after the shard wrote it)"),
             ));
         }
-        blobs.push(bytes);
+        blobs.insert(hex.to_string(), bytes);
     }
     for r in &doc.records {
-        let hex = r.pointer.strip_prefix("sha256:").unwrap_or(&r.pointer);
+        let hex = r.pointer.strip_prefix("sha256:").unwrap_or_default();
         if !listed.contains(hex) {
             return Err(problem(
                 dir,
@@ -459,6 +479,72 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
         doc,
         blobs,
     })
+}
+
+fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Each entry's stated floor (its result, and each bound test's outcome at each side) follows
+/// from the shard's own records that it cites, by the floor's rule re-run as replay re-runs it;
+/// each record parses and its logs are in the shard's evidence. A shard whose records were
+/// rewritten and renamed to their new hashes passes [`read_one`]'s checks, and is caught here
+/// when what its records show is not what it states. One problem per entry that does not
+/// follow, so that every forged criterion is named.
+fn derive(shard: &Loaded) -> Vec<InputError> {
+    let doc = &shard.doc;
+    let mut problems = Vec::new();
+    let mut records = BTreeMap::new();
+    for r in &doc.records {
+        // [`read_one`] found every record in the evidence, by a `sha256:` pointer.
+        let hex = r.pointer.strip_prefix("sha256:").unwrap_or_default();
+        let Some(bytes) = shard.blobs.get(hex) else {
+            continue;
+        };
+        let record: Record = match serde_json::from_slice(bytes) {
+            Ok(record) => record,
+            Err(e) => {
+                problems.push(problem(
+                    &shard.dir,
+                    format!("record {} is not an evidence record: {e}", r.pointer),
+                ));
+                continue;
+            }
+        };
+        let missing = record.blobs().into_iter().find(|b| {
+            !b.strip_prefix("sha256:")
+                .is_some_and(|h| shard.blobs.contains_key(h))
+        });
+        if let Some(b) = missing {
+            problems.push(problem(
+                &shard.dir,
+                format!(
+                    "record {} names {b}, which is not in its evidence",
+                    r.pointer
+                ),
+            ));
+            continue;
+        }
+        records.insert(r.pointer.clone(), record);
+    }
+    if !problems.is_empty() {
+        return problems;
+    }
+    let cited = Cited {
+        records: &records,
+        base: &doc.base,
+        head: &doc.head,
+        among: "the shard's records",
+    };
+    for e in &doc.entries {
+        if let Err(why) = replay::check_floor(&e.id, &DispositionFloor::from(&e.floor), &cited) {
+            problems.push(problem(
+                &shard.dir,
+                format!("what it states does not follow from its records: {why}"),
+            ));
+        }
+    }
+    problems
 }
 
 /// The shards agree on what they checked, and each K of 1..N is there once. A value the
@@ -552,6 +638,16 @@ pub(super) fn commits(shards: &[Loaded]) -> (String, String) {
         .first()
         .map(|s| (s.doc.base.clone(), s.doc.head.clone()))
         .unwrap_or_default()
+}
+
+/// The shard jobs the shards are (they agree on N and the split, [`read_all`]), as the fused
+/// result records them.
+pub(super) fn sharding(shards: &[Loaded]) -> crate::report::Shards {
+    let (n, by) = shards
+        .first()
+        .map(|s| (s.doc.shard.n, s.doc.shard.by.clone()))
+        .unwrap_or_default();
+    crate::report::Shards { n, by }
 }
 
 /// What the fuse's own input checks found is what the shards checked: the commits named by
@@ -702,7 +798,7 @@ pub(super) fn merge(
     };
     let entries: Vec<FloorEntry> = entries.into_values().map(|(e, _)| e).collect();
     for s in shards {
-        for blob in s.blobs {
+        for blob in s.blobs.into_values() {
             store.put_blob(blob);
         }
     }

@@ -288,6 +288,7 @@ fn facts() -> Facts {
             state: SigningState::Unsigned,
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
+        shards: None,
     }
 }
 
