@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
+
+use crate::nofollow::{is_real_dir, read_regular, OutputPath, ReadError, Refused, WriteError};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -97,45 +99,116 @@ impl EvidenceStore {
         self.items.is_empty()
     }
 
-    /// Writes every item to `<dir>/sha256/<hex>` (atomically; existing items are left alone).
-    pub fn commit(&self, dir: &Path) -> std::io::Result<()> {
-        let sub = dir.join("sha256");
-        std::fs::create_dir_all(&sub)?;
+    /// Writes every item to `<dir>/sha256/<hex>` (atomically; existing items are left alone),
+    /// after [`check_store`] finds nothing in the way: no item is written if any is refused.
+    pub fn commit(&self, dir: &OutputPath) -> Result<(), WriteError> {
+        check_store(dir).map_err(WriteError::Refused)?;
+        let sub = dir.child_dir("sha256");
+        sub.create_dir()?;
         for (hex, bytes) in &self.items {
-            let path = sub.join(hex);
-            if path.exists() {
+            let item = sub.child_file(hex);
+            // An item already there is a regular file ([`check_store`]) with these bytes, as
+            // its name says.
+            if std::fs::symlink_metadata(item.path()).is_ok() {
                 continue;
             }
-            write_atomic(&path, bytes)?;
+            item.write(bytes)?;
         }
         Ok(())
     }
 }
 
-/// Writes a file by way of a temporary sibling and a rename, so readers never see half of it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    stage(path, bytes)?.persist(path).map_err(|e| e.error)?;
+/// The evidence store at `dir` can be written: neither it nor its `sha256` directory is a
+/// symlink (or a file), nor any directory on the way to it ([`OutputPath::check`]), and every
+/// item in it is a regular file, since an item is never rewritten and a symlink there would
+/// stand for evidence it is not.
+pub fn check_store(dir: &OutputPath) -> Result<(), Refused> {
+    dir.check()?;
+    let sub = dir.child_dir("sha256");
+    sub.check()?;
+    let Ok(entries) = std::fs::read_dir(sub.path()) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if !regular {
+            sub.child_file(&entry.file_name().to_string_lossy())
+                .check()?;
+        }
+    }
     Ok(())
 }
 
-/// The temporary sibling [`write_atomic`] renames into place, written and synced. Created with
-/// mode 0666 less the user's umask, as any file a command writes (`tempfile`'s own default,
-/// 0600, would make every output private to its writer).
-pub fn stage(path: &Path, bytes: &[u8]) -> std::io::Result<tempfile::NamedTempFile> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".shipmoor-tmp-")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    Ok(tmp)
+/// The largest item read back from a store (by `replay`, `evidence gc` and `fuse`): 1 GiB.
+/// The store has no limit of its own: a log is stored whole, as the run held it in memory,
+/// and a run's logs are megabytes. An item past a gigabyte is no log a run wrote; it is
+/// refused rather than read into memory.
+pub const ITEM_LIMIT: u64 = 1 << 30;
+
+/// Whether `hex` is an evidence name: exactly 64 lowercase hex digits, the only names the
+/// store gives its items, so that a name from an attestation or a shard is never a path
+/// (`../`, `/dev/zero`) before it is joined to the store's directory.
+pub fn is_digest(hex: &str) -> bool {
+    hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The name of the item a pointer (`sha256:<hex>`) cites, when it is one ([`is_digest`]).
+pub fn pointer_digest(pointer: &str) -> Option<&str> {
+    pointer.strip_prefix("sha256:").filter(|h| is_digest(h))
+}
+
+/// Why an item of a store was not read.
+#[derive(Debug)]
+pub enum ItemError {
+    /// The name is not 64 lowercase hex digits.
+    NotAName(String),
+    /// The store's `sha256` directory is a symlink or a file.
+    Store(PathBuf, ReadError),
+    Item(ReadError),
+}
+
+impl ItemError {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, ItemError::Item(ReadError::Missing(_)))
+    }
+}
+
+impl std::fmt::Display for ItemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ItemError::NotAName(name) => write!(
+                f,
+                "`{name}` is not an evidence name (64 lowercase hex digits)"
+            ),
+            ItemError::Store(dir, e) => write!(f, "{} {e}", dir.display()),
+            ItemError::Item(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// A store read back: its items are regular files in its `sha256` directory, which is no
+/// symlink, each read with [`read_regular`] up to [`ITEM_LIMIT`].
+#[derive(Debug, Clone)]
+pub struct StoreReader {
+    items: PathBuf,
+}
+
+impl StoreReader {
+    /// The store at `dir` (as the user named it); its `sha256` directory may be missing (every
+    /// read then says the item is).
+    pub fn open(dir: &Path) -> Result<StoreReader, ItemError> {
+        let items = dir.join("sha256");
+        is_real_dir(&items).map_err(|e| ItemError::Store(items.clone(), e))?;
+        Ok(StoreReader { items })
+    }
+
+    /// The bytes of the item named `hex` ([`is_digest`]).
+    pub fn read(&self, hex: &str) -> Result<Vec<u8>, ItemError> {
+        if !is_digest(hex) {
+            return Err(ItemError::NotAName(hex.to_string()));
+        }
+        read_regular(&self.items.join(hex), ITEM_LIMIT).map_err(ItemError::Item)
+    }
 }
 
 /// Replaces run-specific paths and timings in captured output (see the module doc).
@@ -291,7 +364,7 @@ mod tests {
         let r = s.put_record(&serde_json::json!({"k": 1})).unwrap();
         assert_eq!(s.records(), std::slice::from_ref(&r));
         let dir = tempfile::tempdir().unwrap();
-        s.commit(dir.path()).unwrap();
+        s.commit(&OutputPath::dir(dir.path(), None)).unwrap();
         let hex = r.strip_prefix("sha256:").unwrap();
         let back = std::fs::read(dir.path().join("sha256").join(hex)).unwrap();
         assert_eq!(pointer(&back), r);

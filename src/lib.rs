@@ -13,7 +13,8 @@
 //! [`format`] types every document written and read back (the statement, evidence records, the
 //! run result, the fix packet) once, for the writers and for the readers (`replay`, the Action).
 //! [`commands`] wires the stages to the command line; [`error`] maps every failure to one exit
-//! code.
+//! code. [`nofollow`] writes every output, and reads every file that came from elsewhere,
+//! without following a symlink.
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
@@ -30,6 +31,7 @@ pub mod floor;
 pub mod format;
 pub mod git;
 pub mod judge;
+pub mod nofollow;
 pub mod oci;
 pub mod replay;
 pub mod report;

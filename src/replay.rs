@@ -16,7 +16,8 @@
 //!    `_type`, `predicateType`, the subject (the expected commit, the raw commit
 //!    object's SHA-256 where the repository has it, every `--subject`), `verifier.id`,
 //!    `resourceUri`;
-//! 4. **evidence**: every cited record and blob is re-hashed from the evidence store, and each
+//! 4. **evidence**: every cited record and blob is re-hashed from the evidence store (named by
+//!    its evidence name, read as a regular file, never through a symlink), and each
 //!    disposition agrees with the records it cites (the floor's rule re-run over them); in full
 //!    mode each judge finding agrees with its request and response records, every judge block
 //!    of a disposition has its finding, and, with the repository at hand, the citation audit
@@ -42,10 +43,11 @@ use serde_json::Value;
 
 use crate::attest::verify::{Attestation, Signer, Verified};
 use crate::attest::{self, Subject};
-use crate::evidence::sha256_hex;
+use crate::evidence::{pointer_digest, sha256_hex, ItemError, StoreReader};
 use crate::format::evidence::Record;
 pub use crate::format::statement::OLDEST_FORMAT;
 use crate::format::statement::{Statement, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
+use crate::nofollow::ReadError;
 use crate::verdict::{self, FusionInput};
 
 mod floor;
@@ -464,14 +466,28 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
 }
 
 // 4. evidence
-fn read_item(dir: &Path, pointer: &str, seen: &mut BTreeSet<String>) -> Result<Vec<u8>, String> {
-    let hex = pointer
-        .strip_prefix("sha256:")
-        .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
-        .ok_or_else(|| format!("`{pointer}` is not a sha256 pointer"))?;
-    let path = dir.join("sha256").join(hex);
-    let bytes = std::fs::read(&path)
-        .map_err(|e| format!("evidence {pointer} is missing from {}: {e}", dir.display()))?;
+/// The item a pointer cites, re-hashed. The pointer is an evidence name before it becomes a
+/// path (`sha256:` and 64 lowercase hex digits), and the item a regular file in the store,
+/// read through no symlink and up to [`crate::evidence::ITEM_LIMIT`]: the attestation and the
+/// store may both have been made to point elsewhere.
+fn read_item(
+    store: &StoreReader,
+    dir: &Path,
+    pointer: &str,
+    seen: &mut BTreeSet<String>,
+) -> Result<Vec<u8>, String> {
+    let hex = pointer_digest(pointer).ok_or_else(|| {
+        format!("`{pointer}` is not a sha256 pointer (`sha256:` and 64 lowercase hex digits)")
+    })?;
+    let bytes = store.read(hex).map_err(|e| match e {
+        ItemError::Item(ReadError::Missing(e)) => {
+            format!("evidence {pointer} is missing from {}: {e}", dir.display())
+        }
+        e => format!(
+            "evidence {pointer} in {} {e}: only the store's regular files are read",
+            dir.display()
+        ),
+    })?;
     let actual = sha256_hex(&bytes);
     if actual != hex {
         return Err(format!(
@@ -493,6 +509,7 @@ fn check_evidence(
         .iter()
         .map(|a| format!("sha256:{}", a.digest.sha256))
         .collect();
+    let store = StoreReader::open(dir).map_err(|e| format!("the evidence store: {e}"))?;
     let mut seen = BTreeSet::new();
     let mut records: BTreeMap<String, Record> = BTreeMap::new();
     // The judge's request documents and reply bodies, which step 4 reads; a run's logs it only
@@ -500,12 +517,12 @@ fn check_evidence(
     let mut judge_blobs: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     let mut blobs = 0usize;
     for p in &cited {
-        let bytes = read_item(dir, p, &mut seen)?;
+        let bytes = read_item(&store, dir, p, &mut seen)?;
         let rec: Record = serde_json::from_slice(&bytes)
             .map_err(|e| format!("evidence {p} is not a JSON record: {e}"))?;
         let of_judge = matches!(rec, Record::JudgeRequest(_) | Record::JudgeResponse(_));
         for b in rec.blobs() {
-            let bytes = read_item(dir, b, &mut seen)?;
+            let bytes = read_item(&store, dir, b, &mut seen)?;
             if of_judge {
                 judge_blobs.insert(b.to_string(), bytes);
             }

@@ -510,3 +510,120 @@ fn colliding_tags_are_an_input_error_naming_both() {
     assert!(err.contains(".shipmoor/changes/sum.yaml:3"), "{err}");
     assert!(err.contains(".shipmoor/acceptance.yaml:3"), "{err}");
 }
+
+/// A repository whose head commits a symlink at `link` (to `target`, outside it), and whose
+/// one criterion is checked by a command that leaves a file at `ran` (so a test can tell
+/// whether the floor ran).
+fn repo_with_symlink(
+    link: &str,
+    target: &std::path::Path,
+    ran: &std::path::Path,
+) -> (Repo, String) {
+    let r = Repo::new();
+    r.write("a.txt", "a");
+    let base = r.commit("base");
+    r.write("check.sh", &format!("echo ran > '{}'\n", ran.display()));
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n",
+    );
+    std::os::unix::fs::symlink(target, r.path().join(link)).unwrap();
+    r.commit("head");
+    (r, base)
+}
+
+/// A symlink committed where an output goes (the evidence store, the report) is an input
+/// error before any work: exit 2 naming it and saying how to clear it; the floor never ran,
+/// nothing is written where the symlink points nor anywhere else, and the checkout is as it
+/// was.
+#[test]
+fn a_committed_symlink_where_an_output_goes_is_refused_before_any_work() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = elsewhere.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let victim = elsewhere.path().join("victim.md");
+    std::fs::write(&victim, "the user's own file\n").unwrap();
+    let ran = elsewhere.path().join("ran");
+    for (link, target, flag) in [
+        (".shipmoor/evidence", &store, "--evidence-dir"),
+        (".shipmoor/verify.md", &victim, "--report-out"),
+    ] {
+        let (r, base) = repo_with_symlink(link, target, &ran);
+        let before = r.status();
+        let run = r.shipmoor(&["claim-check", "--base", &base]);
+        assert_eq!(run.code, 2, "{link}: {run:?}");
+        for words in [
+            format!("{link} is a symlink"),
+            format!("git rm {link}"),
+            format!("another output path with {flag}"),
+        ] {
+            assert!(run.stderr.contains(&words), "{link}: {words}: {run:?}");
+        }
+        assert!(!ran.exists(), "{link}: the floor ran");
+        assert_eq!(r.status(), before, "{link}: the checkout changed");
+        assert!(
+            common::is_symlink(&r.path().join(link)),
+            "{link} was replaced"
+        );
+        assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0, "{link}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "the user's own file\n",
+            "{link}"
+        );
+        for out in ["claim-check.vsa.json", "claim-check.fixes.json"] {
+            assert!(
+                !r.exists(&format!(".shipmoor/{out}")),
+                "{link}: {out} was written"
+            );
+        }
+        assert!(r.extra_worktrees().is_empty());
+    }
+}
+
+/// A symlink the code under check makes where an output goes while the floor runs is refused
+/// when the outputs are written: exit 2, and nothing is written, neither where it points nor
+/// any other output.
+#[test]
+fn a_symlink_made_during_the_run_where_an_output_goes_is_refused_and_nothing_is_written() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = elsewhere.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    let r = Repo::new();
+    r.write("a.txt", "a");
+    let base = r.commit("base");
+    // The check, run by the floor, makes the user's `.shipmoor/evidence` a symlink.
+    let link = r.path().join(".shipmoor/evidence");
+    r.write(
+        "check.sh",
+        &format!(
+            "[ -L '{link}' ] || ln -s '{store}' '{link}'\n",
+            store = store.display(),
+            link = link.display()
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert!(
+        common::is_symlink(&link),
+        "the check made no symlink: {run:?}"
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".shipmoor/evidence is a symlink"),
+        "{run:?}"
+    );
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0);
+    for out in [
+        "claim-check.vsa.json",
+        "claim-check.fixes.json",
+        "verify.md",
+    ] {
+        assert!(!r.exists(&format!(".shipmoor/{out}")), "{out} was written");
+    }
+    assert!(r.extra_worktrees().is_empty());
+}

@@ -879,3 +879,147 @@ fn a_private_key_given_to_verify_with_is_a_usage_error() {
     ]);
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+/// Replay reads evidence only as the store's own regular files: a cited record that is a
+/// symlink (to the very bytes it names, outside the store) or a FIFO is refused at step 4,
+/// without blocking; a cited name that is a path (`../`) is refused before it becomes one.
+/// Put back, the envelope replays.
+#[test]
+fn replay_reads_evidence_only_as_the_stores_regular_files() {
+    let (r, _base, key_path, public) = signed_run();
+    let Envelope { payload, .. } = envelope(&r);
+    let statement: Value = serde_json::from_slice(&payload).unwrap();
+    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let item = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
+    let original = std::fs::read(&item).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let copy = outside.path().join(&rec_hex);
+    std::fs::write(&copy, &original).unwrap();
+    let public_arg = public.to_str().unwrap();
+    let replay = |what: &str| {
+        r.shipmoor_within(
+            &[
+                "replay",
+                ".shipmoor/claim-check.vsa.dsse.json",
+                "--key",
+                public_arg,
+            ],
+            120,
+        )
+        .unwrap_or_else(|| panic!("{what}: replay blocked"))
+    };
+
+    std::fs::remove_file(&item).unwrap();
+    std::os::unix::fs::symlink(&copy, &item).unwrap();
+    let run = replay("a symlinked record");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("FAILED"), "{run:?}");
+    assert!(run.stdout.contains("is a symlink"), "{run:?}");
+
+    std::fs::remove_file(&item).unwrap();
+    common::mkfifo(&item);
+    let run = replay("a FIFO for a record");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("is a FIFO, not a regular file"),
+        "{run:?}"
+    );
+
+    std::fs::remove_file(&item).unwrap();
+    std::fs::write(&item, &original).unwrap();
+    let mut st = statement.clone();
+    st["predicate"]["inputAttestations"][0]["digest"]["sha256"] =
+        format!("../../../{}", &rec_hex[9..]).into();
+    let report = replay_bytes(&r, &resign(&st, &signing_key(&key_path)), &public);
+    assert_eq!(failed_step(&report), Some((4, "evidence")));
+    assert!(
+        report.steps[3].detail.contains("is not a sha256 pointer"),
+        "{:?}",
+        report.steps[3]
+    );
+
+    assert_eq!(replay("put back").code, 0);
+}
+
+/// `evidence gc` reads the kept attestations unverified, so it reads nothing but evidence
+/// names in the store, and only its regular files: an attestation citing a path (`../`, or a
+/// FIFO outside the store, which would hold the read forever), and a cited item that is a
+/// symlink or a FIFO, are input errors naming the attestation; nothing is removed. Put back,
+/// gc runs.
+#[test]
+fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
+    let (r, _base, _key, _public) = signed_run();
+    let store = r.path().join(".shipmoor/evidence/sha256");
+    let names = || {
+        let mut n: Vec<_> = std::fs::read_dir(&store)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        n.sort();
+        n
+    };
+    let before = names();
+    let statement = r.json(".shipmoor/claim-check.vsa.json");
+    let outside = tempfile::tempdir().unwrap();
+    let fifo = outside.path().join("fifo");
+    common::mkfifo(&fifo);
+    std::fs::write(r.path().join("secret.json"), "{}").unwrap();
+    let gc = |keep: &Path, what: &str| {
+        r.shipmoor_within(&["evidence", "gc", "--keep", keep.to_str().unwrap()], 120)
+            .unwrap_or_else(|| panic!("{what}: gc blocked"))
+    };
+    for (digest, what) in [
+        ("../../../secret.json", "a path up out of the store"),
+        (fifo.to_str().unwrap(), "a FIFO outside the store"),
+    ] {
+        let mut st = statement.clone();
+        st["predicate"]["inputAttestations"][0]["digest"]["sha256"] = digest.into();
+        let keep = outside.path().join("edited.vsa.json");
+        std::fs::write(&keep, serde_json::to_vec(&st).unwrap()).unwrap();
+        let run = gc(&keep, what);
+        assert_eq!(run.code, 2, "{what}: {run:?}");
+        assert!(
+            run.stderr.contains("is not an evidence name"),
+            "{what}: {run:?}"
+        );
+        assert!(
+            run.stderr.contains(keep.to_str().unwrap()),
+            "{what}: names the attestation: {run:?}"
+        );
+        assert_eq!(names(), before, "{what}");
+    }
+
+    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let item = store.join(&rec_hex);
+    let original = std::fs::read(&item).unwrap();
+    let copy = outside.path().join(&rec_hex);
+    std::fs::write(&copy, &original).unwrap();
+    let vsa = r.path().join(".shipmoor/claim-check.vsa.json");
+    std::fs::remove_file(&item).unwrap();
+    std::os::unix::fs::symlink(&copy, &item).unwrap();
+    let run = gc(&vsa, "a symlinked record");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("is a symlink"), "{run:?}");
+    assert_eq!(names(), before);
+    std::fs::remove_file(&item).unwrap();
+    common::mkfifo(&item);
+    let run = gc(&vsa, "a FIFO for a record");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("is a FIFO, not a regular file"),
+        "{run:?}"
+    );
+    assert_eq!(names(), before);
+
+    std::fs::remove_file(&item).unwrap();
+    std::fs::write(&item, &original).unwrap();
+    let run = gc(&vsa, "put back");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(names(), before, "the one run's evidence is all cited");
+}

@@ -116,7 +116,10 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
     };
     let out = judge::run(input, &mut evidence).unwrap();
     evidence
-        .commit(&r.path().join(".shipmoor/evidence"))
+        .commit(&shipmoor::nofollow::OutputPath::dir(
+            &r.path().join(".shipmoor/evidence"),
+            Some(r.path()),
+        ))
         .unwrap();
     assert_eq!(out.findings.len(), 1, "{out:?}");
     let mut finding = out.findings[0].clone();

@@ -860,3 +860,65 @@ fn a_forged_shard_with_its_records_rehashed_does_not_fuse() {
         "the evidence itself is in order: {run:?}"
     );
 }
+
+/// The shards' evidence comes from jobs that ran the change's code: a blob of a shard's store,
+/// or its `sha256` directory, as a symlink (even to the very bytes it names) is refused, and
+/// so is a symlink where the fuse writes the evidence store in its own checkout; exit 2 naming
+/// it, nothing written. The shard as written then fuses.
+#[test]
+fn a_symlink_in_a_shards_evidence_or_where_the_store_goes_does_not_fuse() {
+    let r = Repo::new();
+    r.write("a.txt", "a");
+    let base = r.commit("base");
+    r.write("b.txt", "b");
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: b\n    ac: B is there.\n    check:\n      command: test -f b.txt\n",
+    );
+    let head = r.commit("head");
+    let out = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let s1 = out.path().join("s1");
+    shard(&r, &base, &head, "1/1", &s1);
+
+    let linked = out.path().join("linked-blob");
+    common::copy_dir(&s1, &linked);
+    let blob = std::fs::read_dir(linked.join("evidence/sha256"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let copy = outside.path().join("blob");
+    std::fs::copy(&blob, &copy).unwrap();
+    std::fs::remove_file(&blob).unwrap();
+    std::os::unix::fs::symlink(&copy, &blob).unwrap();
+    assert_refused(&r, &[&linked], "linked-blob", "a symlinked blob");
+    assert_refused(&r, &[&linked], "is a symlink", "a symlinked blob");
+
+    let linked_dir = out.path().join("linked-dir");
+    common::copy_dir(&s1, &linked_dir);
+    let moved = outside.path().join("sha256");
+    std::fs::rename(linked_dir.join("evidence/sha256"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, linked_dir.join("evidence/sha256")).unwrap();
+    assert_refused(&r, &[&linked_dir], "linked-dir", "a symlinked store");
+    assert_refused(&r, &[&linked_dir], "is a symlink", "a symlinked store");
+
+    let store = outside.path().join("store");
+    std::fs::create_dir(&store).unwrap();
+    std::os::unix::fs::symlink(&store, r.path().join(EVIDENCE)).unwrap();
+    let run = r.shipmoor(&["fuse", s1.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(".shipmoor/evidence is a symlink"),
+        "{run:?}"
+    );
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0);
+    for f in OUTPUTS {
+        assert!(!r.exists(f), "{f} was written");
+    }
+    std::fs::remove_file(r.path().join(EVIDENCE)).unwrap();
+
+    let ok = r.shipmoor(&["fuse", s1.to_str().unwrap()]);
+    assert_eq!(ok.code, 0, "{ok:?}");
+}

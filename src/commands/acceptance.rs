@@ -351,7 +351,12 @@ fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Err
                     .help("remove them from the draft by hand, then `shipmoor acceptance commit`"),
                 )
             })?;
-        crate::evidence::write_atomic(&target, kept.as_bytes())?;
+        let repository = crate::git::Git::discover(&args.repo).ok();
+        crate::nofollow::write_atomic(
+            &target,
+            repository.as_ref().map(|g| g.root()),
+            kept.as_bytes(),
+        )?;
         std::fs::remove_file(&located.path)?;
         let _ = writeln!(
             out,
@@ -612,14 +617,14 @@ fn init(repo: &std::path::Path, from: Option<&std::path::Path>, force: bool) -> 
         ))
     })?;
     let mut written = vec![rel.clone()];
-    crate::evidence::write_atomic(&path, yaml.as_bytes())?;
+    crate::nofollow::write_atomic(&path, Some(&root), yaml.as_bytes())?;
     for (file, text) in [
         (config_rel, STARTER_CONFIG),
         (".shipmoor/.gitignore", STARTER_GITIGNORE),
     ] {
         let p = root.join(file);
         if !p.exists() {
-            crate::evidence::write_atomic(&p, text.as_bytes())?;
+            crate::nofollow::write_atomic(&p, Some(&root), text.as_bytes())?;
             written.push(file.to_string());
         }
     }

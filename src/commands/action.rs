@@ -84,7 +84,7 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                     .pointer("/pull_request/body")
                     .and_then(|v| v.as_str())
                     .unwrap_or("");
-                std::fs::write(&path, body)?;
+                crate::nofollow::write_atomic(&path, None, body.as_bytes())?;
             }
             Ok(0)
         }

@@ -35,6 +35,7 @@ use crate::evidence::EvidenceStore;
 use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
+use crate::nofollow::{OutputPath, Refused};
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
     ResultDocument, RunResult, Shards, Signing, SigningState,
@@ -42,11 +43,12 @@ use crate::report::{
 use crate::verdict;
 use attach::{attach, attach_reference, resolve_attach_target, AttachTarget};
 
+/// The outputs, each written through no symlink ([`OutputPath`]).
 struct Paths {
-    vsa: PathBuf,
-    fixes: PathBuf,
-    report: PathBuf,
-    evidence: PathBuf,
+    vsa: OutputPath,
+    fixes: OutputPath,
+    report: OutputPath,
+    evidence: OutputPath,
 }
 
 /// The claim the run checks: the acceptance set and where it came from (`explicit`, `files` or
@@ -77,8 +79,8 @@ struct Plan {
     claim: ClaimInfo,
     runners: Vec<RunnerConfig>,
     paths: Paths,
-    /// `--result-out`, absolute.
-    result_out: Option<PathBuf>,
+    /// `--result-out`.
+    result_out: Option<OutputPath>,
     /// Where the run's temporary directory goes (it exists).
     temp_base: PathBuf,
     /// Full mode's chat judges, made (their keys read) by the input checks, in panel order;
@@ -92,6 +94,8 @@ struct Plan {
     shard: Option<shard::ShardPlan>,
     /// `fuse`: the shard jobs the floor ran in, for the result.
     fused: Option<Shards>,
+    /// `--shard-out` as the input checks found it, which the shard result is written through.
+    shard_dir: Option<OutputPath>,
 }
 
 /// What a run of [`plan`] checks its inputs for.
@@ -219,7 +223,7 @@ fn finish(
     )?;
     write(
         &plan.paths,
-        plan.result_out.as_deref(),
+        plan.result_out.as_ref(),
         &store,
         &docs,
         &signed,
@@ -287,10 +291,18 @@ fn plan(
     };
     let runners = runners(&git, &head, &set, role == Role::Run)?;
     let paths = output_paths(args, git.root());
-    match &shard {
-        Some(s) => shard::check_out(&s.out)?,
-        None => check_writable(&paths)?,
-    }
+    // Relative to where claim-check was started, as the other outputs' flags.
+    let result_out = args
+        .result_out
+        .as_ref()
+        .map(|p| OutputPath::file(p, Some(git.root())));
+    let shard_dir = match &shard {
+        Some(s) => Some(shard::check_out(&s.out, git.root())?),
+        None => {
+            check_writable(&paths, result_out.as_ref())?;
+            None
+        }
+    };
     let temp_base = temp_base(args)?;
     // The registry last: the local checks are quicker, and fixed first.
     let attach = match attach_reference {
@@ -328,14 +340,7 @@ fn plan(
         claim: ClaimInfo { set, source },
         runners,
         paths,
-        // Relative to where claim-check was started, as the other outputs' flags.
-        result_out: args.result_out.as_ref().map(|p| {
-            if p.is_absolute() {
-                p.clone()
-            } else {
-                std::env::current_dir().unwrap_or_default().join(p)
-            }
-        }),
+        result_out,
         temp_base,
         chat_judges,
         attach,
@@ -345,6 +350,7 @@ fn plan(
         },
         shard,
         fused: None,
+        shard_dir,
     })
 }
 
@@ -744,10 +750,10 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
         started_at: rfc3339(plan.started),
         duration_seconds: plan.stopwatch.elapsed().as_secs(),
         outputs: Outputs {
-            vsa: shown_path(&plan.paths.vsa, root),
-            fixes: shown_path(&plan.paths.fixes, root),
-            report: shown_path(&plan.paths.report, root),
-            evidence: shown_path(&plan.paths.evidence, root),
+            vsa: shown_path(plan.paths.vsa.path(), root),
+            fixes: shown_path(plan.paths.fixes.path(), root),
+            report: shown_path(plan.paths.report.path(), root),
+            evidence: shown_path(plan.paths.evidence.path(), root),
         },
         signing,
         shards: plan.fused.clone(),
@@ -859,56 +865,88 @@ fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
 }
 
 /// Phase 6: evidence first (what the others cite), then the documents, all staged beside
-/// their places before any is renamed into place.
+/// their places before any is renamed into place. Every output is checked again first: the
+/// floor ran the change's code, which may have put a symlink where an output goes since the
+/// input checks; then nothing at all is written.
 fn write(
     paths: &Paths,
-    result_out: Option<&Path>,
+    result_out: Option<&OutputPath>,
     store: &EvidenceStore,
     docs: &Documents,
     (dsse_bytes, bundle_bytes): &SignedForms,
 ) -> Result<(), Error> {
-    let io = |what: &Path, e: std::io::Error| {
-        Error::crash(format!("cannot write {}: {e}", what.display()))
-    };
-    store
-        .commit(&paths.evidence)
-        .map_err(|e| io(&paths.evidence, e))?;
     let dsse_path = signed_path(&paths.vsa, "dsse.json");
     let bundle_path = signed_path(&paths.vsa, "sigstore.json");
-    let mut all: Vec<(&Path, &[u8])> = vec![
-        (&paths.vsa, &docs.statement),
-        (&paths.fixes, &docs.fixes),
-        (&paths.report, docs.verify_md.as_bytes()),
+    for (path, flag) in outputs(paths, &dsse_path, &bundle_path, result_out) {
+        path.check().map_err(|r| refused(&r, flag))?;
+    }
+    crate::evidence::check_store(&paths.evidence).map_err(|r| refused(&r, "--evidence-dir"))?;
+    store
+        .commit(&paths.evidence)
+        .map_err(|e| e.into_error(Some("--evidence-dir")))?;
+    let mut all: Vec<(&OutputPath, &[u8], &str)> = vec![
+        (&paths.vsa, &docs.statement, "--vsa-out"),
+        (&paths.fixes, &docs.fixes, "--fixes-out"),
+        (&paths.report, docs.verify_md.as_bytes(), "--report-out"),
     ];
     if let Some(b) = dsse_bytes {
-        all.push((&dsse_path, b));
+        all.push((&dsse_path, b, "--vsa-out"));
     }
     if let Some(p) = result_out {
-        all.push((p, &docs.result_json));
+        all.push((p, &docs.result_json, "--result-out"));
     }
     if let Some(b) = bundle_bytes {
-        all.push((&bundle_path, b));
+        all.push((&bundle_path, b, "--vsa-out"));
     }
     let mut staged = Vec::new();
-    for (path, bytes) in all {
+    for (path, bytes, flag) in all {
         staged.push((
-            path,
-            crate::evidence::stage(path, bytes).map_err(|e| io(path, e))?,
+            flag,
+            path.stage(bytes).map_err(|e| e.into_error(Some(flag)))?,
         ));
     }
-    for (path, tmp) in staged {
-        tmp.persist(path).map_err(|e| io(path, e.error))?;
+    for (flag, tmp) in staged {
+        tmp.commit().map_err(|e| e.into_error(Some(flag)))?;
     }
     // A signed form left by an earlier run must not stand beside this run's statement.
     for (path, written) in [
         (&dsse_path, dsse_bytes.is_some()),
         (&bundle_path, bundle_bytes.is_some()),
     ] {
-        if !written && path.exists() {
-            std::fs::remove_file(path).map_err(|e| io(path, e))?;
+        let there = std::fs::symlink_metadata(path.path()).is_ok_and(|m| m.is_file());
+        if !written && there {
+            std::fs::remove_file(path.path()).map_err(|e| {
+                Error::crash(format!("cannot remove {}: {e}", path.path().display()))
+            })?;
         }
     }
     Ok(())
+}
+
+/// Every output file a run may write or remove, with the flag that names it.
+fn outputs<'a>(
+    paths: &'a Paths,
+    dsse: &'a OutputPath,
+    bundle: &'a OutputPath,
+    result_out: Option<&'a OutputPath>,
+) -> Vec<(&'a OutputPath, &'static str)> {
+    let mut all = vec![
+        (&paths.vsa, "--vsa-out"),
+        (dsse, "--vsa-out"),
+        (bundle, "--vsa-out"),
+        (&paths.fixes, "--fixes-out"),
+        (&paths.report, "--report-out"),
+    ];
+    if let Some(r) = result_out {
+        all.push((r, "--result-out"));
+    }
+    all
+}
+
+/// An output in the way (a symlink, a file where a directory goes): an input error that
+/// names it and says how to clear it.
+fn refused(r: &Refused, flag: &str) -> Error {
+    Error::input(r.input_error(flag))
 }
 
 /// Phase 7: the terminal text on stdout.
@@ -917,13 +955,14 @@ fn print(docs: &Documents) {
 }
 
 /// `claim-check.vsa.json` → `claim-check.vsa.<suffix>`.
-fn signed_path(vsa: &Path, suffix: &str) -> PathBuf {
+fn signed_path(vsa: &OutputPath, suffix: &str) -> OutputPath {
     let name = vsa
+        .path()
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let stem = name.strip_suffix(".json").unwrap_or(&name);
-    vsa.with_file_name(format!("{stem}.{suffix}"))
+    vsa.sibling(&format!("{stem}.{suffix}"))
 }
 
 /// Loads the signing key, its password from `SHIPMOOR_KEY_PASSWORD` when it is encrypted.
@@ -980,18 +1019,26 @@ fn sign(
     }
 }
 
-/// Every output can be written: its nearest existing ancestor is a directory we can create
-/// files in (checked with an anonymous file that leaves no trace). Checked before any work so
-/// that an unwritable output is an input error, not a half-written run.
-fn check_writable(paths: &Paths) -> Result<(), Error> {
-    let all = [
-        (&paths.vsa, "--vsa-out", false),
-        (&paths.fixes, "--fixes-out", false),
-        (&paths.report, "--report-out", false),
-        (&paths.evidence, "--evidence-dir", true),
-    ];
-    for (path, flag, is_dir) in all {
-        if path.exists() && path.is_dir() != is_dir {
+/// Every output can be written: nothing is in its way (no symlink where it goes or on a
+/// directory on the way, the evidence store's items regular files: [`OutputPath::check`]), and
+/// its nearest existing ancestor is a directory we can create files in (checked with an
+/// anonymous file that leaves no trace). Checked before any work so that an output that cannot
+/// be written is an input error, not a half-written run.
+fn check_writable(paths: &Paths, result_out: Option<&OutputPath>) -> Result<(), Error> {
+    let dsse = signed_path(&paths.vsa, "dsse.json");
+    let bundle = signed_path(&paths.vsa, "sigstore.json");
+    let mut all: Vec<(&OutputPath, &str, bool)> = outputs(paths, &dsse, &bundle, result_out)
+        .into_iter()
+        .map(|(p, flag)| (p, flag, false))
+        .collect();
+    all.push((&paths.evidence, "--evidence-dir", true));
+    for (out, flag, is_dir) in all {
+        let path = out.path();
+        let meta = std::fs::symlink_metadata(path).ok();
+        if meta
+            .as_ref()
+            .is_some_and(|m| !m.file_type().is_symlink() && m.is_dir() != is_dir)
+        {
             return Err(Error::input(
                 InputError::new(format!(
                     "{flag} {} is a {}",
@@ -1005,8 +1052,9 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
                 .help(format!("pass another path with {flag}")),
             ));
         }
+        out.check().map_err(|r| refused(&r, flag))?;
         let mut dir = if is_dir {
-            path.as_path()
+            path
         } else {
             path.parent().unwrap_or(Path::new("."))
         };
@@ -1025,7 +1073,7 @@ fn check_writable(paths: &Paths) -> Result<(), Error> {
             ));
         }
     }
-    Ok(())
+    crate::evidence::check_store(&paths.evidence).map_err(|r| refused(&r, "--evidence-dir"))
 }
 
 /// What the result says about the claim; `path` is its file as reports show it.
@@ -1296,10 +1344,10 @@ fn footer_outputs(paths: &Paths) -> Outputs {
         None => p.display().to_string(),
     };
     Outputs {
-        vsa: shown(&paths.vsa),
-        fixes: shown(&paths.fixes),
-        report: shown(&paths.report),
-        evidence: shown(&paths.evidence),
+        vsa: shown(paths.vsa.path()),
+        fixes: shown(paths.fixes.path()),
+        report: shown(paths.report.path()),
+        evidence: shown(paths.evidence.path()),
     }
 }
 
@@ -1363,11 +1411,12 @@ fn output_paths(args: &ClaimCheckArgs, root: &Path) -> Paths {
         Some(p) => cwd.join(p),
         None => root.join(default),
     };
+    let file = |p: PathBuf| OutputPath::file(&p, Some(root));
     Paths {
-        vsa: pick(&args.vsa_out, ".shipmoor/claim-check.vsa.json"),
-        fixes: pick(&args.fixes_out, ".shipmoor/claim-check.fixes.json"),
-        report: pick(&args.report_out, ".shipmoor/verify.md"),
-        evidence: pick(&args.evidence_dir, ".shipmoor/evidence"),
+        vsa: file(pick(&args.vsa_out, ".shipmoor/claim-check.vsa.json")),
+        fixes: file(pick(&args.fixes_out, ".shipmoor/claim-check.fixes.json")),
+        report: file(pick(&args.report_out, ".shipmoor/verify.md")),
+        evidence: OutputPath::dir(&pick(&args.evidence_dir, ".shipmoor/evidence"), Some(root)),
     }
 }
 

@@ -1,6 +1,11 @@
 //! `shipmoor evidence gc`: the evidence store keeps what the kept statements cite (their
 //! records, and the blobs those records point to) and loses the rest, which runs that
 //! were overwritten left behind. Exit 0, 2 input error.
+//!
+//! The kept attestations are read unverified, so what they cite is checked before it becomes
+//! a path: only evidence names (64 lowercase hex digits) are looked up, only in the store, and
+//! only regular files there are read. The store itself is no symlink, nor is any directory on
+//! the way to it in the repository, since gc removes files in it.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -9,8 +14,10 @@ use std::path::{Path, PathBuf};
 use crate::attest::verify::Attestation;
 use crate::cli::EvidenceCommand;
 use crate::error::{Error, InputError};
+use crate::evidence::{is_digest, StoreReader};
 use crate::format::evidence::Record;
 use crate::format::statement::Statement;
+use crate::nofollow::OutputPath;
 
 pub fn run(cmd: EvidenceCommand) -> Result<i32, Error> {
     match cmd {
@@ -46,13 +53,39 @@ fn beside(store: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The pointers (`sha256:<hex>`) a statement cites: its records, and their blobs.
-fn cited(statement: &Statement, blobs: &Path, into: &mut BTreeSet<String>) {
+/// The items a statement cites: its records, and their blobs. A cited name that is not an
+/// evidence name, or an item that is not a regular file, is an input error: gc reads nothing
+/// else, and keeps nothing it cannot tell about.
+fn cited(
+    statement: &Statement,
+    shown: &str,
+    store: &StoreReader,
+    into: &mut BTreeSet<String>,
+) -> Result<(), Error> {
     for input in &statement.predicate.input_attestations {
         let hex = &input.digest.sha256;
+        if !is_digest(hex) {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "it cites `{hex}`, which is not an evidence name (64 lowercase hex digits), so gc reads nothing it names and removes nothing"
+                ))
+                .in_file(shown)
+                .help("keep only statements, DSSE envelopes or Sigstore bundles claim-check wrote, unchanged"),
+            ));
+        }
         into.insert(hex.clone());
-        let Ok(bytes) = std::fs::read(blobs.join(hex)) else {
-            continue;
+        let bytes = match store.read(hex) {
+            Ok(bytes) => bytes,
+            Err(e) if e.is_missing() => continue,
+            Err(e) => {
+                return Err(Error::input(
+                    InputError::new(format!(
+                        "evidence sha256:{hex}, which it cites, {e}; gc removes nothing"
+                    ))
+                    .in_file(shown)
+                    .help("claim-check writes every item of the store as a regular file: remove this one from the store, then run gc again"),
+                ))
+            }
         };
         if let Ok(record) = serde_json::from_slice::<Record>(&bytes) {
             for b in record.blobs() {
@@ -60,10 +93,32 @@ fn cited(statement: &Statement, blobs: &Path, into: &mut BTreeSet<String>) {
             }
         }
     }
+    Ok(())
+}
+
+/// A kept attestation's bytes. One found beside the store is a file of the checkout, so it is
+/// read as evidence is (a regular file, through no symlink); one named with `--keep` is the
+/// user's, followed, but still a regular file, and both no larger than an evidence item.
+fn read_attestation(file: &Path, named: bool) -> Result<Vec<u8>, String> {
+    let limit = crate::evidence::ITEM_LIMIT;
+    if !named {
+        return crate::nofollow::read_regular(file, limit).map_err(|e| format!("it {e}"));
+    }
+    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    if !meta.is_file() || meta.len() > limit {
+        return Err(format!("it is not a regular file of at most {limit} bytes"));
+    }
+    std::fs::read(file).map_err(|e| e.to_string())
 }
 
 fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
     let blobs = store.join("sha256");
+    let repository = crate::git::Git::discover(Path::new(".")).ok();
+    let out = OutputPath::dir(store, repository.as_ref().map(|g| g.root()));
+    for p in [&out, &out.child_dir("sha256")] {
+        p.check()
+            .map_err(|r| Error::input(r.input_error("--evidence-dir")))?;
+    }
     if !blobs.is_dir() {
         return Err(Error::input(
             InputError::new(format!("{} holds no evidence store", store.display())).help(
@@ -71,7 +126,11 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
             ),
         ));
     }
+    let reader =
+        StoreReader::open(store).map_err(|e| Error::input(InputError::new(e.to_string())))?;
     let mut kept_files = beside(store);
+    // Those beside the store come first, then those named with `--keep`.
+    let found = kept_files.len();
     kept_files.extend(keep.iter().cloned());
     if kept_files.is_empty() {
         return Err(Error::input(
@@ -83,9 +142,9 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
         ));
     }
     let mut cites = BTreeSet::new();
-    for file in &kept_files {
+    for (i, file) in kept_files.iter().enumerate() {
         let shown = file.display().to_string();
-        let bytes = std::fs::read(file).map_err(|e| {
+        let bytes = read_attestation(file, i >= found).map_err(|e| {
             Error::input(InputError::new(format!("cannot read it: {e}")).in_file(&shown))
         })?;
         let statement = Attestation::parse(&bytes)
@@ -101,7 +160,7 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
                         .help("keep only statements, DSSE envelopes or Sigstore bundles claim-check wrote"),
                 )
             })?;
-        cited(&statement, &blobs, &mut cites);
+        cited(&statement, &shown, &reader, &mut cites)?;
     }
     let mut removed = 0usize;
     let mut freed = 0u64;
@@ -114,10 +173,14 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
     names.sort();
     let total = names.len();
     for (name, path) in names {
-        if cites.contains(&name) || !path.is_file() {
+        // Only the store's own regular files: a symlink is never followed, not even to size.
+        let meta = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(|m| m.is_file());
+        let Some(meta) = meta.filter(|_| !cites.contains(&name)) else {
             continue;
-        }
-        freed += path.metadata().map(|m| m.len()).unwrap_or(0);
+        };
+        freed += meta.len();
         removed += 1;
         if dry_run {
             let _ = writeln!(out, "would remove {}", path.display());

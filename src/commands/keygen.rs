@@ -4,11 +4,11 @@
 //! kept unless `--force`. Exit 0 written, 2 input error.
 
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 
 use crate::attest::keys;
 use crate::cli::KeygenArgs;
 use crate::error::{Error, InputError};
+use crate::nofollow::OutputPath;
 
 pub const PRIVATE: &str = "shipmoor.key";
 pub const PUBLIC: &str = "shipmoor.pub";
@@ -36,22 +36,19 @@ pub fn run(args: KeygenArgs) -> Result<i32, Error> {
         .filter(|p| !p.is_empty());
     let (pem, key) =
         keys::generate_p256(password.as_deref().map(str::as_bytes)).map_err(Error::crash)?;
-    // The private key is never readable by others, not even for a moment: written 0600 from
-    // the start, then renamed into place (as every output is).
-    let tmp = tempfile::Builder::new()
-        .prefix(".shipmoor.key.")
-        .tempfile_in(dir)
+    // The private key is never readable by others, not even for a moment: created 0600, then
+    // renamed into place (as every output is, through no symlink). Both are staged before
+    // either is renamed.
+    let private_out = OutputPath::file(&private, None);
+    let public_out = OutputPath::file(&public, None);
+    let staged_private = private_out
+        .stage_with_mode(pem.as_bytes(), 0o600)
         .map_err(|e| cannot_write(dir, e))?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))
+    let staged_public = public_out
+        .stage(key.verifying_key().to_pem().as_bytes())
         .map_err(|e| cannot_write(dir, e))?;
-    tmp.as_file()
-        .write_all(pem.as_bytes())
-        .map_err(|e| cannot_write(dir, e))?;
-    crate::evidence::write_atomic(&public, key.verifying_key().to_pem().as_bytes())
-        .map_err(|e| cannot_write(dir, e))?;
-    tmp.persist(&private)
-        .map_err(|e| cannot_write(dir, e.error))?;
+    staged_public.commit().map_err(|e| cannot_write(dir, e))?;
+    staged_private.commit().map_err(|e| cannot_write(dir, e))?;
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,

@@ -52,14 +52,22 @@ pub fn main_entry() -> i32 {
     install_interrupt_handler();
     let json = format_of(&cli) == Some(Format::Json);
     let error_out = match &cli.command {
-        Commands::ClaimCheck(args) => args.error_out.clone(),
-        Commands::Fuse(args) => args.run.error_out.clone(),
+        Commands::ClaimCheck(args) => args.error_out.clone().map(|p| (p, args.repo.clone())),
+        Commands::Fuse(args) => args
+            .run
+            .error_out
+            .clone()
+            .map(|p| (p, args.run.repo.clone())),
         _ => None,
     };
     let write_error = |doc: &ErrorDocument| {
-        if let Some(path) = &error_out {
+        if let Some((path, repo)) = &error_out {
             if let Ok(text) = serde_json::to_vec_pretty(doc) {
-                let _ = crate::evidence::write_atomic(path, &text);
+                // Through no symlink in the repository, as every output; a path in the way
+                // leaves the error on stderr only.
+                let repository = crate::git::Git::discover(repo).ok();
+                let root = repository.as_ref().map(|g| g.root());
+                let _ = crate::nofollow::write_atomic(path, root, &text);
             }
         }
     };

@@ -443,7 +443,8 @@ mod tests {
         let mut result = judgment_run();
         let mut ev = EvidenceStore::new();
         result.findings = vec![exchange(&mut ev, &request(&result), reply)];
-        ev.commit(dir).unwrap();
+        ev.commit(&crate::nofollow::OutputPath::dir(dir, None))
+            .unwrap();
         result
     }
 
@@ -636,7 +637,8 @@ mod tests {
             ..request(&twice)
         };
         let other = exchange(&mut ev, &again, &block_citing(&[]));
-        ev.commit(dir.path()).unwrap();
+        ev.commit(&crate::nofollow::OutputPath::dir(dir.path(), None))
+            .unwrap();
         twice.findings[0].response_evidence = other.response_evidence.clone();
         let st = statement(&twice);
         let (step, detail) = failed(&replayed(&st, dir.path(), None)).unwrap();
@@ -671,7 +673,8 @@ mod tests {
                 request: request.clone(),
             });
             let pointer = ev.put_record(&record).unwrap();
-            ev.commit(dir.path()).unwrap();
+            ev.commit(&crate::nofollow::OutputPath::dir(dir.path(), None))
+                .unwrap();
             let mut edited = result.clone();
             edited.findings[0].request_evidence = pointer.clone();
             let r = replayed(&statement(&edited), dir.path(), None);
@@ -698,7 +701,8 @@ mod tests {
         // The record itself must be at the statement's commits.
         let mut ev = EvidenceStore::new();
         let at_other_head = keep_request(&mut ev, "intent", &identity, &elsewhere).unwrap();
-        ev.commit(dir.path()).unwrap();
+        ev.commit(&crate::nofollow::OutputPath::dir(dir.path(), None))
+            .unwrap();
         let mut edited = result.clone();
         edited.findings[0].request_evidence = at_other_head.clone();
         assert_eq!(

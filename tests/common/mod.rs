@@ -113,6 +113,32 @@ impl Repo {
     }
 
     pub fn shipmoor_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let out = self.command(args, env).output().expect("shipmoor runs");
+        Run::from(out)
+    }
+
+    /// `shipmoor ARGS` as [`Repo::shipmoor`] runs it, stopped after `seconds`: `None` if it
+    /// had not finished by then (it blocked, on a FIFO say).
+    pub fn shipmoor_within(&self, args: &[&str], seconds: u64) -> Option<Run> {
+        let mut child = self
+            .command(args, &[])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("shipmoor runs");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while std::time::Instant::now() < until {
+            if child.try_wait().expect("wait").is_some() {
+                return Some(Run::from(child.wait_with_output().expect("output")));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        None
+    }
+
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shipmoor"));
         cmd.args(args)
             .current_dir(self.path())
@@ -126,8 +152,7 @@ impl Repo {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().expect("shipmoor runs");
-        Run::from(out)
+        cmd
     }
 
     /// `shipmoor ARGS` on a Go project, offline, with a Go build cache of its own that is removed
@@ -379,4 +404,19 @@ fn check_against_schema(schema: &str, json: &str) -> (PathBuf, Output) {
             panic!("this test needs check-jsonschema (pip install check-jsonschema): {e}")
         });
     (file, out)
+}
+
+/// Makes a FIFO at `path` (nothing ever writes to it: opening it to read blocks).
+pub fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+/// Whether `path` is a symlink (itself, not what it points to).
+pub fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }

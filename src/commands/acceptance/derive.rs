@@ -119,7 +119,7 @@ pub(super) fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
             e.first()
         ))
     })?;
-    crate::evidence::write_atomic(&path, yaml.as_bytes())?;
+    crate::nofollow::write_atomic(&path, Some(&root), yaml.as_bytes())?;
     let mut out = std::io::stdout();
     let _ = writeln!(
         out,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::Plan;
 use crate::cli::{ClaimCheckArgs, ShardBy};
 use crate::error::{Error, InputError};
-use crate::evidence::{sha256_hex, write_atomic, EvidenceStore};
+use crate::evidence::{self, sha256_hex, EvidenceStore, StoreReader};
 use crate::floor::harness::HarnessChange;
 use crate::floor::{
     self, CriterionFloor, EntryKind, FloorEntry, FloorOrder, FloorReport, Position, RuntimeRow,
@@ -31,6 +31,7 @@ use crate::floor::{
 };
 use crate::format::evidence::Record;
 use crate::format::statement::DispositionFloor;
+use crate::nofollow::{self, OutputPath};
 use crate::replay::{self, Cited};
 
 pub const SHARD_SCHEMA: &str = "claim_check.shard.v1";
@@ -209,15 +210,24 @@ fn from_ci(env: &dyn Fn(&str) -> Option<String>) -> Option<Result<(usize, usize)
 }
 
 /// The shard's directory can be written: absent, empty, or an earlier shard result (which the
-/// new one replaces); anything else is an input error, so that no stray file is fused.
-pub(super) fn check_out(dir: &Path) -> Result<(), Error> {
+/// new one replaces), with no symlink where its files go or on the way to it
+/// ([`OutputPath::check`]); anything else is an input error, so that no stray file is fused.
+/// Returns the directory as the result is then written through.
+pub(super) fn check_out(dir: &Path, root: &Path) -> Result<OutputPath, Error> {
     let fail = |m: String| {
         Err(Error::input(
             InputError::new(m).help("pass an empty or new directory with --shard-out"),
         ))
     };
+    let out = OutputPath::dir(dir, Some(root));
+    for p in [&out, &out.child_file(SHARD_FILE)] {
+        p.check()
+            .map_err(|r| Error::input(r.input_error("--shard-out")))?;
+    }
+    evidence::check_store(&out.child_dir("evidence"))
+        .map_err(|r| Error::input(r.input_error("--shard-out")))?;
     if !dir.exists() {
-        return Ok(());
+        return Ok(out);
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return fail(format!("--shard-out {} is not a directory", dir.display()));
@@ -235,10 +245,11 @@ pub(super) fn check_out(dir: &Path) -> Result<(), Error> {
     if tempfile::tempfile_in(dir).is_err() {
         return fail(format!("--shard-out {} is not writable", dir.display()));
     }
-    Ok(())
+    Ok(out)
 }
 
-/// Writes the shard result: the evidence first, then `shard.json`, which names it.
+/// Writes the shard result: the evidence first, then `shard.json`, which names it; both are
+/// checked first, since the floor ran the change's code since the input checks.
 pub(super) fn write(
     plan: &Plan,
     target: &ShardPlan,
@@ -246,15 +257,26 @@ pub(super) fn write(
     order: &FloorOrder,
     store: &EvidenceStore,
 ) -> Result<(), Error> {
-    let io = |what: &Path, e: std::io::Error| {
-        Error::crash(format!("cannot write {}: {e}", what.display()))
-    };
-    let evidence = target.out.join("evidence");
-    // An earlier shard result's evidence would be fused as this one's.
-    if evidence.exists() {
-        std::fs::remove_dir_all(&evidence).map_err(|e| io(&evidence, e))?;
+    let refused = |r: nofollow::Refused| Error::input(r.input_error("--shard-out"));
+    let out = plan
+        .shard_dir
+        .clone()
+        .ok_or_else(|| Error::crash("a shard without its checked --shard-out"))?;
+    let evidence = out.child_dir("evidence");
+    let file = out.child_file(SHARD_FILE);
+    out.check().map_err(refused)?;
+    file.check().map_err(refused)?;
+    evidence::check_store(&evidence).map_err(refused)?;
+    // An earlier shard result's evidence would be fused as this one's. It is a directory and
+    // no symlink (checked just now), and `remove_dir_all` follows no symlink inside it.
+    if evidence.path().exists() {
+        std::fs::remove_dir_all(evidence.path()).map_err(|e| {
+            Error::crash(format!("cannot remove {}: {e}", evidence.path().display()))
+        })?;
     }
-    store.commit(&evidence).map_err(|e| io(&evidence, e))?;
+    store
+        .commit(&evidence)
+        .map_err(|e| e.into_error(Some("--shard-out")))?;
     let set = &plan.claim.set;
     let entries = report
         .entries
@@ -307,8 +329,8 @@ pub(super) fn write(
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
     bytes.push(b'\n');
-    let file = target.out.join(SHARD_FILE);
-    write_atomic(&file, &bytes).map_err(|e| io(&file, e))?;
+    file.write(&bytes)
+        .map_err(|e| e.into_error(Some("--shard-out")))?;
     if !plan.quiet {
         eprintln!(
             "claim-check: shard {}/{} ({} of {} entries, split by {}): wrote {} and {} ({} files)",
@@ -317,8 +339,8 @@ pub(super) fn write(
             doc.entries.len(),
             set.criteria.len() + usize::from(has_guard(set)),
             doc.shard.by,
-            file.display(),
-            evidence.display(),
+            file.path().display(),
+            evidence.path().display(),
             doc.evidence.len()
         );
     }
@@ -385,10 +407,15 @@ pub(super) fn read_all(dirs: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
     }
 }
 
+/// The largest `shard.json` read: as large as an evidence item may be.
+const SHARD_FILE_LIMIT: u64 = evidence::ITEM_LIMIT;
+
 fn read_one(dir: &Path) -> Result<Loaded, InputError> {
+    // The shard's directory is the user's to name; what is in it came from a job that ran the
+    // change's code, so no file or directory in it is read through a symlink.
     let file = dir.join(SHARD_FILE);
-    let text =
-        std::fs::read(&file).map_err(|e| problem(dir, format!("cannot read {SHARD_FILE}: {e}")))?;
+    let text = nofollow::read_regular(&file, SHARD_FILE_LIMIT)
+        .map_err(|e| problem(dir, format!("{SHARD_FILE} {e}")))?;
     let doc: ShardDoc = serde_json::from_slice(&text)
         .map_err(|e| problem(dir, format!("{SHARD_FILE} is not a shard result: {e}")))?;
     if doc.schema != SHARD_SCHEMA {
@@ -397,15 +424,17 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
             format!("{SHARD_FILE} is `{}`, not `{SHARD_SCHEMA}`", doc.schema),
         ));
     }
-    // Evidence names become paths: each is a SHA-256 in hex before it is joined to one.
-    if let Some(bad) = doc.evidence.iter().find(|h| !is_sha256_hex(h)) {
+    if let Some(bad) = doc.evidence.iter().find(|h| !evidence::is_digest(h)) {
         return Err(problem(
             dir,
-            format!("its evidence list names `{bad}`, which is not a SHA-256 in hex"),
+            format!("{SHARD_FILE}'s evidence list names `{bad}`, which is not an evidence name (64 lowercase hex digits)"),
         ));
     }
-    // Every file of the store is one the shard listed, and hashes to its name.
-    let store = dir.join("evidence").join("sha256");
+    // Every file of the store is one the shard listed, a regular file, and hashes to its name.
+    let store_dir = dir.join("evidence");
+    nofollow::is_real_dir(&store_dir).map_err(|e| problem(dir, format!("evidence {e}")))?;
+    let reader = StoreReader::open(&store_dir).map_err(|e| problem(dir, e))?;
+    let store = store_dir.join("sha256");
     let listed: BTreeSet<&str> = doc.evidence.iter().map(String::as_str).collect();
     let mut found = BTreeSet::new();
     if store.exists() {
@@ -431,9 +460,9 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
     }
     let mut blobs = BTreeMap::new();
     for hex in &listed {
-        let path = store.join(hex);
-        let bytes = std::fs::read(&path)
-            .map_err(|e| problem(dir, format!("cannot read evidence/sha256/{hex}: {e}")))?;
+        let bytes = reader
+            .read(hex)
+            .map_err(|e| problem(dir, format!("evidence/sha256/{hex} {e}")))?;
         if sha256_hex(&bytes) != *hex {
             return Err(problem(
                 dir,
@@ -479,10 +508,6 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
         doc,
         blobs,
     })
-}
-
-fn is_sha256_hex(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Each entry's stated floor (its result, and each bound test's outcome at each side) follows
