@@ -24,8 +24,7 @@ use crate::format::result::ResultDocument;
 use crate::format::{Disposition, SigningState};
 use crate::verdict::JudgeResult;
 
-/// GitHub's limit for one step's summary.
-pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+pub use crate::report::github::{summary, SUMMARY_LIMIT};
 /// GitHub shows at most 10 annotations of each kind per step.
 pub const ANNOTATIONS_PER_KIND: usize = 10;
 
@@ -55,20 +54,6 @@ pub fn output_entry(name: &str, value: &str, seed: &str) -> String {
         n += 1;
     };
     format!("{name}<<{delim}\n{value}\n{delim}\n")
-}
-
-/// A job summary cut at a line boundary to fit GitHub's limit.
-pub fn summary(markdown: &str) -> String {
-    if markdown.len() <= SUMMARY_LIMIT {
-        return markdown.to_string();
-    }
-    let note = "\n\n_The report was cut to fit GitHub's 1 MiB job summary; the whole `verify.md` is in the uploaded artifact._\n";
-    let mut cut = SUMMARY_LIMIT - note.len();
-    while !markdown.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let end = markdown[..cut].rfind('\n').unwrap_or(cut);
-    format!("{}{note}", &markdown[..end])
 }
 
 /// The annotations for a result: an error per fix, a warning per criterion routed to a person

@@ -47,16 +47,7 @@ Exit codes (claim-check):
 
 Each command's flags, examples and exit codes: shipmoor <command> --help";
 
-/// When output is coloured (see [`crate::colour`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Colour a terminal, as NO_COLOR, CLICOLOR_FORCE and TERM say
-    Auto,
-    /// Always colour, even when piped
-    Always,
-    /// Never colour
-    Never,
-}
+pub use crate::colour::ColorChoice;
 
 #[derive(Debug, Subcommand)]
 pub enum Commands {

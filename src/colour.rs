@@ -9,7 +9,17 @@
 
 use std::ffi::OsString;
 
-use crate::cli::ColorChoice;
+/// When output is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour a terminal, as NO_COLOR, CLICOLOR_FORCE and TERM say
+    Auto,
+    /// Always colour, even when piped
+    Always,
+    /// Never colour
+    Never,
+}
+
 
 /// The environment variables the decision reads, captured once so [`colour`] stays pure.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
+pub mod architecture;
 pub mod action;
 pub mod admit;
 pub mod attest;
@@ -33,6 +34,8 @@ pub mod git;
 pub mod judge;
 pub mod nofollow;
 pub mod oci;
+pub mod process;
 pub mod replay;
 pub mod report;
+pub mod text;
 pub mod verdict;

@@ -506,10 +506,10 @@ fn setting(set: &AcceptanceSet, key: &str) -> Value {
 
 /// One judge of the panel as the policy digest covers it: what it is and how it is asked,
 /// without where it is written.
-fn judge_setting(j: &crate::judge::JudgeSpec) -> Value {
+fn judge_setting(j: &super::judges::JudgeSpec) -> Value {
     let (command, url, model, api_key_env) = match &j.transport {
-        crate::judge::Transport::Command { argv } => (Some(argv), None, None, None),
-        crate::judge::Transport::Chat {
+        super::judges::Transport::Command { argv } => (Some(argv), None, None, None),
+        super::judges::Transport::Chat {
             url,
             model,
             api_key_env,

@@ -16,6 +16,7 @@ pub mod derive;
 pub mod draft;
 pub mod parse;
 pub(crate) mod schema;
+pub mod judges;
 pub mod tags;
 pub(crate) mod yaml;
 
@@ -234,7 +235,7 @@ pub struct AcceptanceSet {
     pub runners: Vec<RunnerConfig>,
     /// The judge's panel (DESIGN 6): one judge named `judge` when the block is a mapping, each
     /// named judge of a list otherwise; empty when no judge is configured.
-    pub judge: Vec<crate::judge::JudgeSpec>,
+    pub judge: Vec<judges::JudgeSpec>,
     pub harness: HarnessConfig,
     /// The pass-to-pass guard: globs over test ids; tests they match that pass at base must
     /// still pass at head.

@@ -23,7 +23,7 @@ use super::{
     tag_for, Check, Confidence, Criterion, HarnessConfig, InheritedPolicy, Lane, RunnerConfig,
     RunnerKind, SETTINGS_KEYS,
 };
-use crate::judge::{self, JudgeSpec, Transport};
+use super::judges::{self as judge, JudgeSpec, Transport};
 
 const TOP_KEYS: &[&str] = &[
     "version",
@@ -1143,7 +1143,7 @@ impl Validator {
                 );
                 None
             }
-            (None, None) => Some(crate::judge::SINGLE_JUDGE_NAME.to_string()),
+            (None, None) => Some(judge::SINGLE_JUDGE_NAME.to_string()),
         };
         let command = match command_e {
             Some(c) => self.judge_command(c).map(Some),

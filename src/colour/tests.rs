@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 
 use super::{choice_from_args, clap_choice, colour, ColourEnv};
-use crate::cli::ColorChoice;
+use crate::colour::ColorChoice;
 
 fn env(no_color: Option<&str>, clicolor_force: Option<&str>, term: Option<&str>) -> ColourEnv {
     ColourEnv {

@@ -198,7 +198,7 @@ fn finish(
     let chat_judges = std::mem::take(&mut plan.chat_judges);
     let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
     // Nothing the floor or a command judge started still runs while the outputs are written.
-    crate::floor::process::reap_orphans();
+    crate::process::reap_orphans();
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
     let result = conclude(&plan.claim, &floor_report, &judged, &facts);
@@ -238,8 +238,8 @@ fn finish(
 /// The judges' key variables never reach the code the floor and the command judges run,
 /// whatever they are named.
 fn withhold_judge_keys(set: &AcceptanceSet) {
-    crate::floor::process::pass_to_judges(&set.env_pass);
-    crate::floor::process::withhold(set.judge.iter().filter_map(|j| match &j.transport {
+    crate::process::pass_to_judges(&set.env_pass);
+    crate::process::withhold(set.judge.iter().filter_map(|j| match &j.transport {
         crate::judge::Transport::Chat {
             api_key_env: Some(var),
             ..

@@ -177,7 +177,7 @@ fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
 /// worktrees, and, should the run not unwind promptly, exit anyway.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
-        crate::floor::process::interrupt_all();
+        crate::process::interrupt_all();
         std::thread::spawn(|| {
             std::thread::sleep(std::time::Duration::from_secs(10));
             crate::git::remove_live_worktrees();

@@ -26,7 +26,7 @@ pub mod bind;
 mod checks;
 mod decide;
 pub mod harness;
-pub mod process;
+pub use crate::process;
 pub mod progress;
 pub mod rule;
 pub mod runners;
@@ -58,22 +58,6 @@ pub use decide::guard_criterion;
 use decide::*;
 use workspace::*;
 pub use workspace::{seed_cargo_target, Seeded};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    Base,
-    Head,
-}
-
-impl Side {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Base => "base",
-            Side::Head => "head",
-        }
-    }
-}
 
 /// What the floor needs for one run.
 pub struct FloorInput<'a> {
@@ -161,68 +145,8 @@ pub struct FloorOrder {
     pub records: Vec<(String, Position)>,
 }
 
-// The floor's part of the run result (`crate::format::result`), defined here with the floor
-// that fills it in.
-
-/// An evidence pointer with what it shows, as the fix packet and reports cite it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EvidenceRef {
-    pub pointer: String,
-    pub detail: String,
-}
-
-/// One bound test and what each side observed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TestObservation {
-    pub id: String,
-    pub runner: String,
-    pub file: Option<String>,
-    pub head: SideOutcome,
-    pub base: SideOutcome,
-    pub head_evidence: Vec<String>,
-    pub base_evidence: Vec<String>,
-    /// What kind of failure at base this test's evidence is, where it failed there (DESIGN 5.4):
-    /// an assertion, an exception, or a build failure in the test itself.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_failure: Option<FailureKind>,
-}
-
-/// The floor's disposition for one criterion.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CriterionFloor {
-    pub result: FloorResult,
-    pub reason: String,
-    /// `tag`, `check.test`, `check.command`, `check.pattern` or `judge_lane`.
-    pub binding: String,
-    pub tests: Vec<TestObservation>,
-    /// The observation that decided the result.
-    pub evidence: Option<EvidenceRef>,
-    /// Every evidence record this criterion rests on.
-    pub evidence_all: Vec<String>,
-    /// What ran at base and at head for this criterion (`fail`, `pass`, `—`).
-    pub base_summary: String,
-    pub head_summary: String,
-    /// A command that reproduces the decisive observation.
-    pub reproduce: Option<String>,
-}
-
-/// One command the floor ran, for the runtime section of reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RuntimeRow {
-    pub side: String,
-    pub runner: String,
-    pub command: String,
-    pub tests: usize,
-    pub result: String,
-    pub seconds: f64,
-    pub exit_code: Option<i32>,
-    /// A bounded excerpt of the output where something failed.
-    pub excerpt: Option<String>,
-    /// The tool that ran, where more than one could have (`pytest 9.2.0, Python 3.11.7 at
-    /// /usr/bin/python3`); absent for the rest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-}
+// The floor's part of the run result: wire types, defined with the formats.
+pub use crate::format::floor::{CriterionFloor, EvidenceRef, RuntimeRow, Side, TestObservation};
 
 /// What an entry of the floor's report stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1007,24 +931,6 @@ fn first_line(s: &str) -> String {
         .chars()
         .take(160)
         .collect()
-}
-
-impl CriterionFloor {
-    /// A disposition that rests on no observed test: its result, reason and binding, nothing
-    /// run at either side.
-    pub fn new(result: FloorResult, reason: &str, binding: &str) -> Self {
-        CriterionFloor {
-            result,
-            reason: reason.to_string(),
-            binding: binding.to_string(),
-            tests: vec![],
-            evidence: None,
-            evidence_all: vec![],
-            base_summary: "—".into(),
-            head_summary: "—".into(),
-            reproduce: None,
-        }
-    }
 }
 
 impl Ctx<'_> {

@@ -3,7 +3,7 @@
 //! nothing for a while. Display only: the floor's outcomes come from each runner's results
 //! file, read after the run, never from what is parsed here.
 //!
-//! In: the output of the commands a floor step starts (through [`super::process::watching`]), the
+//! In: the output of the commands a floor step starts (through [`crate::process::watching`]), the
 //! step's requested test ids, and at the end of the step its parsed outcomes.
 //! Out: lines for a [`Live`] sink (stderr, `claim-check: ` before each; nothing with `--quiet`).
 //!
@@ -28,11 +28,11 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::process::{Stream, Watch};
+use crate::process::{Stream, Watch};
 use super::runners::{Outcome, RunCtx};
 use super::Side;
 use crate::acceptance::RunnerKind;
-use crate::report::terminal::one_line;
+use crate::text::one_line;
 
 /// The variable that sets the heartbeat's interval in seconds (tests set a short one).
 pub const HEARTBEAT_ENV: &str = "SHIPMOOR_HEARTBEAT_SECS";
@@ -497,7 +497,7 @@ pub fn step<T>(watch: Option<&Rc<RefCell<StepWatch>>>, f: impl FnOnce() -> T) ->
     match watch {
         Some(w) => {
             let w: Rc<RefCell<dyn Watch>> = w.clone();
-            super::process::watching(w, f)
+            crate::process::watching(w, f)
         }
         None => f(),
     }

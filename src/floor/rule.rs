@@ -35,6 +35,19 @@ pub enum SideState {
 }
 
 impl SideState {
+    /// The label a disposition records for this state (its detail stays in the evidence).
+    pub fn outcome(&self) -> crate::format::SideOutcome {
+        use crate::format::SideOutcome;
+        match self {
+            SideState::Pass => SideOutcome::Pass,
+            SideState::Fail => SideOutcome::Fail,
+            SideState::BuildFail { .. } => SideOutcome::BuildFail,
+            SideState::NotObserved => SideOutcome::NotObserved,
+            SideState::Flaky => SideOutcome::Flaky,
+            SideState::Unobservable(_) => SideOutcome::Unobservable,
+        }
+    }
+
     /// Collapses K runs. `problem` is set when the runs could not be observed at all.
     pub fn collapse(runs: &[Outcome], problem: Option<&str>, attributed: bool) -> SideState {
         if let Some(p) = problem {

@@ -11,9 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::Constant;
 
-use crate::floor::runners::Outcome;
-use crate::floor::Side;
-use crate::judge::{Identity, Usage};
+use super::floor::{Outcome, Side};
+use super::judge::{Identity, Usage};
 
 pub const RECORD_SCHEMA: &str = "claim_check.evidence.v1";
 

@@ -87,3 +87,70 @@ pub struct Response {
     #[serde(default)]
     pub obligations: Vec<Obligation>,
 }
+
+/// Who answered, as the statement records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "snake_case")]
+pub enum Identity {
+    /// The command's argv and the SHA-256 of the program it runs (or of the argv when the
+    /// program is not a file in the repository).
+    Command {
+        argv: Vec<String>,
+        sha256: String,
+    },
+    Chat {
+        url: String,
+        model: String,
+    },
+}
+
+/// Token usage, when the endpoint reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// The result of checking one citation against the head tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CitationCheck {
+    /// A file at head inside the repository, the quote within 3 lines of the line.
+    Resolved,
+    /// The path leaves the repository, is absolute, or is not a file at head.
+    NoSuchFile,
+    /// The file is there; the quote is not near the line.
+    QuoteNotFound,
+}
+
+/// A citation with what the audit found of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckedCitation {
+    pub citation: Citation,
+    pub check: CitationCheck,
+}
+
+/// One judge's answer on one criterion, after the audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The criterion's id.
+    pub criterion: String,
+    /// The judge's name (its lens).
+    pub judge: String,
+    pub identity: Identity,
+    /// `block` (confirmed: its pointer resolves) or `abstain`; never anything else.
+    pub result: JudgeResult,
+    pub rationale: String,
+    /// The block's pointer, when it resolved.
+    pub pointer: Option<Citation>,
+    /// Every citation the answer made (the pointer and each obligation's), with its check.
+    pub citations: Vec<CheckedCitation>,
+    /// Why an answer became an abstention, or was discarded (`unresolved pointer`,
+    /// `invalid context`, `"pass" is not an answer a judge may give`, `timeout after 120 s`,
+    /// `most of this judge's citations do not resolve`, ...).
+    pub downgraded: Option<String>,
+    /// Evidence pointers of the request and the response records.
+    pub request_evidence: String,
+    pub response_evidence: Option<String>,
+    pub usage: Option<Usage>,
+}

@@ -21,6 +21,7 @@
 pub mod error;
 pub mod evidence;
 pub mod fixes;
+pub mod floor;
 pub mod judge;
 pub mod result;
 pub mod statement;
@@ -29,7 +30,6 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::floor::rule::SideState;
 
 /// One word for a criterion's state, as the run result and the statement's dispositions spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -108,7 +108,7 @@ impl fmt::Display for SigningState {
 }
 
 /// What one side's runs of a bound test came to, as a disposition records it: the label of the
-/// floor's [`SideState`] (its detail stays in the evidence).
+/// floor's `SideState` (its detail stays in the evidence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SideOutcome {
@@ -129,17 +129,6 @@ impl SideOutcome {
         SideOutcome::Flaky,
         SideOutcome::Unobservable,
     ];
-
-    pub fn of(state: &SideState) -> SideOutcome {
-        match state {
-            SideState::Pass => SideOutcome::Pass,
-            SideState::Fail => SideOutcome::Fail,
-            SideState::BuildFail { .. } => SideOutcome::BuildFail,
-            SideState::NotObserved => SideOutcome::NotObserved,
-            SideState::Flaky => SideOutcome::Flaky,
-            SideState::Unobservable(_) => SideOutcome::Unobservable,
-        }
-    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -230,7 +219,7 @@ mod tests {
             SideState::Flaky,
             SideState::Unobservable("timed out".into()),
         ] {
-            assert_eq!(SideOutcome::of(&s).as_str(), s.label());
+            assert_eq!(s.outcome().as_str(), s.label());
         }
     }
 }

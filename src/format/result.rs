@@ -13,8 +13,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::fixes::FixPacket;
 use super::{Constant, Disposition, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
-pub use crate::floor::{CriterionFloor, EvidenceRef, RuntimeRow, TestObservation};
-use crate::judge::Finding;
+pub use super::floor::{CriterionFloor, EvidenceRef, RuntimeRow, TestObservation};
+use super::judge::Finding;
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";

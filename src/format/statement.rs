@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::result::{CriterionFloor, InheritedCriterion, JudgeOutcome, RouteTo};
 use super::{Disposition, SideOutcome, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
-use crate::judge::{Finding, Identity};
+use super::judge::{Finding, Identity};
 use crate::verdict::{FloorResult, Verdict};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -297,17 +297,17 @@ pub struct DispositionTest {
 }
 
 impl DispositionTest {
-    pub fn outcome(&self, side: crate::floor::Side) -> SideOutcome {
+    pub fn outcome(&self, side: super::floor::Side) -> SideOutcome {
         match side {
-            crate::floor::Side::Base => self.base,
-            crate::floor::Side::Head => self.head,
+            super::floor::Side::Base => self.base,
+            super::floor::Side::Head => self.head,
         }
     }
 
-    pub fn evidence(&self, side: crate::floor::Side) -> &[String] {
+    pub fn evidence(&self, side: super::floor::Side) -> &[String] {
         match side {
-            crate::floor::Side::Base => &self.base_evidence,
-            crate::floor::Side::Head => &self.head_evidence,
+            super::floor::Side::Base => &self.base_evidence,
+            super::floor::Side::Head => &self.head_evidence,
         }
     }
 }

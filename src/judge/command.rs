@@ -2,7 +2,7 @@
 //! stdout.
 //!
 //! The judge is someone else's program, run the way the floor runs the head commit's code
-//! ([`crate::floor::process`]): in its own process group, killed with it at the timeout, with
+//! ([`crate::process`]): in its own process group, killed with it at the timeout, with
 //! the signing secrets and the workflow command files left out of its environment, and stopped
 //! once it prints more than [`OUTPUT_LIMIT`] bytes.
 //!
@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use super::{Ask, Identity, JudgeSpec, Reply, Transport};
 use crate::evidence::sha256_hex;
-use crate::floor::process::{self, Limits};
+use crate::process::{self, Limits};
 use crate::format::judge::Request;
 use crate::git::{CommitId, Git};
 

@@ -7,7 +7,7 @@
 //!
 //! Steps: (1) the request, `claim_check.propose.v1`: the texts, the criteria already derived,
 //! and what to answer; (2) a command judge gets it on stdin and runs in the repository's top
-//! directory as the floor runs code ([`crate::floor::process::run_with`]: its own process
+//! directory as the floor runs code ([`crate::process::run_with`]: its own process
 //! group, the timeout, the secrets left out of its environment, stdout bounded); a chat judge
 //! gets it as the user message under [`PROPOSE_SYSTEM_PROMPT`], with the endpoint's retries and
 //! timeout; (3) the answer is read as `{"criteria": [{"ac": …, "required": …, "text": …,
@@ -156,11 +156,11 @@ pub fn ask(
         Command::new(program)
     };
     cmd.args(args).current_dir(dir);
-    let limits = crate::floor::process::Limits {
+    let limits = crate::process::Limits {
         stdin: Some(request),
         stdout_bytes: Some(OUTPUT_LIMIT),
     };
-    let ran = crate::floor::process::run_with(cmd, spec.timeout, limits)
+    let ran = crate::process::run_with(cmd, spec.timeout, limits)
         .map_err(|e| format!("`{program}` could not be started: {e}"))?;
     if ran.timed_out {
         return Err(format!("timeout after {} s", spec.timeout.as_secs()));

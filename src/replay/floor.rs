@@ -90,7 +90,7 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
                 problem.as_deref(),
                 recorded == SideOutcome::BuildFail,
             );
-            let shown = SideOutcome::of(&s);
+            let shown = s.outcome();
             let unobserved = [SideOutcome::Unobservable, SideOutcome::NotObserved];
             let agrees = shown == recorded
                 || (unobserved.contains(&recorded) && unobserved.contains(&shown));

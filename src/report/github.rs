@@ -24,6 +24,22 @@ const LOG_LINES: usize = 20;
 const MAX_LOGS: usize = 10;
 
 /// The verdict's icon: the same one wherever a verdict is shown.
+/// GitHub's limit for one step's summary.
+pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+/// A job summary cut at a line boundary to fit GitHub's limit.
+pub fn summary(markdown: &str) -> String {
+    if markdown.len() <= SUMMARY_LIMIT {
+        return markdown.to_string();
+    }
+    let note = "\n\n_The report was cut to fit GitHub's 1 MiB job summary; the whole `verify.md` is in the uploaded artifact._\n";
+    let mut cut = SUMMARY_LIMIT - note.len();
+    while !markdown.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let end = markdown[..cut].rfind('\n').unwrap_or(cut);
+    format!("{}{note}", &markdown[..end])
+}
+
 pub fn verdict_icon(v: Verdict) -> &'static str {
     match v {
         Verdict::Ready => "✅",
@@ -382,7 +398,7 @@ pub fn pr_comment(doc: &ResultDocument) -> String {
 /// The job summary: the headline with what was compared under it, the author checks and the
 /// table, then the signing state with its fix, the details, and where the full `verify.md` is
 /// (`artifact`, the uploaded artifact's name). Cut to GitHub's 1 MiB by
-/// [`crate::action::summary`].
+/// [`summary`].
 pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
     let r = &doc.result;
     let mut s = top(doc, Some(context_line(r)));
@@ -398,7 +414,7 @@ pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
         "The full report, a claim record per criterion, is `{}` in the artifact `{artifact}`.",
         r.outputs.report
     );
-    crate::action::summary(&s)
+    summary(&s)
 }
 
 #[cfg(test)]
@@ -604,7 +620,7 @@ mod tests {
         r.criteria[1].ac = "x ".repeat(600_000);
         let packet = crate::report::fixes::packet(&r);
         let s = job_summary(&ResultDocument::new(&r, &packet), "a");
-        assert!(s.len() <= crate::action::SUMMARY_LIMIT);
+        assert!(s.len() <= SUMMARY_LIMIT);
         assert!(s.starts_with("## ❌ BLOCKED"));
         assert!(s.contains("was cut"), "{}", &s[s.len() - 200..]);
     }

@@ -4,7 +4,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::*;
-use crate::floor::process::{self, Watch};
+use crate::process::{self, Watch};
 
 /// A [`Live`] whose lines land in the returned buffer.
 fn live(heartbeat: Duration) -> (Live, Rc<RefCell<Vec<String>>>) {

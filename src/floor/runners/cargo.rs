@@ -50,7 +50,7 @@ use super::cargo_targets;
 use super::contract::LIBTEST;
 use super::kit::{self, code_str, exit_problem, join_problems, truncate, worktree_relative, Ran};
 use super::*;
-use crate::floor::process;
+use crate::process;
 
 pub struct CargoTest {
     config: RunnerConfig,

@@ -115,7 +115,7 @@ use serde_json::Value;
 use super::goparse;
 use super::kit::{code_str, exec, exit_problem, join_problems, truncate, worktree_relative};
 use super::*;
-use crate::floor::process;
+use crate::process;
 
 const INSTALL_HELP: &str =
     "install Go: `apt-get install golang-go`, or download it from https://go.dev/dl/";

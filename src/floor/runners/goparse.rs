@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use super::RunCtx;
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
-use crate::floor::process;
+use crate::process;
 
 /// The parser program.
 pub const SOURCE: &str = include_str!("goparse.go");

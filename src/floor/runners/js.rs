@@ -88,7 +88,7 @@ use super::kit::{
     worktree_relative,
 };
 use super::*;
-use crate::floor::process;
+use crate::process;
 
 /// The separator between the file, the describe blocks and the title in a test id.
 pub(super) const SEP: &str = " > ";

@@ -85,7 +85,7 @@ impl Runner for JunitCommand {
     }
 
     fn check_tool(&self) -> Result<(), InputError> {
-        match super::super::process::which("sh") {
+        match crate::process::which("sh") {
             Some(_) => Ok(()),
             None => Err(InputError::new(
                 "`sh` is not on PATH; junit-command runs its command with `sh -c`",

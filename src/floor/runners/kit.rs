@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{Invocation, RunCtx};
-use crate::floor::process::{self, Captured};
+use crate::process::{self, Captured};
 
 /// Runs one command through [`process::run`]: cwd `cwd`, `ctx.env`, then `extra_env`; with
 /// `ctx.timeout`. Recorded as an [`Invocation`] whose argv is shown relative to the worktree.

@@ -33,32 +33,7 @@ use std::time::Duration;
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 pub use crate::floor::attribute::{Diagnostic, ItemMap};
-use crate::floor::process::Captured;
-
-/// What one run observed of one test.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Pass,
-    Fail,
-    /// The test's target did not compile.
-    BuildFail,
-    /// Absent, skipped, filtered out, or the runner never ran it.
-    NotObserved,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Pass => "pass",
-            Outcome::Fail => "fail",
-            Outcome::BuildFail => "build_fail",
-            Outcome::NotObserved => "not_observed",
-        }
-    }
-}
+use crate::process::Captured;
 
 /// A test a runner listed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -132,29 +107,7 @@ impl BuildFailure {
     }
 }
 
-/// What kind of failure a failing test's evidence is, for reports (DESIGN 5.4).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// An assertion failed (`assert!`, `assert x == y`, `t.Errorf`, `expect(…)`).
-    Assertion,
-    /// The test raised, panicked or threw for another reason.
-    Exception,
-    /// The test item itself does not build or import (attributed, DESIGN 5.4).
-    BuildFailureInTest,
-}
-
-impl FailureKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Assertion => "an assertion",
-            FailureKind::Exception => "an exception",
-            FailureKind::BuildFailureInTest => "a build failure in the test",
-        }
-    }
-}
+pub use crate::format::floor::{FailureKind, Outcome};
 
 /// Which tests a listing needs to find: every test, or only those in the files a tag scan of
 /// the head tree found (DESIGN 5.6: only what is bound gets built).

@@ -54,7 +54,7 @@ use super::contract::NEXTEST;
 use super::junit::{any_failed, case_outcome, failure_messages, parse_junit, JunitStatus};
 use super::kit::{exit_problem, join_problems, worktree_relative};
 use super::*;
-use crate::floor::process;
+use crate::process;
 
 /// The profile we define in our tool config.
 const PROFILE: &str = "shipmoor";

@@ -79,7 +79,7 @@ use super::kit::{
 };
 use super::*;
 use crate::floor::attribute::{Import, Lines, TestItem};
-use crate::floor::process;
+use crate::process;
 
 pub struct Pytest {
     config: RunnerConfig,

@@ -1,0 +1,351 @@
+//! The layers of the crate, and the test that keeps the code in them (the book's design page
+//! shows the same table).
+//!
+//! Each top-level module sits in a layer and may use only modules of its own layer or below;
+//! within a layer, and among the files of one module, no two modules use each other, directly or
+//! through others (no import circle). A module may always use its own submodules and its
+//! ancestors (`use super::*` of a child): those are one module's parts.
+//!
+//! How the test reads the code: every `.rs` file under `src/` is parsed with `syn`; every path
+//! it names (in `use` items, types and expressions) that starts with `crate::`, `super::` or
+//! `self::` is resolved to the deepest module of the crate it reaches; test code
+//! (`#[cfg(test)]` items, `tests.rs`, `*_tests.rs` files and `tests/` directories) is left out,
+//! since a test may reach anywhere.
+
+/// The layers, lowest first (see the module doc). A module not listed fails the test: a new
+/// module takes its place here first.
+pub const LAYERS: &[&[&str]] = &[
+    // 0. the base: errors, the clock, text, colour, processes, git, safe paths.
+    &["error", "clock", "text", "colour", "process", "git", "nofollow"],
+    // 1. the input model: acceptance sets, criteria, tags, the judges' settings.
+    &["acceptance"],
+    // 2. the pure fusion.
+    &["verdict"],
+    // 3. the wire types every reader trusts.
+    &["format"],
+    // 4. the evidence store.
+    &["evidence"],
+    // 5.–6. the stages that observe.
+    &["floor"],
+    &["judge"],
+    // 7. what a person reads.
+    &["report"],
+    // 8.–10. signing, verifying, admitting, and the runner integration.
+    &["attest"],
+    &["replay", "oci"],
+    &["admit", "action"],
+    // 11.–12. the commands and the command line.
+    &["commands"],
+    &["cli"],
+];
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::{Path, PathBuf};
+
+    use syn::visit::Visit;
+
+    use super::LAYERS;
+
+    /// A module path inside the crate (`["floor", "runners", "cargo"]`; empty for the root).
+    type ModPath = Vec<String>;
+
+    /// Every non-test source file with its module path.
+    fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![src.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    if p.file_name().is_some_and(|n| n != "tests" && n != "snapshots") {
+                        stack.push(p);
+                    }
+                    continue;
+                }
+                let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                    continue;
+                }
+                let rel = p.strip_prefix(src).unwrap_or(&p);
+                let mut parts: Vec<String> = rel
+                    .iter()
+                    .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+                    .collect();
+                if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                    parts.pop();
+                }
+                if name == "main.rs" && rel.parent() == Some(Path::new("")) {
+                    continue;
+                }
+                out.insert(parts, p);
+            }
+        }
+        out
+    }
+
+    /// The paths a file names that start with `crate`, `super` or `self`, outside test code.
+    #[derive(Default)]
+    struct Paths(Vec<Vec<String>>);
+
+    fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().any(|a| {
+            a.path().is_ident("cfg")
+                && a.meta
+                    .require_list()
+                    .is_ok_and(|l| l.tokens.to_string().split(|c: char| !c.is_alphanumeric()).any(|w| w == "test"))
+                || a.path().is_ident("test")
+        })
+    }
+
+    impl<'ast> Visit<'ast> for Paths {
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            let attrs = match i {
+                syn::Item::Mod(m) => &m.attrs,
+                syn::Item::Fn(f) => &f.attrs,
+                syn::Item::Impl(im) => &im.attrs,
+                syn::Item::Use(u) => &u.attrs,
+                _ => &Vec::new(),
+            };
+            if !is_test_attr(attrs) {
+                syn::visit::visit_item(self, i);
+            }
+        }
+
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            fn walk(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+                match t {
+                    syn::UseTree::Path(p) => {
+                        prefix.push(p.ident.to_string());
+                        walk(&p.tree, prefix, out);
+                        prefix.pop();
+                    }
+                    syn::UseTree::Name(n) => {
+                        let mut v = prefix.clone();
+                        if n.ident != "self" {
+                            v.push(n.ident.to_string());
+                        }
+                        out.push(v);
+                    }
+                    syn::UseTree::Rename(r) => {
+                        let mut v = prefix.clone();
+                        v.push(r.ident.to_string());
+                        out.push(v);
+                    }
+                    syn::UseTree::Glob(_) => out.push(prefix.clone()),
+                    syn::UseTree::Group(g) => {
+                        for t in &g.items {
+                            walk(t, prefix, out);
+                        }
+                    }
+                }
+            }
+            walk(&u.tree, &mut Vec::new(), &mut self.0);
+        }
+
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+            if segs
+                .first()
+                .is_some_and(|s| matches!(s.as_str(), "crate" | "super" | "self"))
+            {
+                self.0.push(segs);
+            }
+            syn::visit::visit_path(self, p);
+        }
+
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            // `format!("{}", crate::x::y())` and the like: the tokens of a macro call that
+            // parse as expressions.
+            if let Ok(args) = m.parse_body_with(
+                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+            ) {
+                for a in &args {
+                    self.visit_expr(a);
+                }
+            }
+            syn::visit::visit_macro(self, m);
+        }
+    }
+
+    /// The deepest known module a path reaches from module `at`.
+    fn resolve(path: &[String], at: &ModPath, known: &BTreeSet<ModPath>) -> Option<ModPath> {
+        let mut base: ModPath = match path.first()?.as_str() {
+            "crate" => Vec::new(),
+            "self" => at.clone(),
+            "super" => {
+                let mut b = at.clone();
+                b.pop();
+                b
+            }
+            _ => return None,
+        };
+        let mut rest = &path[1..];
+        while rest.first().is_some_and(|s| s == "super") {
+            base.pop();
+            rest = &rest[1..];
+        }
+        let mut best = base.clone();
+        for s in rest {
+            base.push(s.clone());
+            if known.contains(&base) {
+                best = base.clone();
+            } else {
+                break;
+            }
+        }
+        Some(best)
+    }
+
+    /// Every edge `from → to` between modules that are not one another's ancestors.
+    fn edges(src: &Path) -> BTreeSet<(ModPath, ModPath)> {
+        let mods = modules(src);
+        let known: BTreeSet<ModPath> = mods.keys().cloned().collect();
+        let mut out = BTreeSet::new();
+        for (at, file) in &mods {
+            let text = std::fs::read_to_string(file).expect("source file");
+            let Ok(parsed) = syn::parse_file(&text) else {
+                panic!("{} does not parse", file.display());
+            };
+            let mut paths = Paths::default();
+            paths.visit_file(&parsed);
+            for p in paths.0 {
+                let Some(to) = resolve(&p, at, &known) else {
+                    continue;
+                };
+                let related = to.starts_with(at) || at.starts_with(&to);
+                if !related {
+                    out.insert((at.clone(), to));
+                }
+            }
+        }
+        out
+    }
+
+    fn layer_of(top: &str) -> Option<usize> {
+        LAYERS.iter().position(|l| l.contains(&top))
+    }
+
+    /// The problems of a graph (see the module doc): imports up a layer, modules missing from
+    /// the table, and import circles among siblings' subtrees.
+    fn problems(edges: &BTreeSet<(ModPath, ModPath)>) -> Vec<String> {
+        let mut out = Vec::new();
+        let name = |m: &ModPath| {
+            if m.is_empty() {
+                "crate".to_string()
+            } else {
+                m.join("::")
+            }
+        };
+        for (from, to) in edges {
+            let (Some(a), Some(b)) = (from.first(), to.first()) else {
+                continue;
+            };
+            match (layer_of(a), layer_of(b)) {
+                (None, _) => out.push(format!("`{a}` is in no layer of `LAYERS`")),
+                (_, None) => out.push(format!("`{b}` is in no layer of `LAYERS`")),
+                (Some(la), Some(lb)) if lb > la => out.push(format!(
+                    "`{}` (layer {la}) uses `{}` (layer {lb}): an import up a layer",
+                    name(from),
+                    name(to)
+                )),
+                _ => {}
+            }
+        }
+        // Circles: between the children of one parent, each standing for its whole subtree.
+        let mut graph: BTreeMap<ModPath, BTreeSet<ModPath>> = BTreeMap::new();
+        for (from, to) in edges {
+            let common = from
+                .iter()
+                .zip(to.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            // Neither is the other's ancestor, so both go on past what they share.
+            let (a, b) = (from[..=common].to_vec(), to[..=common].to_vec());
+            if a != b {
+                graph.entry(a).or_default().insert(b);
+            }
+        }
+        let reach = |start: &ModPath| -> BTreeSet<ModPath> {
+            let mut seen = BTreeSet::new();
+            let mut todo = vec![start.clone()];
+            while let Some(n) = todo.pop() {
+                for m in graph.get(&n).into_iter().flatten() {
+                    if seen.insert(m.clone()) {
+                        todo.push(m.clone());
+                    }
+                }
+            }
+            seen
+        };
+        let mut reported = BTreeSet::new();
+        for a in graph.keys() {
+            if reach(a).contains(a) {
+                let circle: BTreeSet<ModPath> = reach(a)
+                    .into_iter()
+                    .filter(|m| reach(m).contains(a))
+                    .collect();
+                let names: Vec<String> = circle.iter().map(name).collect();
+                if reported.insert(names.clone()) {
+                    out.push(format!("an import circle: {}", names.join(" → ")));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn every_import_runs_down_the_layers_and_no_two_modules_use_each_other() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let found = problems(&edges(&src));
+        assert!(
+            found.is_empty(),
+            "the crate's layers are broken (see src/architecture.rs):\n{}",
+            found.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_check_finds_an_import_up_a_layer_and_a_circle() {
+        let m = |s: &str| -> ModPath { s.split("::").map(str::to_string).collect() };
+        let edges: BTreeSet<(ModPath, ModPath)> = [
+            ("format::result", "floor"),
+            ("floor::runners::cargo", "floor::runners::kit"),
+            ("floor::runners::kit", "floor::runners::cargo"),
+            ("floor::decide", "verdict"),
+            ("nowhere", "error"),
+        ]
+        .iter()
+        .map(|(a, b)| (m(a), m(b)))
+        .collect();
+        let found = problems(&edges);
+        assert_eq!(
+            found,
+            [
+                "`format::result` (layer 3) uses `floor` (layer 5): an import up a layer",
+                "`nowhere` is in no layer of `LAYERS`",
+                "an import circle: floor::runners::cargo → floor::runners::kit",
+            ],
+            "{found:#?}"
+        );
+        let known: BTreeSet<ModPath> = [m("floor"), m("floor::runners"), m("floor::runners::kit")]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            resolve(&m("super::kit::exec"), &m("floor::runners::cargo"), &known),
+            Some(m("floor::runners::kit"))
+        );
+        assert_eq!(
+            resolve(&m("crate::floor::runners::Outcome"), &m("format"), &known),
+            Some(m("floor::runners"))
+        );
+    }
+}
