@@ -16,7 +16,9 @@
 /// module takes its place here first.
 pub const LAYERS: &[&[&str]] = &[
     // 0. the base: errors, the clock, text, colour, processes, git, safe paths.
-    &["error", "clock", "text", "colour", "process", "git", "nofollow"],
+    &[
+        "error", "clock", "text", "digest", "colour", "process", "git", "nofollow",
+    ],
     // 1. the input model: acceptance sets, criteria, tags, the judges' settings.
     &["acceptance"],
     // 2. the pure fusion.
@@ -34,9 +36,9 @@ pub const LAYERS: &[&[&str]] = &[
     &["attest"],
     &["replay", "oci"],
     &["admit", "action"],
-    // 11.–12. the commands and the command line.
-    &["commands"],
+    // 11.–12. the command line's types, then the commands that take them.
     &["cli"],
+    &["commands"],
 ];
 
 #[cfg(test)]
@@ -62,7 +64,9 @@ mod tests {
             for e in entries.flatten() {
                 let p = e.path();
                 if p.is_dir() {
-                    if p.file_name().is_some_and(|n| n != "tests" && n != "snapshots") {
+                    if p.file_name()
+                        .is_some_and(|n| n != "tests" && n != "snapshots")
+                    {
                         stack.push(p);
                     }
                     continue;
@@ -78,7 +82,10 @@ mod tests {
                     .iter()
                     .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
                     .collect();
-                if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                if matches!(
+                    parts.last().map(String::as_str),
+                    Some("mod" | "lib" | "main")
+                ) {
                     parts.pop();
                 }
                 if name == "main.rs" && rel.parent() == Some(Path::new("")) {
@@ -97,9 +104,12 @@ mod tests {
     fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
         attrs.iter().any(|a| {
             a.path().is_ident("cfg")
-                && a.meta
-                    .require_list()
-                    .is_ok_and(|l| l.tokens.to_string().split(|c: char| !c.is_alphanumeric()).any(|w| w == "test"))
+                && a.meta.require_list().is_ok_and(|l| {
+                    l.tokens
+                        .to_string()
+                        .split(|c: char| !c.is_alphanumeric())
+                        .any(|w| w == "test")
+                })
                 || a.path().is_ident("test")
         })
     }

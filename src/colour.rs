@@ -20,7 +20,6 @@ pub enum ColorChoice {
     Never,
 }
 
-
 /// The environment variables the decision reads, captured once so [`colour`] stays pure.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ColourEnv {

@@ -15,26 +15,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub use crate::digest::{canonical_json, sha256_hex};
+
 use regex::bytes::Regex;
 
 use crate::nofollow::{is_real_dir, read_regular, OutputPath, ReadError, Refused, WriteError};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 pub use crate::format::evidence::RECORD_SCHEMA;
-
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
 
 /// `sha256:<hex>` of the bytes.
 pub fn pointer(bytes: &[u8]) -> String {
     format!("sha256:{}", sha256_hex(bytes))
-}
-
-/// RFC 8785 canonical JSON of a serializable value.
-pub fn canonical_json<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
-    serde_json_canonicalizer::to_vec(value).map_err(|e| format!("canonical JSON: {e}"))
 }
 
 /// In-memory staging of records and blobs for one run.

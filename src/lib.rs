@@ -18,14 +18,15 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
-pub mod architecture;
 pub mod action;
 pub mod admit;
+pub mod architecture;
 pub mod attest;
 pub mod cli;
 pub mod clock;
 pub mod colour;
 pub mod commands;
+pub mod digest;
 pub mod error;
 pub mod evidence;
 pub mod floor;

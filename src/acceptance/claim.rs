@@ -149,7 +149,7 @@ impl Files {
                 } else {
                     AcceptanceState::Committed
                 };
-                parse::parse(&text, &path, state, crate::evidence::sha256_hex(&bytes))
+                parse::parse(&text, &path, state, crate::digest::sha256_hex(&bytes))
             };
             match parsed {
                 Ok(set) => {
@@ -604,8 +604,8 @@ pub fn document(set: &AcceptanceSet) -> Value {
 
 /// Hex SHA-256 of the canonical JSON of [`document`].
 pub fn digest(set: &AcceptanceSet) -> String {
-    let bytes = crate::evidence::canonical_json(&document(set)).unwrap_or_default();
-    crate::evidence::sha256_hex(&bytes)
+    let bytes = crate::digest::canonical_json(&document(set)).unwrap_or_default();
+    crate::digest::sha256_hex(&bytes)
 }
 
 #[cfg(test)]

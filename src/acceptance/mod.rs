@@ -14,9 +14,9 @@
 pub mod claim;
 pub mod derive;
 pub mod draft;
+pub mod judges;
 pub mod parse;
 pub(crate) mod schema;
-pub mod judges;
 pub mod tags;
 pub(crate) mod yaml;
 
@@ -356,6 +356,6 @@ pub fn load(located: &Located) -> Result<AcceptanceSet, Error> {
                 .help("save the file as UTF-8"),
         )
     })?;
-    let sha = crate::evidence::sha256_hex(&bytes);
+    let sha = crate::digest::sha256_hex(&bytes);
     parse::parse(&text, &located.display_path, located.state, sha).map_err(Error::Input)
 }

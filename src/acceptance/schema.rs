@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use saphyr_parser::ScalarStyle;
 
+use super::judges::{self as judge, JudgeSpec, Transport};
 use super::yaml::{
     core_bool, core_int, describe, is_null, scalar_text, short, Entry, Kind, Node, Pos, Problem,
 };
@@ -23,7 +24,6 @@ use super::{
     tag_for, Check, Confidence, Criterion, HarnessConfig, InheritedPolicy, Lane, RunnerConfig,
     RunnerKind, SETTINGS_KEYS,
 };
-use super::judges::{self as judge, JudgeSpec, Transport};
 
 const TOP_KEYS: &[&str] = &[
     "version",

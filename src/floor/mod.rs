@@ -46,7 +46,6 @@ use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
 use crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord};
-use crate::format::SideOutcome;
 use crate::git::{Change, CommitId, Git, Worktree};
 use crate::verdict::FloorResult;
 use attribute::{attribute_in, Attribution};

@@ -28,10 +28,10 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::process::{Stream, Watch};
 use super::runners::{Outcome, RunCtx};
 use super::Side;
 use crate::acceptance::RunnerKind;
+use crate::process::{Stream, Watch};
 use crate::text::one_line;
 
 /// The variable that sets the heartbeat's interval in seconds (tests set a short one).

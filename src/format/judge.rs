@@ -6,6 +6,7 @@
 //! it gets wrong becomes an abstention with the reason recorded, never an error of the run. So
 //! `decision` and `status` stay strings here; [`crate::judge`] decides what they mean.
 
+use crate::verdict::JudgeResult;
 use serde::{Deserialize, Serialize};
 
 use crate::acceptance::Lane;

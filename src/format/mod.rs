@@ -30,7 +30,6 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-
 /// One word for a criterion's state, as the run result and the statement's dispositions spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -188,6 +187,7 @@ pub(crate) fn matches_schema(schema: &str, json: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::floor::rule::SideState;
 
     /// Each enum serializes as the word it replaced, and reads back from it.
     fn spelled<T>(all: &[T], word: fn(&T) -> &'static str)

@@ -11,10 +11,10 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::fixes::FixPacket;
-use super::{Constant, Disposition, SigningState};
-use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
 pub use super::floor::{CriterionFloor, EvidenceRef, RuntimeRow, TestObservation};
 use super::judge::Finding;
+use super::{Constant, Disposition, SigningState};
+use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
 use crate::verdict::{JudgeResult, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";

@@ -11,10 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::judge::{Finding, Identity};
 use super::result::{CriterionFloor, InheritedCriterion, JudgeOutcome, RouteTo};
 use super::{Disposition, SideOutcome, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
-use super::judge::{Finding, Identity};
 use crate::verdict::{FloorResult, Verdict};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";

@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use super::{Ask, Identity, JudgeSpec, Reply, Transport};
 use crate::evidence::sha256_hex;
-use crate::process::{self, Limits};
 use crate::format::judge::Request;
 use crate::git::{CommitId, Git};
+use crate::process::{self, Limits};
 
 /// The most a command judge may print on stdout.
 pub const OUTPUT_LIMIT: usize = 1 << 20;

@@ -44,18 +44,15 @@ pub mod request;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::evidence::{EvidenceStore, RECORD_SCHEMA};
 use crate::floor::{EntryKind, FloorEntry};
 use crate::format::evidence::{JudgeRequestRecord, JudgeResponseRecord, Record};
-use crate::format::judge::{Citation, Request};
+use crate::format::judge::Request;
 use crate::format::result::JudgeOutcome;
 use crate::git::{CommitId, Git};
-use crate::verdict::{FloorResult, JudgeResult};
+use crate::verdict::FloorResult;
 
 // The judges' settings belong to the input model, which reads them from the acceptance file.
 pub use crate::acceptance::judges::{
@@ -299,7 +296,7 @@ mod tests {
     use crate::acceptance::{tag_for, AcceptanceState, Criterion, Lane};
     use crate::floor::CriterionFloor;
     use crate::format::judge::{RequestCriterion, RequestFloor, REQUEST_SCHEMA};
-    use crate::verdict::{fuse, FusionInput, Verdict};
+    use crate::verdict::{fuse, FusionInput, JudgeResult, Verdict};
 
     const BASE: &str = "1111111111111111111111111111111111111111";
     const HEAD: &str = "2222222222222222222222222222222222222222";

@@ -46,9 +46,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub(crate) use super::cargo_meta::cargo_error;
+pub(super) use super::cargo_meta::{binary_id, exec, nextest_kind, WorkspacePackage};
 use super::cargo_targets;
 use super::contract::LIBTEST;
-use super::kit::{self, code_str, exit_problem, join_problems, truncate, worktree_relative, Ran};
+pub(super) use super::kit::parse_package_id;
+use super::kit::{code_str, exit_problem, join_problems, truncate, worktree_relative};
 use super::*;
 use crate::process;
 
@@ -864,21 +867,6 @@ pub(super) fn toolchain_lib_dirs(ctx: &RunCtx) -> Vec<PathBuf> {
     vec![PathBuf::from(libdir), Path::new(sysroot).join("lib")]
 }
 
-/// A workspace member as `cargo metadata --no-deps` describes it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct WorkspacePackage {
-    /// The package id spec (`path+file:///…#name@version`). It selects this package and no
-    /// other, where a bare `-p name` is ambiguous once the lock file holds a registry package
-    /// of the same name (a crate whose dev-dependencies pull an older release of itself from
-    /// the registry, as serde_json's do).
-    pub id: String,
-    pub name: String,
-    /// The manifest fields cargo passes to tests, by the suffix after `CARGO_PKG_`: `AUTHORS`
-    /// (joined with `:`), `DESCRIPTION`, `HOMEPAGE`, `LICENSE`, `LICENSE_FILE`, `README`,
-    /// `REPOSITORY`, `RUST_VERSION`; empty where the manifest has none, as cargo sets them.
-    pub manifest_env: Vec<(&'static str, String)>,
-}
-
 /// The workspace members of the project in `ctx.dir`, by name (unique within a workspace), from
 /// `cargo metadata --no-deps`: reads the manifests only, so it needs no lock file and no
 /// network.
@@ -887,75 +875,6 @@ pub(super) fn workspace_packages(
 ) -> Result<BTreeMap<String, WorkspacePackage>, String> {
     let mut invocations = Vec::new();
     super::cargo_targets::workspace(ctx, &mut invocations).map(|(_, members)| members)
-}
-
-pub(super) fn parse_workspace_packages(
-    metadata: &[u8],
-) -> Result<BTreeMap<String, WorkspacePackage>, String> {
-    let v: Value = serde_json::from_slice(metadata)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
-    let members: BTreeSet<&str> = v["workspace_members"]
-        .as_array()
-        .map(|ms| ms.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let text = |p: &Value, key: &str| p[key].as_str().unwrap_or("").to_string();
-    let mut out = BTreeMap::new();
-    for p in v["packages"].as_array().into_iter().flatten() {
-        let (Some(id), Some(name)) = (p["id"].as_str(), p["name"].as_str()) else {
-            continue;
-        };
-        if !members.contains(id) {
-            continue;
-        }
-        let authors: Vec<&str> = p["authors"]
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let manifest_env = vec![
-            ("AUTHORS", authors.join(":")),
-            ("DESCRIPTION", text(p, "description")),
-            ("HOMEPAGE", text(p, "homepage")),
-            ("LICENSE", text(p, "license")),
-            ("LICENSE_FILE", text(p, "license_file")),
-            ("README", text(p, "readme")),
-            ("REPOSITORY", text(p, "repository")),
-            ("RUST_VERSION", text(p, "rust_version")),
-        ];
-        out.insert(
-            name.to_string(),
-            WorkspacePackage {
-                id: id.to_string(),
-                name: name.to_string(),
-                manifest_env,
-            },
-        );
-    }
-    Ok(out)
-}
-
-/// The error in cargo's stderr, without the warnings before it (a deprecated `.cargo/config`
-/// warns on every command, and its first line is not why the command failed): the `error…`
-/// line and the lines that explain it (its `Caused by:` chain), up to the next warning, at
-/// most five lines; the last line when there is no `error` line.
-pub(crate) fn cargo_error(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let Some(start) = lines.iter().position(|l| l.starts_with("error")) else {
-        return lines
-            .last()
-            .map(|l| l.to_string())
-            .unwrap_or_else(|| "(no output)".into());
-    };
-    let out: Vec<&str> = lines[start..]
-        .iter()
-        .take_while(|l| !l.starts_with("warning"))
-        .take(5)
-        .copied()
-        .collect();
-    truncate(&out.join(" "), 600)
 }
 
 /// One compiler error cargo relayed.
@@ -1058,55 +977,6 @@ fn test_binary(v: &Value) -> Option<TestBinary> {
         executable: PathBuf::from(executable),
         manifest_path,
     })
-}
-
-/// The kind nextest gives a target: every library crate type is `lib`.
-pub(super) fn nextest_kind(kinds: &[&str]) -> Option<String> {
-    if kinds
-        .iter()
-        .any(|k| matches!(*k, "lib" | "rlib" | "dylib" | "cdylib" | "staticlib"))
-    {
-        return Some("lib".into());
-    }
-    kinds.first().map(|k| k.to_string())
-}
-
-/// nextest's binary id: `pkg` (lib, proc-macro), `pkg::name` (test), `pkg::kind/name` (others).
-pub(super) fn binary_id(package: &str, kind: &str, target: &str) -> String {
-    match kind {
-        "lib" | "proc-macro" => package.to_string(),
-        "test" => format!("{package}::{target}"),
-        _ => format!("{package}::{kind}/{target}"),
-    }
-}
-
-/// The package name and version in a cargo package id: the current spec form
-/// (`path+file:///x/fx#fx-crate@0.1.0`, or `path+file:///x/fx-crate#0.1.0` when the name is the
-/// last path segment) and the older `name version (source)` form.
-pub(super) fn parse_package_id(id: &str) -> Option<(String, Option<String>)> {
-    if let Some((head, _)) = id.split_once(" (") {
-        let mut words = head.split_whitespace();
-        let name = words.next()?.to_string();
-        return Some((name, words.next().map(str::to_string)));
-    }
-    let (url, fragment) = match id.split_once('#') {
-        Some((u, f)) => (u, Some(f)),
-        None => (id, None),
-    };
-    let last_segment = || {
-        let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
-        path.rsplit('/').next().map(str::to_string)
-    };
-    match fragment {
-        Some(f) => match f.split_once('@') {
-            Some((name, version)) => Some((name.to_string(), Some(version.to_string()))),
-            None if f.starts_with(|c: char| c.is_ascii_digit()) => {
-                Some((last_segment()?, Some(f.to_string())))
-            }
-            None => Some((f.to_string(), None)),
-        },
-        None => Some((last_segment()?, None)),
-    }
 }
 
 /// The names an unresolved-import error says cannot be imported (rustc's E0432: ``unresolved
@@ -1454,40 +1324,10 @@ fn workspace_root(ctx: &RunCtx, invocations: &mut Vec<Invocation>) -> Option<Pat
     manifest.parent().map(Path::to_path_buf)
 }
 
-/// The target directory every cargo command uses: the caller's `CARGO_TARGET_DIR` from
-/// `ctx.env`, else one in the scratch directory (never the user's, never inside the worktree).
-pub(super) fn target_dir(ctx: &RunCtx) -> PathBuf {
-    ctx.env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "CARGO_TARGET_DIR")
-        .map(|(_, v)| PathBuf::from(v))
-        .unwrap_or_else(|| ctx.scratch.join("target"))
-}
-
-/// Runs a cargo command (or a test binary cargo built) through [`kit::exec`], with cargo's own
-/// variables: the side's target directory and `CARGO_TERM_COLOR=never`, then `extra_env`.
-pub(super) fn exec(
-    ctx: &RunCtx,
-    program: &OsStr,
-    args: &[OsString],
-    cwd: &Path,
-    extra_env: &[(OsString, OsString)],
-) -> Ran {
-    let mut env = vec![
-        (
-            OsString::from("CARGO_TARGET_DIR"),
-            target_dir(ctx).into_os_string(),
-        ),
-        (OsString::from("CARGO_TERM_COLOR"), OsString::from("never")),
-    ];
-    env.extend(extra_env.iter().cloned());
-    kit::exec(ctx, program, args, cwd, &env)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::floor::runners::cargo_meta::parse_workspace_packages;
 
     #[test]
     fn panic_messages_with_a_thread_id() {

@@ -29,7 +29,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::cargo::{cargo_error, exec, nextest_kind, parse_workspace_packages, WorkspacePackage};
+use super::cargo_meta::{
+    cargo_error, exec, nextest_kind, parse_workspace_packages, WorkspacePackage,
+};
 use super::kit::worktree_relative;
 use super::{Invocation, RunCtx};
 
@@ -145,7 +147,7 @@ pub fn select(packages: &[Package], files: &[String]) -> Selection {
                 let target = &packages[p].targets[t];
                 Selected {
                     package: p,
-                    binary_id: super::cargo::binary_id(
+                    binary_id: super::cargo_meta::binary_id(
                         &packages[p].name,
                         &target.kind,
                         &target.name,

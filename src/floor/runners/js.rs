@@ -90,8 +90,7 @@ use super::kit::{
 use super::*;
 use crate::process;
 
-/// The separator between the file, the describe blocks and the title in a test id.
-pub(super) const SEP: &str = " > ";
+pub(super) use super::js_parse::SEP;
 
 /// A test-name pattern that matches no name at all (an empty negative lookahead always fails).
 pub(super) const MATCHES_NOTHING: &str = "(?!)";

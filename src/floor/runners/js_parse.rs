@@ -36,6 +36,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The separator between the file, the describe blocks and the title in a test id.
+pub(super) const SEP: &str = " > ";
+
 use tree_sitter::{Language, Node, Parser, Tree};
 
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
@@ -474,7 +477,7 @@ impl Walk<'_> {
         let mut name = scope.titles.clone();
         name.push(title);
         self.items.push(TestItem {
-            name: name.join(super::js::SEP),
+            name: name.join(SEP),
             lines: lines(call),
             uses: closure(uses, &reached, &self.helpers),
         });

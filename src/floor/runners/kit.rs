@@ -5,7 +5,7 @@
 //! are added by the cargo and nextest adapters alone ([`super::cargo::exec`]).
 
 use std::ffi::{OsStr, OsString};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -147,7 +147,7 @@ pub(super) fn display_argv(ctx: &RunCtx, program: &OsStr, args: &[OsString]) -> 
             let a = a.to_string_lossy();
             match a
                 .strip_prefix("path+file://")
-                .and_then(|_| super::cargo::parse_package_id(&a))
+                .and_then(|_| parse_package_id(&a))
             {
                 Some((name, Some(version))) => format!("{name}@{version}"),
                 Some((name, None)) => name,
@@ -170,7 +170,7 @@ pub(super) fn display_text(ctx: &RunCtx, text: &str) -> String {
 fn display_subs(ctx: &RunCtx, resolved: bool) -> Vec<(String, String)> {
     let paths = [
         (ctx.scratch.clone(), "$SCRATCH"),
-        (super::cargo::target_dir(ctx), "$CARGO_TARGET_DIR"),
+        (target_dir(ctx), "$CARGO_TARGET_DIR"),
         (ctx.worktree.clone(), ""),
     ];
     let mut subs: Vec<(String, String)> = Vec::new();
@@ -277,6 +277,46 @@ pub(super) fn safe_relative(p: &str) -> bool {
         && Path::new(p)
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// The target directory every cargo command uses: the caller's `CARGO_TARGET_DIR` from
+/// `ctx.env`, else one in the scratch directory (never the user's, never inside the worktree).
+pub(super) fn target_dir(ctx: &RunCtx) -> PathBuf {
+    ctx.env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "CARGO_TARGET_DIR")
+        .map(|(_, v)| PathBuf::from(v))
+        .unwrap_or_else(|| ctx.scratch.join("target"))
+}
+
+/// The package name and version in a cargo package id: the current spec form
+/// (`path+file:///x/fx#fx-crate@0.1.0`, or `path+file:///x/fx-crate#0.1.0` when the name is the
+/// last path segment) and the older `name version (source)` form.
+pub(super) fn parse_package_id(id: &str) -> Option<(String, Option<String>)> {
+    if let Some((head, _)) = id.split_once(" (") {
+        let mut words = head.split_whitespace();
+        let name = words.next()?.to_string();
+        return Some((name, words.next().map(str::to_string)));
+    }
+    let (url, fragment) = match id.split_once('#') {
+        Some((u, f)) => (u, Some(f)),
+        None => (id, None),
+    };
+    let last_segment = || {
+        let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
+        path.rsplit('/').next().map(str::to_string)
+    };
+    match fragment {
+        Some(f) => match f.split_once('@') {
+            Some((name, version)) => Some((name.to_string(), Some(version.to_string()))),
+            None if f.starts_with(|c: char| c.is_ascii_digit()) => {
+                Some((last_segment()?, Some(f.to_string())))
+            }
+            None => Some((f.to_string(), None)),
+        },
+        None => Some((last_segment()?, None)),
+    }
 }
 
 #[cfg(test)]

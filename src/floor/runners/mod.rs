@@ -9,6 +9,7 @@
 //! - pytest: the node id relative to the runner's root (`tests/test_x.py::TestA::test_b`).
 
 pub mod cargo;
+pub mod cargo_meta;
 pub mod cargo_targets;
 pub mod contract;
 pub mod go;

@@ -1,0 +1,14 @@
+//! Digests every stage shares: SHA-256 in hex, and RFC 8785 canonical JSON (what the evidence
+//! store, the acceptance set's policy digest and the statement hash).
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// RFC 8785 canonical JSON of a serializable value.
+pub fn canonical_json<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    serde_json_canonicalizer::to_vec(value).map_err(|e| format!("canonical JSON: {e}"))
+}
