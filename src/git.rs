@@ -50,6 +50,17 @@ const CLEARED_VARS: &[&str] = &[
     "GIT_CEILING_DIRECTORIES",
 ];
 
+/// One entry of a commit's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// `100644`, `100755`, `120000` (a link), `160000` (a submodule).
+    pub mode: String,
+    /// `blob`, `tree` or `commit`.
+    pub kind: String,
+    pub oid: String,
+    pub path: String,
+}
+
 /// A repository, by its top-level directory.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -343,6 +354,67 @@ impl Git {
             head.as_str(),
         ])?;
         Ok(out.stdout)
+    }
+
+    /// Every entry of `commit`'s tree, recursively (`git ls-tree -r -z --full-tree`), or only
+    /// those under the directory `under`.
+    pub fn tree(&self, commit: &str, under: Option<&str>) -> Result<Vec<TreeEntry>, Error> {
+        let mut args = vec!["ls-tree", "-r", "-z", "--full-tree", commit];
+        if let Some(dir) = under {
+            args.extend(["--", dir]);
+        }
+        let out = self.run(args)?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "git ls-tree {commit}: {}",
+                out.stderr.trim()
+            )));
+        }
+        // `<mode> <kind> <oid>\t<path>` per entry.
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|e| {
+                let e = String::from_utf8_lossy(e);
+                let (meta, path) = e.split_once('\t')?;
+                let mut meta = meta.split(' ');
+                Some(TreeEntry {
+                    mode: meta.next()?.to_string(),
+                    kind: meta.next()?.to_string(),
+                    oid: meta.next()?.to_string(),
+                    path: path.to_string(),
+                })
+            })
+            .collect())
+    }
+
+    /// The paths of every file (blob or link) of `commit`'s tree, or only those under `under`.
+    pub fn files(&self, commit: &str, under: Option<&str>) -> Result<Vec<String>, Error> {
+        Ok(self
+            .tree(commit, under)?
+            .into_iter()
+            .filter(|e| e.kind == "blob")
+            .map(|e| e.path)
+            .collect())
+    }
+
+    /// The kind of object at `path` in `commit` (`blob`, `tree`, `commit`), `None` where there
+    /// is none.
+    pub fn object_kind(&self, commit: &str, path: &str) -> Result<Option<String>, Error> {
+        let out = self.run(["cat-file", "-t", &format!("{commit}:{path}")])?;
+        Ok(out.ok.then(|| out.text()))
+    }
+
+    /// The raw commit object (`git cat-file commit`), `None` where there is no such commit.
+    pub fn commit_object(&self, commit: &str) -> Result<Option<Vec<u8>>, Error> {
+        let out = self.run(["cat-file", "commit", commit])?;
+        Ok(out.ok.then_some(out.stdout))
+    }
+
+    /// Whether the repository holds the commit.
+    pub fn has_commit(&self, commit: &str) -> bool {
+        self.run(["cat-file", "-e", &format!("{commit}^{{commit}}")])
+            .is_ok_and(|o| o.ok)
     }
 
     /// The bytes of `path` at `commit`, or `None` where it does not exist.

@@ -53,28 +53,7 @@ pub enum Source<'a> {
 impl Source<'_> {
     fn list(&self) -> Result<Vec<String>, Error> {
         let mut out: Vec<String> = match self {
-            Source::Commit(git, commit) => {
-                let o = git.run([
-                    "ls-tree",
-                    "-r",
-                    "--name-only",
-                    "-z",
-                    commit.as_str(),
-                    "--",
-                    ".shipmoor",
-                ])?;
-                if !o.ok {
-                    return Err(Error::crash(format!(
-                        "git ls-tree {commit}: {}",
-                        o.stderr.trim()
-                    )));
-                }
-                o.stdout
-                    .split(|b| *b == 0)
-                    .filter(|p| !p.is_empty())
-                    .map(|p| String::from_utf8_lossy(p).into_owned())
-                    .collect()
-            }
+            Source::Commit(git, commit) => git.files(commit.as_str(), Some(".shipmoor"))?,
             Source::Worktree(root) => {
                 let mut v = Vec::new();
                 for dir in [".shipmoor", ".shipmoor/changes"] {

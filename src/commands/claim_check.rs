@@ -596,12 +596,8 @@ fn runners(
     floor::check_tools(&runners, git.root(), &runners_file)?;
     let mut missing = Vec::new();
     for r in runners.iter().filter(|r| r.root != ".") {
-        let out = git.run([
-            "cat-file",
-            "-t",
-            &format!("{}:{}", head, r.root.trim_end_matches('/')),
-        ])?;
-        if !out.ok || out.text() != "tree" {
+        let kind = git.object_kind(head.as_str(), r.root.trim_end_matches('/'))?;
+        if kind.as_deref() != Some("tree") {
             missing.push(
                 InputError::new(format!("runner root `{}` is not a directory at head {}", r.root, head.short()))
                     .at(runners_file.clone(), r.line, 1)
@@ -806,14 +802,12 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
 
 /// The SHA-256 of head's commit object, which the statement's subject carries.
 fn head_object_sha256(git: &Git, head: &CommitId) -> Result<String, Error> {
-    let head_object = git.run(["cat-file", "commit", head.as_str()])?;
-    if !head_object.ok {
+    let Some(head_object) = git.commit_object(head.as_str())? else {
         return Err(Error::crash(format!(
-            "git cat-file commit {head}: {}",
-            head_object.stderr
+            "git cat-file commit {head}: no such commit"
         )));
-    }
-    Ok(attest::commit_object_sha256(&head_object.stdout))
+    };
+    Ok(attest::commit_object_sha256(&head_object))
 }
 
 /// Phase 4 (pure): the documents of one result, as they are written and printed.

@@ -80,10 +80,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         }
     };
     let commit_sha256 = match (&commit, &git) {
-        (Some(c), Some(g)) => {
-            let out = g.run(["cat-file", "commit", c.as_str()])?;
-            out.ok.then(|| sha256_hex(&out.stdout))
-        }
+        (Some(c), Some(g)) => g.commit_object(c.as_str())?.map(|o| sha256_hex(&o)),
         _ => None,
     };
     let evidence = args
@@ -171,9 +168,7 @@ impl<'a> GitTree<'a> {
 
 impl replay::HeadTree for GitTree<'_> {
     fn has_commit(&self, commit: &str) -> bool {
-        self.git
-            .run(["cat-file", "-e", &format!("{commit}^{{commit}}")])
-            .is_ok_and(|o| o.ok)
+        self.git.has_commit(commit)
     }
 
     fn read(&self, commit: &str, path: &str) -> Option<String> {

@@ -553,14 +553,9 @@ pub(super) fn tag_in_head(git: &Git, head: &CommitId, tag: &str) -> Option<Strin
         })
         .collect();
     let pattern = format!("(^|[^A-Za-z0-9]){body}([^A-Za-z0-9]|$)");
-    let files = git
-        .run(["ls-tree", "-r", "--name-only", head.as_str()])
-        .ok()?;
-    if let Some(f) = String::from_utf8_lossy(&files.stdout)
-        .lines()
-        .find(|f| tag_matches(f, tag))
-    {
-        return Some(f.to_string());
+    let files = git.files(head.as_str(), None).ok()?;
+    if let Some(f) = files.into_iter().find(|f| tag_matches(f, tag)) {
+        return Some(f);
     }
     let out = git
         .run(["grep", "-l", "-i", "-E", &pattern, head.as_str()])

@@ -182,16 +182,7 @@ pub struct FloorReport {
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.
 pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, Error> {
-    let out = git.run(["ls-tree", "-r", "--name-only", "-z", head.as_str()])?;
-    if !out.ok {
-        return Err(Error::crash(format!("git ls-tree failed: {}", out.stderr)));
-    }
-    let files: Vec<String> = out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .collect();
+    let files: Vec<String> = git.files(head.as_str(), None)?;
     let has = |name: &str| files.iter().any(|f| f == name);
     let mut found = Vec::new();
     let cfg = |kind, root: &str| RunnerConfig {

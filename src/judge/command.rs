@@ -229,9 +229,8 @@ pub fn identity(argv: &[String], git: &Git, head: &CommitId) -> Identity {
 
 /// Whether `path` is a blob (a file, not a directory) at `head`.
 fn is_file_at(git: &Git, head: &CommitId, path: &str) -> bool {
-    git.run(["cat-file", "-t", &format!("{}:{}", head.as_str(), path)])
-        .map(|o| o.ok && o.text() == "blob")
-        .unwrap_or(false)
+    git.object_kind(head.as_str(), path)
+        .is_ok_and(|k| k.as_deref() == Some("blob"))
 }
 
 fn first_line(stderr: &str) -> String {

@@ -246,19 +246,11 @@ pub struct HeadTree<'a> {
 
 impl<'a> HeadTree<'a> {
     pub fn read(git: &'a Git, head: &CommitId) -> Result<HeadTree<'a>, Error> {
-        let out = git.run(["ls-tree", "-r", "-z", "--full-tree", head.as_str()])?;
-        if !out.ok {
-            return Err(Error::crash(format!("git ls-tree failed: {}", out.stderr)));
-        }
-        let files = out
-            .stdout
-            .split(|b| *b == 0)
-            .filter_map(|entry| {
-                let entry = String::from_utf8_lossy(entry);
-                let (meta, path) = entry.split_once('\t')?;
-                let mode = meta.split(' ').next()?;
-                matches!(mode, "100644" | "100755").then(|| path.to_string())
-            })
+        let files = git
+            .tree(head.as_str(), None)?
+            .into_iter()
+            .filter(|e| matches!(e.mode.as_str(), "100644" | "100755"))
+            .map(|e| e.path)
             .collect();
         Ok(HeadTree {
             git,
