@@ -323,6 +323,34 @@ mod tests {
         );
     }
 
+    /// git is spoken to through `src/git.rs` alone: its plumbing commands are spelled nowhere
+    /// else (a comment may name one).
+    #[test]
+    fn git_plumbing_is_spelled_only_in_the_git_wrapper() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut found = Vec::new();
+        for (m, file) in modules(&src) {
+            if m == ["git"] {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("source file");
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                let line = line.split("//").next().unwrap_or_default();
+                for cmd in ["ls-tree", "cat-file", "rev-parse", "worktree", "merge-base"] {
+                    if line.contains(&format!("\"{cmd}\"")) {
+                        found.push(format!("{}:{}: `{cmd}`", file.display(), n + 1));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "git plumbing outside src/git.rs:\n{}",
+            found.join("\n")
+        );
+    }
+
     #[test]
     fn the_check_finds_an_import_up_a_layer_and_a_circle() {
         let m = |s: &str| -> ModPath { s.split("::").map(str::to_string).collect() };
