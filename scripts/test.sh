@@ -26,7 +26,7 @@ if [ ! -x /usr/bin/docker-registry ] || ! command -v skopeo >/dev/null 2>&1; the
   fi
 fi
 if ! command -v cmark-gfm >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ]; then
-  echo "test.sh: installing Debian's cmark-gfm and chromium (the rendering test, tests/render.rs)" >&2
+  echo "test.sh: installing Debian's cmark-gfm and chromium (the rendering test, tests/integration/render.rs)" >&2
   if [ "$(id -u)" = 0 ]; then
     { apt-get update -qq && apt-get install -y -qq cmark-gfm chromium fonts-noto-color-emoji; } >&2 || echo "test.sh: could not install cmark-gfm and chromium; the rendering test will fail naming them" >&2
   else
@@ -44,4 +44,11 @@ if ! cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: installing cargo-nextest" >&2
   cargo install --locked cargo-nextest
 fi
-exec cargo nextest run --no-fail-fast --failure-output final "$@"
+# Under CI (CI set: the CI runs .ci/run with CI=true, as GitHub Actions sets it) the `ci` profile
+# of .config/nextest.toml: every test runs, a hung one is stopped, and the JUnit report is
+# target/nextest/ci/junit.xml.
+profile=()
+if [ -n "${CI:-}" ]; then
+  profile=(--profile ci)
+fi
+exec cargo nextest run --no-fail-fast --failure-output final "${profile[@]}" "$@"

@@ -1,6 +1,6 @@
 //! The pure parts of the chat-completions transport: `Retry-After`, the backoff, reading a
 //! completion, excerpts. The HTTP behaviour is tested against a loopback server in
-//! `tests/judge_chat.rs`.
+//! `tests/integration/judge_chat.rs`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -2,7 +2,9 @@
 //! the real `shipmoor` binary.
 #![allow(dead_code)]
 
+pub mod chat_judge;
 pub mod chat_server;
+pub mod command_judge;
 pub mod github_api;
 pub mod js;
 pub mod lock;
@@ -12,6 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub const PINNED_EPOCH: &str = "1796032800"; // 2026-11-30T10:00:00Z
+
+/// For every `cargo nextest` the tests start (the floor's, in the tests' own repositories):
+/// nextest's default profile. nextest tells each test the profile it runs under in
+/// `NEXTEST_PROFILE`, and a nextest started inside the test reads that variable as its own
+/// `--profile`: under `scripts/test.sh --profile ci` it would look for this repository's `ci`
+/// profile in a workspace that has only nextest's built-in ones, and fail. `default` is what
+/// those runs were told under `cargo nextest run` without `--profile`.
+pub const NEXTEST_PROFILE: (&str, &str) = ("NEXTEST_PROFILE", "default");
 
 /// The committed Ed25519 test key (PKCS#8): an Ed25519 signature is deterministic, so the
 /// envelope of the same statement is the same bytes on every machine. A test fixture, never a
@@ -145,6 +155,7 @@ impl Repo {
             .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
             .env("SHIPMOOR_TMPDIR", self.tmp.path())
             .env("NO_COLOR", "1")
+            .env(NEXTEST_PROFILE.0, NEXTEST_PROFILE.1)
             // The terminal report wraps at COLUMNS when it is set: tests ask for a width.
             .env_remove("COLUMNS")
             .env_remove("GITHUB_EVENT_PATH")

@@ -1,0 +1,81 @@
+//! Ctrl-C during a run: the running tests are stopped, the worktrees removed, nothing written.
+
+use crate::common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{ident, require_pytest, Repo, PINNED_EPOCH};
+
+#[test]
+fn ctrl_c_removes_worktrees_and_writes_nothing() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    let marker = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-sleeping-{}", std::process::id()));
+    r.write(
+        &format!("tests/test_slow_{}.py", ident("slow")),
+        &format!("import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n", marker.display().to_string()),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
+    );
+    r.commit("head");
+    let before = r.status();
+    let child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["claim-check", "--base", &base])
+        .current_dir(r.path())
+        .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !marker.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the slow test never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !r.extra_worktrees().is_empty(),
+        "a worktree exists while the run is under way"
+    );
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_file(&marker);
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "the run did not stop promptly"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert!(
+        r.extra_worktrees().is_empty(),
+        "worktrees left: {:?}",
+        r.extra_worktrees()
+    );
+    assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
+    assert!(!r.exists(".shipmoor/verify.md"));
+    assert!(!r.exists(".shipmoor/evidence"));
+    assert_eq!(r.status(), before);
+}
