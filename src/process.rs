@@ -229,11 +229,16 @@ pub fn pass_to_judges(names: &[String]) {
 /// The variables [`pass_to_judges`] named, as our environment has them, for a command to set
 /// explicitly (names no pass may pass are left out).
 pub fn passed_to_judges() -> Vec<(String, std::ffi::OsString)> {
-    let names = PASSED.lock().map(|p| p.clone()).unwrap_or_default();
+    passed_values(&PASSED.lock().map(|p| p.clone()).unwrap_or_default())
+}
+
+/// The variables `env_pass` names that need passing (withheld otherwise, and passable), as our
+/// environment has them, for a command to set explicitly.
+pub fn passed_values(names: &[String]) -> Vec<(String, std::ffi::OsString)> {
     names
-        .into_iter()
+        .iter()
         .filter(|n| is_secret_env(n) && !is_never_passed(n))
-        .filter_map(|n| std::env::var_os(&n).map(|v| (n, v)))
+        .filter_map(|n| std::env::var_os(n).map(|v| (n.clone(), v)))
         .collect()
 }
 

@@ -309,6 +309,28 @@ struct Ctx<'a> {
     test_modules: BTreeSet<String>,
 }
 
+/// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
+fn all_env_pass(input: &FloorInput<'_>) -> Vec<String> {
+    let mut all = input.acceptance.env_pass.clone();
+    for r in &input.runners {
+        all.extend(r.env_pass.iter().cloned());
+    }
+    all.sort();
+    all.dedup();
+    all
+}
+
+/// `path` (relative to the repository) relative to a runner's `root`, `None` when it lies
+/// outside it.
+fn under_root<'p>(root: &str, path: &'p str) -> Option<&'p str> {
+    let root = root.trim_end_matches('/');
+    if root == "." || root.is_empty() {
+        Some(path)
+    } else {
+        path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
+    }
+}
+
 /// While alive, the floor reaps after each command (see [`process::become_subreaper`]); when
 /// dropped (the floor done, or stopped by an error), it stops that and reaps what is left.
 struct Reaping;
@@ -375,13 +397,7 @@ pub fn run_ordered(
         .iter()
         .filter_map(|r| runners::adapter(r.clone()))
         .collect();
-    let passed: Vec<String> = input
-        .acceptance
-        .env_pass
-        .iter()
-        .chain(input.runners.iter().flat_map(|r| r.env_pass.iter()))
-        .cloned()
-        .collect();
+    let passed = all_env_pass(input);
     let norm = Normalizer::new(&[
         (input.temp_root.join("head"), "$WORKTREE"),
         (input.temp_root.join("base"), "$WORKTREE"),
@@ -609,15 +625,10 @@ pub fn run_ordered(
         })
         .collect();
     let is_test_file = |p: &str| {
-        cx.adapters.iter().any(|a| {
-            let root = a.config().root.trim_end_matches('/');
-            let rel = if root == "." || root.is_empty() {
-                Some(p)
-            } else {
-                p.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
-            };
-            rel.is_some_and(|r| a.is_test_file(r))
-        }) || cx.test_modules.contains(p)
+        cx.adapters
+            .iter()
+            .any(|a| under_root(&a.config().root, p).is_some_and(|r| a.is_test_file(r)))
+            || cx.test_modules.contains(p)
     };
     let (mut take, delete) = bind::overlay(&changes, &is_test_file, &tags, &scripts);
     let (splices, claimed) = cx.splices(&changes)?;
@@ -1356,16 +1367,7 @@ impl Ctx<'_> {
         }
         let ctx = self.run_ctx(i, wt, Side::Base)?;
         let adapter = &self.adapters[i];
-        let root = adapter.config().root.trim_end_matches('/').to_string();
-        let in_root = |f: &str| -> Option<String> {
-            if root == "." || root.is_empty() {
-                Some(f.to_string())
-            } else {
-                f.strip_prefix(&root)
-                    .and_then(|r| r.strip_prefix('/'))
-                    .map(str::to_string)
-            }
-        };
+        let in_root = |f: &str| under_root(&adapter.config().root, f).map(str::to_string);
         let mut parsed: BTreeMap<String, Option<ItemMap>> = BTreeMap::new();
         for id in failed {
             let Some(o) = obs.get_mut(&(i, id.clone())) else {
@@ -1412,15 +1414,7 @@ impl Ctx<'_> {
                 .root
                 .trim_end_matches('/')
                 .to_string();
-            let strip = |p: &str| -> Option<String> {
-                if root == "." || root.is_empty() {
-                    Some(p.to_string())
-                } else {
-                    p.strip_prefix(&root)
-                        .and_then(|r| r.strip_prefix('/'))
-                        .map(str::to_string)
-                }
-            };
+            let strip = |p: &str| under_root(&root, p).map(str::to_string);
             let rel: Vec<String> = changes
                 .iter()
                 .filter(|c| c.status != 'D')
@@ -1471,16 +1465,13 @@ impl Ctx<'_> {
         let mut unparsed: Vec<(String, String, String)> = Vec::new();
         for ch in changes.iter().filter(|c| c.status != 'D') {
             let found = self.adapters.iter().find_map(|a| {
-                let root = a.config().root.trim_end_matches('/');
-                let rel = if root == "." || root.is_empty() {
-                    Some(ch.path.as_str())
-                } else {
-                    ch.path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
-                };
-                rel.filter(|r| {
-                    !a.is_test_file(r) && !self.test_modules.contains(&ch.path) && a.may_splice(r)
-                })
-                .map(|r| (a, r.to_string()))
+                under_root(&a.config().root, &ch.path)
+                    .filter(|r| {
+                        !a.is_test_file(r)
+                            && !self.test_modules.contains(&ch.path)
+                            && a.may_splice(r)
+                    })
+                    .map(|r| (a, r.to_string()))
             });
             let Some((adapter, rel)) = found else {
                 continue;
@@ -2055,7 +2046,7 @@ impl Ctx<'_> {
     /// from them (looking like credentials, or the judge's key) and the names `env_pass`
     /// passes, never a value. No row where nothing is either.
     fn environment_row(&mut self) {
-        let (withheld, passed) = process::environment_names(&self.all_env_pass());
+        let (withheld, passed) = process::environment_names(&all_env_pass(self.input));
         if withheld.is_empty() && passed.is_empty() {
             return;
         }
@@ -2083,17 +2074,6 @@ impl Ctx<'_> {
         });
     }
 
-    /// Every name `env_pass` passes: `floor.env_pass` and each runner's own.
-    fn all_env_pass(&self) -> Vec<String> {
-        let mut all = self.input.acceptance.env_pass.clone();
-        for a in &self.adapters {
-            all.extend(a.config().env_pass.iter().cloned());
-        }
-        all.sort();
-        all.dedup();
-        all
-    }
-
     /// The variables `env_pass` passes to runner `runner`'s commands (`floor.env_pass` and its
     /// own; `None`: a `check.command`, `floor.env_pass` alone), as our environment has them.
     /// Set on each command explicitly: [`process::run`] withholds them when inherited.
@@ -2104,10 +2084,9 @@ impl Ctx<'_> {
         }
         names.sort();
         names.dedup();
-        names
+        process::passed_values(&names)
             .into_iter()
-            .filter(|n| process::is_secret_env(n) && !process::is_never_passed(n))
-            .filter_map(|n| std::env::var_os(&n).map(|v| (OsString::from(n), v)))
+            .map(|(k, v)| (OsString::from(k), v))
             .collect()
     }
 

@@ -330,8 +330,8 @@ mod tests {
                 ),
                 ("src/a/x.rs", ""),
                 ("src/a/tests/helpers.rs", ""),
-                ("src/c/mod.rs", "#[path = \"../../shared/s.rs\"]\nmod s;\n"),
-                ("shared/s.rs", ""),
+                ("src/c/mod.rs", "#[path = \"../../common/s.rs\"]\nmod s;\n"),
+                ("common/s.rs", ""),
                 ("src/bin/tool.rs", "mod m { #[path = \"y.rs\"] mod n; }\nmod d;\n"),
                 ("src/bin/m/y.rs", ""),
                 // In a non-mod-rs file, `#[path]` inside an inline module starts at the
@@ -347,7 +347,7 @@ mod tests {
             [("a::tests::helpers::".into(), true)]
         );
         assert_eq!(place(&t, "src/c/mod.rs"), [("c::".into(), false)]);
-        assert_eq!(place(&t, "shared/s.rs"), [("c::s::".into(), false)]);
+        assert_eq!(place(&t, "common/s.rs"), [("c::s::".into(), false)]);
         // A binary's root is mod-rs, whatever its name.
         assert_eq!(place(&t, "src/bin/m/y.rs"), [("m::n::".into(), false)]);
         assert_eq!(place(&t, "src/bin/d/m/y.rs"), [("d::m::n::".into(), false)]);
@@ -385,7 +385,7 @@ mod tests {
         assert_eq!(place(&t, "src/a.rs"), [("a::".into(), false)]);
         assert!(t.places("src/missing.rs").is_empty());
         assert!(t.places("src/a/b.rs").is_empty());
-        assert_eq!(normalize("src/c/../../shared/./s.rs"), "shared/s.rs");
+        assert_eq!(normalize("src/c/../../common/./s.rs"), "common/s.rs");
         assert_eq!(normalize("../x.rs"), "../x.rs");
     }
 }
