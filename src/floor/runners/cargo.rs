@@ -166,13 +166,7 @@ impl Runner for CargoTest {
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        let mut report = RunReport {
-            outcomes: ids
-                .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
-                .collect(),
-            ..RunReport::default()
-        };
+        let mut report = RunReport::not_observed(ids);
         if ids.is_empty() {
             return report;
         }

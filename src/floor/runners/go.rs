@@ -296,13 +296,7 @@ impl Runner for GoTest {
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        let mut report = RunReport {
-            outcomes: ids
-                .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
-                .collect(),
-            ..RunReport::default()
-        };
+        let mut report = RunReport::not_observed(ids);
         // Requested ids per package, as (id, name levels); malformed ids stay NotObserved.
         let mut wanted: BTreeMap<&str, Vec<(&str, Vec<&str>)>> = BTreeMap::new();
         for id in ids {

@@ -1249,13 +1249,7 @@ pub(super) fn list(
 }
 
 pub(super) fn run(tool: JsTool, config: &RunnerConfig, ctx: &RunCtx, ids: &[String]) -> RunReport {
-    let mut report = RunReport {
-        outcomes: ids
-            .iter()
-            .map(|id| (id.clone(), Outcome::NotObserved))
-            .collect(),
-        ..RunReport::default()
-    };
+    let mut report = RunReport::not_observed(ids);
     // 1. Only ids whose file exists under the root.
     let runnable: Vec<(&str, &str, &str)> = ids
         .iter()

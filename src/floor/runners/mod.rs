@@ -151,6 +151,20 @@ pub struct RunReport {
     pub problem: Option<String>,
 }
 
+impl RunReport {
+    /// The opening of every adapter's `run`: one entry per requested id, each `NotObserved`
+    /// until the runner reports it.
+    pub fn not_observed(ids: &[String]) -> RunReport {
+        RunReport {
+            outcomes: ids
+                .iter()
+                .map(|id| (id.clone(), Outcome::NotObserved))
+                .collect(),
+            ..RunReport::default()
+        }
+    }
+}
+
 /// A test runner adapter.
 pub trait Runner: Send + Sync {
     fn config(&self) -> &RunnerConfig;

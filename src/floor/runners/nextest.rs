@@ -289,13 +289,7 @@ impl Runner for Nextest {
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        let mut report = RunReport {
-            outcomes: ids
-                .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
-                .collect(),
-            ..RunReport::default()
-        };
+        let mut report = RunReport::not_observed(ids);
         // nextest rejects a filterset whose `binary_id(=…)` matches no binary, so list first
         // (this also builds) and only name tests that exist.
         let mut invocations = Vec::new();

@@ -231,13 +231,7 @@ impl Runner for Pytest {
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        let mut report = RunReport {
-            outcomes: ids
-                .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
-                .collect(),
-            ..RunReport::default()
-        };
+        let mut report = RunReport::not_observed(ids);
         // 1. Only ids whose file exists under the root.
         let mut to_run: Vec<&str> = ids
             .iter()
