@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the judge stage in full mode (DESIGN 6), `judge::run` over a real git repository
+# Benchmark of the judge stage in full mode (book: judge.md), `judge::run` over a real git repository
 # (a change of 20 files) with the chat-completions transport:
 # CRITERIA criteria (default 20) judged at CONCURRENCY (default 4) against a chat-completions
 # endpoint on loopback that answers each request after DELAY ms (default 200), and, in the same

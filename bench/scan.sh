@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the tag scan (DESIGN 5.6): the floor finds each tag's candidate files in the head
+# Benchmark of the tag scan (book: floor.md): the floor finds each tag's candidate files in the head
 # tree before it lists or builds anything, and that scan must stay within 1.5x of ripgrep over
 # the same tree. This generates a git repository of FILES files (default 100,000; source-like
 # text, a few of them binary, a handful carrying tags in their path or contents), then times,

@@ -119,7 +119,7 @@ pub struct FuseArgs {
     pub shards: Vec<PathBuf>,
 }
 
-/// How `--shard` splits the entries (DESIGN 12).
+/// How `--shard` splits the entries (book: sharding.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ShardBy {
     /// Round robin over the criteria in acceptance order (the pass-to-pass guard last)

@@ -2,6 +2,8 @@
 //! caller's environment may carry (hooks set them), returns typed commit ids, and manages the
 //! detached worktrees the floor runs in, removing them on drop and on Ctrl-C.
 
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -125,6 +127,19 @@ fn remote_safe(rev: &str) -> bool {
             .any(|c| matches!(c, '*' | '?' | '[' | '^' | '~' | ':' | '@' | '{' | ' '))
 }
 
+/// The command [`Git::tracked`] runs, as evidence shows it.
+pub const TRACKED_COMMAND: &[&str] = &["git", "ls-files", "-z", "--stage"];
+
+/// A tracked file, as the index lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracked {
+    /// Relative to the checkout's root, `/`-separated.
+    pub path: String,
+    /// A regular file (mode 100644 or 100755), not a symbolic link or a submodule. Read from
+    /// the index, so that a reader needs no `stat` per file.
+    pub regular: bool,
+}
+
 impl Git {
     /// Opens the repository that holds `dir`.
     pub fn discover(dir: &Path) -> Result<Git, Error> {
@@ -153,7 +168,7 @@ impl Git {
         &self.root
     }
 
-    pub fn run<I, S>(&self, args: I) -> Result<Output, Error>
+    fn run<I, S>(&self, args: I) -> Result<Output, Error>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -423,6 +438,126 @@ impl Git {
         Ok(out.ok.then_some(out.stdout))
     }
 
+    /// The tracked files of this checkout or worktree, relative to its root, as the index lists
+    /// them ([`TRACKED_COMMAND`]): a path in conflict once.
+    pub fn tracked(&self) -> Result<Vec<Tracked>, Error> {
+        let out = self.run(["ls-files", "-z", "--stage", "--full-name"])?;
+        if !out.ok {
+            return Err(Error::crash(format!("git ls-files failed: {}", out.stderr)));
+        }
+        let mut files: Vec<Tracked> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|entry| {
+                // `<mode> <object> <stage>\t<path>`
+                let tab = entry.iter().position(|b| *b == b'\t')?;
+                let (meta, path) = (&entry[..tab], &entry[tab + 1..]);
+                Some(Tracked {
+                    path: String::from_utf8_lossy(path).into_owned(),
+                    regular: meta.starts_with(b"100"),
+                })
+            })
+            .collect();
+        // A path in conflict has an index entry per stage.
+        files.dedup_by(|a, b| a.path == b.path);
+        Ok(files)
+    }
+
+    /// The paths at `commit` whose text matches the extended regular expression `pattern`,
+    /// case-folded (`git grep -l -i -E`), in git's order.
+    pub fn grep_files(&self, commit: &CommitId, pattern: &str) -> Result<Vec<String>, Error> {
+        let out = self.run(["grep", "-l", "-i", "-E", pattern, commit.as_str()])?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        Ok(text
+            .lines()
+            .map(|l| l.split_once(':').map(|(_, p)| p).unwrap_or(l).to_string())
+            .collect())
+    }
+
+    /// `git status` entries (`XY path`) of tracked files that differ from the index or the
+    /// commit checked out.
+    pub fn status_entries(&self) -> Result<Vec<String>, Error> {
+        let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "git status in a worktree: {}",
+                out.stderr
+            )));
+        }
+        Ok(out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|e| e.len() > 3)
+            .map(|e| String::from_utf8_lossy(e).into_owned())
+            .collect())
+    }
+
+    /// Checks out `paths` as `commit` holds them into this checkout (`git checkout <commit> --
+    /// <paths>`), a few hundred at a time; `Err` carries git's message.
+    pub fn checkout_paths(&self, commit: &CommitId, paths: &[String]) -> Result<(), String> {
+        for chunk in paths.chunks(200) {
+            let mut args: Vec<String> = vec!["checkout".into(), commit.to_string(), "--".into()];
+            args.extend(chunk.iter().cloned());
+            let out = self.run(&args).map_err(|e| e.to_string())?;
+            if !out.ok {
+                return Err(out.stderr);
+            }
+        }
+        Ok(())
+    }
+
+    /// The unified diff from `base` to `head` with renames as a deletion and an addition and
+    /// paths unquoted (`core.quotePath=false`), or only `path`'s (named literally).
+    pub fn diff_without_renames(
+        &self,
+        base: &CommitId,
+        head: &CommitId,
+        path: Option<&str>,
+    ) -> Result<String, Error> {
+        let out = match path {
+            None => self.run([
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-renames",
+                base.as_str(),
+                head.as_str(),
+            ])?,
+            Some(path) => {
+                return Ok(String::from_utf8_lossy(
+                    &self
+                        .run([
+                            "diff".to_string(),
+                            "--no-color".to_string(),
+                            "--no-ext-diff".to_string(),
+                            "--no-renames".to_string(),
+                            base.to_string(),
+                            head.to_string(),
+                            "--".to_string(),
+                            format!(":(literal){path}"),
+                        ])?
+                        .stdout,
+                )
+                .into_owned())
+            }
+        };
+        if !out.ok {
+            return Err(Error::crash(format!("git diff failed: {}", out.stderr)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The branch checked out (`git symbolic-ref --short HEAD`), `None` when HEAD is detached
+    /// or git cannot tell.
+    pub fn current_branch(&self) -> Option<String> {
+        let out = self
+            .run(["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .ok()?;
+        (out.ok && !out.text().is_empty()).then(|| out.text())
+    }
+
     /// Writes the files of `commit`'s tree under `dir` (which must exist) exactly as the
     /// objects hold them: no attributes (`export-ignore`, `export-subst`, `eol`) and no filters
     /// apply, unlike `git archive` or a checkout, so what a reader of `dir` sees is what `git
@@ -639,6 +774,84 @@ pub fn remove_live_worktrees() {
         .unwrap_or_default();
     for (repo, path) in live {
         remove_worktree(&repo, &path);
+    }
+}
+
+/// The head tree as the citation audit reads it, in the run and in `replay`: only regular files
+/// (not directories, not symlinks, not submodules) are "a file at head"; each is read once.
+pub struct HeadTree<'a> {
+    git: &'a Git,
+    head: CommitId,
+    files: BTreeSet<String>,
+    cache: RefCell<HashMap<String, Option<String>>>,
+}
+
+impl<'a> HeadTree<'a> {
+    pub fn read(git: &'a Git, head: &CommitId) -> Result<HeadTree<'a>, Error> {
+        let files = git
+            .tree(head.as_str(), None)?
+            .into_iter()
+            .filter(|e| matches!(e.mode.as_str(), "100644" | "100755"))
+            .map(|e| e.path)
+            .collect();
+        Ok(HeadTree {
+            git,
+            head: head.clone(),
+            files,
+            cache: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// A regular file's text at head, `None` for anything else.
+    pub fn text(&self, path: &str) -> Option<String> {
+        if !self.files.contains(path) {
+            return None;
+        }
+        if let Some(hit) = self.cache.borrow().get(path) {
+            return hit.clone();
+        }
+        let text = self
+            .git
+            .show(&self.head, path)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        self.cache
+            .borrow_mut()
+            .insert(path.to_string(), text.clone());
+        text
+    }
+}
+
+/// Many commits' trees read through [`HeadTree`], each once, as `replay` reads every recorded
+/// head (a statement may name any commit the repository holds).
+pub struct CommitTrees<'a> {
+    git: &'a Git,
+    trees: RefCell<HashMap<String, Option<HeadTree<'a>>>>,
+}
+
+impl<'a> CommitTrees<'a> {
+    pub fn new(git: &'a Git) -> CommitTrees<'a> {
+        CommitTrees {
+            git,
+            trees: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Whether the repository holds the commit.
+    pub fn has_commit(&self, commit: &str) -> bool {
+        self.git.has_commit(commit)
+    }
+
+    /// A regular file's text at `commit` (see [`HeadTree::text`]), `None` for anything else or
+    /// a commit the repository lacks.
+    pub fn text(&self, commit: &str, path: &str) -> Option<String> {
+        let mut trees = self.trees.borrow_mut();
+        let tree = trees.entry(commit.to_string()).or_insert_with(|| {
+            let id = self.git.resolve(commit, "the recorded head").ok()?;
+            HeadTree::read(self.git, &id).ok()
+        });
+        tree.as_ref()?.text(path)
     }
 }
 

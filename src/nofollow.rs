@@ -1,4 +1,4 @@
-//! Files written and read without following a symlink (DESIGN 5.7).
+//! Files written and read without following a symlink (book: security.md).
 //!
 //! The change under check can commit a symlink anywhere in the repository, and the floor runs
 //! its code, which can make one anywhere it may write. A symlink where an output goes would

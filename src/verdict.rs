@@ -132,7 +132,7 @@ impl Verdict {
         .find(|v| v.as_str() == s)
     }
 
-    /// The process exit code for this verdict (DESIGN 2).
+    /// The process exit code for this verdict (book: exit-codes.md).
     pub fn exit_code(self) -> i32 {
         match self {
             Verdict::Ready | Verdict::ReadyWithGaps => crate::error::EXIT_OK,

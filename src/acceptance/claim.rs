@@ -1,4 +1,4 @@
-//! The change's claim (DESIGN 3, "A claim belongs to the change that makes it").
+//! The change's claim (book: claims.md, "A claim belongs to the change that makes it").
 //!
 //! In: the acceptance files of the repository at head and at base (`.shipmoor/acceptance.yaml`,
 //! `.shipmoor/changes/*.yaml`, each also as `.draft`) and the shared project settings
@@ -13,7 +13,7 @@
 //! `check` differ from base; (4) the settings: `.shipmoor/config.yaml`, then
 //! `.shipmoor/acceptance.yaml`, then the change's own files (those holding a claimed
 //! criterion), later ones winning key by key; (5) settings the change edits that base already
-//! had are its own harness (DESIGN 5.5).
+//! had are its own harness (book: floor/harness.md).
 //!
 //! Pure but for the reads, which go through a [`Source`]: a commit (claim-check reads both sides
 //! from git, never the worktree) or the worktree (`acceptance lint` checks what is being edited).

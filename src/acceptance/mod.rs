@@ -233,7 +233,7 @@ pub struct AcceptanceSet {
     pub sha256: String,
     pub criteria: Vec<Criterion>,
     pub runners: Vec<RunnerConfig>,
-    /// The judge's panel (DESIGN 6): one judge named `judge` when the block is a mapping, each
+    /// The judge's panel (book: judge.md): one judge named `judge` when the block is a mapping, each
     /// named judge of a list otherwise; empty when no judge is configured.
     pub judge: Vec<judges::JudgeSpec>,
     pub harness: HarnessConfig,
@@ -254,7 +254,7 @@ pub struct AcceptanceSet {
     pub origin: std::collections::BTreeMap<String, String>,
     /// Criteria present unchanged at base: never this change's claim.
     pub inherited_criteria: Vec<Criterion>,
-    /// Settings files whose settings, present at base, this change edits (DESIGN 5.5).
+    /// Settings files whose settings, present at base, this change edits (book: floor/harness.md).
     pub settings_edits: Vec<String>,
 }
 

@@ -1,4 +1,4 @@
-//! Admission (DESIGN 10): a VSA for an artifact, checked in the SLSA verification order and then
+//! Admission (book: admission.md): a VSA for an artifact, checked in the SLSA verification order and then
 //! against a written policy, gives allow or deny with every reason.
 //!
 //! The checks, in order (each named so in the decision):

@@ -691,10 +691,7 @@ fn scan_checkout(
 /// The branch checked out, as a file name, when it is a change's branch (not the default
 /// branch, not detached): `feature/refunds` → `feature-refunds`.
 fn change_branch(git: &Git) -> Option<String> {
-    let out = git
-        .run(["symbolic-ref", "--quiet", "--short", "HEAD"])
-        .ok()?;
-    let branch = out.ok.then(|| out.text())?;
+    let branch = git.current_branch()?;
     let default = git.default_branch().ok().flatten().unwrap_or_default();
     let default = default.rsplit('/').next().unwrap_or_default();
     if branch.is_empty() || branch == default || branch == "main" || branch == "master" {

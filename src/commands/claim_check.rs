@@ -1159,7 +1159,7 @@ fn draft_reason(fused: &verdict::Fused, set: &AcceptanceSet, source: &str) -> St
     )
 }
 
-/// The change's claim (DESIGN 3): the file named with `--acceptance`; else the criteria
+/// The change's claim (book: claims.md): the file named with `--acceptance`; else the criteria
 /// base..head adds or changes, read from git at both sides; else, when that is nothing, a draft
 /// derived from `--from`, the pull request's description or the commit messages. Nothing at
 /// all is an input error that says how to give intent. Returns the claim and its source

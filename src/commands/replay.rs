@@ -1,8 +1,6 @@
 //! `shipmoor replay ATTESTATION`: the six steps of [`crate::replay`], with step 6 (re-running
 //! the floor) wired to a repository here. Exit 0 valid, 1 invalid, 2 usage, 3 crash.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,8 +14,7 @@ use crate::error::{Error, InputError};
 use crate::evidence::{sha256_hex, EvidenceStore};
 use crate::floor::{self, FloorInput};
 use crate::format::statement::{Extension, Statement};
-use crate::git::{CommitId, Git};
-use crate::judge;
+use crate::git::{CommitId, CommitTrees, Git};
 use crate::replay::{self, Expectations, SignatureCheck};
 
 pub fn run(args: ReplayArgs) -> Result<i32, Error> {
@@ -149,35 +146,24 @@ fn require_signer(bytes: &[u8], key: bool, identity: bool) -> Result<(), InputEr
     }
 }
 
-/// The repository's commits, read with git, for the citation audit of step 4: each commit's
-/// tree through the judge stage's own [`judge::HeadTree`], so replay counts as "a file at
-/// head" exactly what the run did.
-struct GitTree<'a> {
-    git: &'a Git,
-    trees: RefCell<HashMap<String, Option<judge::HeadTree<'a>>>>,
-}
+/// The repository's commits, for the citation audit of step 4: each commit's tree read as the
+/// judge stage reads head ([`crate::git::HeadTree`]), so replay counts as "a file at head"
+/// exactly what the run did.
+struct GitTree<'a>(CommitTrees<'a>);
 
 impl<'a> GitTree<'a> {
     fn new(git: &'a Git) -> GitTree<'a> {
-        GitTree {
-            git,
-            trees: RefCell::new(HashMap::new()),
-        }
+        GitTree(CommitTrees::new(git))
     }
 }
 
 impl replay::HeadTree for GitTree<'_> {
     fn has_commit(&self, commit: &str) -> bool {
-        self.git.has_commit(commit)
+        self.0.has_commit(commit)
     }
 
     fn read(&self, commit: &str, path: &str) -> Option<String> {
-        let mut trees = self.trees.borrow_mut();
-        let tree = trees.entry(commit.to_string()).or_insert_with(|| {
-            let id = self.git.resolve(commit, "the recorded head").ok()?;
-            judge::HeadTree::read(self.git, &id).ok()
-        });
-        tree.as_ref()?.text(path)
+        self.0.text(commit, path)
     }
 }
 

@@ -1,4 +1,5 @@
-//! DESIGN 5.4: whether a build or import failure at base is the bound test's own.
+//! Whether a build or import failure at base is the bound test's own (book:
+//! floor/attribution.md).
 //!
 //! A test file laid over base can fail to compile or import there for reasons that have nothing
 //! to do with the bound test: another new test in the same file needs the new API, or base does

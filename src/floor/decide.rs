@@ -8,7 +8,7 @@
 //! Steps, per criterion bound to tests:
 //! 1. nothing bound: say why (the tag occurs nowhere, head does not build, the listing failed);
 //! 2. each bound test's K runs per side collapse into a [`SideState`], a build failure at base
-//!    counting only when it is the test item's own (DESIGN 5.4);
+//!    counting only when it is the test item's own (book: floor/attribution.md);
 //! 3. the pure rule ([`rule::decide`]) gives the result and the decisive test;
 //! 4. the harness guard and the worktree-rewrite check layered on top;
 //! 5. the reason and the decisive evidence chosen.
@@ -289,7 +289,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
                     .then(|| obs.tag_files.get(&c.tag).cloned())
                     .flatten()
             });
-        // DESIGN 5.6: a tag in no tracked file at head cannot be in any test id or test path.
+        // A tag in no tracked file at head cannot be in any test id or test path (book: floor.md).
         let nowhere = matches!(b, Binding::Tag(_))
             && !obs.runners.is_empty()
             && obs
@@ -361,7 +361,8 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         let bo = base_obs.get(&key).unwrap_or(&empty);
         let runner = runner_name(obs, t);
         let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
-        // DESIGN 5.4: a build failure at base counts only when it is the test item's own.
+        // A build failure at base counts only when it is the test item's own (book:
+        // floor/attribution.md).
         let bs = SideState::collapse(
             &bo.outcomes,
             bo.problem.as_deref(),
@@ -487,7 +488,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         | Finding::ProvesNothing => (decided.base_evidence.last().cloned(), ("base", bs.label())),
         _ => (decided.head_evidence.last().cloned(), ("head", hs.label())),
     };
-    // At base, the evidence says what kind of failure it is (DESIGN 5.4).
+    // At base, the evidence says what kind of failure it is (book: floor/attribution.md).
     let kind = match side_label.0 {
         "base" => decided.base_failure.map(|k| format!(": {}", k.as_str())),
         _ => None,
@@ -557,13 +558,7 @@ pub(super) fn tag_in_head(git: &Git, head: &CommitId, tag: &str) -> Option<Strin
     if let Some(f) = files.into_iter().find(|f| tag_matches(f, tag)) {
         return Some(f);
     }
-    let out = git
-        .run(["grep", "-l", "-i", "-E", &pattern, head.as_str()])
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .next()
-        .map(|l| l.split_once(':').map(|(_, p)| p).unwrap_or(l).to_string())
+    git.grep_files(head, &pattern).ok()?.into_iter().next()
 }
 pub(super) fn count_fail_base(states: &[(SideState, SideState)]) -> usize {
     states

@@ -5,7 +5,7 @@
 //!    (a real, mechanical miss: it is not observed passing at head);
 //! 2. any bound test is flaky or unobservable at head → `undecided`;
 //! 3. every bound test passes at head, and at least one fails at base (or fails to build there
-//!    with the failure in the test item itself, DESIGN 5.4) → `satisfied`;
+//!    with the failure in the test item itself, book: floor/attribution.md) → `satisfied`;
 //! 4. at base something could not be observed (flaky, a build failure that is not the test's
 //!    own, absent) → `undecided`;
 //! 5. every bound test already passes at base → `unsatisfied`: it proves nothing.

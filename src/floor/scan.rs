@@ -1,5 +1,5 @@
 //! The tag scan: where each criterion's tag occurs in a tree, before anything is listed or built
-//! (DESIGN 5.6: only what is bound gets built).
+//! (book: floor.md: only what is bound gets built).
 //!
 //! In: a directory (the head worktree, or a checkout), the tags to look for.
 //! Out: a [`TagScan`]: per tag, the tracked files whose path or contents carry it.
@@ -79,40 +79,11 @@ impl TagScan {
     }
 }
 
-/// A tracked file, as the index lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tracked {
-    /// Relative to the checkout's root, `/`-separated.
-    pub path: String,
-    /// A regular file (mode 100644 or 100755), not a symbolic link or a submodule. Read from
-    /// the index, so that the scan needs no `stat` per file.
-    pub regular: bool,
-}
+pub use crate::git::Tracked;
 
 /// The tracked files of a checkout or worktree, relative to its root.
 pub fn tracked_files(git: &Git) -> Result<Vec<Tracked>, String> {
-    let out = git
-        .run(["ls-files", "-z", "--stage", "--full-name"])
-        .map_err(|e| format!("git ls-files: {e}"))?;
-    if !out.ok {
-        return Err(format!("git ls-files failed: {}", out.stderr));
-    }
-    let mut files: Vec<Tracked> = out
-        .stdout
-        .split(|b| *b == 0)
-        .filter_map(|entry| {
-            // `<mode> <object> <stage>\t<path>`
-            let tab = entry.iter().position(|b| *b == b'\t')?;
-            let (meta, path) = (&entry[..tab], &entry[tab + 1..]);
-            Some(Tracked {
-                path: String::from_utf8_lossy(path).into_owned(),
-                regular: meta.starts_with(b"100"),
-            })
-        })
-        .collect();
-    // A path in conflict has an index entry per stage.
-    files.dedup_by(|a, b| a.path == b.path);
-    Ok(files)
+    git.tracked().map_err(|e| e.to_string())
 }
 
 /// Scans the tracked files of the checkout or worktree that holds `dir` for `tags` (see the

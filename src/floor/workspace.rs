@@ -20,21 +20,7 @@ pub(super) const LOCKFILES: [&str; 7] = [
 ];
 /// `git status` entries (`XY path`) of tracked files in a worktree.
 pub(super) fn status_entries(wt: &Worktree) -> Result<Vec<String>, Error> {
-    let out = wt
-        .git()
-        .run(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
-    if !out.ok {
-        return Err(Error::crash(format!(
-            "git status in a worktree: {}",
-            out.stderr
-        )));
-    }
-    Ok(out
-        .stdout
-        .split(|b| *b == 0)
-        .filter(|e| e.len() > 3)
-        .map(|e| String::from_utf8_lossy(e).into_owned())
-        .collect())
+    wt.git().status_entries()
 }
 /// Tracked files whose state in a worktree differs from `baseline` (its commit, with the
 /// overlay where there is one), other than lock files: what a build step or a test rewrote.
@@ -52,18 +38,9 @@ pub(super) fn apply_overlay(
     take: &[String],
     delete: &[String],
 ) -> Result<(), Error> {
-    let git = wt.git();
-    for chunk in take.chunks(200) {
-        let mut args: Vec<String> = vec!["checkout".into(), head.to_string(), "--".into()];
-        args.extend(chunk.iter().cloned());
-        let out = git.run(&args)?;
-        if !out.ok {
-            return Err(Error::crash(format!(
-                "cannot lay head's test files over base: {}",
-                out.stderr
-            )));
-        }
-    }
+    wt.git()
+        .checkout_paths(head, take)
+        .map_err(|e| Error::crash(format!("cannot lay head's test files over base: {e}")))?;
     for p in delete {
         let path = wt.path().join(p);
         if path.exists() {
@@ -72,7 +49,7 @@ pub(super) fn apply_overlay(
     }
     Ok(())
 }
-/// Writes the spliced source files (base's text with head's test items, DESIGN 5.1) into the
+/// Writes the spliced source files (base's text with head's test items, book: floor/base-overlay.md) into the
 /// base worktree.
 pub(super) fn apply_splices(wt: &Worktree, splices: &[(String, String)]) -> Result<(), Error> {
     for (path, text) in splices {

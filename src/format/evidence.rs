@@ -1,4 +1,4 @@
-//! Evidence records, schema `claim_check.evidence.v1` (DESIGN 7): one observation each, stored
+//! Evidence records, schema `claim_check.evidence.v1` (book: outputs.md): one observation each, stored
 //! as RFC 8785 canonical JSON under its digest and cited by pointer from the dispositions.
 //!
 //! A record's `kind` says what it observed: a run of a command (`tag_scan`, `setup`, `listing`,
@@ -110,7 +110,7 @@ pub struct RunRecord {
     pub note: Option<String>,
 }
 
-/// What was laid over base: head's versions of these paths (DESIGN 5.1).
+/// What was laid over base: head's versions of these paths (book: floor/base-overlay.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OverlayRef {
     pub from: String,

@@ -49,7 +49,7 @@ impl Outcome {
     }
 }
 
-/// What kind of failure a failing test's evidence is, for reports (DESIGN 5.4).
+/// What kind of failure a failing test's evidence is, for reports (book: floor/attribution.md).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -59,7 +59,7 @@ pub enum FailureKind {
     Assertion,
     /// The test raised, panicked or threw for another reason.
     Exception,
-    /// The test item itself does not build or import (attributed, DESIGN 5.4).
+    /// The test item itself does not build or import (attributed, book: floor/attribution.md).
     BuildFailureInTest,
 }
 
@@ -90,7 +90,7 @@ pub struct TestObservation {
     pub base: SideOutcome,
     pub head_evidence: Vec<String>,
     pub base_evidence: Vec<String>,
-    /// What kind of failure at base this test's evidence is, where it failed there (DESIGN 5.4):
+    /// What kind of failure at base this test's evidence is, where it failed there (book: floor/attribution.md):
     /// an assertion, an exception, or a build failure in the test itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_failure: Option<FailureKind>,

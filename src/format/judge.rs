@@ -1,4 +1,4 @@
-//! The judge's wire formats (DESIGN 6): the request a judge reads
+//! The judge's wire formats (book: judge.md): the request a judge reads
 //! (`claim_check.judge.request.v1`) and the response it answers with
 //! (`claim_check.judge.response.v1`). Fields may be added, never removed.
 //!

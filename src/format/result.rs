@@ -179,7 +179,7 @@ pub struct RunResult {
     pub duration_seconds: u64,
     pub criteria: Vec<CriterionResult>,
     pub overlay: Vec<String>,
-    /// Source files of which only head's test items were laid over base (DESIGN 5.1).
+    /// Source files of which only head's test items were laid over base (book: floor/base-overlay.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub overlay_spliced: Vec<String>,
     pub harness_changes: Vec<String>,
@@ -196,7 +196,7 @@ pub struct RunResult {
     pub judge_notes: Vec<String>,
     /// A fused run (`shipmoor fuse`): the shard jobs its floor ran in. Absent for a single run,
     /// whose result is as it always was. The fix packet, `verify.md` and the statement do not
-    /// carry it: a fused run's are the single run's, byte for byte (DESIGN 12).
+    /// carry it: a fused run's are the single run's, byte for byte (book: sharding.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<Shards>,
 }

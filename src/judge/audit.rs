@@ -1,4 +1,4 @@
-//! The citation audit (DESIGN 6), pure: a citation resolves when its path is a file at head
+//! The citation audit (book: judge.md), pure: a citation resolves when its path is a file at head
 //! inside the repository and its quote, whitespace normalised, occurs within 3 lines of the
 //! cited line. The head tree is read through a function, so the same audit runs over a
 //! worktree, over `git show`, and in `replay` over a repository at hand.

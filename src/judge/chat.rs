@@ -1,4 +1,4 @@
-//! The chat-completions transport (DESIGN 6): a judge behind any OpenAI-compatible endpoint
+//! The chat-completions transport (book: judge.md): a judge behind any OpenAI-compatible endpoint
 //! (OpenAI, GitHub Models, a local Ollama or vLLM server), asked over HTTP with `reqwest` on a
 //! `tokio` runtime of its own, as the rest of the program is synchronous.
 //!

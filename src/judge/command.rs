@@ -1,4 +1,4 @@
-//! The command transport (DESIGN 6): the request JSON on the judge's stdin, its answer on
+//! The command transport (book: judge.md): the request JSON on the judge's stdin, its answer on
 //! stdout.
 //!
 //! The judge is someone else's program, run the way the floor runs the head commit's code

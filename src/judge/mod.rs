@@ -1,4 +1,4 @@
-//! The judge (full mode, DESIGN 6): a bring-your-own reviewer above the floor that may block a
+//! The judge (full mode, book: judge.md): a bring-your-own reviewer above the floor that may block a
 //! criterion, with a pointer into the head tree the engine checks, or abstain. It never passes
 //! anything: no answer turns an open criterion into a satisfied one.
 //!
@@ -42,8 +42,7 @@ pub mod command;
 pub mod propose;
 pub mod request;
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use crate::error::Error;
 use crate::evidence::{EvidenceStore, RECORD_SCHEMA};
@@ -51,7 +50,7 @@ use crate::floor::{EntryKind, FloorEntry};
 use crate::format::evidence::{JudgeRequestRecord, JudgeResponseRecord, Record};
 use crate::format::judge::Request;
 use crate::format::result::JudgeOutcome;
-use crate::git::{CommitId, Git};
+use crate::git::{CommitId, Git, HeadTree};
 use crate::verdict::FloorResult;
 
 // The judges' settings belong to the input model, which reads them from the acceptance file.
@@ -235,52 +234,6 @@ pub fn keep_reply(
     evidence.put_record(&record).map_err(Error::crash)
 }
 
-/// The head tree as the citation audit reads it, in the run and in `replay`: only regular files
-/// (not directories, not symlinks, not submodules) are "a file at head"; each is read once.
-pub struct HeadTree<'a> {
-    git: &'a Git,
-    head: CommitId,
-    files: BTreeSet<String>,
-    cache: RefCell<HashMap<String, Option<String>>>,
-}
-
-impl<'a> HeadTree<'a> {
-    pub fn read(git: &'a Git, head: &CommitId) -> Result<HeadTree<'a>, Error> {
-        let files = git
-            .tree(head.as_str(), None)?
-            .into_iter()
-            .filter(|e| matches!(e.mode.as_str(), "100644" | "100755"))
-            .map(|e| e.path)
-            .collect();
-        Ok(HeadTree {
-            git,
-            head: head.clone(),
-            files,
-            cache: RefCell::new(HashMap::new()),
-        })
-    }
-
-    /// A regular file's text at head, `None` for anything else.
-    pub fn text(&self, path: &str) -> Option<String> {
-        if !self.files.contains(path) {
-            return None;
-        }
-        if let Some(hit) = self.cache.borrow().get(path) {
-            return hit.clone();
-        }
-        let text = self
-            .git
-            .show(&self.head, path)
-            .ok()
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
-        self.cache
-            .borrow_mut()
-            .insert(path.to_string(), text.clone());
-        text
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::audit::{assess, discard_if_mostly_unresolved, outcomes, Asked};
@@ -418,7 +371,7 @@ mod tests {
             .collect()
     }
 
-    /// The property of DESIGN 6 ("the judge never passes anything"), over every floor outcome of
+    /// The property of the book's judge.md ("the judge never passes anything"), over every floor outcome of
     /// every kind of criterion, alone and in pairs, and every judge answer: adding the judge's
     /// answers never yields READY or READY WITH GAPS where the floor alone would not have.
     #[test]

@@ -1,7 +1,7 @@
 //! A judge's proposals for a draft (`acceptance derive --judge`).
 //!
 //! In: the texts the draft is derived from, the criteria derived from them, and a judge of the
-//! project settings (DESIGN 6): a command or a chat endpoint. Out: the criteria the judge proposes beyond those, each
+//! project settings (book: judge.md): a command or a chat endpoint. Out: the criteria the judge proposes beyond those, each
 //! marked as proposed by the judge, with a confidence of at most [`PROPOSED_CONFIDENCE`]: nobody
 //! wrote them, a model read them into the text.
 //!

@@ -1,4 +1,4 @@
-//! What a judge is asked about one criterion (`claim_check.judge.request.v1`, DESIGN 6).
+//! What a judge is asked about one criterion (`claim_check.judge.request.v1`, book: judge.md).
 //!
 //! In: the change, read once per run ([`Change::read`]: the changed files and each one's part
 //! of the unified diff base..head), the criterion and the floor's finding on it, the judge's
@@ -43,20 +43,7 @@ impl Change {
     /// addition, as the floor sees them, so each path's diff stands alone.
     pub fn read(git: &Git, repo: &str, base: &CommitId, head: &CommitId) -> Result<Change, Error> {
         let changed = git.changed_files(base, head)?;
-        let out = git.run([
-            "-c",
-            "core.quotePath=false",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-renames",
-            base.as_str(),
-            head.as_str(),
-        ])?;
-        if !out.ok {
-            return Err(Error::crash(format!("git diff failed: {}", out.stderr)));
-        }
-        let whole = String::from_utf8_lossy(&out.stdout).into_owned();
+        let whole = git.diff_without_renames(base, head, None)?;
         let sections = split_sections(&whole);
         let mut files = Vec::with_capacity(changed.len());
         for c in changed {
@@ -65,19 +52,7 @@ impl Change {
                 Some(s) => s.to_string(),
                 // A path git quotes in headers (a tab, a quote, a newline in its name): ask for
                 // that file alone rather than guess which section is its.
-                None => {
-                    let one = git.run([
-                        "diff".to_string(),
-                        "--no-color".to_string(),
-                        "--no-ext-diff".to_string(),
-                        "--no-renames".to_string(),
-                        base.to_string(),
-                        head.to_string(),
-                        "--".to_string(),
-                        format!(":(literal){}", c.path),
-                    ])?;
-                    String::from_utf8_lossy(&one.stdout).into_owned()
-                }
+                None => git.diff_without_renames(base, head, Some(&c.path))?,
             };
             files.push(FileDiff { path: c.path, diff });
         }

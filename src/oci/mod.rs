@@ -1,4 +1,4 @@
-//! OCI registries (DESIGN 10): a signed VSA (its Sigstore bundle) attached to an image as an
+//! OCI registries (book: admission.md): a signed VSA (its Sigstore bundle) attached to an image as an
 //! OCI 1.1 artifact whose `subject` is the image manifest, typed and annotated as cosign's
 //! bundle format types attestations; found again through the referrers API, or the referrers
 //! tag schema (`sha256-<hex>`) where the registry lacks it.

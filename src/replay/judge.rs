@@ -255,7 +255,7 @@ fn check_finding(
 }
 
 /// A judge most of whose citations in the run do not resolve has all its blocks discarded
-/// (DESIGN 6): a statement that keeps one is not what the run could have concluded. The rule is
+/// (book: judge.md): a statement that keeps one is not what the run could have concluded. The rule is
 /// the engine's own, run over each judge's findings.
 fn check_discarded(findings: &[Finding]) -> Result<(), String> {
     let judges: BTreeSet<&str> = findings.iter().map(|f| f.judge.as_str()).collect();

@@ -97,7 +97,7 @@ impl AcceptanceInfo {
 }
 
 /// The requirement a judge's block or abstention is reported under, whatever the criterion's
-/// lane (DESIGN 3): a floor-lane criterion the floor left open is the judge's to block.
+/// lane (book: verdict.md): a floor-lane criterion the floor left open is the judge's to block.
 pub const JUDGE_REQUIREMENT: &str = "stage3.byo_judge";
 
 pub use crate::judge::audit::{outcomes as judge_outcomes, reason as finding_reason};

@@ -283,7 +283,7 @@ fn criterion(
         width,
     ));
     if c.disposition == Disposition::Satisfied {
-        // What the failure at base was, where the runner could tell (DESIGN 5.4).
+        // What the failure at base was, where the runner could tell (book: floor/attribution.md).
         if let Some((t, k)) = c
             .floor
             .tests

@@ -328,7 +328,7 @@ pub fn redact(s: &str, repo: &Repo, commits: &[(&str, &str)]) -> String {
     out
 }
 
-/// DESIGN 5.4 on Go: a change whose new test file calls a function that exists only at head, so
+/// Attribution on Go (book: floor/attribution.md): a change whose new test file calls a function that exists only at head, so
 /// base does not build. The error lies in `TestDoubles_…`'s body (criterion `doubles`); its
 /// neighbour `TestKeeps_…` (the optional `keeps-mid`) never runs at base. Returns the repository
 /// and the base commit.

@@ -149,7 +149,7 @@ fn a_new_test_that_needs_the_new_api_fails_to_build_at_base_and_counts_as_failin
     let d = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["dispositions"][0];
     assert_eq!(d["floor"]["tests"][0]["base"], "build_fail", "{run:?}");
     assert_eq!(d["floor"]["result"], "satisfied");
-    // The error lies in the test's body: a build failure in the test (DESIGN 5.4).
+    // The error lies in the test's body: a build failure in the test (book: floor/attribution.md).
     assert!(
         d["floor"]["reason"]
             .as_str()
@@ -324,7 +324,7 @@ fn lib_with_unit_test(code: &str, test: &str) -> String {
 
 const CLAMP_ALL: &str = "\npub fn clamp_all(xs: &mut [i32], lo: i32, hi: i32) {\n    for x in xs.iter_mut() { *x = clamp(*x, lo, hi); }\n}\n";
 
-/// DESIGN 5.1: a unit test beside the code is laid over base as a test item only. The fix in
+/// Base overlay (book: floor/base-overlay.md): a unit test beside the code is laid over base as a test item only. The fix in
 /// the same file stays at head, so the new test fails its assertion at base: READY.
 fn unit_test_beside_the_code(runner: Option<&str>) {
     let (r, base) = crate_repo(runner);
@@ -490,7 +490,7 @@ fn a_new_unit_test_that_passes_at_base_proves_nothing() {
     );
 }
 
-/// DESIGN 5.4: a trivial tagged test beside a new test that needs the new API, in one test
+/// Attribution (book: floor/attribution.md): a trivial tagged test beside a new test that needs the new API, in one test
 /// file. The file does not build at base, but the error is the neighbour's: the tagged test was
 /// never observed there. Before, this read `satisfied`.
 #[test]

@@ -91,7 +91,7 @@ fn go_test_end_to_end() {
     );
 }
 
-/// DESIGN 5.4 on Go: a test file new at head does not compile at base. The compiler's error
+/// Attribution on Go (book: floor/attribution.md): a test file new at head does not compile at base. The compiler's error
 /// lies in one test's body (it calls the new function), so that test fails at base; its
 /// neighbour in the same file never ran there, and is not observed.
 #[test]
@@ -371,7 +371,7 @@ fn jest_end_to_end() {
     js_end_to_end(shipmoor::acceptance::RunnerKind::Jest, "jest");
 }
 
-/// DESIGN 5.4 on vitest and jest: head adds `clampAll` to an existing module, and a test file
+/// Attribution on vitest and jest (book: floor/attribution.md): head adds `clampAll` to an existing module, and a test file
 /// whose `describe` body calls it while the file loads. At base the import binds nothing (vite
 /// and CommonJS do not check named imports), so the call throws at module level and the file
 /// does not load. The failing name is imported by the test file, and the tagged test inside that

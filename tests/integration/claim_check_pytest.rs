@@ -667,7 +667,7 @@ fn bound_tests_of_one_file_share_one_pytest_process_per_run() {
     }
 }
 
-/// DESIGN 5.4 end to end: a test file new at head imports a name base does not have. The import
+/// Attribution end to end (book: floor/attribution.md): a test file new at head imports a name base does not have. The import
 /// fails at base for the whole file, but it is only the failure of the tests that use that name;
 /// a test in a file of its own that reaches the new behaviour through a module import and a
 /// call in its body fails at base with an exception, a plain failure.

@@ -1,4 +1,4 @@
-//! A claim belongs to the change that makes it (DESIGN 3): a team's pull requests over real git
+//! A claim belongs to the change that makes it (book: claims.md): a team's pull requests over real git
 //! history with real pytest. Pull request 1 brings a criterion and merges; later pull requests
 //! neither inherit it as their claim nor conflict over one file; with `inherited: guard`, its
 //! test becomes a regression guard.

@@ -253,7 +253,7 @@ fn a_cargo_run() {
 // go test
 // ----------------------------------------------------------------------------------------------
 
-/// DESIGN 5.4 on Go: the new test file calls a function that exists only at head, so base does
+/// Attribution on Go (book: floor/attribution.md): the new test file calls a function that exists only at head, so base does
 /// not build. The error lies in one test's body, which fails at base (a build failure in the
 /// test); its neighbour in the same file never ran at base and is not observed.
 #[test]
@@ -276,8 +276,8 @@ fn a_go_build_failure_at_base() {
 // ----------------------------------------------------------------------------------------------
 
 /// The shared settings keep inherited criteria and one more test file as regression guards
-/// (DESIGN 3); the change meets its own criterion, breaks the guarded test, and adds a
-/// `conftest.py` (DESIGN 5.5) that governs its second criterion's test, which reads undecided.
+/// (book: claims.md); the change meets its own criterion, breaks the guarded test, and adds a
+/// `conftest.py` (book: floor/harness.md) that governs its second criterion's test, which reads undecided.
 #[test]
 fn the_pass_to_pass_and_harness_guards() {
     require_pytest();

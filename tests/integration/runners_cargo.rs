@@ -278,7 +278,7 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
     assert!(bf.excerpt.contains("mismatched types"), "{}", bf.excerpt);
     assert!(listed.tests.is_empty());
     // The error's position, repository-relative, lies inside the test the parser finds there:
-    // the failure is that test's own (DESIGN 5.4).
+    // the failure is that test's own (book: floor/attribution.md).
     let d = &bf.diagnostics[0];
     assert_eq!(
         (d.file.as_str(), d.line, d.column, d.message.as_str()),

@@ -645,7 +645,7 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
 }
 
 // ----------------------------------------------------------------------------------------------
-// Subtests, list scopes, item maps and diagnostics (DESIGN 5.4)
+// Subtests, list scopes, item maps and diagnostics (book: floor/attribution.md)
 // ----------------------------------------------------------------------------------------------
 
 /// `Fixed` and the high clamp exist at head only; swapping in [`TABLE_BASE`] stands for base.

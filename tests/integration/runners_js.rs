@@ -2,7 +2,7 @@
 //! included), running passing, failing, skipped and filtered tests, names that are prefixes of
 //! each other, test files that do not load (build failures), ids that do not exist (never a
 //! pass), a project without `node_modules`, scoped listings, failure kinds, and the positions
-//! and item maps that attribute a file that does not load to a test (DESIGN 5.4).
+//! and item maps that attribute a file that does not load to a test (book: floor/attribution.md).
 //!
 //! The tools are installed once per `cargo test` run (and kept between runs) with npm into
 //! `$CARGO_TARGET_TMPDIR/js-tools/<tool>`, under a lock directory because nextest runs each test
@@ -517,7 +517,7 @@ fn empty_project(kind: RunnerKind) {
     assert!(listed.build_failure.is_none());
 }
 
-/// DESIGN 5.4 at the adapter: a file laid over base imports a module base lacks, next to a
+/// Attribution at the adapter (book: floor/attribution.md): a file laid over base imports a module base lacks, next to a
 /// trivial test; another calls a function base lacks in its body; a third does not parse; a
 /// fourth calls, while it loads, a name the module does not export.
 fn load_failures_are_attributed(kind: RunnerKind) {

@@ -1,6 +1,6 @@
 //! The pytest adapter against real tiny projects: listing, running, files that do not import,
 //! a broken conftest, ids that do not exist (never a pass), scoped listings, and the positions
-//! and item maps that attribute an import failure to a test (DESIGN 5.4).
+//! and item maps that attribute an import failure to a test (book: floor/attribution.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -319,7 +319,7 @@ fn test_files() {
     assert!(!r.is_test_file("app.py"));
 }
 
-/// DESIGN 5.4 at the adapter: a file laid over base imports a name base lacks. The import
+/// Attribution at the adapter (book: floor/attribution.md): a file laid over base imports a name base lacks. The import
 /// error's position is the import line; the parser tells which test uses that import.
 #[test]
 fn import_failures_are_attributed_with_the_files_ast() {

@@ -1,4 +1,4 @@
-//! `claim-check --shard K/N` and `shipmoor fuse` (DESIGN 12): shards run as separate processes
+//! `claim-check --shard K/N` and `shipmoor fuse` (book: sharding.md): shards run as separate processes
 //! on separate clones, fused, give the single run's fix packet, verify.md and VSA byte for
 //! byte, which replay and admit accept; every disagreement between shards is an input error
 //! that names the shard and writes nothing.

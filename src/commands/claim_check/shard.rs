@@ -1,10 +1,10 @@
-//! Shards (DESIGN 12): `claim-check --shard K/N --shard-out DIR` writes one shard's floor as a
+//! Shards (book: sharding.md): `claim-check --shard K/N --shard-out DIR` writes one shard's floor as a
 //! shard result (`DIR/shard.json`, `claim_check.shard.v1`, and `DIR/evidence/`, laid out as the
 //! run's evidence store); `shipmoor fuse` reads the shards, checks that they agree, that
 //! their evidence is as written and that every entry's stated floor follows from the records it
 //! cites, and merges them back into the floor of one run.
 //!
-//! A shard job runs the change's code (DESIGN 5.7), which can rewrite the shard's own result:
+//! A shard job runs the change's code (book: security.md), which can rewrite the shard's own result:
 //! fuse trusts a shard's records no more than replay trusts a statement's, and its stated
 //! results not at all. Every entry is re-derived from its records by [`replay::check_floor`],
 //! the floor's rule re-run as replay re-runs it over the statement the fuse then signs.

@@ -1,5 +1,5 @@
 //! Each runner's exit-code contract, declared once, and the one check that an exit code agrees
-//! with what the runner's structured results say (DESIGN 5.2: never trust an exit code alone,
+//! with what the runner's structured results say (book: floor/runners.md: never trust an exit code alone,
 //! and never trust results the exit code contradicts).
 //!
 //! In: a runner's [`ExitContract`], the exit code (`None` for a signal), and whether the

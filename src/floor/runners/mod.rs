@@ -81,7 +81,7 @@ pub struct BuildFailure {
     /// A short excerpt of the first errors, for reports.
     pub excerpt: String,
     /// The errors with their positions, where the runner reports them, to decide whose failure
-    /// it is (DESIGN 5.4, [`crate::floor::attribute`]).
+    /// it is (book: floor/attribution.md, [`crate::floor::attribute`]).
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -111,7 +111,7 @@ impl BuildFailure {
 pub use crate::format::floor::{FailureKind, Outcome};
 
 /// Which tests a listing needs to find: every test, or only those in the files a tag scan of
-/// the head tree found (DESIGN 5.6: only what is bound gets built).
+/// the head tree found (book: floor.md: only what is bound gets built).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListScope {
     All,
@@ -214,7 +214,7 @@ pub trait Runner: Send + Sync {
 
     /// Parses one test file (relative to the runner's root, as it is in `ctx.worktree`) into
     /// its test items and imports with a real parser of the language, so that a build failure
-    /// can be attributed (DESIGN 5.4). `None` where this runner has no parser or the file does
+    /// can be attributed (book: floor/attribution.md). `None` where this runner has no parser or the file does
     /// not parse.
     fn item_map(&self, _ctx: &RunCtx, _rel_path: &str) -> Option<ItemMap> {
         None
@@ -236,7 +236,7 @@ pub trait Runner: Send + Sync {
     }
 
     /// For a changed file [`Runner::may_splice`] accepts, `base` with head's test items spliced
-    /// in, so that only the tests are laid over base (DESIGN 5.1); `rel_path` is relative to the
+    /// in, so that only the tests are laid over base (book: floor/base-overlay.md); `rel_path` is relative to the
     /// runner's root. `None` where neither side holds test items; an error says which side does
     /// not parse.
     fn splice_test_items(

@@ -1,4 +1,4 @@
-"""Test items and imports of one Python test file, for DESIGN 5.4 attribution.
+"""Test items and imports of one Python test file, for attribution (book: floor/attribution.md).
 
 Usage: python3 -I items.py <file>. Prints one JSON object:
 {"items": [{"name", "start", "end", "uses"}], "imports": [{"start", "end", "names"}]}.
