@@ -1021,7 +1021,7 @@ impl Ctx<'_> {
         tags: &[String],
         scanned: &Result<scan::TagScan, String>,
     ) -> Result<(), Error> {
-        let command: Vec<String> = ["git", "ls-files", "-z", "--stage"]
+        let command: Vec<String> = crate::git::TRACKED_COMMAND
             .iter()
             .map(|s| s.to_string())
             .chain(tags.iter().map(|t| format!("--tag={t}")))
