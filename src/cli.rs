@@ -527,7 +527,7 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct AdmitArgs {
-    /// The admission policy (YAML; see the README's policy reference); a signer given under
+    /// The admission policy (YAML; see the book's admission page); a signer given under
     /// Signature replaces its `signers`
     #[arg(long, value_name = "FILE", help_heading = "Expectations")]
     pub policy: PathBuf,

@@ -539,7 +539,7 @@ impl Admission<'_> {
         }
     }
 
-    /// The Rego input (its shape is documented in the README).
+    /// The Rego input (its shape is documented in the book: admission.md#rego).
     pub fn rego_input(&self, verified: &Verified, statement: &Statement) -> Value {
         let signed: Value = serde_json::from_slice(&verified.payload).unwrap_or(Value::Null);
         let subject = statement

@@ -2,7 +2,8 @@
 //! Gatekeeper and conftest users write it, evaluated in-process with `regorus`.
 //!
 //! In: the module's path (relative to the policy's directory) and, per admission, the input
-//! document (the verified statement and the verification facts; its shape is in the README).
+//! document (the verified statement and the verification facts; its shape is in the book:
+//! admission.md#rego).
 //! Out: the deny messages, sorted and without duplicates; empty admits.
 //!
 //! Steps of [`RegoPolicy::load`]:
