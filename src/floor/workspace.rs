@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::floor::runners::cargo::cargo_error;
+use crate::floor::runners::rust::cargo_meta::cargo_error;
 
 /// Lock files a build or an install may rightly rewrite.
 pub(super) const LOCKFILES: [&str; 7] = [
@@ -89,7 +89,7 @@ pub struct Seeded {
 /// follows then resolves the same registry versions, which is what makes the copy worth
 /// having. A lock the project does have is left as it was (restored should resolution rewrite
 /// it). Packages are named by their package id spec, since a name alone can be ambiguous (see
-/// [`crate::floor::runners::cargo`]).
+/// [`crate::floor::runners::rust::cargo`]).
 pub fn seed_cargo_target(
     from: &Path,
     to: &Path,

@@ -8,9 +8,6 @@
 //!   for the library's unit tests, `crate::name` for `tests/name.rs`, `crate::bin/name`);
 //! - pytest: the node id relative to the runner's root (`tests/test_x.py::TestA::test_b`).
 
-pub mod cargo;
-pub mod cargo_meta;
-pub mod cargo_targets;
 pub mod contract;
 pub mod go;
 pub mod goparse;
@@ -20,10 +17,8 @@ pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
 pub mod kit;
-pub mod nextest;
 pub mod pytest;
-pub mod rust_items;
-pub mod rust_modules;
+pub mod rust;
 pub mod vitest;
 
 use std::collections::BTreeMap;
@@ -263,8 +258,8 @@ pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<S
 /// The adapter for a configured runner.
 pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
     match config.kind {
-        RunnerKind::Cargo => Some(Box::new(cargo::CargoTest::new(config))),
-        RunnerKind::Nextest => Some(Box::new(nextest::Nextest::new(config))),
+        RunnerKind::Cargo => Some(Box::new(rust::cargo::CargoTest::new(config))),
+        RunnerKind::Nextest => Some(Box::new(rust::nextest::Nextest::new(config))),
         RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
         RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
         RunnerKind::Vitest => Some(Box::new(vitest::Vitest::new(config))),

@@ -45,15 +45,17 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::cargo::{
-    check_cargo, classify_build, exec, in_target_order, output_failure_kind, parse_cargo_messages,
-    under_tests_dir, Build,
-};
+use super::build::{classify_build, in_target_order, parse_cargo_messages, Build};
+use super::cargo_meta::exec;
 use super::cargo_targets;
-use super::contract::NEXTEST;
-use super::junit::{any_failed, case_outcome, failure_messages, parse_junit, JunitStatus};
-use super::kit::{exit_problem, join_problems, worktree_relative};
-use super::*;
+use super::libtest::output_failure_kind;
+use super::{check_cargo, under_tests_dir};
+use crate::floor::runners::contract::NEXTEST;
+use crate::floor::runners::junit::{
+    any_failed, case_outcome, failure_messages, parse_junit, JunitStatus,
+};
+use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
+use crate::floor::runners::*;
 use crate::process;
 
 /// The profile we define in our tool config.
@@ -141,7 +143,7 @@ impl Nextest {
         for pkg in &packages {
             let mut named = false;
             for t in &pkg.targets {
-                let id = super::cargo::binary_id(&pkg.name, &t.kind, &t.name);
+                let id = super::cargo_meta::binary_id(&pkg.name, &t.kind, &t.name);
                 if wanted.contains(id.as_str()) {
                     selectors.insert(t.selector());
                     named = true;
@@ -255,19 +257,19 @@ impl Runner for Nextest {
     }
 
     fn test_item(&self, id: &str) -> Option<String> {
-        super::rust_items::test_item(id)
+        super::items::test_item(id)
     }
 
     fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        super::cargo::rust_item_map(ctx, rel_path)
+        super::item_map(ctx, rel_path)
     }
 
     fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
-        super::cargo::test_module_files(ctx, changed)
+        super::test_files_among(ctx, changed)
     }
 
     fn may_splice(&self, rel_path: &str) -> bool {
-        rel_path.ends_with(".rs")
+        super::may_splice(rel_path)
     }
 
     fn splice_test_items(
@@ -276,7 +278,7 @@ impl Runner for Nextest {
         base: &str,
         head: &str,
     ) -> Option<Result<String, String>> {
-        super::rust_items::splice_source(rel_path, base, head)
+        super::items::splice_source(rel_path, base, head)
     }
 
     fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {

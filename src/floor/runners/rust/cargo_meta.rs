@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::kit::{self, target_dir, truncate, Ran};
-use super::RunCtx;
+use crate::floor::runners::kit::{self, target_dir, truncate, Ran};
+use crate::floor::runners::RunCtx;
 
 /// A workspace member as `cargo metadata --no-deps` describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -135,3 +135,6 @@ pub(super) fn exec(
     env.extend(extra_env.iter().cloned());
     kit::exec(ctx, program, args, cwd, &env)
 }
+
+#[cfg(test)]
+mod tests;
