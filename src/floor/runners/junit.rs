@@ -17,9 +17,23 @@
 //! count as a pass. Why "worst status wins" for duplicates: two cases with the same identity (for
 //! example two JavaScript tests with the same title in one file) cannot be told apart, so a pass
 //! is believed only when no occurrence said otherwise.
+//!
+//! A run's file into its report: [`JunitFile::read`] reads the file right after the run that
+//! wrote it (nextest, pytest, junit-command) and keeps its bytes with that run's invocation as
+//! evidence; [`JunitFile::attach`] then gives each requested id the outcome of its case, with
+//! its first message line and failure kind when it failed, and says what is wrong: no file, a
+//! file that does not parse, an exit code that disagrees with it, ids that share one case. What
+//! differs between runners is a [`Reading`]: how an id names its case, whether the exit code is
+//! believed and what agrees with it, the problems' words, how a failure's kind is told.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
+
+use super::kit::join_problems;
+use super::{FailureKind, Invocation, Outcome, RunReport};
 
 /// The status of one JUnit test case. The order is "how bad": later variants win when the same
 /// case appears more than once.
@@ -296,6 +310,161 @@ fn merge_duplicates(cases: Vec<JunitCase>) -> Vec<JunitCase> {
     out
 }
 
+/// How a runner's test ids name the cases of its JUnit file.
+#[derive(Debug, Clone, Copy)]
+pub enum CaseNames {
+    /// An id is its case's `<classname> <name>` as the file spells them (junit-command); where
+    /// two cases spell one id, the later one is that id's.
+    Joined,
+    /// An id's `(classname, name)` follows from the id itself (nextest's `<binary-id> <test>`,
+    /// pytest's node id as pytest mangles it); `None` for an id that names no case.
+    Derived(fn(&str) -> Option<(String, String)>),
+}
+
+/// What differs between runners when their JUnit file is read into a [`RunReport`].
+pub struct Reading<'a> {
+    /// How the requested ids name the file's cases.
+    pub names: CaseNames,
+    /// Whether the exit code says the runner ran and wrote its results (a code of its contract,
+    /// see [`super::contract`]): only then can a passed case count, and only then is a missing
+    /// file or a disagreement a problem (any other code is the caller's to explain).
+    pub exit_believed: bool,
+    /// Whether the exit code agrees with the cases.
+    pub agree: &'a dyn Fn(&[JunitCase]) -> Result<(), String>,
+    /// The problem when the runner wrote no file.
+    pub missing: String,
+    /// The opening of the problem when the file does not parse (`pytest's JUnit file is
+    /// unreadable`), followed by why.
+    pub unreadable: &'a str,
+    /// The kind of a failed case's failure, where its text tells.
+    pub failure_kind: fn(&JunitCase) -> Option<FailureKind>,
+}
+
+/// A runner's JUnit file as one run left it: read right after the run, before anything else is
+/// decided, so that whatever the report goes on to say, the file is evidence of that run.
+#[derive(Debug)]
+pub struct JunitFile(Option<Result<Vec<JunitCase>, String>>);
+
+impl JunitFile {
+    /// Reads the file at `path` that the run `invocation` records was told to write, and keeps
+    /// its bytes with the invocation as its results (`application/xml`), whether or not they
+    /// parse. A file that is not there is no results.
+    pub fn read(path: &Path, invocation: &mut Invocation) -> JunitFile {
+        let Ok(bytes) = std::fs::read(path) else {
+            return JunitFile(None);
+        };
+        let cases = parse_junit(&bytes);
+        invocation.results = Some(bytes);
+        invocation.results_type = Some("application/xml".into());
+        JunitFile(Some(cases))
+    }
+
+    /// The cases, when the file is there and parses.
+    pub fn cases(&self) -> Option<&[JunitCase]> {
+        match &self.0 {
+            Some(Ok(cases)) => Some(cases),
+            _ => None,
+        }
+    }
+
+    /// The cases, or the problem: `missing` when the run wrote no file, `unreadable` and why
+    /// when it does not parse.
+    pub fn into_cases(self, missing: String, unreadable: &str) -> Result<Vec<JunitCase>, String> {
+        match self.0 {
+            None => Err(missing),
+            Some(Err(e)) => Err(format!("{unreadable}: {e}")),
+            Some(Ok(cases)) => Ok(cases),
+        }
+    }
+
+    /// Reads the file into `report` for the requested `ids` (each counted once): every id whose
+    /// case the file holds gets the outcome [`case_outcome`] gives it, and a failed one its first
+    /// message line and, where `reading` tells, its failure's kind; an id the file does not hold
+    /// keeps the outcome it has (`NotObserved`, from [`RunReport::not_observed`]). `problems`
+    /// (what the caller found already) and what is wrong here become the report's problem: a
+    /// missing file (when the exit code is believed), an unreadable one, an exit code that
+    /// disagrees with the cases, ids that share one case.
+    pub fn attach<'i>(
+        self,
+        report: &mut RunReport,
+        ids: impl IntoIterator<Item = &'i str>,
+        reading: Reading<'_>,
+        mut problems: Vec<String>,
+    ) {
+        let cases = match self.0 {
+            Some(Ok(cases)) => cases,
+            read => {
+                if read.is_some() || reading.exit_believed {
+                    let file = JunitFile(read);
+                    problems.extend(file.into_cases(reading.missing, reading.unreadable).err());
+                }
+                report.problem = join_problems(problems);
+                return;
+            }
+        };
+        let agreement = (reading.agree)(&cases);
+        let agrees = reading.exit_believed && agreement.is_ok();
+        if reading.exit_believed {
+            problems.extend(agreement.err());
+        }
+        let by_key: BTreeMap<(&str, &str), &JunitCase> = cases
+            .iter()
+            .map(|c| ((c.classname.as_str(), c.name.as_str()), c))
+            .collect();
+        let joined: BTreeMap<String, &JunitCase> = match reading.names {
+            CaseNames::Joined => cases
+                .iter()
+                .map(|c| (format!("{} {}", c.classname, c.name), c))
+                .collect(),
+            CaseNames::Derived(_) => BTreeMap::new(),
+        };
+        let mut seen = BTreeSet::new();
+        let keyed: Vec<(&str, (String, String))> = ids
+            .into_iter()
+            .filter(|id| seen.insert(*id))
+            .filter_map(|id| {
+                let key = match reading.names {
+                    CaseNames::Joined => joined
+                        .get(id)
+                        .map(|c| (c.classname.clone(), c.name.clone())),
+                    CaseNames::Derived(key) => key(id),
+                };
+                Some((id, key?))
+            })
+            .collect();
+        // Two ids with the same JUnit identity (pytest's `a/b.py::C::t` and `a/b/C.py::t`)
+        // cannot be told apart in the file: neither is believed.
+        let mut key_count: BTreeMap<&(String, String), usize> = BTreeMap::new();
+        for (_, key) in &keyed {
+            *key_count.entry(key).or_default() += 1;
+        }
+        let messages = failure_messages(&cases);
+        for (id, key) in &keyed {
+            if key_count.get(key).copied().unwrap_or(0) > 1 {
+                problems.push(format!(
+                    "{id}: its JUnit identity is shared with another id"
+                ));
+                continue;
+            }
+            let key = (key.0.as_str(), key.1.as_str());
+            let Some(case) = by_key.get(&key) else {
+                continue;
+            };
+            let outcome = case_outcome(Some(case.status), agrees);
+            if outcome == Outcome::Fail {
+                if let Some(m) = messages.get(&key) {
+                    report.messages.insert(id.to_string(), m.clone());
+                }
+                if let Some(kind) = (reading.failure_kind)(case) {
+                    report.failure_kinds.insert(id.to_string(), kind);
+                }
+            }
+            report.outcomes.insert(id.to_string(), outcome);
+        }
+        report.problem = join_problems(problems);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,5 +649,124 @@ mod tests {
         let xml = r#"<testsuites><testsuite><skipped/><testcase classname="A" name="t"><system-out><failure/></system-out></testcase></testsuite></testsuites>"#;
         let cases = parse_junit(xml.as_bytes()).unwrap();
         assert_eq!(cases[0].status, JunitStatus::Passed);
+    }
+
+    fn file(xml: &str) -> JunitFile {
+        JunitFile(Some(parse_junit(xml.as_bytes())))
+    }
+
+    fn reading<'a>(
+        names: CaseNames,
+        exit_believed: bool,
+        agree: &'a dyn Fn(&[JunitCase]) -> Result<(), String>,
+    ) -> Reading<'a> {
+        Reading {
+            names,
+            exit_believed,
+            agree,
+            missing: "no file".into(),
+            unreadable: "unreadable",
+            failure_kind: |_| Some(FailureKind::Assertion),
+        }
+    }
+
+    const RUN: &str = r#"<testsuites><testsuite><testcase classname="a" name="ok"/><testcase classname="a" name="bad"><failure message="boom"/></testcase><testcase classname="a" name="later"><skipped/></testcase></testsuite></testsuites>"#;
+
+    #[test]
+    fn attaching_gives_each_requested_id_its_case() {
+        let ids: Vec<String> = ["a ok", "a bad", "a later", "a gone", "nospace"]
+            .map(String::from)
+            .to_vec();
+        let mut report = RunReport::not_observed(&ids);
+        let split = CaseNames::Derived(|id| {
+            id.split_once(' ')
+                .map(|(c, n)| (c.to_string(), n.to_string()))
+        });
+        let agree = |_: &[JunitCase]| Ok(());
+        file(RUN).attach(
+            &mut report,
+            ids.iter().map(String::as_str),
+            reading(split, true, &agree),
+            Vec::new(),
+        );
+        assert_eq!(report.problem, None);
+        assert_eq!(report.outcomes["a ok"], Outcome::Pass);
+        assert_eq!(report.outcomes["a bad"], Outcome::Fail);
+        assert_eq!(report.outcomes["a later"], Outcome::NotObserved);
+        assert_eq!(report.outcomes["a gone"], Outcome::NotObserved);
+        assert_eq!(report.outcomes["nospace"], Outcome::NotObserved);
+        assert_eq!(report.messages.len(), 1);
+        assert_eq!(report.messages["a bad"], "boom");
+        assert_eq!(report.failure_kinds.len(), 1);
+        assert_eq!(report.failure_kinds["a bad"], FailureKind::Assertion);
+
+        // An exit code that disagrees: no pass, the disagreement is the problem.
+        let mut report = RunReport::not_observed(&ids);
+        let disagree = |_: &[JunitCase]| Err("exit 0 but failures".to_string());
+        file(RUN).attach(
+            &mut report,
+            ids.iter().map(String::as_str),
+            reading(CaseNames::Joined, true, &disagree),
+            vec!["earlier".into()],
+        );
+        assert_eq!(report.outcomes["a ok"], Outcome::NotObserved);
+        assert_eq!(report.outcomes["a bad"], Outcome::Fail);
+        assert_eq!(
+            report.problem.as_deref(),
+            Some("earlier; exit 0 but failures")
+        );
+    }
+
+    #[test]
+    fn ids_that_share_a_case_are_neither_believed() {
+        let ids: Vec<String> = ["x/a ok", "x.a ok"].map(String::from).to_vec();
+        let mut report = RunReport::not_observed(&ids);
+        let dotted = CaseNames::Derived(|id| {
+            let (c, n) = id.split_once(' ')?;
+            Some((c.replace('/', "."), n.to_string()))
+        });
+        let agree = |_: &[JunitCase]| Ok(());
+        let xml = r#"<testsuite><testcase classname="x.a" name="ok"/></testsuite>"#;
+        file(xml).attach(
+            &mut report,
+            ids.iter().map(String::as_str),
+            reading(dotted, true, &agree),
+            Vec::new(),
+        );
+        assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+        assert_eq!(
+            report.problem.as_deref(),
+            Some(
+                "x/a ok: its JUnit identity is shared with another id; \
+                 x.a ok: its JUnit identity is shared with another id"
+            )
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_a_problem_only_when_the_exit_code_is_believed() {
+        let agree = |_: &[JunitCase]| Ok(());
+        let ids = vec!["a ok".to_string()];
+        for (believed, problem) in [(true, Some("no file")), (false, None)] {
+            let mut report = RunReport::not_observed(&ids);
+            JunitFile(None).attach(
+                &mut report,
+                ["a ok"],
+                reading(CaseNames::Joined, believed, &agree),
+                Vec::new(),
+            );
+            assert_eq!(report.problem.as_deref(), problem);
+            assert_eq!(report.outcomes["a ok"], Outcome::NotObserved);
+        }
+        let mut report = RunReport::not_observed(&ids);
+        file("<html/>").attach(
+            &mut report,
+            ["a ok"],
+            reading(CaseNames::Joined, false, &agree),
+            Vec::new(),
+        );
+        assert!(report
+            .problem
+            .is_some_and(|p| p.starts_with("unreadable: not a JUnit file")));
     }
 }

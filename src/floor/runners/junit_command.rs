@@ -13,13 +13,12 @@
 //! that exits non-zero with no failure in its file, or writes no file, is a problem and its
 //! tests are not observed. Build failures cannot be told apart from other failures here.
 
-use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 
 use super::contract::JUNIT_COMMAND;
-use super::junit::{any_failed, case_outcome, failure_messages, parse_junit, JunitCase};
-use super::kit::{exec, exit_problem, join_problems, worktree_relative};
-use super::{ListReport, ListScope, Outcome, RunCtx, RunReport, Runner, TestCase};
+use super::junit::{any_failed, CaseNames, JunitCase, JunitFile, Reading};
+use super::kit::{exec, exit_problem, worktree_relative};
+use super::{ListReport, ListScope, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
 
@@ -32,13 +31,14 @@ impl JunitCommand {
         JunitCommand { config }
     }
 
-    /// Runs the command; returns the testcases it reported (or why none can be believed).
+    /// Runs the command; returns the JUnit file it left, its exit code and what to say if it
+    /// wrote no file (or why nothing it reported can be believed).
     fn run_command(
         &self,
         ctx: &RunCtx,
         requested: &[String],
         invocations: &mut Vec<super::Invocation>,
-    ) -> Result<(Vec<JunitCase>, Option<i32>), String> {
+    ) -> Result<(JunitFile, Option<i32>, String), String> {
         let command = self.config.command.clone().unwrap_or_default();
         let out = ctx.scratch.join("junit.xml");
         let _ = std::fs::remove_file(&out);
@@ -55,9 +55,7 @@ impl JunitCommand {
             ),
         ];
         let mut ran = exec(ctx, OsStr::new("sh"), &args, &ctx.dir, &env);
-        let bytes = std::fs::read(&out).ok();
-        ran.invocation.results = bytes.clone();
-        ran.invocation.results_type = Some("application/xml".into());
+        let file = JunitFile::read(&out, &mut ran.invocation);
         let problem = ran.operational_problem("junit-command");
         let exit = ran.captured().exit_code;
         let exit_text = exit_problem("junit-command", ran.captured());
@@ -65,15 +63,13 @@ impl JunitCommand {
         if let Some(p) = problem {
             return Err(p);
         }
-        let Some(bytes) = bytes else {
-            return Err(format!(
-                "{exit_text}; it wrote no JUnit XML to $SHIPMOOR_JUNIT_OUT"
-            ));
-        };
-        let cases = parse_junit(&bytes).map_err(|e| format!("its JUnit XML is unreadable: {e}"))?;
-        Ok((cases, exit))
+        let missing = format!("{exit_text}; it wrote no JUnit XML to $SHIPMOOR_JUNIT_OUT");
+        Ok((file, exit, missing))
     }
 }
+
+/// The opening of the problem when the command's JUnit XML does not parse.
+const UNREADABLE: &str = "its JUnit XML is unreadable";
 
 fn id_of(c: &JunitCase) -> String {
     format!("{} {}", c.classname, c.name)
@@ -112,8 +108,11 @@ impl Runner for JunitCommand {
 
     fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
-        match self.run_command(ctx, &[], &mut report.invocations) {
-            Ok((cases, _)) => {
+        let cases = self
+            .run_command(ctx, &[], &mut report.invocations)
+            .and_then(|(file, _, missing)| file.into_cases(missing, UNREADABLE));
+        match cases {
+            Ok(cases) => {
                 let mut tests: Vec<TestCase> = cases
                     .iter()
                     .map(|c| TestCase {
@@ -143,30 +142,29 @@ impl Runner for JunitCommand {
         if ids.is_empty() {
             return report;
         }
-        let (cases, exit) = match self.run_command(ctx, ids, &mut report.invocations) {
+        let (file, exit, missing) = match self.run_command(ctx, ids, &mut report.invocations) {
             Ok(r) => r,
             Err(p) => {
                 report.problem = Some(p);
                 return report;
             }
         };
-        let any_failed = any_failed(&cases);
-        let agreement = JUNIT_COMMAND.agree(exit, any_failed);
-        let agrees = agreement.is_ok();
-        let problems: Vec<String> = agreement.err().into_iter().collect();
-        let by_id: BTreeMap<String, &JunitCase> = cases.iter().map(|c| (id_of(c), c)).collect();
-        let messages = failure_messages(&cases);
-        for id in ids {
-            let Some(c) = by_id.get(id) else { continue };
-            let outcome = case_outcome(Some(c.status), agrees);
-            if outcome == Outcome::Fail {
-                if let Some(m) = messages.get(&(c.classname.as_str(), c.name.as_str())) {
-                    report.messages.insert(id.clone(), m.clone());
-                }
-            }
-            report.outcomes.insert(id.clone(), outcome);
-        }
-        report.problem = join_problems(problems);
+        let reading = Reading {
+            names: CaseNames::Joined,
+            // Every exit code means something to a generic command (a signal is a problem
+            // already): zero for no failure, anything else for some.
+            exit_believed: true,
+            agree: &|cases| JUNIT_COMMAND.agree(exit, any_failed(cases)),
+            missing,
+            unreadable: UNREADABLE,
+            failure_kind: |_| None,
+        };
+        file.attach(
+            &mut report,
+            ids.iter().map(String::as_str),
+            reading,
+            Vec::new(),
+        );
         report
     }
 }
@@ -174,6 +172,7 @@ impl Runner for JunitCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::floor::runners::Outcome;
     use std::time::Duration;
 
     fn runner(command: &str) -> JunitCommand {

@@ -51,9 +51,7 @@ use super::cargo_targets;
 use super::libtest::output_failure_kind;
 use super::{check_cargo, under_tests_dir};
 use crate::floor::runners::contract::NEXTEST;
-use crate::floor::runners::junit::{
-    any_failed, case_outcome, failure_messages, parse_junit, JunitStatus,
-};
+use crate::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::*;
 use crate::process;
@@ -358,11 +356,7 @@ impl Runner for Nextest {
         let exit = ran.captured().exit_code;
         let exit_text = exit_problem("cargo nextest run", ran.captured());
         let msgs = parse_cargo_messages(&ran.captured().stdout);
-        let junit = std::fs::read(&junit_path).ok();
-        if let Some(bytes) = &junit {
-            ran.invocation.results = Some(bytes.clone());
-            ran.invocation.results_type = Some("application/xml".into());
-        }
+        let junit = JunitFile::read(&junit_path, &mut ran.invocation);
         report.invocations.push(ran.invocation);
         if let Some(p) = problem {
             report.problem = Some(p);
@@ -391,61 +385,34 @@ impl Runner for Nextest {
                 false
             }
         };
-        let Some(bytes) = junit else {
-            if exit_believed {
-                problems.push(format!(
-                    "cargo nextest run exited with code {} but wrote no JUnit file at \
-                     $SCRATCH/nextest-store/{PROFILE}/junit.xml (does the repository's nextest \
-                     config move the store or define a `{PROFILE}` profile?)",
-                    exit.unwrap_or(-1)
-                ));
-            }
-            report.problem = join_problems(problems);
-            return report;
+        let reading = Reading {
+            names: CaseNames::Derived(|id| {
+                id.split_once(' ')
+                    .map(|(binary_id, name)| (binary_id.to_string(), name.to_string()))
+            }),
+            exit_believed,
+            agree: &|cases| NEXTEST.agree(exit, any_failed(cases)),
+            missing: format!(
+                "cargo nextest run exited with code {} but wrote no JUnit file at \
+                 $SCRATCH/nextest-store/{PROFILE}/junit.xml (does the repository's nextest \
+                 config move the store or define a `{PROFILE}` profile?)",
+                exit.unwrap_or(-1)
+            ),
+            unreadable: "nextest's JUnit file is unreadable",
+            // nextest's failure text is the test's own output, with libtest's panic in it.
+            failure_kind: |c| {
+                [c.text.as_deref(), c.message.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .find_map(output_failure_kind)
+            },
         };
-        let cases = match parse_junit(&bytes) {
-            Ok(c) => c,
-            Err(e) => {
-                problems.push(format!("nextest's JUnit file is unreadable: {e}"));
-                report.problem = join_problems(problems);
-                return report;
-            }
-        };
-        let any_failed = any_failed(&cases);
-        let agreement = NEXTEST.agree(exit, any_failed);
-        let agrees = exit_believed && agreement.is_ok();
-        if exit_believed && !agrees {
-            problems.extend(agreement.err());
-        }
-        let by_key: BTreeMap<(&str, &str), JunitStatus> = cases
-            .iter()
-            .map(|c| ((c.classname.as_str(), c.name.as_str()), c.status))
-            .collect();
-        for ((classname, name), m) in failure_messages(&cases) {
-            report.messages.insert(format!("{classname} {name}"), m);
-        }
-        // nextest's failure text is the test's own output, with libtest's panic in it.
-        for c in cases
-            .iter()
-            .filter(|c| matches!(c.status, JunitStatus::Failed | JunitStatus::Errored))
-        {
-            let kind = [c.text.as_deref(), c.message.as_deref()]
-                .into_iter()
-                .flatten()
-                .find_map(output_failure_kind);
-            if let Some(kind) = kind {
-                report
-                    .failure_kinds
-                    .insert(format!("{} {}", c.classname, c.name), kind);
-            }
-        }
-        for (id, outcome) in report.outcomes.iter_mut() {
-            let Some((binary_id, name)) = id.split_once(' ') else {
-                continue;
-            };
-            *outcome = case_outcome(by_key.get(&(binary_id, name)).copied(), agrees);
-        }
-        report.problem = join_problems(problems);
+        junit.attach(
+            &mut report,
+            ids.iter().map(String::as_str),
+            reading,
+            problems,
+        );
         report
     }
 }
