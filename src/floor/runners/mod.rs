@@ -13,7 +13,6 @@ pub mod cargo_meta;
 pub mod cargo_targets;
 pub mod contract;
 pub mod go;
-pub mod goparse;
 pub mod jest;
 pub mod js;
 pub mod js_parse;
