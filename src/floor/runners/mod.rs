@@ -10,7 +10,6 @@
 
 pub mod contract;
 pub mod go;
-pub mod goparse;
 pub mod jest;
 pub mod js;
 pub mod js_parse;

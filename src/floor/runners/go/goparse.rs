@@ -1,4 +1,5 @@
-//! Go test files parsed with go's own `go/parser`, for DESIGN 5.4 attribution.
+//! Go test files parsed with go's own `go/parser`, for attributing a build failure (book:
+//! floor/attribution.md).
 //!
 //! A small Go program ([`SOURCE`], `goparse.go` beside this file) is embedded in shipmoor. The
 //! first time a process needs it, it is written to the runner's scratch directory and built with
@@ -26,8 +27,9 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use super::RunCtx;
+use super::go_env;
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::floor::runners::RunCtx;
 use crate::process;
 
 /// The parser program.
@@ -61,16 +63,12 @@ struct ParsedImport {
     names: Vec<String>,
 }
 
-/// The environment for building the parser: the caller's (its `GOCACHE`), but never its
-/// `GOFLAGS` (`-mod=vendor` would not apply to our module), workspace or cgo, and no download.
+/// The environment for building the parser: the caller's (its `GOCACHE`, with [`go_env`]'s
+/// toolchain), but never its `GOFLAGS` (`-mod=vendor` would not apply to our module), workspace
+/// or cgo, and no download.
 fn build_env(ctx: &RunCtx, cmd: &mut Command) {
-    for (k, v) in &ctx.env {
+    for (k, v) in ctx.env.iter().chain(&go_env(&ctx.env)) {
         cmd.env(k, v);
-    }
-    let chosen = ctx.env.iter().any(|(k, _)| k == "GOTOOLCHAIN")
-        || std::env::var_os("GOTOOLCHAIN").is_some();
-    if !chosen {
-        cmd.env("GOTOOLCHAIN", "local");
     }
     for (k, v) in [
         ("GOFLAGS", ""),
