@@ -14,9 +14,7 @@ pub mod cargo_targets;
 pub mod contract;
 pub mod go;
 pub mod goparse;
-pub mod jest;
 pub mod js;
-pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
 pub mod kit;
@@ -24,7 +22,6 @@ pub mod nextest;
 pub mod pytest;
 pub mod rust_items;
 pub mod rust_modules;
-pub mod vitest;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -267,8 +264,8 @@ pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
         RunnerKind::Nextest => Some(Box::new(nextest::Nextest::new(config))),
         RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
         RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
-        RunnerKind::Vitest => Some(Box::new(vitest::Vitest::new(config))),
-        RunnerKind::Jest => Some(Box::new(jest::Jest::new(config))),
+        RunnerKind::Vitest => Some(Box::new(js::vitest::Vitest::new(config))),
+        RunnerKind::Jest => Some(Box::new(js::jest::Jest::new(config))),
         RunnerKind::JunitCommand => Some(Box::new(junit_command::JunitCommand::new(config))),
     }
 }
