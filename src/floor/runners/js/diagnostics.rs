@@ -68,13 +68,13 @@ pub(super) fn mentioned_files(ctx: &RunCtx, text: &str) -> Vec<String> {
     out
 }
 
-/// Where a test file that failed to load fails (book: floor/attribution.md): the position the error names
-/// (babel's `SyntaxError: /abs/a.test.js: Unexpected token (8:26)`, the first stack frame inside
-/// the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
-/// module that cannot be found (vitest without its stack names no position), the line that
-/// imports it, and for a file that does not parse (vite's "Failed to parse source"), our
-/// parser's first syntax error in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 - error
-/// TS2305: …`) are one diagnostic each: several can stand in one message, and each may be a
+/// Where a test file that failed to load fails (book: floor/attribution.md): the position the error
+/// names (babel's `SyntaxError: /abs/a.test.js: Unexpected token (8:26)`, the first stack frame
+/// inside the worktree and outside `node_modules`, vite's `At file: /src/a.js:1:19`); else, for a
+/// module that cannot be found (vitest without its stack names no position), the line that imports
+/// it, and for a file that does not parse (vite's "Failed to parse source"), our parser's first
+/// syntax error in the test file. TypeScript's compile errors (ts-jest's `tests/a.test.ts:3:10 -
+/// error TS2305: …`) are one diagnostic each: several can stand in one message, and each may be a
 /// different test's. `file` is relative to the runner's root.
 ///
 /// A name the file imports that is not a function where the file calls it while loading is

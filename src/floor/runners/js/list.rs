@@ -4,15 +4,15 @@
 //! # list
 //! In: the project in `ctx.dir`, every test file or only those of a [`ListScope::Files`] (its
 //! JavaScript and TypeScript files, given to the tool as file filters; the tool's own test-file
-//! patterns still apply, so a source file in the scope yields nothing, and the results are kept
-//! to exactly those files, vitest's filters being substrings). Out: every test in those test
-//! files, skipped and todo tests included, in file order. The tool runs with a test-name pattern that can match no
-//! name (`(?!)`): every file is loaded and its tests collected, none runs, and each appears in
-//! the results as skipped/pending with its titles. One way for both tools, which also reports the
-//! files that fail to load (`vitest list --json` writes nothing at all when one file fails, and
-//! `jest --listTests` names files only). A file that fails to load (status `failed`, no tests,
-//! a message) is a build failure; the tests of the other files are still listed. A file with no
-//! tests at all (vitest's "No test suite found", jest's "must contain at least one test") is
+//! patterns still apply, so a source file in the scope yields nothing, and the results are kept to
+//! exactly those files, vitest's filters being substrings). Out: every test in those test files,
+//! skipped and todo tests included, in file order. The tool runs with a test-name pattern that can
+//! match no name (`(?!)`): every file is loaded and its tests collected, none runs, and each
+//! appears in the results as skipped/pending with its titles. One way for both tools, which also
+//! reports the files that fail to load (`vitest list --json` writes nothing at all when one file
+//! fails, and `jest --listTests` names files only). A file that fails to load (status `failed`, no
+//! tests, a message) is a build failure; the tests of the other files are still listed. A file with
+//! no tests at all (vitest's "No test suite found", jest's "must contain at least one test") is
 //! neither.
 
 use std::collections::BTreeSet;

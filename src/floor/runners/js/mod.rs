@@ -8,15 +8,15 @@
 //!
 //! # Starting the tool
 //! Always the project's own local binary, `node_modules/.bin/<tool>` in the runner's root or the
-//! nearest directory above it inside the worktree (npm workspaces hoist it to the repository
-//! root), never `npx` (which could download something else). Without a `setup:` the worktrees
-//! take the checkout's `node_modules`, so a binary missing from the checkout is an input error
-//! before any work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary
-//! that a setup which succeeded did not install is one too (`check_setup_bin`). Every command runs with `CI=1` (no watch mode, no
-//! snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are stripped from
-//! messages anyway. The results go to a file of our own in `ctx.scratch` (vitest's JUnit
-//! report beside it), removed before each command so that an earlier file is never read as this
-//! command's. The runner's `args` come after our options and before our test-name pattern and
+//! nearest directory above it inside the worktree (npm workspaces hoist it to the repository root),
+//! never `npx` (which could download something else). Without a `setup:` the worktrees take the
+//! checkout's `node_modules`, so a binary missing from the checkout is an input error before any
+//! work (`check_checkout_bin`), as a missing pytest is; with a `setup:`, a binary that a setup
+//! which succeeded did not install is one too (`check_setup_bin`). Every command runs with `CI=1`
+//! (no watch mode, no snapshot writing, no interactive output) and `NO_COLOR=1`; ANSI codes are
+//! stripped from messages anyway. The results go to a file of our own in `ctx.scratch` (vitest's
+//! JUnit report beside it), removed before each command so that an earlier file is never read as
+//! this command's. The runner's `args` come after our options and before our test-name pattern and
 //! file filters.
 //!
 //! # Attribution (book: floor/attribution.md)

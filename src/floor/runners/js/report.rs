@@ -404,8 +404,8 @@ pub(super) fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (boo
     }
 }
 
-/// Step 3 of [`super::run::run`]: the outcomes of the `(id, file)` pairs that ran, from what the results
-/// file says and the exit code.
+/// Step 3 of [`super::run::run`]: the outcomes of the `(id, file)` pairs that ran, from what the
+/// results file says and the exit code.
 pub(super) fn judge(
     tool: JsTool,
     ctx: &RunCtx,

@@ -16,20 +16,20 @@
 //!    `build_failure.diagnostic_files` holds it plus the worktree files its error names with a
 //!    position (`/abs/path.js:3:5`, `tests/a.test.js:1:18`, vite's `At file: /src/x.js:1:19`,
 //!    babel's `SyntaxError: /abs/path.js: …`, vitest's stack `❯ tests/a.test.js:4:19` from its
-//!    JUnit report), and `build_failure.diagnostics` the positions of `load_diagnostics`, paths
-//!    and messages relative to the repository. A test passes only when its id is present with
-//!    status `passed` and the exit code agrees with the whole results file (0 when nothing
-//!    failed, 1 when a test or a file failed); `failed` is `Fail` with the first line of its
-//!    first failure message in `messages` and its `failure_kind` (an assertion of `expect` or
-//!    `assert`, or another exception) in `failure_kinds`; skipped, pending, todo, or absent is `NotObserved`.
-//!    A test that passed only on a retry (set in the tests themselves: vitest's `{ retry }` beats
+//!    JUnit report), and `build_failure.diagnostics` the positions of `load_diagnostics`, paths and
+//!    messages relative to the repository. A test passes only when its id is present with status
+//!    `passed` and the exit code agrees with the whole results file (0 when nothing failed, 1 when
+//!    a test or a file failed); `failed` is `Fail` with the first line of its first failure message
+//!    in `messages` and its `failure_kind` (an assertion of `expect` or `assert`, or another
+//!    exception) in `failure_kinds`; skipped, pending, todo, or absent is `NotObserved`. A test
+//!    that passed only on a retry (set in the tests themselves: vitest's `{ retry }` beats
 //!    `--retry=0`, jest's `jest.retryTimes`) is `Fail`: vitest keeps the earlier attempts' errors
-//!    in a passed test's `failureMessages`, jest counts its `invocations`. A test file that
-//!    failed although none of its tests did (an `afterAll` hook that threw, an unhandled error)
-//!    does not vouch for its passes: they are `NotObserved` with a problem. When one id appears
-//!    more than once (two tests with the same titles) the worst status wins. A timeout, crash,
-//!    exit code other than 0 or 1, or a missing or unreadable results file is a problem: passes
-//!    are not believed (failures already read stay `Fail`).
+//!    in a passed test's `failureMessages`, jest counts its `invocations`. A test file that failed
+//!    although none of its tests did (an `afterAll` hook that threw, an unhandled error) does not
+//!    vouch for its passes: they are `NotObserved` with a problem. When one id appears more than
+//!    once (two tests with the same titles) the worst status wins. A timeout, crash, exit code
+//!    other than 0 or 1, or a missing or unreadable results file is a problem: passes are not
+//!    believed (failures already read stay `Fail`).
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
