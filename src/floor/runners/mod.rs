@@ -10,15 +10,12 @@
 
 pub mod contract;
 pub mod go;
-pub mod jest;
 pub mod js;
-pub mod js_parse;
 pub mod junit;
 pub mod junit_command;
 pub mod kit;
 pub mod pytest;
 pub mod rust;
-pub mod vitest;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -261,8 +258,8 @@ pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
         RunnerKind::Nextest => Some(Box::new(rust::nextest::Nextest::new(config))),
         RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
         RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
-        RunnerKind::Vitest => Some(Box::new(vitest::Vitest::new(config))),
-        RunnerKind::Jest => Some(Box::new(jest::Jest::new(config))),
+        RunnerKind::Vitest => Some(Box::new(js::vitest::Vitest::new(config))),
+        RunnerKind::Jest => Some(Box::new(js::jest::Jest::new(config))),
         RunnerKind::JunitCommand => Some(Box::new(junit_command::JunitCommand::new(config))),
     }
 }

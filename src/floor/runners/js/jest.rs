@@ -3,7 +3,7 @@
 //! Test ids are `<file relative to the runner root> > <describe> > … > <test title>`
 //! (`tests/refund.test.js > refund > rejects twice`): the file, then the result's
 //! `ancestorTitles` and `title` joined by ` > `. The shared machinery, and why each step is done
-//! the way it is, is in [`super::js`]; this file only names the commands.
+//! the way it is, is in [`super`]; this file only names the commands.
 //!
 //! The binary is the project's own `node_modules/.bin/jest` (in the runner's root or the nearest
 //! directory above it inside the worktree), with `CI=1 NO_COLOR=1`.
@@ -29,8 +29,8 @@
 //! failed, 1 when a test or a file failed) is a pass; a test that passed only after a
 //! `jest.retryTimes` retry (`retryReasons` not empty) is a failure.
 
-use super::js::{self, JsTool};
 use super::*;
+use super::{self as js, JsTool};
 
 pub struct Jest {
     config: RunnerConfig,
@@ -67,11 +67,11 @@ impl Runner for Jest {
     }
 
     fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
-        js::list(JsTool::Jest, &self.config, ctx, scope)
+        js::list::list(JsTool::Jest, &self.config, ctx, scope)
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        js::run(JsTool::Jest, &self.config, ctx, ids)
+        js::run::run(JsTool::Jest, &self.config, ctx, ids)
     }
 
     fn test_item(&self, id: &str) -> Option<String> {

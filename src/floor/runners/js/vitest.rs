@@ -3,7 +3,7 @@
 //! Test ids are `<file relative to the runner root> > <describe> > … > <test name>`
 //! (`tests/refund.test.ts > refund > rejects twice`): the file, then vitest's own ` > ` join of
 //! the test's full name. The shared machinery, and why each step is done the way it is, is in
-//! [`super::js`]; this file only names the commands.
+//! [`super`]; this file only names the commands.
 //!
 //! The binary is the project's own `node_modules/.bin/vitest` (in the runner's root or the
 //! nearest directory above it inside the worktree), with `CI=1 NO_COLOR=1`.
@@ -33,17 +33,17 @@
 //! The outcomes come from the JSON report. The JUnit report is read for one thing only: the
 //! stack of a file that fails to load, which the JSON report reduces to the error's message
 //! (`(0 , clamp) is not a function`, without `TypeError`, or where it was thrown); see
-//! `add_vitest_stacks` in [`super::js`].
+//! `add_vitest_stacks` in [`super::report`].
 //!
 //! Note: vitest (through vite's SSR transform) does not check named imports, so a test file that
 //! imports a name the module does not export loads fine and its tests fail at run time (`Fail`,
 //! "… is not a function"). The file fails to load when it has a syntax error, imports a module
 //! that is not there, or calls such a name while it loads (at the top level, in a `describe`
-//! body): `TypeError: (0 , clamp) is not a function` at the call, which DESIGN 5.4 also places
-//! at the import that binds `clamp`.
+//! body): `TypeError: (0 , clamp) is not a function` at the call, which is also placed at the
+//! import that binds `clamp` (book: floor/attribution.md).
 
-use super::js::{self, JsTool};
 use super::*;
+use super::{self as js, JsTool};
 
 pub struct Vitest {
     config: RunnerConfig,
@@ -80,11 +80,11 @@ impl Runner for Vitest {
     }
 
     fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
-        js::list(JsTool::Vitest, &self.config, ctx, scope)
+        js::list::list(JsTool::Vitest, &self.config, ctx, scope)
     }
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        js::run(JsTool::Vitest, &self.config, ctx, ids)
+        js::run::run(JsTool::Vitest, &self.config, ctx, ids)
     }
 
     fn test_item(&self, id: &str) -> Option<String> {

@@ -1,7 +1,7 @@
-//! JavaScript and TypeScript test files read with a real parser, for DESIGN 5.4 attribution:
-//! the test items of a file (`it`/`test` calls with their title paths through `describe`), the
-//! imports with the names they bind, where a module specifier is imported, where a name is
-//! bound by an import, and the first syntax error.
+//! JavaScript and TypeScript test files read with a real parser, for attribution (book:
+//! floor/attribution.md): the test items of a file (`it`/`test` calls with their title paths
+//! through `describe`), the imports with the names they bind, where a module specifier is imported,
+//! where a name is bound by an import, and the first syntax error.
 //!
 //! In: a file's source and its name (the extension picks the grammar). Out: an [`ItemMap`], a
 //! position, or `None`.
@@ -36,11 +36,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The separator between the file, the describe blocks and the title in a test id.
-pub(super) const SEP: &str = " > ";
-
 use tree_sitter::{Language, Node, Parser, Tree};
 
+use super::SEP;
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
 
 fn language(path: &str) -> Language {
