@@ -15,9 +15,17 @@
 /// The layers, lowest first (see the module doc). A module not listed fails the test: a new
 /// module takes its place here first.
 pub const LAYERS: &[&[&str]] = &[
-    // 0. the base: errors, the clock, text, colour, processes, git, safe paths.
+    // 0. the base: errors, the clock, text, colour, processes, git, safe paths, spanned YAML.
     &[
-        "error", "clock", "text", "digest", "colour", "process", "git", "nofollow",
+        "error",
+        "clock",
+        "text",
+        "digest",
+        "colour",
+        "process",
+        "git",
+        "nofollow",
+        "spanned_yaml",
     ],
     // 1. the input model: acceptance sets, criteria, tags, the judges' settings.
     &["acceptance"],

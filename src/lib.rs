@@ -38,5 +38,6 @@ pub mod oci;
 pub mod process;
 pub mod replay;
 pub mod report;
+pub(crate) mod spanned_yaml;
 pub mod text;
 pub mod verdict;

@@ -1,4 +1,5 @@
-//! Small text helpers every stage shares.
+//! Small text helpers every stage shares: one-line text, and the did-you-mean over names (keys,
+//! values, test ids).
 
 /// Text from the acceptance set or from a run on one line: a line break in it would break the
 /// report's layout, and in CI logs a line starting with `::` is a workflow command.
@@ -12,4 +13,45 @@ pub fn one_line(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The closest of `options` to `word` within an edit distance of 2, for "did you mean".
+pub(crate) fn closest<'a>(word: &str, options: &[&'a str]) -> Option<&'a str> {
+    options
+        .iter()
+        .map(|o| (edit_distance(word, o), *o))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, o)| o)
+}
+
+/// The names of `options` nearest to `word`, at most `n`, for "did you mean" over long names
+/// (test ids): within an edit distance of a quarter of the word's length (at least 2), nearest
+/// first, ties in the options' order.
+pub(crate) fn nearest<'a>(word: &str, options: &[&'a str], n: usize) -> Vec<&'a str> {
+    let limit = (word.chars().count() / 4).max(2);
+    let mut near: Vec<(usize, usize, &str)> = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (edit_distance(word, o), i, *o))
+        .filter(|(d, _, _)| *d <= limit)
+        .collect();
+    near.sort();
+    near.into_iter().take(n).map(|(_, _, o)| o).collect()
+}
+
+/// Levenshtein distance over characters.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != *cb);
+            cur.push(substitute.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }

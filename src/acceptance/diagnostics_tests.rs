@@ -4,9 +4,10 @@
 //! Two tests keep the list whole:
 //! - `every_input_error_message` feeds one small bad input per message ([`cases`]) and snapshots
 //!   what the command line prints for it (the `Display` of [`Error`], as `main_entry` writes it);
-//! - `every_message_site_has_a_case` reads the production sources of `src/acceptance/` with
-//!   `syn`, lists every place that words an input error (`Problem::new(pos, message, help)`,
-//!   `self.report(pos, message, help)`, `InputError::new(message)` with its `.help(...)`), turns
+//! - `every_message_site_has_a_case` reads the production sources of `src/acceptance/`, its
+//!   `schema/` and the spanned YAML reader (`src/spanned_yaml/`) with `syn`, lists every place
+//!   that words an input error (`Problem::new(pos, message, help)`, `self.report(pos, message,
+//!   help)` or `self.v.report(..)`, `InputError::new(message)` with its `.help(...)`), turns
 //!   each message and help format string into a pattern, and fails when a place has no case
 //!   whose output matches it, or when a case prints a message that no place accounts for. So a
 //!   new message without a case fails, and so does a case that no longer reaches its message.
@@ -67,7 +68,7 @@ fn cases() -> Vec<Case> {
         list.iter().map(|(p, b)| (*p, b.to_vec())).collect()
     };
     vec![
-        // The spanned tree (yaml.rs).
+        // The spanned tree (spanned_yaml/tree.rs).
         acceptance("a YAML syntax error", "version: 1\ncriteria: [a, b\n"),
         acceptance("a second YAML document", with("---\nversion: 1\n")),
         acceptance(
@@ -88,7 +89,8 @@ fn cases() -> Vec<Case> {
         ),
         acceptance("a duplicate key", with("    ac: B.\n")),
         acceptance("a key that is not a word", with("? [x]\n: 1\n")),
-        // The validator (schema.rs), in the order of its readers and then of the schema.
+        // The validator (spanned_yaml/validator.rs), in the order of its readers, and then the
+        // schema (acceptance/schema/), in the order of its sections.
         acceptance(
             "an unknown key, near a known one",
             with("    requird: false\n"),
@@ -407,7 +409,7 @@ struct Site {
 
 impl Site {
     fn at(&self) -> String {
-        format!("src/acceptance/{}:{}", self.file, self.line)
+        format!("src/{}:{}", self.file, self.line)
     }
 }
 
@@ -415,9 +417,9 @@ impl Site {
 /// message of its own. (file, the forwarded expression.)
 const FORWARDERS: &[(&str, &str)] = &[
     // `Validator::report` turns its arguments into a `Problem`.
-    ("schema.rs", "message"),
+    ("spanned_yaml/validator.rs", "message"),
     // `parse_as` turns each `Problem` into an `InputError`.
-    ("parse.rs", "p.message"),
+    ("acceptance/parse.rs", "p.message"),
 ];
 
 /// Messages no input can reach, with why: they guard a promise the code keeps today.
@@ -527,7 +529,10 @@ impl<'ast> Visit<'ast> for Scan {
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let args: Vec<&syn::Expr> = call.args.iter().collect();
-        let on_self = matches!(&*call.receiver, syn::Expr::Path(p) if p.path.is_ident("self"));
+        let is_self = |e: &syn::Expr| matches!(e, syn::Expr::Path(p) if p.path.is_ident("self"));
+        // `self.report(..)`, or `self.v.report(..)` through a reader's validator.
+        let on_self = is_self(&call.receiver)
+            || matches!(&*call.receiver, syn::Expr::Field(f) if is_self(&f.base));
         if call.method == "report" && on_self {
             self.sites.push(Site {
                 file: self.file.clone(),
@@ -564,15 +569,22 @@ impl<'ast> Visit<'ast> for Scan {
     }
 }
 
-/// The production sources of `src/acceptance/` (every `.rs` but the tests and their support).
+/// The directories under `src/` whose production sources word the messages of [`cases`].
+const SOURCE_DIRS: &[&str] = &["acceptance", "acceptance/schema", "spanned_yaml"];
+
+/// The production sources of [`SOURCE_DIRS`] (every `.rs` but the tests and their support).
 fn production_sources() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/acceptance");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out: Vec<PathBuf> = SOURCE_DIRS
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(src.join(dir)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy();
-            name.ends_with(".rs") && !name.ends_with("_tests.rs") && name != "test_support.rs"
+            name.ends_with(".rs")
+                && !name.ends_with("_tests.rs")
+                && name != "tests.rs"
+                && name != "test_support.rs"
         })
         .collect();
     out.sort();
@@ -580,10 +592,20 @@ fn production_sources() -> Vec<PathBuf> {
 }
 
 fn sites() -> Vec<Site> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // `self.report(`, or `self.v.report(` (the call may break after `self.v`).
+    let reports = Regex::new(r"self(\s*\.[a-z_]+)?\s*\.report\(").unwrap();
     let mut all = Vec::new();
     for path in production_sources() {
         let text = std::fs::read_to_string(&path).unwrap();
-        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        // `acceptance/schema/mod.rs`: the path under `src/`, `/` between its parts.
+        let file = path
+            .strip_prefix(&src)
+            .unwrap()
+            .iter()
+            .map(|part| part.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         let mut scan = Scan {
             file: file.clone(),
             ..Scan::default()
@@ -611,7 +633,7 @@ fn sites() -> Vec<Site> {
         // `syn` does not look inside macro calls: a site written inside one would go unseen.
         // Counting the calls as text catches it.
         let written = text.matches("Problem::new(").count()
-            + text.matches("self.report(").count()
+            + reports.find_iter(&text).count()
             + text.matches("InputError::new(").count();
         let found = scan.sites.len();
         assert_eq!(
@@ -732,7 +754,17 @@ fn every_input_error_message() {
 fn every_message_site_has_a_case() {
     let sites = sites();
     let scanned: BTreeSet<&str> = sites.iter().map(|s| s.file.as_str()).collect();
-    for file in ["claim.rs", "mod.rs", "parse.rs", "schema.rs", "yaml.rs"] {
+    for file in [
+        "acceptance/claim.rs",
+        "acceptance/mod.rs",
+        "acceptance/parse.rs",
+        "acceptance/schema/mod.rs",
+        "acceptance/schema/criteria.rs",
+        "acceptance/schema/runners.rs",
+        "acceptance/schema/judges.rs",
+        "spanned_yaml/tree.rs",
+        "spanned_yaml/validator.rs",
+    ] {
         assert!(scanned.contains(file), "no message site found in {file}");
     }
     let errors: Vec<(&'static str, InputError)> = cases()

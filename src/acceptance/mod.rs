@@ -6,10 +6,11 @@
 //! `help:` saying how to fix it; then, over every file at base and head, the change's claim
 //! ([`claim`]).
 //!
-//! Steps: (1) parse YAML into a tree that keeps each node's position (`yaml.rs`); (2) validate the
-//! tree against the schema (`schema.rs`): unknown keys, types, id syntax, duplicates, lanes,
-//! checks; [`parse`] runs both and reports every problem at once; (3) derive each criterion's tag
-//! ([`tags`]); (4) tell this change's claim from inherited criteria ([`claim`]).
+//! Steps: (1) parse YAML into a tree that keeps each node's position (`yaml.rs`, over
+//! [`crate::spanned_yaml`]); (2) validate the tree against the schema (`schema/`, a file per
+//! section): unknown keys, types, id syntax, duplicates, lanes, checks; [`parse`] runs both and
+//! reports every problem at once; (3) derive each criterion's tag ([`tags`]); (4) tell this
+//! change's claim from inherited criteria ([`claim`]).
 
 pub mod claim;
 pub mod derive;

@@ -1,23 +1,26 @@
 //! Parsing and validating the acceptance file: the entry points, and the set they return.
 //!
 //! Steps:
-//! 1. **YAML events → spanned tree** (`yaml.rs`, `build_tree`). `saphyr-parser` events are folded
-//!    into a small tree of mappings, sequences and scalars, each node with its 1-based line and
-//!    column, and each mapping entry with its key's own position. Duplicate keys, anchors,
-//!    aliases, tags and extra documents are reported here. A syntax error stops everything: it is
-//!    reported once, at the parser's position, because nothing after it can be trusted.
-//! 2. **Tree → typed set** (`schema.rs`, `Validator`). The tree is walked against the schema.
-//!    Every problem is collected instead of stopping at the first: unknown keys (with a
-//!    did-you-mean), wrong types, id syntax, duplicate ids, lanes, checks, runners, judge,
-//!    harness. `schema.rs` also says how scalars are read (YAML 1.2 core schema).
+//! 1. **YAML events → spanned tree** (`yaml.rs`, `build_tree`, over [`crate::spanned_yaml`]).
+//!    `saphyr-parser` events are folded into a small tree of mappings, sequences and scalars,
+//!    each node with its 1-based line and column, and each mapping entry with its key's own
+//!    position. Duplicate keys, anchors, aliases, tags and extra documents are reported here. A
+//!    syntax error stops everything: it is reported once, at the parser's position, because
+//!    nothing after it can be trusted.
+//! 2. **Tree → typed set** (`schema/`, `Reader`). The tree is walked against the schema, section
+//!    by section. Every problem is collected instead of stopping at the first: unknown keys (with
+//!    a did-you-mean), wrong types, id syntax, duplicate ids, lanes, checks, runners, judge,
+//!    harness. How scalars are read (YAML 1.2 core schema) is said by the
+//!    [`Validator`](crate::spanned_yaml::Validator) the schema reads through.
 //! 3. **Report** (here). If anything was found, every problem is returned, sorted by line and
 //!    column, as an [`InputError`] with a `help`. Otherwise the [`AcceptanceSet`] is returned,
 //!    with each criterion carrying its tag ([`tag_for`](super::tag_for)).
 
-use super::schema::Validator;
-use super::yaml::{build_tree, Fatal, Pos, Problem};
+use super::schema::Reader;
+use super::yaml::build_tree;
 use super::{AcceptanceSet, AcceptanceState};
 use crate::error::InputError;
+use crate::spanned_yaml::{Fatal, Pos, Problem};
 
 /// Parses and validates the acceptance file `text`; `display_path` names it in every error.
 ///
@@ -53,12 +56,9 @@ fn parse_as(
     let mut problems = Vec::new();
     let parts = match build_tree(text, &mut problems) {
         Ok(root) => {
-            let mut validator = Validator {
-                config,
-                ..Validator::default()
-            };
-            let parts = validator.document(root.as_ref());
-            problems.append(&mut validator.problems);
+            let mut reader = Reader::new(config);
+            let parts = reader.document(root.as_ref());
+            problems.append(&mut reader.v.problems);
             parts
         }
         Err(Fatal) => None,

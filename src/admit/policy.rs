@@ -7,9 +7,9 @@
 //!
 //! Steps of [`load`]:
 //! 1. read the file and hash its bytes;
-//! 2. build the spanned YAML tree with the acceptance file's reader (a syntax error stops here,
-//!    reported once at its position);
-//! 3. validate the tree key by key with the acceptance validator's typed readers, collecting
+//! 2. build the spanned YAML tree ([`crate::spanned_yaml`], the acceptance file's reader too; a
+//!    syntax error stops here, reported once at its position);
+//! 3. validate the tree key by key with the [`Validator`]'s typed readers, collecting
 //!    every problem: unknown keys (with a did-you-mean), wrong types, values out of their
 //!    domain; read each signer key and check the trusted root exists, relative to the policy's
 //!    directory; compile the Rego module (its errors name the module's own file and line);
@@ -20,13 +20,13 @@ use std::path::{Path, PathBuf};
 
 use saphyr_parser::ScalarStyle;
 
-use crate::acceptance::schema::{closest, Validator};
-use crate::acceptance::yaml::{
-    build_tree_of, core_int, describe, is_null, short, Entry, Fatal, FileKind, Kind, Node, Pos,
-    Problem,
-};
 use crate::attest::keys::VerifyingKey;
 use crate::error::{Error, InputError};
+use crate::spanned_yaml::{
+    build_tree_of, core_int, describe, is_null, short, Entry, Fatal, FileKind, Kind, Node, Pos,
+    Problem, Validator,
+};
+use crate::text::closest;
 use crate::verdict::Verdict;
 
 /// The policy format this release reads (`version: 1`).
@@ -234,9 +234,9 @@ struct Rules {
     rego: Option<super::rego::RegoPolicy>,
 }
 
-/// Walks the policy's tree with the acceptance validator's typed readers (so that a wrong type
-/// reads the same in both files) and the policy's own rules. Each method returns `None` when
-/// what it reads is invalid, having recorded why.
+/// Walks the policy's tree with the typed readers the acceptance file is read with too (so that
+/// a wrong type reads the same in both files) and the policy's own rules. Each method returns
+/// `None` when what it reads is invalid, having recorded why.
 struct Reader<'d> {
     v: Validator,
     /// The policy file's directory, where its relative paths start.

@@ -152,7 +152,7 @@ fn near_ids(id: &str, listings: &[Vec<TestCase>]) -> Vec<String> {
     let mut ids: Vec<&str> = listings.iter().flatten().map(|t| t.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    crate::acceptance::schema::nearest(id, &ids, 3)
+    crate::text::nearest(id, &ids, 3)
         .into_iter()
         .map(str::to_string)
         .collect()

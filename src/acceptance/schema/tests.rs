@@ -1,8 +1,9 @@
 //! The validator: types, defaults, unknown keys, ids, lanes, checks, runners, judge, harness.
 
-use super::{closest, edit_distance, suggest_id, CRITERION_KEYS};
+use super::criteria::{suggest_id, CRITERION_KEYS};
 use crate::acceptance::test_support::{at, help, minimal, one_err, parse_err, parse_ok};
 use crate::acceptance::{tag_for, HarnessConfig, InheritedPolicy, Lane, RunnerConfig, RunnerKind};
+use crate::text::{closest, edit_distance};
 
 #[test]
 fn defaults_are_applied() {
