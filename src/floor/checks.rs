@@ -57,11 +57,7 @@ impl Ctx<'_> {
                     results_type: None,
                 };
                 let (o, e, _) = self.store_invocation(&inv)?;
-                let commit = if side == Side::Head {
-                    self.input.head.clone()
-                } else {
-                    self.input.base.clone()
-                };
+                let commit = self.commit(side);
                 let ptr = self.put(&Record::Command(RunRecord {
                     schema: RECORD_SCHEMA,
                     side: Some(side),
@@ -81,20 +77,12 @@ impl Ctx<'_> {
                     note: problem.clone(),
                 }))?;
                 self.runtime.push(RuntimeRow {
-                    side: if side == Side::Head {
-                        "head".into()
-                    } else {
-                        "base (+ head test files)".into()
-                    },
+                    side: row_side(side).into(),
                     runner: "check.command".into(),
                     command: cmd.to_string(),
                     tests: 1,
                     result: format!("exit {}", code(cap.exit_code)),
-                    seconds: if self.input.clock.is_pinned() {
-                        0.0
-                    } else {
-                        (cap.duration.as_secs_f64() * 10.0).round() / 10.0
-                    },
+                    seconds: self.seconds(cap.duration),
                     exit_code: cap.exit_code,
                     excerpt: (!cap.success()).then(|| {
                         excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))

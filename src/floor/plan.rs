@@ -1,0 +1,479 @@
+//! What the floor runs, settled before any bound test runs: the runners (configured, or
+//! detected from head's files) and their tools; the harness changes of the claim; head's
+//! worktree and each runner's listing there, scoped by the tag scan; each criterion's binding;
+//! and the tests each runner runs at both sides (in a shard, its own entries' tests, whole
+//! file groups).
+
+use super::*;
+
+/// The runners to use: the configured ones, or those detected from the head commit's files.
+pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, Error> {
+    let files: Vec<String> = git.files(head.as_str(), None)?;
+    let has = |name: &str| files.iter().any(|f| f == name);
+    let mut found = Vec::new();
+    let cfg = |kind, root: &str| RunnerConfig {
+        kind,
+        root: root.to_string(),
+        args: vec![],
+        setup: None,
+        command: None,
+        line: 0,
+        env_pass: Vec::new(),
+    };
+    if has("Cargo.toml") {
+        found.push(cfg(RunnerKind::Cargo, "."));
+    }
+    let python_marker = [
+        "pytest.ini",
+        "conftest.py",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| has(f));
+    let python_tests = files.iter().any(|f| {
+        let base = f.rsplit('/').next().unwrap_or(f);
+        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
+    });
+    if python_marker || python_tests {
+        found.push(cfg(RunnerKind::Pytest, "."));
+    }
+    let skip = |f: &str| {
+        f.split('/')
+            .any(|c| matches!(c, "node_modules" | "vendor" | "testdata" | ".git"))
+    };
+    // Every Go module and every JavaScript package with vitest or jest is a runner of its own,
+    // rooted where its go.mod or package.json is.
+    for f in files.iter().filter(|f| !skip(f)) {
+        let (dir, name) = match f.rsplit_once('/') {
+            Some((d, n)) => (d, n),
+            None => (".", f.as_str()),
+        };
+        match name {
+            "go.mod" => found.push(cfg(RunnerKind::Go, dir)),
+            "package.json" => {
+                let text = git
+                    .show(head, f)?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+                let uses = |tool: &str| {
+                    ["dependencies", "devDependencies"]
+                        .iter()
+                        .any(|k| v[k].get(tool).is_some())
+                };
+                if uses("vitest") {
+                    found.push(cfg(RunnerKind::Vitest, dir));
+                } else if uses("jest") {
+                    found.push(cfg(RunnerKind::Jest, dir));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
+/// Checks every runner's tools, and what the worktrees take from the checkout (`checkout`),
+/// before any work starts (a missing tool is an input error).
+pub fn check_tools(
+    runners: &[RunnerConfig],
+    checkout: &Path,
+    display_path: &str,
+) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    for r in runners {
+        match runners::adapter(r.clone()) {
+            Some(a) => {
+                if let Err(e) = a.check_tool().and_then(|()| a.check_checkout(checkout)) {
+                    errors.push(e);
+                }
+            }
+            None => errors.push(
+                InputError::new(format!(
+                    "runner kind `{}` is not supported by this version",
+                    r.kind.as_str()
+                ))
+                .at(display_path, r.line, 1)
+                .help("use one of: cargo, nextest, pytest, go, vitest, jest, junit-command"),
+            ),
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Input(errors))
+    }
+}
+
+/// The harness changes of base..head, with `harness.allow_changes` applied.
+pub(super) fn detect_harness(
+    input: &FloorInput<'_>,
+    changes: &[Change],
+) -> Result<Vec<harness::HarnessChange>, Error> {
+    let mut gb = globset::GlobSetBuilder::new();
+    for g in &input.acceptance.harness.allow_changes {
+        let glob = globset::Glob::new(g).map_err(|e| Error::crash(format!("glob `{g}`: {e}")))?;
+        gb.add(glob);
+    }
+    let allow = gb
+        .build()
+        .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
+    let scripts: Vec<String> = input
+        .runners
+        .iter()
+        .filter(|r| r.kind == RunnerKind::JunitCommand)
+        .filter_map(|r| {
+            let script = r.command.as_deref().and_then(bind::command_script)?;
+            Some(if r.root == "." {
+                script
+            } else {
+                format!("{}/{script}", r.root.trim_end_matches('/'))
+            })
+        })
+        .collect();
+    let read = |p: &str, at_head: bool| {
+        let commit = if at_head { &input.head } else { &input.base };
+        input
+            .git
+            .show(commit, p)
+            .ok()
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    let mut found = harness::detect(
+        changes,
+        &read,
+        &|p| allow.is_match(p),
+        &scripts,
+        input.acceptance_path.as_deref(),
+    );
+    // Settings this change edits that base had (worked out with the claim; book:
+    // floor/harness.md).
+    for p in &input.acceptance.settings_edits {
+        if !found.iter().any(|h| &h.path == p) {
+            found.push(harness::HarnessChange {
+                path: p.clone(),
+                what: "the project settings (runners, judge, harness, guard or inherited)".into(),
+                family: harness::Family::All,
+                scope: String::new(),
+                allowed: false,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// What the claim needs of the run.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Needs {
+    /// The pass-to-pass guard keeps tests (by glob, or of inherited criteria): one more entry.
+    pub guarding: bool,
+    /// Head's runners are listed: a criterion binds tests, or the guard keeps some.
+    pub tests: bool,
+    /// Head and base get worktrees: a criterion runs tests or a command.
+    pub worktrees: bool,
+}
+
+impl Needs {
+    pub(super) fn of(acceptance: &AcceptanceSet) -> Needs {
+        let criteria = &acceptance.criteria;
+        let guarding = !acceptance.guard.is_empty() || !acceptance.guarded_criteria().is_empty();
+        Needs {
+            guarding,
+            tests: guarding || criteria.iter().any(bind::needs_tests),
+            worktrees: guarding
+                || criteria.iter().any(|c| {
+                    bind::needs_tests(c)
+                        || matches!(c.check, Some(crate::acceptance::Check::Command(_)))
+                }),
+        }
+    }
+}
+
+/// What head's listing found, per runner (indexed as the runners are).
+pub(super) struct Listed {
+    pub tests: Vec<Vec<runners::TestCase>>,
+    /// The listing's problem, and whether it was a build failure.
+    pub problems: Vec<Option<(String, bool)>>,
+    /// The files head's build errors point into, and whether nothing was listed.
+    pub head_build: Vec<Option<(Vec<String>, bool)>>,
+    /// The listing's evidence record.
+    pub evidence: Vec<Option<String>>,
+}
+
+impl Ctx<'_> {
+    /// Head's worktree, when a criterion runs tests or a command.
+    pub(super) fn head_worktree(&self, needs: Needs) -> Result<Option<Worktree>, Error> {
+        if !needs.worktrees {
+            return Ok(None);
+        }
+        let input = self.input;
+        (input.progress)(&format!("head {}: creating worktree", input.head.short()));
+        Ok(Some(Worktree::add(
+            input.git,
+            &input.temp_root.join("head"),
+            &input.head,
+        )?))
+    }
+
+    /// Step 1 at head, when tests are needed: the changed files that are test code as a whole
+    /// there, the seeding of the cargo target dir, then each runner's `setup` and listing,
+    /// scoped by the tag scan (a runner under whose root no tag occurs is neither set up nor
+    /// listed).
+    pub(super) fn list_head(
+        &mut self,
+        wt: Option<&Worktree>,
+        changes: &[Change],
+        needs: Needs,
+    ) -> Result<Listed, Error> {
+        let n = self.adapters.len();
+        let mut listed = Listed {
+            tests: vec![Vec::new(); n],
+            problems: vec![None; n],
+            head_build: vec![None; n],
+            evidence: vec![None; n],
+        };
+        let Some(wt) = wt.filter(|_| needs.tests) else {
+            return Ok(listed);
+        };
+        self.test_modules = self.test_modules_at_head(wt, changes)?;
+        if self.adapters.iter().any(|a| uses_cargo(a.kind())) {
+            self.seed_head_target(wt)?;
+        }
+        let input = self.input;
+        let scopes = self.list_scopes(wt)?;
+        for (i, scope) in scopes.iter().enumerate() {
+            let Some(scope) = scope else {
+                (input.progress)(&format!(
+                    "head {}: no tag occurs under {} ({}): nothing to list or build",
+                    input.head.short(),
+                    self.adapters[i].config().root,
+                    self.adapters[i].kind().as_str()
+                ));
+                continue;
+            };
+            if let Some(p) = self.setup(i, wt, Side::Head, None)? {
+                listed.problems[i] = Some((p, false));
+                continue;
+            }
+            (input.progress)(&format!(
+                "head {}: listing tests ({})",
+                input.head.short(),
+                self.adapters[i].kind().as_str()
+            ));
+            let ctx = self.run_ctx(i, wt, Side::Head)?;
+            let watch = self.step_watch(
+                Side::Head,
+                format!("{} to list the tests", self.adapters[i].kind().as_str()),
+                progress::Source::None,
+                &[],
+            );
+            let report = progress::step(watch.as_ref(), || self.adapters[i].list(&ctx, scope));
+            let ev = self.record_listing(i, Side::Head, &report)?;
+            listed.evidence[i] = Some(ev);
+            if let Some(bf) = &report.build_failure {
+                // A partial listing (pytest collects what imports) still binds what it found;
+                // the files that failed are kept to judge the criteria they carry.
+                listed.problems[i] = Some((
+                    format!("head does not build: {}", first_line(&bf.excerpt)),
+                    true,
+                ));
+                listed.head_build[i] = Some((bf.diagnostic_files.clone(), report.tests.is_empty()));
+            } else if let Some(p) = &report.problem {
+                listed.problems[i] = Some((p.clone(), false));
+            }
+            listed.tests[i] = report.tests;
+        }
+        Ok(listed)
+    }
+
+    /// What each runner's head listing needs to cover (book: floor.md). Tag-bound criteria are
+    /// found by a scan of head's tracked files first, and each runner lists only the files under
+    /// its root that carry a tag (`None`: no tag occurs there, so the runner lists nothing). A
+    /// `check.test` binding or a `guard` glob can name any test, so they need the whole listing;
+    /// so does a scan that could not run.
+    fn list_scopes(&mut self, head: &Worktree) -> Result<Vec<Option<runners::ListScope>>, Error> {
+        // The claim's criteria and the inherited ones kept as regression guards: both bind
+        // by tag, so both need their tests listed.
+        let guarded = self.input.acceptance.guarded_criteria();
+        let criteria: Vec<&Criterion> = self
+            .input
+            .acceptance
+            .criteria
+            .iter()
+            .chain(guarded.iter().copied())
+            .collect();
+        let all = vec![Some(runners::ListScope::All); self.adapters.len()];
+        let tags: Vec<String> = criteria
+            .iter()
+            .filter(|c| c.lane == crate::acceptance::Lane::Floor && c.check.is_none())
+            .map(|c| c.tag.clone())
+            .collect();
+        if tags.is_empty() {
+            return Ok(all);
+        }
+        (self.input.progress)(&format!(
+            "head {}: scanning tracked files for {} tag(s)",
+            self.input.head.short(),
+            tags.len()
+        ));
+        let scanned = scan::scan_tree(head.path(), &tags, scan::default_threads());
+        self.record_scan(&tags, &scanned)?;
+        let Ok(found) = scanned else {
+            return Ok(all);
+        };
+        let whole = !self.input.acceptance.guard.is_empty()
+            || criteria.iter().any(|c| {
+                c.lane == crate::acceptance::Lane::Floor
+                    && matches!(c.check, Some(crate::acceptance::Check::Test(_)))
+            });
+        let matched = found.matched_files();
+        let scopes = self
+            .adapters
+            .iter()
+            .map(|a| {
+                let files = scan::files_under_root(&a.config().root, matched.iter().copied());
+                if whole {
+                    Some(runners::ListScope::All)
+                } else if files.is_empty() {
+                    None
+                } else {
+                    Some(runners::ListScope::Files(files))
+                }
+            })
+            .collect();
+        self.scan = Some(found);
+        Ok(scopes)
+    }
+}
+
+/// Which tests each runner runs, from every criterion's binding to head's listing.
+pub(super) struct Plan {
+    /// Each criterion's binding, in acceptance order. A shard makes every one: the overlay, the
+    /// grouping by file and the listing are the whole run's.
+    pub bindings: Vec<Binding>,
+    /// The tests the pass-to-pass guard keeps; none in a shard without the guard's entry.
+    pub guarded: Vec<BoundTest>,
+    /// Whether the pass-to-pass guard is an entry, after the criteria.
+    pub guarding: bool,
+    /// The positions of this shard's entries; `None`: every entry.
+    chosen: Option<BTreeSet<usize>>,
+    /// Per runner: the ids it runs, at each side.
+    pub wanted: Vec<BTreeSet<String>>,
+    /// Per runner: each bound test with its file (the floor runs the bound tests of one file
+    /// together).
+    pub bound: Vec<BTreeMap<String, Option<String>>>,
+    /// How many times each test runs at each side.
+    pub runs: u32,
+}
+
+impl Plan {
+    /// Step 2: binds each criterion to head's listings (`listings`, per runner), and gathers
+    /// what each runner runs.
+    pub(super) fn new(
+        input: &FloorInput<'_>,
+        listings: &[Vec<runners::TestCase>],
+        guarding: bool,
+    ) -> Result<Plan, Error> {
+        let criteria = &input.acceptance.criteria;
+        let bindings: Vec<Binding> = criteria.iter().map(|c| bind::bind(c, listings)).collect();
+        let mut guarded = guarded_tests(&input.acceptance.guard, listings)?;
+        let inherited =
+            inherited_guard_tests(&input.acceptance.guarded_criteria(), listings, &guarded);
+        guarded.extend(inherited);
+        // A shard runs the tests of its own entries only; every binding above is still made.
+        let chosen = input
+            .shard
+            .map(|share| share.positions(&binding_runners(&bindings), guarding));
+        let mut plan = Plan {
+            bindings,
+            guarded,
+            guarding,
+            chosen,
+            wanted: vec![BTreeSet::new(); listings.len()],
+            bound: vec![BTreeMap::new(); listings.len()],
+            runs: input.runs.max(1),
+        };
+        if !plan.selected(plan.guard_pos()) {
+            plan.guarded.clear();
+        }
+        for t in plan.bindings.iter().flat_map(|b| b.tests()) {
+            plan.bound[t.runner].insert(t.id.clone(), t.file.clone());
+        }
+        let mut wanted = vec![BTreeSet::new(); listings.len()];
+        for t in plan.mine().flat_map(|b| b.tests()).chain(&plan.guarded) {
+            wanted[t.runner].insert(t.id.clone());
+        }
+        // A shard runs the whole of every file group it has a test in: the bound tests of one
+        // file run in one invocation, and the same invocation in every shard that needs it (and
+        // in the single run) gives the same evidence, where a part of the group would give
+        // other evidence.
+        if input.shard.is_some() {
+            let mut files: BTreeSet<(usize, String)> = BTreeSet::new();
+            for (i, ids) in wanted.iter().enumerate() {
+                for id in ids {
+                    if let Some(Some(file)) = plan.bound[i].get(id) {
+                        files.insert((i, file.clone()));
+                    }
+                }
+            }
+            for t in plan.bindings.iter().flat_map(|b| b.tests()) {
+                if t.file
+                    .as_ref()
+                    .is_some_and(|f| files.contains(&(t.runner, f.clone())))
+                {
+                    wanted[t.runner].insert(t.id.clone());
+                }
+            }
+        }
+        plan.wanted = wanted;
+        Ok(plan)
+    }
+
+    /// The pass-to-pass guard's position among the entries: after every criterion.
+    pub(super) fn guard_pos(&self) -> usize {
+        self.bindings.len()
+    }
+
+    /// Whether this run decides the entry at `pos` (every entry, outside a shard).
+    pub(super) fn selected(&self, pos: usize) -> bool {
+        self.chosen.as_ref().is_none_or(|c| c.contains(&pos))
+    }
+
+    /// The bindings of the criteria this run decides.
+    pub(super) fn mine(&self) -> impl Iterator<Item = &Binding> + '_ {
+        self.bindings
+            .iter()
+            .enumerate()
+            .filter(|(pos, _)| self.selected(*pos))
+            .map(|(_, b)| b)
+    }
+
+    /// Whether base has anything to do: a test to run or a `check.command` to decide.
+    pub(super) fn any_base_work(&self) -> bool {
+        self.wanted.iter().any(|w| !w.is_empty())
+            || self.mine().any(|b| matches!(b, Binding::Command(_)))
+    }
+
+    /// The tests runner `i` runs for this run's entries and the guard, each with its file (those
+    /// whose file is known).
+    pub(super) fn files(&self, i: usize) -> BTreeMap<String, String> {
+        self.mine()
+            .flat_map(|b| b.tests())
+            .chain(&self.guarded)
+            .filter(|t| t.runner == i)
+            .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
+            .collect()
+    }
+}
+
+/// The runner each binding's tests are in (the first, when several), `None` for no test.
+fn binding_runners(bindings: &[Binding]) -> Vec<Option<usize>> {
+    bindings
+        .iter()
+        .map(|b| b.tests().iter().map(|t| t.runner).min())
+        .collect()
+}

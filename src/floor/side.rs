@@ -1,0 +1,544 @@
+//! One side's run (head, or base with head's test files laid over it): each runner's `setup`
+//! and its bound tests, `runs` times, in invocations of one test file each; the environment
+//! every command at a side gets (its own cargo target dir, the names `env_pass` passes, a
+//! pinned terminal size); the scratch directories; and the progress watch of each step.
+
+use super::*;
+
+impl Ctx<'_> {
+    /// Steps 3 and 4 at one side: every runner's tests of `plan`, `runs` times each, in `side`'s
+    /// worktree `wt` (`overlay`: what base got from head; `None` at head). Head's runners were
+    /// set up before their listing; at base each runner's work starts with its `setup` (when it
+    /// fails, the runner's tests are not observed there) and ends with the runs again of tests a
+    /// neighbour laid over from head kept from building, and the attribution of what still did
+    /// not build (book: floor/attribution.md).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_side(
+        &mut self,
+        side: Side,
+        wt: &Worktree,
+        overlay: Option<&OverlayRef>,
+        plan: &Plan,
+        changes: &[Change],
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let runs = plan.runs;
+        for (i, wanted) in plan.wanted.iter().enumerate() {
+            let ids: Vec<String> = wanted.iter().cloned().collect();
+            if ids.is_empty() {
+                continue;
+            }
+            // The stages of runner `i` at base: setup, runs, runs without the neighbours,
+            // attribution.
+            let at_base =
+                |step: u64| vec![Step::N(STAGE_BASE_RUNNER), Step::N(i as u64), Step::N(step)];
+            if side == Side::Base {
+                self.enter(at_base(0));
+                if let Some(p) = self.setup(i, wt, side, overlay)? {
+                    for id in &ids {
+                        obs.insert(
+                            (i, id.clone()),
+                            Observed {
+                                problem: Some(p.clone()),
+                                ..Default::default()
+                            },
+                        );
+                    }
+                    continue;
+                }
+            }
+            let stage = match side {
+                Side::Head => vec![Step::N(STAGE_HEAD_RUNS), Step::N(i as u64)],
+                Side::Base => at_base(1),
+            };
+            for k in 1..=runs {
+                (self.input.progress)(&format!(
+                    "{} {}: running {} bound test(s) ({}, run {k}/{runs})",
+                    side.as_str(),
+                    self.commit(side).short(),
+                    ids.len(),
+                    self.adapters[i].kind().as_str()
+                ));
+                self.tally = (0, ids.len());
+                self.run_isolated(&stage, i, wt, side, overlay, &ids, &plan.bound[i], k, obs)?;
+            }
+            if let (Side::Base, Some(overlay)) = (side, overlay) {
+                let files = plan.files(i);
+                self.enter(at_base(2));
+                self.isolate_base_build(i, wt, overlay, changes, &files, runs, obs)?;
+                self.enter(at_base(3));
+                self.attribute_base_builds(i, wt, &files, obs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Notes the tracked files the runs at `side` changed in its worktree `wt` (beyond
+    /// `baseline`, what `git status` said before they ran), for the deciding phase.
+    pub(super) fn note_rewritten(
+        &mut self,
+        side: Side,
+        wt: &Worktree,
+        baseline: &[String],
+    ) -> Result<(), Error> {
+        self.rewritten.extend(
+            rewritten_files(wt, baseline)?
+                .into_iter()
+                .map(|f| format!("{}: {f}", side.as_str())),
+        );
+        Ok(())
+    }
+
+    /// The watch of one step at `side` that runs `what` (and the tests `ids`,
+    /// none for a setup or a listing), when progress is live.
+    pub(super) fn step_watch(
+        &self,
+        side: Side,
+        what: String,
+        source: progress::Source,
+        ids: &[String],
+    ) -> Option<std::rc::Rc<std::cell::RefCell<progress::StepWatch>>> {
+        let live = self.input.live.clone()?;
+        let commit = self.commit(side);
+        let (done, total) = if ids.is_empty() { (0, 0) } else { self.tally };
+        Some(std::rc::Rc::new(std::cell::RefCell::new(
+            progress::StepWatch::new(
+                live,
+                side,
+                format!("{} {}", side.as_str(), commit.short()),
+                what,
+                source,
+                ids.to_vec(),
+                done,
+                total.max(done + ids.len()),
+            ),
+        )))
+    }
+
+    fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
+        self.scratch_seq += 1;
+        let p = self
+            .input
+            .temp_root
+            .join("scratch")
+            .join(format!("{:03}-{label}", self.scratch_seq));
+        std::fs::create_dir_all(&p)?;
+        Ok(p)
+    }
+
+    pub(super) fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
+        let root = &self.adapters[i].config().root;
+        let dir = if root == "." {
+            wt.path().to_path_buf()
+        } else {
+            wt.path().join(root)
+        };
+        let scratch = self.scratch(&format!(
+            "{}-{}",
+            side.as_str(),
+            self.adapters[i].kind().as_str()
+        ))?;
+        // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
+        let cargo = uses_cargo(self.adapters[i].kind());
+        let env = self
+            .side_env(side)
+            .into_iter()
+            .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
+            .chain(self.passed_env(Some(i)))
+            .collect();
+        Ok(RunCtx {
+            worktree: wt.path().to_path_buf(),
+            dir,
+            scratch,
+            timeout: self.input.timeout,
+            env,
+        })
+    }
+
+    /// The environment every command at a side gets: its own cargo target dir (base and head
+    /// never share build outputs, nor use the user's), and a pinned terminal size (runners wrap
+    /// their output to it, and the same run must leave the same logs).
+    pub(super) fn side_env(&self, side: Side) -> Vec<(OsString, OsString)> {
+        vec![
+            (
+                OsString::from("CARGO_TARGET_DIR"),
+                self.input
+                    .temp_root
+                    .join("target")
+                    .join(side.as_str())
+                    .into_os_string(),
+            ),
+            (OsString::from("COLUMNS"), OsString::from("120")),
+            (OsString::from("LINES"), OsString::from("40")),
+        ]
+    }
+
+    /// The variables `env_pass` passes to runner `runner`'s commands (`floor.env_pass` and its
+    /// own; `None`: a `check.command`, `floor.env_pass` alone), as our environment has them.
+    /// Set on each command explicitly: [`process::run`] withholds them when inherited.
+    pub(super) fn passed_env(&self, runner: Option<usize>) -> Vec<(OsString, OsString)> {
+        let mut names = self.input.acceptance.env_pass.clone();
+        if let Some(a) = runner.and_then(|i| self.adapters.get(i)) {
+            names.extend(a.config().env_pass.iter().cloned());
+        }
+        names.sort();
+        names.dedup();
+        process::passed_values(&names)
+            .into_iter()
+            .map(|(k, v)| (OsString::from(k), v))
+            .collect()
+    }
+
+    /// A fresh worktree has the code but not what the workflow installed into the checkout.
+    /// With no `setup`, a JavaScript runner reuses the checkout's `node_modules` (a link) when
+    /// the lockfile at this commit is the same as the checkout's, and says so in the report.
+    fn reuse_node_modules(&mut self, i: usize, wt: &Worktree, side: Side) {
+        let root = self.adapters[i].config().root.clone();
+        let rel = |base: &std::path::Path| {
+            if root == "." {
+                base.to_path_buf()
+            } else {
+                base.join(&root)
+            }
+        };
+        let (dir, checkout) = (rel(wt.path()), rel(self.input.git.root()));
+        if dir.join("node_modules").exists() || !checkout.join("node_modules").is_dir() {
+            return;
+        }
+        const LOCKFILES: [&str; 5] = [
+            "package-lock.json",
+            "npm-shrinkwrap.json",
+            "yarn.lock",
+            "pnpm-lock.yaml",
+            "bun.lockb",
+        ];
+        let same = LOCKFILES.iter().find_map(|name| {
+            let ours = std::fs::read(dir.join(name)).ok()?;
+            let theirs = std::fs::read(checkout.join(name)).ok()?;
+            Some((name, ours == theirs))
+        });
+        let result = match same {
+            Some((name, true)) => {
+                match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
+                    Ok(()) => format!("reused the checkout's node_modules: {name} is the same at this commit"),
+                    Err(e) => format!("could not link the checkout's node_modules: {e}"),
+                }
+            }
+            Some((name, false)) => format!("not reusing the checkout's node_modules: {name} differs at this commit; set `setup:` (for example `npm ci`)"),
+            None => "not reusing the checkout's node_modules: no lockfile to compare; set `setup:` (for example `npm ci`)".to_string(),
+        };
+        (self.input.progress)(&format!("{}: {result}", side.as_str()));
+        self.runtime.push(RuntimeRow {
+            side: row_side(side).into(),
+            runner: self.adapters[i].kind().as_str().into(),
+            command: "node_modules".into(),
+            tests: 0,
+            result,
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        });
+    }
+
+    /// Runs a runner's `setup` in a worktree; `Some(problem)` when it failed.
+    pub(super) fn setup(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+    ) -> Result<Option<String>, Error> {
+        let Some(setup) = self.adapters[i].config().setup.clone() else {
+            if matches!(
+                self.adapters[i].kind(),
+                RunnerKind::Vitest | RunnerKind::Jest
+            ) {
+                self.reuse_node_modules(i, wt, side);
+            }
+            return Ok(None);
+        };
+        (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
+        let ctx = self.run_ctx(i, wt, side)?;
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(&setup).current_dir(&ctx.dir);
+        for (k, v) in &ctx.env {
+            cmd.env(k, v);
+        }
+        let watch = self.step_watch(
+            side,
+            format!("setup `{setup}`"),
+            progress::Source::None,
+            &[],
+        );
+        let cap = progress::step(watch.as_ref(), || process::run(cmd, self.input.timeout))
+            .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+        let argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
+        let inv = Invocation {
+            command: argv,
+            captured: cap.clone(),
+            results: None,
+            results_type: None,
+        };
+        let commit = self.commit(side);
+        let ptrs = self.store_invocation(&inv)?;
+        let note = if cap.success() {
+            None
+        } else {
+            Some("setup failed")
+        };
+        self.put(&Record::Setup(RunRecord {
+            schema: RECORD_SCHEMA,
+            side: Some(side),
+            commit: commit.to_string(),
+            overlay: overlay.cloned(),
+            runner: Some(self.adapters[i].kind().as_str().into()),
+            root: Some(self.adapters[i].config().root.clone()),
+            command: inv.command.clone(),
+            test_id: None,
+            run: 1,
+            outcome: None,
+            exit_code: cap.exit_code,
+            duration_ms: self.ms(cap.duration),
+            stdout: Some(ptrs.0),
+            stderr: Some(ptrs.1),
+            results: None,
+            note: note.map(str::to_string),
+        }))?;
+        self.push_runtime(
+            side,
+            i,
+            &inv,
+            0,
+            if cap.success() {
+                "ok".into()
+            } else {
+                "setup failed".into()
+            },
+        );
+        interrupted()?;
+        if cap.success() {
+            self.adapters[i].check_setup(&ctx).map_err(Error::input)?;
+        }
+        Ok((!cap.success()).then(|| {
+            if cap.timed_out {
+                format!("setup `{setup}` timed out")
+            } else {
+                format!("setup `{setup}` failed (exit {})", code(cap.exit_code))
+            }
+        }))
+    }
+
+    /// Runs the bound tests of one file in one invocation, and tests of different files in
+    /// different invocations, so that no test of another file (another criterion's, say, or one
+    /// the change added) can forge or disturb a bound test's result: the tests of one file
+    /// already share a module, so one process gives them no way to reach each other that the
+    /// file does not already have. A bound test whose file is unknown runs alone. Each test's
+    /// evidence cites the invocation that observed it. The tests only the pass-to-pass guard
+    /// wants run together.
+    #[allow(clippy::too_many_arguments)]
+    fn run_isolated(
+        &mut self,
+        stage: &Position,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+        ids: &[String],
+        bound: &BTreeMap<String, Option<String>>,
+        k: u32,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let (groups, alone, together) = group_by_file(ids, bound);
+        // Each invocation is a stage of its own, named as it is ordered here, so that the
+        // invocations of shards merge back into this order.
+        let at = |class: u64, name: &str| {
+            let mut p = stage.clone();
+            p.extend([
+                Step::N(u64::from(k)),
+                Step::N(class),
+                Step::S(name.to_string()),
+            ]);
+            p
+        };
+        for (file, group) in &groups {
+            self.enter(at(0, file));
+            self.run_tests(i, wt, side, overlay, group, k, obs)?;
+        }
+        for id in &alone {
+            self.enter(at(1, id));
+            self.run_tests(i, wt, side, overlay, std::slice::from_ref(id), k, obs)?;
+        }
+        if !together.is_empty() {
+            self.enter(at(2, ""));
+            self.run_tests(i, wt, side, overlay, &together, k, obs)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_tests(
+        &mut self,
+        i: usize,
+        wt: &Worktree,
+        side: Side,
+        overlay: Option<&OverlayRef>,
+        ids: &[String],
+        k: u32,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<(), Error> {
+        let ctx = self.run_ctx(i, wt, side)?;
+        let kind = self.adapters[i].kind();
+        let source = progress::Source::of(kind, &ctx);
+        let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
+        let report = progress::step(watch.as_ref(), || self.adapters[i].run(&ctx, ids));
+        interrupted()?;
+        if let Some(w) = &watch {
+            let mut w = w.borrow_mut();
+            w.finish(&report.outcomes);
+            self.tally.0 = w.done();
+        }
+        let commit = self.commit(side);
+        let mut blobs = Vec::new();
+        for inv in &report.invocations {
+            blobs.push(self.store_invocation(inv)?);
+        }
+        let duration: Duration = report
+            .invocations
+            .iter()
+            .map(|inv| inv.captured.duration)
+            .sum();
+        let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
+        for id in ids {
+            let outcome = report
+                .outcomes
+                .get(id)
+                .copied()
+                .unwrap_or(Outcome::NotObserved);
+            *counts.entry(outcome).or_default() += 1;
+            // Cite the invocation that ran this test: the last one whose output names it
+            // (earlier ones build or collect; cargo runs one binary per invocation).
+            let name = id.rsplit([' ', ':']).next().unwrap_or(id);
+            let at = report
+                .invocations
+                .iter()
+                .rposition(|inv| {
+                    contains(&inv.captured.stdout, name)
+                        || inv.results.as_deref().is_some_and(|r| contains(r, name))
+                })
+                .unwrap_or(report.invocations.len().saturating_sub(1));
+            let (stdout, stderr, results) = blobs.get(at).cloned().unwrap_or_default();
+            let inv = report.invocations.get(at);
+            let command: Vec<String> = inv
+                .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
+                .unwrap_or_default();
+            let exit_code = inv.and_then(|inv| inv.captured.exit_code);
+            let message = report.messages.get(id).map(|m| self.norm.apply_str(m));
+            let note = match outcome {
+                Outcome::BuildFail => report
+                    .build_failure
+                    .as_ref()
+                    .map(|b| format!("errors in: {}", b.diagnostic_files.join(", "))),
+                Outcome::NotObserved => report.problem.clone(),
+                Outcome::Fail => message.clone(),
+                Outcome::Pass => None,
+            };
+            let ptr = self.put(&Record::Test(RunRecord {
+                schema: RECORD_SCHEMA,
+                side: Some(side),
+                commit: commit.to_string(),
+                overlay: overlay.cloned(),
+                runner: Some(self.adapters[i].kind().as_str().into()),
+                root: Some(self.adapters[i].config().root.clone()),
+                command,
+                test_id: Some(id.clone()),
+                run: k,
+                outcome: Some(outcome),
+                exit_code,
+                duration_ms: self.ms(duration),
+                stdout: Some(stdout),
+                stderr: Some(stderr),
+                results,
+                note,
+            }))?;
+            let entry = obs.entry((i, id.clone())).or_default();
+            entry.outcomes.push(outcome);
+            entry.evidence.push(ptr);
+            if outcome == Outcome::NotObserved && report.problem.is_some() {
+                entry.problem = report.problem.clone();
+            }
+            if outcome == Outcome::BuildFail {
+                entry.build_files = report.build_files.get(id).cloned().or_else(|| {
+                    report
+                        .build_failure
+                        .as_ref()
+                        .map(|b| b.diagnostic_files.clone())
+                });
+                entry.diagnostics = report
+                    .build_failure
+                    .as_ref()
+                    .map(|b| b.diagnostics.clone())
+                    .unwrap_or_default();
+            }
+            if outcome == Outcome::Fail && entry.message.is_none() {
+                entry.message = message;
+            }
+            if outcome == Outcome::Fail && entry.failure_kind.is_none() {
+                entry.failure_kind = report.failure_kinds.get(id).copied();
+            }
+        }
+        let result = counts
+            .iter()
+            .map(|(o, n)| format!("{n} {}", past(o.as_str())))
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (n, inv) in report.invocations.iter().enumerate() {
+            let is_last = n + 1 == report.invocations.len();
+            let summary = if is_last {
+                result.clone()
+            } else if inv.captured.success() {
+                "ok".to_string()
+            } else if report.build_failure.is_some() {
+                "build failed".to_string()
+            } else {
+                format!("exit {}", code(inv.captured.exit_code))
+            };
+            self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
+        }
+        Ok(())
+    }
+}
+
+/// The invocations of one run at one side (see [`Ctx::run_isolated`]): the bound ids grouped by
+/// their file, the bound ids with no known file (each alone), and the ids that are not bound
+/// (the guard's, run together).
+type Grouped = (BTreeMap<String, Vec<String>>, Vec<String>, Vec<String>);
+
+pub(super) fn group_by_file(ids: &[String], bound: &BTreeMap<String, Option<String>>) -> Grouped {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut alone = Vec::new();
+    let mut together = Vec::new();
+    for id in ids {
+        match bound.get(id) {
+            Some(Some(file)) => groups.entry(file.clone()).or_default().push(id.clone()),
+            Some(None) => alone.push(id.clone()),
+            None => together.push(id.clone()),
+        }
+    }
+    (groups, alone, together)
+}
+
+/// Whether `needle` occurs in `hay` as a whole name (not inside a longer identifier, so that
+/// `TestA` is not found in `TestAB`).
+fn contains(hay: &[u8], needle: &str) -> bool {
+    let n = needle.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    !n.is_empty()
+        && hay.windows(n.len()).enumerate().any(|(i, w)| {
+            w == n
+                && (i == 0 || !ident(hay[i - 1]) || !ident(n[0]))
+                && hay
+                    .get(i + n.len())
+                    .is_none_or(|b| !ident(*b) || !ident(n[n.len() - 1]))
+        })
+}
