@@ -406,4 +406,103 @@ mod tests {
             Some(m("floor::runners"))
         );
     }
+
+    /// Code comments cite the book's pages (`book: floor/attribution.md`, with or without an
+    /// `#anchor`) and messages its published URL, never a document outside the repository:
+    /// every cited page exists.
+    #[test]
+    fn every_book_page_a_comment_cites_exists() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let book = root.join("docs/src");
+        let cite = regex::Regex::new(r"book: ([a-z0-9/-]+\.md)").expect("pattern");
+        // The published book, as messages name it: `…/claim-check/book/admission.html#…`.
+        let url = regex::Regex::new(r"claim-check/book/([a-z0-9/-]+)\.html").expect("pattern");
+        let mut found = Vec::new();
+        let mut cited = 0;
+        let mut stack = vec![root.join("src"), root.join("tests"), root.join("bench")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&p) else {
+                    continue;
+                };
+                for (n, line) in text.lines().enumerate() {
+                    if line.contains("DESIGN ") && !line.contains("DESIGN.md") {
+                        found.push(format!("{}:{}: cites DESIGN", p.display(), n + 1));
+                    }
+                    for c in cite.captures_iter(line).chain(url.captures_iter(line)) {
+                        cited += 1;
+                        let page = c[1].trim_end_matches(".md").to_string() + ".md";
+                        if !book.join(&page).is_file() {
+                            found.push(format!("{}:{}: no page {}", p.display(), n + 1, &c[1]));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(cited > 20, "the check found only {cited} citations");
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
+    /// Files by idea: no source file holds more than 1,000 lines before its first top-level
+    /// `#[cfg(test)]` (big modules keep their unit tests in a sibling `tests.rs`).
+    #[test]
+    fn no_source_file_is_over_a_thousand_lines_before_its_tests() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut found = Vec::new();
+        for file in modules(&src).into_values() {
+            let text = std::fs::read_to_string(&file).expect("source file");
+            let before = text
+                .lines()
+                .take_while(|l| !l.starts_with("#[cfg(test)]"))
+                .count();
+            if before > 1000 {
+                found.push(format!("{}: {before} lines", file.display()));
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "files over 1,000 lines:\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// The book's design page shows the same table as [`LAYERS`], layer by layer.
+    #[test]
+    fn the_design_page_shows_the_layer_table() {
+        let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/design.md");
+        let text = std::fs::read_to_string(&page).expect("docs/src/design.md");
+        let section = text
+            .split("\n## Layers\n")
+            .nth(1)
+            .expect("a `## Layers` section in docs/src/design.md");
+        let name = regex::Regex::new(r"`([a-z_]+)`").expect("pattern");
+        let rows: Vec<Vec<String>> = section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(|row| {
+                let modules = row.split('|').nth(2).unwrap_or_default();
+                name.captures_iter(modules)
+                    .map(|c| c[1].to_string())
+                    .collect()
+            })
+            .collect();
+        let table: Vec<Vec<String>> = LAYERS
+            .iter()
+            .map(|l| l.iter().map(|m| m.to_string()).collect())
+            .collect();
+        assert_eq!(
+            rows, table,
+            "docs/src/design.md's layer table differs from LAYERS"
+        );
+    }
 }

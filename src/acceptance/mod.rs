@@ -338,7 +338,7 @@ pub fn locate(repo: &Path, given: Option<&Path>) -> Result<Located, Error> {
     Err(Error::input(
         InputError::new(format!("no acceptance set: `{display}` does not exist (nor `{display}.draft`)"))
             .in_file(display.clone())
-            .help("write the criteria as .shipmoor/acceptance.yaml (see the README's acceptance file reference), or name another file with --acceptance"),
+            .help("write the criteria as .shipmoor/acceptance.yaml (see the acceptance file reference, https://shipmoor.github.io/claim-check/book/acceptance.html), or name another file with --acceptance"),
     ))
 }
 

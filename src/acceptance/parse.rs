@@ -93,7 +93,7 @@ fn parse_as(
                 problems.push(Problem::new(
                     Pos::START,
                     "the acceptance file could not be read",
-                    "check the file against the README's acceptance file reference",
+                    "check the file against the acceptance file reference, https://shipmoor.github.io/claim-check/book/acceptance.html",
                 ));
             }
             problems.sort_by_key(|p| p.pos);

@@ -1,4 +1,4 @@
-//! The admission policy (DESIGN 10): the YAML rules every platform team needs, and a Rego
+//! The admission policy (book: admission.md): the YAML rules every platform team needs, and a Rego
 //! module for anything else.
 //!
 //! [`load`] reads and validates a policy file, reporting every problem at once with its file,
@@ -127,7 +127,7 @@ const VERDICTS: [Verdict; 4] = [
 
 const SKELETON: &str =
     "start with `version: 1` and `repositories: [\"git+https://github.com/acme/*\"]` \
-    (see the README's policy reference)";
+    (see the policy reference, https://shipmoor.github.io/claim-check/book/admission.html#the-policy-file)";
 const REPOSITORIES_EXAMPLE: &str = "repositories: [\"git+https://github.com/acme/*\"]";
 const REPOSITORIES_HELP: &str = "list the repositories to admit, as globs over `resourceUri` \
     without its `@<commit>`, e.g. `repositories: [\"git+https://github.com/acme/*\"]`; a policy \
@@ -201,7 +201,7 @@ pub(crate) fn parse(
                 problems.push(Problem::new(
                     Pos::START,
                     "the admission policy could not be read",
-                    "check the file against the README's policy reference",
+                    "check the file against the policy reference, https://shipmoor.github.io/claim-check/book/admission.html#the-policy-file",
                 ));
             }
             problems.sort_by_key(|p| p.pos);

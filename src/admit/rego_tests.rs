@@ -1,5 +1,4 @@
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -363,19 +362,17 @@ fn the_example_denies_a_required_criterion_bound_by_pattern_only() {
     );
 }
 
-/// Admission evaluates once per VSA: a statement of the real size must take well under a
-/// millisecond in a release build (about 45 µs measured, most of it converting the JSON input
-/// into regorus's values; the engine's clone is a few reference counts). The bound here is
-/// generous for a debug build on a loaded machine.
+/// Admission evaluates once per VSA, and one loaded module serves every evaluation: a statement
+/// of the real size gives the same answer on every call (the engine's clone per call shares
+/// nothing that one evaluation changes). Its speed (about 45 µs in a release build) is measured
+/// by `bench/admit.sh`, not here.
 #[test]
-fn evaluation_of_a_real_statement_is_fast() {
+fn evaluation_of_a_real_statement_is_repeatable() {
     let rego = example();
     let input = input(statement("full_statement.snap"));
-    let runs = 50;
-    let start = Instant::now();
-    for _ in 0..runs {
-        assert_eq!(rego.deny(&input).unwrap().len(), 1);
+    let first = rego.deny(&input).unwrap();
+    assert_eq!(first.len(), 1);
+    for _ in 0..50 {
+        assert_eq!(rego.deny(&input).unwrap(), first);
     }
-    let each = start.elapsed() / runs;
-    assert!(each < Duration::from_millis(10), "{each:?} per evaluation");
 }

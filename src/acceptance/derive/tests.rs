@@ -473,14 +473,10 @@ fn hostile_input_stays_linear() {
         "- [ ] x\n",
         "must. ",
     ] {
+        // A quadratic path would not end: nextest's slow-timeout stops this test as hung
+        // rather than a timed assertion failing on a loaded machine (bench/derive.sh measures).
         let body = unit.repeat(200_000);
-        let t = std::time::Instant::now();
         let _ = one(&body);
-        assert!(
-            t.elapsed() < std::time::Duration::from_secs(5),
-            "{unit:?}: {:?}",
-            t.elapsed()
-        );
     }
 }
 

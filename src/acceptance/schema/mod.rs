@@ -83,7 +83,7 @@ impl Reader {
 
     pub(super) fn document(&mut self, root: Option<&Node>) -> Option<Parts> {
         const SKELETON: &str = "start with `version: 1` and a `criteria:` list \
-            (see the README's acceptance file reference)";
+            (see the acceptance file reference, https://shipmoor.github.io/claim-check/book/acceptance.html)";
         let root = match root {
             Some(node) if !is_null(node) => node,
             _ => {

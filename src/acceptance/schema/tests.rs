@@ -99,7 +99,7 @@ fn unknown_keys_suggest_the_closest_and_list_the_allowed() {
             "remove it; allowed keys here: `version`, `criteria`, `runners`, `judge`, `harness`, `guard`, `inherited`, `floor`"
         );
 
-    // `timeout_seconds` was the key's name before DESIGN 6 named it `timeout`: the old
+    // `timeout_seconds` was the key's name before the judge's settings named it `timeout`: the old
     // spelling is unknown now, with a did-you-mean the edit distance alone would not find.
     let e = one_err(&minimal("judge:\n  command: [j]\n  timeout_seconds: 5\n"));
     assert_eq!(at(&e), (7, 3));

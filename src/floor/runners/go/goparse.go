@@ -1,5 +1,5 @@
 // Command goparse prints the test functions and imports of Go test files, for shipmoor's
-// attribution of build failures at base (DESIGN 5.4). It is embedded in shipmoor, built with the
+// attribution of build failures at base (book: floor/attribution.md). It is embedded in shipmoor, built with the
 // user's go, and run as `goparse FILE...`; it prints one JSON object per file, one a line:
 //
 //	{"file":F,"items":[{"name","start","end","uses"}],"imports":[{"start","end","names"}]}

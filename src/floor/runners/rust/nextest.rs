@@ -68,7 +68,7 @@ impl Nextest {
         Nextest { config }
     }
 
-    /// DESIGN 5.6: lists only the test targets that hold the scope's files (see
+    /// Only what is bound gets built (book: floor.md): lists only the test targets that hold the scope's files (see
     /// [`cargo_targets`]), one `cargo nextest list -p <package id> <targets>` per package, and
     /// where that does not build, each target alone, so that a target that does not compile
     /// leaves the others listed. `None` where the listing is not narrowed: the user's own
@@ -118,7 +118,7 @@ impl Nextest {
         Some(report)
     }
 
-    /// DESIGN 5.6 for runs: the cargo selection (`-p <package id> … --lib --test x …`) that
+    /// The same for runs (book: floor.md): the cargo selection (`-p <package id> … --lib --test x …`) that
     /// builds only the targets holding `ids`, so that a run builds what it runs and nothing
     /// else. `None` (build as nextest does by default) where the user's `args` select targets,
     /// metadata cannot be read, or no id names a target of the workspace.
