@@ -561,8 +561,9 @@ fn starter(criteria: &[(String, String)], from: Option<&std::path::Path>) -> Res
 }
 
 const STARTER_CONFIG: &str =
-    "# Settings every change's acceptance file shares (README: \"The acceptance set\"): the\n\
-# runners, the judge, harness rules, the pass-to-pass guard, what inherited criteria do.\n\
+    "# Settings every change's acceptance file shares: the runners, the judge, harness rules,\n\
+# the pass-to-pass guard, what inherited criteria do (every key is on the book's acceptance\n\
+# page: https://shipmoor.github.io/claim-check/book/acceptance.html).\n\
 # Each example below is valid as it stands: remove the `# ` to use it.\n\
 version: 1\n\
 # runners:                 # detected when absent (Cargo.toml, pytest.ini, go.mod, package.json)\n\
