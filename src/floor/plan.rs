@@ -178,6 +178,7 @@ pub(super) struct Needs {
 }
 
 impl Needs {
+    /// What the criteria of `acceptance` and its guard need.
     pub(super) fn of(acceptance: &AcceptanceSet) -> Needs {
         let criteria = &acceptance.criteria;
         let guarding = !acceptance.guard.is_empty() || !acceptance.guarded_criteria().is_empty();

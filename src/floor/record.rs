@@ -6,6 +6,7 @@
 use super::*;
 
 impl Ctx<'_> {
+    /// A duration in an evidence record: milliseconds, none under a pinned clock.
     pub(super) fn ms(&self, d: Duration) -> u64 {
         if self.input.clock.is_pinned() {
             0
@@ -23,10 +24,12 @@ impl Ctx<'_> {
         }
     }
 
+    /// Stores one evidence record; its pointer.
     pub(super) fn put(&mut self, r: &Record) -> Result<String, Error> {
         self.store.put_record(r).map_err(Error::crash)
     }
 
+    /// Stores what one invocation printed and its results file, normalized; their pointers.
     pub(super) fn store_invocation(
         &mut self,
         inv: &Invocation,
@@ -40,6 +43,8 @@ impl Ctx<'_> {
         Ok((out, err, res))
     }
 
+    /// A record and a runtime row per invocation of runner `i`'s listing at `side`; the last
+    /// record's pointer.
     pub(super) fn record_listing(
         &mut self,
         i: usize,
@@ -279,6 +284,7 @@ pub(super) fn row_side(side: Side) -> &'static str {
     }
 }
 
+/// An exit code as the texts show it (`signal`: a signal ended the command).
 pub(super) fn code(c: Option<i32>) -> String {
     c.map(|c| c.to_string()).unwrap_or_else(|| "signal".into())
 }

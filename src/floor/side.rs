@@ -115,6 +115,7 @@ impl Ctx<'_> {
         )))
     }
 
+    /// A fresh scratch directory for one command, numbered in the order the run makes them.
     fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
         self.scratch_seq += 1;
         let p = self
@@ -126,6 +127,8 @@ impl Ctx<'_> {
         Ok(p)
     }
 
+    /// What runner `i`'s commands at `side` run in: its root in `wt`, a fresh scratch
+    /// directory, the timeout and the environment.
     pub(super) fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
         let root = &self.adapters[i].config().root;
         let dir = if root == "." {
@@ -376,6 +379,9 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Runs the tests `ids` of runner `i` together at `side` (run `k`): a record per test,
+    /// citing the invocation that ran it, its outcome in `obs`, and a runtime row per invocation
+    /// the runner made.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run_tests(
         &mut self,
