@@ -2,7 +2,7 @@
 //! [`Invocation`], reading why its output cannot be believed (it did not start, timed out, was
 //! interrupted or killed), and showing paths relative to the worktree. Every adapter starts its
 //! commands here, so each adapter is only its parsing and its id mapping; cargo's own variables
-//! are added by the cargo and nextest adapters alone ([`super::rust::cargo_meta::exec`]).
+//! are added by the cargo and nextest adapters alone (`exec` in [`super::rust::cargo_meta`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
