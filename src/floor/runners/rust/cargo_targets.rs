@@ -159,7 +159,7 @@ pub fn select(packages: &[Package], files: &[String]) -> Selection {
     )
 }
 
-/// The arguments that select one package: its package id spec, never its bare name (FACTS:
+/// The arguments that select one package: its package id spec, never its bare name (cargo:
 /// `-p NAME` is ambiguous when the lock file holds two packages of that name). Every scoped
 /// build names its package through here.
 pub fn package_args(pkg: &Package) -> [String; 2] {
