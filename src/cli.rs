@@ -704,6 +704,17 @@ pub struct ClaimCheckArgs {
     /// Action turns it into annotations
     #[arg(long, value_name = "PATH", hide = true)]
     pub error_out: Option<PathBuf>,
+    /// Where base's observations are kept across pushes, to be reused while base, head's test
+    /// files, the runners' settings, the toolchain and the lock files are the same; `none`
+    /// turns it off (for tests that read the network or the clock) [default: .shipmoor/cache
+    /// in the repository]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SHIPMOOR_BASE_CACHE",
+        help_heading = "Floor"
+    )]
+    pub base_cache: Option<String>,
     /// Where worktrees and build outputs go [default: the system's temporary directory]
     #[arg(
         long,

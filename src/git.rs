@@ -438,6 +438,69 @@ impl Git {
         Ok(out.ok.then_some(out.stdout))
     }
 
+    /// The bytes of each of `paths` at `commit` that is a file there, read in one `git cat-file
+    /// --batch`: a path that names no file at `commit` (absent, a directory, a submodule) is
+    /// not in the map. A symlink's bytes are its target.
+    pub fn blobs(
+        &self,
+        commit: &CommitId,
+        paths: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Vec<u8>>, Error> {
+        use std::io::Write as _;
+        let mut out = std::collections::BTreeMap::new();
+        // A name with a line break cannot go through the batch's lines: read on its own.
+        let (odd, plain): (Vec<&String>, Vec<&String>) =
+            paths.iter().partition(|p| p.contains('\n'));
+        for p in odd {
+            if let Some(b) = self.show(commit, p)? {
+                out.insert(p.clone(), b);
+            }
+        }
+        if plain.is_empty() {
+            return Ok(out);
+        }
+        let mut child = git_command(&self.root)
+            .args(["cat-file", "--batch"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| Error::crash(format!("cannot run `git cat-file`: {e}")))?;
+        let mut request = String::new();
+        for p in &plain {
+            request.push_str(&format!("{}:{p}\n", commit.as_str()));
+        }
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // The answer is read while the request is written: a large answer fills the pipe.
+        let writer = std::thread::spawn(move || stdin.write_all(request.as_bytes()));
+        let answer = child
+            .wait_with_output()
+            .map_err(|e| Error::crash(format!("git cat-file: {e}")))?;
+        let _ = writer.join();
+        // Per request: `<oid> <type> <size>\n<bytes>\n`, or `<name> missing\n`.
+        let mut rest = answer.stdout.as_slice();
+        for p in plain {
+            let Some(nl) = rest.iter().position(|b| *b == b'\n') else {
+                break;
+            };
+            let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+            rest = &rest[nl + 1..];
+            let mut words = header.rsplitn(3, ' ');
+            let (size, kind) = (words.next(), words.next());
+            let Some(size) = size.and_then(|s| s.parse::<usize>().ok()) else {
+                continue;
+            };
+            if rest.len() < size {
+                break;
+            }
+            if kind == Some("blob") {
+                out.insert(p.clone(), rest[..size].to_vec());
+            }
+            rest = rest.get(size + 1..).unwrap_or_default();
+        }
+        Ok(out)
+    }
+
     /// The tracked files of this checkout or worktree, relative to its root, as the index lists
     /// them ([`TRACKED_COMMAND`]): a path in conflict once.
     pub fn tracked(&self) -> Result<Vec<Tracked>, Error> {

@@ -579,7 +579,9 @@ const STARTER_GITIGNORE: &str =
     "# The outputs of `shipmoor claim-check` (the Action uploads them as artifacts).\n\
 /claim-check.*.json\n\
 /verify.md\n\
-/evidence/\n";
+/evidence/\n\
+# Base results kept across pushes (`--base-cache`).\n\
+/cache/\n";
 
 /// `acceptance init`: the change's acceptance file, and the shared files a first run needs.
 fn init(repo: &std::path::Path, from: Option<&std::path::Path>, force: bool) -> Result<i32, Error> {

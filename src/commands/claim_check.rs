@@ -32,6 +32,7 @@ use crate::cli::{ClaimCheckArgs, Format, FuseArgs, Mode, Sign};
 use crate::clock::{rfc3339, Clock, Stopwatch};
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
+use crate::floor::cache::BaseCache;
 use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
@@ -96,6 +97,8 @@ struct Plan {
     fused: Option<Shards>,
     /// `--shard-out` as the input checks found it, which the shard result is written through.
     shard_dir: Option<OutputPath>,
+    /// `--base-cache`, read before any of the change's code runs; `None`: off.
+    base_cache: Option<BaseCache>,
 }
 
 /// What a run of [`plan`] checks its inputs for.
@@ -164,6 +167,8 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
     let (floor_report, order) = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
     if let Some(target) = &plan.shard {
+        crate::process::reap_orphans();
+        let floor_report = keep_base(&plan, floor_report);
         shard::write(&plan, target, &floor_report, &order, &store)?;
         return Ok(crate::error::EXIT_OK);
     }
@@ -199,6 +204,7 @@ fn finish(
     let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
     // Nothing the floor or a command judge started still runs while the outputs are written.
     crate::process::reap_orphans();
+    let floor_report = keep_base(&plan, floor_report);
     let (signing, token) = signing(&plan)?;
     let facts = facts(&plan, signing)?;
     let result = conclude(&plan.claim, &floor_report, &judged, &facts);
@@ -304,6 +310,10 @@ fn plan(
         }
     };
     let temp_base = temp_base(args)?;
+    let base_cache = match role {
+        Role::Run => open_base_cache(args, git.root()),
+        Role::Fuse => None,
+    };
     // The registry last: the local checks are quicker, and fixed first.
     let attach = match attach_reference {
         Some(reference) => {
@@ -351,6 +361,7 @@ fn plan(
         shard,
         fused: None,
         shard_dir,
+        base_cache,
     })
 }
 
@@ -692,8 +703,66 @@ fn run_floor(
             p.strip_prefix(root).ok().map(|r| r.display().to_string())
         }),
         shard: plan.shard.as_ref().map(|s| s.share),
+        base_cache: plan.base_cache.as_ref(),
     };
     floor::run_ordered(&input, store)
+}
+
+/// The base cache's directory (`--base-cache`, `.shipmoor/cache` in the repository by default),
+/// read now, before any of the change's code runs; `None` for `none`.
+fn open_base_cache(args: &ClaimCheckArgs, root: &Path) -> Option<BaseCache> {
+    let given = args.base_cache.as_deref();
+    if given == Some("none") {
+        return None;
+    }
+    let dir = match given {
+        Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
+        Some(p) => std::env::current_dir()
+            .unwrap_or_else(|_| root.to_path_buf())
+            .join(p),
+        None => root.join(".shipmoor/cache"),
+    };
+    let shown = shown_path(&dir, root);
+    Some(BaseCache::open(&dir, Some(root), shown))
+}
+
+/// Writes the floor's new base cache entry, when it made one, and leaves the cache holding
+/// only what it held when it was read and what this run observed: called once nothing the
+/// run started still runs. A cache that cannot be written is a warning, never an error.
+fn keep_base(plan: &Plan, mut floor: FloorReport) -> FloorReport {
+    let Some(cache) = &plan.base_cache else {
+        return floor;
+    };
+    let pending = floor.cache_entry.take();
+    match cache.commit(pending.as_ref()) {
+        Ok(done) => {
+            if done.removed > 0 {
+                progress(
+                    plan.quiet,
+                    &format!(
+                        "base cache {}: removed {} file(s) that appeared in it during the run",
+                        cache.shown(),
+                        done.removed
+                    ),
+                );
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "claim-check: warning: the base cache {} was not written: {e}",
+                cache.shown()
+            );
+            if let Some(u) = floor.base_cache.as_mut() {
+                if u.state == floor::BaseCacheState::Stored {
+                    u.state = floor::BaseCacheState::Ran;
+                    u.entry = None;
+                    u.note = Some(format!("base's results could not be kept: {e}"));
+                }
+            }
+        }
+    }
+    floor
 }
 
 /// How the statement will be signed, with the OIDC token of keyless signing: decided before

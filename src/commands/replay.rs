@@ -232,6 +232,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
         live: None,
         acceptance_path,
         shard: None,
+        base_cache: None,
     };
     let mut store = EvidenceStore::new();
     let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;

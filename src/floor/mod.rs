@@ -30,6 +30,7 @@
 
 pub mod attribute;
 pub mod bind;
+pub mod cache;
 mod checks;
 mod decide;
 mod entries;
@@ -40,6 +41,7 @@ mod plan;
 pub use crate::process;
 pub mod progress;
 mod record;
+mod reuse;
 pub mod rule;
 pub mod runners;
 pub mod scan;
@@ -95,6 +97,9 @@ pub struct FloorInput<'a> {
     pub acceptance_path: Option<String>,
     /// A shard's share of the entries (book: sharding.md); `None`: every entry.
     pub shard: Option<Share>,
+    /// The base cache, read before any of the change's code ran (book: floor/base-cache.md);
+    /// `None`: off (`--base-cache none`, replay's re-run).
+    pub base_cache: Option<&'a cache::BaseCache>,
 }
 
 /// How shards split the entries (`--shard-by`).
@@ -162,7 +167,9 @@ pub struct FloorOrder {
 }
 
 // The floor's part of the run result: wire types, defined with the formats.
-pub use crate::format::floor::{CriterionFloor, EvidenceRef, RuntimeRow, Side, TestObservation};
+pub use crate::format::floor::{
+    BaseCacheState, BaseCacheUse, CriterionFloor, EvidenceRef, RuntimeRow, Side, TestObservation,
+};
 
 /// What an entry of the floor's report stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +203,11 @@ pub struct FloorReport {
     pub changed_files: usize,
     /// Files this change touched that decide how tests run (book: floor/harness.md).
     pub harness: Vec<harness::HarnessChange>,
+    /// How base used the base cache; `None` when it is off or base ran no test.
+    pub base_cache: Option<BaseCacheUse>,
+    /// Base's observations as a new cache entry, for the command to write once nothing the
+    /// run started still runs ([`cache::BaseCache::commit`]).
+    pub cache_entry: Option<cache::Pending>,
 }
 
 /// The state of one floor run, which each phase's file adds its methods to.
@@ -224,6 +236,10 @@ struct Ctx<'a> {
     /// Changed files that are test code as a whole at head although no runner's path rule says
     /// so ([`Runner::test_files_among`]): laid over base whole, never spliced.
     test_modules: BTreeSet<String>,
+    /// How base used the base cache, so far.
+    cache_use: Option<BaseCacheUse>,
+    /// Base's observations as a new cache entry.
+    cache_entry: Option<cache::Pending>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -319,22 +335,28 @@ pub fn run_ordered(
         cx.note_rewritten(Side::Head, wt, &[])?;
     }
 
-    // 4. base worktree with head's test files laid over it, and the same runs there.
+    // 4. base worktree with head's test files laid over it, and the same runs there, unless
+    //    the base cache holds base's observations under this key (book: floor/base-cache.md).
     cx.enter(vec![Step::N(STAGE_BASE), Step::N(0)]);
     let overlay = cx.overlay(&plan, &changes)?;
-    let base_wt = if plan.any_base_work() {
+    let key = cx.base_key(&plan, &overlay, head_wt.as_ref())?;
+    let mut base_obs = BTreeMap::new();
+    cx.enter(vec![Step::N(STAGE_BASE), Step::N(1)]);
+    let reused = key
+        .as_ref()
+        .is_some_and(|k| cx.reuse_base(k, &mut base_obs));
+    let base_wt = if plan.any_base_work() && !reused {
         Some(cx.lay_base(&overlay)?)
     } else {
         None
     };
-    let mut base_obs = BTreeMap::new();
+    let (first_record, first_rewritten) = (cx.store.records().len(), cx.rewritten.len());
     if let Some((wt, _)) = &base_wt {
         let rust_at_base = cx
             .adapters
             .iter()
             .zip(&plan.wanted)
             .any(|(a, w)| uses_cargo(a.kind()) && !w.is_empty());
-        cx.enter(vec![Step::N(STAGE_BASE), Step::N(1)]);
         if rust_at_base {
             cx.seed_base_target(wt)?;
         }
@@ -350,6 +372,9 @@ pub fn run_ordered(
     interrupted()?;
     if let Some((wt, baseline)) = &base_wt {
         cx.note_rewritten(Side::Base, wt, baseline)?;
+    }
+    if let (Some(key), false) = (key, reused) {
+        cx.offer_base(key, &base_obs, first_record, first_rewritten)?;
     }
 
     // 5. what the run observed, as plain data for the deciding phase.
@@ -370,6 +395,8 @@ pub fn run_ordered(
         overlay_spliced: overlay.laid.spliced,
         changed_files: changes.len(),
         harness: cx.harness,
+        base_cache: cx.cache_use,
+        cache_entry: cx.cache_entry,
     };
     Ok((report, cx.order))
 }
@@ -432,6 +459,8 @@ impl<'a> Ctx<'a> {
             stage: vec![Step::N(STAGE_SHARED)],
             order: FloorOrder::default(),
             test_modules: BTreeSet::new(),
+            cache_use: None,
+            cache_entry: None,
         }
     }
 
@@ -468,6 +497,7 @@ impl<'a> Ctx<'a> {
 /// Whether a path is one of this tool's outputs (left out of the dirty-tree check).
 pub fn is_output_path(p: &str) -> bool {
     p.starts_with(".shipmoor/evidence/")
+        || p.starts_with(".shipmoor/cache/")
         || p == ".shipmoor/verify.md"
         || (p.starts_with(".shipmoor/claim-check.") && p.ends_with(".json"))
 }

@@ -11,7 +11,7 @@ pub(super) struct Overlay {
     /// them.
     pub laid: OverlayRef,
     /// Each spliced file with its text: base's, with head's test items spliced in.
-    splices: Vec<(String, String)>,
+    pub splices: Vec<(String, String)>,
 }
 
 impl Ctx<'_> {

@@ -150,3 +150,48 @@ impl CriterionFloor {
         }
     }
 }
+
+/// How a run used the base cache (book: floor/base-cache.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseCacheState {
+    /// Base's observations came from an entry: base did not run.
+    Reused,
+    /// Base ran, and its observations were kept as a new entry.
+    Stored,
+    /// Base ran, and nothing was kept (the note says why).
+    Ran,
+}
+
+impl BaseCacheState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaseCacheState::Reused => "reused",
+            BaseCacheState::Stored => "stored",
+            BaseCacheState::Ran => "ran",
+        }
+    }
+}
+
+/// The base cache's part of a run: which entry base's observations came from, or which one
+/// they were kept as, or why neither.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseCacheUse {
+    pub state: BaseCacheState,
+    /// The cache's directory, as the run named it.
+    pub dir: String,
+    /// `sha256:<hex>` of everything that can change base's answer (empty when the cache could
+    /// not be used for this run).
+    pub key: String,
+    /// The entry reused or stored, `sha256:<hex>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// A reused entry: the head commit of the run that observed base (head's test files came
+    /// from it), and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_at_head: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}

@@ -267,6 +267,8 @@ mod tests {
             overlay_spliced: vec![],
             changed_files: 0,
             harness: vec![],
+            base_cache: None,
+            cache_entry: None,
         };
         let origin = BTreeMap::from([
             ("order-refunded".to_string(), "a.yaml".to_string()),
@@ -367,6 +369,8 @@ mod tests {
                             overlay_deleted: vec![],
                             changed_files: 0,
                             harness: vec![],
+                            base_cache: None,
+                            cache_entry: None,
                         };
                         let findings: Vec<Finding> = panel
                             .iter()

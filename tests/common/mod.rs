@@ -155,6 +155,8 @@ impl Repo {
             .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
             .env("SHIPMOOR_TMPDIR", self.tmp.path())
             .env("NO_COLOR", "1")
+            // Each test's runs are independent unless it asks for the base cache by name.
+            .env("SHIPMOOR_BASE_CACHE", "none")
             .env(NEXTEST_PROFILE.0, NEXTEST_PROFILE.1)
             // The terminal report wraps at COLUMNS when it is set: tests ask for a width.
             .env_remove("COLUMNS")

@@ -844,6 +844,8 @@ pub(super) fn merge(
         overlay_spliced: shared.overlay_spliced,
         changed_files: shared.changed_files,
         harness: shared.harness,
+        base_cache: None,
+        cache_entry: None,
     };
     Ok((store, report))
 }

@@ -258,6 +258,8 @@ fn refund() -> (ClaimInfo, FloorReport) {
         overlay_spliced: vec![],
         changed_files: 4,
         harness: vec![],
+        base_cache: None,
+        cache_entry: None,
     };
     (
         ClaimInfo {

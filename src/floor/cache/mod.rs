@@ -1,0 +1,352 @@
+//! The base cache (book: floor/base-cache.md): base's observations of the bound tests kept
+//! across the runs of one pull request, so that a push that changes no test file, setting,
+//! toolchain or lock file reuses base's answer instead of running base again.
+//!
+//! On disk, under the directory `--base-cache` names (a `CACHEDIR.TAG` marks it):
+//! - `v1/entries/<hex>`: one [`Entry`] per base run, named by the SHA-256 of its canonical JSON;
+//! - `v1/sha256/<hex>`: the evidence records and blobs the entries cite, as in an evidence
+//!   store.
+//!
+//! Trust: the code under check can write files, the cache's among them. So the cache is read
+//! once, before any of that code runs ([`BaseCache::open`]): every entry checked against its
+//! name and parsed, or ignored with a note; every item checked against its name when a hit
+//! reads it. And when the run is done and nothing it started runs any more, the directory is
+//! made to hold exactly what was read and what this run observed ([`BaseCache::commit`]):
+//! whatever else appeared in it meanwhile is removed. A cache is never an error or a verdict
+//! by itself: whatever is wrong with it, base runs again.
+
+pub mod entry;
+pub mod key;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::digest::sha256_hex;
+use crate::evidence::is_digest;
+use crate::nofollow::{is_real_dir, read_regular, OutputPath};
+pub use entry::{CachedObservation, Entry, Made, ENTRY_SCHEMA};
+pub use key::KeyInputs;
+
+/// The largest entry read: an entry holds observations and pointers, not logs.
+const ENTRY_LIMIT: u64 = 16 << 20;
+
+/// The largest item read back (a log, a results file).
+const ITEM_LIMIT: u64 = crate::evidence::ITEM_LIMIT;
+
+/// The cache directory tag (<https://bford.info/cachedir/>): backup tools skip the directory.
+const CACHEDIR_TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
+# This file is a cache directory tag created by shipmoor claim-check: its base cache.\n\
+# For information about cache directory tags, see https://bford.info/cachedir/\n";
+
+/// The base cache as this run read it.
+#[derive(Debug)]
+pub struct BaseCache {
+    /// The directory, as given.
+    dir: PathBuf,
+    /// The directory as reports name it (relative to the repository when inside it).
+    shown: String,
+    /// Where it is written, through no symlink.
+    out: OutputPath,
+    /// Every entry that checked out, by key: its name and contents.
+    held: BTreeMap<String, Held>,
+    /// What was wrong with what was not read (an entry ignored, the directory refused).
+    notes: Vec<String>,
+    /// Why the cache cannot be used at all (its directory is a symlink, say): nothing is read
+    /// or written.
+    refused: Option<String>,
+}
+
+/// An entry read and checked.
+#[derive(Debug, Clone)]
+pub struct Held {
+    /// The entry's hex SHA-256, its file's name.
+    pub name: String,
+    pub entry: Entry,
+}
+
+/// A new entry, made by this run, to be written with [`BaseCache::commit`].
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub name: String,
+    bytes: Vec<u8>,
+    items: Vec<(String, Vec<u8>)>,
+}
+
+impl Pending {
+    /// The entry in its canonical bytes, and every item it cites (hex name, bytes).
+    pub fn new(entry: &Entry, items: Vec<(String, Vec<u8>)>) -> Result<Pending, String> {
+        let bytes = crate::digest::canonical_json(entry)?;
+        Ok(Pending {
+            name: sha256_hex(&bytes),
+            bytes,
+            items,
+        })
+    }
+}
+
+/// What [`BaseCache::commit`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Committed {
+    /// Whether a new entry was written.
+    pub stored: bool,
+    /// Files removed that neither an entry read at the start nor this run's had put there.
+    pub removed: usize,
+}
+
+impl BaseCache {
+    /// Reads the cache at `dir` (`repository`: the repository's root, when the command works
+    /// on one; `shown`: the directory as reports name it). Never fails: what cannot be read is
+    /// a note, and a directory that cannot be used at all is refused (nothing read or written).
+    pub fn open(dir: &Path, repository: Option<&Path>, shown: String) -> BaseCache {
+        let out = OutputPath::dir(dir, repository);
+        let mut cache = BaseCache {
+            dir: dir.to_path_buf(),
+            shown,
+            out,
+            held: BTreeMap::new(),
+            notes: Vec::new(),
+            refused: None,
+        };
+        for sub in [
+            cache.out.clone(),
+            cache.out.child_dir("v1"),
+            cache.out.child_dir("v1").child_dir("entries"),
+            cache.out.child_dir("v1").child_dir("sha256"),
+        ] {
+            if let Err(r) = sub.check() {
+                cache.refused = Some(format!(
+                    "the base cache {} is not used: {r}, and nothing is read or written through a symlink",
+                    cache.shown
+                ));
+                return cache;
+            }
+        }
+        let entries = cache.entries_dir();
+        let Ok(listing) = std::fs::read_dir(&entries) else {
+            return cache;
+        };
+        let mut names: Vec<String> = listing
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in names {
+            match read_entry(&entries, &name) {
+                Ok(entry) => {
+                    // Two entries of one key (two runs of the same push): the later one.
+                    let later = cache
+                        .held
+                        .get(&entry.key)
+                        .is_none_or(|h| h.entry.made.at <= entry.made.at);
+                    if later {
+                        cache.held.insert(entry.key.clone(), Held { name, entry });
+                    }
+                }
+                Err(why) if name.starts_with(".shipmoor-tmp-") => {
+                    let _ = why;
+                }
+                Err(why) => cache
+                    .notes
+                    .push(format!("base cache entry {} ignored: {why}", short(&name))),
+            }
+        }
+        cache
+    }
+
+    /// The directory as reports name it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Why the cache is not used at all, when it is not.
+    pub fn refused(&self) -> Option<&str> {
+        self.refused.as_deref()
+    }
+
+    /// What was ignored when the cache was read.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The entry of `key` (hex), when the cache holds one.
+    pub fn lookup(&self, key: &str) -> Option<&Held> {
+        self.held.get(key)
+    }
+
+    /// The entries observed at the base commit `base`, newest first (to say why a key missed).
+    pub fn at_base(&self, base: &str) -> Vec<&Held> {
+        let mut v: Vec<&Held> = self
+            .held
+            .values()
+            .filter(|h| h.entry.inputs.base == base)
+            .collect();
+        v.sort_by(|a, b| b.entry.made.at.cmp(&a.entry.made.at));
+        v
+    }
+
+    /// Every item of `held`, read and checked against its name: `Err` names the first that is
+    /// missing or does not hash to its name.
+    pub fn read_items(&self, held: &Held) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let dir = self.items_dir();
+        let mut out = Vec::new();
+        for pointer in &held.entry.items {
+            let hex = crate::evidence::pointer_digest(pointer)
+                .ok_or_else(|| format!("`{pointer}` is not an evidence name"))?;
+            let bytes = read_regular(&dir.join(hex), ITEM_LIMIT)
+                .map_err(|e| format!("its item {} {e}", short(hex)))?;
+            if sha256_hex(&bytes) != hex {
+                return Err(format!("its item {} does not hash to its name", short(hex)));
+            }
+            out.push((hex.to_string(), bytes));
+        }
+        Ok(out)
+    }
+
+    /// Writes `pending` (when there is one) and leaves the directory holding exactly the
+    /// entries read at the start, `pending`, and the items they cite: every other file in
+    /// `v1/` appeared while the change's code ran, and is removed. Called when nothing the
+    /// run started still runs.
+    pub fn commit(&self, pending: Option<&Pending>) -> Result<Committed, String> {
+        if self.refused.is_some() {
+            return Ok(Committed::default());
+        }
+        let mut done = Committed::default();
+        let v1 = self.out.child_dir("v1");
+        let entries = v1.child_dir("entries");
+        let items = v1.child_dir("sha256");
+        let mut keep_entries: BTreeSet<String> =
+            self.held.values().map(|h| h.name.clone()).collect();
+        let mut keep_items: BTreeSet<String> = self
+            .held
+            .values()
+            .flat_map(|h| h.entry.items.iter())
+            .filter_map(|p| crate::evidence::pointer_digest(p).map(str::to_string))
+            .collect();
+        if let Some(p) = pending {
+            let tag = self.out.child_file("CACHEDIR.TAG");
+            if std::fs::symlink_metadata(tag.path()).is_err() {
+                tag.write(CACHEDIR_TAG.as_bytes())
+                    .map_err(|e| e.to_string())?;
+            }
+            items.create_dir().map_err(|e| e.to_string())?;
+            for (hex, bytes) in &p.items {
+                let item = items.child_file(hex);
+                let there =
+                    read_regular(item.path(), ITEM_LIMIT).is_ok_and(|b| sha256_hex(&b) == *hex);
+                if !there {
+                    item.write(bytes).map_err(|e| e.to_string())?;
+                }
+                keep_items.insert(hex.clone());
+            }
+            entries
+                .child_file(&p.name)
+                .write(&p.bytes)
+                .map_err(|e| e.to_string())?;
+            keep_entries.insert(p.name.clone());
+            done.stored = true;
+        }
+        // What the code under check may have put there since the cache was read.
+        done.removed += prune(&entries, &keep_entries)?;
+        done.removed += prune(&items, &keep_items)?;
+        if let Ok(listing) = std::fs::read_dir(v1.path()) {
+            for e in listing.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name != "entries" && name != "sha256" {
+                    remove_any(&e.path())?;
+                    done.removed += 1;
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    fn entries_dir(&self) -> PathBuf {
+        self.dir.join("v1").join("entries")
+    }
+
+    fn items_dir(&self) -> PathBuf {
+        self.dir.join("v1").join("sha256")
+    }
+}
+
+/// Removes every file of `dir` whose name is not in `keep`; how many.
+fn prune(dir: &OutputPath, keep: &BTreeSet<String>) -> Result<usize, String> {
+    if dir.check().is_err() || !is_real_dir(dir.path()).unwrap_or(false) {
+        return Ok(0);
+    }
+    let mut removed = 0;
+    let Ok(listing) = std::fs::read_dir(dir.path()) else {
+        return Ok(0);
+    };
+    for e in listing.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let regular = e.file_type().is_ok_and(|t| t.is_file());
+        if !(regular && keep.contains(&name)) {
+            remove_any(&e.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// Removes a file, a symlink (never what it points to) or a directory.
+fn remove_any(path: &Path) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    let r = if meta.is_dir() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    r.map_err(|e| format!("cannot remove {}: {e}", path.display()))
+}
+
+/// The entry `name` of the directory `dir`, checked: a regular file whose bytes hash to its
+/// name, of this release's schema, parsed.
+fn read_entry(dir: &Path, name: &str) -> Result<Entry, String> {
+    if !is_digest(name) {
+        return Err("its name is not 64 lowercase hex digits".into());
+    }
+    let bytes = read_regular(&dir.join(name), ENTRY_LIMIT).map_err(|e| e.to_string())?;
+    if sha256_hex(&bytes) != name {
+        return Err("its contents do not hash to its name".into());
+    }
+    let entry: Entry =
+        serde_json::from_slice(&bytes).map_err(|e| format!("it does not parse: {e}"))?;
+    if entry.schema != ENTRY_SCHEMA {
+        return Err(format!(
+            "its schema is {}, not {ENTRY_SCHEMA}",
+            entry.schema
+        ));
+    }
+    if entry.inputs.digest() != entry.key {
+        return Err("its key is not the digest of its inputs".into());
+    }
+    Ok(entry)
+}
+
+/// The first 12 hex digits of a name, as notes show it.
+pub fn short(hex: &str) -> &str {
+    &hex[..hex.len().min(12)]
+}
+
+/// Every `sha256:<hex>` string anywhere in a JSON document (the items a record cites).
+pub fn cited(bytes: &[u8]) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) if crate::evidence::pointer_digest(s).is_some() => {
+                out.push(s.clone())
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(m) => m.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+        walk(&v, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,626 @@
+//! Base results reused across pushes (book: floor/base-cache.md): the key of base's runs, a
+//! hit's observations and records taken from the base cache into this run, and a fresh base
+//! run offered to the cache when it is one to keep (no flake, nothing base could not observe,
+//! every build failure attributed).
+
+use std::time::Instant;
+
+use super::cache::{
+    self, key::FileDigest, key::LockFile, key::RunnerInputs, key::Variable, BaseCache,
+    CachedObservation, Entry, KeyInputs, Made, Pending,
+};
+use super::overlay::Overlay;
+use super::*;
+use crate::digest::sha256_hex;
+use crate::format::floor::{BaseCacheState, BaseCacheUse};
+
+impl Ctx<'_> {
+    /// The key of base's runs under `plan` and `overlay`, when the base cache is on and base
+    /// has tests to run; `None` otherwise. Where the cache cannot be used for this run (its
+    /// directory refused, a `check.command` that runs at base too), a runtime row says why.
+    pub(super) fn base_key(
+        &mut self,
+        plan: &Plan,
+        overlay: &Overlay,
+        head: Option<&Worktree>,
+    ) -> Result<Option<KeyInputs>, Error> {
+        let Some(cache) = self.input.base_cache else {
+            return Ok(None);
+        };
+        let (Some(head), true) = (head, plan.wanted.iter().any(|w| !w.is_empty())) else {
+            return Ok(None);
+        };
+        if let Some(why) = cache.refused() {
+            self.cache_note(cache, BaseCacheState::Ran, None, why.to_string(), true);
+            return Ok(None);
+        }
+        if plan.mine().any(|b| matches!(b, Binding::Command(_))) {
+            self.cache_note(
+                cache,
+                BaseCacheState::Ran,
+                None,
+                "not used: a check.command runs at base too, in base's worktree after its setup"
+                    .into(),
+                true,
+            );
+            return Ok(None);
+        }
+        let input = self.input;
+        let mut runners = Vec::new();
+        for (i, adapter) in self.adapters.iter().enumerate() {
+            let config = adapter.config();
+            let tests = plan.wanted[i]
+                .iter()
+                .filter_map(|id| plan.bound[i].get(id).map(|f| (id.clone(), f.clone())))
+                .collect();
+            let together = plan.wanted[i]
+                .iter()
+                .filter(|id| !plan.bound[i].contains_key(*id))
+                .cloned()
+                .collect();
+            let mut env_pass = config.env_pass.clone();
+            env_pass.sort();
+            runners.push(RunnerInputs {
+                kind: config.kind.as_str().to_string(),
+                root: config.root.clone(),
+                args: config.args.clone(),
+                setup: config.setup.clone(),
+                command: config.command.clone(),
+                env_pass,
+                toolchain: if plan.wanted[i].is_empty() {
+                    Vec::new()
+                } else {
+                    self.toolchain(i, head)
+                },
+                tests,
+                together,
+            });
+        }
+        let laid = &overlay.laid;
+        let head_files = input.git.blobs(&input.head, &laid.paths)?;
+        let laid_over = laid
+            .paths
+            .iter()
+            .map(|p| FileDigest {
+                path: p.clone(),
+                sha256: head_files
+                    .get(p)
+                    .map(|b| sha256_hex(b))
+                    .unwrap_or_else(|| "absent".into()),
+            })
+            .collect();
+        let spliced = overlay
+            .splices
+            .iter()
+            .map(|(p, text)| FileDigest {
+                path: p.clone(),
+                sha256: sha256_hex(text.as_bytes()),
+            })
+            .collect();
+        Ok(Some(KeyInputs {
+            shipmoor: env!("CARGO_PKG_VERSION").to_string(),
+            observation: cache::key::OBSERVATION_VERSION,
+            base: input.base.to_string(),
+            runs: plan.runs,
+            timeout_seconds: input.timeout.as_secs(),
+            environment: environment(&all_env_pass(input)),
+            runners,
+            laid_over,
+            spliced,
+            deleted: laid.deleted.clone(),
+            lock_files: self.lock_files()?,
+        }))
+    }
+
+    /// A hit: base's observations, records and blobs from the cache's entry of `key` put into
+    /// `obs` and this run's evidence store, with the runtime row that says so. `false` on a
+    /// miss (an entry that does not check out is one), with a row that says why base runs.
+    pub(super) fn reuse_base(
+        &mut self,
+        key: &KeyInputs,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> bool {
+        let Some(cache) = self.input.base_cache else {
+            return false;
+        };
+        let started = Instant::now();
+        let digest = key.digest();
+        let miss = match cache.lookup(&digest) {
+            None => explain_miss(cache, key),
+            Some(held) => match cache
+                .read_items(held)
+                .and_then(|items| self.take_entry(&held.entry, items, obs))
+            {
+                Ok(tests) => {
+                    let e = &held.entry;
+                    self.cache_use = Some(BaseCacheUse {
+                        state: BaseCacheState::Reused,
+                        dir: cache.shown().to_string(),
+                        key: format!("sha256:{digest}"),
+                        entry: Some(format!("sha256:{}", held.name)),
+                        observed_at_head: Some(e.made.head.clone()),
+                        observed_at: Some(e.made.at.clone()),
+                        note: None,
+                    });
+                    let seconds = self.seconds(started.elapsed());
+                    self.runtime.push(RuntimeRow {
+                        side: row_side(Side::Base).into(),
+                        runner: "base cache".into(),
+                        command: format!(
+                            "base cache {}: entry sha256:{}",
+                            cache.shown(),
+                            cache::short(&held.name)
+                        ),
+                        tests,
+                        result: format!(
+                            "reused from the base cache: {}; observed at head {} ({})",
+                            e.summary,
+                            short_commit(&e.made.head),
+                            e.made.at
+                        ),
+                        seconds,
+                        exit_code: None,
+                        excerpt: None,
+                        tool: None,
+                    });
+                    (self.input.progress)(&format!(
+                        "base {}: reused from the base cache (entry sha256:{}, observed at head {})",
+                        self.input.base.short(),
+                        cache::short(&held.name),
+                        short_commit(&e.made.head)
+                    ));
+                    return true;
+                }
+                Err(why) => format!(
+                    "entry sha256:{} ignored: {why}; base runs again",
+                    cache::short(&held.name)
+                ),
+            },
+        };
+        let mut notes: Vec<String> = cache.notes().to_vec();
+        notes.push(miss);
+        self.cache_note(
+            cache,
+            BaseCacheState::Ran,
+            Some(format!("sha256:{digest}")),
+            notes.join("; "),
+            false,
+        );
+        false
+    }
+
+    /// Checks a hit's entry against its records and takes it into this run: the items into the
+    /// store (the records in the order the run that observed them stored them), each test's
+    /// observation into `obs`, the files base's runs rewrote. How many tests it observed.
+    fn take_entry(
+        &mut self,
+        entry: &Entry,
+        items: Vec<(String, Vec<u8>)>,
+        obs: &mut BTreeMap<(usize, String), Observed>,
+    ) -> Result<usize, String> {
+        let by_name: BTreeMap<String, Vec<u8>> = items.into_iter().collect();
+        let record = |p: &str| -> Result<Record, String> {
+            let hex = crate::evidence::pointer_digest(p)
+                .ok_or_else(|| format!("`{p}` is not an evidence name"))?;
+            let bytes = by_name.get(hex).ok_or_else(|| {
+                format!("its record {} is not among its items", cache::short(hex))
+            })?;
+            serde_json::from_slice(bytes)
+                .map_err(|e| format!("its record {} does not parse: {e}", cache::short(hex)))
+        };
+        // Each observation rests on records of that test at base, at this base commit, with
+        // the outcomes it says; every record is base's.
+        for p in &entry.records {
+            match record(p)? {
+                Record::Setup(r) | Record::Test(r)
+                    if r.side == Some(Side::Base) && r.commit == self.input.base.as_str() => {}
+                _ => {
+                    return Err(format!(
+                        "its record {} is not one of base's runs",
+                        short_pointer(p)
+                    ))
+                }
+            }
+        }
+        for o in &entry.observed {
+            if o.outcomes.len() != o.evidence.len() && o.problem.is_none() {
+                return Err(format!("{}: outcomes and evidence differ in number", o.id));
+            }
+            for (p, outcome) in o.evidence.iter().zip(&o.outcomes) {
+                let Record::Test(r) = record(p)? else {
+                    return Err(format!(
+                        "{}: evidence {} is no test run",
+                        o.id,
+                        short_pointer(p)
+                    ));
+                };
+                if r.test_id.as_deref() != Some(o.id.as_str()) || r.outcome != Some(*outcome) {
+                    return Err(format!(
+                        "{}: evidence {} records another test or outcome",
+                        o.id,
+                        short_pointer(p)
+                    ));
+                }
+            }
+            if o.runner >= self.adapters.len() {
+                return Err(format!("{}: no runner {}", o.id, o.runner));
+            }
+        }
+        let records: BTreeSet<&str> = entry
+            .records
+            .iter()
+            .filter_map(|p| crate::evidence::pointer_digest(p))
+            .collect();
+        for (hex, bytes) in &by_name {
+            if !records.contains(hex.as_str()) {
+                self.store.put_blob(bytes.clone());
+            }
+        }
+        for p in &entry.records {
+            if let Some(bytes) = crate::evidence::pointer_digest(p).and_then(|h| by_name.get(h)) {
+                self.store.put_record_bytes(bytes.clone());
+            }
+        }
+        for o in &entry.observed {
+            obs.insert(
+                (o.runner, o.id.clone()),
+                Observed {
+                    outcomes: o.outcomes.clone(),
+                    evidence: o.evidence.clone(),
+                    problem: o.problem.clone(),
+                    build_files: o.build_files.clone(),
+                    diagnostics: o.diagnostics.clone(),
+                    attribution: o.attribution.clone(),
+                    message: o.message.clone(),
+                    failure_kind: o.failure_kind,
+                },
+            );
+        }
+        self.rewritten.extend(entry.rewritten.iter().cloned());
+        Ok(entry.observed.len())
+    }
+
+    /// After base ran: its observations `obs` (and the records stored since `first_record`,
+    /// the rewritten files noted since `first_rewritten`) offered to the cache as an entry
+    /// under `key`, unless base's answer is not one to keep. A runtime row says which.
+    pub(super) fn offer_base(
+        &mut self,
+        key: KeyInputs,
+        obs: &BTreeMap<(usize, String), Observed>,
+        first_record: usize,
+        first_rewritten: usize,
+    ) -> Result<(), Error> {
+        let Some(cache) = self.input.base_cache else {
+            return Ok(());
+        };
+        let digest = key.digest();
+        if let Some(why) = not_to_keep(obs) {
+            let mut note = self
+                .cache_use
+                .take()
+                .and_then(|u| u.note)
+                .map(|n| format!("{n}; "))
+                .unwrap_or_default();
+            note.push_str(&format!("base's results are not kept: {why}"));
+            self.cache_note(
+                cache,
+                BaseCacheState::Ran,
+                Some(format!("sha256:{digest}")),
+                note,
+                true,
+            );
+            return Ok(());
+        }
+        let records: Vec<String> =
+            self.store.records()[first_record.min(self.store.records().len())..].to_vec();
+        let mut items: BTreeSet<String> = BTreeSet::new();
+        for p in &records {
+            items.insert(p.clone());
+            if let Some(bytes) = self.store.get(p) {
+                for c in cache::cited(bytes) {
+                    if self.store.get(&c).is_some() {
+                        items.insert(c);
+                    }
+                }
+            }
+        }
+        let observed: Vec<CachedObservation> = obs
+            .iter()
+            .map(|((runner, id), o)| CachedObservation {
+                runner: *runner,
+                id: id.clone(),
+                outcomes: o.outcomes.clone(),
+                evidence: o.evidence.clone(),
+                problem: o.problem.clone(),
+                build_files: o.build_files.clone(),
+                diagnostics: o.diagnostics.clone(),
+                attribution: o.attribution.clone(),
+                message: o.message.clone(),
+                failure_kind: o.failure_kind,
+            })
+            .collect();
+        let entry = Entry {
+            schema: cache::ENTRY_SCHEMA.to_string(),
+            key: digest.clone(),
+            inputs: key,
+            made: Made {
+                head: self.input.head.to_string(),
+                at: crate::clock::rfc3339(self.input.clock.now()),
+                by: env!("CARGO_PKG_VERSION").to_string(),
+            },
+            summary: summary(obs),
+            observed,
+            rewritten: self.rewritten[first_rewritten.min(self.rewritten.len())..].to_vec(),
+            items: items.iter().cloned().collect(),
+            records,
+        };
+        let blobs = items
+            .iter()
+            .filter_map(|p| {
+                let hex = crate::evidence::pointer_digest(p)?;
+                Some((hex.to_string(), self.store.get(p)?.to_vec()))
+            })
+            .collect();
+        let pending = Pending::new(&entry, blobs).map_err(Error::crash)?;
+        let mut note = self.cache_use.take().and_then(|u| u.note);
+        let kept = format!(
+            "base's results are kept for the next push as entry sha256:{}",
+            cache::short(&pending.name)
+        );
+        note = Some(match note {
+            Some(n) => format!("{n}; {kept}"),
+            None => kept,
+        });
+        self.cache_use = Some(BaseCacheUse {
+            state: BaseCacheState::Stored,
+            dir: cache.shown().to_string(),
+            key: format!("sha256:{digest}"),
+            entry: Some(format!("sha256:{}", pending.name)),
+            observed_at_head: None,
+            observed_at: None,
+            note,
+        });
+        self.cache_row(cache);
+        self.cache_entry = Some(pending);
+        Ok(())
+    }
+
+    /// Notes how this run used the cache (`state`, `key`, `note`), with its runtime row when
+    /// `row` (a miss has its row once base ran, from [`Ctx::offer_base`]).
+    fn cache_note(
+        &mut self,
+        cache: &BaseCache,
+        state: BaseCacheState,
+        key: Option<String>,
+        note: String,
+        row: bool,
+    ) {
+        self.cache_use = Some(BaseCacheUse {
+            state,
+            dir: cache.shown().to_string(),
+            key: key.unwrap_or_default(),
+            entry: None,
+            observed_at_head: None,
+            observed_at: None,
+            note: Some(note),
+        });
+        if row {
+            self.cache_row(cache);
+        }
+    }
+
+    /// The runtime row of the cache's use, from [`Ctx::cache_use`].
+    fn cache_row(&mut self, cache: &BaseCache) {
+        let Some(u) = &self.cache_use else {
+            return;
+        };
+        self.runtime.push(RuntimeRow {
+            side: row_side(Side::Base).into(),
+            runner: "base cache".into(),
+            command: format!("base cache {}", cache.shown()),
+            tests: 0,
+            result: u.note.clone().unwrap_or_default(),
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        });
+    }
+
+    /// Runner `i`'s toolchain as it reports itself, asked in head's worktree (where a
+    /// `rust-toolchain.toml` is honoured); a command that fails is keyed as failing.
+    fn toolchain(&self, i: usize, head: &Worktree) -> Vec<String> {
+        let adapter = &self.adapters[i];
+        let probes: &[&[&str]] = match adapter.kind() {
+            RunnerKind::Cargo => &[&["rustc", "-vV"], &["cargo", "-V"]],
+            RunnerKind::Nextest => &[
+                &["rustc", "-vV"],
+                &["cargo", "-V"],
+                &["cargo", "nextest", "--version"],
+            ],
+            RunnerKind::Go => &[&["go", "version"]],
+            RunnerKind::Jest | RunnerKind::Vitest => &[&["node", "--version"]],
+            _ => &[],
+        };
+        let root = &adapter.config().root;
+        let dir = if root == "." {
+            head.path().to_path_buf()
+        } else {
+            head.path().join(root)
+        };
+        let mut out: Vec<String> = adapter.tool().into_iter().collect();
+        // Started together, read in order: the probes cost the slowest one's time.
+        let started: Vec<(String, Option<std::process::Child>)> = probes
+            .iter()
+            .map(|argv| {
+                let mut cmd = Command::new(argv[0]);
+                cmd.args(&argv[1..])
+                    .current_dir(&dir)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::null());
+                for (k, v) in self.side_env(Side::Head) {
+                    cmd.env(k, v);
+                }
+                for k in std::env::vars_os().map(|(k, _)| k) {
+                    if k.to_str().is_some_and(process::is_secret_env) {
+                        cmd.env_remove(k);
+                    }
+                }
+                (argv.join(" "), cmd.spawn().ok())
+            })
+            .collect();
+        for (shown, child) in started {
+            let answer = child
+                .and_then(|c| c.wait_with_output().ok())
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+            out.push(match answer {
+                Some(text) => format!("{shown}: {text}"),
+                None => format!("{shown}: failed"),
+            });
+        }
+        out
+    }
+
+    /// The lock files under each runner's root and the directories above it, at base and at
+    /// head, by digest.
+    fn lock_files(&self) -> Result<Vec<LockFile>, Error> {
+        let mut paths = BTreeSet::new();
+        for a in &self.adapters {
+            let mut dir = a.config().root.trim_end_matches('/').to_string();
+            loop {
+                for name in cache::key::LOCK_FILES {
+                    paths.insert(if dir == "." || dir.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+                match dir.rsplit_once('/') {
+                    Some((up, _)) => dir = up.to_string(),
+                    None if dir != "." && !dir.is_empty() => dir = ".".into(),
+                    None => break,
+                }
+            }
+        }
+        let paths: Vec<String> = paths.into_iter().collect();
+        let mut out = Vec::new();
+        for (side, commit) in [("base", &self.input.base), ("head", &self.input.head)] {
+            for (path, bytes) in self.input.git.blobs(commit, &paths)? {
+                out.push(LockFile {
+                    side: side.into(),
+                    path,
+                    sha256: sha256_hex(&bytes),
+                });
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// The environment's part of the key (see [`KeyInputs::environment`]): `pass`, the names
+/// `env_pass` passes, are keyed by name alone, as is anything else named like a credential
+/// (withheld from the commands, it cannot change what they observe; listed so that passing it
+/// or not does).
+fn environment(pass: &[String]) -> Vec<Variable> {
+    let mut out: Vec<Variable> = std::env::vars_os()
+        .filter_map(|(k, v)| {
+            let k = k.into_string().ok()?;
+            if cache::key::volatile(&k) {
+                return None;
+            }
+            if process::is_secret_env(&k) {
+                return pass.contains(&k).then_some(Variable {
+                    name: k,
+                    sha256: None,
+                });
+            }
+            Some(Variable {
+                sha256: Some(sha256_hex(v.as_encoded_bytes())),
+                name: k,
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Why base's observations are not kept, when they are not: a flake (mixed outcomes), a test
+/// base could not observe for a reason of the machine's (its setup, a timeout, the runner), a
+/// build failure not attributed.
+fn not_to_keep(obs: &BTreeMap<(usize, String), Observed>) -> Option<String> {
+    for ((_, id), o) in obs {
+        if o.outcomes.windows(2).any(|w| w[0] != w[1]) {
+            return Some(format!("{id} gave mixed results at base (a flake)"));
+        }
+        if let Some(p) = &o.problem {
+            return Some(format!("{id} was not observed at base ({p})"));
+        }
+        let built = !o.outcomes.contains(&Outcome::BuildFail);
+        let attributed = matches!(
+            o.attribution,
+            Some(
+                Attribution::InTest { .. }
+                    | Attribution::InUsedImport { .. }
+                    | Attribution::Elsewhere { .. }
+            )
+        );
+        if !built && !attributed {
+            return Some(format!(
+                "{id} did not build at base, and whose failure that is was not decided"
+            ));
+        }
+    }
+    None
+}
+
+/// What base's runs gave, for the row of a later hit (`2 failed, 1 passed`).
+fn summary(obs: &BTreeMap<(usize, String), Observed>) -> String {
+    let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
+    for o in obs.values() {
+        if let Some(last) = o.outcomes.last() {
+            *counts.entry(*last).or_default() += 1;
+        } else {
+            *counts.entry(Outcome::NotObserved).or_default() += 1;
+        }
+    }
+    counts
+        .iter()
+        .map(|(o, n)| format!("{n} {}", past(o.as_str())))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why `key` found no entry: the newest entry at the same base commit and what differs from
+/// it, or that there is none.
+fn explain_miss(cache: &BaseCache, key: &KeyInputs) -> String {
+    match cache.at_base(&key.base).first() {
+        Some(h) => {
+            let d = key.differences(&h.entry.inputs);
+            format!(
+                "no entry for this key; base runs. Since the entry observed at head {}: {}",
+                short_commit(&h.entry.made.head),
+                if d.is_empty() {
+                    "nothing the key covers differs".to_string()
+                } else {
+                    d.join("; ")
+                }
+            )
+        }
+        None => format!(
+            "no entry for base {} yet; base runs",
+            short_commit(&key.base)
+        ),
+    }
+}
+
+fn short_commit(c: &str) -> &str {
+    &c[..c.len().min(7)]
+}
+
+fn short_pointer(p: &str) -> &str {
+    let hex = p.strip_prefix("sha256:").unwrap_or(p);
+    cache::short(hex)
+}
