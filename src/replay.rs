@@ -541,8 +541,20 @@ fn check_evidence(
         check_floor(&d.id, &d.floor, &cited)?;
     }
     let judged = judge::check_findings(ext, &records, &judge_blobs, tree)?;
+    // Base's records observed by an earlier run of the same inputs, as the statement says.
+    let reused = ext
+        .base_cache
+        .as_ref()
+        .map(|b| {
+            format!(
+                "; base's records are those of base cache entry {}, observed at head {}",
+                &b.entry[..b.entry.len().min(19)],
+                &b.observed_at_head[..b.observed_at_head.len().min(7)]
+            )
+        })
+        .unwrap_or_default();
     Ok(format!(
-        "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence{judged}",
+        "{} records and {blobs} blobs re-hashed; {} dispositions agree with their evidence{judged}{reused}",
         records.len(),
         ext.dispositions.len()
     ))

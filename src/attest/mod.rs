@@ -21,10 +21,11 @@ pub mod verify;
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::result::BaseCacheState;
 use crate::format::statement::{
-    CriterionDisposition, DispositionFloor, Extension, ExtensionAcceptance, InputAttestation,
-    JudgeIdentity, Policy, Predicate, Sha256Digest, Statement, Subject as StatementSubject,
-    SubjectDigest, Verifier, VerifierVersion,
+    BaseCacheReuse, CriterionDisposition, DispositionFloor, Extension, ExtensionAcceptance,
+    InputAttestation, JudgeIdentity, Policy, Predicate, Sha256Digest, Statement,
+    Subject as StatementSubject, SubjectDigest, Verifier, VerifierVersion,
 };
 pub use crate::format::statement::{
     EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
@@ -172,6 +173,14 @@ pub fn statement(
                 judges: judges(r),
                 findings: r.findings.clone(),
                 judge_notes: r.judge_notes.clone(),
+                base_cache: r.base_cache.as_ref().and_then(|u| {
+                    (u.state == BaseCacheState::Reused).then(|| BaseCacheReuse {
+                        entry: u.entry.clone().unwrap_or_default(),
+                        key: u.key.clone(),
+                        observed_at_head: u.observed_at_head.clone().unwrap_or_default(),
+                        observed_at: u.observed_at.clone().unwrap_or_default(),
+                    })
+                }),
             },
         },
     }

@@ -866,6 +866,7 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
         findings: judge.findings.clone(),
         judge_notes: judge.notes.clone(),
         shards: facts.shards.clone(),
+        base_cache: floor.base_cache.clone(),
     }
 }
 

@@ -11,7 +11,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::fixes::FixPacket;
-pub use super::floor::{CriterionFloor, EvidenceRef, RuntimeRow, TestObservation};
+pub use super::floor::{
+    BaseCacheState, BaseCacheUse, CriterionFloor, EvidenceRef, RuntimeRow, TestObservation,
+};
 use super::judge::Finding;
 use super::{Constant, Disposition, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
@@ -199,6 +201,10 @@ pub struct RunResult {
     /// carry it: a fused run's are the single run's, byte for byte (book: sharding.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<Shards>,
+    /// How base used the base cache (book: floor/base-cache.md); absent when it is off or base
+    /// ran no test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_cache: Option<BaseCacheUse>,
 }
 
 /// How a fused run's floor was split across CI jobs.
@@ -386,6 +392,7 @@ pub(crate) mod tests {
             findings: vec![],
             judge_notes: vec![],
             shards: None,
+            base_cache: None,
         }
     }
 

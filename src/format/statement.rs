@@ -201,6 +201,24 @@ pub struct Extension {
     /// Full mode: what the run said about the panel (a judge whose blocks were discarded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judge_notes: Vec<String>,
+    /// Base's observations came from the base cache (book: floor/base-cache.md): which entry,
+    /// and which run observed them. The records are that run's, cited as any others. Absent
+    /// when base ran in this run, as in every statement before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_cache: Option<BaseCacheReuse>,
+}
+
+/// Where a statement's base observations came from when they were reused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseCacheReuse {
+    /// The entry, `sha256:<hex>`.
+    pub entry: String,
+    /// The digest of everything that can change base's answer, which this run's inputs gave.
+    pub key: String,
+    /// The head commit of the run that observed base (its test files were laid over base).
+    pub observed_at_head: String,
+    /// When that run observed base (RFC 3339).
+    pub observed_at: String,
 }
 
 /// One judge of the panel, as the statement names it.

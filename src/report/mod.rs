@@ -19,8 +19,9 @@ use crate::acceptance::{Criterion, InheritedPolicy, Lane};
 use crate::floor::{CriterionFloor, EntryKind, FloorReport};
 use crate::format::judge::Citation;
 pub use crate::format::result::{
-    AcceptanceInfo, CriterionResult, DraftCriterion, DraftInfo, InheritedCriterion, JudgeOutcome,
-    Outputs, ResultDocument, RouteTo, RunResult, Shards, Signing, RESULT_SCHEMA,
+    AcceptanceInfo, BaseCacheState, BaseCacheUse, CriterionResult, DraftCriterion, DraftInfo,
+    InheritedCriterion, JudgeOutcome, Outputs, ResultDocument, RouteTo, RunResult, Shards, Signing,
+    RESULT_SCHEMA,
 };
 pub use crate::format::{Disposition, SigningState};
 use crate::judge::Finding;
@@ -213,6 +214,21 @@ pub fn short_pointer(p: &str) -> String {
         Some(hex) if hex.len() > 12 => format!("sha256:{}…", &hex[..12]),
         _ => p.to_string(),
     }
+}
+
+/// The footer's line about the base cache, when base's results were reused from it.
+pub fn base_cache_line(r: &RunResult) -> Option<String> {
+    let u = r.base_cache.as_ref()?;
+    (u.state == BaseCacheState::Reused).then(|| {
+        let entry = u.entry.as_deref().unwrap_or("");
+        let head = u.observed_at_head.as_deref().unwrap_or("");
+        format!(
+            "base reused from the base cache: entry {}, observed at head {} ({})",
+            &entry[..entry.len().min(19)],
+            &head[..head.len().min(7)],
+            u.observed_at.as_deref().unwrap_or("")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -167,6 +167,9 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
         super::criteria_count(r.criteria.len()),
         r.signing.state
     );
+    if let Some(line) = super::base_cache_line(r) {
+        out.push_str(&wrapped("  ", &line, 4, width));
+    }
     for note in &r.judge_notes {
         out.push_str(&wrapped("  ", note, 4, width));
     }

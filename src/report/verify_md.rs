@@ -11,7 +11,9 @@
 use std::fmt::Write;
 
 use super::fixes::FixPacket;
-use super::{citation_at, finding_reason, short_pointer, CriterionResult, RunResult};
+use super::{
+    citation_at, finding_reason, short_pointer, BaseCacheState, CriterionResult, RunResult,
+};
 use crate::acceptance::Lane;
 use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity};
 use crate::verdict::{JudgeResult, Verdict};
@@ -655,6 +657,23 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             &rows,
             "commands",
         );
+        if let Some(u) = &r.base_cache {
+            doc.blank();
+            doc.item(&match u.state {
+                BaseCacheState::Reused => format!(
+                    "base did not run: its results were reused from the base cache {} (entry `{}`, observed at head `{}` on {}); the records cited are that run's",
+                    cell(&u.dir),
+                    u.entry.as_deref().unwrap_or(""),
+                    short(u.observed_at_head.as_deref().unwrap_or("")),
+                    u.observed_at.as_deref().unwrap_or("")
+                ),
+                _ => format!(
+                    "base cache {}: {}",
+                    cell(&u.dir),
+                    cell(u.note.as_deref().unwrap_or(""))
+                ),
+            });
+        }
         // Which tool ran, where more than one could have (which Python ran pytest), once each.
         let mut tools: Vec<(&str, &str)> = Vec::new();
         for row in &r.runtime {
