@@ -240,6 +240,8 @@ struct Ctx<'a> {
     cache_use: Option<BaseCacheUse>,
     /// Base's observations as a new cache entry.
     cache_entry: Option<cache::Pending>,
+    /// When the base cache's work for this run began (its key), for the cost a hit shows.
+    cache_started: Option<std::time::Instant>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -461,6 +463,7 @@ impl<'a> Ctx<'a> {
             test_modules: BTreeSet::new(),
             cache_use: None,
             cache_entry: None,
+            cache_started: None,
         }
     }
 

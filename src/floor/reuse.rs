@@ -27,6 +27,7 @@ impl Ctx<'_> {
         let Some(cache) = self.input.base_cache else {
             return Ok(None);
         };
+        self.cache_started = Some(Instant::now());
         let (Some(head), true) = (head, plan.wanted.iter().any(|w| !w.is_empty())) else {
             return Ok(None);
         };
@@ -123,7 +124,7 @@ impl Ctx<'_> {
         let Some(cache) = self.input.base_cache else {
             return false;
         };
-        let started = Instant::now();
+        let started = self.cache_started.unwrap_or_else(Instant::now);
         let digest = key.digest();
         let miss = match cache.lookup(&digest) {
             None => explain_miss(cache, key),
@@ -142,7 +143,15 @@ impl Ctx<'_> {
                         observed_at: Some(e.made.at.clone()),
                         note: None,
                     });
-                    let seconds = self.seconds(started.elapsed());
+                    // The cache's own cost: reading it, the key (the toolchain's answers
+                    // included), the entry's items re-hashed and taken into the store.
+                    let cost = cache.opened_in() + started.elapsed();
+                    let seconds = self.seconds(cost);
+                    let cost = if self.input.clock.is_pinned() {
+                        String::new()
+                    } else {
+                        format!("; the cache's own cost {} ms", cost.as_millis())
+                    };
                     self.runtime.push(RuntimeRow {
                         side: row_side(Side::Base).into(),
                         runner: "base cache".into(),
@@ -153,7 +162,7 @@ impl Ctx<'_> {
                         ),
                         tests,
                         result: format!(
-                            "reused from the base cache: {}; observed at head {} ({})",
+                            "reused from the base cache: {}; observed at head {} ({}){cost}",
                             e.summary,
                             short_commit(&e.made.head),
                             e.made.at

@@ -54,6 +54,8 @@ pub struct BaseCache {
     /// Why the cache cannot be used at all (its directory is a symlink, say): nothing is read
     /// or written.
     refused: Option<String>,
+    /// How long reading it took.
+    opened_in: std::time::Duration,
 }
 
 /// An entry read and checked.
@@ -98,6 +100,13 @@ impl BaseCache {
     /// on one; `shown`: the directory as reports name it). Never fails: what cannot be read is
     /// a note, and a directory that cannot be used at all is refused (nothing read or written).
     pub fn open(dir: &Path, repository: Option<&Path>, shown: String) -> BaseCache {
+        let started = std::time::Instant::now();
+        let mut cache = Self::read(dir, repository, shown);
+        cache.opened_in = started.elapsed();
+        cache
+    }
+
+    fn read(dir: &Path, repository: Option<&Path>, shown: String) -> BaseCache {
         let out = OutputPath::dir(dir, repository);
         let mut cache = BaseCache {
             dir: dir.to_path_buf(),
@@ -106,6 +115,7 @@ impl BaseCache {
             held: BTreeMap::new(),
             notes: Vec::new(),
             refused: None,
+            opened_in: std::time::Duration::ZERO,
         };
         for sub in [
             cache.out.clone(),
@@ -151,6 +161,11 @@ impl BaseCache {
             }
         }
         cache
+    }
+
+    /// How long [`BaseCache::open`] took.
+    pub fn opened_in(&self) -> std::time::Duration {
+        self.opened_in
     }
 
     /// The directory as reports name it.

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# Benchmark of the base cache: a pull request of three pushes, measured in one run of this
+# script, on two projects:
+#
+#   sleepy    a pytest project whose tagged test spends 2 s at each side (it fails at base,
+#             passes at head);
+#   globset   the published sources of `globset` 0.4.22 (cargo downloads them into its
+#             registry cache), committed with a bug at base, its fix and a tagged integration
+#             test at head.
+#
+# Push 1 runs base and head (and keeps base's results in the cache); pushes 2 and 3 change
+# only code, so they reuse base. Also push 2 again with `--base-cache none`, the same work as
+# push 1, as the baseline measured beside it. Printed: each run's wall time, push 2 / push 1
+# and push 3 / push 1 (the target: at most 0.6), and the cache's own cost on each hit as the
+# run reports it in its `base cache` runtime row (reading the cache, the key with the
+# toolchain's answers, the entry's items re-hashed; the target: under 50 ms).
+#
+#   bash bench/cache.sh
+#   SHIPMOOR_BIN=target/debug/shipmoor bash bench/cache.sh   # skip the release build
+#   ROUNDS=3 bash bench/cache.sh                             # medians of interleaved rounds
+#
+# Needs cargo, git, python3 with pytest. crates.io must be reachable the first time (the
+# download is not timed). Nothing here asserts a time: it prints what it measured.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+rounds="${ROUNDS:-1}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-cache-bench-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+unset CARGO_TARGET_DIR SHIPMOOR_BASE_CACHE
+
+python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install --quiet pytest
+if [ -n "${SHIPMOOR_BIN:-}" ]; then
+  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
+else
+  echo "==> building shipmoor (release)"
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+  bin="$root/target/release/shipmoor"
+fi
+tag="$(python3 -c 'import hashlib;print("AC-CLAMP-HIGH-"+hashlib.sha256(b"claim-check/tag/v1\0clamp-high").hexdigest()[:4])')"
+tag_ident="$(echo "$tag" | tr 'A-Z-' 'a-z_')"
+now() { date +%s.%N; }
+
+new_repo() {
+  mkdir -p "$1"
+  git -C "$1" init --quiet --initial-branch=main
+  git -C "$1" config user.name bench
+  git -C "$1" config user.email bench@example.com
+}
+acceptance() {
+  mkdir -p .shipmoor
+  printf 'version: 1\ncriteria:\n  - id: clamp-high\n    ac: Values above the range are clamped to its top.\n' > .shipmoor/acceptance.yaml
+  printf '/cache/\n/evidence/\n/verify.md\n/claim-check.*.json\n' > .shipmoor/.gitignore
+}
+
+# ---- a pytest test of 2 s at each side ---------------------------------------------------
+sl="$work/sleepy"
+new_repo "$sl"
+cd "$sl"
+mkdir -p clamp tests
+printf 'def clamp(x, lo, hi):\n    return lo if x < lo else x\n' > clamp/__init__.py
+git add -A; git commit --quiet -m base
+sl_base="$(git rev-parse HEAD)"
+git switch --quiet -c change
+printf 'def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n' > clamp/__init__.py
+cat > "tests/test_clamp_${tag_ident}.py" <<'PY'
+import time
+
+from clamp import clamp
+
+
+def test_clamps_high():
+    time.sleep(2)
+    assert clamp(50, 0, 10) == 10
+PY
+acceptance
+git add -A; git commit --quiet -m "clamp: values above the range"
+
+# ---- globset from its published sources --------------------------------------------------
+echo "==> downloading globset 0.4.22's published sources through cargo (not timed)"
+fetcher="$work/fetch-globset"
+mkdir -p "$fetcher/src"
+printf '[package]\nname = "fetch-globset"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nglobset = "=0.4.22"\n' > "$fetcher/Cargo.toml"
+: > "$fetcher/src/lib.rs"
+(cd "$fetcher" && cargo fetch --quiet)
+globset_src="$(cd "$fetcher" && cargo metadata --format-version 1 --quiet | python3 -c '
+import json, os, sys
+meta = json.load(sys.stdin)
+print(next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == "globset"))')"
+gs="$work/globset"
+new_repo "$gs"
+cp -R "$globset_src/." "$gs/"
+rm -f "$gs/.cargo-ok" "$gs/.cargo_vcs_info.json"
+cd "$gs"
+echo "/target" > .gitignore
+python3 - <<'PY'
+m = open("Cargo.toml").read()
+assert "autotests = false\n" in m
+open("Cargo.toml", "w").write(m.replace("autotests = false\n", ""))
+p = "src/lib.rs"
+s = open(p).read()
+fixed = "    pub fn is_empty(&self) -> bool {\n        self.len == 0\n    }"
+assert fixed in s, "globset's is_empty changed; pick another line for the bug"
+open(p, "w").write(s.replace(fixed, fixed.replace("self.len == 0", "self.len <= 1")))
+PY
+git add -A; git commit --quiet -m "globset 0.4.22 with a bug"
+gs_base="$(git rev-parse HEAD)"
+git switch --quiet -c change
+sed -i 's/        self.len <= 1/        self.len == 0/' src/lib.rs
+mkdir -p tests
+cat > "tests/empty_${tag_ident}.rs" <<'RS'
+use globset::{Glob, GlobSetBuilder};
+
+#[test]
+fn one_glob_is_not_empty() {
+    let mut b = GlobSetBuilder::new();
+    b.add(Glob::new("*.rs").unwrap());
+    let set = b.build().unwrap();
+    assert_eq!(set.len(), 1);
+    assert!(!set.is_empty());
+    assert!(set.is_match("lib.rs"));
+}
+RS
+acceptance
+git add -A; git commit --quiet -m "globset: a set of one glob is not empty"
+(cd "$gs" && cargo fetch --quiet)
+
+# push NAME REPO BASE LABEL CODE_FILE [FLAGS...]: a new head commit changing only CODE_FILE
+# (push 1 uses the change as it is), then claim-check, timed; appended to $work/times-NAME.
+push() {
+  local name="$1" repo="$2" base="$3" label="$4" file="$5"
+  shift 5
+  cd "$repo"
+  if [ "$label" != push1 ]; then
+    case "$file" in *.rs) echo "// $label" >> "$file" ;; *) echo "# $label" >> "$file" ;; esac
+    git commit --quiet -am "$label: code only"
+  fi
+  echo "==> [$name] $label $*"
+  local s e
+  s=$(now)
+  set +e
+  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp" "$@" > "$work/$name-$label.json"
+  local code=$?
+  set -e
+  e=$(now)
+  echo "    exit $code"
+  echo "$label $s $e" >> "$work/times-$name"
+  rm -rf "$work/tmp"; mkdir -p "$work/tmp"
+}
+
+mkdir -p "$work/tmp"
+for round in $(seq 1 "$rounds"); do
+  echo "==> round $round of $rounds"
+  for project in sleepy globset; do
+    if [ "$project" = sleepy ]; then repo="$sl"; base="$sl_base"; code=clamp/__init__.py
+    else repo="$gs"; base="$gs_base"; code=src/lib.rs; fi
+    rm -rf "$repo/.shipmoor/cache"
+    push "$project" "$repo" "$base" push1 "$code"
+    push "$project" "$repo" "$base" push2 "$code"
+    push "$project" "$repo" "$base" push3 "$code"
+    push "$project" "$repo" "$base" push2-uncached "$code" --base-cache none
+  done
+done
+
+python3 - "$work" <<'PY'
+import json, os, re, statistics, sys
+work = sys.argv[1]
+print()
+print(f"{'project':<10} {'push 1':>8} {'push 2':>8} {'push 3':>8} {'uncached':>9} {'2 / 1':>6} {'3 / 1':>6}  cache's own cost on each hit")
+for name in ("sleepy", "globset"):
+    t = {}
+    for line in open(os.path.join(work, f"times-{name}")):
+        k, s, e = line.split()
+        t.setdefault(k, []).append(float(e) - float(s))
+    m = {k: statistics.median(v) for k, v in t.items()}
+    costs = []
+    for label in ("push2", "push3"):
+        r = json.load(open(os.path.join(work, f"{name}-{label}.json")))["result"]
+        state = (r.get("base_cache") or {}).get("state")
+        row = next((x for x in r["runtime"] if x["runner"] == "base cache"), None)
+        found = re.search(r"own cost (\d+) ms", row["result"]) if row else None
+        costs.append(f"{label}: {state}, {found.group(1) + ' ms' if found else 'n/a'}")
+    print(f"{name:<10} {m['push1']:>7.2f}s {m['push2']:>7.2f}s {m['push3']:>7.2f}s {m['push2-uncached']:>8.2f}s "
+          f"{m['push2'] / m['push1']:>6.2f} {m['push3'] / m['push1']:>6.2f}  {'; '.join(costs)}")
+    for label in ("push1", "push2"):
+        r = json.load(open(os.path.join(work, f"{name}-{label}.json")))["result"]
+        print(f"  [{label}] verdict {r['verdict']}")
+        for x in r["runtime"]:
+            print(f"    {x['side']:<26} {x['seconds']:>6.1f}s  {x['runner']:<11} {x['result'][:90]}")
+print()
+print("targets: push 2 / push 1 at most 0.6; the cache's own cost on a hit under 50 ms")
+PY
