@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::floor::cache::gc::Size;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "shipmoor",
@@ -152,13 +154,19 @@ pub struct KeygenArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum EvidenceCommand {
-    /// Remove the blobs and records no kept statement cites
+    /// Remove the blobs and records no kept statement cites, and tidy the base cache
     ///
     /// The kept statements are the attestations beside the store (every `*.vsa.json`,
     /// `*.vsa.dsse.json` and `*.vsa.sigstore.json` in its parent directory) and every --keep
     /// file. What they cite stays: their evidence records, and the logs and results files
     /// those records point to. Signatures are not checked: this is housekeeping, not a
     /// verification.
+    ///
+    /// The base cache (--base-cache) loses the entries no run can reuse (one that does not
+    /// check out, one another shipmoor release made, one whose items are missing or changed,
+    /// one a later entry of the same key hides), then the oldest entries beyond --cache-keep
+    /// and until the rest, with the items they cite, fit --cache-max-size, then every item no
+    /// kept entry cites and anything else in its v1/ directory. Its CACHEDIR.TAG stays.
     #[command(after_help = GC_AFTER_HELP)]
     Gc {
         /// The evidence store
@@ -175,6 +183,33 @@ pub enum EvidenceCommand {
         /// List what would be removed, and remove nothing
         #[arg(long, help_heading = "Output")]
         dry_run: bool,
+        /// The base cache to tidy as well; `none` leaves it alone [default: .shipmoor/cache in
+        /// the repository]
+        #[arg(
+            long,
+            value_name = "DIR",
+            env = "SHIPMOOR_BASE_CACHE",
+            help_heading = "Base cache"
+        )]
+        base_cache: Option<String>,
+        /// Keep at most N base cache entries, the newest
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 20,
+            help_heading = "Base cache"
+        )]
+        cache_keep: usize,
+        /// Keep at most SIZE of base cache entries and the items they cite, the newest: bytes,
+        /// or K, M, G (powers of 1024)
+        #[arg(
+            long,
+            value_name = "SIZE",
+            default_value = "1G",
+            value_parser = Size::parse,
+            help_heading = "Base cache"
+        )]
+        cache_max_size: Size,
     },
 }
 
@@ -192,11 +227,14 @@ const GC_AFTER_HELP: &str = "\
 Examples:
   shipmoor evidence gc --dry-run
   shipmoor evidence gc --keep releases/1.4/claim-check.vsa.sigstore.json
+  shipmoor evidence gc --cache-keep 5 --cache-max-size 500M
+  shipmoor evidence gc --base-cache none
 
 Exit codes:
   0  done (or, with --dry-run, listed)
-  2  usage or input error: no store there, no statement to keep, or a kept
-     file that is no attestation
+  2  usage or input error: no store there, no statement to keep, a kept
+     file that is no attestation, a size --cache-max-size does not read, or
+     a base cache directory that is a symlink
   3  engine crash";
 
 const KEYGEN_AFTER_HELP: &str = "\

@@ -711,17 +711,7 @@ fn run_floor(
 /// The base cache's directory (`--base-cache`, `.shipmoor/cache` in the repository by default),
 /// read now, before any of the change's code runs; `None` for `none`.
 fn open_base_cache(args: &ClaimCheckArgs, root: &Path) -> Option<BaseCache> {
-    let given = args.base_cache.as_deref();
-    if given == Some("none") {
-        return None;
-    }
-    let dir = match given {
-        Some(p) if Path::new(p).is_absolute() => PathBuf::from(p),
-        Some(p) => std::env::current_dir()
-            .unwrap_or_else(|_| root.to_path_buf())
-            .join(p),
-        None => root.join(".shipmoor/cache"),
-    };
+    let dir = crate::floor::cache::dir_of(args.base_cache.as_deref(), root)?;
     let shown = shown_path(&dir, root);
     Some(BaseCache::open(&dir, Some(root), shown))
 }
@@ -1449,7 +1439,7 @@ fn from_dir(path: &Path, dir: &Path) -> String {
 }
 
 /// A path as reports show it: relative to the repository when inside it.
-fn shown_path(p: &Path, root: &Path) -> String {
+pub(super) fn shown_path(p: &Path, root: &Path) -> String {
     let canon_root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
     let abs = if p.is_absolute() {
         p.to_path_buf()

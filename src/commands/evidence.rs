@@ -1,6 +1,8 @@
 //! `shipmoor evidence gc`: the evidence store keeps what the kept statements cite (their
 //! records, and the blobs those records point to) and loses the rest, which runs that
-//! were overwritten left behind. Exit 0, 2 input error.
+//! were overwritten left behind; the base cache keeps the newest entries a run can reuse,
+//! within `--cache-keep` and `--cache-max-size`, and the items they cite
+//! ([`Sweep`]). Exit 0, 2 input error.
 //!
 //! The kept attestations are read unverified, so what they cite is checked before it becomes
 //! a path: only evidence names (64 lowercase hex digits) are looked up, only in the store, and
@@ -15,9 +17,12 @@ use crate::attest::verify::Attestation;
 use crate::cli::EvidenceCommand;
 use crate::error::{Error, InputError};
 use crate::evidence::{is_digest, StoreReader};
+use crate::floor::cache::{self, gc::Limits, gc::Sweep};
 use crate::format::evidence::Record;
 use crate::format::statement::Statement;
 use crate::nofollow::OutputPath;
+
+use super::claim_check::shown_path;
 
 pub fn run(cmd: EvidenceCommand) -> Result<i32, Error> {
     match cmd {
@@ -25,8 +30,128 @@ pub fn run(cmd: EvidenceCommand) -> Result<i32, Error> {
             evidence_dir,
             keep,
             dry_run,
-        } => gc(&evidence_dir, &keep, dry_run),
+            base_cache,
+            cache_keep,
+            cache_max_size,
+        } => {
+            let limits = Limits {
+                keep: cache_keep,
+                max_size: cache_max_size,
+            };
+            gc(
+                &evidence_dir,
+                &keep,
+                dry_run,
+                base_cache.as_deref(),
+                &limits,
+            )
+        }
     }
+}
+
+/// The base cache gc tidies, worked out before anything is removed.
+enum CachePlan {
+    /// `--base-cache none`.
+    Off,
+    /// No directory there: `Some` with its name when it was named (`--base-cache`,
+    /// `SHIPMOOR_BASE_CACHE`), `None` for the default.
+    Missing(Option<String>),
+    Found(String, Sweep),
+}
+
+/// The base cache at `--base-cache` (`given`), resolved as claim-check resolves it, and what gc
+/// removes from it. A directory gc cannot tidy (a symlink, a file) is an input error naming it.
+fn plan_cache(
+    given: Option<&str>,
+    repository: Option<&Path>,
+    limits: &Limits,
+) -> Result<CachePlan, Error> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = repository.unwrap_or(&cwd);
+    let Some(dir) = cache::dir_of(given, root) else {
+        return Ok(CachePlan::Off);
+    };
+    let shown = shown_path(&dir, root);
+    match Sweep::plan(&dir, repository, limits) {
+        Ok(Some(sweep)) => Ok(CachePlan::Found(shown, sweep)),
+        Ok(None) => Ok(CachePlan::Missing(given.map(|_| shown))),
+        Err(r) => {
+            let through = if r.why == crate::nofollow::Why::Symlink {
+                ", and gc reads and removes nothing through a symlink (it could point anywhere)"
+            } else {
+                ""
+            };
+            Err(Error::input(
+                InputError::new(format!(
+                    "cannot tidy --base-cache {shown}: {r}{through}; nothing is removed"
+                ))
+                .help(format!(
+                    "remove {} (claim-check makes the cache again), or pass --base-cache none to leave it alone",
+                    r.shown_at()
+                )),
+            ))
+        }
+    }
+}
+
+/// The base cache's part of gc's output: each entry that goes with why, with --dry-run each
+/// other file that would go, then a summary line.
+fn tidy_cache(plan: CachePlan, dry_run: bool, out: &mut impl Write) -> Result<(), Error> {
+    let (shown, sweep) = match plan {
+        CachePlan::Off | CachePlan::Missing(None) => return Ok(()),
+        CachePlan::Missing(Some(shown)) => {
+            let _ = writeln!(out, "no base cache at {shown}: nothing to tidy");
+            return Ok(());
+        }
+        CachePlan::Found(shown, sweep) => (shown, sweep),
+    };
+    if !dry_run {
+        sweep.apply().map_err(|e| {
+            Error::input(InputError::new(format!(
+                "the base cache {shown} could not be tidied: {e}"
+            )))
+        })?;
+    }
+    let verb = if dry_run { "would remove" } else { "removed" };
+    for g in &sweep.entries {
+        let _ = writeln!(out, "{verb} {} ({})", g.label(), g.why);
+    }
+    if dry_run {
+        let v1 = sweep.dir().join("v1");
+        for (name, _) in &sweep.items {
+            let _ = writeln!(
+                out,
+                "would remove {}",
+                v1.join("sha256").join(name).display()
+            );
+        }
+        for (name, _) in &sweep.stray {
+            let _ = writeln!(out, "would remove {}", v1.join(name).display());
+        }
+    }
+    let entries_total = sweep.entries.len() + sweep.kept.len();
+    let stray = match sweep.stray.len() {
+        0 => String::new(),
+        1 => " and 1 other file".to_string(),
+        n => format!(" and {n} other files"),
+    };
+    let _ = writeln!(
+        out,
+        "base cache {shown}: {verb} {} of {}, {} of {}{stray} ({} bytes); {} kept ({} bytes)",
+        sweep.entries.len(),
+        counted(entries_total, "entry", "entries"),
+        sweep.items.len(),
+        counted(sweep.items_total, "item", "items"),
+        sweep.freed(),
+        counted(sweep.kept.len(), "entry", "entries"),
+        sweep.kept_bytes,
+    );
+    Ok(())
+}
+
+/// `1 entry`, `3 entries`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The attestations beside a store: `*.vsa.json`, `*.vsa.dsse.json`, `*.vsa.sigstore.json`.
@@ -111,7 +236,13 @@ fn read_attestation(file: &Path, named: bool) -> Result<Vec<u8>, String> {
     std::fs::read(file).map_err(|e| e.to_string())
 }
 
-fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
+fn gc(
+    store: &Path,
+    keep: &[PathBuf],
+    dry_run: bool,
+    base_cache: Option<&str>,
+    limits: &Limits,
+) -> Result<i32, Error> {
     let blobs = store.join("sha256");
     let repository = crate::git::Git::discover(Path::new(".")).ok();
     let out = OutputPath::dir(store, repository.as_ref().map(|g| g.root()));
@@ -162,6 +293,7 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
             })?;
         cited(&statement, &shown, &reader, &mut cites)?;
     }
+    let cache = plan_cache(base_cache, repository.as_ref().map(|g| g.root()), limits)?;
     let mut removed = 0usize;
     let mut freed = 0u64;
     let mut out = std::io::stdout();
@@ -199,5 +331,6 @@ fn gc(store: &Path, keep: &[PathBuf], dry_run: bool) -> Result<i32, Error> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    tidy_cache(cache, dry_run, &mut out)?;
     Ok(0)
 }

@@ -728,6 +728,207 @@ fn evidence_gc_keeps_what_the_statements_cite() {
     assert!(lone_store.join("sha256").join("ab".repeat(32)).exists());
 }
 
+/// `evidence gc --base-cache DIR` tidies the base cache too: of two entries (two runs with
+/// different `--runs`), `--cache-keep 1` keeps the newer, with its items, and a run with the
+/// newer settings still reuses it; `--dry-run` removes nothing; `none` leaves it alone.
+#[test]
+fn evidence_gc_keeps_the_newest_base_cache_entries() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    r.commit("head");
+    let outside = tempfile::tempdir().unwrap();
+    let cache = outside.path().join("cache");
+    let cache_s = cache.to_str().unwrap();
+    let result = outside.path().join("result.json");
+    let check = |runs: &str, epoch: &str| -> Value {
+        let run = r.shipmoor_env(
+            &[
+                "claim-check",
+                "--base",
+                &base,
+                "--runs",
+                runs,
+                "--base-cache",
+                cache_s,
+                "--result-out",
+                result.to_str().unwrap(),
+            ],
+            &[("SOURCE_DATE_EPOCH", epoch)],
+        );
+        assert_eq!(run.code, 0, "--runs {runs}: {run:?}");
+        let doc: Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+        doc["result"]["base_cache"].clone()
+    };
+    let names = |sub: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(cache.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let older = check("1", common::PINNED_EPOCH);
+    assert_eq!(older["state"], "stored", "{older}");
+    // An hour later, with other settings: another key, another entry.
+    let later = (common::PINNED_EPOCH.parse::<u64>().unwrap() + 3600).to_string();
+    let newer = check("2", &later);
+    assert_eq!(newer["state"], "stored", "{newer}");
+    let entry = |u: &Value| {
+        u["entry"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("sha256:")
+            .to_string()
+    };
+    let (older, newer) = (entry(&older), entry(&newer));
+    assert_ne!(older, newer);
+    let mut both = vec![older.clone(), newer.clone()];
+    both.sort();
+    assert_eq!(names("v1/entries"), both);
+    // An item no entry cites (a run that was stopped before it wrote its entry, say).
+    let orphan = cache.join("v1/sha256").join("ab".repeat(32));
+    std::fs::write(&orphan, "left behind").unwrap();
+    let items_before = names("v1/sha256");
+    let cites = |name: &str| -> Vec<String> {
+        let e: Value =
+            serde_json::from_slice(&std::fs::read(cache.join("v1/entries").join(name)).unwrap())
+                .unwrap();
+        e["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p.as_str()
+                    .unwrap()
+                    .trim_start_matches("sha256:")
+                    .to_string()
+            })
+            .collect()
+    };
+    let (older_cites, newer_cites) = (cites(&older), cites(&newer));
+    assert!(!newer_cites.is_empty());
+
+    let gc = |extra: &[&str]| {
+        let mut args = vec![
+            "evidence",
+            "gc",
+            "--base-cache",
+            cache_s,
+            "--cache-keep",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let run = r.shipmoor(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        run
+    };
+    let dry = gc(&["--dry-run"]);
+    let line = format!(
+        "would remove entry sha256:{} (over --cache-keep 1)",
+        &older[..12]
+    );
+    assert!(dry.stdout.contains(&line), "{}", dry.stdout);
+    assert_eq!(names("v1/entries"), both, "--dry-run removes nothing");
+    assert_eq!(names("v1/sha256"), items_before);
+    assert!(
+        dry.stdout
+            .contains(&format!("would remove {}", orphan.display())),
+        "{}",
+        dry.stdout
+    );
+    // `none` (the tests' default) leaves the cache alone and says nothing of it.
+    let off = r.shipmoor(&["evidence", "gc", "--cache-keep", "0"]);
+    assert_eq!(off.code, 0, "{off:?}");
+    assert!(!off.stdout.contains("base cache"), "{}", off.stdout);
+    assert_eq!(names("v1/entries"), both);
+
+    // A symlink for the cache's directory is refused, naming it, and nothing goes from either.
+    let link = outside.path().join("link");
+    std::os::unix::fs::symlink(&cache, &link).unwrap();
+    let store_items = || {
+        std::fs::read_dir(r.path().join(".shipmoor/evidence/sha256"))
+            .unwrap()
+            .count()
+    };
+    let stored = store_items();
+    let refused = r.shipmoor(&[
+        "evidence",
+        "gc",
+        "--base-cache",
+        link.to_str().unwrap(),
+        "--cache-keep",
+        "0",
+    ]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("{} is a symlink", link.display())),
+        "{refused:?}"
+    );
+    assert_eq!(names("v1/entries"), both);
+    assert_eq!(store_items(), stored);
+    // A size it does not read is a usage error naming the flag, with an example.
+    let bad = r.shipmoor(&["evidence", "gc", "--cache-max-size", "1T"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(
+        bad.stderr.contains("--cache-max-size") && bad.stderr.contains("e.g. 500M"),
+        "{bad:?}"
+    );
+
+    let done = gc(&[]);
+    let line = format!(
+        "removed entry sha256:{} (over --cache-keep 1)",
+        &older[..12]
+    );
+    assert!(done.stdout.contains(&line), "{}", done.stdout);
+    assert!(
+        done.stdout
+            .contains(&format!("base cache {cache_s}: removed 1 of 2 entries, ")),
+        "{}",
+        done.stdout
+    );
+    assert!(done.stdout.contains("; 1 entry kept ("), "{}", done.stdout);
+    assert_eq!(names("v1/entries"), vec![newer.clone()]);
+    assert!(cache.join("CACHEDIR.TAG").is_file());
+    // What the newer entry cites stays; what only the older one cited goes, and the orphan.
+    let mut wanted = newer_cites.clone();
+    wanted.sort();
+    wanted.dedup();
+    assert_eq!(names("v1/sha256"), wanted, "{items_before:?}");
+    let only_older = older_cites
+        .iter()
+        .filter(|h| !newer_cites.contains(h))
+        .count()
+        + 1;
+    assert!(
+        done.stdout.contains(&format!(
+            "removed 1 of 2 entries, {only_older} of {} items",
+            items_before.len()
+        )),
+        "{}",
+        done.stdout
+    );
+
+    // The kept entry still serves a run with its settings.
+    let again = check("2", &later);
+    assert_eq!(again["state"], "reused", "{again}");
+    assert_eq!(again["entry"], format!("sha256:{newer}"));
+}
+
 /// An attestation given nothing to verify it with is a usage error (exit 2, a hint, nothing on
 /// stdout), never INVALID: a DSSE envelope or a keyed bundle without `--key`, a keyless bundle
 /// without `--key` or the identity flags. An unsigned statement without `--allow-unsigned`

@@ -16,6 +16,7 @@
 //! by itself: whatever is wrong with it, base runs again.
 
 pub mod entry;
+pub mod gc;
 pub mod key;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +38,22 @@ const ITEM_LIMIT: u64 = crate::evidence::ITEM_LIMIT;
 const CACHEDIR_TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
 # This file is a cache directory tag created by shipmoor claim-check: its base cache.\n\
 # For information about cache directory tags, see https://bford.info/cachedir/\n";
+
+/// The cache's directory as `--base-cache` (or `SHIPMOOR_BASE_CACHE`) names it: `None` for
+/// `none`; a relative path from the current directory; by default `.shipmoor/cache` in the
+/// repository whose root is `root`.
+pub fn dir_of(given: Option<&str>, root: &Path) -> Option<PathBuf> {
+    match given {
+        Some("none") => None,
+        Some(p) if Path::new(p).is_absolute() => Some(PathBuf::from(p)),
+        Some(p) => Some(
+            std::env::current_dir()
+                .unwrap_or_else(|_| root.to_path_buf())
+                .join(p),
+        ),
+        None => Some(root.join(".shipmoor/cache")),
+    }
+}
 
 /// The base cache as this run read it.
 #[derive(Debug)]
@@ -117,31 +134,15 @@ impl BaseCache {
             refused: None,
             opened_in: std::time::Duration::ZERO,
         };
-        for sub in [
-            cache.out.clone(),
-            cache.out.child_dir("v1"),
-            cache.out.child_dir("v1").child_dir("entries"),
-            cache.out.child_dir("v1").child_dir("sha256"),
-        ] {
-            if let Err(r) = sub.check() {
-                cache.refused = Some(format!(
-                    "the base cache {} is not used: {r}, and nothing is read or written through a symlink",
-                    cache.shown
-                ));
-                return cache;
-            }
-        }
-        let entries = cache.entries_dir();
-        let Ok(listing) = std::fs::read_dir(&entries) else {
+        if let Err(r) = check_dirs(&cache.out) {
+            cache.refused = Some(format!(
+                "the base cache {} is not used: {r}, and nothing is read or written through a symlink",
+                cache.shown
+            ));
             return cache;
-        };
-        let mut names: Vec<String> = listing
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        for name in names {
-            match read_entry(&entries, &name) {
+        }
+        for (name, read) in read_entries(&cache.entries_dir()) {
+            match read {
                 Ok(entry) => {
                     // Two entries of one key (two runs of the same push): the later one.
                     let later = cache
@@ -203,18 +204,11 @@ impl BaseCache {
     /// missing or does not hash to its name.
     pub fn read_items(&self, held: &Held) -> Result<Vec<(String, Vec<u8>)>, String> {
         let dir = self.items_dir();
-        let mut out = Vec::new();
-        for pointer in &held.entry.items {
-            let hex = crate::evidence::pointer_digest(pointer)
-                .ok_or_else(|| format!("`{pointer}` is not an evidence name"))?;
-            let bytes = read_regular(&dir.join(hex), ITEM_LIMIT)
-                .map_err(|e| format!("its item {} {e}", short(hex)))?;
-            if sha256_hex(&bytes) != hex {
-                return Err(format!("its item {} does not hash to its name", short(hex)));
-            }
-            out.push((hex.to_string(), bytes));
-        }
-        Ok(out)
+        held.entry
+            .items
+            .iter()
+            .map(|pointer| read_item(&dir, pointer))
+            .collect()
     }
 
     /// Writes `pending` (when there is one) and leaves the directory holding exactly the
@@ -282,6 +276,55 @@ impl BaseCache {
     fn items_dir(&self) -> PathBuf {
         self.dir.join("v1").join("sha256")
     }
+}
+
+/// The cache's directory and those below it that are read and written (`v1`, `v1/entries`,
+/// `v1/sha256`): none a symlink, nor a file where a directory goes. One that does not exist
+/// is no refusal.
+fn check_dirs(out: &OutputPath) -> Result<(), crate::nofollow::Refused> {
+    let v1 = out.child_dir("v1");
+    for sub in [
+        out.clone(),
+        v1.clone(),
+        v1.child_dir("entries"),
+        v1.child_dir("sha256"),
+    ] {
+        sub.check()?;
+    }
+    Ok(())
+}
+
+/// Every file of the entries directory `dir` by name, in name order, each read and checked
+/// ([`read_entry`]) or why not. A directory that cannot be listed holds none.
+fn read_entries(dir: &Path) -> Vec<(String, Result<Entry, String>)> {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = listing
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let read = read_entry(dir, &name);
+            (name, read)
+        })
+        .collect()
+}
+
+/// The item `pointer` (`sha256:<hex>`) of the items directory `dir`, read and checked against
+/// its name: its hex name and bytes, or why not (missing, not a regular file, another hash).
+fn read_item(dir: &Path, pointer: &str) -> Result<(String, Vec<u8>), String> {
+    let hex = crate::evidence::pointer_digest(pointer)
+        .ok_or_else(|| format!("`{pointer}` is not an evidence name"))?;
+    let bytes = read_regular(&dir.join(hex), ITEM_LIMIT)
+        .map_err(|e| format!("its item {} {e}", short(hex)))?;
+    if sha256_hex(&bytes) != hex {
+        return Err(format!("its item {} does not hash to its name", short(hex)));
+    }
+    Ok((hex.to_string(), bytes))
 }
 
 /// Removes every file of `dir` whose name is not in `keep`; how many.
