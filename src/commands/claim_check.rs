@@ -709,9 +709,14 @@ fn run_floor(
 }
 
 /// The base cache's directory (`--base-cache`, `.shipmoor/cache` in the repository by default),
-/// read now, before any of the change's code runs; `None` for `none`.
+/// read now, before any of the change's code runs; `None` for `none`. An empty value (a
+/// workflow's `SHIPMOOR_BASE_CACHE: ${{ inputs.base-cache }}` with the input unset) is the
+/// default, never the current directory.
 fn open_base_cache(args: &ClaimCheckArgs, root: &Path) -> Option<BaseCache> {
-    let dir = crate::floor::cache::dir_of(args.base_cache.as_deref(), root)?;
+    // An empty value (a workflow's `SHIPMOOR_BASE_CACHE: ${{ inputs.base-cache }}` with the
+    // input unset) is the default, never the current directory.
+    let given = args.base_cache.as_deref().filter(|p| !p.trim().is_empty());
+    let dir = crate::floor::cache::dir_of(given, root)?;
     let shown = shown_path(&dir, root);
     Some(BaseCache::open(&dir, Some(root), shown))
 }

@@ -605,9 +605,15 @@ fn summary(obs: &BTreeMap<(usize, String), Observed>) -> String {
 /// Why `key` found no entry: the newest entry at the same base commit and what differs from
 /// it, or that there is none.
 fn explain_miss(cache: &BaseCache, key: &KeyInputs) -> String {
-    match cache.at_base(&key.base).first() {
-        Some(h) => {
-            let d = key.differences(&h.entry.inputs);
+    // The entry at this base that differs from this run in the fewest ways (the newest of
+    // those), whose differences say the most.
+    let closest = cache
+        .at_base(&key.base)
+        .into_iter()
+        .map(|h| (key.differences(&h.entry.inputs), h))
+        .min_by_key(|(d, _)| d.len());
+    match closest {
+        Some((d, h)) => {
             format!(
                 "no entry for this key; base runs. Since the entry observed at head {}: {}",
                 short_commit(&h.entry.made.head),

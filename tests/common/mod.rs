@@ -127,6 +127,16 @@ impl Repo {
         Run::from(out)
     }
 
+    /// `shipmoor ARGS` as [`Repo::shipmoor`] runs it, without the variables `unset` (one the
+    /// helper sets, `SHIPMOOR_BASE_CACHE` say, so that the run sees its default).
+    pub fn shipmoor_unset(&self, args: &[&str], unset: &[&str]) -> Run {
+        let mut cmd = self.command(args, &[]);
+        for k in unset {
+            cmd.env_remove(k);
+        }
+        Run::from(cmd.output().expect("shipmoor runs"))
+    }
+
     /// `shipmoor ARGS` as [`Repo::shipmoor`] runs it, stopped after `seconds`: `None` if it
     /// had not finished by then (it blocked, on a FIFO say).
     pub fn shipmoor_within(&self, args: &[&str], seconds: u64) -> Option<Run> {

@@ -11,6 +11,7 @@ mod common;
 mod action;
 mod action_comment;
 mod admit;
+mod base_cache;
 mod cargo_packages;
 mod claim_check_cargo;
 mod claim_check_ecosystems;
