@@ -3,8 +3,9 @@
 //! In: the result JSON `claim-check --result-out` wrote (or nothing, when the run ended with an
 //! input error or a crash), its exit code, and the runner's environment (`GITHUB_OUTPUT`,
 //! `GITHUB_STEP_SUMMARY`, `GITHUB_JOB`, `GITHUB_RUN_ATTEMPT`, `RUNNER_NAME`).
-//! Out: step outputs (`verdict`, `exit-code`, `vsa-path`, `fixes-path`, `report-path`, and for
-//! the upload step `artifact-name`, `artifact-paths`), the job summary ([`crate::report::github`]), and
+//! Out: step outputs (`verdict`, `exit-code`, `vsa-path`, `fixes-path`, `report-path`, for
+//! the upload step `artifact-name`, `artifact-paths`, and for the base cache's save step
+//! `base-cache-stored`), the job summary ([`crate::report::github`]), and
 //! `::error`/`::warning` annotations, within GitHub's limits and escaping rules; then the gate
 //! that fails the job per `fail-on`; with `comment: true`, the sticky pull request comment
 //! ([`comment`]).
@@ -188,6 +189,19 @@ pub fn pull_request_sha(event: &Value, which: &str) -> Option<String> {
         .pointer(&format!("/pull_request/{which}/sha"))?
         .as_str()
         .map(str::to_string)
+}
+
+/// The pull request's number (`pull_request.number`), on pull request events.
+pub fn pull_request_number(event: &Value) -> Option<u64> {
+    event.pointer("/pull_request/number")?.as_u64()
+}
+
+/// Whether the run stored a new base cache entry (`result.base_cache.state` is `stored`): the
+/// Action then saves its base cache directory.
+pub fn base_cache_stored(result: Option<&ResultDocument<'_>>) -> bool {
+    result
+        .and_then(|d| d.result.base_cache.as_ref())
+        .is_some_and(|u| u.state == crate::format::floor::BaseCacheState::Stored)
 }
 
 /// Whether the job fails: an error exit (2, 3, or any unknown code), or a verdict in `fail_on`.

@@ -409,9 +409,15 @@ pub enum ActionCommand {
         /// each of its problems becomes an `::error` at its file and line
         #[arg(long, value_name = "PATH", help_heading = "Inputs")]
         errors: Option<PathBuf>,
+        /// The run was given the Action's base cache: also write the output `base-cache-stored`,
+        /// `true` when the run stored a new base cache entry (the cache is saved then), else
+        /// `false`
+        #[arg(long, help_heading = "Output")]
+        base_cache_stored_output: bool,
     },
-    /// Print the pull request's base and head commits from GITHUB_EVENT_PATH (`base=`, `head=`
-    /// lines; empty outside pull requests) and write its body to a file
+    /// Print the pull request's number and its base and head commits from GITHUB_EVENT_PATH
+    /// (`number=`, `base=`, `head=` lines; empty outside pull requests) and write its body to a
+    /// file
     #[command(after_help = ACTION_EVENT_AFTER_HELP)]
     Event {
         /// Where to write the body (an empty file when the body is null) [default: not written]

@@ -3,9 +3,82 @@
 # outputs, the job summary and the annotations. It never fails the step itself: the gate step
 # does, after the outputs are uploaded. Inputs arrive as INPUT_<NAME> variables, upper-cased
 # with hyphens kept (read with printenv), as the Docker form of the Action receives them.
+#
+#   run.sh                    run (the step "Claim check")
+#   run.sh --base-cache-key   print the base cache's step outputs (the step "Locate the base
+#                             cache"): needed=true|false, dir=, key=, restore-key=
 set -uo pipefail
 inp() { printenv "INPUT_$1" 2>/dev/null || true; }
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
+
+# Whether extra-args names a base cache itself (then the Action leaves the choice to it).
+extra_names_base_cache() {
+  local word
+  read -r -d '' -a words <<<"$(inp EXTRA-ARGS)" || true
+  for word in "${words[@]}"; do
+    case "$word" in --base-cache|--base-cache=*) return 0 ;; esac
+  done
+  return 1
+}
+
+if [ "${1:-}" = "--base-cache-key" ]; then
+  # The base cache outlives the job through actions/cache, one pull request's entries for that
+  # pull request's runs only: the key names the pull request and its base commit, then this
+  # run and attempt (a cache key is written once); a run restores the newest entry of its pull
+  # request and base by the prefix. Outside the checkout, so it is never uploaded and never
+  # makes the tree dirty.
+  out="${GITHUB_OUTPUT:-/dev/stdout}"
+  not_used() {
+    [ -n "$1" ] && printf '::notice title=Claim Check::the base cache is not restored or saved: %s\n' "$1"
+    echo "needed=false" >>"$out"
+    exit 0
+  }
+  case "$(inp BASE-CACHE)" in
+    ""|true) ;;
+    # Off, or not a value: the run step says which.
+    *) not_used "" ;;
+  esac
+  # A fuse runs no floor; a shard job writes no result to tell whether it stored an entry.
+  [ -n "$(inp FUSE)" ] && not_used ""
+  [ -n "$(inp SHARD)" ] && not_used "a shard job (shard $(inp SHARD)) runs base every time"
+  extra_names_base_cache && not_used "extra-args names the base cache (--base-cache)"
+  [ -n "${SHIPMOOR_BASE_CACHE:-}" ] && not_used "SHIPMOOR_BASE_CACHE is set, and the run uses it"
+  event="$(shipmoor action event)"
+  number="$(sed -n 's/^number=//p' <<<"$event")"
+  if [ -z "$number" ]; then
+    not_used "this is no pull request (event ${GITHUB_EVENT_NAME:-unknown}), and the base cache is kept per pull request; base runs"
+  fi
+  base="$(inp BASE)"
+  if [ -n "$base" ]; then
+    sha="$(git rev-parse --verify --quiet "$base^{commit}" 2>/dev/null || true)"
+    if [ -z "$sha" ]; then
+      if [[ "$base" =~ ^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$ ]]; then
+        sha="${base,,}"
+      else
+        not_used "the base input \`$base\` is not a commit of this checkout (give the base commit's SHA)"
+      fi
+    fi
+    base="$sha"
+  else
+    base="$(sed -n 's/^base=//p' <<<"$event")"
+  fi
+  [ -n "$base" ] || not_used "the event payload names no base commit (pull_request.base.sha)"
+  prefix="shipmoor-base-v1-$number-$base-"
+  key="$prefix${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}"
+  dir="$tmp/shipmoor-base-cache"
+  echo "claim-check: the base cache $dir, saved as $key when the run stores an entry (restored from the newest $prefix*)"
+  {
+    echo "needed=true"
+    echo "dir=$dir"
+    echo "key=$key"
+    echo "restore-key=$prefix"
+  } >>"$out"
+  exit 0
+fi
+# The directory "Restore the base cache" filled: for claim-check's flag, kept out of the
+# environment of the code under check (whose environment is part of the base cache's key).
+base_cache_dir="${CLAIM_CHECK_BASE_CACHE_DIR:-}"
+unset CLAIM_CHECK_BASE_CACHE_DIR
 result="$(mktemp "$tmp/claim-check-result.XXXXXX.json")"
 errors="$(mktemp "$tmp/claim-check-errors.XXXXXX.json")"
 rm -f "$result" "$errors"
@@ -34,6 +107,7 @@ done
 shard="$(inp SHARD)"
 fuse="$(inp FUSE)"
 top="$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
+report_args=()
 # No verdict reached: the report step says why (annotations, verdict ERROR) and the gate fails.
 no_verdict() {
   local code="$1" message="$2"
@@ -44,6 +118,11 @@ no_verdict() {
 if [ -n "$shard" ] && [ -n "$fuse" ]; then
   no_verdict 2 "the inputs shard and fuse are two roles: give one of them"
 fi
+base_cache="$(inp BASE-CACHE)"
+case "$base_cache" in
+  ""|true|false) ;;
+  *) no_verdict 2 "the input base-cache is \`$base_cache\`: give true or false" ;;
+esac
 
 if [ -n "$fuse" ]; then
   args=(fuse --result-out "$result" --error-out "$errors")
@@ -60,6 +139,16 @@ else
   acceptance="$(inp ACCEPTANCE)"
   if [ -n "$acceptance" ]; then
     args+=(--acceptance "$acceptance")
+  fi
+  # The base cache: off with base-cache false; the directory the step "Restore the base cache"
+  # filled, on a pull request; else claim-check's own default. extra-args' --base-cache wins.
+  if ! extra_names_base_cache; then
+    if [ "$base_cache" = false ]; then
+      args+=(--base-cache none)
+    elif [ -z "$shard" ] && [ -n "$base_cache_dir" ]; then
+      args+=(--base-cache "$base_cache_dir")
+      report_args+=(--base-cache-stored-output)
+    fi
   fi
   if [ -n "$shard" ]; then
     shard_dir="$tmp/claim-check-shard-${shard%%/*}"
@@ -119,7 +208,8 @@ if [ -n "$shard" ]; then
   fi
   exit 0
 fi
-shipmoor action report --result "$result" --errors "$errors" --exit-code "$code" --repo "$top"
+# With the Action's base cache: whether the run stored a new entry, for the save step.
+shipmoor action report --result "$result" --errors "$errors" --exit-code "$code" --repo "$top" "${report_args[@]}"
 # For the comment step: the result, when the run reached one.
 if [ -s "$result" ] && [ -n "${GITHUB_OUTPUT:-}" ]; then
   echo "result-path=$result" >>"$GITHUB_OUTPUT"

@@ -37,6 +37,7 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
             exit_code,
             repo,
             errors,
+            base_cache_stored_output,
         } => {
             // Absent or unreadable: the report says to read the log instead.
             let errors: Option<crate::format::error::ErrorDocument> = errors
@@ -57,7 +58,15 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                 std::process::id(),
                 time::OffsetDateTime::now_utc().unix_timestamp_nanos()
             );
-            let r = action::report(doc.as_ref(), exit_code, &repo, &seed, errors.as_ref());
+            let mut r = action::report(doc.as_ref(), exit_code, &repo, &seed, errors.as_ref());
+            if base_cache_stored_output {
+                let stored = action::base_cache_stored(doc.as_ref());
+                r.outputs.push_str(&action::output_entry(
+                    "base-cache-stored",
+                    if stored { "true" } else { "false" },
+                    &seed,
+                ));
+            }
             let mut out = std::io::stdout();
             for a in &r.annotations {
                 let _ = writeln!(out, "{a}");
@@ -76,6 +85,10 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                     .unwrap_or_default()
             };
             let mut out = std::io::stdout();
+            let number = action::pull_request_number(&event)
+                .map(|n| n.to_string())
+                .unwrap_or_default();
+            let _ = writeln!(out, "number={number}");
             let _ = writeln!(out, "base={}", sha("base"));
             let _ = writeln!(out, "head={}", sha("head"));
             if let Some(path) = body_out {

@@ -115,6 +115,7 @@ impl Runner {
             .env_remove("ACTIONS_ID_TOKEN_REQUEST_URL")
             .env_remove("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
             .env_remove("SIGSTORE_ID_TOKEN")
+            .env_remove("SHIPMOOR_BASE_CACHE")
             .env_remove("CARGO_TARGET_DIR");
         for (k, v) in inputs {
             c.env(format!("INPUT_{k}"), v);
@@ -1009,4 +1010,428 @@ fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unshard
     );
     let (code, _) = runner.gate("BLOCKED,INCONCLUSIVE");
     assert_eq!(code, 1, "the gate applies fail-on to the fused verdict");
+}
+
+/// What actions/cache keeps between jobs: directories by key, oldest first.
+#[derive(Default)]
+struct CacheService {
+    saved: Vec<(String, tempfile::TempDir)>,
+}
+
+impl CacheService {
+    /// actions/cache/save: a copy of the directory under its key; a key is written once.
+    fn save(&mut self, key: &str, dir: &Path) {
+        assert!(
+            !self.saved.iter().any(|(k, _)| k == key),
+            "{key} is saved twice"
+        );
+        let copy = tempfile::tempdir().unwrap();
+        common::copy_dir(dir, copy.path());
+        self.saved.push((key.to_string(), copy));
+    }
+
+    /// actions/cache/restore: the key itself, else the newest directory whose key starts with
+    /// one of the restore keys (one a line, in order), copied into `into`; the key restored.
+    fn restore(&self, key: &str, restore_keys: &str, into: &Path) -> Option<String> {
+        let (found, copy) = self.saved.iter().find(|(k, _)| k == key).or_else(|| {
+            restore_keys
+                .lines()
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .find_map(|p| self.saved.iter().rev().find(|(k, _)| k.starts_with(p)))
+        })?;
+        common::copy_dir(copy.path(), into);
+        Some(found.clone())
+    }
+}
+
+/// Contexts owned, as the helpers above read them.
+fn view(c: &BTreeMap<String, String>) -> BTreeMap<&str, &str> {
+    c.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+/// One job of the composite Action's base cache steps, as the runner runs them from action.yml.
+struct CacheJob {
+    /// The outputs of "Locate the base cache".
+    key: BTreeMap<String, String>,
+    /// The key "Restore the base cache" restored, when it ran and found one.
+    restored: Option<String>,
+    /// Whether "Restore the base cache" ran.
+    restore_ran: bool,
+    /// The outputs of "Claim check".
+    run: BTreeMap<String, String>,
+    /// Whether "Save the base cache" ran.
+    saved: bool,
+    /// The run's result JSON, when it reached one.
+    result: Option<serde_json::Value>,
+    /// The key step's and the run step's logs.
+    log: String,
+}
+
+/// Runs "Locate the base cache", "Restore the base cache", "Claim check" and "Save the base
+/// cache" of action.yml on `runner` (workflow run `run_id`, event `event_name`): each step's
+/// `if:`, `env:` and `with:` from action.yml, `inputs` over the inputs' defaults, actions/cache
+/// emulated by `cache`.
+fn base_cache_job(
+    runner: &Runner,
+    cache: &mut CacheService,
+    run_id: &str,
+    event_name: &str,
+    inputs: &[(&str, &str)],
+) -> CacheJob {
+    let meta = action_metadata();
+    let steps = meta["runs"]["steps"].as_array().unwrap();
+    let at = |name: &str| {
+        steps
+            .iter()
+            .position(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no step `{name}` in action.yml"))
+    };
+    let (key_at, restore_at, run_at, save_at) = (
+        at("Locate the base cache"),
+        at("Restore the base cache"),
+        at("Claim check"),
+        at("Save the base cache"),
+    );
+    assert!(key_at < restore_at && restore_at < run_at, "{steps:?}");
+    assert!(
+        at("Install shipmoor") < key_at,
+        "the key step reads the event with shipmoor"
+    );
+    assert_eq!(
+        save_at,
+        run_at + 1,
+        "the save comes right after the run: nothing else writes into the directory in between"
+    );
+    for (step, uses) in [
+        (restore_at, "actions/cache/restore@"),
+        (save_at, "actions/cache/save@"),
+    ] {
+        assert_eq!(
+            steps[step]["uses"],
+            format!("{uses}5a3ec84eff668545956fd18022155c47e93e2684"),
+            "pinned by commit, as the binary's cache"
+        );
+    }
+
+    // The contexts: the inputs (their defaults, then this job's), and every output of the
+    // steps below as unset (the empty string) until a step sets it.
+    let mut context: BTreeMap<String, String> = meta["inputs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                format!("inputs.{k}"),
+                v["default"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    for (k, v) in inputs {
+        assert!(
+            context.contains_key(&format!("inputs.{k}")),
+            "{k} is not an input of action.yml"
+        );
+        context.insert(format!("inputs.{k}"), v.to_string());
+    }
+    for out in ["needed", "dir", "key", "restore-key"] {
+        context.insert(format!("steps.base-cache-key.outputs.{out}"), String::new());
+    }
+    context.insert("steps.run.outputs.base-cache-stored".into(), String::new());
+
+    let installed = runner.command("install.sh", &[]).output().unwrap();
+    assert!(installed.status.success(), "{installed:?}");
+    let added = std::fs::read_to_string(&runner.path_file).unwrap();
+    let path = format!("{}:{}", added.trim(), std::env::var("PATH").unwrap());
+    let step_run = |at: usize, output: &Path, context: &BTreeMap<String, String>| {
+        let step = &steps[at];
+        let script = step["run"].as_str().unwrap();
+        let (script, args) = script
+            .strip_prefix("bash \"$GITHUB_ACTION_PATH/scripts/action/")
+            .and_then(|r| r.split_once('"'))
+            .unwrap_or_else(|| panic!("`{script}`: not a script of scripts/action"));
+        let mut c = runner.command(script, &[]);
+        c.args(args.split_whitespace())
+            .envs(step_env(step, &view(context)))
+            .env("PATH", &path)
+            .env("GITHUB_OUTPUT", output)
+            .env("GITHUB_RUN_ID", run_id)
+            .env("GITHUB_EVENT_NAME", event_name);
+        let out = c.output().unwrap();
+        let log = format!(
+            "{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{} fails: {log}", step["name"]);
+        let written = std::fs::read_to_string(output).unwrap_or_default();
+        (outputs(&written), log)
+    };
+
+    let key_output = runner.output.with_file_name("output-base-cache-key");
+    let (key, key_log) = step_run(key_at, &key_output, &context);
+    for (k, v) in &key {
+        context.insert(format!("steps.base-cache-key.outputs.{k}"), v.clone());
+    }
+
+    let with = |at: usize, name: &str, context: &BTreeMap<String, String>| {
+        expand(steps[at]["with"][name].as_str().unwrap(), &view(context))
+    };
+    let restore_ran = condition_holds(steps[restore_at]["if"].as_str().unwrap(), &view(&context));
+    let restored = if restore_ran {
+        cache.restore(
+            &with(restore_at, "key", &context),
+            &with(restore_at, "restore-keys", &context),
+            Path::new(&with(restore_at, "path", &context)),
+        )
+    } else {
+        None
+    };
+
+    let (run, run_log) = step_run(run_at, &runner.output, &context);
+    if let Some(v) = run.get("base-cache-stored") {
+        context.insert("steps.run.outputs.base-cache-stored".into(), v.clone());
+    }
+    let saved = condition_holds(steps[save_at]["if"].as_str().unwrap(), &view(&context));
+    if saved {
+        cache.save(
+            &with(save_at, "key", &context),
+            Path::new(&with(save_at, "path", &context)),
+        );
+    }
+    let result = run
+        .get("result-path")
+        .map(|p| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap());
+    CacheJob {
+        key,
+        restored,
+        restore_ran,
+        run,
+        saved,
+        result,
+        log: format!("--- Locate the base cache\n{key_log}\n--- Claim check\n{run_log}"),
+    }
+}
+
+/// A pull request whose tagged test fails at base and passes at head, then a second push that
+/// changes only code: (the upstream, base, the first head, the second head).
+fn upstream_with_two_pushes() -> (Repo, String, String, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.git(&["switch", "--quiet", "-c", "feature"]);
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_two_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    let first = r.commit("f is two");
+    r.write("svc/m.py", "def f():\n    return 1 + 1\n");
+    let second = r.commit("f adds");
+    (r, base, first, second)
+}
+
+/// The base cache across two pushes of one pull request, each a workflow run of its own on a
+/// fresh runner: the first run's base ran and stored an entry, which the save step saves under
+/// the pull request's key; the second push changes only code, restores it by the pull
+/// request's and base's prefix, and reuses base's results without running base.
+#[test]
+fn the_second_push_of_a_pull_request_reuses_base_from_the_saved_base_cache() {
+    let (upstream, base, first, second) = upstream_with_two_pushes();
+    let mut cache = CacheService::default();
+
+    // Push 1: nothing to restore; base runs, and its results are stored and saved.
+    upstream.git(&["switch", "--quiet", "feature"]);
+    upstream.git(&["reset", "--quiet", "--hard", &first]);
+    let runner = Runner::pull_request(&upstream, &base, &first);
+    let job = base_cache_job(&runner, &mut cache, "5001", "pull_request", &[]);
+    let prefix = format!("shipmoor-base-v1-2-{base}-");
+    assert_eq!(job.key["needed"], "true", "{}", job.log);
+    assert_eq!(job.key["restore-key"], prefix);
+    assert_eq!(job.key["key"], format!("{prefix}5001-1"));
+    let dir = PathBuf::from(&job.key["dir"]);
+    assert_eq!(dir, runner.temp.join("shipmoor-base-cache"));
+    assert!(
+        !dir.starts_with(&runner.workspace),
+        "outside the checkout: {}",
+        dir.display()
+    );
+    assert!(job.restore_ran);
+    assert_eq!(job.restored, None, "nothing saved yet");
+    assert!(
+        job.log.contains(&format!("--base-cache {}", dir.display())),
+        "{}",
+        job.log
+    );
+    let result = job.result.as_ref().unwrap_or_else(|| panic!("{}", job.log));
+    let verdict = job.run["verdict"].clone();
+    assert_eq!(verdict, "READY", "{}", job.log);
+    assert_eq!(
+        result["result"]["base_cache"]["state"], "stored",
+        "{result}"
+    );
+    assert_eq!(job.run["base-cache-stored"], "true", "{:?}", job.run);
+    assert!(job.saved, "the save step runs");
+    assert!(
+        dir.join("v1/entries").read_dir().unwrap().count() == 1,
+        "one entry in {}",
+        dir.display()
+    );
+    assert!(
+        !runner.workspace.join(".shipmoor/cache").exists(),
+        "the checkout holds no base cache"
+    );
+
+    // Push 2, another workflow run on a fresh runner: only code changed. Its RUNNER_TEMP is
+    // empty, at the same path (a hosted runner's is `/home/runner/work/_temp` in every job):
+    // the directory holds nothing the restore does not bring back.
+    upstream.git(&["reset", "--quiet", "--hard", &second]);
+    let mut runner2 = Runner::pull_request(&upstream, &base, &second);
+    std::fs::remove_dir_all(&runner.temp).unwrap();
+    std::fs::create_dir_all(&runner.temp).unwrap();
+    runner2.temp = runner.temp.clone();
+    assert_ne!(runner2.workspace, runner.workspace);
+    let job2 = base_cache_job(&runner2, &mut cache, "5002", "pull_request", &[]);
+    assert_eq!(
+        job2.key["restore-key"], prefix,
+        "the same pull request and base"
+    );
+    assert_eq!(job2.key["key"], format!("{prefix}5002-1"));
+    assert_eq!(
+        job2.restored.as_deref(),
+        Some(job.key["key"].as_str()),
+        "restored by the prefix"
+    );
+    let result2 = job2
+        .result
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}", job2.log));
+    assert_eq!(job2.run["verdict"], verdict, "{}", job2.log);
+    let used = &result2["result"]["base_cache"];
+    assert_eq!(used["state"], "reused", "{result2}\n{}", job2.log);
+    assert_eq!(used["observed_at_head"], first.as_str(), "{used}");
+    assert_eq!(
+        job2.run["base-cache-stored"], "false",
+        "nothing new to save: {:?}",
+        job2.run
+    );
+    assert!(!job2.saved, "the save step is skipped");
+    assert_eq!(cache.saved.len(), 1);
+
+    // Another pull request on the same base reads none of this one's entries.
+    let mut event: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&runner2.event).unwrap()).unwrap();
+    event["number"] = 3.into();
+    event["pull_request"]["number"] = 3.into();
+    std::fs::write(&runner2.event, serde_json::to_vec(&event).unwrap()).unwrap();
+    let out = runner2.output.with_file_name("output-other-pull-request");
+    let ran = runner2
+        .command("run.sh", &[])
+        .arg("--base-cache-key")
+        .env("GITHUB_OUTPUT", &out)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                std::fs::read_to_string(&runner2.path_file).unwrap().trim(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let other = outputs(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(other["restore-key"], format!("shipmoor-base-v1-3-{base}-"));
+    assert!(!cache
+        .saved
+        .iter()
+        .any(|(k, _)| k.starts_with(&other["restore-key"])));
+}
+
+/// `base-cache: false`: no cache steps, and the run gets `--base-cache none`; a value that is
+/// neither true nor false is an input error.
+#[test]
+fn base_cache_false_turns_the_base_cache_off() {
+    let (upstream, base, first, _) = upstream_with_two_pushes();
+    upstream.git(&["reset", "--quiet", "--hard", &first]);
+    let runner = Runner::pull_request(&upstream, &base, &first);
+    let mut cache = CacheService::default();
+    let job = base_cache_job(
+        &runner,
+        &mut cache,
+        "5101",
+        "pull_request",
+        &[("base-cache", "false")],
+    );
+    assert_eq!(job.key.get("needed").map(String::as_str), Some("false"));
+    assert!(!job.restore_ran && !job.saved, "{}", job.log);
+    assert!(job.log.contains("--base-cache none"), "{}", job.log);
+    let result = job.result.as_ref().unwrap_or_else(|| panic!("{}", job.log));
+    assert_eq!(job.run["verdict"], "READY", "{}", job.log);
+    assert!(
+        result["result"].get("base_cache").is_none(),
+        "no base cache: {result}"
+    );
+    assert!(!job.run.contains_key("base-cache-stored"), "{:?}", job.run);
+    assert!(!runner.workspace.join(".shipmoor/cache").exists());
+    assert!(!runner.temp.join("shipmoor-base-cache").exists());
+
+    for f in [&runner.output, &runner.path_file, &runner.summary] {
+        std::fs::write(f, "").unwrap();
+    }
+    let job = base_cache_job(
+        &runner,
+        &mut cache,
+        "5102",
+        "pull_request",
+        &[("base-cache", "off")],
+    );
+    assert!(!job.restore_ran && !job.saved, "{}", job.log);
+    assert_eq!(job.run["exit-code"], "2", "{}", job.log);
+    assert!(
+        job.log.contains(
+            "::error title=Claim Check::the input base-cache is `off`: give true or false"
+        ),
+        "{}",
+        job.log
+    );
+    assert!(cache.saved.is_empty());
+}
+
+/// On a push there is no pull request to keep base's results for: the cache steps do not run,
+/// a notice says so, and the run gets no `--base-cache` of the Action's.
+#[test]
+fn a_push_does_not_use_the_base_cache() {
+    let (upstream, base, first, _) = upstream_with_two_pushes();
+    upstream.git(&["reset", "--quiet", "--hard", &first]);
+    let runner = Runner::pull_request(&upstream, &base, &first);
+    let payload = serde_json::json!({
+        "ref": "refs/heads/feature",
+        "before": base,
+        "after": first,
+        "repository": {"full_name": "acme/app"},
+    });
+    std::fs::write(&runner.event, serde_json::to_vec(&payload).unwrap()).unwrap();
+    let mut cache = CacheService::default();
+    let job = base_cache_job(&runner, &mut cache, "5201", "push", &[("base", &base)]);
+    assert_eq!(job.key.get("needed").map(String::as_str), Some("false"));
+    assert!(
+        job.log.contains("::notice title=Claim Check::the base cache is not restored or saved: this is no pull request (event push)"),
+        "{}",
+        job.log
+    );
+    assert!(!job.restore_ran, "{}", job.log);
+    assert_eq!(job.run["verdict"], "READY", "{}", job.log);
+    assert!(!job.log.contains("--base-cache"), "{}", job.log);
+    assert!(!job.run.contains_key("base-cache-stored"), "{:?}", job.run);
+    assert!(!job.saved);
+    assert!(cache.saved.is_empty());
+    assert!(!runner.temp.join("shipmoor-base-cache").exists());
 }
