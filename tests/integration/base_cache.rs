@@ -714,7 +714,11 @@ fn files_the_code_under_check_writes_into_the_cache_are_removed_and_never_used()
         assert!(!Path::new(&p).exists(), "{p} is still there: {first:?}");
     }
     let own = first.entry().strip_prefix("sha256:").unwrap().to_string();
-    assert_eq!(names(&cache, "entries"), [own.clone()], "{first:?}");
+    assert_eq!(
+        names(&cache, "entries"),
+        std::slice::from_ref(&own),
+        "{first:?}"
+    );
     assert!(
         first
             .run
@@ -752,7 +756,11 @@ fn files_the_code_under_check_writes_into_the_cache_are_removed_and_never_used()
     for p in written() {
         assert!(!Path::new(&p).exists(), "{p} is still there: {second:?}");
     }
-    assert_eq!(names(&cache, "entries"), [own.clone()], "{second:?}");
+    assert_eq!(
+        names(&cache, "entries"),
+        std::slice::from_ref(&own),
+        "{second:?}"
+    );
 
     // Push 3: what base observed is still push 1's, never the forged copy's.
     touch_code(&r, 3);
