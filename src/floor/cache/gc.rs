@@ -179,7 +179,9 @@ impl Sweep {
     ) -> Result<Option<Sweep>, Refused> {
         let out = OutputPath::dir(dir, repository);
         check_dirs(&out)?;
-        if !is_real_dir(out.path()).unwrap_or(false) {
+        // A directory without the cache directory tag is no base cache this tool made: gc
+        // never removes anything from it.
+        if !is_real_dir(out.path()).unwrap_or(false) || !out.path().join("CACHEDIR.TAG").is_file() {
             return Ok(None);
         }
         let v1 = out.path().join("v1");

@@ -141,6 +141,16 @@ impl BaseCache {
             ));
             return cache;
         }
+        // Only a directory this tool made is ever tidied: one that holds files and no cache
+        // directory tag is someone else's (`--base-cache docs` by mistake), left alone.
+        let holds_files = std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some());
+        if holds_files && !dir.join("CACHEDIR.TAG").is_file() {
+            cache.refused = Some(format!(
+                "the base cache {} is not used: the directory holds files and no CACHEDIR.TAG, so it is no base cache this tool made (name a new or empty directory)",
+                cache.shown
+            ));
+            return cache;
+        }
         for (name, read) in read_entries(&cache.entries_dir()) {
             match read {
                 Ok(entry) => {

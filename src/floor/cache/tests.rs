@@ -212,3 +212,18 @@ fn the_items_a_record_cites_are_found_anywhere_in_it() {
     let json = format!(r#"{{"a":[{{"b":"{p}"}}],"c":"sha256:short","d":1}}"#);
     assert_eq!(cited(json.as_bytes()), vec![p]);
 }
+
+#[test]
+fn a_directory_of_other_files_is_never_used_nor_tidied() {
+    let t = tempfile::tempdir().unwrap();
+    let docs = t.path().join("docs");
+    std::fs::create_dir_all(docs.join("v1")).unwrap();
+    std::fs::write(docs.join("v1/spec.yaml"), b"openapi: 3").unwrap();
+    let cache = BaseCache::open(&docs, None, "docs".into());
+    assert!(cache.refused().is_some_and(|w| w.contains("CACHEDIR.TAG")));
+    let (e, items) = entry(inputs(&"a".repeat(40), 1), "2026-12-01T10:00:00Z");
+    let p = Pending::new(&e, items).unwrap();
+    assert_eq!(cache.commit(Some(&p)).unwrap(), Committed::default());
+    assert!(docs.join("v1/spec.yaml").is_file(), "the user's file stays");
+    assert!(!docs.join("v1/entries").exists());
+}
