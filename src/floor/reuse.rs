@@ -325,11 +325,14 @@ impl Ctx<'_> {
         let mut items: BTreeSet<String> = BTreeSet::new();
         for p in &records {
             items.insert(p.clone());
-            if let Some(bytes) = self.store.get(p) {
-                for c in cache::cited(bytes) {
-                    if self.store.get(&c).is_some() {
-                        items.insert(c);
-                    }
+            // What a record cites, as replay reads it.
+            let record = self
+                .store
+                .get(p)
+                .and_then(|b| serde_json::from_slice::<Record>(b).ok());
+            for c in record.iter().flat_map(|r| r.blobs()) {
+                if self.store.get(c).is_some() {
+                    items.insert(c.to_string());
                 }
             }
         }
@@ -458,35 +461,22 @@ impl Ctx<'_> {
             head.path().join(root)
         };
         let mut out: Vec<String> = adapter.tool().into_iter().collect();
-        // Started together, read in order: the probes cost the slowest one's time.
-        let started: Vec<(String, Option<std::process::Child>)> = probes
-            .iter()
-            .map(|argv| {
-                let mut cmd = Command::new(argv[0]);
-                cmd.args(&argv[1..])
-                    .current_dir(&dir)
-                    .stdin(std::process::Stdio::null())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::null());
-                for (k, v) in self.side_env(Side::Head) {
-                    cmd.env(k, v);
-                }
-                for k in std::env::vars_os().map(|(k, _)| k) {
-                    if k.to_str().is_some_and(process::is_secret_env) {
-                        cmd.env_remove(k);
-                    }
-                }
-                (argv.join(" "), cmd.spawn().ok())
-            })
-            .collect();
-        for (shown, child) in started {
-            let answer = child
-                .and_then(|c| c.wait_with_output().ok())
-                .filter(|o| o.status.success())
-                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        // Through the floor's own runner of commands: the environment withheld as for every
+        // other command, the timeout, and nothing a probe leaves behind still running (a
+        // `rust-toolchain.toml` at head can name a toolchain of the change's own).
+        for argv in probes {
+            let mut cmd = Command::new(argv[0]);
+            cmd.args(&argv[1..]).current_dir(&dir);
+            for (k, v) in self.side_env(Side::Head) {
+                cmd.env(k, v);
+            }
+            let answer = process::run(cmd, self.input.timeout)
+                .ok()
+                .filter(|c| c.success())
+                .map(|c| String::from_utf8_lossy(&c.stdout).trim().to_string());
             out.push(match answer {
-                Some(text) => format!("{shown}: {text}"),
-                None => format!("{shown}: failed"),
+                Some(text) => format!("{}: {text}", argv.join(" ")),
+                None => format!("{}: failed", argv.join(" ")),
             });
         }
         out

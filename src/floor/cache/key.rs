@@ -165,18 +165,7 @@ impl KeyInputs {
         if self.timeout_seconds != other.timeout_seconds {
             out.push("--timeout".to_string());
         }
-        let names = |a: &[Variable], b: &[Variable]| -> Vec<String> {
-            let mut v: Vec<String> = a
-                .iter()
-                .filter(|x| !b.contains(x))
-                .chain(b.iter().filter(|x| !a.contains(x)))
-                .map(|x| x.name.clone())
-                .collect();
-            v.sort();
-            v.dedup();
-            v
-        };
-        let env = names(&self.environment, &other.environment);
+        let env = changed(&self.environment, &other.environment, |v| v.name.clone());
         if !env.is_empty() {
             out.push(format!("the environment ({})", shorten(&env)));
         }
@@ -196,55 +185,40 @@ impl KeyInputs {
                 out.push(format!("the {} runner ({what})", a.kind));
             }
         }
-        let files = |a: &[FileDigest], b: &[FileDigest]| -> Vec<String> {
-            let mut v: Vec<String> = a
-                .iter()
-                .filter(|x| !b.contains(x))
-                .chain(b.iter().filter(|x| !a.contains(x)))
-                .map(|x| x.path.clone())
-                .collect();
-            v.sort();
-            v.dedup();
-            v
-        };
-        let laid = files(&self.laid_over, &other.laid_over);
-        if !laid.is_empty() || self.deleted != other.deleted {
-            let mut all = laid;
-            all.extend(
-                self.deleted
-                    .iter()
-                    .filter(|d| !other.deleted.contains(d))
-                    .chain(other.deleted.iter().filter(|d| !self.deleted.contains(d)))
-                    .cloned(),
-            );
-            out.push(format!("the files laid over base ({})", shorten(&all)));
+        let path = |f: &FileDigest| f.path.clone();
+        let mut laid = changed(&self.laid_over, &other.laid_over, path);
+        laid.extend(changed(&self.deleted, &other.deleted, String::clone));
+        if !laid.is_empty() {
+            out.push(format!("the files laid over base ({})", shorten(&laid)));
         }
-        let spliced = files(&self.spliced, &other.spliced);
+        let spliced = changed(&self.spliced, &other.spliced, path);
         if !spliced.is_empty() {
             out.push(format!(
                 "the test items spliced into base ({})",
                 shorten(&spliced)
             ));
         }
-        if self.lock_files != other.lock_files {
-            let mut v: Vec<String> = self
-                .lock_files
-                .iter()
-                .filter(|x| !other.lock_files.contains(x))
-                .chain(
-                    other
-                        .lock_files
-                        .iter()
-                        .filter(|x| !self.lock_files.contains(x)),
-                )
-                .map(|l| format!("{} at {}", l.path, l.side))
-                .collect();
-            v.sort();
-            v.dedup();
-            out.push(format!("the lock files ({})", shorten(&v)));
+        let locks = changed(&self.lock_files, &other.lock_files, |l| {
+            format!("{} at {}", l.path, l.side)
+        });
+        if !locks.is_empty() {
+            out.push(format!("the lock files ({})", shorten(&locks)));
         }
         out
     }
+}
+
+/// What is in one of `a` and `b` and not the other, by `label`: sorted, once each.
+fn changed<T: PartialEq>(a: &[T], b: &[T], label: impl Fn(&T) -> String) -> Vec<String> {
+    let mut v: Vec<String> = a
+        .iter()
+        .filter(|x| !b.contains(x))
+        .chain(b.iter().filter(|x| !a.contains(x)))
+        .map(label)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// A list for one line: the first three, and how many more.

@@ -397,24 +397,5 @@ pub fn short(hex: &str) -> &str {
     &hex[..hex.len().min(12)]
 }
 
-/// Every `sha256:<hex>` string anywhere in a JSON document (the items a record cites).
-pub fn cited(bytes: &[u8]) -> Vec<String> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::String(s) if crate::evidence::pointer_digest(s).is_some() => {
-                out.push(s.clone())
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            serde_json::Value::Object(m) => m.values().for_each(|x| walk(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
-        walk(&v, &mut out);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests;

@@ -207,13 +207,6 @@ fn a_miss_says_what_differs_from_the_last_entry() {
 }
 
 #[test]
-fn the_items_a_record_cites_are_found_anywhere_in_it() {
-    let p = format!("sha256:{}", "c".repeat(64));
-    let json = format!(r#"{{"a":[{{"b":"{p}"}}],"c":"sha256:short","d":1}}"#);
-    assert_eq!(cited(json.as_bytes()), vec![p]);
-}
-
-#[test]
 fn a_directory_of_other_files_is_never_used_nor_tidied() {
     let t = tempfile::tempdir().unwrap();
     let docs = t.path().join("docs");
