@@ -101,53 +101,9 @@ acceptance
 git add -A; git commit --quiet -m head
 
 # ---- globset from its published sources --------------------------------------------------
-echo "==> downloading globset 0.4.22's published sources through cargo (not timed)"
-fetcher="$work/fetch-globset"
-mkdir -p "$fetcher/src"
-printf '[package]\nname = "fetch-globset"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nglobset = "=0.4.22"\n' > "$fetcher/Cargo.toml"
-: > "$fetcher/src/lib.rs"
-(cd "$fetcher" && cargo fetch --quiet)
-globset_src="$(cd "$fetcher" && cargo metadata --format-version 1 --quiet | python3 -c '
-import json, os, sys
-meta = json.load(sys.stdin)
-print(next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == "globset"))')"
+. "$here/globset.sh"
 gs="$work/globset"
-new_repo "$gs"
-cp -R "$globset_src/." "$gs/"
-rm -f "$gs/.cargo-ok" "$gs/.cargo_vcs_info.json"
-cd "$gs"
-echo "/target" > .gitignore
-# The published manifest lists its targets (`autotests = false`); let cargo find tests/ as in
-# the crate's own repository. And the bug at base: a set of one glob reads as empty.
-python3 - <<'PY'
-m = open("Cargo.toml").read()
-assert "autotests = false\n" in m
-open("Cargo.toml", "w").write(m.replace("autotests = false\n", ""))
-p = "src/lib.rs"
-s = open(p).read()
-fixed = "    pub fn is_empty(&self) -> bool {\n        self.len == 0\n    }"
-assert fixed in s, "globset's is_empty changed; pick another line for the bug"
-open(p, "w").write(s.replace(fixed, fixed.replace("self.len == 0", "self.len <= 1")))
-PY
-git add -A; git commit --quiet -m "globset 0.4.22 with a bug"
-gs_base="$(git rev-parse HEAD)"
-sed -i 's/        self.len <= 1/        self.len == 0/' src/lib.rs
-mkdir -p tests
-cat > "tests/empty_${tag_ident}.rs" <<'RS'
-use globset::{Glob, GlobSetBuilder};
-
-#[test]
-fn one_glob_is_not_empty() {
-    let mut b = GlobSetBuilder::new();
-    b.add(Glob::new("*.rs").unwrap());
-    let set = b.build().unwrap();
-    assert_eq!(set.len(), 1);
-    assert!(!set.is_empty());
-    assert!(set.is_match("lib.rs"));
-}
-RS
-acceptance
-git add -A; git commit --quiet -m "globset: a set of one glob is not empty"
+globset_repo "$gs" "$work" "$tag_ident"
 
 echo "==> warming cargo's registry cache (not timed)"
 (cd "$gen" && cargo fetch --quiet)
