@@ -397,6 +397,14 @@ fn pytest_a_push_that_changes_only_code_reuses_base_and_replays() {
         )),
         "{text:?}"
     );
+    // And verify.md's runtime section.
+    let report = r.read(".shipmoor/verify.md");
+    assert!(
+        report.contains(&format!(
+            "- base did not run: its results were reused from the base cache {cache} (entry `sha256:{hex}`"
+        )),
+        "{report}"
+    );
 }
 
 /// Without `--base-cache` the cache is `.shipmoor/cache` in the repository; an empty
