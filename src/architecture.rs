@@ -43,7 +43,7 @@ pub const LAYERS: &[&[&str]] = &[
     // 8.–10. signing, verifying, admitting, and the runner integration.
     &["attest"],
     &["replay", "oci"],
-    &["admit", "action"],
+    &["admit", "action", "agent"],
     // 11.–12. the command line's types, then the commands that take them.
     &["cli"],
     &["commands"],

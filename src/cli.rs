@@ -6,6 +6,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::floor::cache::gc::Size;
 
+mod agent;
+pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
+use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "shipmoor",
@@ -80,6 +84,15 @@ pub enum Commands {
     Evidence(EvidenceCommand),
     /// Write a key pair for `claim-check --sign key`: shipmoor.key and shipmoor.pub (P-256)
     Keygen(KeygenArgs),
+    /// Serve the tools to a coding agent over the Model Context Protocol, on stdio
+    #[command(after_help = MCP_AFTER_HELP)]
+    Mcp(McpArgs),
+    /// Answer a coding agent's Stop hook: keep it working while a required criterion is open
+    #[command(subcommand, after_help = HOOK_AFTER_HELP)]
+    Hook(HookCommand),
+    /// Explain one criterion of the last run: its rule, its evidence, what would change it
+    #[command(after_help = EXPLAIN_AFTER_HELP)]
+    Explain(ExplainArgs),
     /// Fuse `claim-check --shard` results into one verdict and its outputs, signed once
     ///
     /// Checks that the shards agree and that their evidence is as they wrote it, merges their

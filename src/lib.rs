@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
+pub mod agent;
 pub mod action;
 pub mod admit;
 pub mod architecture;

@@ -19,9 +19,13 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 static CHILD_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Children that are `shipmoor` runs of their own (the MCP server's and the hooks' calls): an
+/// interruption asks each to stop (SIGTERM), so that it removes its own worktrees.
+static OWN_RUNS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Marks the run as interrupted and stops every running child's process group.
+/// Marks the run as interrupted, stops every running child's process group, and asks every
+/// child `shipmoor` run to stop.
 pub fn interrupt_all() {
     INTERRUPTED.store(true, Ordering::SeqCst);
     if let Ok(groups) = CHILD_GROUPS.lock() {
@@ -29,6 +33,36 @@ pub fn interrupt_all() {
             let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
         }
     }
+    terminate_own_runs();
+}
+
+/// Registers a child `shipmoor` run (its pid), for [`interrupt_all`] and [`terminate_own_runs`].
+pub fn register_own_run(pid: u32) {
+    if let Ok(mut runs) = OWN_RUNS.lock() {
+        runs.insert(pid as i32);
+    }
+}
+
+/// Forgets a child `shipmoor` run once it has been waited for.
+pub fn unregister_own_run(pid: u32) {
+    if let Ok(mut runs) = OWN_RUNS.lock() {
+        runs.remove(&(pid as i32));
+    }
+}
+
+/// Asks every registered child `shipmoor` run to stop, as Ctrl-C asks a run in a terminal: it
+/// stops its commands, removes its worktrees and writes nothing.
+pub fn terminate_own_runs() {
+    if let Ok(runs) = OWN_RUNS.lock() {
+        for pid in runs.iter() {
+            let _ = nix::sys::signal::kill(Pid::from_raw(*pid), Signal::SIGTERM);
+        }
+    }
+}
+
+/// How many child `shipmoor` runs are registered.
+pub fn own_runs() -> usize {
+    OWN_RUNS.lock().map(|r| r.len()).unwrap_or(0)
 }
 
 pub fn interrupted() -> bool {

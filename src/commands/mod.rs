@@ -2,10 +2,12 @@
 
 pub(crate) mod acceptance;
 mod action;
+mod agent;
 mod admit;
 mod attach;
 mod claim_check;
 mod evidence;
+mod explain;
 mod keygen;
 mod replay;
 mod verify_bundle;
@@ -110,11 +112,14 @@ fn format_of(cli: &Cli) -> Option<Format> {
         Commands::Acceptance(
             AcceptanceCommand::Lint { format, .. } | AcceptanceCommand::Tags { format, .. },
         ) => Some(*format),
+        Commands::Explain(args) => Some(args.format),
         Commands::Acceptance(_)
         | Commands::VerifyBundle(_)
         | Commands::Action(_)
         | Commands::Keygen(_)
-        | Commands::Evidence(_) => None,
+        | Commands::Evidence(_)
+        | Commands::Mcp(_)
+        | Commands::Hook(_) => None,
     }
 }
 
@@ -170,6 +175,9 @@ fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
         Commands::VerifyBundle(args) => verify_bundle::run(args),
         Commands::Action(cmd) => action::run(cmd),
         Commands::Attach(args) => attach::run(args),
+        Commands::Mcp(args) => agent::mcp(args),
+        Commands::Hook(cmd) => agent::hook(cmd),
+        Commands::Explain(args) => explain::run(args),
     }
 }
 

@@ -8,6 +8,7 @@
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
 //! The result's and the fix packet's types are in [`crate::format`], which readers share.
 
+pub mod explain;
 pub mod fixes;
 pub mod github;
 pub mod terminal;

@@ -1,0 +1,300 @@
+//! The Stop hooks of coding agents (book: agents.md): Claude Code's and Codex's, one protocol.
+//!
+//! In: the hook's payload on stdin (`session_id`, `cwd`, `hook_event_name: "Stop"`,
+//! `stop_hook_active`), the hook's flags.
+//! Out: an [`Answer`], printed on stdout as the agent reads it, and the exit code.
+//!
+//! Steps:
+//! 1. the payload is parsed; one that is not a Stop payload is an error (exit 1: the agents'
+//!    own code for a hook that failed without blocking; their exit 2 would block the stop);
+//! 2. `claim-check --format json` runs in the repository (the flags', else the payload's `cwd`),
+//!    its progress lines passed through to stderr;
+//! 3. a required criterion the agent can act on (see [`Summary::open`]) or a draft claim blocks
+//!    the stop, the next steps as the reason, unless this session has been blocked
+//!    `--max-blocks` times in a row already: then the agent may stop, and the person is told
+//!    (`systemMessage`) that the claim is not met. The count is kept in the temporary directory
+//!    per agent, repository and session, and restarts whenever the agent stops of its own accord
+//!    (`stop_hook_active` false); a count that cannot be read, while the agent says it is
+//!    already continuing, counts as the limit: the hook never holds an agent in a loop;
+//! 4. anything else lets the agent stop: nothing on stdout once READY, a `systemMessage` when
+//!    the claim holds with gaps or waits for a person;
+//! 5. a run that ends without a verdict (bad input, a dirty tree, a crash) never blocks: its
+//!    message goes to stderr and the hook exits 1, which both agents show the person.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::child;
+use super::summary::Summary;
+
+/// The most of a payload that is read.
+pub const PAYLOAD_LIMIT: usize = 1 << 20;
+
+/// The agents whose Stop hook this answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// The hook's flags, as [`crate::commands`] passes them.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub repo: Option<PathBuf>,
+    pub base: Option<String>,
+    pub mode: &'static str,
+    pub acceptance: Option<PathBuf>,
+    pub runs: u32,
+    pub timeout: u64,
+    pub max_blocks: u32,
+}
+
+/// What the agent sends (fields the hook does not use are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Payload {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+    #[serde(default)]
+    pub stop_hook_active: bool,
+}
+
+/// The hook's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Keep the agent working; the reason is its next instruction.
+    Block(String),
+    /// Let the agent stop, telling the person this when there is something to tell.
+    Allow(Option<String>),
+}
+
+impl Answer {
+    /// The line printed on stdout, in the agents' protocol; nothing for a plain allow.
+    pub fn to_stdout(&self) -> Option<String> {
+        let v = match self {
+            Answer::Block(reason) => serde_json::json!({"decision": "block", "reason": reason}),
+            Answer::Allow(Some(message)) => serde_json::json!({"systemMessage": message}),
+            Answer::Allow(None) => return None,
+        };
+        Some(v.to_string())
+    }
+}
+
+/// Parses a payload, or says what is wrong with it.
+pub fn parse_payload(bytes: &[u8]) -> Result<Payload, String> {
+    if bytes.len() > PAYLOAD_LIMIT {
+        return Err(format!(
+            "the hook payload on stdin is over {} bytes; an agent's Stop payload is a small JSON object",
+            PAYLOAD_LIMIT
+        ));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| "the hook payload on stdin is not UTF-8 text".to_string())?;
+    if text.trim().is_empty() {
+        return Err("no hook payload on stdin: the agent runs this command as its Stop hook and sends a JSON object (see `shipmoor hook --help` for the settings)".to_string());
+    }
+    let payload: Payload = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "the hook payload on stdin is not the agent's Stop payload (a JSON object): {e} at line {}, column {}",
+            e.line(),
+            e.column()
+        )
+    })?;
+    match payload.hook_event_name.as_deref() {
+        Some("Stop") | None => Ok(payload),
+        Some(other) => Err(format!(
+            "the hook was run for the {other} event; configure `shipmoor hook` under Stop (see `shipmoor hook --help`)"
+        )),
+    }
+}
+
+/// Step 3 and 4: the answer for a finished run, given how many stops in a row this session has
+/// been blocked already.
+pub fn decide(summary: &Summary, blocked_in_a_row: u32, max_blocks: u32) -> Answer {
+    let open = summary.open();
+    if open.is_empty() && !summary.is_draft() {
+        return match summary.verdict.as_str() {
+            "READY" => Answer::Allow(None),
+            _ => Answer::Allow(Some(format!(
+                "Shipmoor Claim Check: {} (rule {}: {}). Open, not for the agent: {}",
+                summary.verdict,
+                summary.rule,
+                summary.rule_reason,
+                summary.next_steps.join(" ")
+            ))),
+        };
+    }
+    if blocked_in_a_row >= max_blocks {
+        return Answer::Allow(Some(format!(
+            "Shipmoor Claim Check: {}, and the agent was sent back {} time(s) in a row; it may stop now, but the claim is not met. {} See {}.",
+            summary.verdict,
+            blocked_in_a_row,
+            summary.next_steps.join(" "),
+            summary.outputs.report
+        )));
+    }
+    let mut reason = format!(
+        "Shipmoor Claim Check: {} (rule {}: {}), base {} · head {}. The claim is not met yet; before you stop:\n",
+        summary.verdict,
+        summary.rule,
+        summary.rule_reason,
+        short(&summary.base),
+        short(&summary.head)
+    );
+    for (i, step) in summary.next_steps.iter().enumerate() {
+        reason.push_str(&format!("{}. {step}\n", i + 1));
+    }
+    reason.push_str(&format!(
+        "Commit the work, then stop again: the hook checks the committed change ({} of {} checks that send you back). The whole report: {}.",
+        blocked_in_a_row + 1,
+        max_blocks,
+        summary.outputs.report
+    ));
+    Answer::Block(reason)
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
+/// The whole hook: payload in, answer out. Returns the exit code, the stdout line and the
+/// message for stderr.
+pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, Option<String>) {
+    let payload = match parse_payload(stdin) {
+        Ok(p) => p,
+        Err(message) => return (1, None, Some(format!("shipmoor hook {}: {message}", agent.name()))),
+    };
+    let repo = opts
+        .repo
+        .clone()
+        .or_else(|| payload.cwd.clone())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let ran = match run_check(opts, &repo) {
+        Ok(ran) => ran,
+        Err(e) => {
+            return (
+                1,
+                None,
+                Some(format!("shipmoor hook {}: could not start claim-check: {e}", agent.name())),
+            )
+        }
+    };
+    let Some(summary) = Summary::from_result(&ran.stdout) else {
+        return (
+            1,
+            None,
+            Some(format!(
+                "shipmoor hook {}: claim-check reached no verdict, so the stop is not blocked:\n{}",
+                agent.name(),
+                ran.message()
+            )),
+        );
+    };
+    let state = StatePath::new(agent, &repo, payload.session_id.as_deref());
+    let prior = if payload.stop_hook_active {
+        state.read().unwrap_or(opts.max_blocks)
+    } else {
+        0
+    };
+    let answer = decide(&summary, prior, opts.max_blocks);
+    match &answer {
+        Answer::Block(_) => state.write(prior + 1),
+        Answer::Allow(_) => state.clear(),
+    }
+    (0, answer.to_stdout(), None)
+}
+
+fn run_check(opts: &Options, repo: &Path) -> std::io::Result<child::Ran> {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "claim-check".into(),
+        "--repo".into(),
+        repo.as_os_str().to_owned(),
+        "--format".into(),
+        "json".into(),
+        "--mode".into(),
+        opts.mode.into(),
+        "--runs".into(),
+        opts.runs.to_string().into(),
+        "--timeout".into(),
+        opts.timeout.to_string().into(),
+    ];
+    if let Some(base) = &opts.base {
+        args.extend(["--base".into(), base.into()]);
+    }
+    if let Some(a) = &opts.acceptance {
+        args.extend(["--acceptance".into(), a.as_os_str().to_owned()]);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(child::run(
+        args,
+        repo,
+        None,
+        |line| eprintln!("{}{line}", child::PROGRESS_PREFIX),
+        std::future::pending(),
+    ))
+}
+
+/// Where one session's count of blocks in a row is kept.
+struct StatePath(Option<PathBuf>);
+
+impl StatePath {
+    fn new(agent: Agent, repo: &Path, session: Option<&str>) -> StatePath {
+        let Some(session) = session else {
+            return StatePath(None);
+        };
+        let root = std::fs::canonicalize(repo).unwrap_or_else(|_| repo.to_path_buf());
+        let mut h = Sha256::new();
+        h.update(agent.name().as_bytes());
+        h.update([0]);
+        h.update(root.as_os_str().as_encoded_bytes());
+        h.update([0]);
+        h.update(session.as_bytes());
+        let name = hex::encode(h.finalize());
+        let dir = std::env::temp_dir().join(format!("shipmoor-hook-{}", uid()));
+        StatePath(Some(dir.join(name)))
+    }
+
+    fn read(&self) -> Option<u32> {
+        let path = self.0.as_ref()?;
+        let bytes = crate::nofollow::read_regular(path, 64).ok()?;
+        std::str::from_utf8(&bytes).ok()?.trim().parse().ok()
+    }
+
+    fn write(&self, n: u32) {
+        let Some(path) = &self.0 else { return };
+        if let Some(dir) = path.parent() {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(dir);
+        }
+        let _ = crate::nofollow::write_atomic(path, None, n.to_string().as_bytes());
+    }
+
+    fn clear(&self) {
+        if let Some(path) = &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn uid() -> u32 {
+    nix::unistd::getuid().as_raw()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,464 @@
+//! `shipmoor mcp`: Claim Check's tools for coding agents, as a Model Context Protocol server on
+//! stdio (the official SDK, `rmcp`; book: agents.md).
+//!
+//! In: JSON-RPC on stdin, from the agent's MCP client.
+//! Out: JSON-RPC on stdout; nothing else is ever written there.
+//!
+//! Every tool runs the command line's own command as a child process ([`super::child`]): the
+//! same engine, messages and outputs, and the run's process-wide state (its interrupt, the
+//! withheld variables, the reaper of orphans) its own, so that calls cannot disturb each other or
+//! the server. What a tool returns:
+//! - a document the command prints (`--format json`), as the tool's structured result, whatever
+//!   it says: a verdict (BLOCKED too) and a replay's INVALID are results;
+//! - the command's message on stderr (its file, line and fix), as a tool error, when it ends
+//!   without one (exit 2, 3, 130).
+//!
+//! `claim_check` sends a progress notification for each progress line the run prints (phases,
+//! finished tests, heartbeats), when the call carries a progress token; a cancelled call stops
+//! its run as Ctrl-C would (the tests stopped, the worktrees removed, nothing written). When the
+//! client goes away, every run still going is stopped the same way before the server exits.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::child::{self, Ran};
+use super::summary::Summary;
+
+const INSTRUCTIONS: &str = "\
+Shipmoor Claim Check decides, criterion by criterion, whether a change meets its acceptance \
+criteria (.shipmoor/acceptance.yaml, .shipmoor/changes/*.yaml). A criterion is satisfied when a \
+test carrying its tag fails at the base commit and passes at the head commit. Before you say a \
+change is done: acceptance_tags gives each criterion's tag (name a test with it); commit your \
+work; claim_check runs the floor and returns the verdict and next_steps. Do what next_steps say \
+and call claim_check again until the verdict is READY. explain tells why one criterion has its \
+disposition. Never weaken or skip a test to change a verdict: the evidence records what ran.";
+
+/// The server: the repository a call works in when it names none.
+#[derive(Clone)]
+pub struct Server {
+    repo: Arc<PathBuf>,
+    #[allow(dead_code, reason = "read by the tool_handler macro")]
+    tool_router: ToolRouter<Server>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeInput {
+    /// The floor only.
+    Fast,
+    /// The floor and the judge of the project settings.
+    Full,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ClaimCheckInput {
+    /// The repository, or a directory in it [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// The base commit [default: the merge-base of HEAD with the default branch]
+    #[serde(default)]
+    pub base: Option<String>,
+    /// The head commit [default: HEAD; the working tree must then be committed]
+    #[serde(default)]
+    pub head: Option<String>,
+    /// fast: the floor only; full: the floor and the judge [default: fast]
+    #[serde(default)]
+    pub mode: Option<ModeInput>,
+    /// Run each bound test this many times at each side (1 to 20); mixed results are undecided
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 20))]
+    pub runs: Option<u32>,
+    /// Name the claim explicitly: this acceptance file's criteria
+    #[serde(default)]
+    pub acceptance: Option<String>,
+    /// The limit for each command the floor runs, in seconds [default: 1800]
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TagsInput {
+    /// The repository [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// One acceptance file [default: every acceptance file]
+    #[serde(default)]
+    pub acceptance: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InitInput {
+    /// The repository [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// A Markdown checklist to draft the criteria from [default: an example criterion]
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Replace the change's acceptance file when it exists
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DeriveInput {
+    /// The repository [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// The text to derive criteria from: an issue, a task, a pull request's description
+    pub text: String,
+    /// Write the draft even when the change's acceptance file is committed already
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExplainInput {
+    /// The repository [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// The criterion: its id or its tag
+    pub criterion: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReplayInput {
+    /// The repository [default: the server's --repo]
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// The attestation: the statement, a DSSE envelope or a Sigstore bundle
+    /// [default: .shipmoor/claim-check.vsa.json]
+    #[serde(default)]
+    pub attestation: Option<String>,
+    /// Accept an unsigned statement (the signature step is then skipped, and says so)
+    #[serde(default)]
+    pub allow_unsigned: bool,
+    /// A PEM public key whose private key must have made the signature
+    #[serde(default)]
+    pub key: Option<String>,
+    /// The identity (SAN) the signing certificate must name
+    #[serde(default)]
+    pub certificate_identity: Option<String>,
+    /// The OIDC issuer the signing certificate must name
+    #[serde(default)]
+    pub certificate_oidc_issuer: Option<String>,
+    /// The Sigstore trusted root (JSON)
+    #[serde(default)]
+    pub trusted_root: Option<String>,
+}
+
+#[tool_router]
+impl Server {
+    pub fn new(repo: PathBuf) -> Server {
+        Server {
+            repo: Arc::new(repo),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Run the floor on a change (and the judge with mode full) and return the verdict, each
+    /// criterion's disposition and reason, and the next steps; writes the same outputs as the
+    /// command line (.shipmoor/verify.md, the fix packet, the VSA, the evidence).
+    #[tool(
+        name = "claim_check",
+        description = "Check whether a change meets its acceptance criteria: runs each criterion's tagged tests at the base and head commits and returns the verdict (READY, READY WITH GAPS, INCONCLUSIVE, BLOCKED), each criterion's disposition and reason, and next_steps. Commit your work first. Sends progress notifications; cancellable."
+    )]
+    async fn claim_check(
+        &self,
+        Parameters(input): Parameters<ClaimCheckInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<Summary>, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let mut args = args(&["claim-check", "--format", "json", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        push_opt(&mut args, "--base", input.base.as_deref());
+        push_opt(&mut args, "--head", input.head.as_deref());
+        push_opt(&mut args, "--acceptance", input.acceptance.as_deref());
+        let mode = match input.mode.unwrap_or(ModeInput::Fast) {
+            ModeInput::Fast => "fast",
+            ModeInput::Full => "full",
+        };
+        push_opt(&mut args, "--mode", Some(mode));
+        let runs = input.runs.map(|r| r.to_string());
+        push_opt(&mut args, "--runs", runs.as_deref());
+        let timeout = input.timeout_seconds.map(|t| t.to_string());
+        push_opt(&mut args, "--timeout", timeout.as_deref());
+        let ran = call(&repo, args, None, &context).await?;
+        if ran.cancelled {
+            return Err("cancelled: the tests were stopped and the worktrees removed; nothing was written".to_string());
+        }
+        Summary::from_result(&ran.stdout)
+            .map(Json)
+            .ok_or_else(|| ran.message())
+    }
+
+    /// Each criterion's tag, and where each is already used.
+    #[tool(
+        name = "acceptance_tags",
+        description = "List each acceptance criterion with its tag and where the tag is already used (tracked files whose path or contents carry it). Name a test with the tag (in its id or file name) so the floor binds it to the criterion."
+    )]
+    async fn acceptance_tags(
+        &self,
+        Parameters(input): Parameters<TagsInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let mut args = args(&["acceptance", "tags", "--format", "json", "--where", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        push_opt(&mut args, "--acceptance", input.acceptance.as_deref());
+        document(call(&repo, args, None, &context).await?)
+    }
+
+    /// Start this change's acceptance file, then list its tags.
+    #[tool(
+        name = "acceptance_init",
+        description = "Start this change's acceptance file (.shipmoor/changes/<branch>.yaml; on the default branch .shipmoor/acceptance.yaml), its criteria drafted from `text` (a Markdown checklist) when given. Returns what was written and each criterion's tag."
+    )]
+    async fn acceptance_init(
+        &self,
+        Parameters(input): Parameters<InitInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let mut args = args(&["acceptance", "init", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        let text = input.text.map(String::into_bytes);
+        if text.is_some() {
+            args.extend([OsString::from("--from"), OsString::from("-")]);
+        }
+        if input.force {
+            args.push("--force".into());
+        }
+        written(&repo, call(&repo, args, text, &context).await?, &context).await
+    }
+
+    /// Draft criteria from a text the agent passes.
+    #[tool(
+        name = "acceptance_derive",
+        description = "Draft acceptance criteria from a text (an issue, a task, a pull request's description) as this branch's .shipmoor/changes/<branch>.yaml.draft, each with its confidence and source line. Returns what was written and each criterion's tag."
+    )]
+    async fn acceptance_derive(
+        &self,
+        Parameters(input): Parameters<DeriveInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let mut args = args(&["acceptance", "derive", "--from", "-", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        if input.force {
+            args.push("--force".into());
+        }
+        let text = Some(input.text.into_bytes());
+        written(&repo, call(&repo, args, text, &context).await?, &context).await
+    }
+
+    /// One criterion of the last run.
+    #[tool(
+        name = "explain",
+        description = "Explain one criterion of the last claim_check run: the rule that decided its disposition, the evidence (each bound test at base and head, with its failure), and what would change the answer."
+    )]
+    async fn explain(
+        &self,
+        Parameters(input): Parameters<ExplainInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let mut args = args(&["explain", "--format", "json", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        args.push("--".into());
+        args.push(input.criterion.into());
+        document(call(&repo, args, None, &context).await?)
+    }
+
+    /// Verify an attestation offline.
+    #[tool(
+        name = "replay",
+        description = "Verify an attestation offline, step by step (signature, statement, evidence digests, commits): VALID or INVALID with each step's outcome."
+    )]
+    async fn replay(
+        &self,
+        Parameters(input): Parameters<ReplayInput>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let repo = self.repo_of(input.repo.as_deref());
+        let attestation = input
+            .attestation
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(".shipmoor/claim-check.vsa.json"));
+        let mut args = args(&["replay", "--format", "json", "--repo"]);
+        args.push(repo.clone().into_os_string());
+        push_opt(&mut args, "--key", input.key.as_deref());
+        push_opt(
+            &mut args,
+            "--certificate-identity",
+            input.certificate_identity.as_deref(),
+        );
+        push_opt(
+            &mut args,
+            "--certificate-oidc-issuer",
+            input.certificate_oidc_issuer.as_deref(),
+        );
+        push_opt(&mut args, "--trusted-root", input.trusted_root.as_deref());
+        if input.allow_unsigned {
+            args.push("--allow-unsigned".into());
+        }
+        args.push("--".into());
+        args.push(attestation.into_os_string());
+        document(call(&repo, args, None, &context).await?)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("shipmoor", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+impl Server {
+    /// A call's repository: as given (relative to the server's), else the server's.
+    fn repo_of(&self, given: Option<&str>) -> PathBuf {
+        match given {
+            Some(dir) if !dir.is_empty() => self.repo.join(dir),
+            _ => (*self.repo).clone(),
+        }
+    }
+}
+
+fn args(fixed: &[&str]) -> Vec<OsString> {
+    fixed.iter().map(OsString::from).collect()
+}
+
+fn push_opt(args: &mut Vec<OsString>, flag: &str, value: Option<&str>) {
+    if let Some(v) = value {
+        args.push(flag.into());
+        args.push(v.into());
+    }
+}
+
+/// Runs one command for a call: its progress lines as notifications (with the call's progress
+/// token), stopped when the call is cancelled.
+async fn call(
+    repo: &Path,
+    args: Vec<OsString>,
+    input: Option<Vec<u8>>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Ran, String> {
+    let token = context.meta.get_progress_token();
+    let peer = context.peer.clone();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let notifier = async move {
+        let mut n = 0u32;
+        while let Some(line) = rx.recv().await {
+            if let Some(token) = &token {
+                n += 1;
+                let _ = peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), f64::from(n))
+                            .with_message(line),
+                    )
+                    .await;
+            }
+        }
+    };
+    let ct = context.ct.clone();
+    // The directory the child starts in: the repository when it is one, else the server's
+    // own (the command then says what is wrong with --repo).
+    let dir = if repo.is_dir() {
+        repo.to_path_buf()
+    } else {
+        std::env::current_dir().map_err(|e| e.to_string())?
+    };
+    let run = async move {
+        let ran = child::run(
+            args,
+            &dir,
+            input,
+            move |line| {
+                let _ = tx.send(line);
+            },
+            ct.cancelled_owned(),
+        )
+        .await;
+        ran
+    };
+    let (ran, ()) = tokio::join!(run, notifier);
+    ran.map_err(|e| format!("could not start shipmoor: {e}"))
+}
+
+/// A command's JSON document as the structured result, or its message as a tool error.
+fn document(ran: Ran) -> Result<CallToolResult, String> {
+    if ran.cancelled {
+        return Err("cancelled: nothing was written".to_string());
+    }
+    match serde_json::from_slice::<serde_json::Value>(&ran.stdout) {
+        Ok(v) if !is_error_document(&v) => Ok(CallToolResult::structured(v)),
+        _ => Err(ran.message()),
+    }
+}
+
+fn is_error_document(v: &serde_json::Value) -> bool {
+    v.get("schema").and_then(|s| s.as_str()) == Some(crate::format::error::ERROR_SCHEMA)
+}
+
+/// `acceptance init` and `derive`: what the command said, and the tags of the criteria now in
+/// force.
+async fn written(
+    repo: &Path,
+    ran: Ran,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, String> {
+    if ran.exit_code != Some(0) {
+        return Err(ran.message());
+    }
+    let said = String::from_utf8_lossy(&ran.stdout).trim().to_string();
+    let mut args = args(&["acceptance", "tags", "--format", "json", "--repo"]);
+    args.push(repo.to_path_buf().into_os_string());
+    let tags = call(repo, args, None, context).await?;
+    let tags = serde_json::from_slice::<serde_json::Value>(&tags.stdout)
+        .ok()
+        .filter(|v| !is_error_document(v));
+    let mut result = CallToolResult::structured(serde_json::json!({
+        "message": said,
+        "tags": tags,
+    }));
+    result.content = vec![ContentBlock::text(said)];
+    Ok(result)
+}
+
+/// Serves on stdin and stdout until the client closes the connection; then every run still
+/// going is stopped (see the module doc).
+pub fn serve(repo: PathBuf) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let service = Server::new(repo)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("the MCP session did not start: {e}"))?;
+        let _ = service.waiting().await;
+        // The session is over: the calls' tokens are cancelled; wait for their runs to stop.
+        crate::process::terminate_own_runs();
+        let deadline = tokio::time::Instant::now() + child::GRACE;
+        while crate::process::own_runs() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,176 @@
+//! What an agent is told of a run: the verdict, each criterion's disposition and reason, and the
+//! next steps, made from the result document `claim-check --format json` prints. The MCP tool
+//! returns it; the Stop hook blocks with its next steps.
+//!
+//! In: the bytes of a `{"result": …, "fixes": …}` document.
+//! Out: [`Summary`]; [`Summary::open`], the required criteria an agent can still act on.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::format::result::ResultDocument;
+use crate::format::Disposition;
+use crate::verdict::Rule;
+
+/// The result of `claim_check`, as the tool returns it (book: agents.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    /// READY, READY WITH GAPS, INCONCLUSIVE or BLOCKED.
+    pub verdict: String,
+    /// The exit code the command line gives for this verdict (0, 1 or 4).
+    pub exit_code: i32,
+    /// The rule that decided the verdict (`1`…`5`, `draft-gate`) and why.
+    pub rule: String,
+    pub rule_reason: String,
+    pub base: String,
+    pub head: String,
+    /// Every criterion of the claim, in the acceptance file's order.
+    pub criteria: Vec<CriterionSummary>,
+    /// What to do next, most urgent first; empty once READY.
+    pub next_steps: Vec<String>,
+    /// Where the run wrote its outputs, relative to the repository.
+    pub outputs: OutputPaths,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CriterionSummary {
+    pub id: String,
+    pub tag: String,
+    /// The criterion's text.
+    pub ac: String,
+    pub required: bool,
+    /// satisfied, unsatisfied, unbound, undecided, blocked, abstained or not_judged.
+    pub disposition: String,
+    /// proceed, fix, human, author_check or follow_up.
+    pub route_to: String,
+    pub reason: String,
+    /// A command that reproduces the decisive observation, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduce: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutputPaths {
+    pub vsa: String,
+    pub fixes: String,
+    pub report: String,
+    pub evidence: String,
+}
+
+impl Summary {
+    /// Reads a result document; `None` when the bytes are not one.
+    pub fn from_result(bytes: &[u8]) -> Option<Summary> {
+        let doc: ResultDocument<'static> = serde_json::from_slice(bytes).ok()?;
+        let result = doc.result.into_owned();
+        let criteria: Vec<CriterionSummary> = result
+            .criteria
+            .iter()
+            .map(|c| CriterionSummary {
+                id: c.id.clone(),
+                tag: c.tag.clone(),
+                ac: c.ac.clone(),
+                required: c.required,
+                disposition: c.disposition.as_str().to_string(),
+                route_to: c.route_to.as_str().to_string(),
+                reason: match (&c.judge.rationale, c.disposition) {
+                    (Some(r), Disposition::Blocked | Disposition::Abstained) => {
+                        format!("{} (judge: {r})", c.floor.reason)
+                    }
+                    _ => c.floor.reason.clone(),
+                },
+                reproduce: c.floor.reproduce.clone(),
+            })
+            .collect();
+        let mut summary = Summary {
+            verdict: result.verdict.as_str().to_string(),
+            exit_code: result.exit_code,
+            rule: result.rule.clone(),
+            rule_reason: result.rule_reason.clone(),
+            base: result.base.clone(),
+            head: result.head.clone(),
+            criteria,
+            next_steps: Vec::new(),
+            outputs: OutputPaths {
+                vsa: result.outputs.vsa.clone(),
+                fixes: result.outputs.fixes.clone(),
+                report: result.outputs.report.clone(),
+                evidence: result.outputs.evidence.clone(),
+            },
+        };
+        summary.next_steps = next_steps(&summary);
+        Some(summary)
+    }
+
+    /// The required criteria an agent can still act on: unsatisfied, undecided, unbound, or
+    /// blocked by the judge. A criterion that waits for a person (abstained, not judged) is not
+    /// among them: no amount of work by the agent settles it.
+    pub fn open(&self) -> Vec<&CriterionSummary> {
+        self.criteria
+            .iter()
+            .filter(|c| c.required && is_actionable(&c.disposition))
+            .collect()
+    }
+
+    /// Whether the claim is a draft the change must commit first (the draft gate).
+    pub fn is_draft(&self) -> bool {
+        self.rule == Rule::DraftGate.label()
+    }
+}
+
+fn is_actionable(disposition: &str) -> bool {
+    matches!(
+        disposition,
+        "unsatisfied" | "undecided" | "unbound" | "blocked"
+    )
+}
+
+/// One step per open criterion (required ones first), then the draft gate and what waits for a
+/// person. Each names the criterion and says what would settle it.
+fn next_steps(s: &Summary) -> Vec<String> {
+    let mut steps = Vec::new();
+    let mut ordered: Vec<&CriterionSummary> = s.criteria.iter().filter(|c| c.required).collect();
+    ordered.extend(s.criteria.iter().filter(|c| !c.required));
+    for c in ordered {
+        if let Some(step) = step(c) {
+            steps.push(step);
+        }
+    }
+    if s.is_draft() {
+        steps.push(format!("The claim is a draft: {}.", s.rule_reason));
+    }
+    steps
+}
+
+fn step(c: &CriterionSummary) -> Option<String> {
+    let who = format!(
+        "\"{}\" ({}, {}, {})",
+        c.ac,
+        c.id,
+        if c.required { "required" } else { "optional" },
+        c.disposition
+    );
+    let reproduce = c
+        .reproduce
+        .as_deref()
+        .map(|r| format!(" Reproduce: `{r}`."))
+        .unwrap_or_default();
+    let text = match c.disposition.as_str() {
+        "satisfied" => return None,
+        "unsatisfied" => format!("{who}: {}.{reproduce} Make the change meet it.", c.reason),
+        "unbound" => format!(
+            "{who}: no test carries the tag {}. Write a test whose id or filename contains this exact tag; it must fail at the base commit and pass at the head commit.",
+            c.tag
+        ),
+        "undecided" => format!(
+            "{who}: {}.{reproduce} Make its bound test run and give the same result every time.",
+            c.reason
+        ),
+        "blocked" => format!("{who}: {}. Resolve what the judge points at.", c.reason),
+        // Abstained, not judged: what the floor cannot settle waits for a person.
+        _ => format!("{who}: {}. A person decides this one.", c.reason),
+    };
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,60 @@
+//! `shipmoor mcp` and `shipmoor hook <agent>` (see [`crate::agent`]).
+
+use std::io::{Read, Write};
+
+use crate::agent::{hook, mcp};
+use crate::cli::{HookCommand, McpArgs, Mode};
+use crate::error::{Error, InputError};
+
+/// Serves until the client closes the connection. Exit 0.
+pub fn mcp(args: McpArgs) -> Result<i32, Error> {
+    let repo = std::fs::canonicalize(&args.repo).map_err(|e| {
+        Error::input(
+            InputError::new(format!("--repo {}: {e}", args.repo.display()))
+                .help("name the directory of a repository (or a directory in one)"),
+        )
+    })?;
+    mcp::serve(repo).map_err(Error::crash)?;
+    Ok(crate::error::EXIT_OK)
+}
+
+/// Reads the payload, answers in the agent's protocol; exit 0 with an answer, 1 without one
+/// (see [`hook`]). Never an [`Error`]: whatever goes wrong must not block the agent's stop,
+/// and the agents read exit 2 as a block.
+pub fn hook(cmd: HookCommand) -> Result<i32, Error> {
+    let (agent, args) = match cmd {
+        HookCommand::ClaudeCode(a) => (hook::Agent::ClaudeCode, a),
+        HookCommand::Codex(a) => (hook::Agent::Codex, a),
+    };
+    let opts = hook::Options {
+        repo: args.repo,
+        base: args.base,
+        mode: match args.mode {
+            Mode::Fast => "fast",
+            Mode::Full => "full",
+        },
+        acceptance: args.acceptance,
+        runs: args.runs,
+        timeout: args.timeout,
+        max_blocks: args.max_blocks,
+    };
+    let mut stdin = Vec::new();
+    let read = std::io::stdin()
+        .take(hook::PAYLOAD_LIMIT as u64 + 1)
+        .read_to_end(&mut stdin);
+    let (code, stdout, stderr) = match read {
+        Ok(_) => hook::run(agent, &opts, &stdin),
+        Err(e) => (
+            1,
+            None,
+            Some(format!("shipmoor hook {}: cannot read stdin: {e}", agent.name())),
+        ),
+    };
+    if let Some(line) = stdout {
+        let _ = writeln!(std::io::stdout(), "{line}");
+    }
+    if let Some(message) = stderr {
+        let _ = writeln!(std::io::stderr(), "{message}");
+    }
+    Ok(code)
+}
