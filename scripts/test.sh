@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite. Installs what the tests need when it is missing (pytest and
-# check-jsonschema from PyPI; Go, docker-registry, skopeo, cmark-gfm and chromium from Debian;
-# cargo-nextest from crates.io; the vitest and jest tests install those two from npm
+# Runs the whole test suite. Installs what the tests need when it is missing (pytest,
+# check-jsonschema and, in a virtual environment, the mcp SDK from PyPI; Go, docker-registry,
+# skopeo, cmark-gfm and chromium from Debian; cargo-nextest from crates.io; the vitest and jest tests install those two from npm
 # themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +39,12 @@ fi
 if ! command -v check-jsonschema >/dev/null 2>&1; then
   echo "test.sh: installing check-jsonschema" >&2
   python3 -m pip install --quiet check-jsonschema
+fi
+# The MCP tests drive `shipmoor mcp` with the PyPI mcp SDK, in a virtual environment of its own.
+mcp_venv=target/test-tools/mcp-venv
+if ! "$mcp_venv/bin/python" -c 'import mcp.client.stdio' >/dev/null 2>&1; then
+  echo "test.sh: installing the PyPI mcp SDK into $mcp_venv (the MCP tests)" >&2
+  { python3 -m venv "$mcp_venv" && "$mcp_venv/bin/pip" install --quiet mcp==2.3.0; } >&2 || echo "test.sh: could not install the mcp SDK; the MCP tests will fail naming it" >&2
 fi
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "test.sh: installing cargo-nextest" >&2

@@ -8,7 +8,10 @@ Prints one JSON document on stdout.
 """
 
 import json
+import os
+import subprocess
 import sys
+import time
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
@@ -23,7 +26,11 @@ def result_of(r):
 async def main():
     shipmoor, repo, scenario = sys.argv[1], sys.argv[2], sys.argv[3]
     args = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
-    params = StdioServerParameters(command=shipmoor, args=["mcp", "--repo", repo], cwd=repo)
+    # The whole environment: the SDK passes only a few variables by default, and the tests steer
+    # the server's runs with theirs (SHIPMOOR_TMPDIR, SHIPMOOR_BASE_CACHE).
+    params = StdioServerParameters(
+        command=shipmoor, args=["mcp", "--repo", repo], cwd=repo, env=dict(os.environ)
+    )
     out = {}
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -50,7 +57,7 @@ async def main():
 
                 async def on_progress(value, total, message):
                     progress.append(message)
-                    if message and "running" in message:
+                    if message and "bound test" in message:
                         running.set()
 
                 async with anyio.create_task_group() as tg:
@@ -65,6 +72,19 @@ async def main():
                     tg.cancel_scope.cancel()
                 out["cancelled"] = "result" not in out
                 out["progress"] = progress
+                # While the session is still open: the cancelled run's worktrees go away.
+                start = time.monotonic()
+                while True:
+                    listed = subprocess.run(
+                        ["git", "-C", repo, "worktree", "list", "--porcelain"],
+                        capture_output=True, text=True, check=True,
+                    ).stdout
+                    worktrees = listed.count("worktree ")
+                    if worktrees <= 1 or time.monotonic() - start > 30:
+                        break
+                    await anyio.sleep(0.1)
+                out["worktrees_after_cancel"] = worktrees
+                out["seconds_to_clean"] = round(time.monotonic() - start, 2)
                 # A later call on the same session still works.
                 tags = await session.call_tool("acceptance_tags", {})
                 out["after"] = result_of(tags)

@@ -11,6 +11,7 @@ mod common;
 mod action;
 mod action_comment;
 mod admit;
+mod agents;
 mod base_cache;
 mod cargo_packages;
 mod claim_check_cargo;

@@ -1,0 +1,528 @@
+//! Coding agents check their own claims (book: agents.md): `shipmoor mcp` driven by a real MCP
+//! client (the PyPI `mcp` SDK, tests/agent/mcp_client.py), `shipmoor hook claude-code` and
+//! `codex` fed the agents' recorded Stop payloads, and `shipmoor explain`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common;
+use common::{ident, require_pytest, Repo, Run, PINNED_EPOCH};
+
+// ----------------------------------------------------------------------------------------------
+// Fixtures
+// ----------------------------------------------------------------------------------------------
+
+/// A pytest repository whose change claims one criterion, `voids`: its test fails at base and
+/// passes at head, unless `broken`, when it still fails at head. Returns the repository and its
+/// base commit.
+fn change(broken: bool) -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("refund.py", "def void(intent):\n    return 'open'\n");
+    r.write(
+        "tests/test_base.py",
+        "from refund import void\n\ndef test_imports():\n    assert void\n",
+    );
+    let base = r.commit("base");
+    let fixed = if broken { "'open'" } else { "'cancelled'" };
+    r.write("refund.py", &format!("def void(intent):\n    return {fixed}\n"));
+    r.write(
+        &format!("tests/test_void_{}.py", ident("voids")),
+        "from refund import void\n\ndef test_void():\n    assert void('pi_1') == 'cancelled', 'expected the PaymentIntent to be cancelled'\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: voids\n    ac: The PaymentIntent is voided.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
+
+/// The Python of a virtual environment with the PyPI `mcp` SDK (scripts/test.sh makes it).
+fn mcp_python() -> PathBuf {
+    let python = std::env::var_os("SHIPMOOR_TEST_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/mcp-venv/bin/python")
+        });
+    let ok = Command::new(&python)
+        .args(["-c", "import mcp.client.stdio"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "this test needs the PyPI mcp SDK, which is missing at {}: bash scripts/test.sh installs it (python3 -m venv target/test-tools/mcp-venv && target/test-tools/mcp-venv/bin/pip install mcp==2.3.0), or set SHIPMOOR_TEST_MCP_PYTHON",
+        python.display()
+    );
+    python
+}
+
+/// Runs the MCP client script against `shipmoor mcp --repo <repo>`.
+fn mcp(r: &Repo, scenario: &str, args: Value) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agent/mcp_client.py");
+    let out = Command::new(mcp_python())
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_shipmoor"))
+        .arg(r.path())
+        .arg(scenario)
+        .arg(args.to_string())
+        .current_dir(r.path())
+        .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_BASE_CACHE", "none")
+        .env("SHIPMOOR_HEARTBEAT_SECS", "0.5")
+        .env_remove("GITHUB_EVENT_PATH")
+        .output()
+        .expect("the MCP client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// The CLI's own result document for the same change.
+fn cli_result(r: &Repo, base: &str) -> Value {
+    let run = r.shipmoor(&["claim-check", "--base", base, "--format", "json", "-q"]);
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"))
+}
+
+fn dispositions(criteria: &Value) -> Vec<(String, String)> {
+    criteria
+        .as_array()
+        .expect("criteria")
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_string(),
+                c["disposition"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+// ----------------------------------------------------------------------------------------------
+// shipmoor mcp
+// ----------------------------------------------------------------------------------------------
+
+#[test]
+fn mcp_lists_every_tool_with_an_input_schema() {
+    let (r, _) = change(false);
+    let out = mcp(&r, "list", Value::Null);
+    assert_eq!(out["server"], "shipmoor");
+    assert!(out["instructions"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("claim_check"));
+    let tools = out["tools"].as_object().expect("tools");
+    let names: Vec<&str> = tools.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "acceptance_derive",
+            "acceptance_init",
+            "acceptance_tags",
+            "claim_check",
+            "explain",
+            "replay"
+        ]
+    );
+    let cc = &tools["claim_check"]["properties"];
+    for field in ["repo", "base", "head", "mode", "runs", "acceptance"] {
+        assert!(cc.get(field).is_some(), "claim_check takes {field}: {cc}");
+    }
+    assert_eq!(cc["runs"]["maximum"], 20, "{cc}");
+    assert_eq!(tools["explain"]["required"], serde_json::json!(["criterion"]));
+    assert_eq!(
+        tools["acceptance_derive"]["required"],
+        serde_json::json!(["text"])
+    );
+    // claim_check declares its structured result.
+    let out_schema = &out["output_schemas"]["claim_check"]["properties"];
+    for field in ["verdict", "criteria", "next_steps"] {
+        assert!(out_schema.get(field).is_some(), "{out_schema}");
+    }
+}
+
+#[test]
+fn mcp_claim_check_gives_the_cli_verdict_ready_and_blocked_with_progress() {
+    for broken in [false, true] {
+        let (r, base) = change(broken);
+        let before = r.status();
+        let out = mcp(
+            &r,
+            "call",
+            serde_json::json!({"__tool": "claim_check", "base": base}),
+        );
+        let result = &out["result"];
+        assert_eq!(result["is_error"], false, "a verdict is a result: {result}");
+        let s = &result["structured"];
+        let cli = cli_result(&r, &base);
+        assert_eq!(s["verdict"], cli["result"]["verdict"], "{s}");
+        assert_eq!(
+            s["verdict"],
+            if broken { "BLOCKED" } else { "READY" },
+            "{s}"
+        );
+        assert_eq!(
+            dispositions(&s["criteria"]),
+            dispositions(&cli["result"]["criteria"])
+        );
+        let steps = s["next_steps"].as_array().expect("next_steps");
+        if broken {
+            let step = steps[0].as_str().unwrap_or_default();
+            assert!(step.contains("voids") && step.contains("fails at head"), "{step}");
+            assert!(
+                step.contains("expected the PaymentIntent to be cancelled"),
+                "{step}"
+            );
+        } else {
+            assert!(steps.is_empty(), "{steps:?}");
+        }
+        // The same outputs as the command line, in the repository's .shipmoor/ only.
+        for f in [
+            ".shipmoor/verify.md",
+            ".shipmoor/claim-check.fixes.json",
+            ".shipmoor/claim-check.vsa.json",
+        ] {
+            assert!(r.exists(f), "{f}");
+        }
+        let written: Vec<String> = r
+            .status()
+            .lines()
+            .filter(|l| !before.lines().any(|b| b == *l))
+            .map(str::to_string)
+            .collect();
+        assert!(
+            written.iter().all(|l| l.starts_with("?? .shipmoor/")),
+            "a call writes only .shipmoor/: {written:?}"
+        );
+        // Progress notifications: the phases and each finished test.
+        let progress: Vec<&str> = out["progress"]
+            .as_array()
+            .expect("progress")
+            .iter()
+            .filter_map(|p| p["message"].as_str())
+            .collect();
+        assert!(
+            progress.iter().any(|m| m.contains("creating worktree")),
+            "{progress:?}"
+        );
+        assert!(
+            progress
+                .iter()
+                .any(|m| m.contains("head") && m.contains("test_void")),
+            "a finished test: {progress:?}"
+        );
+        let values: Vec<f64> = out["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["progress"].as_f64())
+            .collect();
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    }
+}
+
+#[test]
+fn mcp_bad_input_is_a_tool_error_with_the_cli_message() {
+    let (r, _) = change(false);
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "claim_check", "base": "no-such-rev"}),
+    );
+    let result = &out["result"];
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["text"].as_str().unwrap_or_default();
+    assert!(text.contains("no-such-rev"), "{text}");
+    assert!(text.contains("help:"), "the fix is given: {text}");
+    // An invalid acceptance file: the file and line.
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: voids\n    ac: [unclosed\n",
+    );
+    r.commit("broken acceptance");
+    let out = mcp(&r, "call", serde_json::json!({"__tool": "acceptance_tags"}));
+    let text = out["result"]["text"].as_str().unwrap_or_default();
+    assert_eq!(out["result"]["is_error"], true, "{out}");
+    assert!(text.contains(".shipmoor/acceptance.yaml"), "{text}");
+    assert!(text.contains(".shipmoor/acceptance.yaml:5:"), "the line: {text}");
+}
+
+#[test]
+fn mcp_cancellation_stops_the_tests_and_removes_the_worktrees() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    let marker = format!("p{}", std::process::id());
+    r.write(
+        &format!("tests/test_slow_{}_{marker}.py", ident("slow")),
+        "import time\n\ndef test_slow():\n    time.sleep(120)\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
+    );
+    r.commit("head");
+    let before = r.status();
+    let start = Instant::now();
+    let out = mcp(&r, "cancel", serde_json::json!({"base": base}));
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "the cancelled run did not stop promptly"
+    );
+    assert_eq!(out["cancelled"], true, "{out}");
+    assert_eq!(
+        out["worktrees_after_cancel"], 1,
+        "the cancelled run's worktrees are removed while the session goes on: {out}"
+    );
+    assert!(
+        out["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap_or_default().contains("running")),
+        "{out}"
+    );
+    // The session goes on after a cancelled call.
+    assert_eq!(out["after"]["is_error"], false, "{out}");
+    let tags = out["after"]["structured"].to_string();
+    assert!(tags.contains("AC-SLOW"), "{tags}");
+    // The server has exited: the run was stopped, its worktrees removed, nothing written.
+    let until = Instant::now() + Duration::from_secs(20);
+    while (!r.extra_worktrees().is_empty() || !r.tmp_leftovers().is_empty())
+        && Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(r.extra_worktrees().is_empty(), "{:?}", r.extra_worktrees());
+    assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
+    assert!(!r.exists(".shipmoor/verify.md"));
+    assert!(!r.exists(".shipmoor/evidence"));
+    assert_eq!(r.status(), before, "the checkout is untouched");
+    assert!(
+        !running(&marker),
+        "the slow test is still running after the cancellation"
+    );
+}
+
+/// Whether a process whose command line names `marker` runs.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .any(|c| c.contains("pytest") && c.contains(marker))
+}
+
+#[test]
+fn mcp_tags_init_derive_explain_and_replay() {
+    let (r, base) = change(true);
+    let out = mcp(&r, "call", serde_json::json!({"__tool": "acceptance_tags"}));
+    assert_eq!(out["result"]["is_error"], false, "{out}");
+    let tags = out["result"]["structured"].to_string();
+    assert!(tags.contains(&common::tag("voids")), "{tags}");
+    // explain before any run: the error says to run claim-check.
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "explain", "criterion": "voids"}),
+    );
+    assert_eq!(out["result"]["is_error"], true, "{out}");
+    assert!(out["result"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("claim-check"));
+    mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "claim_check", "base": base}),
+    );
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "explain", "criterion": common::tag("voids").to_lowercase()}),
+    );
+    let e = &out["result"]["structured"];
+    assert_eq!(e["schema"], "claim_check.explain.v1", "{out}");
+    assert_eq!(e["disposition"], "unsatisfied");
+    assert!(e["would_change"][0]
+        .as_str()
+        .unwrap_or_default()
+        .contains("pass at head"));
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "replay", "allow_unsigned": true}),
+    );
+    assert_eq!(out["result"]["is_error"], false, "{out}");
+    assert_eq!(out["result"]["structured"]["schema"], "claim_check.replay.v1", "{out}");
+    assert_eq!(out["result"]["structured"]["valid"], true, "{out}");
+    // A branch of its own: init drafts from a checklist, derive from a task's text.
+    r.git(&["switch", "--quiet", "-c", "receipts"]);
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "acceptance_init", "text": "- [ ] A receipt is emailed.\n"}),
+    );
+    assert_eq!(out["result"]["is_error"], false, "{out}");
+    assert!(r.exists(".shipmoor/changes/receipts.yaml"), "{out}");
+    let tags = out["result"]["structured"]["tags"].to_string();
+    assert!(tags.contains("receipt"), "{tags}");
+    r.remove(".shipmoor/changes/receipts.yaml");
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "acceptance_derive", "text": "Refunds\n\n- [ ] The customer is emailed a receipt.\n"}),
+    );
+    assert_eq!(out["result"]["is_error"], false, "{out}");
+    assert!(r.exists(".shipmoor/changes/receipts.yaml.draft"), "{out}");
+}
+
+// ----------------------------------------------------------------------------------------------
+// shipmoor hook
+// ----------------------------------------------------------------------------------------------
+
+/// A recorded Stop payload of `agent`, for the repository `r`.
+fn payload(agent: &str, r: &Repo, active: bool) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/hooks")
+        .join(format!("{agent}-stop.json"));
+    std::fs::read_to_string(path)
+        .expect("payload fixture")
+        .replace("@CWD@", &r.path().display().to_string())
+        .replace("@ACTIVE@", if active { "true" } else { "false" })
+}
+
+fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["hook", agent])
+        .args(args)
+        // The agent starts the hook wherever it is; the payload names the repository.
+        .current_dir(r.tmp.path())
+        .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_BASE_CACHE", "none")
+        .env_remove("GITHUB_EVENT_PATH")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("shipmoor hook runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn hook_blocks_a_blocked_change_with_the_failing_criterion_and_lets_a_ready_one_stop() {
+    for agent in ["claude-code", "codex"] {
+        let (r, base) = change(true);
+        let run = hook(&r, agent, &["--base", &base], &payload(agent, &r, false));
+        assert_eq!(run.code, 0, "{run:?}");
+        let answer: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON answer");
+        assert_eq!(answer["decision"], "block", "{run:?}");
+        let reason = answer["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("BLOCKED"), "{reason}");
+        assert!(reason.contains("voids") && reason.contains("fails at head"), "{reason}");
+        assert!(reason.contains("1 of 3"), "{reason}");
+        // Only the fields both agents' Stop output allows.
+        let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["decision", "reason"]);
+
+        let (r, base) = change(false);
+        let run = hook(&r, agent, &["--base", &base], &payload(agent, &r, false));
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(run.stdout.trim(), "", "READY: nothing, the agent stops: {run:?}");
+    }
+}
+
+#[test]
+fn hook_never_holds_an_agent_in_a_loop() {
+    let (r, base) = change(true);
+    let args = ["--base", base.as_str(), "--max-blocks", "2"];
+    let answer = |active: bool| -> Value {
+        let run = hook(&r, "claude-code", &args, &payload("claude-code", &r, active));
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {run:?}"))
+    };
+    assert_eq!(answer(false)["decision"], "block");
+    // The agent went on and stopped again, still BLOCKED: the second block of two.
+    let second = answer(true);
+    assert_eq!(second["decision"], "block");
+    assert!(second["reason"].as_str().unwrap().contains("2 of 2"));
+    // The third: the agent may stop, and the person is told the claim is not met.
+    let third = answer(true);
+    assert!(third.get("decision").is_none(), "{third}");
+    let message = third["systemMessage"].as_str().unwrap_or_default();
+    assert!(message.contains("BLOCKED") && message.contains("not met"), "{message}");
+    // A stop the agent makes of its own accord starts the count again.
+    assert_eq!(answer(false)["decision"], "block");
+    // Another session's count is its own.
+    let other = payload("claude-code", &r, true).replace("abc123", "zzz999");
+    let run = hook(&r, "claude-code", &args, &other);
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert!(v.get("decision").is_none(), "an active stop with no count of its own: {v}");
+}
+
+#[test]
+fn hook_bad_input_never_blocks() {
+    let (r, base) = change(true);
+    for stdin in ["garbage", "", "{\"hook_event_name\": \"PreToolUse\"}", "[1, 2"] {
+        let run = hook(&r, "claude-code", &["--base", &base], stdin);
+        // Not 2: both agents read a hook's exit 2 as a block.
+        assert_eq!(run.code, 1, "{stdin:?}: {run:?}");
+        assert_eq!(run.stdout, "", "{stdin:?}: no answer on stdout");
+        assert!(run.stderr.contains("shipmoor hook claude-code"), "{run:?}");
+        assert!(run.stderr.contains("payload") || run.stderr.contains("Stop"), "{run:?}");
+    }
+    // A run that reaches no verdict (an unknown base): no block, the CLI's message.
+    let run = hook(&r, "codex", &["--base", "no-such-rev"], &payload("codex", &r, false));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("no-such-rev") && run.stderr.contains("not blocked"), "{run:?}");
+}
+
+// ----------------------------------------------------------------------------------------------
+// shipmoor explain
+// ----------------------------------------------------------------------------------------------
+
+#[test]
+fn explain_gives_the_rule_the_evidence_and_what_would_change_it() {
+    let (r, base) = change(true);
+    r.shipmoor(&["claim-check", "--base", &base, "-q"]);
+    let run = r.shipmoor(&["explain", "voids"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for part in [
+        "voids (AC-VOIDS",
+        "rule (tag): a test carrying the criterion's tag",
+        "base fail",
+        "head fail",
+        "expected the PaymentIntent to be cancelled",
+        "$ python3 -m pytest",
+        "what would change it:",
+        "pass at head",
+    ] {
+        assert!(run.stdout.contains(part), "{part}: {}", run.stdout);
+    }
+    let run = r.shipmoor(&["explain", "nope"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("voids (AC-VOIDS"), "the known ones: {run:?}");
+}
