@@ -18,9 +18,9 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
-pub mod agent;
 pub mod action;
 pub mod admit;
+pub mod agent;
 pub mod architecture;
 pub mod attest;
 pub mod cli;

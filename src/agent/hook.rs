@@ -108,11 +108,7 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Payload, String> {
         return Err("no hook payload on stdin: the agent runs this command as its Stop hook and sends a JSON object (see `shipmoor hook --help` for the settings)".to_string());
     }
     let payload: Payload = serde_json::from_str(text).map_err(|e| {
-        format!(
-            "the hook payload on stdin is not the agent's Stop payload (a JSON object): {e} at line {}, column {}",
-            e.line(),
-            e.column()
-        )
+        format!("the hook payload on stdin is not the agent's Stop payload (a JSON object): {e}")
     })?;
     match payload.hook_event_name.as_deref() {
         Some("Stop") | None => Ok(payload),
@@ -176,7 +172,13 @@ fn short(sha: &str) -> &str {
 pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, Option<String>) {
     let payload = match parse_payload(stdin) {
         Ok(p) => p,
-        Err(message) => return (1, None, Some(format!("shipmoor hook {}: {message}", agent.name()))),
+        Err(message) => {
+            return (
+                1,
+                None,
+                Some(format!("shipmoor hook {}: {message}", agent.name())),
+            )
+        }
     };
     let repo = opts
         .repo
@@ -189,7 +191,10 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
             return (
                 1,
                 None,
-                Some(format!("shipmoor hook {}: could not start claim-check: {e}", agent.name())),
+                Some(format!(
+                    "shipmoor hook {}: could not start claim-check: {e}",
+                    agent.name()
+                )),
             )
         }
     };

@@ -197,7 +197,10 @@ impl Server {
         push_opt(&mut args, "--timeout", timeout.as_deref());
         let ran = call(&repo, args, None, &context).await?;
         if ran.cancelled {
-            return Err("cancelled: the tests were stopped and the worktrees removed; nothing was written".to_string());
+            return Err(
+                "cancelled: the tests were stopped and the worktrees removed; nothing was written"
+                    .to_string(),
+            );
         }
         Summary::from_result(&ran.stdout)
             .map(Json)
@@ -215,7 +218,14 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&["acceptance", "tags", "--format", "json", "--where", "--repo"]);
+        let mut args = args(&[
+            "acceptance",
+            "tags",
+            "--format",
+            "json",
+            "--where",
+            "--repo",
+        ]);
         args.push(repo.clone().into_os_string());
         push_opt(&mut args, "--acceptance", input.acceptance.as_deref());
         document(call(&repo, args, None, &context).await?)

@@ -41,7 +41,7 @@ pub struct CriterionSummary {
     pub required: bool,
     /// satisfied, unsatisfied, unbound, undecided, blocked, abstained or not_judged.
     pub disposition: String,
-    /// proceed, fix, human, author_check or follow_up.
+    /// proceed, fix, human, author-check or follow-up.
     pub route_to: String,
     pub reason: String,
     /// A command that reproduces the decisive observation, where there is one.
@@ -156,7 +156,10 @@ fn step(c: &CriterionSummary) -> Option<String> {
         .unwrap_or_default();
     let text = match c.disposition.as_str() {
         "satisfied" => return None,
-        "unsatisfied" => format!("{who}: {}.{reproduce} Make the change meet it.", c.reason),
+        "unsatisfied" => format!(
+            "{who}: {}.{reproduce} Fix the code until the check passes at head (it must still fail at base); do not weaken the test.",
+            c.reason
+        ),
         "unbound" => format!(
             "{who}: no test carries the tag {}. Write a test whose id or filename contains this exact tag; it must fail at the base commit and pass at the head commit.",
             c.tag

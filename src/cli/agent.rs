@@ -8,6 +8,10 @@ use clap::{Args, Subcommand};
 use super::{Format, Mode};
 
 pub(super) const MCP_AFTER_HELP: &str = "\
+Examples:
+  shipmoor mcp
+  shipmoor mcp --repo ~/src/shop
+
 The tools (each takes a JSON object; `repo` defaults to --repo):
   claim_check        run the floor (and the judge with mode full) to a verdict:
                      each criterion's disposition and reason, the next steps;
@@ -40,6 +44,10 @@ Exit codes:
   3  engine crash";
 
 pub(super) const HOOK_AFTER_HELP: &str = "\
+Examples:
+  shipmoor hook claude-code --base main
+  shipmoor hook codex --base main --max-blocks 5
+
 The hook reads the agent's Stop payload on stdin and checks the committed
 change. While a required criterion is unsatisfied, undecided or unbound it
 blocks the stop, with the next steps as the reason; once the claim holds it
@@ -84,8 +92,10 @@ pub struct McpArgs {
 #[derive(Debug, Subcommand)]
 pub enum HookCommand {
     /// Claude Code's Stop hook: `{"decision": "block", "reason": …}` while the claim is open
+    #[command(after_help = HOOK_AFTER_HELP)]
     ClaudeCode(HookArgs),
     /// Codex's Stop hook (the same protocol, in .codex/hooks.json)
+    #[command(after_help = HOOK_AFTER_HELP)]
     Codex(HookArgs),
 }
 

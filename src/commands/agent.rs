@@ -47,7 +47,10 @@ pub fn hook(cmd: HookCommand) -> Result<i32, Error> {
         Err(e) => (
             1,
             None,
-            Some(format!("shipmoor hook {}: cannot read stdin: {e}", agent.name())),
+            Some(format!(
+                "shipmoor hook {}: cannot read stdin: {e}",
+                agent.name()
+            )),
         ),
     };
     if let Some(line) = stdout {

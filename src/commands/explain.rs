@@ -52,7 +52,11 @@ pub fn run(args: ExplainArgs) -> Result<i32, Error> {
         err.file = Some(shown);
         return Err(Error::input(err.help(format!(
             "name a criterion by its id or its tag: {}",
-            if known.is_empty() { "the run has none".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "the run has none".to_string()
+            } else {
+                known.join(", ")
+            }
         ))));
     };
     let store_dir = args

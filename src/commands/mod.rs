@@ -2,8 +2,8 @@
 
 pub(crate) mod acceptance;
 mod action;
-mod agent;
 mod admit;
+mod agent;
 mod attach;
 mod claim_check;
 mod evidence;
@@ -39,6 +39,9 @@ pub fn main_entry() -> i32 {
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                // An agent reads a Stop hook's exit 2 as "keep working, stderr is why": a
+                // mistyped hook command in its settings must not hold it (book: agents.md).
+                _ if is_hook(std::env::args_os()) => 1,
                 _ => {
                     if asks_for_json(std::env::args_os()) {
                         let text = e.render().to_string();
@@ -121,6 +124,14 @@ fn format_of(cli: &Cli) -> Option<Format> {
         | Commands::Mcp(_)
         | Commands::Hook(_) => None,
     }
+}
+
+/// Whether the command line asks for `shipmoor hook …` (the first word that is no option).
+fn is_hook(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .is_some_and(|a| a == "hook")
 }
 
 /// `--format json` (or `--format=json`) on a command line that did not parse: the script that

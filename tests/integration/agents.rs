@@ -30,7 +30,10 @@ fn change(broken: bool) -> (Repo, String) {
     );
     let base = r.commit("base");
     let fixed = if broken { "'open'" } else { "'cancelled'" };
-    r.write("refund.py", &format!("def void(intent):\n    return {fixed}\n"));
+    r.write(
+        "refund.py",
+        &format!("def void(intent):\n    return {fixed}\n"),
+    );
     r.write(
         &format!("tests/test_void_{}.py", ident("voids")),
         "from refund import void\n\ndef test_void():\n    assert void('pi_1') == 'cancelled', 'expected the PaymentIntent to be cancelled'\n",
@@ -140,7 +143,10 @@ fn mcp_lists_every_tool_with_an_input_schema() {
         assert!(cc.get(field).is_some(), "claim_check takes {field}: {cc}");
     }
     assert_eq!(cc["runs"]["maximum"], 20, "{cc}");
-    assert_eq!(tools["explain"]["required"], serde_json::json!(["criterion"]));
+    assert_eq!(
+        tools["explain"]["required"],
+        serde_json::json!(["criterion"])
+    );
     assert_eq!(
         tools["acceptance_derive"]["required"],
         serde_json::json!(["text"])
@@ -179,7 +185,10 @@ fn mcp_claim_check_gives_the_cli_verdict_ready_and_blocked_with_progress() {
         let steps = s["next_steps"].as_array().expect("next_steps");
         if broken {
             let step = steps[0].as_str().unwrap_or_default();
-            assert!(step.contains("voids") && step.contains("fails at head"), "{step}");
+            assert!(
+                step.contains("voids") && step.contains("fails at head"),
+                "{step}"
+            );
             assert!(
                 step.contains("expected the PaymentIntent to be cancelled"),
                 "{step}"
@@ -255,7 +264,10 @@ fn mcp_bad_input_is_a_tool_error_with_the_cli_message() {
     let text = out["result"]["text"].as_str().unwrap_or_default();
     assert_eq!(out["result"]["is_error"], true, "{out}");
     assert!(text.contains(".shipmoor/acceptance.yaml"), "{text}");
-    assert!(text.contains(".shipmoor/acceptance.yaml:5:"), "the line: {text}");
+    assert!(
+        text.contains(".shipmoor/acceptance.yaml:5:"),
+        "the line: {text}"
+    );
 }
 
 #[test]
@@ -369,7 +381,10 @@ fn mcp_tags_init_derive_explain_and_replay() {
         serde_json::json!({"__tool": "replay", "allow_unsigned": true}),
     );
     assert_eq!(out["result"]["is_error"], false, "{out}");
-    assert_eq!(out["result"]["structured"]["schema"], "claim_check.replay.v1", "{out}");
+    assert_eq!(
+        out["result"]["structured"]["schema"], "claim_check.replay.v1",
+        "{out}"
+    );
     assert_eq!(out["result"]["structured"]["valid"], true, "{out}");
     // A branch of its own: init drafts from a checklist, derive from a task's text.
     r.git(&["switch", "--quiet", "-c", "receipts"]);
@@ -441,7 +456,10 @@ fn hook_blocks_a_blocked_change_with_the_failing_criterion_and_lets_a_ready_one_
         assert_eq!(answer["decision"], "block", "{run:?}");
         let reason = answer["reason"].as_str().unwrap_or_default();
         assert!(reason.contains("BLOCKED"), "{reason}");
-        assert!(reason.contains("voids") && reason.contains("fails at head"), "{reason}");
+        assert!(
+            reason.contains("voids") && reason.contains("fails at head"),
+            "{reason}"
+        );
         assert!(reason.contains("1 of 3"), "{reason}");
         // Only the fields both agents' Stop output allows.
         let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
@@ -450,7 +468,11 @@ fn hook_blocks_a_blocked_change_with_the_failing_criterion_and_lets_a_ready_one_
         let (r, base) = change(false);
         let run = hook(&r, agent, &["--base", &base], &payload(agent, &r, false));
         assert_eq!(run.code, 0, "{run:?}");
-        assert_eq!(run.stdout.trim(), "", "READY: nothing, the agent stops: {run:?}");
+        assert_eq!(
+            run.stdout.trim(),
+            "",
+            "READY: nothing, the agent stops: {run:?}"
+        );
     }
 }
 
@@ -459,7 +481,12 @@ fn hook_never_holds_an_agent_in_a_loop() {
     let (r, base) = change(true);
     let args = ["--base", base.as_str(), "--max-blocks", "2"];
     let answer = |active: bool| -> Value {
-        let run = hook(&r, "claude-code", &args, &payload("claude-code", &r, active));
+        let run = hook(
+            &r,
+            "claude-code",
+            &args,
+            &payload("claude-code", &r, active),
+        );
         assert_eq!(run.code, 0, "{run:?}");
         serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {run:?}"))
     };
@@ -472,32 +499,63 @@ fn hook_never_holds_an_agent_in_a_loop() {
     let third = answer(true);
     assert!(third.get("decision").is_none(), "{third}");
     let message = third["systemMessage"].as_str().unwrap_or_default();
-    assert!(message.contains("BLOCKED") && message.contains("not met"), "{message}");
+    assert!(
+        message.contains("BLOCKED") && message.contains("not met"),
+        "{message}"
+    );
     // A stop the agent makes of its own accord starts the count again.
     assert_eq!(answer(false)["decision"], "block");
     // Another session's count is its own.
     let other = payload("claude-code", &r, true).replace("abc123", "zzz999");
     let run = hook(&r, "claude-code", &args, &other);
     let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-    assert!(v.get("decision").is_none(), "an active stop with no count of its own: {v}");
+    assert!(
+        v.get("decision").is_none(),
+        "an active stop with no count of its own: {v}"
+    );
 }
 
 #[test]
 fn hook_bad_input_never_blocks() {
     let (r, base) = change(true);
-    for stdin in ["garbage", "", "{\"hook_event_name\": \"PreToolUse\"}", "[1, 2"] {
+    for stdin in [
+        "garbage",
+        "",
+        "{\"hook_event_name\": \"PreToolUse\"}",
+        "[1, 2",
+    ] {
         let run = hook(&r, "claude-code", &["--base", &base], stdin);
         // Not 2: both agents read a hook's exit 2 as a block.
         assert_eq!(run.code, 1, "{stdin:?}: {run:?}");
         assert_eq!(run.stdout, "", "{stdin:?}: no answer on stdout");
         assert!(run.stderr.contains("shipmoor hook claude-code"), "{run:?}");
-        assert!(run.stderr.contains("payload") || run.stderr.contains("Stop"), "{run:?}");
+        assert!(
+            run.stderr.contains("payload") || run.stderr.contains("Stop"),
+            "{run:?}"
+        );
     }
+    // A mistyped hook command in the agent's settings: a usage error, still not 2.
+    let run = hook(
+        &r,
+        "claude-code",
+        &["--bse", "main"],
+        &payload("claude-code", &r, false),
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("--bse"), "{run:?}");
     // A run that reaches no verdict (an unknown base): no block, the CLI's message.
-    let run = hook(&r, "codex", &["--base", "no-such-rev"], &payload("codex", &r, false));
+    let run = hook(
+        &r,
+        "codex",
+        &["--base", "no-such-rev"],
+        &payload("codex", &r, false),
+    );
     assert_eq!(run.code, 1, "{run:?}");
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.contains("no-such-rev") && run.stderr.contains("not blocked"), "{run:?}");
+    assert!(
+        run.stderr.contains("no-such-rev") && run.stderr.contains("not blocked"),
+        "{run:?}"
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -522,7 +580,18 @@ fn explain_gives_the_rule_the_evidence_and_what_would_change_it() {
     ] {
         assert!(run.stdout.contains(part), "{part}: {}", run.stdout);
     }
+    let json = r.shipmoor(&["explain", &common::tag("voids"), "--format", "json"]);
+    assert_eq!(json.code, 0, "{json:?}");
+    common::assert_matches_schema("claim_check.explain.v1", &json.stdout);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        v["tests"][0]["runs"][0]["outcome"], "fail",
+        "read from the record: {v}"
+    );
     let run = r.shipmoor(&["explain", "nope"]);
     assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("voids (AC-VOIDS"), "the known ones: {run:?}");
+    assert!(
+        run.stderr.contains("voids (AC-VOIDS"),
+        "the known ones: {run:?}"
+    );
 }

@@ -129,6 +129,7 @@ fn the_document_schemas_are_valid_strict_and_listed() {
             "claim_check.admit.v1.json",
             "claim_check.attach.v1.json",
             "claim_check.error.v1.json",
+            "claim_check.explain.v1.json",
             "claim_check.lint.v1.json",
             "claim_check.replay.v1.json",
             "claim_check.run.v1.json",
