@@ -530,6 +530,17 @@ pub fn become_subreaper(each: bool) {
     REAP_AFTER_EACH.store(each, Ordering::SeqCst);
 }
 
+/// Makes this process not dumpable (Linux, `PR_SET_DUMPABLE` 0): a process of the same
+/// (non-root) user, such as the code a child run checks, can then open nothing under
+/// `/proc/<pid>/` of this one: not its stdin and stdout (an MCP session's channel, a hook's
+/// answer), not its environment.
+pub fn not_dumpable() {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_dumpable(false);
+    }
+}
+
 /// Stops every process that is this one's child but no command still running: descendants the
 /// floor's commands left behind (reparented here by [`become_subreaper`]), each killed and
 /// waited for, then their own children as they are reparented in turn. Returns how many.

@@ -185,6 +185,14 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
         .clone()
         .or_else(|| payload.cwd.clone())
         .unwrap_or_else(|| PathBuf::from("."));
+    // The count is read before the run and written after it: the code the run checks cannot
+    // change what this stop counts as (everything it started is stopped before the run ends).
+    let state = StatePath::new(agent, &repo, payload.session_id.as_deref());
+    let prior = if payload.stop_hook_active {
+        state.read().unwrap_or(opts.max_blocks)
+    } else {
+        0
+    };
     let ran = match run_check(opts, &repo) {
         Ok(ran) => ran,
         Err(e) => {
@@ -208,12 +216,6 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
                 ran.message()
             )),
         );
-    };
-    let state = StatePath::new(agent, &repo, payload.session_id.as_deref());
-    let prior = if payload.stop_hook_active {
-        state.read().unwrap_or(opts.max_blocks)
-    } else {
-        0
     };
     let answer = decide(&summary, prior, opts.max_blocks);
     match &answer {

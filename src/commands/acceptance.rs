@@ -532,9 +532,13 @@ fn starter(criteria: &[(String, String)], from: Option<&std::path::Path>) -> Res
          # commit and pass at this change's head. Commit this file with the change.\n",
     );
     if let Some(from) = from {
+        let source = if from.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            from.display().to_string()
+        };
         yaml.push_str(&format!(
-            "# Drafted from {}: check each criterion says what you mean.\n",
-            from.display()
+            "# Drafted from {source}: check each criterion says what you mean.\n"
         ));
     }
     yaml.push_str("version: 1\ncriteria:\n");

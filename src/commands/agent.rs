@@ -14,6 +14,7 @@ pub fn mcp(args: McpArgs) -> Result<i32, Error> {
                 .help("name the directory of a repository (or a directory in one)"),
         )
     })?;
+    crate::process::not_dumpable();
     mcp::serve(repo).map_err(Error::crash)?;
     Ok(crate::error::EXIT_OK)
 }
@@ -38,6 +39,7 @@ pub fn hook(cmd: HookCommand) -> Result<i32, Error> {
         timeout: args.timeout,
         max_blocks: args.max_blocks,
     };
+    crate::process::not_dumpable();
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .take(hook::PAYLOAD_LIMIT as u64 + 1)
