@@ -72,7 +72,8 @@ pub fn run(args: ExplainArgs) -> Result<i32, Error> {
             let _ = writeln!(out, "{text}");
         }
         Format::Human => {
-            let _ = write!(out, "{}", explain::render(&explained));
+            let width = crate::report::terminal::width();
+            let _ = write!(out, "{}", explain::render(&explained, width));
         }
     }
     Ok(crate::error::EXIT_OK)

@@ -12,6 +12,7 @@ use crate::evidence::{pointer_digest, StoreReader};
 use crate::format::evidence::Record;
 use crate::format::statement::{CriterionDisposition, Extension};
 use crate::format::{Disposition, SideOutcome};
+use crate::report::terminal::wrapped;
 
 pub const EXPLAIN_SCHEMA: &str = "claim_check.explain.v1";
 
@@ -238,51 +239,68 @@ fn would_change(d: &CriterionDisposition, tests: &[ExplainedTest]) -> Vec<String
     out
 }
 
-/// The human form, for a terminal.
-pub fn render(e: &Explanation) -> String {
+/// The human form, for a terminal, wrapped at `width` columns (`None`: unwrapped, for a pipe).
+pub fn render(e: &Explanation, width: Option<usize>) -> String {
     let mut s = String::new();
-    s.push_str(&format!(
-        "{} ({}, {}, {})\n  \"{}\"\n",
-        e.id,
-        e.tag,
-        if e.required { "required" } else { "optional" },
-        e.disposition,
-        e.ac
+    s.push_str(&wrapped(
+        "",
+        &format!(
+            "{} ({}, {}, {})",
+            e.id,
+            e.tag,
+            if e.required { "required" } else { "optional" },
+            e.disposition
+        ),
+        2,
+        width,
     ));
+    s.push_str(&wrapped("  ", &format!("\"{}\"", e.ac), 3, width));
     s.push_str(&format!(
         "  run: {} · base {} · head {}\n",
         e.verdict,
         short(&e.base),
         short(&e.head)
     ));
-    s.push_str(&format!("  rule ({}): {}\n", e.binding, e.rule));
-    s.push_str(&format!("  floor: {}: {}\n", e.floor_result, e.reason));
+    s.push_str(&wrapped(
+        &format!("  rule ({}): ", e.binding),
+        &e.rule,
+        4,
+        width,
+    ));
+    s.push_str(&wrapped(
+        &format!("  floor: {}: ", e.floor_result),
+        &e.reason,
+        4,
+        width,
+    ));
     if let Some(j) = &e.judge {
-        s.push_str(&format!("  judge {j}\n"));
+        s.push_str(&wrapped("  judge ", j, 4, width));
     }
     for t in &e.tests {
-        s.push_str(&format!(
-            "  test {} ({}): base {} · head {}\n",
-            t.id, t.runner, t.base, t.head
+        s.push_str(&wrapped(
+            "  test ",
+            &format!("{} ({}): base {} · head {}", t.id, t.runner, t.base, t.head),
+            4,
+            width,
         ));
         for r in &t.runs {
             s.push_str(&format!(
                 "    {} {} {}\n",
                 r.side,
                 r.outcome.as_deref().unwrap_or("(record not read)"),
-                r.record
+                super::short_pointer(&r.record)
             ));
             if let Some(n) = &r.note {
-                s.push_str(&format!("      {n}\n"));
+                s.push_str(&wrapped("      ", n, 6, width));
             }
             if let Some(c) = &r.command {
-                s.push_str(&format!("      $ {c}\n"));
+                s.push_str(&wrapped("      $ ", c, 8, width));
             }
         }
     }
     s.push_str("  what would change it:\n");
     for w in &e.would_change {
-        s.push_str(&format!("    - {w}\n"));
+        s.push_str(&wrapped("    - ", w, 6, width));
     }
     s
 }

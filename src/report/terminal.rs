@@ -53,7 +53,7 @@ pub fn width() -> Option<usize> {
 
 /// `label` then `text`, wrapped at `width` columns with continuation lines indented by
 /// `indent` spaces; a word longer than a line keeps its own line whole (a test id, a digest).
-fn wrapped(label: &str, text: &str, indent: usize, width: Option<usize>) -> String {
+pub(crate) fn wrapped(label: &str, text: &str, indent: usize, width: Option<usize>) -> String {
     let text = one_line(text);
     let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
     match width {

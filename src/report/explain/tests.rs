@@ -93,11 +93,8 @@ fn each_disposition_says_what_would_change_it() {
 fn the_human_form_shows_the_rule_each_run_and_the_changes() {
     let s = statement();
     let ext = &s.predicate.extension;
-    let text = render(&explain(
-        ext,
-        find(ext, "refund-voids-payment-intent").unwrap(),
-        None,
-    ));
+    let e = explain(ext, find(ext, "refund-voids-payment-intent").unwrap(), None);
+    let text = render(&e, None);
     assert!(text.starts_with("refund-voids-payment-intent (AC-REFUND-VOIDS-PAYMENT-INTENT-737b, required, unsatisfied)\n"), "{text}");
     assert!(text.contains("  rule (tag): a test carrying"), "{text}");
     assert!(
@@ -108,4 +105,17 @@ fn the_human_form_shows_the_rule_each_run_and_the_changes() {
         text.contains("  what would change it:\n    - Make `"),
         "{text}"
     );
+}
+
+#[test]
+fn at_80_columns_every_line_fits_but_a_word_longer_than_a_line() {
+    let s = statement();
+    let ext = &s.predicate.extension;
+    let e = explain(ext, find(ext, "refund-voids-payment-intent").unwrap(), None);
+    let text = render(&e, Some(80));
+    for line in text.lines() {
+        let long_word = line.split(' ').any(|w| w.chars().count() > 60);
+        assert!(line.chars().count() <= 80 || long_word, "{line:?}\n{text}");
+    }
+    insta::assert_snapshot!(text);
 }
