@@ -84,6 +84,16 @@ impl Output {
 
 fn git_command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
+    // No program the repository's configuration names runs inside a git command of ours: the
+    // code under check can write `.git/config` and `.git/hooks` (a worktree shares them), and
+    // would otherwise run on the next run's `git status` (fsmonitor) or `git worktree add`
+    // (post-checkout), before the floor withholds anything from it.
+    cmd.args([
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.hooksPath=/dev/null",
+    ]);
     cmd.current_dir(dir);
     for v in CLEARED_VARS {
         cmd.env_remove(v);

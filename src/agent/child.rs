@@ -28,6 +28,8 @@ pub const STDOUT_LIMIT: usize = 64 << 20;
 pub const STDERR_LIMIT: usize = 256 << 10;
 /// How long a cancelled child has to stop by itself (its own interrupt handler exits within 10 s).
 pub const GRACE: Duration = Duration::from_secs(15);
+/// The most of one stderr line that is kept.
+pub const LINE_LIMIT: usize = 16 << 10;
 /// What starts each progress line a `claim-check` run prints on stderr.
 pub const PROGRESS_PREFIX: &str = "claim-check: ";
 
@@ -58,6 +60,30 @@ impl Ran {
     }
 }
 
+/// The variable that tells a child run the pid of the server or hook that started it.
+pub const PARENT_ENV: &str = "SHIPMOOR_PARENT_PID";
+
+/// In a child run: stop (SIGTERM, as Ctrl-C) when the server or hook that started it dies,
+/// killed by its agent on a timeout say, rather than run on and write outputs for nobody.
+pub fn stop_with_parent() {
+    let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|p| p.trim().parse::<i32>().ok())
+    else {
+        return;
+    };
+    // Not passed on to the commands this run starts.
+    std::env::remove_var(PARENT_ENV);
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM);
+    }
+    // The parent may have died before the signal was asked for.
+    if nix::unistd::getppid().as_raw() != parent {
+        let _ = nix::sys::signal::kill(nix::unistd::getpid(), nix::sys::signal::Signal::SIGTERM);
+    }
+}
+
 /// Runs `shipmoor <args>` in `dir` (see the module doc). `cancel` resolves when the caller
 /// cancels; `progress` gets each progress line without its prefix.
 pub async fn run(
@@ -77,6 +103,7 @@ pub async fn run(
         // Progress lines are read as text: no colour codes in them.
         .env("NO_COLOR", "1")
         .env_remove("CLICOLOR_FORCE")
+        .env(PARENT_ENV, std::process::id().to_string())
         .process_group(0);
     let mut child = cmd.spawn()?;
     let pid = child.id();
@@ -103,12 +130,21 @@ pub async fn run(
     let mut rest = String::new();
     let read_stderr = async {
         if let Some(err) = stderr {
-            let mut lines = BufReader::new(err).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut reader = BufReader::new(err);
+            let mut bytes = Vec::new();
+            loop {
+                bytes.clear();
+                match reader.read_until(b'\n', &mut bytes).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                bytes.truncate(LINE_LIMIT);
+                let line = String::from_utf8_lossy(&bytes);
+                let line = line.trim_end_matches(['\n', '\r']);
                 match line.strip_prefix(PROGRESS_PREFIX) {
                     Some(p) => progress(p.to_string()),
                     None if rest.len() < STDERR_LIMIT => {
-                        rest.push_str(&line);
+                        rest.push_str(line);
                         rest.push('\n');
                     }
                     None => {}
@@ -121,6 +157,7 @@ pub async fn run(
         tokio::pin!(work);
         tokio::pin!(cancel);
         tokio::select! {
+        biased;
         done = &mut work => (false, done),
         _ = &mut cancel => {
             if let Some(pid) = pid {
@@ -132,8 +169,9 @@ pub async fn run(
             match tokio::time::timeout(GRACE, &mut work).await {
                 Ok(done) => (true, done),
                 Err(_) => {
+                    // The child leads its own process group: the whole group goes.
                     if let Some(pid) = pid {
-                        let _ = nix::sys::signal::kill(
+                        let _ = nix::sys::signal::killpg(
                             nix::unistd::Pid::from_raw(pid as i32),
                             nix::sys::signal::Signal::SIGKILL,
                         );

@@ -58,6 +58,14 @@ pub struct OutputPaths {
 }
 
 impl Summary {
+    /// The result of a finished child run: its stdout read as a result document, only when the
+    /// run exited with the code that document states (a run that was killed, or whose stdout
+    /// someone else wrote into, gives none).
+    pub fn from_run(exit_code: Option<i32>, stdout: &[u8]) -> Option<Summary> {
+        let summary = Summary::from_result(stdout)?;
+        (exit_code == Some(summary.exit_code)).then_some(summary)
+    }
+
     /// Reads a result document; `None` when the bytes are not one.
     pub fn from_result(bytes: &[u8]) -> Option<Summary> {
         let doc: ResultDocument<'static> = serde_json::from_slice(bytes).ok()?;
@@ -101,13 +109,14 @@ impl Summary {
         Some(summary)
     }
 
-    /// The required criteria an agent can still act on: unsatisfied, undecided, unbound, or
-    /// blocked by the judge. A criterion that waits for a person (abstained, not judged) is not
-    /// among them: no amount of work by the agent settles it.
+    /// The criteria an agent can still act on: the required ones unsatisfied, undecided or
+    /// unbound, and any the judge blocked (a judge's block makes the verdict BLOCKED, optional
+    /// or not). A criterion that waits for a person (abstained, not judged) is not among them:
+    /// no amount of work by the agent settles it.
     pub fn open(&self) -> Vec<&CriterionSummary> {
         self.criteria
             .iter()
-            .filter(|c| c.required && is_actionable(&c.disposition))
+            .filter(|c| c.disposition == "blocked" || (c.required && is_actionable(&c.disposition)))
             .collect()
     }
 
@@ -141,6 +150,9 @@ fn next_steps(s: &Summary) -> Vec<String> {
     steps
 }
 
+/// The most of a reason a step quotes: a reason carries the failing test's own message.
+pub const REASON_LIMIT: usize = 400;
+
 fn step(c: &CriterionSummary) -> Option<String> {
     let who = format!(
         "\"{}\" ({}, {}, {})",
@@ -154,6 +166,15 @@ fn step(c: &CriterionSummary) -> Option<String> {
         .as_deref()
         .map(|r| format!(" Reproduce: `{r}`."))
         .unwrap_or_default();
+    let reason = crate::text::one_line(&c.reason);
+    let reason = match reason.char_indices().nth(REASON_LIMIT) {
+        Some((at, _)) => format!("{}…", &reason[..at]),
+        None => reason,
+    };
+    let c = &CriterionSummary {
+        reason,
+        ..c.clone()
+    };
     let text = match c.disposition.as_str() {
         "satisfied" => return None,
         "unsatisfied" => format!(

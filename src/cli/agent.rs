@@ -61,12 +61,13 @@ Claude Code (.claude/settings.json):
 
 Codex (.codex/hooks.json):
   {\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\",
-    \"command\": \"shipmoor hook codex --base main\", \"timeoutSec\": 1800}]}]}}
+    \"command\": \"shipmoor hook codex --base main\", \"timeout\": 1800}]}]}}
 
 Exit codes (the agents' own: their exit 2 would block the stop):
   0  answered: a block on stdout, or nothing (the agent may stop)
-  1  no answer: the payload, the repository or the run was bad, or the engine
-     crashed; the message on stderr is shown to the person, the agent stops";
+  1  no answer: the payload, the repository or the run was bad; the message
+     on stderr is shown to the person, the agent stops
+  3  engine crash (a bug): no answer either, the agent stops";
 
 pub(super) const EXPLAIN_AFTER_HELP: &str = "\
 Examples:

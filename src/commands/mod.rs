@@ -23,6 +23,10 @@ use crate::format::error::ErrorDocument;
 
 /// The whole program: parse, run, print errors, return the exit code.
 pub fn main_entry() -> i32 {
+    // Before anything else: no process of the same user (the code a run checks) can open this
+    // one's /proc entries: its stdout (a result another program reads), its environment.
+    crate::process::not_dumpable();
+    crate::agent::child::stop_with_parent();
     // The colour choice is read before clap parses, so that clap's help and errors follow it.
     let env = ColourEnv::from_process();
     let choice = crate::colour::choice_from_args(std::env::args_os());
@@ -128,10 +132,15 @@ fn format_of(cli: &Cli) -> Option<Format> {
 
 /// Whether the command line asks for `shipmoor hook …` (the first word that is no option).
 fn is_hook(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
-    args.into_iter()
-        .skip(1)
-        .find(|a| !a.to_string_lossy().starts_with('-'))
-        .is_some_and(|a| a == "hook")
+    let mut args = args.into_iter().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--color" {
+            args.next();
+        } else if !a.to_string_lossy().starts_with('-') {
+            return a == "hook";
+        }
+    }
+    false
 }
 
 /// `--format json` (or `--format=json`) on a command line that did not parse: the script that

@@ -137,9 +137,14 @@ fn judge_word(d: Disposition) -> &'static str {
 }
 
 fn run_of(side: &str, pointer: &str, store: Option<&StoreReader>) -> ExplainedRun {
+    // A record is read only when its bytes hash to its name, as replay reads it.
     let record = store
         .zip(pointer_digest(pointer))
-        .and_then(|(s, hex)| s.read(hex).ok())
+        .and_then(|(s, hex)| {
+            s.read(hex)
+                .ok()
+                .filter(|b| crate::digest::sha256_hex(b) == hex)
+        })
         .and_then(|bytes| serde_json::from_slice::<Record>(&bytes).ok());
     let run = record.as_ref().and_then(|r| match r {
         Record::Test(run) | Record::Command(run) => Some(run),

@@ -595,3 +595,189 @@ fn explain_gives_the_rule_the_evidence_and_what_would_change_it() {
         "the known ones: {run:?}"
     );
 }
+
+// ----------------------------------------------------------------------------------------------
+// The change under check, as an attacker of the agent's session
+// ----------------------------------------------------------------------------------------------
+
+/// What the code under check writes into the repository's git configuration and hooks never runs
+/// inside a later run's git commands (where nothing is withheld from it yet).
+#[test]
+fn a_planted_fsmonitor_or_git_hook_never_runs_in_a_later_run() {
+    let (r, base) = change(false);
+    let marker = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-planted-{}", std::process::id()));
+    let script = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-planted-{}.sh", std::process::id()));
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho ran >> {}\n", marker.display()),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", script.to_str().unwrap()])
+        .status()
+        .unwrap();
+    r.git(&["config", "core.fsmonitor", script.to_str().unwrap()]);
+    let hooks = r.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in [
+        "post-checkout",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        std::fs::copy(&script, hooks.join(hook)).unwrap();
+    }
+    let run = r.shipmoor(&["claim-check", "--base", &base, "-q"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let ran = marker.exists();
+    let _ = std::fs::remove_file(&marker);
+    let _ = std::fs::remove_file(&script);
+    assert!(
+        !ran,
+        "a program the repository's git config names ran inside claim-check"
+    );
+}
+
+#[test]
+fn a_count_that_cannot_be_recorded_never_blocks() {
+    let (r, base) = change(true);
+    // The hook's directory for its counts is a file: nothing can be recorded there.
+    let tmp = tempfile::tempdir().unwrap();
+    let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout).unwrap();
+    std::fs::write(
+        tmp.path().join(format!("shipmoor-hook-{}", uid.trim())),
+        "x",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["hook", "claude-code", "--base", &base])
+        .current_dir(r.tmp.path())
+        .env("TMPDIR", tmp.path())
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_BASE_CACHE", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload("claude-code", &r, false).as_bytes())
+        .unwrap();
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    let v: Value =
+        serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert!(v.get("decision").is_none(), "an unbounded block: {v}");
+    let message = v["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("could not be recorded") && message.contains("not met"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_killed_hook_stops_its_run() {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    let marker = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-hook-slow-{}", std::process::id()));
+    r.write(
+        &format!("tests/test_slow_{}.py", ident("slow")),
+        &format!("import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n", marker.display().to_string()),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
+    );
+    r.commit("head");
+    let before = r.status();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["hook", "codex", "--base", &base])
+        .current_dir(r.tmp.path())
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_BASE_CACHE", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload("codex", &r, false).as_bytes())
+        .unwrap();
+    let start = Instant::now();
+    while !marker.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the slow test never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The agent's timeout: the hook is killed outright.
+    child.kill().unwrap();
+    let _ = child.wait();
+    let until = Instant::now() + Duration::from_secs(30);
+    while (!r.extra_worktrees().is_empty() || !r.tmp_leftovers().is_empty())
+        && Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = std::fs::remove_file(&marker);
+    assert!(r.extra_worktrees().is_empty(), "{:?}", r.extra_worktrees());
+    assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        !r.exists(".shipmoor/verify.md"),
+        "the run went on for nobody"
+    );
+    assert_eq!(r.status(), before);
+}
+
+#[test]
+fn relative_paths_are_the_hooks_own_directorys() {
+    let (r, base) = change(true);
+    let name = r.path().file_name().unwrap().to_str().unwrap().to_string();
+    let parent = r.path().parent().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["hook", "claude-code", "--base", &base, "--repo", &name])
+        .args(["--acceptance", &format!("{name}/.shipmoor/acceptance.yaml")])
+        .current_dir(parent)
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_BASE_CACHE", "none")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The agent is in a subdirectory of the repository.
+    std::fs::create_dir_all(r.path().join("tests")).unwrap();
+    let p = payload("claude-code", &r, false).replace(
+        &r.path().display().to_string(),
+        &r.path().join("tests").display().to_string(),
+    );
+    child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("\"decision\":\"block\""), "{run:?}");
+}

@@ -111,3 +111,15 @@ fn the_block_line_has_only_the_fields_both_agents_read() {
     let line = Answer::Block("why".to_string()).to_stdout().unwrap();
     assert_eq!(line, r#"{"decision":"block","reason":"why"}"#);
 }
+
+#[test]
+fn a_block_that_cannot_be_bounded_lets_the_agent_stop() {
+    let Answer::Allow(Some(message)) = super::release(&blocked(), "no count") else {
+        panic!("allows");
+    };
+    assert!(
+        message.contains("(no count)") && message.contains("not met"),
+        "{message}"
+    );
+    assert_eq!(super::release(&ready(), "no count"), Answer::Allow(None));
+}
