@@ -36,6 +36,26 @@ pub fn interrupt_all() {
     terminate_own_runs();
 }
 
+/// The run's temporary directories (worktrees, build outputs), removed by [`remove_temp_dirs`]
+/// when an interrupted run does not unwind in time to remove them itself.
+static TEMP_DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Registers a temporary directory of this run for [`remove_temp_dirs`].
+pub fn register_temp_dir(path: &Path) {
+    if let Ok(mut dirs) = TEMP_DIRS.lock() {
+        dirs.push(path.to_path_buf());
+    }
+}
+
+/// Removes every registered temporary directory that is still there.
+pub fn remove_temp_dirs() {
+    if let Ok(dirs) = TEMP_DIRS.lock() {
+        for d in dirs.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 /// Registers a child `shipmoor` run (its pid), for [`interrupt_all`] and [`terminate_own_runs`].
 pub fn register_own_run(pid: u32) {
     if let Ok(mut runs) = OWN_RUNS.lock() {
@@ -421,6 +441,11 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
     let pgid = child.id() as i32;
     if let Ok(mut g) = CHILD_GROUPS.lock() {
         g.insert(pgid);
+    }
+    // An interruption between the check above and the registration found no group to stop:
+    // this one is stopped now, so that nothing started after Ctrl-C outlives the run.
+    if interrupted() {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     }
     let out = child
         .stdout

@@ -235,6 +235,10 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
         Count::Unknown => release(&summary, "this session has no count of earlier blocks"),
     };
     let answer = match answer {
+        Answer::Block(_) if payload.session_id.is_none() => release(
+            &summary,
+            "the payload names no session, so its blocks cannot be counted",
+        ),
         Answer::Block(_) if !state.write(prior.blocks() + 1) => release(
             &summary,
             "the count of blocks could not be recorded, so a block could not be bounded",
@@ -305,7 +309,11 @@ fn run_check(opts: &Options, repo: &Path) -> std::io::Result<child::Ran> {
         args,
         repo,
         None,
-        |line| eprintln!("{}{line}", child::PROGRESS_PREFIX),
+        // Passed on to the agent's log; a closed stderr is no reason to fail.
+        |line| {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{}{line}", child::PROGRESS_PREFIX);
+        },
         std::future::pending(),
     ))
 }

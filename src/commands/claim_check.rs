@@ -163,6 +163,7 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
         .prefix("shipmoor-")
         .tempdir_in(&plan.temp_base)
         .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+    crate::process::register_temp_dir(temp.path());
     let mut store = EvidenceStore::new();
     let (floor_report, order) = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);

@@ -209,6 +209,7 @@ fn install_interrupt_handler() {
         std::thread::spawn(|| {
             std::thread::sleep(std::time::Duration::from_secs(10));
             crate::git::remove_live_worktrees();
+            crate::process::remove_temp_dirs();
             let _ = writeln!(
                 std::io::stderr(),
                 "interrupted: worktrees removed, nothing written"
