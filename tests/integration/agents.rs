@@ -46,6 +46,30 @@ fn change(broken: bool) -> (Repo, String) {
     (r, base)
 }
 
+/// A pytest repository whose change claims `slow`: its tagged test (a file whose name also
+/// carries `marker`) writes `started` when it begins, then sleeps two minutes. Returns the
+/// repository and its base commit.
+fn slow_change(marker: &str, started: &std::path::Path) -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    r.write(
+        &format!("tests/test_slow_{}_{marker}.py", ident("slow")),
+        &format!(
+            "import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n",
+            started.display().to_string()
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
+
 /// The Python of a virtual environment with the PyPI `mcp` SDK (scripts/test.sh makes it).
 fn mcp_python() -> PathBuf {
     let python = std::env::var_os("SHIPMOOR_TEST_MCP_PYTHON")
@@ -272,21 +296,9 @@ fn mcp_bad_input_is_a_tool_error_with_the_cli_message() {
 
 #[test]
 fn mcp_cancellation_stops_the_tests_and_removes_the_worktrees() {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
-    let base = r.commit("base");
     let marker = format!("p{}", std::process::id());
-    r.write(
-        &format!("tests/test_slow_{}_{marker}.py", ident("slow")),
-        "import time\n\ndef test_slow():\n    time.sleep(120)\n",
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
-    );
-    r.commit("head");
+    let started = std::env::temp_dir().join(format!("cc-mcp-slow-{marker}"));
+    let (r, base) = slow_change(&marker, &started);
     let before = r.status();
     let start = Instant::now();
     let out = mcp(&r, "cancel", serde_json::json!({"base": base}));
@@ -323,6 +335,7 @@ fn mcp_cancellation_stops_the_tests_and_removes_the_worktrees() {
     assert!(!r.exists(".shipmoor/verify.md"));
     assert!(!r.exists(".shipmoor/evidence"));
     assert_eq!(r.status(), before, "the checkout is untouched");
+    let _ = std::fs::remove_file(&started);
     assert!(
         !running(&marker),
         "the slow test is still running after the cancellation"
@@ -422,11 +435,12 @@ fn payload(agent: &str, r: &Repo, active: bool) -> String {
         .replace("@ACTIVE@", if active { "true" } else { "false" })
 }
 
-fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
-        .args(["hook", agent])
+/// `shipmoor hook AGENT ARGS` as an agent starts it: somewhere other than the repository (the
+/// payload names it), its payload to come on stdin.
+fn hook_command(r: &Repo, agent: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_shipmoor"));
+    cmd.args(["hook", agent])
         .args(args)
-        // The agent starts the hook wherever it is; the payload names the repository.
         .current_dir(r.tmp.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
@@ -434,9 +448,13 @@ fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
         .env_remove("GITHUB_EVENT_PATH")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("shipmoor hook runs");
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs a hook command with `stdin` as its payload.
+fn answer(mut cmd: Command, stdin: &str) -> Run {
+    let mut child = cmd.spawn().expect("shipmoor hook runs");
     child
         .stdin
         .take()
@@ -444,6 +462,10 @@ fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
         .write_all(stdin.as_bytes())
         .unwrap();
     Run::from(child.wait_with_output().unwrap())
+}
+
+fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
+    answer(hook_command(r, agent, args), stdin)
 }
 
 #[test]
@@ -658,24 +680,9 @@ fn a_count_that_cannot_be_recorded_never_blocks() {
         "x",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
-        .args(["hook", "claude-code", "--base", &base])
-        .current_dir(r.tmp.path())
-        .env("TMPDIR", tmp.path())
-        .env("SHIPMOOR_TMPDIR", r.tmp.path())
-        .env("SHIPMOOR_BASE_CACHE", "none")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload("claude-code", &r, false).as_bytes())
-        .unwrap();
-    let run = Run::from(child.wait_with_output().unwrap());
+    let mut cmd = hook_command(&r, "claude-code", &["--base", &base]);
+    cmd.env("TMPDIR", tmp.path());
+    let run = answer(cmd, &payload("claude-code", &r, false));
     assert_eq!(run.code, 0, "{run:?}");
     let v: Value =
         serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {run:?}"));
@@ -689,37 +696,13 @@ fn a_count_that_cannot_be_recorded_never_blocks() {
 
 #[test]
 fn a_killed_hook_stops_its_run() {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
-    let base = r.commit("base");
-    let marker = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-hook-slow-{}", std::process::id()));
-    r.write(
-        &format!("tests/test_slow_{}.py", ident("slow")),
-        &format!("import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n", marker.display().to_string()),
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
-    );
-    r.commit("head");
+    let name = format!("h{}", std::process::id());
+    let marker = std::env::temp_dir().join(format!("cc-hook-slow-{name}"));
+    let (r, base) = slow_change(&name, &marker);
     let before = r.status();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
-        .args(["hook", "codex", "--base", &base])
-        .current_dir(r.tmp.path())
-        .env("SHIPMOOR_TMPDIR", r.tmp.path())
-        .env("SHIPMOOR_BASE_CACHE", "none")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut cmd = hook_command(&r, "codex", &["--base", &base]);
+    cmd.stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
     child
         .stdin
         .take()
@@ -759,25 +742,27 @@ fn relative_paths_are_the_hooks_own_directorys() {
     let (r, base) = change(true);
     let name = r.path().file_name().unwrap().to_str().unwrap().to_string();
     let parent = r.path().parent().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
-        .args(["hook", "claude-code", "--base", &base, "--repo", &name])
-        .args(["--acceptance", &format!("{name}/.shipmoor/acceptance.yaml")])
-        .current_dir(parent)
-        .env("SHIPMOOR_TMPDIR", r.tmp.path())
-        .env("SHIPMOOR_BASE_CACHE", "none")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let acceptance = format!("{name}/.shipmoor/acceptance.yaml");
+    let mut cmd = hook_command(
+        &r,
+        "claude-code",
+        &[
+            "--base",
+            &base,
+            "--repo",
+            &name,
+            "--acceptance",
+            &acceptance,
+        ],
+    );
+    cmd.current_dir(parent);
     // The agent is in a subdirectory of the repository.
     std::fs::create_dir_all(r.path().join("tests")).unwrap();
     let p = payload("claude-code", &r, false).replace(
         &r.path().display().to_string(),
         &r.path().join("tests").display().to_string(),
     );
-    child.stdin.take().unwrap().write_all(p.as_bytes()).unwrap();
-    let run = Run::from(child.wait_with_output().unwrap());
+    let run = answer(cmd, &p);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("\"decision\":\"block\""), "{run:?}");
 }
