@@ -98,6 +98,13 @@ fn git_command(dir: &Path) -> Command {
     for v in CLEARED_VARS {
         cmd.env_remove(v);
     }
+    // Nor does a program it still names (a filter driver, a textconv) get a credential: git
+    // needs none of them here, and withholds them as the floor's own commands do.
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(crate::process::is_secret_env) {
+            cmd.env_remove(name);
+        }
+    }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0");

@@ -669,6 +669,42 @@ fn a_planted_fsmonitor_or_git_hook_never_runs_in_a_later_run() {
     );
 }
 
+/// A program the repository's git config still names for git to run (a filter driver, here
+/// the smudge of the head commit's `.gitattributes`) runs without the job's credentials.
+#[test]
+fn a_planted_filter_never_sees_a_credential() {
+    let (r, base) = change(false);
+    let seen = r
+        .tmp
+        .path()
+        .parent()
+        .unwrap()
+        .join(format!("cc-filter-env-{}", std::process::id()));
+    r.write("notes.txt", "hello\n");
+    r.write(".gitattributes", "*.txt filter=planted\n");
+    r.commit("head, with attributes");
+    r.git(&[
+        "config",
+        "filter.planted.smudge",
+        &format!("sh -c 'env >> {}; cat'", seen.display()),
+    ]);
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "-q"],
+        &[("DEPLOY_TOKEN", "hunter2-value")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let env = std::fs::read_to_string(&seen).unwrap_or_default();
+    let _ = std::fs::remove_file(&seen);
+    assert!(
+        !env.is_empty(),
+        "the filter ran (the test would prove nothing otherwise)"
+    );
+    assert!(
+        !env.contains("hunter2-value"),
+        "a credential reached a program git ran"
+    );
+}
+
 #[test]
 fn a_count_that_cannot_be_recorded_never_blocks() {
     let (r, base) = change(true);
