@@ -548,10 +548,11 @@ pub fn become_subreaper(each: bool) {
     #[cfg(target_os = "linux")]
     {
         let _ = nix::sys::prctl::set_child_subreaper(true);
-        // Not dumpable: a process of the same (non-root) user cannot read this one's
-        // `/proc/<pid>/environ`, which still holds every variable withheld from it.
-        let _ = nix::sys::prctl::set_dumpable(false);
     }
+    // Not dumpable (as `main_entry` made it already): a process of the same (non-root) user
+    // cannot read this one's `/proc/<pid>/environ`, which still holds every variable withheld
+    // from it.
+    not_dumpable();
     REAP_AFTER_EACH.store(each, Ordering::SeqCst);
 }
 

@@ -15,6 +15,16 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// `s` cut to at most `max` characters, the last of them `…` when anything was cut.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
 /// The closest of `options` to `word` within an edit distance of 2, for "did you mean".
 pub(crate) fn closest<'a>(word: &str, options: &[&'a str]) -> Option<&'a str> {
     options

@@ -148,8 +148,8 @@ pub fn decide(summary: &Summary, blocked_in_a_row: u32, max_blocks: u32) -> Answ
         summary.verdict,
         summary.rule,
         summary.rule_reason,
-        short(&summary.base),
-        short(&summary.head)
+        crate::report::short_commit(&summary.base),
+        crate::report::short_commit(&summary.head)
     );
     for (i, step) in summary.next_steps.iter().enumerate() {
         reason.push_str(&format!("{}. {step}\n", i + 1));
@@ -163,22 +163,12 @@ pub fn decide(summary: &Summary, blocked_in_a_row: u32, max_blocks: u32) -> Answ
     Answer::Block(reason)
 }
 
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
 /// The whole hook: payload in, answer out. Returns the exit code, the stdout line and the
 /// message for stderr.
 pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, Option<String>) {
     let payload = match parse_payload(stdin) {
         Ok(p) => p,
-        Err(message) => {
-            return (
-                1,
-                None,
-                Some(format!("shipmoor hook {}: {message}", agent.name())),
-            )
-        }
+        Err(message) => return no_answer(agent, &message),
     };
     // Paths the hook's flags give are the hook's own directory's; the payload's `cwd` is the
     // agent's (absolute, as both agents send it).
@@ -199,47 +189,33 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
     // The agent already continues because of a stop hook: the count says how often in a row
     // this hook sent it back. None, or none readable, counts as the limit: never a loop.
     let prior = if payload.stop_hook_active {
-        match state.read() {
-            Ok(Some(n)) => Count::Known(n),
-            _ => Count::Unknown,
-        }
+        state.read().ok().flatten()
     } else {
-        Count::Known(0)
+        Some(0)
     };
     let ran = match run_check(opts, &repo) {
         Ok(ran) => ran,
-        Err(e) => {
-            return (
-                1,
-                None,
-                Some(format!(
-                    "shipmoor hook {}: could not start claim-check: {e}",
-                    agent.name()
-                )),
-            )
-        }
+        Err(e) => return no_answer(agent, &format!("could not start claim-check: {e}")),
     };
     let Some(summary) = Summary::from_run(ran.exit_code, &ran.stdout) else {
-        return (
-            1,
-            None,
-            Some(format!(
-                "shipmoor hook {}: claim-check reached no verdict, so the stop is not blocked:\n{}",
-                agent.name(),
+        return no_answer(
+            agent,
+            &format!(
+                "claim-check reached no verdict, so the stop is not blocked:\n{}",
                 ran.message()
-            )),
+            ),
         );
     };
     let answer = match prior {
-        Count::Known(n) => decide(&summary, n, opts.max_blocks),
-        Count::Unknown => release(&summary, "this session has no count of earlier blocks"),
+        Some(n) => decide(&summary, n, opts.max_blocks),
+        None => release(&summary, "this session has no count of earlier blocks"),
     };
     let answer = match answer {
         Answer::Block(_) if payload.session_id.is_none() => release(
             &summary,
             "the payload names no session, so its blocks cannot be counted",
         ),
-        Answer::Block(_) if !state.write(prior.blocks() + 1) => release(
+        Answer::Block(_) if !prior.is_some_and(|n| state.write(n + 1)) => release(
             &summary,
             "the count of blocks could not be recorded, so a block could not be bounded",
         ),
@@ -252,20 +228,13 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
     (0, answer.to_stdout(), None)
 }
 
-/// How many stops in a row this hook has blocked in the session.
-#[derive(Debug, Clone, Copy)]
-enum Count {
-    Known(u32),
-    Unknown,
-}
-
-impl Count {
-    fn blocks(self) -> u32 {
-        match self {
-            Count::Known(n) => n,
-            Count::Unknown => 0,
-        }
-    }
+/// No answer: exit 1 (the agents' non-blocking error), `message` for stderr.
+pub fn no_answer(agent: Agent, message: &str) -> (i32, Option<String>, Option<String>) {
+    (
+        1,
+        None,
+        Some(format!("shipmoor hook {}: {message}", agent.name())),
+    )
 }
 
 /// Lets the agent stop because a block could not be bounded (`why`), telling the person what

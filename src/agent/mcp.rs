@@ -183,8 +183,7 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<Summary>, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&["claim-check", "--format", "json", "--repo"]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(&["claim-check", "--format", "json"], &repo);
         push_opt(&mut args, "--base", input.base.as_deref());
         push_opt(&mut args, "--head", input.head.as_deref());
         let acceptance = input
@@ -225,15 +224,10 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&[
-            "acceptance",
-            "tags",
-            "--format",
-            "json",
-            "--where",
-            "--repo",
-        ]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(
+            &["acceptance", "tags", "--format", "json", "--where"],
+            &repo,
+        );
         push_opt(&mut args, "--acceptance", input.acceptance.as_deref());
         document(call(&repo, args, None, &context).await?)
     }
@@ -249,8 +243,7 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&["acceptance", "init", "--repo"]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(&["acceptance", "init"], &repo);
         let text = input.text.map(String::into_bytes);
         if text.is_some() {
             args.extend([OsString::from("--from"), OsString::from("-")]);
@@ -272,8 +265,7 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&["acceptance", "derive", "--from", "-", "--repo"]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(&["acceptance", "derive", "--from", "-"], &repo);
         if input.force {
             args.push("--force".into());
         }
@@ -292,8 +284,7 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let repo = self.repo_of(input.repo.as_deref());
-        let mut args = args(&["explain", "--format", "json", "--repo"]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(&["explain", "--format", "json"], &repo);
         args.push("--".into());
         args.push(input.criterion.into());
         document(call(&repo, args, None, &context).await?)
@@ -314,8 +305,7 @@ impl Server {
             .attestation
             .map(PathBuf::from)
             .unwrap_or_else(|| root_of(&repo).join(".shipmoor/claim-check.vsa.json"));
-        let mut args = args(&["replay", "--format", "json", "--repo"]);
-        args.push(repo.clone().into_os_string());
+        let mut args = args(&["replay", "--format", "json"], &repo);
         push_opt(&mut args, "--key", input.key.as_deref());
         push_opt(
             &mut args,
@@ -364,8 +354,11 @@ fn root_of(repo: &Path) -> PathBuf {
         .unwrap_or_else(|_| repo.to_path_buf())
 }
 
-fn args(fixed: &[&str]) -> Vec<OsString> {
-    fixed.iter().map(OsString::from).collect()
+/// A command's arguments: `fixed`, then `--repo REPO`.
+fn args(fixed: &[&str], repo: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = fixed.iter().map(OsString::from).collect();
+    args.extend([OsString::from("--repo"), repo.as_os_str().to_owned()]);
+    args
 }
 
 fn push_opt(args: &mut Vec<OsString>, flag: &str, value: Option<&str>) {
@@ -409,7 +402,7 @@ async fn call(
         std::env::current_dir().map_err(|e| e.to_string())?
     };
     let run = async move {
-        let ran = child::run(
+        child::run(
             args,
             &dir,
             input,
@@ -418,8 +411,7 @@ async fn call(
             },
             ct.cancelled_owned(),
         )
-        .await;
-        ran
+        .await
     };
     let (ran, ()) = tokio::join!(run, notifier);
     ran.map_err(|e| format!("could not start shipmoor: {e}"))
@@ -451,8 +443,7 @@ async fn written(
         return Err(ran.message());
     }
     let said = String::from_utf8_lossy(&ran.stdout).trim().to_string();
-    let mut args = args(&["acceptance", "tags", "--format", "json", "--repo"]);
-    args.push(repo.to_path_buf().into_os_string());
+    let args = args(&["acceptance", "tags", "--format", "json"], repo);
     let tags = call(repo, args, None, context).await?;
     let tags = serde_json::from_slice::<serde_json::Value>(&tags.stdout)
         .ok()

@@ -166,20 +166,12 @@ fn step(c: &CriterionSummary) -> Option<String> {
         .as_deref()
         .map(|r| format!(" Reproduce: `{r}`."))
         .unwrap_or_default();
-    let reason = crate::text::one_line(&c.reason);
-    let reason = match reason.char_indices().nth(REASON_LIMIT) {
-        Some((at, _)) => format!("{}…", &reason[..at]),
-        None => reason,
-    };
-    let c = &CriterionSummary {
-        reason,
-        ..c.clone()
-    };
+    let reason = crate::text::cut(&crate::text::one_line(&c.reason), REASON_LIMIT);
     let text = match c.disposition.as_str() {
         "satisfied" => return None,
         "unsatisfied" => format!(
             "{who}: {}.{reproduce} Fix the code until the check passes at head (it must still fail at base); do not weaken the test.",
-            c.reason
+            reason
         ),
         "unbound" => format!(
             "{who}: no test carries the tag {}. Write a test whose id or filename contains this exact tag; it must fail at the base commit and pass at the head commit.",
@@ -187,11 +179,11 @@ fn step(c: &CriterionSummary) -> Option<String> {
         ),
         "undecided" => format!(
             "{who}: {}.{reproduce} Make its bound test run and give the same result every time.",
-            c.reason
+            reason
         ),
-        "blocked" => format!("{who}: {}. Resolve what the judge points at.", c.reason),
+        "blocked" => format!("{who}: {reason}. Resolve what the judge points at."),
         // Abstained, not judged: what the floor cannot settle waits for a person.
-        _ => format!("{who}: {}. A person decides this one.", c.reason),
+        _ => format!("{who}: {reason}. A person decides this one."),
     };
     Some(text)
 }

@@ -14,7 +14,6 @@ pub fn mcp(args: McpArgs) -> Result<i32, Error> {
                 .help("name the directory of a repository (or a directory in one)"),
         )
     })?;
-    crate::process::not_dumpable();
     mcp::serve(repo).map_err(Error::crash)?;
     Ok(crate::error::EXIT_OK)
 }
@@ -39,21 +38,13 @@ pub fn hook(cmd: HookCommand) -> Result<i32, Error> {
         timeout: args.timeout,
         max_blocks: args.max_blocks,
     };
-    crate::process::not_dumpable();
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .take(hook::PAYLOAD_LIMIT as u64 + 1)
         .read_to_end(&mut stdin);
     let (code, stdout, stderr) = match read {
         Ok(_) => hook::run(agent, &opts, &stdin),
-        Err(e) => (
-            1,
-            None,
-            Some(format!(
-                "shipmoor hook {}: cannot read stdin: {e}",
-                agent.name()
-            )),
-        ),
+        Err(e) => hook::no_answer(agent, &format!("cannot read stdin: {e}")),
     };
     if let Some(line) = stdout {
         let _ = writeln!(std::io::stdout(), "{line}");

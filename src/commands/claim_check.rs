@@ -1189,8 +1189,8 @@ fn commit_command(set: &AcceptanceSet, source: &str, base: &str, head: &str) -> 
     } else {
         format!(
             "shipmoor acceptance derive --from-commits {}..{}",
-            &base[..7.min(base.len())],
-            &head[..7.min(head.len())]
+            crate::report::short_commit(base),
+            crate::report::short_commit(head)
         )
     };
     format!("{derive} && {COMMIT}")

@@ -22,20 +22,22 @@ pub fn run(args: ExplainArgs) -> Result<i32, Error> {
         .unwrap_or_else(|| root.join(".shipmoor/claim-check.vsa.json"));
     let shown = vsa.display().to_string();
     let bytes = crate::nofollow::read_regular(&vsa, STATEMENT_LIMIT).map_err(|e| {
-        let mut err = InputError::new(format!("cannot read the statement {shown}: {e}"));
-        err.file = Some(shown.clone());
-        Error::input(err.help(
+        Error::input(
+            InputError::new(format!("cannot read the statement {shown}: {e}"))
+                .in_file(&shown)
+                .help(
             "run `shipmoor claim-check` first (it writes .shipmoor/claim-check.vsa.json), or pass --vsa",
-        ))
+        ),
+        )
     })?;
     let statement: Statement = serde_json::from_slice(&bytes).map_err(|e| {
-        let mut err = InputError::new(format!("{shown} is not a Claim Check statement: {e}"));
-        err.file = Some(shown.clone());
-        err.line = Some(e.line());
-        err.column = Some(e.column());
-        Error::input(err.help(
+        Error::input(
+            InputError::new(format!("{shown} is not a Claim Check statement: {e}"))
+                .at(&shown, e.line(), e.column())
+                .help(
             "pass the statement (claim-check.vsa.json), not its envelope or bundle, or run `shipmoor claim-check` again",
-        ))
+        ),
+        )
     })?;
     let ext = &statement.predicate.extension;
     let Some(d) = explain::find(ext, &args.criterion) else {
@@ -44,12 +46,12 @@ pub fn run(args: ExplainArgs) -> Result<i32, Error> {
             .iter()
             .map(|d| format!("{} ({})", d.id, d.tag))
             .collect();
-        let mut err = InputError::new(format!(
+        let err = InputError::new(format!(
             "no criterion `{}` among the {} this run records",
             args.criterion,
             ext.dispositions.len()
-        ));
-        err.file = Some(shown);
+        ))
+        .in_file(shown);
         return Err(Error::input(err.help(format!(
             "name a criterion by its id or its tag: {}",
             if known.is_empty() {

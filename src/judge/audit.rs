@@ -178,15 +178,7 @@ pub fn names_commit(said: &str, want: &str) -> bool {
 pub const MAX_RATIONALE_CHARS: usize = 2000;
 
 fn bounded(rationale: &str) -> String {
-    let r = rationale.trim();
-    if r.chars().count() <= MAX_RATIONALE_CHARS {
-        r.to_string()
-    } else {
-        format!(
-            "{}…",
-            r.chars().take(MAX_RATIONALE_CHARS - 1).collect::<String>()
-        )
-    }
+    crate::text::cut(rationale.trim(), MAX_RATIONALE_CHARS)
 }
 
 /// At most 80 characters of a judge's text, for a reason.

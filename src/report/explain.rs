@@ -263,8 +263,8 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
     s.push_str(&format!(
         "  run: {} · base {} · head {}\n",
         e.verdict,
-        short(&e.base),
-        short(&e.head)
+        super::short_commit(&e.base),
+        super::short_commit(&e.head)
     ));
     s.push_str(&wrapped(
         &format!("  rule ({}): ", e.binding),
@@ -308,10 +308,6 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
         s.push_str(&wrapped("    - ", w, 6, width));
     }
     s
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
 }
 
 #[cfg(test)]

@@ -106,18 +106,14 @@ fn context_line(r: &RunResult) -> String {
         "{} from `{}` · base `{}` · head `{}` · {} mode",
         criteria_count(r.criteria.len()),
         r.acceptance.path,
-        short_commit(&r.base),
-        short_commit(&r.head),
+        super::short_commit(&r.base),
+        super::short_commit(&r.head),
         r.mode
     );
     if let Some(line) = r.acceptance.inherited_line() {
         let _ = write!(s, " · {line}");
     }
     s
-}
-
-fn short_commit(sha: &str) -> &str {
-    &sha[..7.min(sha.len())]
 }
 
 /// Table cells: no pipes or newlines.

@@ -161,8 +161,8 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
     let _ = writeln!(
         out,
         "  base {} · head {} · {} mode · {} · {}",
-        &r.base[..7.min(r.base.len())],
-        &r.head[..7.min(r.head.len())],
+        super::short_commit(&r.base),
+        super::short_commit(&r.head),
         r.mode,
         super::criteria_count(r.criteria.len()),
         r.signing.state

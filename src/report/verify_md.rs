@@ -262,10 +262,6 @@ fn code_cell(s: &str) -> String {
     format!("<code>{}</code>", broken.join(" "))
 }
 
-fn short(sha: &str) -> &str {
-    &sha[..7.min(sha.len())]
-}
-
 fn counts(r: &RunResult, required: bool) -> (usize, usize, usize) {
     let mut v = (0, 0, 0);
     for c in r.criteria.iter().filter(|c| c.required == required) {
@@ -287,8 +283,8 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
     doc.item(&format!("mode: {}", r.mode));
     doc.item(&format!(
         "base: {} · head: {}",
-        short(&r.base),
-        short(&r.head)
+        super::short_commit(&r.base),
+        super::short_commit(&r.head)
     ));
     doc.item(&format!(
         "acceptance: {} ({}, {})",
@@ -461,15 +457,6 @@ fn identity_cell(id: &Identity) -> String {
     }
 }
 
-fn truncated(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
-}
-
 fn check_words(c: CitationCheck) -> &'static str {
     match c {
         CitationCheck::Resolved => "resolved",
@@ -511,7 +498,7 @@ fn finding_row(f: &Finding) -> String {
         cell(&f.judge),
         identity_cell(&f.identity),
         cell(&f.criterion),
-        cell(&truncated(&finding_reason(f), FINDING_CELL_CHARS)),
+        cell(&crate::text::cut(&finding_reason(f), FINDING_CELL_CHARS)),
         cell(&evidence.join("; ")),
     )
 }
@@ -538,7 +525,7 @@ fn citation_rows(findings: &[Finding]) -> Vec<String> {
                     cell(&f.judge),
                     cell(&f.criterion),
                     cell(&citation_at(&c.citation)),
-                    cell(&truncated(&c.citation.quote, 60)).replace('`', "'"),
+                    cell(&crate::text::cut(&c.citation.quote, 60)).replace('`', "'"),
                     check_words(c.check)
                 )
             })
@@ -664,7 +651,7 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
                     "base did not run: its results were reused from the base cache {} (entry `{}`, observed at head `{}` on {}); the records cited are that run's",
                     cell(&u.dir),
                     u.entry.as_deref().unwrap_or(""),
-                    short(u.observed_at_head.as_deref().unwrap_or("")),
+                    super::short_commit(u.observed_at_head.as_deref().unwrap_or("")),
                     u.observed_at.as_deref().unwrap_or("")
                 ),
                 _ => format!(
