@@ -207,6 +207,16 @@ impl Repo {
             .collect()
     }
 
+    /// Waits up to `seconds` for a stopped run's worktrees and temporary directories to go.
+    pub fn wait_for_cleanup(&self, seconds: u64) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+        while (!self.extra_worktrees().is_empty() || !self.tmp_leftovers().is_empty())
+            && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Leftovers in the temporary root (worktrees, target dirs).
     pub fn tmp_leftovers(&self) -> Vec<PathBuf> {
         std::fs::read_dir(self.tmp.path())
@@ -310,6 +320,57 @@ pub fn require_pytest() {
         ok,
         "this test needs pytest, which is missing: pip install pytest"
     );
+}
+
+/// A pytest repository whose change claims `slow`: its tagged test (a file whose name also
+/// carries `marker`) writes `started` when it begins, then sleeps two minutes. Returns the
+/// repository and its base commit.
+pub fn slow_change(marker: &str, started: &Path) -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
+    let base = r.commit("base");
+    r.write(
+        &format!("tests/test_slow_{}_{marker}.py", ident("slow")),
+        &format!(
+            "import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n",
+            started.display().to_string()
+        ),
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
+
+/// Waits until the file `started` exists (a slow test began), failing after a minute.
+pub fn wait_for_start(started: &Path) {
+    let start = std::time::Instant::now();
+    while !started.exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the slow test never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Each criterion of a result's `criteria` array, as (id, disposition).
+pub fn dispositions(criteria: &serde_json::Value) -> Vec<(String, String)> {
+    criteria
+        .as_array()
+        .expect("criteria")
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap_or_default().to_string(),
+                c["disposition"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
 }
 
 /// The tag of a criterion id, as `shipmoor acceptance tags` prints it.

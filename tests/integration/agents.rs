@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common;
-use common::{ident, require_pytest, Repo, Run, PINNED_EPOCH};
+use common::{
+    dispositions, ident, require_pytest, slow_change, wait_for_start, Repo, Run, PINNED_EPOCH,
+};
 
 // ----------------------------------------------------------------------------------------------
 // Fixtures
@@ -41,30 +43,6 @@ fn change(broken: bool) -> (Repo, String) {
     r.write(
         ".shipmoor/acceptance.yaml",
         "version: 1\ncriteria:\n  - id: voids\n    ac: The PaymentIntent is voided.\n",
-    );
-    r.commit("head");
-    (r, base)
-}
-
-/// A pytest repository whose change claims `slow`: its tagged test (a file whose name also
-/// carries `marker`) writes `started` when it begins, then sleeps two minutes. Returns the
-/// repository and its base commit.
-fn slow_change(marker: &str, started: &std::path::Path) -> (Repo, String) {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
-    let base = r.commit("base");
-    r.write(
-        &format!("tests/test_slow_{}_{marker}.py", ident("slow")),
-        &format!(
-            "import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n",
-            started.display().to_string()
-        ),
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
     );
     r.commit("head");
     (r, base)
@@ -120,20 +98,6 @@ fn mcp(r: &Repo, scenario: &str, args: Value) -> Value {
 fn cli_result(r: &Repo, base: &str) -> Value {
     let run = r.shipmoor(&["claim-check", "--base", base, "--format", "json", "-q"]);
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"))
-}
-
-fn dispositions(criteria: &Value) -> Vec<(String, String)> {
-    criteria
-        .as_array()
-        .expect("criteria")
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap_or_default().to_string(),
-                c["disposition"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -324,12 +288,7 @@ fn mcp_cancellation_stops_the_tests_and_removes_the_worktrees() {
     let tags = out["after"]["structured"].to_string();
     assert!(tags.contains("AC-SLOW"), "{tags}");
     // The server has exited: the run was stopped, its worktrees removed, nothing written.
-    let until = Instant::now() + Duration::from_secs(20);
-    while (!r.extra_worktrees().is_empty() || !r.tmp_leftovers().is_empty())
-        && Instant::now() < until
-    {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    r.wait_for_cleanup(20);
     assert!(r.extra_worktrees().is_empty(), "{:?}", r.extra_worktrees());
     assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
     assert!(!r.exists(".shipmoor/verify.md"));
@@ -745,23 +704,11 @@ fn a_killed_hook_stops_its_run() {
         .unwrap()
         .write_all(payload("codex", &r, false).as_bytes())
         .unwrap();
-    let start = Instant::now();
-    while !marker.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the slow test never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_start(&marker);
     // The agent's timeout: the hook is killed outright.
     child.kill().unwrap();
     let _ = child.wait();
-    let until = Instant::now() + Duration::from_secs(30);
-    while (!r.extra_worktrees().is_empty() || !r.tmp_leftovers().is_empty())
-        && Instant::now() < until
-    {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    r.wait_for_cleanup(30);
     let _ = std::fs::remove_file(&marker);
     assert!(r.extra_worktrees().is_empty(), "{:?}", r.extra_worktrees());
     assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());

@@ -100,17 +100,7 @@ impl Push {
 
     /// Each criterion's disposition.
     fn dispositions(&self) -> Vec<(String, String)> {
-        self.result()["criteria"]
-            .as_array()
-            .expect("criteria")
-            .iter()
-            .map(|c| {
-                (
-                    c["id"].as_str().unwrap_or_default().to_string(),
-                    c["disposition"].as_str().unwrap_or_default().to_string(),
-                )
-            })
-            .collect()
+        common::dispositions(&self.result()["criteria"])
     }
 }
 

@@ -5,30 +5,13 @@ use crate::common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ident, require_pytest, Repo, PINNED_EPOCH};
+use common::{slow_change, wait_for_start, PINNED_EPOCH};
 
 #[test]
 fn ctrl_c_removes_worktrees_and_writes_nothing() {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("tests/test_a.py", "def test_a():\n    assert True\n");
-    let base = r.commit("base");
-    let marker = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-sleeping-{}", std::process::id()));
-    r.write(
-        &format!("tests/test_slow_{}.py", ident("slow")),
-        &format!("import time\n\ndef test_slow():\n    open({:?}, 'w').write('x')\n    time.sleep(120)\n", marker.display().to_string()),
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
-    );
-    r.commit("head");
+    let name = format!("i{}", std::process::id());
+    let marker = std::env::temp_dir().join(format!("cc-sleeping-{name}"));
+    let (r, base) = slow_change(&name, &marker);
     let before = r.status();
     let child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
         .args(["claim-check", "--base", &base])
@@ -40,13 +23,7 @@ fn ctrl_c_removes_worktrees_and_writes_nothing() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while !marker.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the slow test never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_start(&marker);
     assert!(
         !r.extra_worktrees().is_empty(),
         "a worktree exists while the run is under way"
