@@ -19,7 +19,9 @@ pub use crate::digest::{canonical_json, sha256_hex};
 
 use regex::bytes::Regex;
 
-use crate::nofollow::{is_real_dir, read_regular, OutputPath, ReadError, Refused, WriteError};
+use crate::nofollow::{
+    is_real_dir, read_regular, OutputPath, ReadError, Refused, Staged, WriteError,
+};
 use serde::Serialize;
 
 pub use crate::format::evidence::RECORD_SCHEMA;
@@ -94,19 +96,39 @@ impl EvidenceStore {
     /// Writes every item to `<dir>/sha256/<hex>` (atomically; existing items are left alone),
     /// after [`check_store`] finds nothing in the way: no item is written if any is refused.
     pub fn commit(&self, dir: &OutputPath) -> Result<(), WriteError> {
+        for staged in self.stage(dir, &mut || false)?.unwrap_or_default() {
+            staged.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Every item not yet in the store at `dir`, staged beside its place (written and synced,
+    /// not yet renamed; dropping a [`Staged`] removes it), after [`check_store`] finds nothing
+    /// in the way. `stop` is asked before each item: when it says so, what was staged is
+    /// removed and `None` returned, so that an interrupted write stops at once and leaves
+    /// nothing.
+    pub fn stage(
+        &self,
+        dir: &OutputPath,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Vec<Staged>>, WriteError> {
         check_store(dir).map_err(WriteError::Refused)?;
         let sub = dir.child_dir("sha256");
         sub.create_dir()?;
+        let mut staged = Vec::new();
         for (hex, bytes) in &self.items {
+            if stop() {
+                return Ok(None);
+            }
             let item = sub.child_file(hex);
             // An item already there is a regular file ([`check_store`]) with these bytes, as
             // its name says.
             if std::fs::symlink_metadata(item.path()).is_ok() {
                 continue;
             }
-            item.write(bytes)?;
+            staged.push(item.stage(bytes)?);
         }
-        Ok(())
+        Ok(Some(staged))
     }
 }
 

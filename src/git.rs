@@ -8,7 +8,6 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use crate::error::{Error, InputError};
 
@@ -767,95 +766,10 @@ fn strip_credentials(url: &str) -> String {
     url.to_string()
 }
 
-// Worktrees registered here are removed by the Ctrl-C handler if the process must exit before
-// their guards drop.
-static LIVE_WORKTREES: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
-
-/// A detached worktree, removed (with its git metadata) when dropped.
-#[derive(Debug)]
-pub struct Worktree {
-    repo: PathBuf,
-    path: PathBuf,
-    pub commit: CommitId,
-}
-
-impl Worktree {
-    pub fn add(git: &Git, path: &Path, commit: &CommitId) -> Result<Worktree, Error> {
-        if let Ok(mut live) = LIVE_WORKTREES.lock() {
-            live.push((git.root.clone(), path.to_path_buf()));
-        }
-        let out = git.run([
-            OsStr::new("worktree"),
-            OsStr::new("add"),
-            OsStr::new("--detach"),
-            OsStr::new("--force"),
-            path.as_os_str(),
-            OsStr::new(commit.as_str()),
-        ])?;
-        let wt = Worktree {
-            repo: git.root.clone(),
-            path: path.to_path_buf(),
-            commit: commit.clone(),
-        };
-        if !out.ok {
-            return Err(Error::crash(format!(
-                "cannot create a worktree at {} for {}: {}",
-                path.display(),
-                commit,
-                out.stderr
-            )));
-        }
-        Ok(wt)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// A git handle inside this worktree.
-    pub fn git(&self) -> Git {
-        Git {
-            root: self.path.clone(),
-        }
-    }
-}
-
-fn remove_worktree(repo: &Path, path: &Path) {
-    let _ = run_git(
-        repo,
-        [
-            OsStr::new("worktree"),
-            OsStr::new("remove"),
-            OsStr::new("--force"),
-            OsStr::new("--force"),
-            path.as_os_str(),
-        ],
-    );
-    if path.exists() {
-        let _ = std::fs::remove_dir_all(path);
-    }
-    let _ = run_git(repo, ["worktree", "prune"]);
-}
-
-impl Drop for Worktree {
-    fn drop(&mut self) {
-        remove_worktree(&self.repo, &self.path);
-        if let Ok(mut live) = LIVE_WORKTREES.lock() {
-            live.retain(|(_, p)| p != &self.path);
-        }
-    }
-}
-
-/// Removes every worktree still registered (the Ctrl-C path).
-pub fn remove_live_worktrees() {
-    let live: Vec<(PathBuf, PathBuf)> = LIVE_WORKTREES
-        .lock()
-        .map(|mut l| std::mem::take(&mut *l))
-        .unwrap_or_default();
-    for (repo, path) in live {
-        remove_worktree(&repo, &path);
-    }
-}
+mod worktree;
+pub use worktree::{
+    remove_left_by_killed_runs, remove_live_worktrees, RunLock, Worktree, RUN_DIR_PREFIX, RUN_LOCK,
+};
 
 /// The head tree as the citation audit reads it, in the run and in `replay`: only regular files
 /// (not directories, not symlinks, not submodules) are "a file at head"; each is read once.

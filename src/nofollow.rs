@@ -286,6 +286,45 @@ impl Staged {
     }
 }
 
+impl Staged {
+    /// Where the file goes.
+    pub fn path(&self) -> &Path {
+        &self.out.path
+    }
+}
+
+/// The directories a write is about to create (every missing ancestor of its outputs), so that
+/// a write that does not complete removes them again and leaves nothing.
+pub struct NewDirs(Vec<PathBuf>);
+
+impl NewDirs {
+    /// The missing ancestors of `files`, deepest first.
+    pub fn of<'a>(files: impl IntoIterator<Item = &'a Path>) -> NewDirs {
+        let mut dirs = Vec::new();
+        for file in files {
+            let mut at = file.parent();
+            while let Some(dir) = at {
+                if dir.as_os_str().is_empty() || std::fs::symlink_metadata(dir).is_ok() {
+                    break;
+                }
+                dirs.push(dir.to_path_buf());
+                at = dir.parent();
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        NewDirs(dirs)
+    }
+
+    /// Removes each of them that is empty (the staged files are removed first).
+    pub fn remove(&self) {
+        for dir in &self.0 {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 fn io(path: &Path, error: std::io::Error) -> WriteError {
     WriteError::Io {
         path: path.to_path_buf(),
@@ -456,8 +495,58 @@ impl WriteError {
                     )),
                 ),
             },
+            WriteError::Io { path, error } if is_operator_fault(&error) => {
+                let fix = match flag {
+                    Some(flag) => format!(", or choose another output path with {flag}"),
+                    None => String::new(),
+                };
+                Error::input(
+                    InputError::new(format!("cannot write {}: {error}", path.display())).help(
+                        format!(
+                            "{}{fix}; nothing was written",
+                            operator_fix(&error, &path)
+                        ),
+                    ),
+                )
+            }
             io => Error::crash(io),
         }
+    }
+}
+
+/// An I/O failure that is the machine's or the operator's to fix, not a bug: a full or
+/// read-only file system, a quota, a permission, a file where a directory goes, a name or a
+/// file too long. These are input errors (exit 2) naming the path, never crashes.
+pub fn is_operator_fault(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(
+            libc::ENOSPC
+                | libc::EDQUOT
+                | libc::EROFS
+                | libc::EACCES
+                | libc::EPERM
+                | libc::ENOTDIR
+                | libc::EISDIR
+                | libc::EFBIG
+                | libc::ENAMETOOLONG
+                | libc::EMLINK
+                | libc::ENOENT
+        )
+    )
+}
+
+/// How to clear an operator fault at `path` (see [`is_operator_fault`]).
+pub fn operator_fix(error: &std::io::Error, path: &Path) -> String {
+    let dir = path.parent().unwrap_or(path).display();
+    match error.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => {
+            format!("free space on the file system holding {dir}")
+        }
+        Some(libc::EROFS) => format!("{dir} is on a read-only file system: mount it writable"),
+        Some(libc::EACCES | libc::EPERM) => format!("make {dir} writable for this user"),
+        Some(libc::ENOENT) => format!("{dir} was removed while the command ran: create it again"),
+        _ => format!("remove what stands at {}", path.display()),
     }
 }
 

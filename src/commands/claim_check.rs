@@ -36,7 +36,7 @@ use crate::floor::cache::BaseCache;
 use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
-use crate::nofollow::{OutputPath, Refused};
+use crate::nofollow::{NewDirs, OutputPath, Refused};
 use crate::report::{
     self, fixes, terminal, verify_md, AcceptanceInfo, InheritedCriterion, JudgeRun, Outputs,
     ResultDocument, RunResult, Shards, Signing, SigningState,
@@ -158,15 +158,21 @@ struct Documents {
 pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
     let plan = plan(&args, colour, colour_stderr, Role::Run)?;
     withhold_judge_keys(&plan.claim.set);
-    // The floor's worktrees and build outputs, removed as soon as the floor is done.
+    remove_left_by_killed_runs(&plan);
+    // The floor's worktrees and build outputs, removed as soon as the floor is done; locked
+    // while this run lives, so that a later run removes them should this one be killed.
     let temp = tempfile::Builder::new()
-        .prefix("shipmoor-")
+        .prefix(crate::git::RUN_DIR_PREFIX)
         .tempdir_in(&plan.temp_base)
-        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+        .map_err(|e| temp_dir_error(&plan.temp_base, e))?;
     crate::process::register_temp_dir(temp.path());
+    let _alive = crate::git::RunLock::hold(temp.path())
+        .map_err(|e| temp_dir_error(&plan.temp_base, e))?;
     let mut store = EvidenceStore::new();
     let (floor_report, order) = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
+    // A signal during the last test may have stopped it after the floor took its outcome.
+    stop_if_interrupted()?;
     if let Some(target) = &plan.shard {
         crate::process::reap_orphans();
         let floor_report = keep_base(&plan, floor_report);
@@ -203,6 +209,8 @@ fn finish(
 ) -> Result<i32, Error> {
     let chat_judges = std::mem::take(&mut plan.chat_judges);
     let judged = run_judge(&plan, chat_judges, &floor_report, &mut store)?;
+    // A judge stopped by the interruption abstains; the run stops rather than report it.
+    stop_if_interrupted()?;
     // Nothing the floor or a command judge started still runs while the outputs are written.
     crate::process::reap_orphans();
     let floor_report = keep_base(&plan, floor_report);
@@ -228,6 +236,7 @@ fn finish(
         token.as_deref(),
         &plan.services,
     )?;
+    stop_if_interrupted()?;
     write(
         &plan.paths,
         plan.result_out.as_ref(),
@@ -434,7 +443,7 @@ fn run_judge(
     let scratch = tempfile::Builder::new()
         .prefix("shipmoor-judge-")
         .tempdir_in(&plan.temp_base)
-        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+        .map_err(|e| temp_dir_error(&plan.temp_base, e))?;
     let mut panel: Vec<(JudgeSpec, Box<dyn Ask>)> = Vec::new();
     for (spec, chat) in set.judge.iter().zip(chat_judges) {
         let ask: Box<dyn Ask> = match chat {
@@ -464,22 +473,91 @@ fn run_judge(
     Ok(run)
 }
 
-/// Where the run's temporary directory goes: `--temp-dir` or the system's, created.
+/// The worktrees and temporary directories runs that were killed (SIGKILL, a lost machine) left
+/// in this run's temporary directory's place, removed, and said in one line.
+fn remove_left_by_killed_runs(plan: &Plan) {
+    let removed = crate::git::remove_left_by_killed_runs(&plan.git, &plan.temp_base);
+    if removed.is_empty() {
+        return;
+    }
+    let worktrees: usize = removed.iter().map(|(_, n)| n).sum();
+    let dirs: Vec<String> = removed.iter().map(|(d, _)| d.display().to_string()).collect();
+    progress(
+        plan.quiet,
+        &format!(
+            "removed what {} killed run{} left: {worktrees} worktree{} ({})",
+            removed.len(),
+            if removed.len() == 1 { "" } else { "s" },
+            if worktrees == 1 { "" } else { "s" },
+            dirs.join(", ")
+        ),
+    );
+}
+
+/// Where the run's temporary directory goes: `--temp-dir` (`SHIPMOOR_TMPDIR`) or the system's
+/// (`TMPDIR`). It must already be a directory this user can create files in: one that is
+/// missing is not made (it would outlive the run), and a read-only or full one is named here,
+/// before any work, rather than found when the worktrees are made.
 fn temp_base(args: &ClaimCheckArgs) -> Result<PathBuf, Error> {
-    let temp_base = match &args.temp_dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir(),
+    let (temp_base, named_by) = match &args.temp_dir {
+        Some(d) => (d.clone(), "--temp-dir (SHIPMOOR_TMPDIR)"),
+        None => (std::env::temp_dir(), "TMPDIR"),
     };
-    std::fs::create_dir_all(&temp_base).map_err(|e| {
+    let unusable = |why: String, fix: &str| {
         Error::input(
             InputError::new(format!(
-                "cannot use {} for temporary files: {e}",
+                "cannot use {} for temporary files ({named_by}): {why}",
                 temp_base.display()
             ))
-            .help("pass a writable --temp-dir"),
+            .help(fix.to_string()),
         )
-    })?;
+    };
+    match std::fs::metadata(&temp_base) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(unusable(
+                "it does not exist".into(),
+                "create the directory, or pass an existing writable directory with --temp-dir",
+            ))
+        }
+        Err(e) => return Err(unusable(e.to_string(), "pass a writable --temp-dir")),
+        Ok(m) if !m.is_dir() => {
+            return Err(unusable(
+                "it is not a directory".into(),
+                "pass a writable directory with --temp-dir",
+            ))
+        }
+        Ok(_) => {}
+    }
+    // An anonymous file of one block: it leaves no trace, and fails on a read-only or full
+    // file system as a worktree would.
+    let probe = tempfile::tempfile_in(&temp_base)
+        .and_then(|mut f| f.write_all(&[0; 4096]).and_then(|()| f.sync_all()));
+    if let Err(e) = probe {
+        return Err(unusable(
+            e.to_string(),
+            "free space there or make it writable, or pass another directory with --temp-dir",
+        ));
+    }
     Ok(temp_base)
+}
+
+/// A temporary directory that cannot be made: the operator's to fix (a full or read-only file
+/// system, a permission) or a crash.
+fn temp_dir_error(temp_base: &Path, e: std::io::Error) -> Error {
+    if crate::nofollow::is_operator_fault(&e) {
+        Error::input(
+            InputError::new(format!(
+                "cannot make a temporary directory in {}: {e}",
+                temp_base.display()
+            ))
+            .help(format!(
+                "{}, or pass another directory with --temp-dir",
+                crate::nofollow::operator_fix(&e, &temp_base.join("x"))
+            )),
+        )
+    } else {
+        Error::crash(format!("temporary directory: {e}"))
+    }
 }
 
 fn parse_subjects(given: &[String]) -> Result<Vec<Subject>, Error> {
@@ -924,54 +1002,102 @@ fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
     Ok(b)
 }
 
-/// Phase 6: evidence first (what the others cite), then the documents, all staged beside
-/// their places before any is renamed into place. Every output is checked again first: the
-/// floor ran the change's code, which may have put a symlink where an output goes since the
-/// input checks; then nothing at all is written.
+/// Phase 6, all or nothing: every document is staged beside its place, then every evidence
+/// item the store lacks, before anything is renamed into place; an interruption or a failure
+/// before the renames removes what was staged, and the directories made for it. Every output
+/// is checked again first: the floor ran the change's code, which may have put a symlink where
+/// an output goes since the input checks; then nothing at all is written.
 fn write(
     paths: &Paths,
     result_out: Option<&OutputPath>,
     store: &EvidenceStore,
     docs: &Documents,
-    (dsse_bytes, bundle_bytes): &SignedForms,
+    signed: &SignedForms,
 ) -> Result<(), Error> {
     let dsse_path = signed_path(&paths.vsa, "dsse.json");
     let bundle_path = signed_path(&paths.vsa, "sigstore.json");
-    for (path, flag) in outputs(paths, &dsse_path, &bundle_path, result_out) {
+    let places = outputs(paths, &dsse_path, &bundle_path, result_out);
+    for (path, flag) in &places {
         path.check().map_err(|r| refused(&r, flag))?;
     }
     crate::evidence::check_store(&paths.evidence).map_err(|r| refused(&r, "--evidence-dir"))?;
-    store
-        .commit(&paths.evidence)
-        .map_err(|e| e.into_error(Some("--evidence-dir")))?;
+    let evidence_item = paths.evidence.path().join("sha256").join("item");
+    let new_dirs = NewDirs::of(
+        places
+            .iter()
+            .map(|(p, _)| p.path())
+            .chain([evidence_item.as_path()]),
+    );
+    let forms = (&dsse_path, &bundle_path);
+    let written = write_staged(paths, result_out, store, docs, signed, forms);
+    if written.is_err() {
+        new_dirs.remove();
+    }
+    written
+}
+
+/// [`write`]'s staging and renames.
+fn write_staged(
+    paths: &Paths,
+    result_out: Option<&OutputPath>,
+    store: &EvidenceStore,
+    docs: &Documents,
+    (dsse_bytes, bundle_bytes): &SignedForms,
+    (dsse_path, bundle_path): (&OutputPath, &OutputPath),
+) -> Result<(), Error> {
     let mut all: Vec<(&OutputPath, &[u8], &str)> = vec![
         (&paths.vsa, &docs.statement, "--vsa-out"),
         (&paths.fixes, &docs.fixes, "--fixes-out"),
         (&paths.report, docs.verify_md.as_bytes(), "--report-out"),
     ];
     if let Some(b) = dsse_bytes {
-        all.push((&dsse_path, b, "--vsa-out"));
+        all.push((dsse_path, b, "--vsa-out"));
     }
     if let Some(p) = result_out {
         all.push((p, &docs.result_json, "--result-out"));
     }
     if let Some(b) = bundle_bytes {
-        all.push((&bundle_path, b, "--vsa-out"));
+        all.push((bundle_path, b, "--vsa-out"));
     }
     let mut staged = Vec::new();
     for (path, bytes, flag) in all {
+        stop_if_interrupted()?;
         staged.push((
             flag,
             path.stage(bytes).map_err(|e| e.into_error(Some(flag)))?,
         ));
     }
-    for (flag, tmp) in staged {
-        tmp.commit().map_err(|e| e.into_error(Some(flag)))?;
+    let items = store
+        .stage(&paths.evidence, &mut crate::process::interrupted)
+        .map_err(|e| e.into_error(Some("--evidence-dir")))?
+        .ok_or(Error::Interrupted)?;
+    // The last point an interruption stops the run: from here the renames complete.
+    stop_if_interrupted()?;
+    let mut renamed: Vec<PathBuf> = Vec::new();
+    let commit = || -> Result<(), Error> {
+        for item in items {
+            let at = item.path().to_path_buf();
+            item.commit()
+                .map_err(|e| e.into_error(Some("--evidence-dir")))?;
+            renamed.push(at);
+        }
+        for (flag, tmp) in staged {
+            tmp.commit().map_err(|e| e.into_error(Some(flag)))?;
+        }
+        Ok(())
+    };
+    if let Err(e) = commit() {
+        // A rename that fails (the file system went away) takes back the evidence items this
+        // run added, so that nothing is left that no document cites.
+        for at in renamed {
+            let _ = std::fs::remove_file(at);
+        }
+        return Err(e);
     }
     // A signed form left by an earlier run must not stand beside this run's statement.
     for (path, written) in [
-        (&dsse_path, dsse_bytes.is_some()),
-        (&bundle_path, bundle_bytes.is_some()),
+        (dsse_path, dsse_bytes.is_some()),
+        (bundle_path, bundle_bytes.is_some()),
     ] {
         let there = std::fs::symlink_metadata(path.path()).is_ok_and(|m| m.is_file());
         if !written && there {
@@ -981,6 +1107,16 @@ fn write(
         }
     }
     Ok(())
+}
+
+/// An interruption (Ctrl-C, SIGTERM) seen between the phases: the run stops there, exit 130,
+/// nothing written.
+fn stop_if_interrupted() -> Result<(), Error> {
+    if crate::process::interrupted() {
+        Err(Error::Interrupted)
+    } else {
+        Ok(())
+    }
 }
 
 /// Every output file a run may write or remove, with the flag that names it.

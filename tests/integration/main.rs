@@ -25,6 +25,7 @@ mod conformance;
 mod container;
 mod derive;
 mod derive_corpus;
+mod faults;
 mod first_contact;
 mod golden;
 mod interop_dsse;

@@ -1,0 +1,219 @@
+//! The detached worktrees the floor runs in: removed on drop, on Ctrl-C, and, when a run was
+//! killed before it could remove them (SIGKILL, a power cut), by the next run (see
+//! [`remove_left_by_killed_runs`]).
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use nix::fcntl::{Flock, FlockArg};
+
+use super::{run_git, CommitId, Git};
+use crate::error::{Error, InputError};
+
+// Worktrees registered here are removed by the Ctrl-C handler if the process must exit before
+// their guards drop.
+static LIVE_WORKTREES: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+/// A detached worktree, removed (with its git metadata) when dropped.
+#[derive(Debug)]
+pub struct Worktree {
+    repo: PathBuf,
+    path: PathBuf,
+    pub commit: CommitId,
+}
+
+impl Worktree {
+    pub fn add(git: &Git, path: &Path, commit: &CommitId) -> Result<Worktree, Error> {
+        if let Ok(mut live) = LIVE_WORKTREES.lock() {
+            live.push((git.root.clone(), path.to_path_buf()));
+        }
+        let out = git.run([
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+            OsStr::new(commit.as_str()),
+        ])?;
+        let wt = Worktree {
+            repo: git.root.clone(),
+            path: path.to_path_buf(),
+            commit: commit.clone(),
+        };
+        if !out.ok && is_full_or_read_only(&out.stderr) {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "cannot create a worktree at {} for {}: {}",
+                    path.display(),
+                    commit,
+                    out.stderr.trim()
+                ))
+                .help(
+                    "free space on the temporary directory's file system or make it writable, or pass another directory with --temp-dir",
+                ),
+            ));
+        }
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "cannot create a worktree at {} for {}: {}",
+                path.display(),
+                commit,
+                out.stderr
+            )));
+        }
+        Ok(wt)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A git handle inside this worktree.
+    pub fn git(&self) -> Git {
+        Git {
+            root: self.path.clone(),
+        }
+    }
+}
+
+/// Whether git's message says the disk is full, over quota or read-only (strerror's words, as
+/// git prints them).
+fn is_full_or_read_only(stderr: &str) -> bool {
+    [
+        "No space left on device",
+        "Disk quota exceeded",
+        "Read-only file system",
+        "Permission denied",
+        "File too large",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m))
+}
+
+fn remove_worktree(repo: &Path, path: &Path) {
+    let _ = run_git(
+        repo,
+        [
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            OsStr::new("--force"),
+            path.as_os_str(),
+        ],
+    );
+    if path.exists() {
+        let _ = std::fs::remove_dir_all(path);
+    }
+    let _ = run_git(repo, ["worktree", "prune"]);
+}
+
+impl Drop for Worktree {
+    fn drop(&mut self) {
+        remove_worktree(&self.repo, &self.path);
+        if let Ok(mut live) = LIVE_WORKTREES.lock() {
+            live.retain(|(_, p)| p != &self.path);
+        }
+    }
+}
+
+/// Removes every worktree still registered (the Ctrl-C path).
+pub fn remove_live_worktrees() {
+    let live: Vec<(PathBuf, PathBuf)> = LIVE_WORKTREES
+        .lock()
+        .map(|mut l| std::mem::take(&mut *l))
+        .unwrap_or_default();
+    for (repo, path) in live {
+        remove_worktree(&repo, &path);
+    }
+}
+
+/// The file in a run's temporary directory that the run holds locked while it lives (the lock
+/// goes with the process, however it ends), so that a later run can tell a killed run's
+/// directory from a live one's.
+pub const RUN_LOCK: &str = ".shipmoor-run.lock";
+
+/// The name every run's temporary directory starts with (`tempfile`'s random tail follows).
+pub const RUN_DIR_PREFIX: &str = "shipmoor-";
+
+/// A live run's hold on its temporary directory.
+pub struct RunLock {
+    _lock: Flock<File>,
+}
+
+impl RunLock {
+    /// Locks `dir`'s [`RUN_LOCK`] for as long as the value lives.
+    pub fn hold(dir: &Path) -> std::io::Result<RunLock> {
+        let file = File::create(dir.join(RUN_LOCK))?;
+        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| std::io::Error::from(e))?;
+        Ok(RunLock { _lock: lock })
+    }
+}
+
+/// What killed runs left in `temp_base`: each run directory of ours (a real directory named
+/// [`RUN_DIR_PREFIX`]…, owned by this user, holding a [`RUN_LOCK`] that no process holds) is
+/// removed, the worktrees of this repository registered inside it first. A directory without
+/// the lock file is left alone (a run that is just starting has not made it yet), and so is
+/// anything outside `temp_base`. Returns the directories removed and how many worktrees they
+/// held.
+pub fn remove_left_by_killed_runs(git: &Git, temp_base: &Path) -> Vec<(PathBuf, usize)> {
+    let Ok(entries) = std::fs::read_dir(temp_base) else {
+        return Vec::new();
+    };
+    let uid = nix::unistd::Uid::current().as_raw();
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(RUN_DIR_PREFIX) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_dir() || meta.uid() != uid || !is_abandoned(&dir) {
+            continue;
+        }
+        let worktrees: Vec<PathBuf> = registered_worktrees(git)
+            .into_iter()
+            .filter(|w| w.starts_with(&dir))
+            .collect();
+        for w in &worktrees {
+            remove_worktree(&git.root, w);
+        }
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            removed.push((dir, worktrees.len()));
+        }
+    }
+    removed
+}
+
+/// Whether `dir`'s run lock is there and nobody holds it.
+fn is_abandoned(dir: &Path) -> bool {
+    let lock = dir.join(RUN_LOCK);
+    let Ok(meta) = std::fs::symlink_metadata(&lock) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    match std::fs::OpenOptions::new().read(true).open(&lock) {
+        Ok(f) => Flock::lock(f, FlockArg::LockExclusiveNonblock).is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// The paths of the worktrees registered in `git`'s repository.
+fn registered_worktrees(git: &Git) -> Vec<PathBuf> {
+    let Ok(out) = git.run(["worktree", "list", "--porcelain", "-z"]) else {
+        return Vec::new();
+    };
+    out.stdout
+        .split(|b| *b == 0)
+        .filter_map(|field| field.strip_prefix(b"worktree "))
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .collect()
+}
