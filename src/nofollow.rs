@@ -502,10 +502,7 @@ impl WriteError {
                 };
                 Error::input(
                     InputError::new(format!("cannot write {}: {error}", path.display())).help(
-                        format!(
-                            "{}{fix}; nothing was written",
-                            operator_fix(&error, &path)
-                        ),
+                        format!("{}{fix}; nothing was written", operator_fix(&error, &path)),
                     ),
                 )
             }
@@ -658,6 +655,59 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
         });
     }
     Ok(bytes)
+}
+
+/// A file the user names on the command line (an attestation, a key, a policy): a symlink is
+/// followed, as the user chose it, but only a regular file is read, opened without blocking (a
+/// FIFO or a device would hang the command or never end), and only up to `limit` bytes.
+pub fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ReadError::Missing(e),
+            _ => ReadError::Io(e),
+        })?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if let Some(k) = kind(&meta) {
+        return Err(ReadError::NotRegular(k));
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The input error for a named file [`read_named`] refused: `what` it is (`the attestation`),
+/// the file, why, and the fix.
+pub fn named_input_error(path: &Path, what: &str, e: &ReadError) -> InputError {
+    let help = match e {
+        ReadError::Missing(_) => format!("check the path of {what}"),
+        ReadError::NotRegular(_) | ReadError::NotADirectory(_) | ReadError::Symlink => {
+            format!("pass {what} as a regular file")
+        }
+        ReadError::TooLarge { limit, .. } => {
+            format!("{what} is never that large: pass the right file (at most {limit} bytes)")
+        }
+        ReadError::Io(_) => format!("make {what} readable for this user"),
+    };
+    InputError::new(format!("{what} {e}"))
+        .in_file(path.display().to_string())
+        .help(help)
 }
 
 /// The directory `path`, when it is one and no symlink (`Ok(false)`: nothing there).

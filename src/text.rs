@@ -15,6 +15,28 @@ pub fn one_line(s: &str) -> String {
         .collect()
 }
 
+/// A document a person reads (verify.md, the job summary) with every control character but
+/// the line break and the tab shown as its Unicode control picture (`ESC` as `␛`, `BEL` as
+/// `␇`): text from the change (a criterion, a test's output) can carry terminal escapes and
+/// bells, which must reach neither a terminal that `cat`s the file nor a renderer.
+pub fn visible(s: &str) -> String {
+    if !s.chars().any(is_hidden_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| match c {
+            c if !is_hidden_control(c) => c,
+            '\u{7f}' => '\u{2421}',
+            c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            _ => '\u{fffd}',
+        })
+        .collect()
+}
+
+fn is_hidden_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
 /// `s` cut to at most `max` characters, the last of them `…` when anything was cut.
 pub fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -64,4 +86,17 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_and_bells_are_shown_never_sent() {
+        let shown = super::visible("a\u{1b}[31mred\u{7}\r\nb\tc\u{9b}d\u{7f}");
+        assert_eq!(
+            shown,
+            "a\u{241b}[31mred\u{2407}\u{240d}\nb\tc\u{fffd}d\u{2421}"
+        );
+        assert_eq!(super::visible("plain\n"), "plain\n");
+    }
 }

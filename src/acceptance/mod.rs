@@ -327,6 +327,28 @@ pub fn locate(repo: &Path, given: Option<&Path>) -> Result<Located, Error> {
             state,
         });
     }
+    // Something that is there but no file (a directory, a FIFO, a device) is named as what it
+    // is, never read (a FIFO would hang the run).
+    if let Ok(meta) = std::fs::metadata(&path) {
+        use std::os::unix::fs::FileTypeExt;
+        let ft = meta.file_type();
+        let kind = if ft.is_dir() {
+            "a directory"
+        } else if ft.is_fifo() {
+            "a FIFO"
+        } else if ft.is_socket() {
+            "a socket"
+        } else if ft.is_block_device() || ft.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(Error::input(
+            InputError::new(format!("the acceptance set `{display}` is {kind}, not a file"))
+                .in_file(display.clone())
+                .help("name the acceptance file itself (a YAML file, such as .shipmoor/acceptance.yaml) with --acceptance"),
+        ));
+    }
     let draft = PathBuf::from(format!("{}.draft", path.display()));
     if draft.is_file() {
         return Ok(Located {
@@ -342,13 +364,15 @@ pub fn locate(repo: &Path, given: Option<&Path>) -> Result<Located, Error> {
     ))
 }
 
+/// The largest acceptance file read: 4 MiB (a set of a thousand criteria is a few hundred KiB).
+pub const ACCEPTANCE_LIMIT: u64 = 4 << 20;
+
 /// Reads and validates the acceptance file.
 pub fn load(located: &Located) -> Result<AcceptanceSet, Error> {
-    let bytes = std::fs::read(&located.path).map_err(|e| {
-        Error::input(
-            InputError::new(format!("cannot read the acceptance set: {e}"))
-                .in_file(located.display_path.clone()),
-        )
+    let bytes = crate::nofollow::read_named(&located.path, ACCEPTANCE_LIMIT).map_err(|e| {
+        let mut error = crate::nofollow::named_input_error(&located.path, "the acceptance set", &e);
+        error.file = Some(located.display_path.clone());
+        Error::input(error)
     })?;
     let text = String::from_utf8(bytes.clone()).map_err(|_| {
         Error::input(

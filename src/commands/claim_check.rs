@@ -166,8 +166,8 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
         .tempdir_in(&plan.temp_base)
         .map_err(|e| temp_dir_error(&plan.temp_base, e))?;
     crate::process::register_temp_dir(temp.path());
-    let _alive = crate::git::RunLock::hold(temp.path())
-        .map_err(|e| temp_dir_error(&plan.temp_base, e))?;
+    let _alive =
+        crate::git::RunLock::hold(temp.path()).map_err(|e| temp_dir_error(&plan.temp_base, e))?;
     let mut store = EvidenceStore::new();
     let (floor_report, order) = run_floor(&plan, temp.path(), &mut store)?;
     drop(temp);
@@ -481,7 +481,10 @@ fn remove_left_by_killed_runs(plan: &Plan) {
         return;
     }
     let worktrees: usize = removed.iter().map(|(_, n)| n).sum();
-    let dirs: Vec<String> = removed.iter().map(|(d, _)| d.display().to_string()).collect();
+    let dirs: Vec<String> = removed
+        .iter()
+        .map(|(d, _)| d.display().to_string())
+        .collect();
     progress(
         plan.quiet,
         &format!(

@@ -17,14 +17,42 @@ use crate::format::statement::{Extension, Statement};
 use crate::git::{CommitId, CommitTrees, Git};
 use crate::replay::{self, Expectations, SignatureCheck};
 
-pub fn run(args: ReplayArgs) -> Result<i32, Error> {
-    let bytes = std::fs::read(&args.attestation).map_err(|e| {
+/// The largest attestation read (a statement, an envelope or a bundle): 64 MiB. A statement
+/// cites its evidence by digest, so even a run of thousands of criteria is megabytes.
+pub const ATTESTATION_LIMIT: u64 = 64 << 20;
+
+/// The largest key file read: 1 MiB (a PEM key is hundreds of bytes).
+pub const KEY_LIMIT: u64 = 1 << 20;
+
+/// `--key`: a readable regular file holding a public key replay can verify with.
+fn check_key(path: &std::path::Path) -> Result<(), Error> {
+    let bytes = crate::nofollow::read_named(path, KEY_LIMIT)
+        .map_err(|e| Error::input(crate::nofollow::named_input_error(path, "the key", &e)))?;
+    let pem = String::from_utf8_lossy(&bytes);
+    crate::attest::keys::load_verifying_key(&pem).map_err(|e| {
         Error::input(
-            InputError::new(format!("cannot read the attestation: {e}"))
-                .in_file(args.attestation.display().to_string()),
+            InputError::new(format!("the key: {e}"))
+                .in_file(path.display().to_string())
+                .help("pass the public key (PEM, SubjectPublicKeyInfo: P-256 or Ed25519) that signed the attestation, as `shipmoor keygen` writes it (.pub.pem)"),
         )
     })?;
+    Ok(())
+}
+
+pub fn run(args: ReplayArgs) -> Result<i32, Error> {
+    let bytes = crate::nofollow::read_named(&args.attestation, ATTESTATION_LIMIT).map_err(|e| {
+        Error::input(crate::nofollow::named_input_error(
+            &args.attestation,
+            "the attestation",
+            &e,
+        ))
+    })?;
     let s = &args.signature;
+    // The key is the user's input, checked before any verification: a key that cannot be
+    // read or is no public key is a usage error, not an invalid attestation.
+    if let Some(key) = &s.key {
+        check_key(key)?;
+    }
     let identity = match (&s.certificate_identity, &s.certificate_oidc_issuer) {
         (Some(i), Some(o)) => Some((i.clone(), o.clone())),
         (None, None) => None,

@@ -388,7 +388,7 @@ fn top(doc: &ResultDocument, context: Option<String>) -> String {
 /// The headline, the author checks and the per-criterion table, nothing else: what a pull
 /// request comment shows (the sticky comment is built around exactly this).
 pub fn pr_comment(doc: &ResultDocument) -> String {
-    top(doc, None)
+    crate::text::visible(&top(doc, None))
 }
 
 /// The job summary: the headline with what was compared under it, the author checks and the
@@ -410,7 +410,7 @@ pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
         "The full report, a claim record per criterion, is `{}` in the artifact `{artifact}`.",
         r.outputs.report
     );
-    summary(&s)
+    summary(&crate::text::visible(&s))
 }
 
 #[cfg(test)]

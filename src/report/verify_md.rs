@@ -46,7 +46,7 @@ pub fn render(r: &RunResult, packet: &FixPacket) -> String {
     let reserve = tail.body_lines() + 1;
     uat(&mut doc, r, BODY_LINE_BUDGET.saturating_sub(reserve));
     doc.append(tail);
-    doc.text
+    crate::text::visible(&doc.text)
 }
 
 pub fn status(v: Verdict) -> &'static str {

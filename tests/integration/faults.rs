@@ -65,7 +65,15 @@ fn on_tmpfs(r: &Repo, mount: &Path, kib: u32, full: bool, args: &[&str]) -> comm
         mount = mount.display(),
     );
     let out = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c", &script, "sh"])
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            &script,
+            "sh",
+        ])
         .arg(mount)
         .arg(env!("CARGO_BIN_EXE_shipmoor"))
         .args(args)
@@ -103,7 +111,10 @@ fn a_full_disk_under_the_evidence_store_is_an_input_error_and_nothing_is_written
     );
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("No space left on device"), "{run:?}");
-    assert!(run.stderr.contains(&evidence.display().to_string()), "{run:?}");
+    assert!(
+        run.stderr.contains(&evidence.display().to_string()),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("help: free space"), "{run:?}");
     assert!(run.stderr.contains("--evidence-dir"), "{run:?}");
     // Nothing on the full disk (not even the evidence directory made for the items), and
@@ -115,7 +126,10 @@ fn a_full_disk_under_the_evidence_store_is_an_input_error_and_nothing_is_written
         !std::fs::read_dir(r.path().join(".shipmoor"))
             .unwrap()
             .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with(".shipmoor-tmp-")),
+            .any(|e| e
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".shipmoor-tmp-")),
         "a staged file was left"
     );
     // The base cache keeps what base observed (a later run reuses it); nothing else changed.
@@ -219,7 +233,10 @@ fn a_file_where_the_evidence_items_go_is_an_input_error_before_any_work() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("sha256"), "{run:?}");
     assert!(run.stderr.contains("--evidence-dir"), "{run:?}");
-    assert!(!run.stderr.contains("claim-check: head"), "work began: {run:?}");
+    assert!(
+        !run.stderr.contains("claim-check: head"),
+        "work began: {run:?}"
+    );
     assert_nothing_written(&r);
 }
 
@@ -300,7 +317,10 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next_run() {
         .filter(|l| l.contains("killed run"))
         .collect();
     assert_eq!(said.len(), 1, "{run:?}");
-    assert!(said[0].contains("removed what 1 killed run left"), "{run:?}");
+    assert!(
+        said[0].contains("removed what 1 killed run left"),
+        "{run:?}"
+    );
     assert!(r.extra_worktrees().is_empty(), "{:?}", r.extra_worktrees());
     assert!(r.tmp_leftovers().is_empty(), "{:?}", r.tmp_leftovers());
 }
