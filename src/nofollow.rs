@@ -695,7 +695,14 @@ pub fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 /// The input error for a named file [`read_named`] refused: `what` it is (`the attestation`),
 /// the file, why, and the fix.
 pub fn named_input_error(path: &Path, what: &str, e: &ReadError) -> InputError {
-    let help = match e {
+    InputError::new(format!("{what} {e}"))
+        .in_file(path.display().to_string())
+        .help(read_help(what, e))
+}
+
+/// The fix for `what` that [`read_named`] could not read.
+pub fn read_help(what: &str, e: &ReadError) -> String {
+    match e {
         ReadError::Missing(_) => format!("check the path of {what}"),
         ReadError::NotRegular(_) | ReadError::NotADirectory(_) | ReadError::Symlink => {
             format!("pass {what} as a regular file")
@@ -704,10 +711,7 @@ pub fn named_input_error(path: &Path, what: &str, e: &ReadError) -> InputError {
             format!("{what} is never that large: pass the right file (at most {limit} bytes)")
         }
         ReadError::Io(_) => format!("make {what} readable for this user"),
-    };
-    InputError::new(format!("{what} {e}"))
-        .in_file(path.display().to_string())
-        .help(help)
+    }
 }
 
 /// The directory `path`, when it is one and no symlink (`Ok(false)`: nothing there).

@@ -50,10 +50,25 @@ pub enum Source<'a> {
     Worktree(&'a Path),
 }
 
+/// One acceptance file listed on a side: its path, and whether it is a symlink (mode 120000 in
+/// a commit, a link in the worktree), which is never read as the file it names.
+struct Listed {
+    path: String,
+    link: bool,
+}
+
 impl Source<'_> {
-    fn list(&self) -> Result<Vec<String>, Error> {
-        let mut out: Vec<String> = match self {
-            Source::Commit(git, commit) => git.files(commit.as_str(), Some(".shipmoor"))?,
+    fn list(&self) -> Result<Vec<Listed>, Error> {
+        let mut out: Vec<Listed> = match self {
+            Source::Commit(git, commit) => git
+                .tree(commit.as_str(), Some(".shipmoor"))?
+                .into_iter()
+                .filter(|e| e.kind == "blob")
+                .map(|e| Listed {
+                    link: e.mode == "120000",
+                    path: e.path,
+                })
+                .collect(),
             Source::Worktree(root) => {
                 let mut v = Vec::new();
                 for dir in [".shipmoor", ".shipmoor/changes"] {
@@ -61,24 +76,54 @@ impl Source<'_> {
                         continue;
                     };
                     for e in entries.flatten() {
-                        if e.path().is_file() {
-                            v.push(format!("{dir}/{}", e.file_name().to_string_lossy()));
+                        let Ok(kind) = e.file_type() else { continue };
+                        if !kind.is_dir() {
+                            v.push(Listed {
+                                path: format!("{dir}/{}", e.file_name().to_string_lossy()),
+                                link: kind.is_symlink(),
+                            });
                         }
                     }
                 }
                 v
             }
         };
-        out.retain(|p| p == CONFIG || is_acceptance_file(p));
-        out.sort();
+        out.retain(|l| l.path == CONFIG || is_acceptance_file(&l.path));
+        out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
 
+    /// The file's bytes: from the commit's blob, or the worktree's regular file (at most
+    /// [`super::ACCEPTANCE_LIMIT`] bytes, never blocking on a FIFO put there).
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Error> {
         match self {
             Source::Commit(git, commit) => git.show(commit, path),
-            Source::Worktree(root) => Ok(std::fs::read(root.join(path)).ok()),
+            Source::Worktree(root) => {
+                match crate::nofollow::read_regular(&root.join(path), super::ACCEPTANCE_LIMIT) {
+                    Ok(bytes) => Ok(Some(bytes)),
+                    Err(crate::nofollow::ReadError::Missing(_)) => Ok(None),
+                    Err(e) if path == CONFIG => Err(Error::input(
+                        InputError::new(format!("the settings file {e}"))
+                            .at(path.to_string(), 1, 1)
+                            .help(crate::nofollow::read_help(what(path), &e)),
+                    )),
+                    Err(e) => Err(Error::input(
+                        InputError::new(format!("the acceptance file {e}"))
+                            .at(path.to_string(), 1, 1)
+                            .help(crate::nofollow::read_help(what(path), &e)),
+                    )),
+                }
+            }
         }
+    }
+}
+
+/// What a side's file is called in messages: the settings or an acceptance file.
+fn what(path: &str) -> &'static str {
+    if path == CONFIG {
+        "the settings file"
+    } else {
+        "the acceptance file"
     }
 }
 
@@ -104,15 +149,37 @@ impl Files {
     pub fn read(source: &Source<'_>, strict: bool) -> Result<Files, Error> {
         let mut out = Files::default();
         let mut problems = Vec::new();
-        for path in source.list()? {
-            let Some(bytes) = source.read(&path)? else {
+        for Listed { path, link } in source.list()? {
+            // A symlink's blob is the path it names: parsed, it would be that path read as
+            // YAML; followed, it would read whatever the change points it at.
+            if link {
+                if strict {
+                    problems.push(
+                        InputError::new(format!(
+                            "`{path}` is a symlink: {} is read as committed, never through a link",
+                            what(&path)
+                        ))
+                        .at(path.clone(), 1, 1)
+                        .help("commit the file itself where the link is (`cp --remove-destination TARGET LINK`, then `git add LINK`)"),
+                    );
+                }
                 continue;
+            }
+            let bytes = match source.read(&path) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue,
+                Err(Error::Input(mut e)) if strict => {
+                    problems.append(&mut e);
+                    continue;
+                }
+                Err(Error::Input(_)) => continue,
+                Err(e) => return Err(e),
             };
             let text = match String::from_utf8(bytes.clone()) {
                 Ok(t) => t,
                 Err(_) if strict => {
                     problems.push(
-                        InputError::new("the acceptance file is not UTF-8 text")
+                        InputError::new(format!("{} is not UTF-8 text", what(&path)))
                             .at(path.clone(), 1, 1)
                             .help("save the file as UTF-8"),
                     );

@@ -41,6 +41,8 @@ enum Input {
     /// [`load`] of `.shipmoor/acceptance.yaml` when it cannot be read (here: it is a directory),
     /// as when the file goes between [`locate`] and [`load`].
     Unreadable,
+    /// [`locate`] when `.shipmoor/acceptance.yaml` is there but is a directory.
+    NotAFile,
 }
 
 struct Case {
@@ -130,6 +132,14 @@ fn cases() -> Vec<Case> {
         acceptance("a bad glob", with("guard: [\"a{b\"]\n")),
         acceptance("an empty file", ""),
         acceptance("a file that is not a mapping", "- a\n- b\n"),
+        Case {
+            name: "an empty settings file",
+            input: Input::Settings(String::new()),
+        },
+        Case {
+            name: "a settings file that is not a mapping",
+            input: Input::Settings("- judge\n".into()),
+        },
         Case {
             name: "criteria in the project settings",
             input: Input::Settings("version: 1\ncriteria:\n  - id: a\n    ac: A.\n".into()),
@@ -284,6 +294,10 @@ fn cases() -> Vec<Case> {
             input: Input::Located(files(&[("README.md", b"# x\n")])),
         },
         Case {
+            name: "an acceptance file that is a directory",
+            input: Input::NotAFile,
+        },
+        Case {
             name: "an acceptance file that cannot be read",
             input: Input::Unreadable,
         },
@@ -295,6 +309,21 @@ fn cases() -> Vec<Case> {
         Case {
             name: "a change's file that is not UTF-8",
             input: Input::Worktree(files(&[(".shipmoor/changes/pr-2.yaml", b"\xfe\xff")])),
+        },
+        Case {
+            name: "a settings file that is not UTF-8",
+            input: Input::Worktree(files(&[(".shipmoor/config.yaml", b"version: 1\xff\n")])),
+        },
+        Case {
+            name: "an acceptance file that is a symlink",
+            input: Input::Worktree(files(&[
+                ("elsewhere.yaml", b"version: 1\ncriteria:\n  - id: a\n    ac: A.\n"),
+                (".shipmoor/changes/pr-2.yaml", b"-> ../../elsewhere.yaml"),
+            ])),
+        },
+        Case {
+            name: "an acceptance file that is a FIFO",
+            input: Input::Worktree(files(&[(".shipmoor/changes/pr-2.yaml", b"| fifo")])),
         },
         Case {
             name: "an id used in two files",
@@ -352,6 +381,11 @@ fn run(case: &Case) -> (Vec<InputError>, String) {
             let dir = tree(files);
             locate(dir.path(), None).and_then(|l| load(&l)).map(drop)
         }
+        Input::NotAFile => {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join(".shipmoor/acceptance.yaml")).unwrap();
+            locate(dir.path(), None).map(drop)
+        }
         Input::Unreadable => {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join(".shipmoor/acceptance.yaml");
@@ -376,11 +410,20 @@ fn run(case: &Case) -> (Vec<InputError>, String) {
     }
 }
 
+/// The files in a new directory: bytes `-> TARGET` make a symlink to TARGET, `| fifo` a FIFO.
 fn tree(files: &[(&str, Vec<u8>)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (path, bytes) in files {
         let path = dir.path().join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if let Some(target) = bytes.strip_prefix(b"-> ") {
+            std::os::unix::fs::symlink(std::str::from_utf8(target).unwrap(), &path).unwrap();
+            continue;
+        }
+        if bytes == b"| fifo" {
+            nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+            continue;
+        }
         std::fs::write(path, bytes).unwrap();
     }
     dir
@@ -731,7 +774,9 @@ fn shown(input: &Input) -> String {
             .iter()
             .map(|(path, bytes)| numbered(path, bytes))
             .collect(),
-        Input::Unreadable => ".shipmoor/acceptance.yaml: a directory\n".to_string(),
+        Input::Unreadable | Input::NotAFile => {
+            ".shipmoor/acceptance.yaml: a directory\n".to_string()
+        }
     }
 }
 

@@ -370,9 +370,11 @@ pub const ACCEPTANCE_LIMIT: u64 = 4 << 20;
 /// Reads and validates the acceptance file.
 pub fn load(located: &Located) -> Result<AcceptanceSet, Error> {
     let bytes = crate::nofollow::read_named(&located.path, ACCEPTANCE_LIMIT).map_err(|e| {
-        let mut error = crate::nofollow::named_input_error(&located.path, "the acceptance set", &e);
-        error.file = Some(located.display_path.clone());
-        Error::input(error)
+        Error::input(
+            InputError::new(format!("the acceptance set {e}"))
+                .in_file(located.display_path.clone())
+                .help(crate::nofollow::read_help("the acceptance set", &e)),
+        )
     })?;
     let text = String::from_utf8(bytes.clone()).map_err(|_| {
         Error::input(

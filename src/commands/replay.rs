@@ -28,6 +28,8 @@ pub const KEY_LIMIT: u64 = 1 << 20;
 fn check_key(path: &std::path::Path) -> Result<(), Error> {
     let bytes = crate::nofollow::read_named(path, KEY_LIMIT)
         .map_err(|e| Error::input(crate::nofollow::named_input_error(path, "the key", &e)))?;
+    // A private key is named as one, with the command that writes its public half.
+    keys::refuse_private_key(path)?;
     let pem = String::from_utf8_lossy(&bytes);
     crate::attest::keys::load_verifying_key(&pem).map_err(|e| {
         Error::input(
@@ -69,9 +71,6 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
                 "verify a keyed attestation with --key, a keyless one with the identity flags",
             ),
         ));
-    }
-    if let Some(key) = &s.key {
-        keys::refuse_private_key(key)?;
     }
     require_signer(&bytes, s.key.is_some(), identity.is_some())
         .map_err(|e| Error::input(e.in_file(args.attestation.display().to_string())))?;

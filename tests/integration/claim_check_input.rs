@@ -627,3 +627,90 @@ fn a_symlink_made_during_the_run_where_an_output_goes_is_refused_and_nothing_is_
     }
     assert!(r.extra_worktrees().is_empty());
 }
+
+/// `--acceptance` naming something that is there but is no file (a directory, a FIFO) says what
+/// it is, and a FIFO is never opened (which would block the run).
+#[test]
+fn an_acceptance_path_that_is_no_file_says_what_it_is() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    let dir = r.path().join(".git/criteria");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = r.path().join(".git/criteria.fifo");
+    common::mkfifo(&fifo);
+    for (path, kind) in [(&dir, "a directory"), (&fifo, "a FIFO")] {
+        let args = [
+            "claim-check",
+            "--base",
+            &base,
+            "--acceptance",
+            path.to_str().unwrap(),
+        ];
+        let before = r.status();
+        let run = r
+            .shipmoor_within(&args, 30)
+            .unwrap_or_else(|| panic!("{args:?} did not finish"));
+        assert_eq!(run.code, 2, "{run:?}");
+        assert_eq!(r.status(), before);
+        assert!(
+            run.stderr.contains(&format!("is {kind}, not a file")),
+            "{run:?}"
+        );
+        assert!(!run.stderr.contains("does not exist"), "{run:?}");
+        assert!(run.stderr.contains("help: "), "{run:?}");
+        assert!(!r.exists(".shipmoor/verify.md"));
+    }
+}
+
+/// A committed acceptance file or settings file that is a symlink is refused at its path: git
+/// stores a link as the path it names, which must be neither parsed as YAML nor followed to
+/// whatever the change points it at.
+#[test]
+fn a_committed_symlink_acceptance_or_settings_file_is_refused() {
+    let (r, base) = repo_with("version: 1\ncriteria:\n  - id: a\n    ac: A.\n");
+    r.write(
+        "elsewhere.yaml",
+        "version: 1\ncriteria:\n  - id: b\n    ac: B.\n",
+    );
+    std::fs::create_dir_all(r.path().join(".shipmoor/changes")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../elsewhere.yaml",
+        r.path().join(".shipmoor/changes/pr-1.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", r.path().join(".shipmoor/config.yaml")).unwrap();
+    r.commit("links");
+    let err = rejected(&r, &["claim-check", "--base", &base]);
+    for path in [".shipmoor/changes/pr-1.yaml", ".shipmoor/config.yaml"] {
+        assert!(
+            err.contains(&format!("{path}:1:1: `{path}` is a symlink")),
+            "{err}"
+        );
+    }
+    assert!(
+        err.contains("the settings file is read as committed"),
+        "{err}"
+    );
+    assert!(err.contains("help: commit the file itself"), "{err}");
+}
+
+/// Terminal escapes and bells in a criterion's text (YAML's `\e` and `\a`) reach neither the
+/// terminal report nor `verify.md`: they are shown as their control pictures.
+#[test]
+fn control_characters_in_a_criterion_reach_no_output() {
+    let (r, base) = repo_with(
+        "version: 1\ncriteria:\n  - id: a\n    ac: \"Bold \\e[1mtext\\e[0m and a bell \\a here.\"\n",
+    );
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_eq!(
+        run.code, 4,
+        "INCONCLUSIVE: no test carries the tag; {run:?}"
+    );
+    let verify = r.read(".shipmoor/verify.md");
+    for out in [&verify, &run.stdout] {
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+    }
+    assert!(
+        verify.contains("Bold ␛[1mtext␛[0m and a bell ␇ here."),
+        "{verify}"
+    );
+}

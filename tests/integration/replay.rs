@@ -1224,3 +1224,84 @@ fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(names(), before, "the one run's evidence is all cited");
 }
+
+/// `--key` is the user's input and is checked before any verification: a path that is missing,
+/// a directory, a FIFO, text that is no PEM key, a certificate or a public key on a curve replay
+/// does not verify with is a usage error (exit 2) naming the file, with a help line, never
+/// INVALID (which would blame the attestation). An attestation that is a FIFO is refused at
+/// once rather than read (which would block forever).
+#[test]
+fn replay_refuses_a_key_or_an_attestation_that_is_not_one() {
+    let (r, _base, key, public) = signed_run();
+    let dir = keys_dir(&r);
+    let garbage = dir.join("garbage.pem");
+    std::fs::write(&garbage, "not a key at all\n").unwrap();
+    let cert = dir.join("signer.crt");
+    let ok = Command::new("openssl")
+        .args(["req", "-x509", "-subj", "/CN=signer", "-days", "1", "-key"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let (_p384, p384_public) = openssl_key(
+        &dir,
+        "p384",
+        &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"],
+    );
+    let key_dir = dir.join("a-directory");
+    std::fs::create_dir(&key_dir).unwrap();
+    let key_fifo = dir.join("key.fifo");
+    common::mkfifo(&key_fifo);
+    let missing = dir.join("missing.pub");
+    for (path, says) in [
+        (&missing, "is missing"),
+        (&key_dir, "is a directory"),
+        (&key_fifo, "is a FIFO"),
+        (&garbage, "the key"),
+        (&cert, "the key"),
+        (&p384_public, "the key"),
+    ] {
+        let args = [
+            "replay",
+            ".shipmoor/claim-check.vsa.dsse.json",
+            "--key",
+            path.to_str().unwrap(),
+        ];
+        let run = r
+            .shipmoor_within(&args, 20)
+            .unwrap_or_else(|| panic!("{args:?} did not finish"));
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(path.to_str().unwrap()) && run.stderr.contains(says),
+            "{args:?}: {run:?}"
+        );
+        assert!(run.stderr.contains("help: "), "{args:?}: {run:?}");
+    }
+    let fifo = r.path().join(".git/attestation.fifo");
+    common::mkfifo(&fifo);
+    let args = [
+        "replay",
+        fifo.to_str().unwrap(),
+        "--key",
+        public.to_str().unwrap(),
+    ];
+    let run = r
+        .shipmoor_within(&args, 20)
+        .expect("a FIFO as the attestation is refused, not read");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("the attestation") && run.stderr.contains("FIFO"),
+        "{run:?}"
+    );
+    // The key that signed it still verifies.
+    let run = r.shipmoor(&[
+        "replay",
+        ".shipmoor/claim-check.vsa.dsse.json",
+        "--key",
+        public.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}

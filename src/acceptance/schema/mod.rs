@@ -84,8 +84,15 @@ impl Reader {
     pub(super) fn document(&mut self, root: Option<&Node>) -> Option<Parts> {
         const SKELETON: &str = "start with `version: 1` and a `criteria:` list \
             (see the acceptance file reference, https://shipmoor.github.io/claim-check/book/acceptance.html)";
+        const SETTINGS: &str = "start with `version: 1` and the settings every change shares \
+            (see the acceptance file reference, https://shipmoor.github.io/claim-check/book/acceptance.html)";
         let root = match root {
             Some(node) if !is_null(node) => node,
+            _ if self.config => {
+                self.v
+                    .report(Pos::START, "the settings file is empty", SETTINGS);
+                return None;
+            }
             _ => {
                 self.v
                     .report(Pos::START, "the acceptance file is empty", SKELETON);
@@ -95,6 +102,17 @@ impl Reader {
         let entries = match &root.kind {
             Kind::Map(entries) => entries,
             Kind::Rejected => return None,
+            _ if self.config => {
+                self.v.report(
+                    Pos::START,
+                    format!(
+                        "the settings file must be a mapping with `version` and settings, found {}",
+                        describe(root)
+                    ),
+                    SETTINGS,
+                );
+                return None;
+            }
             _ => {
                 self.v.report(
                     Pos::START,
