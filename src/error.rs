@@ -132,3 +132,7 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod help_tests;

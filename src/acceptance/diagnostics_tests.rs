@@ -130,6 +130,10 @@ fn cases() -> Vec<Case> {
         ),
         acceptance("an empty glob", with("guard: [\"\"]\n")),
         acceptance("a bad glob", with("guard: [\"a{b\"]\n")),
+        acceptance(
+            "a glob outside the repository",
+            with("    check:\n      pattern: { paths: [\"../../**\", \"/etc/**\"], regex: x }\n"),
+        ),
         acceptance("an empty file", ""),
         acceptance("a file that is not a mapping", "- a\n- b\n"),
         Case {

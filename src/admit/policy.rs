@@ -716,10 +716,7 @@ impl Reader<'_> {
                         "the signer key `{}` is not a usable public key: {err}",
                         short(&path)
                     ),
-                    err.help().unwrap_or_else(|| {
-                        "give the path of a PEM public key (`-----BEGIN PUBLIC KEY-----`)"
-                            .to_string()
-                    }),
+                    err.help(),
                 );
                 None
             }

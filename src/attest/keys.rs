@@ -185,20 +185,20 @@ pub enum KeyError {
 }
 
 impl KeyError {
-    /// What the user can run or change, when there is something.
-    pub fn help(&self) -> Option<String> {
+    /// What the user can run or change.
+    pub fn help(&self) -> String {
         let convert =
             "convert it with `openssl pkcs8 -topk8 -v2 aes-256-cbc -in OLD.pem -out key.pem` \
                        (or `-nocrypt` for an unencrypted key)";
         match self {
-            KeyError::NotPem { .. } | KeyError::MalformedPem { .. } => Some(
+            KeyError::NotPem { .. } | KeyError::MalformedPem { .. } => {
                 "generate a key with `openssl genpkey -algorithm ed25519 -out key.pem` or \
                  `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem`, \
                  and its public key with `openssl pkey -in key.pem -pubout -out key.pub`"
-                    .to_string(),
-            ),
-            KeyError::LegacyEncryptedPem { .. } => Some(convert.to_string()),
-            KeyError::WrongKind { found, wanted } => Some(match found.as_str() {
+                    .to_string()
+            }
+            KeyError::LegacyEncryptedPem { .. } => convert.to_string(),
+            KeyError::WrongKind { found, wanted } => match found.as_str() {
                 "PUBLIC KEY" => {
                     "signing needs the private key; a `PUBLIC KEY` verifies".to_string()
                 }
@@ -215,27 +215,29 @@ impl KeyError {
                      generate one with `openssl genpkey`"
                     .to_string(),
                 _ => convert.to_string(),
-            }),
-            KeyError::UnsupportedAlgorithm { .. } | KeyError::UnsupportedCurve { .. } => Some(
+            },
+            KeyError::UnsupportedAlgorithm { .. } | KeyError::UnsupportedCurve { .. } => {
                 "generate a supported key with `openssl genpkey -algorithm ed25519 -out key.pem` \
                  or `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem`"
-                    .to_string(),
-            ),
-            KeyError::PasswordRequired | KeyError::WrongPassword => Some(format!(
-                "export {PASSWORD_ENV}=… with the password the key was encrypted with"
-            )),
-            KeyError::UnsupportedEncryption { .. } => Some(convert.to_string()),
-            KeyError::Malformed { .. } => None,
+                    .to_string()
+            }
+            KeyError::PasswordRequired | KeyError::WrongPassword => {
+                format!("export {PASSWORD_ENV}=… with the password the key was encrypted with")
+            }
+            KeyError::UnsupportedEncryption { .. } => convert.to_string(),
+            KeyError::Malformed { .. } => {
+                "pass a PEM key as `shipmoor keygen` or `openssl genpkey` writes it (PKCS#8 or \
+                 SubjectPublicKeyInfo, P-256 or Ed25519)"
+                    .to_string()
+            }
         }
     }
 
     /// The error as a user-facing [`InputError`] about `file`.
     pub fn to_input_error(&self, file: impl Into<String>) -> InputError {
-        let e = InputError::new(self.to_string()).in_file(file);
-        match self.help() {
-            Some(h) => e.help(h),
-            None => e,
-        }
+        InputError::new(self.to_string())
+            .in_file(file)
+            .help(self.help())
     }
 }
 
@@ -834,7 +836,7 @@ pub(crate) mod tests {
         );
         let e = load_signing_key(&keys.read("pbes1.pem"), Some(b"secret")).unwrap_err();
         assert!(matches!(e, KeyError::UnsupportedEncryption { .. }), "{e:?}");
-        assert!(e.help().unwrap().contains("-v2 aes-256-cbc"));
+        assert!(e.help().contains("-v2 aes-256-cbc"));
         // Legacy `Proc-Type` encryption is refused with a way out.
         openssl(
             d,
@@ -851,7 +853,7 @@ pub(crate) mod tests {
         );
         let e = load_signing_key(&keys.read("legacy.pem"), Some(b"secret")).unwrap_err();
         assert!(matches!(e, KeyError::LegacyEncryptedPem { .. }), "{e:?}");
-        assert!(e.help().unwrap().contains("openssl pkcs8 -topk8"));
+        assert!(e.help().contains("openssl pkcs8 -topk8"));
     }
 
     #[test]
@@ -909,7 +911,7 @@ pub(crate) mod tests {
             );
             let msg = e.to_string();
             assert!(msg.contains("P-384") && msg.contains("P-256") && msg.contains("Ed25519"));
-            assert!(e.help().unwrap().contains("genpkey"));
+            assert!(e.help().contains("genpkey"));
         }
         let e = load_verifying_key(&keys.read("p384.pub")).unwrap_err();
         assert!(matches!(e, KeyError::UnsupportedCurve { .. }), "{e:?}");
@@ -931,10 +933,10 @@ pub(crate) mod tests {
         let keys = Keys::new();
         let e = load_signing_key(&keys.read("p256.pub"), None).unwrap_err();
         assert!(matches!(e, KeyError::WrongKind { .. }), "{e:?}");
-        assert!(e.help().unwrap().contains("private key"));
+        assert!(e.help().contains("private key"));
         let e = load_verifying_key(&keys.read("p256.pem")).unwrap_err();
         assert!(matches!(e, KeyError::WrongKind { .. }), "{e:?}");
-        assert!(e.help().unwrap().contains("-pubout"));
+        assert!(e.help().contains("-pubout"));
 
         let e = load_signing_key("not a key", None).unwrap_err();
         assert!(matches!(e, KeyError::NotPem { .. }));
@@ -958,7 +960,7 @@ pub(crate) mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.help().unwrap().contains("ssh-keygen"), "{e:?}");
+        assert!(e.help().contains("ssh-keygen"), "{e:?}");
 
         // As a user-facing error: file, message and help.
         let ie = KeyError::PasswordRequired.to_input_error("key.pem");

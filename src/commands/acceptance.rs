@@ -498,9 +498,13 @@ fn criteria_from(from: &std::path::Path) -> Result<Vec<(String, String)>, Error>
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
         s
     } else {
-        std::fs::read_to_string(from).map_err(|e| {
+        let bytes = crate::nofollow::read_named(from, crate::acceptance::ACCEPTANCE_LIMIT)
+            .map_err(|e| Error::input(crate::nofollow::named_input_error(from, "--from", &e)))?;
+        String::from_utf8(bytes).map_err(|_| {
             Error::input(
-                InputError::new(format!("cannot read: {e}")).in_file(from.display().to_string()),
+                InputError::new("--from is not UTF-8 text")
+                    .in_file(from.display().to_string())
+                    .help("save the file as UTF-8, or pass `-` and pipe the text in"),
             )
         })?
     };

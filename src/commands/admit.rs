@@ -68,12 +68,11 @@ fn cli_signer(s: &SignatureArgs) -> Result<Option<CliSigner>, Error> {
         )),
         (Some(path), None, None) => {
             keys::refuse_private_key(path)?;
-            let pem = std::fs::read_to_string(path).map_err(|e| {
-                Error::input(
-                    InputError::new(format!("cannot read the key: {e}"))
-                        .in_file(path.display().to_string()),
-                )
-            })?;
+            let bytes =
+                crate::nofollow::read_named(path, super::replay::KEY_LIMIT).map_err(|e| {
+                    Error::input(crate::nofollow::named_input_error(path, "the key", &e))
+                })?;
+            let pem = String::from_utf8_lossy(&bytes);
             let key = keys::load_verifying_key(&pem)
                 .map_err(|e| Error::input(e.to_input_error(path.display().to_string())))?;
             Ok(Some(CliSigner::Key {
@@ -103,12 +102,14 @@ pub(crate) fn parse_digest(s: &str) -> Result<String, Error> {
 }
 
 fn read_candidate(path: &Path) -> Result<Candidate, Error> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Error::input(
-            InputError::new(format!("cannot read the attestation: {e}"))
-                .in_file(path.display().to_string()),
-        )
-    })?;
+    let bytes =
+        crate::nofollow::read_named(path, super::replay::ATTESTATION_LIMIT).map_err(|e| {
+            Error::input(crate::nofollow::named_input_error(
+                path,
+                "the attestation",
+                &e,
+            ))
+        })?;
     Ok(Candidate {
         source: path.display().to_string(),
         bytes,
@@ -131,11 +132,14 @@ fn from_image(
         .strip_prefix("sha256:")
         .map(str::to_ascii_lowercase)
         .ok_or_else(|| {
-            Error::input(InputError::new(format!(
-                "{}: the registry names the manifest by `{}`, not a SHA-256 digest",
-                reference.as_str(),
-                manifest.digest
-            )))
+            Error::input(
+                InputError::new(format!(
+                    "{}: the registry names the manifest by `{}`, not a SHA-256 digest",
+                    reference.as_str(),
+                    manifest.digest
+                ))
+                .help("admission checks SHA-256 subjects: push the image to a registry that digests manifests with SHA-256 (the OCI default)"),
+            )
         })?;
     if let Some(given) = subject.filter(|s| *s != digest) {
         return Err(Error::input(

@@ -58,8 +58,13 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
     // 1. The reference and the bundle.
     let reference = Reference::parse(&args.reference)?;
     let shown = args.attestation.display().to_string();
-    let bundle = std::fs::read(&args.attestation).map_err(|e| {
-        Error::input(InputError::new(format!("cannot read the attestation: {e}")).in_file(&shown))
+    let bundle = crate::nofollow::read_named(&args.attestation, super::replay::ATTESTATION_LIMIT)
+        .map_err(|e| {
+        Error::input(crate::nofollow::named_input_error(
+            &args.attestation,
+            "the attestation",
+            &e,
+        ))
     })?;
     BundleFacts::read(&bundle).map_err(|why| {
         Error::input(

@@ -1166,12 +1166,14 @@ fn signed_path(vsa: &OutputPath, suffix: &str) -> OutputPath {
 
 /// Loads the signing key, its password from `SHIPMOOR_KEY_PASSWORD` when it is encrypted.
 fn load_key(path: &Path) -> Result<SigningKey, Error> {
-    let pem = std::fs::read_to_string(path).map_err(|e| {
-        Error::input(
-            InputError::new(format!("cannot read the key: {e}"))
-                .in_file(path.display().to_string()),
-        )
+    let bytes = crate::nofollow::read_named(path, super::replay::KEY_LIMIT).map_err(|e| {
+        Error::input(crate::nofollow::named_input_error(
+            path,
+            "the signing key",
+            &e,
+        ))
     })?;
+    let pem = String::from_utf8_lossy(&bytes);
     let password = std::env::var("SHIPMOOR_KEY_PASSWORD").ok();
     attest::keys::load_signing_key(&pem, password.as_deref().map(str::as_bytes))
         .map_err(|e| Error::input(e.to_input_error(path.display().to_string())))
@@ -1417,10 +1419,13 @@ fn intent_texts(
 ) -> Result<Vec<(String, Vec<NamedText>)>, Error> {
     let mut texts: Vec<(String, Vec<NamedText>)> = Vec::new();
     if let Some(from) = &args.from {
-        let text = std::fs::read_to_string(from).map_err(|e| {
+        let bytes = crate::nofollow::read_named(from, crate::acceptance::ACCEPTANCE_LIMIT)
+            .map_err(|e| Error::input(crate::nofollow::named_input_error(from, "--from", &e)))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
             Error::input(
-                InputError::new(format!("cannot read --from: {e}"))
-                    .in_file(from.display().to_string()),
+                InputError::new("--from is not UTF-8 text")
+                    .in_file(from.display().to_string())
+                    .help("save the file as UTF-8"),
             )
         })?;
         let what = format!("--from {}", from.display());

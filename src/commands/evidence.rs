@@ -107,9 +107,11 @@ fn tidy_cache(plan: CachePlan, dry_run: bool, out: &mut impl Write) -> Result<()
     };
     if !dry_run {
         sweep.apply().map_err(|e| {
-            Error::input(InputError::new(format!(
-                "the base cache {shown} could not be tidied: {e}"
-            )))
+            Error::input(
+                InputError::new(format!("the base cache {shown} could not be tidied: {e}")).help(
+                    "make the base cache's directory writable for this user, then run the gc again",
+                ),
+            )
         })?;
     }
     let verb = if dry_run { "would remove" } else { "removed" };
@@ -258,7 +260,13 @@ fn gc(
         ));
     }
     let reader =
-        StoreReader::open(store).map_err(|e| Error::input(InputError::new(e.to_string())))?;
+        StoreReader::open(store).map_err(|e| {
+            Error::input(
+                InputError::new(e.to_string())
+                    .in_file(store.display().to_string())
+                    .help("pass the store claim-check wrote with --evidence-dir (default .shipmoor/evidence)"),
+            )
+        })?;
     let mut kept_files = beside(store);
     // Those beside the store come first, then those named with `--keep`.
     let found = kept_files.len();
@@ -276,7 +284,11 @@ fn gc(
     for (i, file) in kept_files.iter().enumerate() {
         let shown = file.display().to_string();
         let bytes = read_attestation(file, i >= found).map_err(|e| {
-            Error::input(InputError::new(format!("cannot read it: {e}")).in_file(&shown))
+            Error::input(
+                InputError::new(format!("cannot read it: {e}"))
+                    .in_file(&shown)
+                    .help("pass an attestation claim-check wrote, readable for this user, with --keep"),
+            )
         })?;
         let statement = Attestation::parse(&bytes)
             .map_err(|(_, why)| why)

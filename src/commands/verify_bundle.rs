@@ -47,13 +47,13 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
     };
 
     // 2. The files.
-    let bundle_bytes = read(&args.bundle, "bundle")?;
+    let bundle_bytes = read(&args.bundle, "bundle", super::replay::ATTESTATION_LIMIT)?;
     if let Trust::Key(key) = &trust {
-        read(key, "key")?;
+        read(key, "key", super::replay::KEY_LIMIT)?;
         keys::refuse_private_key(key)?;
     }
     if let Some(root) = &sig.trusted_root {
-        read(root, "trusted root")?;
+        read(root, "trusted root", super::replay::ATTESTATION_LIMIT)?;
     }
     let artifact = sigstore::parse_artifact(&args.artifact).map_err(usage)?;
 
@@ -92,11 +92,13 @@ fn usage(message: impl Into<String>) -> Error {
     ))
 }
 
-fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| {
-        Error::input(
-            InputError::new(format!("cannot read the {what}: {e}"))
-                .in_file(path.display().to_string()),
-        )
+/// The bytes of a file the user named, a regular file of at most `limit` bytes.
+fn read(path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, Error> {
+    crate::nofollow::read_named(path, limit).map_err(|e| {
+        Error::input(crate::nofollow::named_input_error(
+            path,
+            &format!("the {what}"),
+            &e,
+        ))
     })
 }

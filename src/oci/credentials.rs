@@ -54,13 +54,16 @@ fn lookup(
         Err(e) => {
             return Err(
                 InputError::new(format!("cannot read the Docker config file: {e}"))
-                    .in_file(path.display().to_string()),
+                    .in_file(path.display().to_string())
+                    .help("make the file readable for this user, or point DOCKER_CONFIG at the directory of another config.json"),
             )
         }
     };
     let shown = path.display().to_string();
     let config: Value = serde_json::from_str(&text).map_err(|e| {
-        InputError::new(format!("the Docker config file is not JSON: {e}")).in_file(shown.clone())
+        InputError::new(format!("the Docker config file is not JSON: {e}"))
+            .in_file(shown.clone())
+            .help("fix the file's JSON (`docker login` rewrites it), or point DOCKER_CONFIG at the directory of another config.json")
     })?;
     let Some(auths) = config.get("auths").and_then(Value::as_object) else {
         return Ok(RegistryAuth::Anonymous);

@@ -524,10 +524,13 @@ impl Registry {
     }
 
     fn input(&self, reference: &Reference, message: String) -> Error {
-        Error::input(InputError::new(format!(
-            "the registry {}: {message}",
-            reference.registry()
-        )))
+        let registry = reference.registry();
+        Error::input(
+            InputError::new(format!("the registry {registry}: {message}")).help(format!(
+                "{registry} answered what the OCI distribution spec does not allow: check the \
+                 reference's registry, or report the answer to the registry's operator"
+            )),
+        )
     }
 
     /// A registry failure as the user can act on it: every one is about their registry, its
@@ -560,7 +563,10 @@ impl Registry {
                 credentials::USERNAME_ENV,
                 credentials::PASSWORD_ENV
             )),
-            _ => InputError::new(format!("the registry {registry} ({doing}): {e}")),
+            _ => InputError::new(format!("the registry {registry} ({doing}): {e}")).help(format!(
+                "check that {registry} is the registry meant and serves the OCI distribution \
+                 API; a fault of its own passes when it is retried"
+            )),
         };
         Error::input(error)
     }

@@ -290,6 +290,19 @@ impl Validator {
                     format!("remove it or write a glob, e.g. `{example}`"),
                 );
                 ok = false;
+            } else if glob.starts_with('/') || glob.split(['/', '\\']).any(|part| part == "..") {
+                // Globs match repository paths: one outside the repository matches nothing,
+                // which would make a search of it (or a guard over it) vacuous.
+                self.report(
+                    *pos,
+                    format!(
+                        "`{}` in `{}` names paths outside the repository: globs match repository paths, relative and without `..`",
+                        short(glob),
+                        e.key
+                    ),
+                    format!("write it relative to the repository root, e.g. `{example}`"),
+                );
+                ok = false;
             } else if let Err(err) = globset::Glob::new(glob) {
                 self.report(
                     *pos,

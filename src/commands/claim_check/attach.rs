@@ -60,10 +60,13 @@ pub(super) fn resolve_attach_target(
         .digest
         .strip_prefix("sha256:")
         .ok_or_else(|| {
-            Error::input(InputError::new(format!(
-                "--attach {reference}: the registry names the image by {}, not a SHA-256 digest",
-                manifest.digest
-            )))
+            Error::input(
+                InputError::new(format!(
+                    "--attach {reference}: the registry names the image by {}, not a SHA-256 digest",
+                    manifest.digest
+                ))
+                .help("attestations name SHA-256 subjects: push the image to a registry that digests manifests with SHA-256 (the OCI default)"),
+            )
         })?
         .to_string();
     let subject = Subject {
