@@ -551,6 +551,11 @@ impl Registry {
                 } else if re.is_connect() || re.is_timeout() {
                     error =
                         error.help("check the registry's host and port, and that it is running");
+                } else {
+                    error = error.help(
+                        "the connection to the registry broke off before its answer was whole; \
+                         a fault of the network or the registry passes when it is retried",
+                    );
                 }
                 error
             }

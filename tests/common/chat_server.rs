@@ -53,6 +53,9 @@ pub enum Action {
     },
     /// Read the request, then never answer (until the server is dropped).
     Hang,
+    /// Answer 200 with the headers and the first half of `body` (its full length promised),
+    /// then close the connection: a connection dropped mid-answer.
+    DropMidAnswer { body: String },
 }
 
 impl Action {
@@ -167,6 +170,18 @@ fn serve(state: &State, stream: TcpStream) {
                 thread::sleep(Duration::from_millis(20));
             }
             state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+        Action::DropMidAnswer { body } => {
+            state.in_flight.fetch_sub(1, Ordering::SeqCst);
+            let half = &body.as_bytes()[..body.len() / 2];
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let mut stream = &stream;
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(half);
+            let _ = stream.flush();
         }
         Action::Respond {
             status,

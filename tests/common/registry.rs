@@ -287,3 +287,120 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     assert!(out.status.success(), "gzip failed");
     out.stdout
 }
+
+/// A proxy on loopback in front of a registry that cuts answers: each connection carries one
+/// request (both sides are told `connection: close`); the answer to a request whose request
+/// line `cut` picks goes out as its headers and the first half of its body (its full length
+/// promised), then the connection closes. A registry that drops the connection mid-answer.
+pub struct CuttingProxy {
+    pub port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The request lines of the answers cut so far.
+    pub cut: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl CuttingProxy {
+    pub fn start(upstream: u16, cut: fn(&str) -> bool) -> CuttingProxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{Arc, Mutex};
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let cuts = Arc::new(Mutex::new(Vec::new()));
+        let (stopping, cutting) = (Arc::clone(&stop), Arc::clone(&cuts));
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                let cutting = Arc::clone(&cutting);
+                std::thread::spawn(move || {
+                    let _ = relay(client, upstream, cut, &cutting);
+                });
+            }
+        });
+        CuttingProxy {
+            port,
+            stop,
+            cut: cuts,
+        }
+    }
+}
+
+impl Drop for CuttingProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// The head (up to and without the blank line) and what was read past it.
+fn read_head(stream: &mut TcpStream) -> std::io::Result<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+            return Ok((head, buf[end + 4..].to_vec()));
+        }
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The head with its `connection` header replaced by `connection: close`.
+fn closing(head: &str) -> String {
+    let mut lines: Vec<&str> = head
+        .split("\r\n")
+        .filter(|l| !l.to_ascii_lowercase().starts_with("connection:"))
+        .collect();
+    lines.push("connection: close");
+    lines.join("\r\n") + "\r\n\r\n"
+}
+
+fn content_length(head: &str) -> usize {
+    head.split("\r\n")
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+fn relay(
+    mut client: TcpStream,
+    upstream: u16,
+    cut: fn(&str) -> bool,
+    cuts: &std::sync::Mutex<Vec<String>>,
+) -> std::io::Result<()> {
+    let (head, mut body) = read_head(&mut client)?;
+    let want = content_length(&head);
+    while body.len() < want {
+        let mut chunk = [0u8; 4096];
+        let n = client.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    let request_line = head.lines().next().unwrap_or_default().to_string();
+    let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+    server.write_all(closing(&head).as_bytes())?;
+    server.write_all(&body)?;
+    let (answer_head, mut answer) = read_head(&mut server)?;
+    server.read_to_end(&mut answer)?;
+    client.write_all(closing(&answer_head).as_bytes())?;
+    if cut(&request_line) && !answer.is_empty() {
+        cuts.lock().unwrap().push(request_line);
+        client.write_all(&answer[..answer.len() / 2])?;
+    } else {
+        client.write_all(&answer)?;
+    }
+    client.flush()?;
+    client.shutdown(std::net::Shutdown::Both)
+}

@@ -391,3 +391,36 @@ fn a_criterion_s_timeout_starts_with_its_turn_not_while_it_waits_for_one() {
     );
     assert_eq!(server.max_in_flight(), 1);
 }
+
+/// A connection dropped mid-answer (the headers and half the promised body, then closed) is a
+/// transport fault: retried like a refused connection, and the answer of the retry is kept;
+/// dropped on every attempt, the criterion's reply is a failure saying so, never a half-read
+/// answer and never a panic.
+#[test]
+fn an_answer_cut_off_mid_body_is_retried_then_fails() {
+    let server = ChatServer::start(|r| {
+        let body = completion(&answer_for(r, "abstain"), None);
+        if r.index == 0 {
+            Action::DropMidAnswer { body }
+        } else {
+            Action::ok(body)
+        }
+    });
+    let replies = judge(&server, SECONDS, 1).ask_all(&[request("audit-log")]);
+    assert_eq!(server.received().len(), 2, "the cut answer is asked again");
+    assert!(
+        body(&replies[0]).contains("\"decision\":\"abstain\""),
+        "{replies:?}"
+    );
+
+    let server = ChatServer::start(|r| Action::DropMidAnswer {
+        body: completion(&answer_for(r, "block"), None),
+    });
+    let judge = ChatJudge::from_spec(&spec(&server.url, None, SECONDS, 1))
+        .unwrap()
+        .with_retry(quick_retry(3));
+    let replies = judge.ask_all(&[request("audit-log")]);
+    let why = reason(&replies[0]);
+    assert_eq!(server.received().len(), 3, "{why}");
+    assert!(why.ends_with("(gave up after 3 attempts)"), "{why}");
+}

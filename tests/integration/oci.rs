@@ -12,7 +12,7 @@
 use crate::common;
 
 use base64::Engine as _;
-use common::registry::{free_port, TestRegistry, PASSWORD, USER};
+use common::registry::{free_port, CuttingProxy, TestRegistry, PASSWORD, USER};
 use common::{Repo, Run};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -755,4 +755,51 @@ fn admit_image_input_errors() {
         &["--allow-http-registry", "--subject", &image],
     );
     assert_eq!(run.code, 1, "nothing attached: {run:?}");
+}
+
+/// A registry that drops the connection mid-answer (the manifest's headers and half its body):
+/// admission is an input error naming the registry, at once, with nothing on stdout and no
+/// panic; the same image through an honest connection is read as before.
+#[test]
+fn a_registry_that_drops_the_connection_mid_answer() {
+    let registry = TestRegistry::start();
+    registry.push_image("shop", "v1", "v1\n");
+    let (r, _) = tiny_repo();
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(&policy, "version: 1\nrepositories: [\"*\"]\n").unwrap();
+    let admit = |port: u16| {
+        let image = format!("127.0.0.1:{port}/shop:v1");
+        let args = [
+            "admit",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--key",
+            GOLDEN_PUBLIC_KEY,
+            "--image",
+            &image,
+            "--allow-http-registry",
+        ];
+        r.shipmoor_within(&args, 60)
+            .unwrap_or_else(|| panic!("{args:?} did not finish"))
+    };
+    let cutting = CuttingProxy::start(registry.port, |line| {
+        line.starts_with("GET ") && line.contains("/manifests/")
+    });
+    let run = admit(cutting.port);
+    assert!(
+        !cutting.cut.lock().unwrap().is_empty(),
+        "nothing was cut: {run:?}"
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stdout.is_empty(), "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("127.0.0.1:{}", cutting.port)),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("help: "), "{run:?}");
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    // Through an honest relay: nothing attached, so no attestation admits it.
+    let honest = CuttingProxy::start(registry.port, |_| false);
+    assert_eq!(admit(honest.port).code, 1);
 }
