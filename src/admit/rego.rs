@@ -8,16 +8,26 @@
 //!
 //! Steps of [`RegoPolicy::load`]:
 //! 1. read the module;
-//! 2. parse it as Rego v1 (`deny contains msg if { … }`, with or without `import rego.v1`);
-//!    a module that does not parse as v1 but does as v0 (`deny[msg] { … }`, the syntax of OPA
-//!    before 1.0 and of most Gatekeeper and conftest policies written then) is read as v0, as
-//!    `opa --v0-compatible` would; when neither parses, the error of the parse that got further
-//!    into the file is reported, with its line and column;
+//! 2. check its nesting against admission's limits ([`limits::nesting`]: regorus's parser
+//!    recurses once per level and doubles its work for each bracket opened in a row), then parse
+//!    it, on a thread of its own within [`limits::PARSE_TIME_LIMIT`], as Rego v1
+//!    (`deny contains msg if { … }`, with or without `import rego.v1`); a module that does not
+//!    parse as v1 but does as v0 (`deny[msg] { … }`, the syntax of OPA before 1.0 and of most
+//!    Gatekeeper and conftest policies written then) is read as v0, as `opa --v0-compatible`
+//!    would; when neither parses, the error of the parse that got further into the file is
+//!    reported, with its line and column;
 //! 3. check the package is `shipmoor.admit` and that it declares a `deny` rule;
-//! 4. evaluate `deny` once over an empty input, so that what regorus finds only when it
-//!    evaluates (a call to an unknown function, a `deny` that is not a set) is reported when the
+//! 4. refuse a function that calls itself, directly or through others ([`limits::recursion`]):
+//!    Rego forbids it, and regorus would recurse until the stack overflows and the process aborts;
+//! 5. install admission's limits (regorus's execution timer at [`limits::EVAL_TIME_LIMIT`],
+//!    `numbers.range` bounded at [`limits::MAX_RANGE`] numbers), and evaluate `deny` once over
+//!    an empty input, so that what regorus finds only when it evaluates (a call to an unknown
+//!    function, a `deny` that is not a set, a loop past the time limit) is reported when the
 //!    policy loads rather than at the first admission. An unsafe variable in a body the empty
 //!    input never reaches is still found only at evaluation: [`RegoPolicy::deny`] then errs.
+//!
+//! Every evaluation runs on a thread of its own with a large stack ([`limits::run_limited`]),
+//! stopped by regorus's timer at the time limit, or abandoned a little after it.
 //!
 //! Builtin errors are strict (regorus's default, OPA's `--strict-builtin-errors`): a rule that
 //! calls a builtin wrongly is an evaluation error, which admission must treat as a deny, rather
@@ -26,6 +36,9 @@
 use std::path::Path;
 
 use crate::error::InputError;
+
+#[path = "rego_limits.rs"]
+pub mod limits;
 
 /// The package the module must declare, and the rule admission reads.
 const PACKAGE: &str = "data.shipmoor.admit";
@@ -81,28 +94,42 @@ impl RegoPolicy {
                 _ => err,
             }
         };
-        // 2. Parse, v1 first.
-        let (mut engine, package) = match parse(shown, text, false) {
-            Ok(ok) => ok,
-            Err(v1) => {
-                let v0 = if may_be_v0(text) {
-                    parse(shown, text, true)
-                } else {
-                    Err(RegorusError::default())
-                };
-                match v0 {
-                    Ok(ok) => ok,
-                    Err(v0) => {
-                        // The parse that got further is likelier the syntax the author meant.
-                        let further = if v0.line > v1.line { v0 } else { v1 };
-                        return Err(at(further).help(
-                            "fix the Rego syntax at this position (`opa check` reports the \
-                             same); rules are written `deny contains msg if { … }`",
-                        ));
-                    }
-                }
-            }
+        // 2. Within the limits (rego_limits.rs): the nesting, then the parse on a thread of its
+        // own, v1 first.
+        limits::nesting(text).map_err(|e| {
+            InputError::new(e.message)
+                .at(shown, e.line, e.column)
+                .help(format!(
+                    "name the inner value with a rule or a variable of its own (`inner := [1]`, \
+                     then `[inner]`): admission reads modules nested at most {} deep, with at \
+                     most {} brackets or braces opened in a row",
+                    limits::MAX_NESTING,
+                    limits::MAX_OPENED_IN_A_ROW
+                ))
+        })?;
+        let parsed = {
+            let (shown, text) = (shown.to_string(), text.to_string());
+            limits::run_limited(limits::PARSE_TIME_LIMIT, move || {
+                parse_either(&shown, &text)
+            })
         };
+        let (mut engine, package) =
+            match parsed {
+                Ok(Ok(ok)) => ok,
+                Ok(Err(further)) => return Err(at(further).help(
+                    "fix the Rego syntax at this position (`opa check` reports the same); rules \
+                     are written `deny contains msg if { … }`",
+                )),
+                Err(stopped) => return Err(InputError::new(format!(
+                    "the Rego module was stopped at its parse limit: {}",
+                    stopped_text(&stopped, "parsing it")
+                ))
+                .in_file(shown)
+                .help(
+                    "split the module's deepest expressions into rules or variables of their own \
+                     (`inner := [1]`, then `[inner]`)",
+                )),
+            };
         // 3. The package and the deny rule.
         if package != PACKAGE {
             let line = text
@@ -129,17 +156,59 @@ impl RegoPolicy {
             .in_file(shown)
             .help(format!("add a rule such as `{DENY_EXAMPLE}`")));
         }
-        // 4. Prepare, and evaluate `deny` once over an empty input: regorus finds a call to an
-        // unknown function or a conflict only when it evaluates, and such a module would fail
-        // every admission.
-        engine.set_input(regorus::Value::new_object());
-        let value = engine.eval_rule(DENY_RULE.to_string()).map_err(|e| {
-            let e = locate(&e.to_string());
-            let message = format!("the Rego module fails to evaluate: {}", e.message);
-            at(RegorusError { message, ..e }).help(
-                "fix the rule at this position (checked by evaluating `deny` over an empty input)",
-            )
+        // 4. No function that calls itself: Rego forbids it, and regorus would recurse until the
+        // stack overflows.
+        if let Some(r) = limits::recursion(engine.get_modules()) {
+            let name = &r.cycle[0];
+            let how = if r.cycle.len() == 2 {
+                format!("the Rego function `{name}` calls itself")
+            } else {
+                format!(
+                    "the Rego function `{name}` calls itself through {}",
+                    r.cycle.join(" → ")
+                )
+            };
+            return Err(InputError::new(format!(
+                "{how}: Rego forbids recursion, and admission stops a recursive module when it \
+                 loads"
+            ))
+            .at(shown, r.line, r.column)
+            .help(
+                "iterate instead (`some x in …`, `every`, `walk(input, [path, value])`), or write \
+                 the levels out to a fixed depth",
+            ));
+        }
+        // 5. Prepare: admission's limits (the execution timer, the bounded `numbers.range`), then
+        // evaluate `deny` once over an empty input: regorus finds a call to an unknown function
+        // or a conflict only when it evaluates, and such a module would fail every admission;
+        // so would one that runs past the time limit even over no input.
+        limits::install_ranges(&mut engine).map_err(|e| {
+            InputError::new(format!("cannot prepare the Rego module: {e}")).in_file(shown)
         })?;
+        engine.set_execution_timer_config(regorus::utils::limits::ExecutionTimerConfig {
+            limit: limits::EVAL_TIME_LIMIT,
+            check_interval: std::num::NonZeroU32::new(64).expect("64 is not zero"),
+        });
+        let value = match evaluate(&engine, regorus::Value::new_object()) {
+            Ok(value) => value,
+            Err(Evaluation::Failed(e)) => {
+                let e = locate(&e.to_string());
+                let message = format!("the Rego module fails to evaluate: {}", e.message);
+                return Err(at(RegorusError { message, ..e }).help(
+                    "fix the rule at this position (checked by evaluating `deny` over an empty \
+                     input)",
+                ));
+            }
+            Err(Evaluation::Stopped(stopped)) => {
+                return Err(InputError::new(format!(
+                    "the Rego module was stopped at its time limit: {} (checked by evaluating \
+                     `deny` over an empty input)",
+                    stopped_text(&stopped, "evaluating `deny`")
+                ))
+                .in_file(shown)
+                .help(TIME_HELP))
+            }
+        };
         if !matches!(value, regorus::Value::Set(_) | regorus::Value::Undefined) {
             return Err(InputError::new(format!(
                 "`{DENY_RULE}` must be a set of messages, found {}",
@@ -161,16 +230,24 @@ impl RegoPolicy {
     /// to deny. `Err`: evaluation failed (a builtin error, a conflict, `deny` not a set), which
     /// the caller must treat as a deny.
     ///
+    /// An evaluation stopped at admission's time limit ([`limits::EVAL_TIME_LIMIT`]) is an `Err`
+    /// that says so, which limit, and how to stay within it.
+    ///
     /// Each call evaluates on its own copy of the compiled engine, so that nothing of one
     /// admission (input, cached rule values) reaches the next. The copy shares the compiled
     /// modules by reference count (under a microsecond); converting the input into regorus's
     /// values is most of a call, about 40 µs for a real statement in a release build.
     pub fn deny(&self, input: &serde_json::Value) -> Result<Vec<String>, String> {
-        let mut engine = self.engine.clone();
-        engine.set_input(regorus::Value::from(input.clone()));
-        let value = engine
-            .eval_rule(DENY_RULE.to_string())
-            .map_err(|e| one_line(&e.to_string()))?;
+        let value = match evaluate(&self.engine, regorus::Value::from(input.clone())) {
+            Ok(value) => value,
+            Err(Evaluation::Failed(e)) => return Err(one_line(&e.to_string())),
+            Err(Evaluation::Stopped(stopped)) => {
+                return Err(format!(
+                    "stopped at its time limit: {}; {TIME_HELP}",
+                    stopped_text(&stopped, "evaluating `deny`")
+                ))
+            }
+        };
         let members: Vec<&regorus::Value> = match &value {
             regorus::Value::Undefined => Vec::new(),
             regorus::Value::Set(set) => set.iter().collect(),
@@ -192,6 +269,69 @@ impl RegoPolicy {
         messages.sort();
         messages.dedup();
         Ok(messages)
+    }
+}
+
+/// The module parsed as v1, else as v0 (when it may be v0); when neither parses, the error of the
+/// parse that got further into the file, likelier the syntax the author meant.
+fn parse_either(shown: &str, text: &str) -> Result<(regorus::Engine, String), RegorusError> {
+    let v1 = match parse(shown, text, false) {
+        Ok(ok) => return Ok(ok),
+        Err(v1) => v1,
+    };
+    if !may_be_v0(text) {
+        return Err(v1);
+    }
+    match parse(shown, text, true) {
+        Ok(ok) => Ok(ok),
+        Err(v0) if v0.line > v1.line => Err(v0),
+        Err(_) => Err(v1),
+    }
+}
+
+const TIME_HELP: &str = "bound the module's loops: iterate over the input (`some d in \
+    claim.dispositions`) rather than over a large `numbers.range`, and avoid `some` over \
+    several large collections at once";
+
+/// Why an evaluation of `deny` has no value.
+enum Evaluation {
+    /// regorus's error: a builtin's, a conflict, a rule that depends on itself.
+    Failed(anyhow::Error),
+    /// Stopped at admission's time limit, by regorus's timer or by the wait.
+    Stopped(limits::Stopped),
+}
+
+/// `deny` over `input`, on a copy of `engine` (so that nothing of one admission, its input or
+/// cached rule values, reaches the next; the copy shares the compiled modules by reference
+/// count), on a thread of its own within [`limits::EVAL_TIME_LIMIT`].
+fn evaluate(engine: &regorus::Engine, input: regorus::Value) -> Result<regorus::Value, Evaluation> {
+    let mut engine = engine.clone();
+    let answer = limits::run_limited(limits::EVAL_TIME_LIMIT + limits::GRACE, move || {
+        engine.set_input(input);
+        engine.eval_rule(DENY_RULE.to_string())
+    });
+    match answer {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) if limits::is_time_limit(&e) => Err(Evaluation::Stopped(
+            limits::Stopped::Timer(limits::EVAL_TIME_LIMIT),
+        )),
+        Ok(Err(e)) => Err(Evaluation::Failed(e)),
+        Err(stopped) => Err(Evaluation::Stopped(stopped)),
+    }
+}
+
+/// What stopped a parse or an evaluation, for its message.
+fn stopped_text(stopped: &limits::Stopped, doing: &str) -> String {
+    match stopped {
+        limits::Stopped::Timer(limit) => format!("{doing} ran past {} s", limit.as_secs_f64()),
+        limits::Stopped::Deadline(limit) => format!(
+            "{doing} ran past {} s and was abandoned (it runs on until the command exits)",
+            limit.as_secs_f64()
+        ),
+        limits::Stopped::Panicked => {
+            format!("regorus panicked {doing} (its message is above)")
+        }
+        limits::Stopped::NoThread(e) => format!("no thread could be started for {doing}: {e}"),
     }
 }
 

@@ -1,4 +1,5 @@
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -375,4 +376,206 @@ fn evaluation_of_a_real_statement_is_repeatable() {
     for _ in 0..50 {
         assert_eq!(rego.deny(&input).unwrap(), first);
     }
+}
+
+// Admission's limits on a module's cost (rego_limits.rs): each hostile module is stopped with a
+// clear error, within its limit, never an abort or a hang.
+
+/// Runs `f` on a thread of its own and fails the test if it has not answered within `limit`
+/// (the thread is left behind), so that a module admission does not stop fails the test rather
+/// than hanging the run (a guard against a hang, not a measure of speed).
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(answer) => answer,
+        Err(_) => panic!("not stopped within {limit:?}"),
+    }
+}
+
+/// A module whose `deny` runs `body` when the input says `hostile` (so that the check over an
+/// empty input when the policy loads does not reach it).
+fn gated(body: &str, rest: &str) -> String {
+    format!("package shipmoor.admit\n\ndeny contains msg if {{\n  input.hostile\n{body}}}\n{rest}")
+}
+
+const RECURSIVE: &str = "countdown(n) := countdown(n - 1)\n";
+
+#[test]
+fn a_function_that_calls_itself_is_refused_when_the_policy_loads() {
+    // Without the check, regorus recursed until the stack overflowed: SIGABRT.
+    let text = gated("  msg := sprintf(\"%v\", [countdown(3)])\n", RECURSIVE);
+    let err = within(Duration::from_secs(10), move || {
+        compile(&text).map(|_| ()).unwrap_err().to_string()
+    });
+    assert!(
+        err.contains("policies/extra.rego:7:1:")
+            && err.contains("the Rego function `countdown` calls itself: Rego forbids recursion"),
+        "{err}"
+    );
+    assert!(err.contains("iterate instead"), "the fix: {err}");
+
+    // Through another function, through `data.shipmoor.admit.`, and through a `with`.
+    let mutual = gated(
+        "  msg := sprintf(\"%v\", [ping(3)])\n",
+        "ping(n) := pong(n)\npong(n) := data.shipmoor.admit.ping(n)\n",
+    );
+    let err = compile(&mutual).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.contains("policies/extra.rego:7:1:")
+            && err.contains("`ping` calls itself through ping → pong → ping"),
+        "{err}"
+    );
+    let with = gated(
+        "  msg := sprintf(\"%v\", [outer(3)])\n",
+        "inner(n) := n\nouter(n) := y if {\n  y := inner(n) with inner as outer\n}\n",
+    );
+    let err = compile(&with).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("`outer` calls itself"), "{err}");
+
+    // A function calling others, and a builtin, is no recursion.
+    compiled(&gated(
+        "  msg := sprintf(\"%v\", [twice(3)])\n",
+        "once(n) := abs(n)\ntwice(n) := once(once(n))\n",
+    ));
+}
+
+#[test]
+fn a_rule_that_depends_on_itself_denies_at_evaluation() {
+    // regorus stops a rule (not a function) that depends on itself; this keeps it so.
+    let rego = compiled(&gated("  msg := a\n", "a := b\nb := a\n"));
+    let answer = within(Duration::from_secs(10), move || {
+        rego.deny(&json!({"hostile": true}))
+    });
+    let err = answer.unwrap_err();
+    assert!(err.contains("recursion detected"), "{err}");
+}
+
+#[test]
+fn deep_nesting_is_refused_before_the_parse() {
+    // 20 brackets in a row took regorus's parser 54 s (each doubles it): now refused at once,
+    // at the bracket past the limit.
+    let deep = gated(
+        &format!(
+            "  y := {}1{}\n  msg := sprintf(\"%v\", [y])\n",
+            "[".repeat(20),
+            "]".repeat(20)
+        ),
+        "",
+    );
+    let err = within(Duration::from_secs(10), move || {
+        compile(&deep).map(|_| ()).unwrap_err().to_string()
+    });
+    assert!(
+        err.contains("policies/extra.rego:5:16:")
+            && err.contains("opens more than 8 brackets or braces in a row"),
+        "{err}"
+    );
+    assert!(err.contains("name the inner value"), "the fix: {err}");
+
+    // Deeper than 32 levels, even when no two open in a row; brackets in strings and comments
+    // do not count.
+    let nested = gated(
+        &format!(
+            "  y := {}1{}\n  msg := sprintf(\"%v\", [y])\n",
+            "[0, ".repeat(40),
+            "]".repeat(40)
+        ),
+        "",
+    );
+    let err = compile(&nested).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        err.contains("policies/extra.rego:5:")
+            && err.contains("nests brackets, braces and parentheses deeper than 32 levels"),
+        "{err}"
+    );
+    compiled(&gated(
+        &format!(
+            "  # {}\n  y := [[[[[[[1]]]]]]]\n  msg := sprintf(\"%v%s\", [y, \"{}\"])\n",
+            "[".repeat(40),
+            "{".repeat(40)
+        ),
+        "",
+    ));
+}
+
+#[test]
+fn a_long_loop_is_stopped_at_the_time_limit_as_a_deny() {
+    // 10^10 iterations ran for minutes; now regorus's timer stops them at the limit, and the
+    // error says which limit and how to stay within it.
+    let rego = compiled(&gated(
+        "  some i in numbers.range(1, 100000)\n  some j in numbers.range(1, 100000)\n  i + j < 0\n  msg := \"never\"\n",
+        "",
+    ));
+    let answer = within(Duration::from_secs(30), move || {
+        rego.deny(&json!({"hostile": true}))
+    });
+    let err = answer.unwrap_err();
+    assert!(
+        err.starts_with(
+            "stopped at its time limit: evaluating `deny` ran past 2 s; bound the module's loops"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_loop_over_no_input_is_refused_when_the_policy_loads() {
+    let text = "package shipmoor.admit\n\ndeny contains msg if {\n  some i in numbers.range(1, 100000)\n  some j in numbers.range(1, 100000)\n  i + j < 0\n  msg := \"never\"\n}\n";
+    let err = within(Duration::from_secs(30), move || {
+        compile(text).map(|_| ()).unwrap_err().to_string()
+    });
+    assert!(
+        err.contains("policies/extra.rego:")
+            && err.contains(
+                "the Rego module was stopped at its time limit: evaluating `deny` ran past 2 s"
+            ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_range_past_the_limit_is_an_error_and_smaller_ones_are_rego_s() {
+    // numbers.range(1, 10^12) asked for terabytes at once: the allocation failed and aborted.
+    let rego = compiled(&gated(
+        "  n := count(numbers.range(1, 1000000000000))\n  msg := sprintf(\"%d\", [n])\n",
+        "",
+    ));
+    let answer = within(Duration::from_secs(30), move || {
+        rego.deny(&json!({"hostile": true}))
+    });
+    let err = answer.unwrap_err();
+    assert!(
+        err.contains("numbers.range of 1000000000000 numbers exceeds admission's limit of 1000000"),
+        "{err}"
+    );
+    let rego = compiled(&gated(
+        "  msg := sprintf(\"%v %v %v %v\", [numbers.range(1, 4), numbers.range(3, 1), numbers.range_step(1, 8, 3), numbers.range_step(8, 1, 3)])\n",
+        "",
+    ));
+    assert_eq!(
+        rego.deny(&json!({"hostile": true})),
+        Ok(vec![
+            "[1, 2, 3, 4] [3, 2, 1] [1, 4, 7] [8, 5, 2]".to_string()
+        ])
+    );
+}
+
+#[test]
+fn a_step_past_its_deadline_is_abandoned() {
+    let start = Instant::now();
+    let answer = super::limits::run_limited(Duration::from_millis(100), || {
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    assert!(
+        matches!(answer, Err(super::limits::Stopped::Deadline(_))),
+        "{answer:?}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(matches!(
+        super::limits::run_limited(Duration::from_secs(5), || 7),
+        Ok(7)
+    ));
 }
