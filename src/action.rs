@@ -12,6 +12,8 @@
 
 pub mod comment;
 pub mod linked;
+#[cfg(test)]
+mod prop_tests;
 pub mod rest;
 
 use std::fmt::Write as _;
@@ -157,12 +159,20 @@ pub fn read_event() -> Result<Option<(String, Value)>, crate::error::Error> {
     let Some(path) = std::env::var_os("GITHUB_EVENT_PATH").filter(|p| !p.is_empty()) else {
         return Ok(None);
     };
-    let shown = std::path::Path::new(&path).display().to_string();
-    let bytes = std::fs::read(&path).map_err(|e| {
+    read_event_at(Path::new(&path)).map(Some)
+}
+
+/// The largest event payload read: GitHub caps a webhook's payload at 25 MB.
+pub const EVENT_LIMIT: u64 = 25 << 20;
+
+/// [`read_event`] of the payload at `path`: its path as messages name it, and its JSON.
+pub fn read_event_at(path: &Path) -> Result<(String, Value), crate::error::Error> {
+    let shown = path.display().to_string();
+    let bytes = crate::nofollow::read_named(path, EVENT_LIMIT).map_err(|e| {
         crate::error::Error::input(
-            crate::error::InputError::new(format!("cannot read the event payload (GITHUB_EVENT_PATH): {e}"))
+            crate::error::InputError::new(format!("the event payload (GITHUB_EVENT_PATH) {e}"))
                 .in_file(shown.clone())
-                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)"),
+                .help(format!("{}; GitHub Actions writes it, and outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)", crate::nofollow::read_help("the event payload", &e))),
         )
     })?;
     let event = serde_json::from_slice(&bytes).map_err(|e| {
@@ -172,7 +182,98 @@ pub fn read_event() -> Result<Option<(String, Value)>, crate::error::Error> {
                 .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)"),
         )
     })?;
-    Ok(Some((shown, event)))
+    let problems = check_event(&event);
+    if !problems.is_empty() {
+        return Err(crate::error::Error::Input(
+            problems
+                .into_iter()
+                .map(|p| {
+                    crate::error::InputError::new(format!("the event payload (GITHUB_EVENT_PATH): {p}"))
+                        .in_file(shown.clone())
+                        .help("GitHub Actions writes each of these fields with this type; outside a workflow, unset GITHUB_EVENT_PATH (or point it at a payload GitHub wrote)")
+                })
+                .collect(),
+        ));
+    }
+    Ok((shown, event))
+}
+
+/// What a field of the event payload must be when it is there (`null` counts as not there).
+#[derive(Clone, Copy)]
+enum EventField {
+    Object,
+    Text,
+    Number,
+    Commit,
+}
+
+/// Every field of the event payload Claim Check reads, parents before their children: a field of
+/// the wrong type would otherwise be read as missing, and the run would go on without it (a
+/// base sha of `12` silently replaced by the default branch's merge-base).
+const EVENT_FIELDS: &[(&str, EventField)] = &[
+    ("/number", EventField::Number),
+    ("/repository", EventField::Object),
+    ("/repository/full_name", EventField::Text),
+    ("/pull_request", EventField::Object),
+    ("/pull_request/number", EventField::Number),
+    ("/pull_request/title", EventField::Text),
+    ("/pull_request/body", EventField::Text),
+    ("/pull_request/base", EventField::Object),
+    ("/pull_request/base/sha", EventField::Commit),
+    ("/pull_request/base/repo", EventField::Object),
+    ("/pull_request/base/repo/full_name", EventField::Text),
+    ("/pull_request/head", EventField::Object),
+    ("/pull_request/head/sha", EventField::Commit),
+    ("/pull_request/head/repo", EventField::Object),
+    ("/pull_request/head/repo/full_name", EventField::Text),
+];
+
+/// The fields of `event` that are not what [`EVENT_FIELDS`] says, one message each.
+fn check_event(event: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    for &(pointer, want) in EVENT_FIELDS {
+        let Some(v) = event.pointer(pointer).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        let ok = match want {
+            EventField::Object => v.is_object(),
+            EventField::Text => v.is_string(),
+            EventField::Number => v.is_u64(),
+            EventField::Commit => v
+                .as_str()
+                .is_some_and(|s| crate::git::CommitId::parse(s).is_some()),
+        };
+        if ok {
+            continue;
+        }
+        let expected = match want {
+            EventField::Object => "an object",
+            EventField::Text => "a string",
+            EventField::Number => "a whole number of 0 or more",
+            EventField::Commit => "a commit id (40 or 64 lowercase hex digits)",
+        };
+        let field = pointer.trim_start_matches('/').replace('/', ".");
+        problems.push(format!(
+            "`{field}` is {}, where {expected} is read",
+            describe_json(v)
+        ));
+    }
+    problems
+}
+
+/// A JSON value as a message shows it: its kind, and a short excerpt of a scalar.
+fn describe_json(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => format!("a boolean (`{b}`)"),
+        Value::Number(n) => format!("a number (`{}`)", crate::text::cut(&n.to_string(), 40)),
+        Value::String(s) => format!(
+            "the string `{}`",
+            crate::text::visible(&crate::text::cut(s, 40))
+        ),
+        Value::Array(_) => "an array".to_string(),
+        Value::Object(_) => "an object".to_string(),
+    }
 }
 
 /// The GitHub Actions event payload (`GITHUB_EVENT_PATH`), when there is one.
@@ -439,6 +540,120 @@ pub fn append_env_file(var: &str, text: &str) -> std::io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The payload at a temporary path, read as `read_event` reads it.
+    fn read_payload(json: &str) -> (String, Result<(String, Value), crate::error::Error>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        std::fs::write(&path, json).unwrap();
+        (path.display().to_string(), read_event_at(&path))
+    }
+
+    #[test]
+    fn an_event_field_of_the_wrong_type_is_an_input_error_naming_the_file_and_the_field() {
+        let (path, read) = read_payload(
+            r#"{"pull_request": {"number": 7, "base": {"sha": 12}, "head": {"sha": "ab"}}}"#,
+        );
+        let Err(crate::error::Error::Input(errors)) = read else {
+            panic!("a base sha of 12 is an input error: {read:?}");
+        };
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        for e in &errors {
+            assert_eq!(e.file.as_deref(), Some(path.as_str()), "{e}");
+            assert!(e.message.contains("GITHUB_EVENT_PATH"), "{e}");
+            assert!(e.help.as_deref().is_some_and(|h| !h.is_empty()), "{e}");
+        }
+        assert!(
+            errors[0].message.contains("`pull_request.base.sha`")
+                && errors[0].message.contains("a number"),
+            "{}",
+            errors[0]
+        );
+        assert!(
+            errors[1].message.contains("`pull_request.head.sha`")
+                && errors[1].message.contains("`ab`"),
+            "{}",
+            errors[1]
+        );
+        // Each field Claim Check reads, of the wrong type.
+        for (json, field) in [
+            (r#"{"pull_request": []}"#, "`pull_request`"),
+            (
+                r#"{"pull_request": {"number": "7"}}"#,
+                "`pull_request.number`",
+            ),
+            (
+                r#"{"pull_request": {"number": -1}}"#,
+                "`pull_request.number`",
+            ),
+            (r#"{"pull_request": {"body": 3}}"#, "`pull_request.body`"),
+            (r#"{"pull_request": {"title": {}}}"#, "`pull_request.title`"),
+            (
+                r#"{"pull_request": {"head": "main"}}"#,
+                "`pull_request.head`",
+            ),
+            (
+                r#"{"pull_request": {"base": {"repo": {"full_name": 1}}}}"#,
+                "`pull_request.base.repo.full_name`",
+            ),
+            (r#"{"number": 1.5}"#, "`number`"),
+            (
+                r#"{"repository": {"full_name": false}}"#,
+                "`repository.full_name`",
+            ),
+        ] {
+            let (_, read) = read_payload(json);
+            let Err(crate::error::Error::Input(errors)) = read else {
+                panic!("{json}: an input error: {read:?}");
+            };
+            assert!(errors[0].message.contains(field), "{json}: {errors:?}");
+        }
+    }
+
+    #[test]
+    fn an_event_payload_that_is_no_regular_file_is_named_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("event.json");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        for (path, what) in [
+            (&fifo, "is a FIFO"),
+            (&dir.path().to_path_buf(), "is a directory"),
+        ] {
+            let Err(crate::error::Error::Input(errors)) = read_event_at(path) else {
+                panic!("{what}: an input error");
+            };
+            let shown = path.display().to_string();
+            assert_eq!(errors[0].file.as_deref(), Some(shown.as_str()));
+            assert!(
+                errors[0]
+                    .message
+                    .starts_with(&format!("the event payload (GITHUB_EVENT_PATH) {what}")),
+                "{errors:?}"
+            );
+            assert!(errors[0]
+                .help
+                .as_deref()
+                .is_some_and(|h| h.contains("regular file")));
+        }
+    }
+
+    #[test]
+    fn an_event_with_the_fields_of_their_types_or_null_reads() {
+        let sha = "a".repeat(40);
+        for json in [
+            "{}".to_string(),
+            r#"{"ref": "refs/heads/main", "repository": {"full_name": "acme/app"}}"#.to_string(),
+            format!(
+                r#"{{"number": 3, "pull_request": {{"number": 3, "title": "t", "body": null,
+                    "base": {{"sha": "{sha}", "repo": {{"full_name": "acme/app"}}}},
+                    "head": {{"sha": "{sha}", "repo": null}}}}}}"#
+            ),
+            r#"{"pull_request": null}"#.to_string(),
+        ] {
+            let (_, read) = read_payload(&json);
+            assert!(read.is_ok(), "{json}: {read:?}");
+        }
+    }
 
     #[test]
     fn the_artifact_names_the_job_once() {

@@ -37,6 +37,8 @@ pub mod judge;
 pub mod nofollow;
 pub mod oci;
 pub mod process;
+#[cfg(test)]
+mod prop_tests;
 pub mod replay;
 pub mod report;
 pub(crate) mod spanned_yaml;

@@ -52,6 +52,8 @@ use crate::verdict::{self, FusionInput};
 
 mod floor;
 mod judge;
+#[cfg(test)]
+mod prop_tests;
 
 pub use floor::{check_floor, Cited};
 

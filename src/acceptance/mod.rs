@@ -24,6 +24,8 @@ pub(crate) mod yaml;
 #[cfg(test)]
 mod diagnostics_tests;
 #[cfg(test)]
+mod prop_tests;
+#[cfg(test)]
 mod test_support;
 
 use std::path::{Path, PathBuf};

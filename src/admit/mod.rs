@@ -694,4 +694,6 @@ fn human_duration(seconds: u64) -> String {
 }
 
 #[cfg(test)]
+mod prop_tests;
+#[cfg(test)]
 mod tests;

@@ -183,7 +183,12 @@ impl RegoPolicy {
         // or a conflict only when it evaluates, and such a module would fail every admission;
         // so would one that runs past the time limit even over no input.
         limits::install_ranges(&mut engine).map_err(|e| {
-            InputError::new(format!("cannot prepare the Rego module: {e}")).in_file(shown)
+            InputError::new(format!("cannot prepare the Rego module: {e}"))
+                .in_file(shown)
+                .help(
+                    "admission could not install its bounded `numbers.range`; this is a fault \
+                     of shipmoor's own: report it with the module",
+                )
         })?;
         engine.set_execution_timer_config(regorus::utils::limits::ExecutionTimerConfig {
             limit: limits::EVAL_TIME_LIMIT,

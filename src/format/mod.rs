@@ -185,6 +185,9 @@ pub(crate) fn matches_schema(schema: &str, json: &str) -> bool {
 }
 
 #[cfg(test)]
+mod prop_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::floor::rule::SideState;

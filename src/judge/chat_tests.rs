@@ -243,3 +243,49 @@ fn neither_the_header_nor_the_debug_output_shows_the_key() {
     assert!(!debug.contains("sk-secret"), "{debug}");
     assert!(debug.contains(r#"api_key: Some("<set>")"#), "{debug}");
 }
+
+mod properties {
+    //! A chat completion's body, whatever the endpoint sent: an answer or a failure that says
+    //! why, never a panic (see [`crate::prop_tests`]).
+    use proptest::prelude::*;
+
+    use super::read;
+    use crate::judge::Reply;
+    use crate::prop_tests::{bytes, config, mutate_json, mutations, within};
+
+    const COMPLETION: &str = r#"{"id": "c1", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "{\"decision\": \"abstain\"}"}},
+                    {"message": {"content": [{"type": "text", "text": "second"}]}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}}"#;
+
+    fn said_why(body: &[u8]) -> Result<(), String> {
+        let Ok(text) = std::str::from_utf8(body) else {
+            return Ok(());
+        };
+        match within(20, "reading a completion", || read(text)) {
+            Reply::Failed { reason } if reason.trim().is_empty() => Err("no reason".to_string()),
+            _ => Ok(()),
+        }
+    }
+
+    #[test]
+    fn the_example_starts_an_answer() {
+        let body = String::from_utf8(mutate_json(COMPLETION.as_bytes(), &[])).unwrap();
+        assert!(matches!(read(&body), Reply::Answer { .. }));
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn any_body_is_an_answer_or_a_reason(input in bytes()) {
+            said_why(&input).map_err(TestCaseError::fail)?;
+        }
+
+        #[test]
+        fn a_mutated_completion_is_an_answer_or_a_reason(m in mutations()) {
+            said_why(&mutate_json(COMPLETION.as_bytes(), &m)).map_err(TestCaseError::fail)?;
+        }
+    }
+}

@@ -42,6 +42,9 @@ pub mod command;
 pub mod propose;
 pub mod request;
 
+#[cfg(test)]
+mod prop_tests;
+
 use std::collections::BTreeMap;
 
 use crate::error::Error;

@@ -39,6 +39,8 @@
 
 pub mod artifact;
 pub mod credentials;
+#[cfg(test)]
+mod prop_tests;
 mod reference;
 
 use std::future::Future;

@@ -64,6 +64,9 @@ pub(crate) struct Fatal;
 /// that dropping it (which recurses) would overflow the stack.
 const MAX_DEPTH: usize = 64;
 
+/// What `saphyr-parser`'s scanner says at 256 levels of flow nesting (its level is a `u8`).
+const SCANNER_DEPTH_LIMIT: &str = "recursion limit exceeded";
+
 #[derive(Debug)]
 pub(crate) struct Node {
     pub(crate) pos: Pos,
@@ -156,11 +159,18 @@ impl TreeBuilder {
                         line: e.marker().line().max(1),
                         col: e.marker().col() + 1,
                     };
-                    self.problems.push(Problem::new(
-                        pos,
-                        format!("invalid YAML: {}", e.info()),
-                        "fix the YAML syntax at this position",
-                    ));
+                    // The parser's scanner looks ahead through flow nesting (`[[[…`) and
+                    // refuses its 256th level before the tree sees its 65th: the same problem.
+                    let problem = if e.info() == SCANNER_DEPTH_LIMIT {
+                        self.too_deep(pos)
+                    } else {
+                        Problem::new(
+                            pos,
+                            format!("invalid YAML: {}", e.info()),
+                            "fix the YAML syntax at this position",
+                        )
+                    };
+                    self.problems.push(problem);
                     return Err(Fatal);
                 }
             };
@@ -246,21 +256,26 @@ impl TreeBuilder {
 
     fn push(&mut self, pos: Pos, frame: Frame) -> Result<(), Fatal> {
         if self.stack.len() >= MAX_DEPTH {
-            self.problems.push(Problem::new(
-                pos,
-                format!(
-                    "the {} nests deeper than {MAX_DEPTH} levels",
-                    self.file_kind.name
-                ),
-                format!(
-                    "the {} nests at most five levels; remove the extra nesting",
-                    self.file_kind.schema
-                ),
-            ));
+            let problem = self.too_deep(pos);
+            self.problems.push(problem);
             return Err(Fatal);
         }
         self.stack.push(frame);
         Ok(())
+    }
+
+    fn too_deep(&self, pos: Pos) -> Problem {
+        Problem::new(
+            pos,
+            format!(
+                "the {} nests deeper than {MAX_DEPTH} levels",
+                self.file_kind.name
+            ),
+            format!(
+                "the {} nests at most five levels; remove the extra nesting",
+                self.file_kind.schema
+            ),
+        )
     }
 
     /// Anchors and tags are YAML features no acceptance file or policy needs; rejecting them

@@ -568,6 +568,31 @@ fn bad_input_is_an_input_error_and_writes_nothing() {
         assert!(!r.exists(out), "{out}: {run:?}");
     }
     assert_eq!(r.status(), before, "the checkout is untouched");
+    // A field of the wrong type (a base sha of 12) is named, never read as missing: claim-check
+    // would otherwise take the default branch's merge-base for the pull request's base.
+    std::fs::write(
+        &ev,
+        r#"{"pull_request": {"number": 1, "body": "- [ ] x", "base": {"sha": 12}}}"#,
+    )
+    .unwrap();
+    for args in [
+        &["acceptance", "derive"][..],
+        &["claim-check", "--head", "HEAD"][..],
+    ] {
+        let run = with_event(&r, args, &ev, &[]);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(&format!(
+                "{}: the event payload (GITHUB_EVENT_PATH): `pull_request.base.sha` is a number (`12`)",
+                ev.display()
+            )) && run.stderr.contains("help: "),
+            "{args:?}: {run:?}"
+        );
+        for out in [DRAFT, ".shipmoor/verify.md", ".shipmoor/evidence"] {
+            assert!(!r.exists(out), "{out}: {run:?}");
+        }
+    }
+    assert_eq!(r.status(), before, "the checkout is untouched");
     // An event about no pull request.
     std::fs::write(&ev, "{\"ref\": \"refs/heads/main\"}").unwrap();
     let run = with_event(&r, &["acceptance", "derive"], &ev, &[]);

@@ -851,6 +851,10 @@ pub(super) fn merge(
 }
 
 #[cfg(test)]
+#[path = "shard_prop_tests.rs"]
+mod prop_tests;
+
+#[cfg(test)]
 mod tests {
     use super::{from_ci, parse_share};
 

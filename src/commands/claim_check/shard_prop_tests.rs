@@ -1,0 +1,73 @@
+//! Properties of the shard result's reader (`shard.json`, which a job that ran the change's
+//! code wrote): any bytes, and a valid result mutated, end in the result or in an error naming
+//! the shard's directory, never in a panic (see [`crate::prop_tests`]).
+
+use proptest::prelude::*;
+
+use super::{read_one, SHARD_SCHEMA};
+use crate::prop_tests::{bytes, config, mutate_json, mutations, within};
+
+fn example() -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "schema": SHARD_SCHEMA,
+        "tool_version": "0.1.0",
+        "policy": "v3",
+        "base": "a".repeat(40),
+        "head": "b".repeat(40),
+        "acceptance_sha256": "c".repeat(64),
+        "shard": {"k": 1, "n": 2, "by": "criterion"},
+        "runs": 1,
+        "entries": [],
+        "runtime": [],
+        "records": [],
+        "overlay": ["tests/test_a.py"],
+        "overlay_deleted": [],
+        "overlay_spliced": [],
+        "changed_files": 3,
+        "harness": [],
+        "evidence": [],
+    }))
+    .expect("JSON")
+}
+
+/// `bytes` as a shard's `shard.json`, read: the result, or an error naming the directory.
+fn read_bytes(bytes: &[u8]) -> Result<(), String> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("shard.json"), bytes).expect("written");
+    std::fs::create_dir_all(dir.path().join("evidence/sha256")).expect("made");
+    match within(20, "reading a shard", || read_one(dir.path())) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let shown = format!("shard {}", dir.path().display());
+            if e.message.starts_with(&shown) && e.help.is_some() {
+                Ok(())
+            } else {
+                Err(format!("an error that does not name the shard: {e:?}"))
+            }
+        }
+    }
+}
+
+#[test]
+fn the_example_starts_valid() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("shard.json"), mutate_json(&example(), &[])).expect("written");
+    std::fs::create_dir_all(dir.path().join("evidence/sha256")).expect("made");
+    if let Err(e) = read_one(dir.path()) {
+        panic!("{e}");
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn any_bytes_are_a_shard_or_name_it(input in bytes()) {
+        read_bytes(&input).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn a_mutated_shard_is_read_or_named(m in mutations()) {
+        read_bytes(&mutate_json(&example(), &m)).map_err(TestCaseError::fail)?;
+    }
+}
