@@ -11,9 +11,10 @@
 #   /usr/local/bin/shipmoor            the static binary (glibc, crt-static; no dynamic loader)
 #   /usr/local/bin/shipmoor-action     container/entrypoint.sh, the Docker action's entrypoint
 #   /usr/bin/git                       Debian's git, with the shared libraries it links
-#   /lib/x86_64-linux-gnu/*, /lib64/ld-linux-x86-64.so.2   (replay and claim-check run git)
-#   /bin/busybox + applet links        a static busybox: /bin/sh for the entrypoint and for
-#                                      junit-command runners, and the usual small tools
+#   /lib/x86_64-linux-gnu/*, /lib64/ld-linux-x86-64.so.2   (git's and busybox's libraries)
+#   /bin/busybox + applet links        Debian's dynamic busybox (it shares git's libc): /bin/sh
+#                                      for the entrypoint and for junit-command runners, and the
+#                                      usual small tools
 #   /etc/gitconfig                     safe.directory = * (workspaces mounted from another uid)
 #   /etc/ssl/certs/ca-certificates.crt for keyless signing (Fulcio, Rekor, the OIDC token)
 #   /etc/passwd, /etc/group, /etc/nsswitch.conf, /root, /tmp (1777)

@@ -3,14 +3,16 @@
 #
 #   scripts/build-image.sh [--binary PATH] [--tag TAG] [--locked] [--smoke]
 #
-# 1. The static binary: `cargo build --release` for <arch>-unknown-linux-gnu with
-#    `-C target-feature=+crt-static` (glibc, statically linked, no dynamic loader) in its own
-#    target dir, target/static (SHIPMOOR_STATIC_TARGET_DIR), so it never fights the debug builds.
+# 1. The static binary: scripts/release-build.sh (the release workflow's reproducible build:
+#    `cargo build --release` for <arch>-unknown-linux-gnu with `-C target-feature=+crt-static`,
+#    glibc statically linked, no dynamic loader) in its own target dir, target/static
+#    (SHIPMOOR_STATIC_TARGET_DIR), so it never fights the debug builds.
 #    --locked passes --locked to cargo (releases). --binary PATH takes a binary built elsewhere
 #    instead; it must be static too.
 # 2. The root filesystem, staged in target/image/rootfs/: the binary, the Docker action's
 #    entrypoint (container/entrypoint.sh), Debian's git with the shared libraries `ldd` lists,
-#    a static busybox (/bin/sh and its applets), CA certificates, /etc/gitconfig with
+#    Debian's dynamic busybox (/bin/sh and its applets; it shares git's libc, 1.1 MB less than
+#    busybox-static), CA certificates, /etc/gitconfig with
 #    safe.directory = *, passwd/group/nsswitch.conf/hosts, /root and /tmp (1777), and the
 #    Debian copyright files of every package something was taken from.
 # 3. `buildah --storage-driver vfs bud` of the Dockerfile from the repository's root
@@ -21,8 +23,11 @@
 #    (`buildah run --isolation chroot`).
 #
 # Needs root on a fresh machine to install what is missing with apt-get: buildah, git,
-# busybox-static, ca-certificates. SHIPMOOR_STORAGE_DRIVER overrides the storage driver (vfs),
-# SHIPMOOR_STATIC_TARGET the Rust target, SHIPMOOR_IMAGE_GIT the git binary (/usr/bin/git).
+# ca-certificates. The busybox is /bin/busybox when that is Debian's dynamic one, else the
+# `busybox` package fetched with `apt-get download` (no install: it would conflict with
+# busybox-static) and unpacked into target/image/busybox-deb. SHIPMOOR_STORAGE_DRIVER overrides
+# the storage driver (vfs), SHIPMOOR_STATIC_TARGET the Rust target, SHIPMOOR_IMAGE_GIT the git
+# binary (/usr/bin/git), SHIPMOOR_IMAGE_BUSYBOX the busybox binary.
 # Concurrent runs take turns (flock on target/image.lock).
 set -euo pipefail
 caller=$(pwd)
@@ -88,10 +93,9 @@ command -v buildah >/dev/null 2>&1 || apt_install buildah
 command -v buildah >/dev/null 2>&1 || die "buildah is still missing after installing it"
 git_bin=${SHIPMOOR_IMAGE_GIT:-/usr/bin/git}
 [ -x "$git_bin" ] || apt_install git
-[ -x /bin/busybox ] || apt_install busybox-static
 cacerts=/etc/ssl/certs/ca-certificates.crt
 [ -s "$cacerts" ] || apt_install ca-certificates
-for tool in ldd flock tar gzip; do
+for tool in ldd flock tar gzip dpkg-deb; do
   command -v "$tool" >/dev/null 2>&1 || die "missing: $tool"
 done
 
@@ -102,18 +106,38 @@ is_static() {
   grep -qE 'not a dynamic executable|statically linked' <<<"$said"
 }
 
+# The busybox: a dynamic one links only libc (and libresolv), which git brings already.
+busybox_copyright=""
+if [ -n "${SHIPMOOR_IMAGE_BUSYBOX:-}" ]; then
+  busybox_bin=$SHIPMOOR_IMAGE_BUSYBOX
+elif [ -x /bin/busybox ] && ! is_static /bin/busybox; then
+  busybox_bin=/bin/busybox
+else
+  deb_dir=$image_dir/busybox-deb
+  if [ ! -x "$deb_dir/bin/busybox" ]; then
+    command -v apt-get >/dev/null 2>&1 ||
+      die "missing: a dynamic busybox (set SHIPMOOR_IMAGE_BUSYBOX to one, or run where apt-get can download Debian's busybox package)"
+    say "downloading Debian's busybox package (apt-get download busybox)"
+    rm -rf "$deb_dir" && mkdir -p "$deb_dir/deb"
+    (cd "$deb_dir/deb" && apt-get download busybox >&2) ||
+      die "apt-get download busybox failed (run apt-get update, or set SHIPMOOR_IMAGE_BUSYBOX)"
+    dpkg-deb -x "$deb_dir"/deb/busybox_*.deb "$deb_dir"
+  fi
+  busybox_bin=$deb_dir/bin/busybox
+  busybox_copyright=$deb_dir/usr/share/doc/busybox/copyright
+fi
+[ -x "$busybox_bin" ] || die "no busybox at $busybox_bin"
+"$busybox_bin" sh -c true || die "$busybox_bin does not run"
+
 # ---------------------------------------------------------------------------------------------
 # 1. The static binary
 # ---------------------------------------------------------------------------------------------
 if [ -z "$binary" ]; then
   target=${SHIPMOOR_STATIC_TARGET:-$(uname -m)-unknown-linux-gnu}
   target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
-  say "building the static binary (cargo build --release --target $target, +crt-static, CARGO_TARGET_DIR=$target_dir)"
-  # --target keeps RUSTFLAGS away from build scripts and proc-macros, which must stay dynamic.
-  env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_RUSTFLAGS \
-    RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR="$target_dir" \
-    cargo build --release "${locked[@]}" --target "$target" --bin shipmoor >&2
-  binary=$target_dir/$target/release/shipmoor
+  say "building the static binary (scripts/release-build.sh --target $target, CARGO_TARGET_DIR=$target_dir)"
+  # The release workflow's build, path maps included: the image holds the release's bytes.
+  binary=$(bash scripts/release-build.sh "${locked[@]}" --target "$target" --target-dir "$target_dir")
 fi
 case $binary in /*) ;; *) binary=$caller/$binary ;; esac
 [ -x "$binary" ] || die "no binary at $binary"
@@ -160,11 +184,14 @@ copy_with_libs() {
 install -m 0755 "$binary" "$rootfs/usr/local/bin/shipmoor"
 install -m 0755 container/entrypoint.sh "$rootfs/usr/local/bin/shipmoor-action"
 copy_with_libs "$git_bin" /usr/bin/git
-copy_with_libs /bin/busybox /bin/busybox
+copy_with_libs "$busybox_bin" /bin/busybox
+if [ -n "$busybox_copyright" ]; then
+  install -D -m 0644 "$busybox_copyright" "$rootfs/usr/share/doc/busybox/copyright"
+fi
 while read -r applet; do
   case $applet in "" | busybox) continue ;; esac
   [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
-done < <(/bin/busybox --list)
+done < <("$busybox_bin" --list)
 install -m 0644 "$cacerts" "$rootfs/etc/ssl/certs/ca-certificates.crt"
 packages+=(ca-certificates) # the bundle is generated by update-ca-certificates: no package owns it
 

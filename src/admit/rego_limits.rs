@@ -117,11 +117,7 @@ pub fn nesting(text: &str) -> Result<(), TooDeep> {
                                 break;
                             }
                         }
-                        '\\' if quote == '"' => {
-                            if chars.next().is_some() {
-                                column += 1;
-                            }
-                        }
+                        '\\' if quote == '"' && chars.next().is_some() => column += 1,
                         s if s == quote => break,
                         _ => {}
                     }

@@ -216,7 +216,7 @@ fn open_element(
         let attr = |key: &[u8]| -> Result<Option<String>, String> {
             match start.try_get_attribute(key) {
                 Ok(Some(a)) => a
-                    .unescape_value()
+                    .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                     .map(|v| Some(v.into_owned()))
                     .map_err(|e| format!("bad attribute: {e}")),
                 Ok(None) => Ok(None),
@@ -237,7 +237,10 @@ fn open_element(
     if stack.last().map(|t| t.as_slice()) == Some(b"testcase".as_slice()) {
         if let (Some(case), Some(status)) = (current.as_mut(), child_status(tag)) {
             let message = match start.try_get_attribute(b"message") {
-                Ok(Some(a)) => a.unescape_value().ok().map(|v| v.into_owned()),
+                Ok(Some(a)) => a
+                    .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .ok()
+                    .map(|v| v.into_owned()),
                 _ => None,
             };
             if status > case.status {
@@ -768,5 +771,31 @@ mod tests {
         assert!(report
             .problem
             .is_some_and(|p| p.starts_with("unreadable: not a JUnit file")));
+    }
+
+    /// The JUnit file is written by the change under check: a test case with tens of thousands
+    /// of attributes must not stall the floor. quick-xml before 0.41 compared each attribute's
+    /// name with every earlier one (RUSTSEC-2026-0194, quadratic: about a minute for this file
+    /// in a debug build); now the whole file is linear and reads in milliseconds.
+    #[test]
+    fn a_testcase_with_many_attributes_reads_in_linear_time() {
+        let attrs: String = (0..40_000).map(|i| format!(" a{i}=\"\"")).collect();
+        let xml = format!(
+            "<testsuites><testsuite><testcase classname=\"c\" name=\"n\"{attrs}/></testsuite></testsuites>"
+        );
+        let started = std::time::Instant::now();
+        let cases = parse_junit(xml.as_bytes()).unwrap();
+        let took = started.elapsed();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(
+            (cases[0].classname.as_str(), cases[0].name.as_str()),
+            ("c", "n")
+        );
+        // A guard against the stall, not a measure of speed: linear is milliseconds, the
+        // quadratic scan a minute.
+        assert!(
+            took < std::time::Duration::from_secs(30),
+            "40,000 attributes on one test case took {took:?}"
+        );
     }
 }
