@@ -48,14 +48,19 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 
 # Two copies of the tracked files (with the working tree's changes), at paths that differ in
 # name and length.
+# Both copies are made before either build starts, so that an edit to the working tree during the
+# first build cannot reach the second.
 sources=("$work/a/claim-check" "$work/bb/another/checkout")
-bins=()
 for src in "${sources[@]}"; do
   rm -rf "$src"
   mkdir -p "$src"
   git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$src" 2>/dev/null ||
     git ls-files -z | xargs -0 cp --parents -t "$src"
   git -C "$src" init -q
+done
+diff -r "${sources[0]}" "${sources[1]}" >/dev/null || die "the two copies of the sources differ"
+bins=()
+for src in "${sources[@]}"; do
   say "clean build in $src"
   started=$(date +%s)
   bin=$(bash "$src/scripts/release-build.sh" --locked --target-dir "$src/target/static")
