@@ -98,6 +98,9 @@ pub enum DsseError {
     /// The bytes are not JSON.
     #[error("not JSON: {0}")]
     Json(String),
+    /// An object of the envelope repeats a key (step 1): parsers disagree on which one counts.
+    #[error("{0}")]
+    DuplicateKey(String),
     /// A field is missing or has the wrong JSON type (step 1).
     #[error("`{field}` must be {expected}")]
     Structure {
@@ -177,6 +180,7 @@ pub fn sign(payload: &[u8], payload_type: &str, key: &SigningKey) -> Envelope {
 pub fn parse(bytes: &[u8]) -> Result<Envelope, DsseError> {
     // 1. Structure.
     let value: Value = serde_json::from_slice(bytes).map_err(|e| DsseError::Json(e.to_string()))?;
+    super::unique_keys::check(bytes).map_err(DsseError::DuplicateKey)?;
     let env = Envelope::from_value(&value, "")?;
     // 2. Base64.
     decode(&env)?;
@@ -698,6 +702,56 @@ mod tests {
             verify(&e, &keys.verifying("ed25519")),
             Err(DsseError::Base64 { .. })
         ));
+    }
+
+    #[test]
+    fn a_repeated_key_at_any_level_of_the_envelope_is_refused_and_named() {
+        let keys = Keys::new();
+        let env = sign(&statement(), PAYLOAD_TYPE, &keys.signing("p256"));
+        let text = serde_json::to_string(&env).unwrap();
+        let good = |field: &str| {
+            format!(
+                "\"{field}\":{}",
+                serde_json::to_string(&serde_json::to_value(&env).unwrap()[field]).unwrap()
+            )
+        };
+        // Each repetition repeats a value the envelope has (the last one is what serde keeps),
+        // so only the repetition itself is wrong.
+        let sig = serde_json::to_string(&env.signatures[0].sig).unwrap();
+        let cases = [
+            (
+                "payload",
+                text.replacen('{', &format!("{{{},", good("payload")), 1),
+                "at the top level",
+            ),
+            (
+                "payloadType",
+                text.replacen('{', &format!("{{{},", good("payloadType")), 1),
+                "at the top level",
+            ),
+            (
+                "signatures",
+                text.replacen('{', &format!("{{{},", good("signatures")), 1),
+                "at the top level",
+            ),
+            (
+                "sig",
+                text.replacen("\"sig\":", &format!("\"sig\":{sig},\"sig\":"), 1),
+                "in `signatures[0]`",
+            ),
+        ];
+        for (key, bytes, place) in cases {
+            assert!(bytes != text, "{key}: nothing repeated");
+            let e = parse(bytes.as_bytes()).unwrap_err();
+            assert!(matches!(e, DsseError::DuplicateKey(_)), "{key}: {e:?}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("duplicate key `{key}` {place} at line 1 column")),
+                "{key}: {e}"
+            );
+        }
+        // Unchanged, it parses and verifies.
+        assert!(verify(&parse(text.as_bytes()).unwrap(), &keys.verifying("p256")).is_ok());
     }
 
     #[test]

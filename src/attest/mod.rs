@@ -17,6 +17,7 @@ pub mod dsse;
 pub mod keyed_bundle;
 pub mod keys;
 pub mod sigstore;
+pub mod unique_keys;
 pub mod verify;
 
 use serde::{Deserialize, Serialize};

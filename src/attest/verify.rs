@@ -90,6 +90,8 @@ impl Attestation {
                 .and_then(|env| envelope_payload(&env)),
         }
         .map_err(|e| (Some(label), e))?;
+        super::unique_keys::check(&unverified)
+            .map_err(|e| (Some(label), format!("the statement: {e}")))?;
         let version = statement::format_version(&unverified).map_err(|e| (Some(label), e))?;
         Ok(Attestation {
             form,
@@ -254,6 +256,9 @@ impl Attestation {
 
 fn parse_form(bytes: &[u8]) -> Result<Form, String> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    // Before any field is read: a repeated key reads as its last value here, and as its first
+    // in some other verifier.
+    super::unique_keys::check(bytes)?;
     let Some(obj) = v.as_object() else {
         return Err("not a JSON object".into());
     };

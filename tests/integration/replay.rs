@@ -265,6 +265,92 @@ fn every_form_replays() {
     );
 }
 
+/// Step 1: an envelope or bundle that repeats a key, at any level, is INVALID at parse and the
+/// key is named, as a statement's repeated field is. Each repetition repeats the value already
+/// there, so the file reads the same whichever occurrence a parser keeps: only the repetition
+/// is wrong (without the check each of them replays VALID).
+#[test]
+fn a_repeated_key_in_the_envelope_or_bundle_is_refused_at_parse() {
+    let (r, _base, _key, public) = signed_run();
+    let compact = |file: &str| -> (String, Value) {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(r.path().join(file)).unwrap()).unwrap();
+        (serde_json::to_string(&v).unwrap(), v)
+    };
+    let (envelope, env) = compact(".shipmoor/claim-check.vsa.dsse.json");
+    let (bundle, b) = compact(".shipmoor/claim-check.vsa.sigstore.json");
+    let json = |v: &Value| serde_json::to_string(v).unwrap();
+    // `"key":{` becomes `"key":{"inner":<its value>,`.
+    let repeat_in = |text: &str, open: &str, inner: &str, value: &Value| {
+        assert!(text.contains(open), "{open} not in {text}");
+        text.replacen(open, &format!("{open}\"{inner}\":{},", json(value)), 1)
+    };
+    let cases = [
+        (
+            "envelope payloadType",
+            repeat_in(&envelope, "{", "payloadType", &env["payloadType"]),
+            "duplicate key `payloadType` at the top level",
+        ),
+        (
+            "envelope signatures[0].keyid",
+            repeat_in(
+                &envelope,
+                "\"signatures\":[{",
+                "keyid",
+                &env["signatures"][0]["keyid"],
+            ),
+            "duplicate key `keyid` in `signatures[0]`",
+        ),
+        (
+            "bundle dsseEnvelope.payload",
+            repeat_in(
+                &bundle,
+                "\"dsseEnvelope\":{",
+                "payload",
+                &b["dsseEnvelope"]["payload"],
+            ),
+            "duplicate key `payload` in `dsseEnvelope`",
+        ),
+        (
+            "bundle verificationMaterial.publicKey.hint",
+            repeat_in(
+                &bundle,
+                "\"publicKey\":{",
+                "hint",
+                &b["verificationMaterial"]["publicKey"]["hint"],
+            ),
+            "duplicate key `hint` in `verificationMaterial.publicKey`",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let file = r.path().join(".git/repeated.json");
+        std::fs::write(&file, &text).unwrap();
+        let run = r.shipmoor(&[
+            "replay",
+            file.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+            "--evidence",
+            ".shipmoor/evidence",
+        ]);
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert!(run.stdout.starts_with("Replay  INVALID"), "{name}: {run:?}");
+        let parse = run
+            .stdout
+            .lines()
+            .find(|l| l.contains("1 parse"))
+            .unwrap_or_default();
+        assert!(
+            parse.contains("FAILED") && parse.contains(want),
+            "{name}: {run:?}"
+        );
+        assert!(
+            run.stdout.contains("2 signature  not run"),
+            "{name}: {run:?}"
+        );
+    }
+}
+
 /// Step 1: a statement of a format this release does not read, signed correctly, is refused
 /// before its signature is looked at.
 #[test]
