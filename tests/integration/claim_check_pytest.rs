@@ -1004,3 +1004,56 @@ fn a_process_a_test_daemonized_does_not_outlive_its_command() {
         "a process the test started rewrote the report after the run"
     );
 }
+
+/// The tagged test replaces the JUnit file pytest wrote with a symlink to a file outside the
+/// repository (a signing key left on the runner): its bytes must never become evidence, and the
+/// run must say why the results are unreadable rather than read through the link.
+#[test]
+fn a_results_file_swapped_for_a_symlink_is_never_read_through_it() {
+    let (r, base) = base_repo();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("signing.key");
+    std::fs::write(&secret, "-----BEGIN PRIVATE KEY-----\nSECRET-abc123\n").unwrap();
+    r.write("svc/refund.py", SERVICE_HEAD);
+    r.write(
+        &format!("tests/test_r_{}.py", ident("order-refunded")),
+        &format!(
+            "import atexit, os, sys\n\n\
+             def _swap():\n    \
+                 for a in sys.argv:\n        \
+                     if a.startswith('--junitxml='):\n            \
+                         p = a.split('=', 1)[1]\n            \
+                         os.remove(p)\n            \
+                         os.symlink({secret:?}, p)\n\n\
+             atexit.register(_swap)\n\n{}",
+            refunded_test("order-refunded")
+        ),
+    );
+    acceptance(
+        &r,
+        "  - id: order-refunded\n    ac: Order is marked refunded.\n",
+    );
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let mut stack = vec![r.path().join(".shipmoor")];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                seen += 1;
+                let bytes = std::fs::read(&path).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains("SECRET-abc123"),
+                    "{} holds the file the symlink named",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(seen > 3, "the run wrote its outputs: {run:?}");
+    assert!(run.stdout.contains("symlink"), "{run:?}");
+}

@@ -353,8 +353,10 @@ impl JunitFile {
     /// its bytes with the invocation as its results (`application/xml`), whether or not they
     /// parse. A file that is not there is no results.
     pub fn read(path: &Path, invocation: &mut Invocation) -> JunitFile {
-        let Ok(bytes) = std::fs::read(path) else {
-            return JunitFile(None);
+        let bytes = match super::read_run_file(path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return JunitFile(None),
+            Err(why) => return JunitFile(Some(Err(why))),
         };
         let cases = parse_junit(&bytes);
         invocation.results = Some(bytes);

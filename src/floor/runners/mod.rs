@@ -36,6 +36,19 @@ pub struct TestCase {
     pub file: Option<String>,
 }
 
+/// A file a run was told to write (its JUnit file, its JSON report), read as the evidence of that
+/// run: only a regular file, never through a symlink, at most [`crate::evidence::ITEM_LIMIT`]
+/// bytes. The change's code writes where the run does, and may put a symlink there to a file
+/// outside the repository (a key left on the runner) or a FIFO that never ends: either is a
+/// problem that says what is there, never bytes read through it. `Ok(None)`: nothing there.
+pub fn read_run_file(path: &std::path::Path) -> Result<Option<Vec<u8>>, String> {
+    match crate::nofollow::read_regular(path, crate::evidence::ITEM_LIMIT) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(crate::nofollow::ReadError::Missing(_)) => Ok(None),
+        Err(e) => Err(format!("{} {e}", path.display())),
+    }
+}
+
 /// Where and how a runner runs: one worktree, one runner root.
 #[derive(Debug, Clone)]
 pub struct RunCtx {

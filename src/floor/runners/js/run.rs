@@ -186,7 +186,10 @@ pub(super) fn execute(
     let problem = ran.operational_problem(name);
     let exit = ran.captured().exit_code;
     let exit_text = exit_problem(name, ran.captured());
-    let bytes = std::fs::read(results).ok();
+    let (bytes, unreadable) = match super::super::read_run_file(results) {
+        Ok(bytes) => (bytes, None),
+        Err(why) => (None, Some(why)),
+    };
     if let Some(b) = &bytes {
         ran.invocation.results = Some(b.clone());
         ran.invocation.results_type = Some("application/json".into());
@@ -204,6 +207,14 @@ pub(super) fn execute(
     if !exit_believed {
         problems.push(exit_text.clone());
     }
+    if let Some(why) = unreadable {
+        problems.push(format!("{name}'s results file is unreadable: {why}"));
+        return Executed {
+            exit,
+            files: None,
+            problems,
+        };
+    }
     let Some(bytes) = bytes else {
         if exit_believed {
             problems.push(format!("{exit_text}, but wrote no results file"));
@@ -218,7 +229,7 @@ pub(super) fn execute(
         Ok(mut files) => {
             // Without the second report, a file that fails to load keeps the message alone.
             let junit = stacks
-                .and_then(|p| std::fs::read(p).ok())
+                .and_then(|p| super::super::read_run_file(&p).ok().flatten())
                 .and_then(|b| parse_junit(&b).ok());
             if let Some(cases) = junit {
                 add_vitest_stacks(ctx, &mut files, &cases);

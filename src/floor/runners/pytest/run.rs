@@ -171,7 +171,7 @@ fn imported_from_outside(ctx: &RunCtx) -> Option<String> {
         file: String,
         worktree: String,
     }
-    let bytes = std::fs::read(imports_path(ctx)).ok()?;
+    let bytes = super::super::read_run_file(&imports_path(ctx)).ok()??;
     let outside: Vec<Outside> = serde_json::from_slice(&bytes).ok()?;
     let first = outside.first()?;
     Some(format!(
