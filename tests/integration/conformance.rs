@@ -161,7 +161,7 @@ fn usage_errors_exit_2() {
     };
     let (code, stderr) = with_identity("/nonexistent/bundle.json", &artifact);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("cannot read the bundle"), "{stderr}");
+    assert!(stderr.contains("the bundle is missing"), "{stderr}");
     let (code, stderr) = with_identity(&bundle, "/nonexistent/artifact");
     assert_eq!(code, Some(2), "{stderr}");
     let (code, stderr) = with_identity(&bundle, "sha256:1234");

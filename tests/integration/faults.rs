@@ -144,29 +144,31 @@ fn a_full_disk_under_the_evidence_store_is_an_input_error_and_nothing_is_written
 
 #[test]
 fn a_full_disk_under_the_reports_is_an_input_error_and_no_evidence_is_kept() {
-    let (r, base) = ready_change();
-    let disk = tempfile::tempdir().unwrap();
-    let report = disk.path().join("reports/verify.md");
-    let run = on_tmpfs(
-        &r,
-        disk.path(),
-        256,
-        true,
-        &[
-            "claim-check",
-            "--base",
-            &base,
-            "--report-out",
-            report.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("No space left on device"), "{run:?}");
-    assert!(run.stderr.contains("--report-out"), "{run:?}");
-    let left = run.stdout.split("--- left:").nth(1).unwrap_or("").trim();
-    assert_eq!(left, "", "left on the full disk: {left}");
-    // The documents are staged before any evidence item: none was committed.
-    assert_nothing_written(&r);
+    for (flag, file) in [
+        ("--report-out", "reports/verify.md"),
+        ("--result-out", "results/result.json"),
+    ] {
+        let (r, base) = ready_change();
+        let disk = tempfile::tempdir().unwrap();
+        let out = disk.path().join(file);
+        let run = on_tmpfs(
+            &r,
+            disk.path(),
+            256,
+            true,
+            &["claim-check", "--base", &base, flag, out.to_str().unwrap()],
+        );
+        assert_eq!(run.code, 2, "{flag}: {run:?}");
+        assert!(
+            run.stderr.contains("No space left on device"),
+            "{flag}: {run:?}"
+        );
+        assert!(run.stderr.contains(flag), "{flag}: {run:?}");
+        let left = run.stdout.split("--- left:").nth(1).unwrap_or("").trim();
+        assert_eq!(left, "", "{flag}: left on the full disk: {left}");
+        // The documents are staged before any evidence item: none was committed.
+        assert_nothing_written(&r);
+    }
 }
 
 #[test]
@@ -233,6 +235,31 @@ fn a_file_where_the_evidence_items_go_is_an_input_error_before_any_work() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("sha256"), "{run:?}");
     assert!(run.stderr.contains("--evidence-dir"), "{run:?}");
+    assert!(
+        !run.stderr.contains("claim-check: head"),
+        "work began: {run:?}"
+    );
+    assert_nothing_written(&r);
+}
+
+/// `--result-out` is checked with the other outputs before any work: a file standing where its
+/// directory should be is exit 2 naming the flag, never tests run and then a crash.
+#[test]
+fn a_result_out_that_cannot_be_written_is_an_input_error_before_any_work() {
+    let (r, base) = ready_change();
+    let blocker = r.tmp.path().join("not-a-dir");
+    std::fs::write(&blocker, "a file").unwrap();
+    let result = blocker.join("result.json");
+    let run = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--result-out",
+        result.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--result-out"), "{run:?}");
+    assert!(run.stderr.contains("help:"), "{run:?}");
     assert!(
         !run.stderr.contains("claim-check: head"),
         "work began: {run:?}"
