@@ -67,22 +67,115 @@ pub(crate) fn mutations() -> impl Strategy<Value = Vec<Mutation>> {
 // JSON
 // ---------------------------------------------------------------------------------------------
 
-/// A JSON document as text is written: numbers and strings as their raw bytes (so that they
-/// may be what no `serde_json::Value` holds), objects as their entries in order (so that a
-/// key may repeat).
+/// A document as a tree of its text: scalars as written (raw, so that they may be what no parsed
+/// value holds), sequences, and mappings as their entries in order (so that a key may repeat).
+/// `S` is how a scalar or a key is written: bytes for JSON, text for YAML.
 #[derive(Debug, Clone)]
-enum J {
-    /// Raw bytes: a scalar, or anything spliced in.
-    Raw(Vec<u8>),
-    Arr(Vec<J>),
-    Obj(Vec<(Vec<u8>, J)>),
+enum Tree<S> {
+    /// A scalar as written, or anything spliced in.
+    Raw(S),
+    Seq(Vec<Tree<S>>),
+    Map(Vec<(S, Tree<S>)>),
 }
+
+impl<S: Clone> Tree<S> {
+    /// The number of nodes, in preorder.
+    fn count(&self) -> usize {
+        1 + match self {
+            Tree::Raw(_) => 0,
+            Tree::Seq(items) => items.iter().map(Tree::count).sum(),
+            Tree::Map(entries) => entries.iter().map(|(_, v)| v.count()).sum(),
+        }
+    }
+
+    /// The `n`th node in preorder.
+    fn nth(&mut self, n: usize) -> Option<&mut Tree<S>> {
+        if n == 0 {
+            return Some(self);
+        }
+        let mut n = n - 1;
+        let children: Vec<&mut Tree<S>> = match self {
+            Tree::Raw(_) => return None,
+            Tree::Seq(items) => items.iter_mut().collect(),
+            Tree::Map(entries) => entries.iter_mut().map(|(_, v)| v).collect(),
+        };
+        for c in children {
+            let size = c.count();
+            if n < size {
+                return c.nth(n);
+            }
+            n -= size;
+        }
+        None
+    }
+
+    /// Applies the structural `mutations` (a node retyped, an entry or item deleted or
+    /// duplicated, a key renamed, a node wrapped in a sequence or in a mapping under `wrap_key`),
+    /// and returns the byte-level ones, to [`splice`] once the document is written.
+    fn mutate(
+        &mut self,
+        mutations: &[Mutation],
+        replacements: &[S],
+        keys: &[S],
+        wrap_key: &S,
+    ) -> Vec<(usize, usize)> {
+        let mut spliced = Vec::new();
+        for m in mutations {
+            let count = self.count();
+            let Some(node) = self.nth(m.at % count) else {
+                continue;
+            };
+            let value = replacements[m.with % replacements.len()].clone();
+            match (m.kind, node) {
+                // Retype the node.
+                (0 | 1, node) => *node = Tree::Raw(value),
+                // Delete an entry or an item.
+                (2, Tree::Map(entries)) if !entries.is_empty() => {
+                    entries.remove(m.with % entries.len());
+                }
+                (2, Tree::Seq(items)) if !items.is_empty() => {
+                    items.remove(m.with % items.len());
+                }
+                // Duplicate an entry (its value retyped) or an item.
+                (3, Tree::Map(entries)) if !entries.is_empty() => {
+                    let (k, _) = entries[m.with % entries.len()].clone();
+                    entries.push((k, Tree::Raw(value)));
+                }
+                (3, Tree::Seq(items)) if !items.is_empty() => {
+                    let item = items[m.with % items.len()].clone();
+                    items.push(item);
+                }
+                // Rename a key.
+                (4, Tree::Map(entries)) if !entries.is_empty() => {
+                    let i = m.with % entries.len();
+                    entries[i].0 = keys[m.with % keys.len()].clone();
+                }
+                // Wrap the node in a sequence or a mapping.
+                (5, node) => {
+                    let inner = std::mem::replace(node, Tree::Seq(Vec::new()));
+                    *node = if m.with % 2 == 0 {
+                        Tree::Seq(vec![inner])
+                    } else {
+                        Tree::Map(vec![(wrap_key.clone(), inner)])
+                    };
+                }
+                // Byte-level changes, once the document is written.
+                (6 | 7, _) => spliced.push((m.at, m.with)),
+                _ => {}
+            }
+        }
+        spliced
+    }
+}
+
+/// A JSON document as text is written.
+type J = Tree<Vec<u8>>;
 
 impl J {
     fn of(v: &serde_json::Value) -> J {
         match v {
-            serde_json::Value::Array(a) => J::Arr(a.iter().map(J::of).collect()),
-            serde_json::Value::Object(o) => J::Obj(
+            serde_json::Value::Array(a) => J::Seq(a.iter().map(J::of).collect()),
+            serde_json::Value::Object(o) => J::Map(
                 o.iter()
                     .map(|(k, v)| (json_string(k).into_bytes(), J::of(v)))
                     .collect(),
@@ -94,7 +187,7 @@ impl J {
     fn render(&self, out: &mut Vec<u8>) {
         match self {
             J::Raw(b) => out.extend_from_slice(b),
-            J::Arr(items) => {
+            J::Seq(items) => {
                 out.push(b'[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
@@ -104,7 +197,7 @@ impl J {
                 }
                 out.push(b']');
             }
-            J::Obj(entries) => {
+            J::Map(entries) => {
                 out.push(b'{');
                 for (i, (k, v)) in entries.iter().enumerate() {
                     if i > 0 {
@@ -117,36 +210,6 @@ impl J {
                 out.push(b'}');
             }
         }
-    }
-
-    /// The number of nodes, in preorder.
-    fn count(&self) -> usize {
-        1 + match self {
-            J::Raw(_) => 0,
-            J::Arr(items) => items.iter().map(J::count).sum(),
-            J::Obj(entries) => entries.iter().map(|(_, v)| v.count()).sum(),
-        }
-    }
-
-    /// The `n`th node in preorder.
-    fn nth(&mut self, n: usize) -> Option<&mut J> {
-        if n == 0 {
-            return Some(self);
-        }
-        let mut n = n - 1;
-        let children: Vec<&mut J> = match self {
-            J::Raw(_) => return None,
-            J::Arr(items) => items.iter_mut().collect(),
-            J::Obj(entries) => entries.iter_mut().map(|(_, v)| v).collect(),
-        };
-        for c in children {
-            let size = c.count();
-            if n < size {
-                return c.nth(n);
-            }
-            n -= size;
-        }
-        None
     }
 }
 
@@ -211,55 +274,12 @@ fn json_keys() -> Vec<Vec<u8>> {
 pub(crate) fn mutate_json(example: &[u8], mutations: &[Mutation]) -> Vec<u8> {
     let value: serde_json::Value = serde_json::from_slice(example).expect("the example is JSON");
     let mut doc = J::of(&value);
-    let replacements = json_replacements();
-    let keys = json_keys();
-    let mut spliced: Vec<(usize, usize)> = Vec::new();
-    for m in mutations {
-        let count = doc.count();
-        let Some(node) = doc.nth(m.at % count) else {
-            continue;
-        };
-        let value = replacements[m.with % replacements.len()].clone();
-        match (m.kind, node) {
-            // Retype the node.
-            (0 | 1, node) => *node = J::Raw(value),
-            // Delete an entry or an item.
-            (2, J::Obj(entries)) if !entries.is_empty() => {
-                let i = m.with % entries.len();
-                entries.remove(i);
-            }
-            (2, J::Arr(items)) if !items.is_empty() => {
-                let i = m.with % items.len();
-                items.remove(i);
-            }
-            // Duplicate an entry (its value retyped) or an item.
-            (3, J::Obj(entries)) if !entries.is_empty() => {
-                let (k, _) = entries[m.with % entries.len()].clone();
-                entries.push((k, J::Raw(value)));
-            }
-            (3, J::Arr(items)) if !items.is_empty() => {
-                let item = items[m.with % items.len()].clone();
-                items.push(item);
-            }
-            // Rename a key.
-            (4, J::Obj(entries)) if !entries.is_empty() => {
-                let i = m.with % entries.len();
-                entries[i].0 = keys[m.with % keys.len()].clone();
-            }
-            // Wrap the node in an array or an object.
-            (5, node) => {
-                let inner = std::mem::replace(node, J::Arr(Vec::new()));
-                *node = if m.with % 2 == 0 {
-                    J::Arr(vec![inner])
-                } else {
-                    J::Obj(vec![(b"\"a\"".to_vec(), inner)])
-                };
-            }
-            // Byte-level changes, once the document is written.
-            (6 | 7, _) => spliced.push((m.at, m.with)),
-            _ => {}
-        }
-    }
+    let spliced = doc.mutate(
+        mutations,
+        &json_replacements(),
+        &json_keys(),
+        &b"\"a\"".to_vec(),
+    );
     let mut out = Vec::new();
     doc.render(&mut out);
     for (at, with) in spliced {
@@ -292,12 +312,7 @@ fn splice(out: &mut Vec<u8>, at: usize, with: usize) {
 // ---------------------------------------------------------------------------------------------
 
 /// A YAML document in block style: scalars as written (raw), mappings and sequences indented.
-#[derive(Debug, Clone)]
-enum Y {
-    Raw(String),
-    Seq(Vec<Y>),
-    Map(Vec<(String, Y)>),
-}
+type Y = Tree<String>;
 
 impl Y {
     fn of(node: &crate::spanned_yaml::Node) -> Y {
@@ -352,34 +367,6 @@ impl Y {
         let mut out = String::new();
         self.render(0, &mut out);
         out.trim_start_matches('\n').to_string()
-    }
-
-    fn count(&self) -> usize {
-        1 + match self {
-            Y::Raw(_) => 0,
-            Y::Seq(items) => items.iter().map(Y::count).sum(),
-            Y::Map(entries) => entries.iter().map(|(_, v)| v.count()).sum(),
-        }
-    }
-
-    fn nth(&mut self, n: usize) -> Option<&mut Y> {
-        if n == 0 {
-            return Some(self);
-        }
-        let mut n = n - 1;
-        let children: Vec<&mut Y> = match self {
-            Y::Raw(_) => return None,
-            Y::Seq(items) => items.iter_mut().collect(),
-            Y::Map(entries) => entries.iter_mut().map(|(_, v)| v).collect(),
-        };
-        for c in children {
-            let size = c.count();
-            if n < size {
-                return c.nth(n);
-            }
-            n -= size;
-        }
-        None
     }
 }
 
@@ -457,49 +444,12 @@ pub(crate) fn mutate_yaml(example: &str, mutations: &[Mutation]) -> Vec<u8> {
     .flatten()
     .expect("the example is YAML");
     let mut doc = Y::of(&root);
-    let replacements = yaml_replacements();
-    let keys = yaml_keys();
-    let mut spliced = Vec::new();
-    for m in mutations {
-        let count = doc.count();
-        let Some(node) = doc.nth(m.at % count) else {
-            continue;
-        };
-        let value = replacements[m.with % replacements.len()].clone();
-        match (m.kind, node) {
-            (0 | 1, node) => *node = Y::Raw(value),
-            (2, Y::Map(entries)) if !entries.is_empty() => {
-                let i = m.with % entries.len();
-                entries.remove(i);
-            }
-            (2, Y::Seq(items)) if !items.is_empty() => {
-                let i = m.with % items.len();
-                items.remove(i);
-            }
-            (3, Y::Map(entries)) if !entries.is_empty() => {
-                let (k, _) = entries[m.with % entries.len()].clone();
-                entries.push((k, Y::Raw(value)));
-            }
-            (3, Y::Seq(items)) if !items.is_empty() => {
-                let item = items[m.with % items.len()].clone();
-                items.push(item);
-            }
-            (4, Y::Map(entries)) if !entries.is_empty() => {
-                let i = m.with % entries.len();
-                entries[i].0 = keys[m.with % keys.len()].clone();
-            }
-            (5, node) => {
-                let inner = std::mem::replace(node, Y::Seq(Vec::new()));
-                *node = if m.with % 2 == 0 {
-                    Y::Seq(vec![inner])
-                } else {
-                    Y::Map(vec![("a".to_string(), inner)])
-                };
-            }
-            (6 | 7, _) => spliced.push((m.at, m.with)),
-            _ => {}
-        }
-    }
+    let spliced = doc.mutate(
+        mutations,
+        &yaml_replacements(),
+        &yaml_keys(),
+        &"a".to_string(),
+    );
     let mut out = doc.document().into_bytes();
     for (at, with) in spliced {
         splice(&mut out, at, with);
