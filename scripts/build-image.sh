@@ -119,8 +119,15 @@ else
       die "missing: a dynamic busybox (set SHIPMOOR_IMAGE_BUSYBOX to one, or run where apt-get can download Debian's busybox package)"
     say "downloading Debian's busybox package (apt-get download busybox)"
     rm -rf "$deb_dir" && mkdir -p "$deb_dir/deb"
-    (cd "$deb_dir/deb" && apt-get download busybox >&2) ||
-      die "apt-get download busybox failed (run apt-get update, or set SHIPMOOR_IMAGE_BUSYBOX)"
+    # A fresh machine's package lists may be empty: update them once (as root) and try again.
+    if ! (cd "$deb_dir/deb" && apt-get download busybox >&2); then
+      if [ "$(id -u)" = 0 ] && [ "$apt_updated" = no ]; then
+        apt-get update -qq >&2 || die "apt-get update failed"
+        apt_updated=yes
+      fi
+      (cd "$deb_dir/deb" && apt-get download busybox >&2) ||
+        die "apt-get download busybox failed (run apt-get update, or set SHIPMOOR_IMAGE_BUSYBOX)"
+    fi
     dpkg-deb -x "$deb_dir"/deb/busybox_*.deb "$deb_dir"
   fi
   busybox_bin=$deb_dir/bin/busybox
