@@ -45,7 +45,13 @@ pub fn read_run_file(path: &std::path::Path) -> Result<Option<Vec<u8>>, String> 
     match crate::nofollow::read_regular(path, crate::evidence::ITEM_LIMIT) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(crate::nofollow::ReadError::Missing(_)) => Ok(None),
-        Err(e) => Err(format!("{} {e}", path.display())),
+        // Named by its file name: the scratch directory's path differs on every run.
+        Err(e) => Err(format!(
+            "{} {e}",
+            path.file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy()
+        )),
     }
 }
 
