@@ -165,6 +165,10 @@ pub fn read_event() -> Result<Option<(String, Value)>, crate::error::Error> {
 /// The largest event payload read: GitHub caps a webhook's payload at 25 MB.
 pub const EVENT_LIMIT: u64 = 25 << 20;
 
+/// The fix for an event payload that cannot be read or is not JSON.
+const EVENT_HELP: &str = "GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH \
+    (and give `acceptance derive` its text with --from FILE)";
+
 /// [`read_event`] of the payload at `path`: its path as messages name it, and its JSON.
 pub fn read_event_at(path: &Path) -> Result<(String, Value), crate::error::Error> {
     let shown = path.display().to_string();
@@ -172,14 +176,19 @@ pub fn read_event_at(path: &Path) -> Result<(String, Value), crate::error::Error
         crate::error::Error::input(
             crate::error::InputError::new(format!("the event payload (GITHUB_EVENT_PATH) {e}"))
                 .in_file(shown.clone())
-                .help(format!("{}; GitHub Actions writes it, and outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)", crate::nofollow::read_help("the event payload", &e))),
+                .help(format!(
+                    "{}; {EVENT_HELP}",
+                    crate::nofollow::read_help("the event payload", &e)
+                )),
         )
     })?;
     let event = serde_json::from_slice(&bytes).map_err(|e| {
         crate::error::Error::input(
-            crate::error::InputError::new(format!("the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"))
-                .at(shown.clone(), e.line().max(1), e.column().max(1))
-                .help("GitHub Actions writes it; outside a workflow, unset GITHUB_EVENT_PATH (and give `acceptance derive` its text with --from FILE)"),
+            crate::error::InputError::new(format!(
+                "the event payload (GITHUB_EVENT_PATH) is not JSON: {e}"
+            ))
+            .at(shown.clone(), e.line().max(1), e.column().max(1))
+            .help(EVENT_HELP),
         )
     })?;
     let problems = check_event(&event);

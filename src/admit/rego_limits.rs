@@ -274,13 +274,7 @@ fn query_calls(q: &Ref<Query>, calls: &mut Vec<String>) {
                 value,
                 collection,
                 ..
-            } => {
-                if let Some(key) = key {
-                    expr_calls(key, calls);
-                }
-                expr_calls(value, calls);
-                expr_calls(collection, calls);
-            }
+            } => in_calls(key.as_ref(), value, collection, calls),
             Literal::Expr { expr, .. } | Literal::NotExpr { expr, .. } => expr_calls(expr, calls),
             Literal::Every { domain, query, .. } => {
                 expr_calls(domain, calls);
@@ -347,14 +341,22 @@ fn expr_calls(e: &Ref<Expr>, calls: &mut Vec<String>) {
             value,
             collection,
             ..
-        } => {
-            if let Some(key) = key {
-                expr_calls(key, calls);
-            }
-            expr_calls(value, calls);
-            expr_calls(collection, calls);
-        }
+        } => in_calls(key.as_ref(), value, collection, calls),
     }
+}
+
+/// The functions a `key, value in collection` (a `some … in` or a membership test) calls.
+fn in_calls(
+    key: Option<&Ref<Expr>>,
+    value: &Ref<Expr>,
+    collection: &Ref<Expr>,
+    calls: &mut Vec<String>,
+) {
+    if let Some(key) = key {
+        expr_calls(key, calls);
+    }
+    expr_calls(value, calls);
+    expr_calls(collection, calls);
 }
 
 /// Why [`run_limited`] has no answer.

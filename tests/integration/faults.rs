@@ -219,52 +219,36 @@ fn a_temporary_directory_that_does_not_exist_is_refused_and_not_made() {
     assert_nothing_written(&r);
 }
 
+/// An output path that cannot be written is an input error before any work, checked with the
+/// other outputs: a file where the evidence store's `sha256/` goes, and a file where
+/// `--result-out`'s directory goes. Exit 2 naming the flag and the fix, never tests run and then
+/// a crash.
 #[test]
-fn a_file_where_the_evidence_items_go_is_an_input_error_before_any_work() {
-    let (r, base) = ready_change();
-    let evidence = r.tmp.path().join("evidence");
-    std::fs::create_dir_all(&evidence).unwrap();
-    std::fs::write(evidence.join("sha256"), "not a directory").unwrap();
-    let run = r.shipmoor(&[
-        "claim-check",
-        "--base",
-        &base,
-        "--evidence-dir",
-        evidence.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("sha256"), "{run:?}");
-    assert!(run.stderr.contains("--evidence-dir"), "{run:?}");
-    assert!(
-        !run.stderr.contains("claim-check: head"),
-        "work began: {run:?}"
-    );
-    assert_nothing_written(&r);
-}
-
-/// `--result-out` is checked with the other outputs before any work: a file standing where its
-/// directory should be is exit 2 naming the flag, never tests run and then a crash.
-#[test]
-fn a_result_out_that_cannot_be_written_is_an_input_error_before_any_work() {
-    let (r, base) = ready_change();
-    let blocker = r.tmp.path().join("not-a-dir");
-    std::fs::write(&blocker, "a file").unwrap();
-    let result = blocker.join("result.json");
-    let run = r.shipmoor(&[
-        "claim-check",
-        "--base",
-        &base,
-        "--result-out",
-        result.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(run.stderr.contains("--result-out"), "{run:?}");
-    assert!(run.stderr.contains("help:"), "{run:?}");
-    assert!(
-        !run.stderr.contains("claim-check: head"),
-        "work began: {run:?}"
-    );
-    assert_nothing_written(&r);
+fn an_output_path_that_cannot_be_written_is_an_input_error_before_any_work() {
+    for (flag, blocker, out, words) in [
+        ("--evidence-dir", "evidence/sha256", "evidence", "sha256"),
+        (
+            "--result-out",
+            "not-a-dir",
+            "not-a-dir/result.json",
+            "help:",
+        ),
+    ] {
+        let (r, base) = ready_change();
+        let blocker = r.tmp.path().join(blocker);
+        std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
+        std::fs::write(&blocker, "not a directory").unwrap();
+        let out = r.tmp.path().join(out);
+        let run = r.shipmoor(&["claim-check", "--base", &base, flag, out.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{flag}: {run:?}");
+        assert!(run.stderr.contains(words), "{flag}: {run:?}");
+        assert!(run.stderr.contains(flag), "{flag}: {run:?}");
+        assert!(
+            !run.stderr.contains("claim-check: head"),
+            "{flag}: work began: {run:?}"
+        );
+        assert_nothing_written(&r);
+    }
 }
 
 #[test]
