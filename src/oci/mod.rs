@@ -553,10 +553,15 @@ impl Registry {
                 } else if re.is_connect() || re.is_timeout() {
                     error =
                         error.help("check the registry's host and port, and that it is running");
-                } else {
+                } else if re.is_body() || re.is_decode() {
                     error = error.help(
                         "the connection to the registry broke off before its answer was whole; \
                          a fault of the network or the registry passes when it is retried",
+                    );
+                } else {
+                    error = error.help(
+                        "check that the registry is reachable from here and speaks HTTPS; a \
+                         fault of the network passes when it is retried",
                     );
                 }
                 error

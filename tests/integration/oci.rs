@@ -797,7 +797,11 @@ fn a_registry_that_drops_the_connection_mid_answer() {
         run.stderr.contains(&format!("127.0.0.1:{}", cutting.port)),
         "{run:?}"
     );
-    assert!(run.stderr.contains("help: "), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("help: the connection to the registry broke off"),
+        "{run:?}"
+    );
     assert!(!run.stderr.contains("panicked"), "{run:?}");
     // Through an honest relay: nothing attached, so no attestation admits it.
     let honest = CuttingProxy::start(registry.port, |_| false);

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 
 use super::{read_one, SHARD_SCHEMA};
-use crate::prop_tests::{bytes, config, mutate_json, mutations, within};
+use crate::prop_tests::{bytes, config, file_with, mutate_json, mutations, within};
 
 fn example() -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
@@ -30,11 +30,16 @@ fn example() -> Vec<u8> {
     .expect("JSON")
 }
 
+/// A shard's directory: `bytes` as its `shard.json`, and an empty evidence store.
+fn shard_dir(bytes: &[u8]) -> tempfile::TempDir {
+    let (dir, _) = file_with("shard.json", bytes);
+    std::fs::create_dir_all(dir.path().join("evidence/sha256")).expect("made");
+    dir
+}
+
 /// `bytes` as a shard's `shard.json`, read: the result, or an error naming the directory.
 fn read_bytes(bytes: &[u8]) -> Result<(), String> {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(dir.path().join("shard.json"), bytes).expect("written");
-    std::fs::create_dir_all(dir.path().join("evidence/sha256")).expect("made");
+    let dir = shard_dir(bytes);
     match within(20, "reading a shard", || read_one(dir.path())) {
         Ok(_) => Ok(()),
         Err(e) => {
@@ -50,9 +55,7 @@ fn read_bytes(bytes: &[u8]) -> Result<(), String> {
 
 #[test]
 fn the_example_starts_valid() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    std::fs::write(dir.path().join("shard.json"), mutate_json(&example(), &[])).expect("written");
-    std::fs::create_dir_all(dir.path().join("evidence/sha256")).expect("made");
+    let dir = shard_dir(&mutate_json(&example(), &[]));
     if let Err(e) = read_one(dir.path()) {
         panic!("{e}");
     }
