@@ -15,13 +15,15 @@
 /// The layers, lowest first (see the module doc). A module not listed fails the test: a new
 /// module takes its place here first.
 pub const LAYERS: &[&[&str]] = &[
-    // 0. the base: errors, the clock, text, colour, processes, git, safe paths, spanned YAML.
+    // 0. the base: errors, the clock, text, colour, the sandbox, processes, git, safe paths,
+    //    spanned YAML.
     &[
         "error",
         "clock",
         "text",
         "digest",
         "colour",
+        "sandbox",
         "process",
         "git",
         "nofollow",

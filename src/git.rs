@@ -184,6 +184,38 @@ impl Git {
         &self.root
     }
 
+    /// A value of the person's global git configuration (`git config --global --get KEY`).
+    pub fn global_value(key: &str) -> Option<String> {
+        let out = run_git(Path::new("/"), ["config", "--global", "--get", key]).ok()?;
+        (out.ok && !out.text().is_empty()).then(|| out.text())
+    }
+
+    /// The repository's git directory and its common directory (the same, but for a linked
+    /// worktree's checkout), as absolute paths: what git in a worktree of it reads.
+    pub fn git_dirs(&self) -> Result<Vec<PathBuf>, Error> {
+        let out = self.run(["rev-parse", "--absolute-git-dir", "--git-common-dir"])?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "git rev-parse --git-common-dir: {}",
+                out.stderr
+            )));
+        }
+        let mut dirs: Vec<PathBuf> = out
+            .text()
+            .lines()
+            .map(|l| {
+                let p = PathBuf::from(l);
+                if p.is_absolute() {
+                    p
+                } else {
+                    self.root.join(p)
+                }
+            })
+            .collect();
+        dirs.dedup();
+        Ok(dirs)
+    }
+
     fn run<I, S>(&self, args: I) -> Result<Output, Error>
     where
         I: IntoIterator<Item = S>,

@@ -41,6 +41,7 @@ pub mod process;
 mod prop_tests;
 pub mod replay;
 pub mod report;
+pub mod sandbox;
 pub(crate) mod spanned_yaml;
 pub mod text;
 pub mod verdict;

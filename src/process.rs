@@ -372,12 +372,25 @@ pub fn withheld_values(pass: &[String]) -> Vec<(String, String)> {
     values
 }
 
-/// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr. The secrets of
-/// [`is_secret_env`] are removed from its environment.
+/// Where a command runs. Every caller says which, so that no command of the floor starts
+/// outside the sandbox by omission.
+#[derive(Debug, Clone, Copy)]
+pub enum Confine<'a> {
+    /// Code of the change, or a tool that reads what the change wrote or chose (a runner, a
+    /// toolchain probe, a build): started in the sandbox under the jail's policy
+    /// (book: security.md, "The sandbox").
+    Sandboxed(&'a crate::sandbox::Jail),
+    /// A program of our own choosing on inputs it reads as data only (`cp` copying a build
+    /// directory): started as it is.
+    Unconfined,
+}
+
+/// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr, confined as
+/// `confine` says. The secrets of [`is_secret_env`] are removed from its environment.
 ///
 /// Errors only when the program cannot be started at all (not found, not executable).
-pub fn run(cmd: Command, timeout: Duration) -> std::io::Result<Captured> {
-    run_with(cmd, timeout, Limits::default())
+pub fn run(cmd: Command, timeout: Duration, confine: Confine<'_>) -> std::io::Result<Captured> {
+    run_with(cmd, timeout, Limits::default(), confine)
 }
 
 /// What a child is given and allowed beyond [`run`]'s defaults.
@@ -391,7 +404,12 @@ pub struct Limits {
 }
 
 /// [`run`], with input on stdin and a bound on what the child may print.
-pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io::Result<Captured> {
+pub fn run_with(
+    mut cmd: Command,
+    timeout: Duration,
+    limits: Limits,
+    confine: Confine<'_>,
+) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
     // Inherited names are withheld by the rules. A name the caller set on the command is what
     // our own code chose to give it (the floor copies a variable `env_pass` passes), kept unless
@@ -414,6 +432,15 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
     for name in secret {
         cmd.env_remove(name);
     }
+    // What runs, by its file name (the helper's name once sandboxed), for the watch.
+    let program = Path::new(cmd.get_program())
+        .file_name()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut cmd = match confine {
+        Confine::Sandboxed(jail) => jail.command(cmd)?,
+        Confine::Unconfined => cmd,
+    };
     let stdin = if limits.stdin.is_some() {
         Stdio::piped()
     } else {
@@ -430,10 +457,6 @@ pub fn run_with(mut cmd: Command, timeout: Duration, limits: Limits) -> std::io:
         });
     }
     if let Some(w) = current_watch() {
-        let program = Path::new(cmd.get_program())
-            .file_name()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
         w.borrow_mut().started(&program);
     }
     let start = Instant::now();
@@ -692,7 +715,7 @@ mod tests {
         cmd.env("SIGSTORE_ID_TOKEN", "secret-token")
             .env("KEEP_ME", "1");
         // Set in our own environment too, as in a real job.
-        let out = run(cmd, Duration::from_secs(10)).unwrap();
+        let out = run(cmd, Duration::from_secs(10), Confine::Unconfined).unwrap();
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("secret-token"), "{env}");
@@ -734,11 +757,23 @@ mod tests {
             cmd.arg("-c").arg(script);
             cmd
         };
-        let plain = run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap();
+        let plain = run_with(
+            sh(),
+            Duration::from_secs(10),
+            limits.clone(),
+            Confine::Unconfined,
+        )
+        .unwrap();
         let recorder = Rc::new(RefCell::new(Recorder::default()));
         let watch: Rc<RefCell<dyn Watch>> = recorder.clone();
         let watched = watching(watch, || {
-            run_with(sh(), Duration::from_secs(10), limits.clone()).unwrap()
+            run_with(
+                sh(),
+                Duration::from_secs(10),
+                limits.clone(),
+                Confine::Unconfined,
+            )
+            .unwrap()
         });
         assert_eq!(
             (&watched.stdout, &watched.stderr),
@@ -753,7 +788,7 @@ mod tests {
         assert!(r.ticks >= 1);
         drop(r);
         // Outside `watching`, nothing is told.
-        let _ = run(sh(), Duration::from_secs(10)).unwrap();
+        let _ = run(sh(), Duration::from_secs(10), Confine::Unconfined).unwrap();
         assert_eq!(recorder.borrow().started.len(), 1);
     }
 
@@ -765,7 +800,7 @@ mod tests {
             stdin: Some(b"judge me".to_vec()),
             stdout_bytes: Some(64),
         };
-        let out = run_with(cmd, Duration::from_secs(10), limits).unwrap();
+        let out = run_with(cmd, Duration::from_secs(10), limits, Confine::Unconfined).unwrap();
         assert_eq!(out.stdout, b"JUDGE ME");
         assert!(!out.stdout_over_limit && out.success());
 
@@ -775,7 +810,7 @@ mod tests {
             stdin: None,
             stdout_bytes: Some(100),
         };
-        let out = run_with(cmd, Duration::from_secs(10), limits).unwrap();
+        let out = run_with(cmd, Duration::from_secs(10), limits, Confine::Unconfined).unwrap();
         assert!(out.stdout_over_limit && !out.timed_out, "{out:?}");
         assert_eq!(out.stdout.len(), 100);
     }

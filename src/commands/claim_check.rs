@@ -99,6 +99,8 @@ struct Plan {
     shard_dir: Option<OutputPath>,
     /// `--base-cache`, read before any of the change's code runs; `None`: off.
     base_cache: Option<BaseCache>,
+    /// The sandbox of every command of the floor and of a command judge.
+    confinement: crate::sandbox::Confinement,
 }
 
 /// What a run of [`plan`] checks its inputs for.
@@ -305,8 +307,10 @@ fn plan(
         Some(_) => Vec::new(),
         None => check_panel(args.mode, &set)?,
     };
-    let runners = runners(&git, &head, &set, role == Role::Run)?;
     let paths = output_paths(args, git.root());
+    let temp_base = temp_base(args)?;
+    let confinement = run_confinement(args, &git, &paths, &temp_base)?;
+    let runners = runners(&git, &head, &set, role == Role::Run, &confinement)?;
     // Relative to where claim-check was started, as the other outputs' flags.
     let result_out = args
         .result_out
@@ -319,7 +323,6 @@ fn plan(
             None
         }
     };
-    let temp_base = temp_base(args)?;
     let base_cache = match role {
         Role::Run => open_base_cache(args, git.root()),
         Role::Fuse => None,
@@ -372,7 +375,47 @@ fn plan(
         fused: None,
         shard_dir,
         base_cache,
+        confinement,
     })
+}
+
+/// The sandbox of the run's commands (`--sandbox`), probed now, before any of the change's code
+/// runs (a toolchain probe is the first), with what the run keeps from them: the checkout and
+/// the temporary directory (see [`super::confinement`]), and whatever the run reads or writes
+/// outside them (the signing key, the evidence store, the base cache). `--sandbox-write`
+/// directories are left writable.
+fn run_confinement(
+    args: &ClaimCheckArgs,
+    git: &Git,
+    paths: &Paths,
+    temp_base: &Path,
+) -> Result<crate::sandbox::Confinement, Error> {
+    let mut extra = super::confinement::Extra::default();
+    extra.hide.extend(args.key.iter().cloned());
+    extra.hide.push(paths.evidence.path().to_path_buf());
+    let given = args.base_cache.as_deref().filter(|p| !p.trim().is_empty());
+    extra
+        .hide
+        .extend(crate::floor::cache::dir_of(given, git.root()));
+    let mut confinement = super::confinement::confinement(
+        args.sandbox.sandbox.mode(),
+        Some(git),
+        Some(temp_base),
+        extra,
+    )?;
+    for dir in &args.sandbox.sandbox_write {
+        if !dir.is_dir() {
+            return Err(Error::input(
+                InputError::new(format!(
+                    "--sandbox-write {}: not a directory",
+                    dir.display()
+                ))
+                .help("create the directory first, or drop the flag"),
+            ));
+        }
+        confinement.write.push(crate::sandbox::canonical(dir));
+    }
+    Ok(confinement)
 }
 
 /// Full mode's input checks: the acceptance set configures a judge, and every chat judge's key
@@ -448,7 +491,13 @@ fn run_judge(
     for (spec, chat) in set.judge.iter().zip(chat_judges) {
         let ask: Box<dyn Ask> = match chat {
             Some(j) => Box::new(j),
-            None => match CommandJudge::from_spec(spec, &plan.git, &plan.head, scratch.path()) {
+            None => match CommandJudge::from_spec(
+                spec,
+                &plan.git,
+                &plan.head,
+                scratch.path(),
+                &plan.confinement,
+            ) {
                 Some(j) => Box::new(j),
                 None => return Err(Error::crash("a chat judge not made by the input checks")),
             },
@@ -668,6 +717,7 @@ fn runners(
     head: &CommitId,
     set: &AcceptanceSet,
     check_tools: bool,
+    confinement: &crate::sandbox::Confinement,
 ) -> Result<Vec<RunnerConfig>, Error> {
     // Where the runners in force were written, for messages about them.
     let runners_file = set
@@ -686,7 +736,7 @@ fn runners(
     if !needs_runner || !check_tools {
         return Ok(runners);
     }
-    floor::check_tools(&runners, git.root(), &runners_file)?;
+    floor::check_tools(&runners, git.root(), &runners_file, confinement)?;
     let mut missing = Vec::new();
     for r in runners.iter().filter(|r| r.root != ".") {
         let kind = git.object_kind(head.as_str(), r.root.trim_end_matches('/'))?;
@@ -786,6 +836,7 @@ fn run_floor(
         }),
         shard: plan.shard.as_ref().map(|s| s.share),
         base_cache: plan.base_cache.as_ref(),
+        confinement: &plan.confinement,
     };
     floor::run_ordered(&input, store)
 }

@@ -6,6 +6,7 @@ mod admit;
 mod agent;
 mod attach;
 mod claim_check;
+mod confinement;
 mod evidence;
 mod explain;
 mod keygen;
@@ -23,6 +24,15 @@ use crate::format::error::ErrorDocument;
 
 /// The whole program: parse, run, print errors, return the exit code.
 pub fn main_entry() -> i32 {
+    // The sandbox's helper (started by the floor, never by a person): it restricts itself and
+    // becomes the command, before anything else of this program runs.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args
+        .first()
+        .is_some_and(|a| a == crate::sandbox::HELPER_ARG)
+    {
+        return crate::sandbox::helper::main(&args);
+    }
     // Before anything else: no process of the same user (the code a run checks) can open this
     // one's /proc entries: its stdout (a result another program reads), its environment.
     crate::process::not_dumpable();

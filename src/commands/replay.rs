@@ -122,7 +122,29 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         commit_sha256,
         subjects,
     };
-    let rerun_fn = |st: &Statement| rerun(st, git.as_ref());
+    // The floor a re-run executes is the change's code, sandboxed as claim-check's own.
+    let confinement = match (args.rerun, &git) {
+        (true, Some(g)) => {
+            let mut extra = super::confinement::Extra::default();
+            extra.hide.push(evidence.clone());
+            let temp = std::env::temp_dir();
+            let mut c = super::confinement::confinement(
+                args.sandbox.sandbox.mode(),
+                Some(g),
+                Some(&temp),
+                extra,
+            )?;
+            c.write.extend(
+                args.sandbox
+                    .sandbox_write
+                    .iter()
+                    .map(|d| crate::sandbox::canonical(d)),
+            );
+            c
+        }
+        _ => crate::sandbox::Confinement::off(),
+    };
+    let rerun_fn = |st: &Statement| rerun(st, git.as_ref(), &confinement);
     let tree = git.as_ref().map(GitTree::new);
     let report = replay::replay_audited(
         &bytes,
@@ -215,7 +237,11 @@ fn default_evidence_dir(attestation: &Path, git: Option<&Git>) -> PathBuf {
 
 /// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
 /// names (its digest must match), compared criterion by criterion and test by test.
-fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
+fn rerun(
+    st: &Statement,
+    git: Option<&Git>,
+    confinement: &crate::sandbox::Confinement,
+) -> Result<String, String> {
     let git = git.ok_or("--rerun needs the repository (--repo)")?;
     let ext = st.extension();
     let path = st.predicate.policy.uri.as_str();
@@ -238,7 +264,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
     } else {
         set.runners.clone()
     };
-    floor::check_tools(&runners, git.root(), path).map_err(|e| e.to_string())?;
+    floor::check_tools(&runners, git.root(), path, confinement).map_err(|e| e.to_string())?;
     let temp = tempfile::Builder::new()
         .prefix("shipmoor-replay-")
         .tempdir()
@@ -260,6 +286,7 @@ fn rerun(st: &Statement, git: Option<&Git>) -> Result<String, String> {
         acceptance_path,
         shard: None,
         base_cache: None,
+        confinement,
     };
     let mut store = EvidenceStore::new();
     let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;

@@ -26,14 +26,18 @@ impl Ctx<'_> {
                 c.arg("-c").arg(cmd).current_dir(wt.path());
                 c.envs(self.side_env(side));
                 c.envs(self.passed_env(None));
+                let jail = self.jail(side, None);
                 let watch = self.step_watch(
                     side,
                     format!("check.command `{cmd}`"),
                     progress::Source::None,
                     &[],
                 );
-                let cap = progress::step(watch.as_ref(), || process::run(c, self.input.timeout))
-                    .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+                let confine = process::Confine::Sandboxed(&jail);
+                let cap = progress::step(watch.as_ref(), || {
+                    process::run(c, self.input.timeout, confine)
+                })
+                .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
                 interrupted()?;
                 let outcome = match cap.exit_code {
                     _ if cap.timed_out => {

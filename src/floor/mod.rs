@@ -32,6 +32,7 @@ pub mod attribute;
 pub mod bind;
 pub mod cache;
 mod checks;
+mod confine;
 mod decide;
 mod entries;
 pub mod harness;
@@ -100,6 +101,9 @@ pub struct FloorInput<'a> {
     /// The base cache, read before any of the change's code ran (book: floor/base-cache.md);
     /// `None`: off (`--base-cache none`, replay's re-run).
     pub base_cache: Option<&'a cache::BaseCache>,
+    /// The sandbox every command of the floor starts in, and the paths hidden from all of them
+    /// (book: security.md, "The sandbox").
+    pub confinement: &'a crate::sandbox::Confinement,
 }
 
 /// How shards split the entries (`--shard-by`).
@@ -242,6 +246,9 @@ struct Ctx<'a> {
     cache_entry: Option<cache::Pending>,
     /// When the base cache's work for this run began (its key), for the cost a hit shows.
     cache_started: Option<std::time::Instant>,
+    /// The checkout's `node_modules` directories the worktrees link to (readable in the
+    /// sandbox, never writable).
+    reused: Vec<PathBuf>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -315,6 +322,7 @@ pub fn run_ordered(
     process::become_subreaper(true);
     let reaping = Reaping;
     cx.environment_row();
+    cx.make_homes()?;
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
     let needs = Needs::of(input.acceptance);
@@ -464,6 +472,7 @@ impl<'a> Ctx<'a> {
             cache_use: None,
             cache_entry: None,
             cache_started: None,
+            reused: Vec::new(),
         }
     }
 

@@ -119,6 +119,7 @@ impl Ctx<'_> {
                 scratch: self.input.temp_root.join("scratch"),
                 timeout: self.input.timeout,
                 env: self.side_env(Side::Head),
+                jail: self.jail(Side::Head, None),
             };
             for f in self.adapters[i].test_files_among(&ctx, &rel) {
                 out.insert(if root == "." || root.is_empty() {

@@ -82,12 +82,17 @@ pub fn check_tools(
     runners: &[RunnerConfig],
     checkout: &Path,
     display_path: &str,
+    confinement: &crate::sandbox::Confinement,
 ) -> Result<(), Error> {
+    let probe = runners::Probe::new(confinement);
     let mut errors = Vec::new();
     for r in runners {
         match runners::adapter(r.clone()) {
             Some(a) => {
-                if let Err(e) = a.check_tool().and_then(|()| a.check_checkout(checkout)) {
+                if let Err(e) = a
+                    .check_tool(&probe)
+                    .and_then(|()| a.check_checkout(checkout))
+                {
                     errors.push(e);
                 }
             }

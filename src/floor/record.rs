@@ -89,8 +89,9 @@ impl Ctx<'_> {
             let n = if is_last { report.tests.len() } else { 0 };
             self.push_runtime(side, i, inv, n, summary);
             if is_last {
+                let tool = self.adapters[i].tool(&self.probe());
                 if let Some(row) = self.runtime.last_mut() {
-                    row.tool = self.adapters[i].tool();
+                    row.tool = tool;
                 }
             }
         }

@@ -460,17 +460,18 @@ impl Ctx<'_> {
         } else {
             head.path().join(root)
         };
-        let mut out: Vec<String> = adapter.tool().into_iter().collect();
+        let mut out: Vec<String> = adapter.tool(&self.probe()).into_iter().collect();
         // Through the floor's own runner of commands: the environment withheld as for every
         // other command, the timeout, and nothing a probe leaves behind still running (a
         // `rust-toolchain.toml` at head can name a toolchain of the change's own).
+        let jail = self.jail(Side::Head, None);
         for argv in probes {
             let mut cmd = Command::new(argv[0]);
             cmd.args(&argv[1..]).current_dir(&dir);
             for (k, v) in self.side_env(Side::Head) {
                 cmd.env(k, v);
             }
-            let answer = process::run(cmd, self.input.timeout)
+            let answer = process::run(cmd, self.input.timeout, process::Confine::Sandboxed(&jail))
                 .ok()
                 .filter(|c| c.success())
                 .map(|c| String::from_utf8_lossy(&c.stdout).trim().to_string());

@@ -34,7 +34,13 @@ impl Ctx<'_> {
             return Ok(());
         }
         let checkout = self.cargo_dir(self.input.git.root());
-        let Some(from) = workspace::checkout_target_dir(&checkout, self.input.timeout) else {
+        let Some(from) = workspace::checkout_target_dir(
+            &self.cargo_dir(head.path()),
+            head.path(),
+            &checkout,
+            self.input.timeout,
+            &self.jail(Side::Head, None),
+        ) else {
             return Ok(());
         };
         (self.input.progress)(
@@ -106,6 +112,7 @@ impl Ctx<'_> {
                 &self.cargo_dir(wt.path()),
                 lock,
                 self.input.timeout,
+                &self.jail(side, None),
             )
         })
     }

@@ -128,7 +128,7 @@ impl Ctx<'_> {
     }
 
     /// What runner `i`'s commands at `side` run in: its root in `wt`, a fresh scratch
-    /// directory, the timeout and the environment.
+    /// directory, the timeout, the environment and the jail.
     pub(super) fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
         let root = &self.adapters[i].config().root;
         let dir = if root == "." {
@@ -136,33 +136,45 @@ impl Ctx<'_> {
         } else {
             wt.path().join(root)
         };
-        let scratch = self.scratch(&format!(
-            "{}-{}",
-            side.as_str(),
-            self.adapters[i].kind().as_str()
-        ))?;
+        let kind = self.adapters[i].kind();
+        if kind == RunnerKind::Go {
+            self.seed_go_cache(side);
+        }
+        let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
         // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
-        let cargo = uses_cargo(self.adapters[i].kind());
-        let env = self
+        let cargo = uses_cargo(kind);
+        let mut env: Vec<(OsString, OsString)> = self
             .side_env(side)
             .into_iter()
             .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
             .chain(self.passed_env(Some(i)))
             .collect();
+        if let Some(path) = confine::runner_path(kind, &dir, wt.path(), &self.home(side)) {
+            env.push(("PATH".into(), path));
+        }
+        // Compiled Python read and written only in this command's scratch directory: a
+        // `__pycache__` a test left in the worktree is never what a later command imports.
+        env.push((
+            "PYTHONPYCACHEPREFIX".into(),
+            scratch.join("pycache").into_os_string(),
+        ));
+        let jail = self.jail(side, Some(&scratch));
         Ok(RunCtx {
             worktree: wt.path().to_path_buf(),
             dir,
             scratch,
             timeout: self.input.timeout,
             env,
+            jail,
         })
     }
 
     /// The environment every command at a side gets: its own cargo target dir (base and head
-    /// never share build outputs, nor use the user's), and a pinned terminal size (runners wrap
-    /// their output to it, and the same run must leave the same logs).
+    /// never share build outputs, nor use the user's), a pinned terminal size (runners wrap
+    /// their output to it, and the same run must leave the same logs), and its side's private
+    /// home and temporary directory ([`Ctx::home_env`]).
     pub(super) fn side_env(&self, side: Side) -> Vec<(OsString, OsString)> {
-        vec![
+        let mut env = vec![
             (
                 OsString::from("CARGO_TARGET_DIR"),
                 self.input
@@ -173,7 +185,9 @@ impl Ctx<'_> {
             ),
             (OsString::from("COLUMNS"), OsString::from("120")),
             (OsString::from("LINES"), OsString::from("40")),
-        ]
+        ];
+        env.extend(self.home_env(side));
+        env
     }
 
     /// The variables `env_pass` passes to runner `runner`'s commands (`floor.env_pass` and its
@@ -223,7 +237,10 @@ impl Ctx<'_> {
         let result = match same {
             Some((name, true)) => {
                 match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
-                    Ok(()) => format!("reused the checkout's node_modules: {name} is the same at this commit"),
+                    Ok(()) => {
+                        self.reused.push(crate::sandbox::canonical(&checkout.join("node_modules")));
+                        format!("reused the checkout's node_modules: {name} is the same at this commit")
+                    }
                     Err(e) => format!("could not link the checkout's node_modules: {e}"),
                 }
             }
@@ -274,8 +291,11 @@ impl Ctx<'_> {
             progress::Source::None,
             &[],
         );
-        let cap = progress::step(watch.as_ref(), || process::run(cmd, self.input.timeout))
-            .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+        let confine = process::Confine::Sandboxed(&ctx.jail);
+        let cap = progress::step(watch.as_ref(), || {
+            process::run(cmd, self.input.timeout, confine)
+        })
+        .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
         let argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
         let inv = Invocation {
             command: argv,

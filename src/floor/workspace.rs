@@ -90,13 +90,17 @@ pub struct Seeded {
 /// having. A lock the project does have is left as it was (restored should resolution rewrite
 /// it). Packages are named by their package id spec, since a name alone can be ambiguous (see
 /// [`crate::floor::runners::rust::cargo`]).
+/// Cargo runs in `jail` (a side's: `to` and the project's worktree writable): it reads the
+/// change's manifests, and a `rust-toolchain.toml` there can name a toolchain of the change's own.
 pub fn seed_cargo_target(
     from: &Path,
     to: &Path,
     project_dir: &Path,
     lock: Option<&Path>,
     timeout: Duration,
+    jail: &crate::sandbox::Jail,
 ) -> Result<Seeded, String> {
+    let confine = process::Confine::Sandboxed(jail);
     let started = std::time::Instant::now();
     let cargo = |args: &[&str]| {
         let mut cmd = Command::new("cargo");
@@ -106,7 +110,7 @@ pub fn seed_cargo_target(
             .env("CARGO_TERM_COLOR", "never");
         cmd
     };
-    copy_target(from, to, &own_unit_names(&cargo, timeout), timeout)?;
+    copy_target(from, to, &own_unit_names(&cargo, timeout, confine), timeout)?;
     let loc = cargo(&[
         "locate-project",
         "--workspace",
@@ -114,7 +118,8 @@ pub fn seed_cargo_target(
         "plain",
         "--offline",
     ]);
-    let l = process::run(loc, timeout).map_err(|e| format!("cargo locate-project: {e}"))?;
+    let l =
+        process::run(loc, timeout, confine).map_err(|e| format!("cargo locate-project: {e}"))?;
     if !l.success() {
         return Err(format!(
             "cargo locate-project failed: {}",
@@ -135,7 +140,7 @@ pub fn seed_cargo_target(
             lock_given = true;
         }
     }
-    let result = clean_path_packages(&cargo, project_dir, timeout);
+    let result = clean_path_packages(&cargo, project_dir, timeout, confine);
     if let Some(bytes) = kept {
         if std::fs::read(&lock_path).ok().as_ref() != Some(&bytes) {
             std::fs::write(&lock_path, bytes)
@@ -182,7 +187,9 @@ fn copy_target(
         for chunk in sources.chunks(256) {
             let mut cmd = Command::new("cp");
             cmd.arg("-a").arg("--reflink=auto").args(chunk).arg(into);
-            let c = process::run(cmd, timeout).map_err(|e| format!("cp: {e}"))?;
+            // `cp` copies the build directory as data: nothing in it runs.
+            let c = process::run(cmd, timeout, process::Confine::Unconfined)
+                .map_err(|e| format!("cp: {e}"))?;
             if !c.success() {
                 return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
             }
@@ -248,7 +255,11 @@ fn owned(file_name: &str, own: &BTreeSet<String>) -> bool {
 /// The names the workspace's own units carry in a target dir: each member's package name and
 /// target names, `-` read as `_`, from `cargo metadata --no-deps` (no resolution needed).
 /// Empty when cargo cannot tell; `cargo clean -p` then removes those units after the copy.
-fn own_unit_names(cargo: &dyn Fn(&[&str]) -> Command, timeout: Duration) -> BTreeSet<String> {
+fn own_unit_names(
+    cargo: &dyn Fn(&[&str]) -> Command,
+    timeout: Duration,
+    confine: process::Confine<'_>,
+) -> BTreeSet<String> {
     let meta = cargo(&[
         "metadata",
         "--format-version",
@@ -256,7 +267,7 @@ fn own_unit_names(cargo: &dyn Fn(&[&str]) -> Command, timeout: Duration) -> BTre
         "--no-deps",
         "--offline",
     ]);
-    let Some(v) = process::run(meta, timeout)
+    let Some(v) = process::run(meta, timeout, confine)
         .ok()
         .filter(|m| m.success())
         .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m.stdout).ok())
@@ -292,8 +303,9 @@ fn clean_path_packages(
     cargo: &dyn Fn(&[&str]) -> Command,
     project_dir: &Path,
     timeout: Duration,
+    confine: process::Confine<'_>,
 ) -> Result<Vec<String>, String> {
-    let host = host_triple(project_dir, timeout)?;
+    let host = host_triple(project_dir, timeout, confine)?;
     let meta = cargo(&[
         "metadata",
         "--format-version",
@@ -302,7 +314,7 @@ fn clean_path_packages(
         "--filter-platform",
         &host,
     ]);
-    let m = process::run(meta, timeout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let m = process::run(meta, timeout, confine).map_err(|e| format!("cargo metadata: {e}"))?;
     if !m.success() {
         return Err(format!(
             "cargo metadata failed: {}",
@@ -334,7 +346,8 @@ fn clean_path_packages(
     for (id, _) in &packages {
         args.extend(["-p", id.as_str()]);
     }
-    let c = process::run(cargo(&args), timeout).map_err(|e| format!("cargo clean: {e}"))?;
+    let c =
+        process::run(cargo(&args), timeout, confine).map_err(|e| format!("cargo clean: {e}"))?;
     if !c.success() {
         return Err(format!(
             "cargo clean -p failed: {}",
@@ -346,10 +359,14 @@ fn clean_path_packages(
 
 /// The host's target triple, from `rustc -vV` (asked in the project's directory, so that a
 /// toolchain file there picks the same rustc as cargo).
-fn host_triple(dir: &Path, timeout: Duration) -> Result<String, String> {
+fn host_triple(
+    dir: &Path,
+    timeout: Duration,
+    confine: process::Confine<'_>,
+) -> Result<String, String> {
     let mut cmd = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
     cmd.arg("-vV").current_dir(dir);
-    let out = process::run(cmd, timeout).map_err(|e| format!("rustc -vV: {e}"))?;
+    let out = process::run(cmd, timeout, confine).map_err(|e| format!("rustc -vV: {e}"))?;
     out.stdout_lossy()
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
@@ -375,7 +392,18 @@ pub(super) fn find_lock(root: &Path, dir: &Path) -> Option<PathBuf> {
 /// metadata --no-deps` reports it (which follows `CARGO_TARGET_DIR` and the cargo config's
 /// `build.target-dir`), kept only when it exists and carries cargo's `CACHEDIR.TAG` or a
 /// `debug` profile directory.
-pub(super) fn checkout_target_dir(dir: &Path, timeout: Duration) -> Option<PathBuf> {
+///
+/// Asked in head's worktree (`dir`, the project's directory there, in `jail`), whose manifests
+/// and cargo configuration are the checkout's in CI, so that the sandbox never has to show the
+/// checkout itself: a target directory inside the worktree is the same place in the checkout
+/// (`checkout`, the project's directory there; `worktree`, the worktree's root).
+pub(super) fn checkout_target_dir(
+    dir: &Path,
+    worktree: &Path,
+    checkout: &Path,
+    timeout: Duration,
+    jail: &crate::sandbox::Jail,
+) -> Option<PathBuf> {
     let mut meta = Command::new("cargo");
     meta.args([
         "metadata",
@@ -386,12 +414,17 @@ pub(super) fn checkout_target_dir(dir: &Path, timeout: Duration) -> Option<PathB
     ])
     .current_dir(dir)
     .env("CARGO_TERM_COLOR", "never");
-    let m = process::run(meta, timeout).ok()?;
+    let m = process::run(meta, timeout, process::Confine::Sandboxed(jail)).ok()?;
     if !m.success() {
         return None;
     }
     let v: serde_json::Value = serde_json::from_slice(&m.stdout).ok()?;
-    let target = PathBuf::from(v["target_directory"].as_str()?);
+    let reported = PathBuf::from(v["target_directory"].as_str()?);
+    let worktree = crate::sandbox::canonical(worktree);
+    let target = match reported.strip_prefix(&worktree) {
+        Ok(rel) => checkout.join(rel),
+        Err(_) => reported,
+    };
     (target.join("CACHEDIR.TAG").is_file() || target.join("debug").is_dir()).then_some(target)
 }
 

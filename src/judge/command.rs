@@ -44,20 +44,30 @@ pub struct CommandJudge {
     /// Where the views of the head tree are made (a directory of the run's own).
     scratch: PathBuf,
     identity: Identity,
+    /// The sandbox the judge runs in: it reads its views, writes only a home of its own.
+    jail: crate::sandbox::Jail,
+    /// That home (`HOME` and `TMPDIR`), in `scratch`.
+    home: PathBuf,
 }
 
 impl CommandJudge {
     /// The command judge `spec` configures (`None` when it names a chat endpoint). `scratch`
-    /// must be a directory of the run's own; the views are made (and removed) in it.
+    /// must be a directory of the run's own; the views are made (and removed) in it, and the
+    /// judge runs in the sandbox of `confinement`, reading them and writing only a home of its
+    /// own there.
     pub fn from_spec(
         spec: &JudgeSpec,
         git: &Git,
         head: &CommitId,
         scratch: &Path,
+        confinement: &crate::sandbox::Confinement,
     ) -> Option<CommandJudge> {
         let Transport::Command { argv } = &spec.transport else {
             return None;
         };
+        let home = scratch.join("home");
+        std::fs::create_dir_all(&home).ok()?;
+        let jail = confinement.jail_reading(&[&home], &[scratch]);
         Some(CommandJudge {
             argv: argv.clone(),
             timeout: spec.timeout,
@@ -68,6 +78,8 @@ impl CommandJudge {
             head: head.clone(),
             scratch: scratch.to_path_buf(),
             identity: identity(argv, git, head),
+            jail,
+            home,
         })
     }
 
@@ -105,11 +117,17 @@ impl CommandJudge {
         for (k, v) in process::passed_to_judges() {
             cmd.env(k, v);
         }
+        cmd.env("HOME", &self.home).env("TMPDIR", &self.home);
         let limits = Limits {
             stdin: Some(input),
             stdout_bytes: Some(self.output_limit),
         };
-        let ran = process::run_with(cmd, self.timeout, limits);
+        let ran = process::run_with(
+            cmd,
+            self.timeout,
+            limits,
+            process::Confine::Sandboxed(&self.jail),
+        );
         let changed = view.changes();
         let reply = match ran {
             _ if !changed.is_empty() => failed(format!(

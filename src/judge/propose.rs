@@ -136,11 +136,14 @@ pub fn read_answer(
 }
 
 /// Asks the command judge `spec`, run in `dir`; `Err` says why it gave no proposals.
+///
+/// The judge runs in `jail` (the repository readable, nothing written but its own home).
 pub fn ask(
     spec: &JudgeSpec,
     dir: &Path,
     request: Vec<u8>,
     derived: &[Derived],
+    jail: &crate::sandbox::Jail,
 ) -> Result<Vec<Derived>, String> {
     let argv = match &spec.transport {
         Transport::Command { argv } => argv,
@@ -160,8 +163,13 @@ pub fn ask(
         stdin: Some(request),
         stdout_bytes: Some(OUTPUT_LIMIT),
     };
-    let ran = crate::process::run_with(cmd, spec.timeout, limits)
-        .map_err(|e| format!("`{program}` could not be started: {e}"))?;
+    let ran = crate::process::run_with(
+        cmd,
+        spec.timeout,
+        limits,
+        crate::process::Confine::Sandboxed(jail),
+    )
+    .map_err(|e| format!("`{program}` could not be started: {e}"))?;
     if ran.timed_out {
         return Err(format!("timeout after {} s", spec.timeout.as_secs()));
     }

@@ -216,8 +216,16 @@ pub fn run(
             let s = spec(name, mode, timeout);
             let dir = scratch.join(name);
             std::fs::create_dir_all(&dir).unwrap();
-            let ask: Box<dyn Ask> =
-                Box::new(CommandJudge::from_spec(&s, &f.git, &f.head, &dir).unwrap());
+            let ask: Box<dyn Ask> = Box::new(
+                CommandJudge::from_spec(
+                    &s,
+                    &f.git,
+                    &f.head,
+                    &dir,
+                    &shipmoor::sandbox::Confinement::off(),
+                )
+                .unwrap(),
+            );
             (s, ask)
         })
         .collect();

@@ -125,6 +125,7 @@ fn cargo_ctx(dir: &Path, target: &Path, scratch: &Path) -> RunCtx {
                 OsString::new(),
             ),
         ],
+        jail: shipmoor::sandbox::Jail::none(),
     }
 }
 

@@ -188,8 +188,16 @@ fn a_judge_that_edits_the_tree_is_discarded_and_the_tree_restored() {
         concurrency: 1,
         ..spec("judge", "edit", Duration::from_secs(30))
     };
-    let ask: Box<dyn Ask> =
-        Box::new(CommandJudge::from_spec(&s, &f.git, &f.head, &scratch).unwrap());
+    let ask: Box<dyn Ask> = Box::new(
+        CommandJudge::from_spec(
+            &s,
+            &f.git,
+            &f.head,
+            &scratch,
+            &shipmoor::sandbox::Confinement::off(),
+        )
+        .unwrap(),
+    );
     let panel = vec![(s, ask)];
     let entries = [audit_log(), other];
     let mut ev = EvidenceStore::new();
@@ -308,7 +316,14 @@ fn run_with(f: &Fixture, entries: &[FloorEntry], s: JudgeSpec, limit: Option<usi
         .path()
         .join(format!("{}-{}", s.name, entries.len()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut judge = CommandJudge::from_spec(&s, &f.git, &f.head, &dir).unwrap();
+    let mut judge = CommandJudge::from_spec(
+        &s,
+        &f.git,
+        &f.head,
+        &dir,
+        &shipmoor::sandbox::Confinement::off(),
+    )
+    .unwrap();
     if let Some(bytes) = limit {
         judge = judge.with_output_limit(bytes);
     }

@@ -102,8 +102,16 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
         line: 2,
     };
     let scratch = tempfile::tempdir().unwrap();
-    let ask: Box<dyn Ask> =
-        Box::new(CommandJudge::from_spec(&spec, &git, &head, scratch.path()).unwrap());
+    let ask: Box<dyn Ask> = Box::new(
+        CommandJudge::from_spec(
+            &spec,
+            &git,
+            &head,
+            scratch.path(),
+            &shipmoor::sandbox::Confinement::off(),
+        )
+        .unwrap(),
+    );
     let panel = vec![(spec, ask)];
     let mut evidence = EvidenceStore::new();
     let input = RunInput {

@@ -135,6 +135,7 @@ impl Fixture {
                     OsString::from(common::NEXTEST_PROFILE.1),
                 ),
             ],
+            jail: shipmoor::sandbox::Jail::none(),
         }
     }
 }
@@ -311,7 +312,9 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
 fn cargo_lists_and_runs() {
     let fx = fixture(".", false);
     let runner = adapter(RunnerKind::Cargo, ".");
-    runner.check_tool().unwrap();
+    runner
+        .check_tool(&shipmoor::floor::runners::Probe::unconfined())
+        .unwrap();
     check_listing(runner.as_ref(), &fx);
     check_run(runner.as_ref(), &fx);
     // Only ids that do not exist: nothing passes.
@@ -331,7 +334,9 @@ fn nextest_lists_and_runs() {
     require_nextest();
     let fx = fixture(".", false);
     let runner = adapter(RunnerKind::Nextest, ".");
-    runner.check_tool().unwrap();
+    runner
+        .check_tool(&shipmoor::floor::runners::Probe::unconfined())
+        .unwrap();
     check_listing(runner.as_ref(), &fx);
     check_run(runner.as_ref(), &fx);
     let run = runner.run(&fx.ctx("run2"), &["fx-crate::t passes".to_string()]);

@@ -157,6 +157,7 @@ impl Fixture {
                 .into_iter()
                 .map(|(k, v)| (OsString::from(k), v))
                 .collect(),
+            jail: shipmoor::sandbox::Jail::none(),
         }
     }
 }
@@ -189,7 +190,9 @@ fn lists_and_runs() {
         ("util/util.go", "package util\n"),
     ]);
     let runner = adapter();
-    runner.check_tool().expect("go is installed");
+    runner
+        .check_tool(&shipmoor::floor::runners::Probe::unconfined())
+        .expect("go is installed");
 
     let report = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(report.problem.is_none(), "{:?}", report.problem);

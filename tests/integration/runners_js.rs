@@ -71,6 +71,7 @@ impl Fixture {
             scratch,
             timeout: Duration::from_secs(300),
             env: vec![],
+            jail: shipmoor::sandbox::Jail::none(),
         }
     }
 }
@@ -262,7 +263,9 @@ fn broken_project(kind: RunnerKind) -> Vec<(&'static str, &'static str)> {
 fn lists_and_runs(kind: RunnerKind) {
     let fx = fixture(kind, &good_project(kind), true);
     let runner = adapter(kind);
-    runner.check_tool().unwrap();
+    runner
+        .check_tool(&shipmoor::floor::runners::Probe::unconfined())
+        .unwrap();
 
     let listed = runner.list(&fx.ctx("list"), &ListScope::All);
     assert!(listed.problem.is_none(), "{:?}", listed.problem);

@@ -88,6 +88,7 @@ impl Fixture {
             scratch,
             timeout: Duration::from_secs(300),
             env: vec![],
+            jail: shipmoor::sandbox::Jail::none(),
         }
     }
 }
@@ -108,7 +109,7 @@ fn adapter() -> Box<dyn Runner> {
 /// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
 /// missing pytest fails them, naming it, rather than skipping them quietly.
 fn require_pytest() {
-    if let Err(e) = adapter().check_tool() {
+    if let Err(e) = adapter().check_tool(&shipmoor::floor::runners::Probe::unconfined()) {
         panic!("these tests need pytest (python3 -m pip install pytest): {e:?}");
     }
 }

@@ -74,6 +74,7 @@ fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
             OsString::from("CARGO_TARGET_DIR"),
             target.as_os_str().to_owned(),
         )],
+        jail: shipmoor::sandbox::Jail::none(),
     };
     let report = cargo.run(&ctx, &[ID.to_string()]);
     assert!(report.problem.is_none(), "{:?}", report.problem);
@@ -119,6 +120,7 @@ fn seeding_base_from_head_never_runs_heads_binary() {
         &base,
         None,
         Duration::from_secs(300),
+        &shipmoor::sandbox::Jail::none(),
     )
     .unwrap();
     assert_eq!(seeded.cleaned, ["clamp@0.1.0"]);

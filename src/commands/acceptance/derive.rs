@@ -187,11 +187,24 @@ fn judge_proposals(
         return Err(Error::Input(missing));
     }
     let request = crate::judge::propose::request(texts, derived);
+    // A command judge of the settings is the change's to name: it runs in the sandbox where
+    // the kernel has one, reading the repository, writing only a home of its own.
+    let home = tempfile::Builder::new()
+        .prefix("shipmoor-derive-")
+        .tempdir()
+        .map_err(|e| Error::crash(format!("temporary directory: {e}")))?;
+    let confinement = super::super::confinement::confinement(
+        crate::sandbox::Mode::Auto,
+        None,
+        None,
+        super::super::confinement::Extra::default(),
+    )?;
+    let jail = confinement.jail_reading(&[home.path()], &[root]);
     let mut out: Vec<acceptance::derive::Derived> = Vec::new();
     for spec in &panel {
         let known: Vec<acceptance::derive::Derived> =
             derived.iter().chain(out.iter()).cloned().collect();
-        match crate::judge::propose::ask(spec, root, request.clone(), &known) {
+        match crate::judge::propose::ask(spec, root, request.clone(), &known, &jail) {
             Ok(proposed) => out.extend(proposed),
             Err(why) => {
                 let _ = writeln!(

@@ -290,7 +290,10 @@ fn a_silent_step_beats_with_its_tally() {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c")
         .arg(r#"echo '{"Action":"pass","Package":"m","Test":"TestA","Elapsed":0.01}'; sleep 0.3"#);
-    let out = step(Some(&w), || process::run(cmd, Duration::from_secs(10))).expect("runs");
+    let out = step(Some(&w), || {
+        process::run(cmd, Duration::from_secs(10), process::Confine::Unconfined)
+    })
+    .expect("runs");
     // Watching leaves what the command printed as it was.
     assert!(
         out.stdout_lossy().starts_with(r#"{"Action":"pass""#),
@@ -329,7 +332,10 @@ fn the_pytest_plugin_file_is_read_as_it_grows_and_its_last_line_at_the_end() {
     );
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(script);
-    step(Some(&w), || process::run(cmd, Duration::from_secs(10))).expect("runs");
+    step(Some(&w), || {
+        process::run(cmd, Duration::from_secs(10), process::Confine::Unconfined)
+    })
+    .expect("runs");
     let seen_during = lines.borrow().len();
     assert!(
         seen_during >= 1,

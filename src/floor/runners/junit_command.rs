@@ -18,7 +18,7 @@ use std::ffi::{OsStr, OsString};
 use super::contract::JUNIT_COMMAND;
 use super::junit::{any_failed, CaseNames, JunitCase, JunitFile, Reading};
 use super::kit::{exec, exit_problem, worktree_relative};
-use super::{ListReport, ListScope, RunCtx, RunReport, Runner, TestCase};
+use super::{ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
 
@@ -80,7 +80,7 @@ impl Runner for JunitCommand {
         &self.config
     }
 
-    fn check_tool(&self) -> Result<(), InputError> {
+    fn check_tool(&self, _probe: &Probe) -> Result<(), InputError> {
         match crate::process::which("sh") {
             Some(_) => Ok(()),
             None => Err(InputError::new(
@@ -194,6 +194,7 @@ mod tests {
             scratch: scratch.to_path_buf(),
             timeout: Duration::from_secs(60),
             env: vec![],
+            jail: crate::sandbox::Jail::none(),
         }
     }
 

@@ -27,7 +27,8 @@ pub(super) fn exec(
         cmd.env(k, v);
     }
     let command = display_argv(ctx, program, args);
-    let (captured, spawn_error) = match process::run(cmd, ctx.timeout) {
+    let confine = process::Confine::Sandboxed(&ctx.jail);
+    let (captured, spawn_error) = match process::run(cmd, ctx.timeout, confine) {
         Ok(c) => (c, None),
         Err(e) => (
             Captured {
@@ -338,6 +339,7 @@ mod tests {
                 OsString::from("CARGO_TARGET_DIR"),
                 OsString::from("/tmp/target/base"),
             )],
+            jail: crate::sandbox::Jail::none(),
         }
     }
 

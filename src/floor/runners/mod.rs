@@ -69,6 +69,57 @@ pub struct RunCtx {
     pub timeout: Duration,
     /// Environment to set for every command (for example `CARGO_TARGET_DIR`).
     pub env: Vec<(OsString, OsString)>,
+    /// The sandbox and the policy every command of the runner starts under.
+    pub jail: crate::sandbox::Jail,
+}
+
+/// Where a runner's tools are asked who they are (`--version`, the interpreter that runs
+/// pytest) before and beside the floor's runs: in the sandbox, from `/`, a directory that holds
+/// nothing of the change, so that no file of the checkout takes part (a `pytest.py` that
+/// `python3 -m pytest` would import from its working directory, a `go.mod` naming a
+/// toolchain). The person's own home and configuration are read as they are, never written.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub jail: crate::sandbox::Jail,
+}
+
+impl Probe {
+    /// Probes under the run's sandbox, writing nothing.
+    pub fn new(confinement: &crate::sandbox::Confinement) -> Probe {
+        Probe {
+            jail: confinement.jail(&[]),
+        }
+    }
+
+    /// Probes with no sandbox: for tests of the adapters.
+    pub fn unconfined() -> Probe {
+        Probe {
+            jail: crate::sandbox::Jail::none(),
+        }
+    }
+
+    /// Probes under a runner's jail (its side's), from `/`.
+    pub fn of(ctx: &RunCtx) -> Probe {
+        Probe {
+            jail: ctx.jail.clone(),
+        }
+    }
+
+    /// `program` to be started from `/`.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        cmd.current_dir("/");
+        cmd
+    }
+
+    /// Runs a probe's command in the jail.
+    pub fn run(
+        &self,
+        cmd: std::process::Command,
+        timeout: Duration,
+    ) -> std::io::Result<crate::process::Captured> {
+        crate::process::run(cmd, timeout, crate::process::Confine::Sandboxed(&self.jail))
+    }
 }
 
 /// One command a runner started, with what it left.
@@ -184,12 +235,12 @@ pub trait Runner: Send + Sync {
     }
 
     /// Checks that the runner's tools are installed; the error says what to install.
-    fn check_tool(&self) -> Result<(), InputError>;
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError>;
 
     /// The tool that ran the tests, named for the report where more than one could have
     /// (`pytest 8.3.3, Python 3.11.2 at /usr/bin/python3`): which interpreter ran them is the
     /// first question when a test passes in one environment and not another.
-    fn tool(&self) -> Option<String> {
+    fn tool(&self, _probe: &Probe) -> Option<String> {
         None
     }
 

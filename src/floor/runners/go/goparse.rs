@@ -101,7 +101,8 @@ fn binary(ctx: &RunCtx) -> Result<PathBuf, String> {
         .arg(".")
         .current_dir(&dir);
     build_env(ctx, &mut cmd);
-    let c = process::run(cmd, ctx.timeout).map_err(|e| format!("go build: {e}"))?;
+    let c = process::run(cmd, ctx.timeout, process::Confine::Sandboxed(&ctx.jail))
+        .map_err(|e| format!("go build: {e}"))?;
     if !c.success() || !bin.is_file() {
         return Err(format!(
             "go build of the parser failed: {}",
@@ -118,7 +119,7 @@ pub fn item_map(ctx: &RunCtx, file: &Path) -> Option<ItemMap> {
     let bin = binary(ctx).ok()?;
     let mut cmd = Command::new(&bin);
     cmd.arg(file);
-    let c = process::run(cmd, ctx.timeout).ok()?;
+    let c = process::run(cmd, ctx.timeout, process::Confine::Sandboxed(&ctx.jail)).ok()?;
     if !c.success() {
         return None;
     }

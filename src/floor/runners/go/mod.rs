@@ -46,14 +46,12 @@ mod run;
 mod test2json;
 
 use std::ffi::{OsStr, OsString};
-use std::process::Command;
 use std::time::Duration;
 
 use super::kit::{exec, exit_problem, Ran};
-use super::{ItemMap, ListReport, ListScope, RunCtx, RunReport, Runner};
+use super::{ItemMap, ListReport, ListScope, Probe, RunCtx, RunReport, Runner};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
-use crate::process;
 
 const INSTALL_HELP: &str =
     "install Go: `apt-get install golang-go`, or download it from https://go.dev/dl/";
@@ -73,13 +71,13 @@ impl Runner for GoTest {
         &self.config
     }
 
-    fn check_tool(&self) -> Result<(), InputError> {
-        let mut cmd = Command::new("go");
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
+        let mut cmd = probe.command("go");
         cmd.arg("version");
         for (k, v) in go_env(&[]) {
             cmd.env(k, v);
         }
-        match process::run(cmd, Duration::from_secs(60)) {
+        match probe.run(cmd, Duration::from_secs(60)) {
             Ok(c) if c.success() && c.stdout_lossy().starts_with("go version") => Ok(()),
             Ok(c) => Err(InputError::new(format!(
                 "`go version` did not work: {}",

@@ -21,6 +21,7 @@ fn ctx() -> RunCtx {
         scratch: PathBuf::from("/tmp/scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     }
 }
 

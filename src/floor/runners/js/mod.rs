@@ -34,7 +34,6 @@
 //! - [`jest`], [`vitest`]: the adapters themselves, which only name their tool.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use super::kit::safe_relative;
@@ -81,15 +80,15 @@ impl JsTool {
 }
 
 /// Checks that `node` runs.
-pub(super) fn check_node() -> Result<(), InputError> {
+pub(super) fn check_node(probe: &Probe) -> Result<(), InputError> {
     let help = "install Node.js (https://nodejs.org) and put `node` on PATH; the project's own \
                 test runner is then installed by `npm ci` (or the runner's `setup:`)";
     if process::which("node").is_none() {
         return Err(InputError::new("`node` was not found on PATH").help(help));
     }
-    let mut cmd = Command::new("node");
+    let mut cmd = probe.command("node");
     cmd.arg("--version");
-    match process::run(cmd, Duration::from_secs(60)) {
+    match probe.run(cmd, Duration::from_secs(60)) {
         Ok(c) if c.success() => Ok(()),
         Ok(c) => Err(InputError::new(format!(
             "`node --version` failed (exit {}): {}",

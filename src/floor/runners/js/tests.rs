@@ -21,6 +21,7 @@ fn ctx() -> RunCtx {
         scratch: PathBuf::from("/nonexistent-scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     }
 }
 
@@ -124,6 +125,7 @@ fn load_failure_positions() {
         scratch: tmp.path().join("scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     };
     let d = dir.display();
     let at = |message: &str| {
@@ -184,6 +186,7 @@ fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, RunCtx) {
         scratch: tmp.path().join("scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     };
     (tmp, c)
 }
@@ -802,6 +805,7 @@ fn files_named_in_errors() {
         scratch: tmp.path().join("scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     };
     let d = dir.display();
     let text = format!(
@@ -838,6 +842,7 @@ fn bin_lookup() {
         scratch: tmp.path().join("scratch"),
         timeout: Duration::from_secs(5),
         env: vec![],
+        jail: crate::sandbox::Jail::none(),
     };
     assert_eq!(find_bin(&c, "vitest"), None);
     // Above the worktree does not count.

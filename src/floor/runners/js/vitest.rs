@@ -61,8 +61,8 @@ impl Runner for Vitest {
     }
 
     /// `node --version` works; the project's own vitest is looked for when listing.
-    fn check_tool(&self) -> Result<(), InputError> {
-        js::check_node()
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
+        js::check_node(probe)
     }
 
     fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {

@@ -42,7 +42,7 @@ pub(super) fn item_map(command: PytestCommand, ctx: &RunCtx, rel_path: &str) -> 
         .arg(&file)
         .current_dir(&ctx.dir)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let out = process::run(cmd, ctx.timeout).ok()?;
+    let out = process::run(cmd, ctx.timeout, process::Confine::Sandboxed(&ctx.jail)).ok()?;
     if !out.success() {
         return None;
     }

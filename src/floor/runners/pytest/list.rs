@@ -26,6 +26,7 @@ use super::diagnostics::{build_failure, collect_errors, CollectError};
 use super::tool::{python_env, rootdir_arg};
 use super::{file_of, Pytest};
 use crate::floor::runners::kit::{exec, exit_problem, safe_relative, Ran};
+use crate::floor::runners::Probe;
 use crate::floor::runners::{Invocation, ListReport, ListScope, RunCtx, TestCase};
 
 impl Pytest {
@@ -58,7 +59,7 @@ impl Pytest {
         paths: &[String],
         invocations: &mut Vec<Invocation>,
     ) -> Collected {
-        let (program, mut args) = self.pytest_command();
+        let (program, mut args) = self.pytest_command(&Probe::of(ctx));
         args.extend(["--collect-only", "-q", "-p", "no:cacheprovider"].map(OsString::from));
         args.push(rootdir_arg(ctx));
         args.extend(self.config.args.iter().map(OsString::from));

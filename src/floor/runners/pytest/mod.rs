@@ -54,20 +54,20 @@ impl Runner for Pytest {
         &self.config
     }
 
-    fn check_tool(&self) -> Result<(), InputError> {
-        match self.command.get_or_init(find_pytest) {
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
+        match self.command.get_or_init(|| find_pytest(probe)) {
             Some(_) => Ok(()),
             None => Err(InputError::new("pytest not found").help("pip install pytest")),
         }
     }
 
-    fn tool(&self) -> Option<String> {
+    fn tool(&self, probe: &Probe) -> Option<String> {
         self.tool
             .get_or_init(|| {
                 self.command
-                    .get_or_init(find_pytest)
+                    .get_or_init(|| find_pytest(probe))
                     .as_ref()
-                    .and_then(describe)
+                    .and_then(|c| describe(c, probe))
             })
             .clone()
     }
@@ -95,7 +95,7 @@ impl Runner for Pytest {
     }
 
     fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        items::item_map(self.pytest_command(), ctx, rel_path)
+        items::item_map(self.pytest_command(&Probe::of(ctx)), ctx, rel_path)
     }
 }
 

@@ -24,6 +24,7 @@ use super::tool::{python_env, rootdir_arg};
 use super::{node_file, Pytest};
 use crate::floor::runners::junit::JunitFile;
 use crate::floor::runners::kit::{exec, exit_problem, safe_relative};
+use crate::floor::runners::Probe;
 use crate::floor::runners::{RunCtx, RunReport};
 
 impl Pytest {
@@ -57,7 +58,7 @@ impl Pytest {
                 return report;
             }
         };
-        let (program, mut args) = self.pytest_command();
+        let (program, mut args) = self.pytest_command(&Probe::of(ctx));
         args.extend(["-q", "-p", "no:cacheprovider"].map(OsString::from));
         args.push(rootdir_arg(ctx));
         let mut junit_arg = OsString::from("--junitxml=");

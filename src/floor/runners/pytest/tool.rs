@@ -3,11 +3,10 @@
 //! arguments and environment every pytest command of the floor takes.
 
 use std::ffi::OsString;
-use std::process::Command;
 use std::time::Duration;
 
 use super::Pytest;
-use crate::floor::runners::RunCtx;
+use crate::floor::runners::{Probe, RunCtx};
 use crate::process;
 
 /// How pytest is started: the program and the arguments before pytest's own.
@@ -36,15 +35,15 @@ fn interpreter(command: &PytestCommand) -> Option<OsString> {
 }
 
 /// `pytest 8.3.3, Python 3.11.2 at /usr/bin/python3`, asked of the interpreter itself.
-pub(super) fn describe(command: &PytestCommand) -> Option<String> {
+pub(super) fn describe(command: &PytestCommand, probe: &Probe) -> Option<String> {
     let python = interpreter(command)?;
-    let mut cmd = Command::new(&python);
+    let mut cmd = probe.command(&python);
     cmd.args([
         "-c",
         "import sys, pytest; print(pytest.__version__); print(sys.version.split()[0]); print(sys.executable)",
     ])
     .env("PYTHONDONTWRITEBYTECODE", "1");
-    let out = process::run(cmd, Duration::from_secs(60)).ok()?;
+    let out = probe.run(cmd, Duration::from_secs(60)).ok()?;
     if !out.success() {
         return None;
     }
@@ -56,7 +55,7 @@ pub(super) fn describe(command: &PytestCommand) -> Option<String> {
 
 /// `python3 -m pytest` (or `python -m pytest`) when that answers `--version`, else `pytest` when
 /// it is on `PATH`; `None` when neither works.
-pub(super) fn find_pytest() -> Option<PytestCommand> {
+pub(super) fn find_pytest(probe: &Probe) -> Option<PytestCommand> {
     let module = |python: &str| -> PytestCommand {
         (
             OsString::from(python),
@@ -69,19 +68,19 @@ pub(super) fn find_pytest() -> Option<PytestCommand> {
         if process::which(&program.to_string_lossy()).is_none() {
             return false;
         }
-        let mut cmd = Command::new(program);
+        let mut cmd = probe.command(program);
         cmd.args(prefix)
             .arg("--version")
             .env("PYTHONDONTWRITEBYTECODE", "1");
-        matches!(process::run(cmd, Duration::from_secs(60)), Ok(c) if c.success())
+        matches!(probe.run(cmd, Duration::from_secs(60)), Ok(c) if c.success())
     })
 }
 
 impl Pytest {
     /// The command to start pytest with, found once per adapter.
-    pub(super) fn pytest_command(&self) -> PytestCommand {
+    pub(super) fn pytest_command(&self, probe: &Probe) -> PytestCommand {
         self.command
-            .get_or_init(find_pytest)
+            .get_or_init(|| find_pytest(probe))
             .clone()
             // Nothing works: run the module anyway, so the failure shows in the invocation.
             .unwrap_or_else(|| {

@@ -42,7 +42,8 @@ use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::{
-    BuildFailure, ItemMap, ListReport, ListScope, Outcome, RunCtx, RunReport, Runner, TestCase,
+    BuildFailure, ItemMap, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport, Runner,
+    TestCase,
 };
 
 pub struct CargoTest {
@@ -60,7 +61,7 @@ impl Runner for CargoTest {
         &self.config
     }
 
-    fn check_tool(&self) -> Result<(), InputError> {
+    fn check_tool(&self, _probe: &Probe) -> Result<(), InputError> {
         check_cargo()
     }
 

@@ -123,6 +123,8 @@ fn read_source(path: &Path) -> Option<String> {
 
 /// Whether `cargo` is on PATH; the error says how to install it.
 fn check_cargo() -> Result<(), InputError> {
+    // Only found on PATH: `cargo --version` in a worktree could start a toolchain a
+    // `rust-toolchain.toml` of the change names.
     if process::which("cargo").is_none() {
         return Err(InputError::new("`cargo` was not found on PATH")
             .help("install Rust with rustup: https://rustup.rs"));

@@ -40,7 +40,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -54,7 +53,6 @@ use crate::floor::runners::contract::NEXTEST;
 use crate::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::*;
-use crate::process;
 
 /// The profile we define in our tool config.
 const PROFILE: &str = "shipmoor";
@@ -237,12 +235,12 @@ impl Runner for Nextest {
         &self.config
     }
 
-    fn check_tool(&self) -> Result<(), InputError> {
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
         check_cargo()?;
-        let mut cmd = Command::new("cargo");
+        let mut cmd = probe.command("cargo");
         cmd.args(["nextest", "--version"])
             .env("CARGO_TERM_COLOR", "never");
-        match process::run(cmd, Duration::from_secs(60)) {
+        match probe.run(cmd, Duration::from_secs(60)) {
             Ok(c) if c.success() => Ok(()),
             _ => Err(InputError::new("`cargo nextest` is not installed")
                 .help("cargo install cargo-nextest --locked")),

@@ -1,0 +1,229 @@
+//! Where each side's commands run (book: security.md, "The sandbox"): the jail of a command
+//! (it writes only its side's worktree, its side's build directory, its side's private home
+//! and temporary directory and its own scratch directory; it reads everything else but what
+//! the run hides), and the environment that points the tools there.
+//!
+//! Each side gets a home of its own, made for this run and removed with it: whatever a command
+//! writes under `~` (a user site-packages, `~/.config`, `~/.cache`) never reaches the person's
+//! home, the other side or a later run. The tools that find their toolchain through `HOME`
+//! are told where it really is (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, `GOENV`), read-only;
+//! the build caches that must be written are each side's own (Go's `GOCACHE`, seeded from the
+//! person's as the cargo target dir is, see [`super::seed`]).
+
+use super::*;
+
+/// What a command of the floor is told about where things are, beyond its side's build
+/// directory and terminal size.
+impl Ctx<'_> {
+    /// The private home of `side`: `$TMP/home/<side>`.
+    pub(super) fn home(&self, side: Side) -> PathBuf {
+        self.input.temp_root.join("home").join(side.as_str())
+    }
+
+    /// The private temporary directory of `side`: `$TMP/tmp/<side>` (outside the home, whose
+    /// files the guard against run-time harness files watches).
+    pub(super) fn side_tmp(&self, side: Side) -> PathBuf {
+        self.input.temp_root.join("tmp").join(side.as_str())
+    }
+
+    /// Makes both sides' homes and temporary directories, with the directories the XDG
+    /// variables name, and a git configuration holding only the person's name and email (the
+    /// person's own can hold credentials, and is hidden): a test that commits in a repository
+    /// of its own finds an identity, as outside the sandbox.
+    pub(super) fn make_homes(&self) -> Result<(), Error> {
+        let identity: String = ["name", "email"]
+            .iter()
+            .filter_map(|k| {
+                crate::git::Git::global_value(&format!("user.{k}"))
+                    .filter(|v| !v.contains(['\n', '"', '\\']))
+                    .map(|v| format!("\t{k} = \"{v}\"\n"))
+            })
+            .collect();
+        for side in [Side::Head, Side::Base] {
+            let home = self.home(side);
+            for dir in [
+                home.clone(),
+                home.join(".cache"),
+                home.join(".config"),
+                home.join(".local/share"),
+                home.join(".local/state"),
+                home.join(".local/bin"),
+                home.join("go/bin"),
+                self.side_tmp(side),
+                self.input.temp_root.join("target").join(side.as_str()),
+            ] {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| Error::crash(format!("cannot make {}: {e}", dir.display())))?;
+            }
+            if !identity.is_empty() {
+                let path = home.join(".gitconfig");
+                std::fs::write(&path, format!("[user]\n{identity}"))
+                    .map_err(|e| Error::crash(format!("cannot write {}: {e}", path.display())))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Seeds `side`'s Go build cache from the person's (`GOCACHE`, else Go's default under the
+    /// person's cache directory), once: a copy, so that what a command writes into it never
+    /// reaches the person's cache, the other side or a later run, and an honest run builds no
+    /// more than it did. Go names every entry by the digest of its inputs, so a copy holds
+    /// nothing stale. A cache that cannot be copied leaves the side to build cold.
+    pub(super) fn seed_go_cache(&mut self, side: Side) {
+        let to = self.home(side).join(".cache/go-build");
+        if to.exists() {
+            return;
+        }
+        let from = std::env::var_os("GOCACHE")
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                    .map(|c| c.join("go-build"))
+            })
+            .filter(|p| p.is_dir());
+        let started = std::time::Instant::now();
+        let result: Result<(), String> = match &from {
+            None => Ok(()),
+            Some(from) => {
+                let mut cmd = Command::new("cp");
+                cmd.arg("-a").arg("--reflink=auto").arg(from).arg(&to);
+                // `cp` copies the cache as data: nothing in it runs.
+                match process::run(cmd, self.input.timeout, process::Confine::Unconfined) {
+                    Ok(c) if c.success() => Ok(()),
+                    Ok(c) => Err(format!("cp failed: {}", first_line(&c.stderr_lossy()))),
+                    Err(e) => Err(format!("cp: {e}")),
+                }
+            }
+        };
+        // A row only when the seeding failed: the side then pays a cold build, which the
+        // report says.
+        let Err(e) = result else {
+            let _ = std::fs::create_dir_all(&to);
+            return;
+        };
+        let _ = std::fs::remove_dir_all(&to);
+        let _ = std::fs::create_dir_all(&to);
+        self.runtime.push(RuntimeRow {
+            side: row_side(side).into(),
+            runner: "go".into(),
+            command: "GOCACHE".into(),
+            tests: 0,
+            result: format!("the Go build cache was not seeded ({e}); the side builds cold"),
+            seconds: self.seconds(started.elapsed()),
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        });
+    }
+
+    /// The jail of a command at `side` that writes `scratch` besides its side's own
+    /// directories (the worktree, the cargo target dir, the home, the temporary directory).
+    pub(super) fn jail(&self, side: Side, scratch: Option<&Path>) -> crate::sandbox::Jail {
+        let worktree = self.input.temp_root.join(side.as_str());
+        let target = self.input.temp_root.join("target").join(side.as_str());
+        let home = self.home(side);
+        let tmp = self.side_tmp(side);
+        let mut write: Vec<&Path> = vec![&worktree, &target, &home, &tmp];
+        write.extend(scratch);
+        // The checkout's `node_modules` a JavaScript runner reuses (a link in the worktree):
+        // readable, never writable.
+        let reused: Vec<&Path> = self.reused.iter().map(PathBuf::as_path).collect();
+        self.input.confinement.jail_reading(&write, &reused)
+    }
+
+    /// Where the runners' tools are asked who they are.
+    pub(super) fn probe(&self) -> runners::Probe {
+        runners::Probe::new(self.input.confinement)
+    }
+
+    /// The environment that puts a command's writes in its side's own directories: `HOME`,
+    /// `TMPDIR` and the XDG directories, Go's build cache and `GOBIN`, and where the toolchains
+    /// found through `HOME` really are (as the person's environment names them, else where
+    /// they are under the person's home, when they are there).
+    pub(super) fn home_env(&self, side: Side) -> Vec<(OsString, OsString)> {
+        let home = self.home(side);
+        let mut env: Vec<(OsString, OsString)> = vec![
+            ("HOME".into(), home.clone().into_os_string()),
+            ("TMPDIR".into(), self.side_tmp(side).into_os_string()),
+            (
+                "XDG_CACHE_HOME".into(),
+                home.join(".cache").into_os_string(),
+            ),
+            (
+                "XDG_CONFIG_HOME".into(),
+                home.join(".config").into_os_string(),
+            ),
+            (
+                "XDG_DATA_HOME".into(),
+                home.join(".local/share").into_os_string(),
+            ),
+            (
+                "XDG_STATE_HOME".into(),
+                home.join(".local/state").into_os_string(),
+            ),
+            (
+                "GOCACHE".into(),
+                home.join(".cache/go-build").into_os_string(),
+            ),
+            ("GOBIN".into(), home.join("go/bin").into_os_string()),
+            // npm asks the registry for its own newer version and writes the answer to HOME.
+            ("npm_config_update_notifier".into(), "false".into()),
+        ];
+        env.extend(toolchain_homes());
+        env
+    }
+}
+
+/// Where the toolchains found through `HOME` are, for a command whose `HOME` is a private one:
+/// the person's own variable when set (inherited as it is, so nothing to add), else the
+/// directory under the person's home when it exists. Read-only inside the sandbox.
+fn toolchain_homes() -> Vec<(OsString, OsString)> {
+    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+        return Vec::new();
+    };
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let candidates: [(&str, PathBuf); 4] = [
+        ("CARGO_HOME", home.join(".cargo")),
+        ("RUSTUP_HOME", home.join(".rustup")),
+        ("GOPATH", home.join("go")),
+        ("GOENV", config.join("go/env")),
+    ];
+    candidates
+        .into_iter()
+        .filter(|(name, path)| std::env::var_os(name).is_none() && path.exists())
+        .map(|(name, path)| (OsString::from(name), path.into_os_string()))
+        .collect()
+}
+
+/// The `PATH` a runner's commands get: the project's own tools first where its ecosystem puts
+/// them first (`node_modules/.bin` of the runner's root and of each directory above it up to
+/// the worktree, as `npm test` and `npx` do), then the inherited `PATH`, then the side's
+/// private bin directories (`GOBIN`, `~/.local/bin`), last so that nothing a command put there
+/// can stand in for a tool the floor starts by name.
+pub(super) fn runner_path(
+    kind: RunnerKind,
+    dir: &Path,
+    worktree: &Path,
+    home: &Path,
+) -> Option<OsString> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if matches!(kind, RunnerKind::Vitest | RunnerKind::Jest) {
+        let mut at = Some(dir);
+        while let Some(d) = at {
+            dirs.push(d.join("node_modules/.bin"));
+            if d == worktree {
+                break;
+            }
+            at = d.parent().filter(|p| p.starts_with(worktree));
+        }
+    }
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    dirs.extend(std::env::split_paths(&inherited));
+    dirs.push(home.join("go/bin"));
+    dirs.push(home.join(".local/bin"));
+    std::env::join_paths(dirs).ok()
+}
