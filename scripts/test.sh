@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs what the tests need when it is missing (pytest,
 # check-jsonschema and, in a virtual environment, the mcp SDK from PyPI; Go, docker-registry,
-# skopeo, cmark-gfm and chromium from Debian; cargo-nextest from crates.io; the vitest and jest tests install those two from npm
+# skopeo, cmark-gfm, chromium, sudo and python3-pytest from Debian; cargo-nextest from crates.io; the vitest and jest tests install those two from npm
 # themselves); a test whose tool is still missing fails and names the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,14 @@ if ! command -v cmark-gfm >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ]; then
     { apt-get update -qq && apt-get install -y -qq cmark-gfm chromium fonts-noto-color-emoji; } >&2 || echo "test.sh: could not install cmark-gfm and chromium; the rendering test will fail naming them" >&2
   else
     echo "test.sh: cmark-gfm or chromium is missing and this is not root: install both; the rendering test will fail naming them" >&2
+  fi
+fi
+if ! command -v sudo >/dev/null 2>&1 || ! /usr/bin/python3 -m pytest --version >/dev/null 2>&1; then
+  echo "test.sh: installing Debian's sudo and python3-pytest (the sandbox tests, tests/integration/sandbox.rs)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && apt-get install -y -qq sudo python3-pytest; } >&2 || echo "test.sh: could not install sudo and python3-pytest; the sandbox tests will fail naming them" >&2
+  else
+    echo "test.sh: sudo or Debian's python3-pytest is missing and this is not root: install both; the sandbox tests will fail naming them" >&2
   fi
 fi
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

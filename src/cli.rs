@@ -7,7 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::floor::cache::gc::Size;
 
 mod agent;
+mod sandbox;
 pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
+pub use sandbox::{SandboxArgs, SandboxMode};
 use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
 
 #[derive(Debug, Parser)]
@@ -637,48 +639,6 @@ pub enum Mode {
     Fast,
     /// The floor, then the judge on what the floor left open
     Full,
-}
-
-/// `--sandbox`: the kernel sandbox of every command the floor and a command judge run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SandboxMode {
-    /// Refuse to run without no_new_privs and Landlock's filesystem and ptrace restrictions
-    Require,
-    /// Use what the kernel has, and say what it lacks
-    Auto,
-    /// No sandbox (the book's security page says what that gives up)
-    Off,
-}
-
-impl SandboxMode {
-    pub fn mode(self) -> crate::sandbox::Mode {
-        match self {
-            SandboxMode::Require => crate::sandbox::Mode::Require,
-            SandboxMode::Auto => crate::sandbox::Mode::Auto,
-            SandboxMode::Off => crate::sandbox::Mode::Off,
-        }
-    }
-}
-
-/// The sandbox flags of the commands that run the change's code.
-#[derive(Debug, Clone, Args)]
-pub struct SandboxArgs {
-    /// The kernel sandbox of every command the floor and a command judge run (Linux:
-    /// no_new_privs and Landlock; they write only their side's worktree, build and temporary
-    /// directories, and read nothing hidden: the checkout, credential files, the evidence)
-    #[arg(
-        long,
-        value_enum,
-        default_value_t = SandboxMode::Auto,
-        env = "SHIPMOOR_SANDBOX",
-        value_name = "MODE",
-        help_heading = "Floor"
-    )]
-    pub sandbox: SandboxMode,
-    /// A directory the floor's commands may also write and read (repeatable): a directory the
-    /// tests share with a service of the workflow, say
-    #[arg(long = "sandbox-write", value_name = "DIR", help_heading = "Floor")]
-    pub sandbox_write: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -184,6 +184,23 @@ impl Git {
         &self.root
     }
 
+    /// Credentials the repository's configuration holds, by key: every `http.*.extraheader`
+    /// (where `actions/checkout` persists the job's token) and every URL with a password in it.
+    pub fn config_credentials(&self) -> Vec<(String, String)> {
+        let Ok(out) = self.run(["config", "--null", "--get-regexp", "."]) else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.split('\0')
+            .filter_map(|entry| entry.split_once('\n'))
+            .filter_map(|(key, value)| {
+                let credential = key.ends_with(".extraheader")
+                    || (value.contains("://") && value.contains('@') && value.contains(':'));
+                credential.then(|| (key.to_string(), value.to_string()))
+            })
+            .collect()
+    }
+
     /// A value of the person's global git configuration (`git config --global --get KEY`).
     pub fn global_value(key: &str) -> Option<String> {
         let out = run_git(Path::new("/"), ["config", "--global", "--get", key]).ok()?;

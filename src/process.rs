@@ -357,18 +357,18 @@ pub fn is_never_passed(name: &str) -> bool {
         || withheld_by_run().contains(name)
 }
 
-/// The values of every variable of our environment that commands do not get (see
-/// [`environment_names`]), longest first, for masking what leaks into captured output anyway
-/// (a test that reads `/proc/<parent>/environ`, a file a setup wrote). Values shorter than 6
-/// bytes are left: they would mask ordinary words.
-pub fn withheld_values(pass: &[String]) -> Vec<(String, String)> {
-    let (withheld, _) = environment_names(pass);
-    let mut values: Vec<(String, String)> = withheld
-        .into_iter()
-        .filter_map(|k| std::env::var(&k).ok().map(|v| (k, v)))
-        .filter(|(_, v)| v.len() >= 6)
+/// The values of every variable of our environment named like a credential, longest first,
+/// for masking what leaks into captured output anyway (a test that reads a parent's
+/// `/proc/<pid>/environ`, a file a setup wrote): the withheld ones, the CI system's own
+/// plumbing among them (the Actions runtime's tokens, which the report's list leaves out), and
+/// the ones `env_pass` passes on purpose, which no stored log needs either. Values shorter
+/// than 6 bytes are left: they would mask ordinary words.
+pub fn withheld_values() -> Vec<(String, String)> {
+    let mut values: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, v)| is_secret_env(k) && v.len() >= 6)
         .collect();
-    values.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     values
 }
 

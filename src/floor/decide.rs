@@ -223,6 +223,11 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
     });
     all.sort();
     all.dedup();
+    // A guard is as blind as the runs it reads.
+    let (result, reason) = match untrusted(tests, obs, result, &reason) {
+        Some(why) => (FloorResult::Undecided, why),
+        None => (result, reason),
+    };
     CriterionFloor {
         result,
         reason,
@@ -235,6 +240,50 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
         reproduce: None,
     }
 }
+/// Why the runs of `tests` are not trusted, whatever they showed (`result` and `reason`, named
+/// in the answer): a run changed tracked files in a worktree, a command of the floor wrote a
+/// file that decides how they ran (book: floor/harness.md, "Written at run time"), or the
+/// change rewrote their harness (and `harness.allow_changes` does not cover it).
+fn untrusted(
+    tests: &[BoundTest],
+    obs: &Observations,
+    result: FloorResult,
+    reason: &str,
+) -> Option<String> {
+    if !obs.rewritten.is_empty() {
+        return Some(format!(
+            "the run changed tracked files in a worktree ({}): a build step or a test rewrote the checkout, so the result ({}: {}) is not trusted",
+            obs.rewritten.join(", "),
+            result.as_str(),
+            reason
+        ));
+    }
+    let planted = tests.iter().find_map(|t| {
+        [&obs.head, &obs.base]
+            .iter()
+            .find_map(|m| m.get(&(t.runner, t.id.clone()))?.tainted.clone())
+    });
+    if let Some(why) = planted {
+        return Some(format!(
+            "{why}: a command of the floor wrote it, and it decides how the bound tests ran; the result ({}: {}) is not trusted",
+            result.as_str(),
+            reason
+        ));
+    }
+    // The harness guard: a test whose harness this change rewrote proves nothing either way.
+    let (t, h) = tests.iter().find_map(|t| {
+        let kind = obs.runners.get(t.runner)?.kind;
+        obs.harness
+            .iter()
+            .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
+            .map(|h| (t, h))
+    })?;
+    Some(format!(
+        "harness file {} ({}) changed in this change and decides how {} runs; the result ({}: {}) is not trusted. If the change is meant, allow it with harness.allow_changes",
+        h.path, h.what, t.id, result.as_str(), reason
+    ))
+}
+
 /// The runner's name as reports show it.
 fn runner_name(obs: &Observations, t: &BoundTest) -> String {
     obs.runners
@@ -505,30 +554,8 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
     });
     all.sort();
     all.dedup();
-    // The harness guard: a test whose harness this change rewrote proves nothing either way.
-    let tampered = tests.iter().find_map(|t| {
-        let kind = obs.runners.get(t.runner)?.kind;
-        obs.harness
-            .iter()
-            .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
-    });
-    let (result, reason) = match tampered {
-        _ if !obs.rewritten.is_empty() => (
-            FloorResult::Undecided,
-            format!(
-                "the run changed tracked files in a worktree ({}): a build step or a test rewrote the checkout, so the result ({}: {}) is not trusted",
-                obs.rewritten.join(", "),
-                result.as_str(),
-                reason
-            ),
-        ),
-        Some(h) => (
-            FloorResult::Undecided,
-            format!(
-                "harness file {} ({}) changed in this change and decides how {} runs; the result ({}: {}) is not trusted. If the change is meant, allow it with harness.allow_changes",
-                h.path, h.what, t.id, result.as_str(), reason
-            ),
-        ),
+    let (result, reason) = match untrusted(&tests, obs, result, &reason) {
+        Some(why) => (FloorResult::Undecided, why),
         None => (result, reason),
     };
     CriterionFloor {

@@ -99,7 +99,20 @@ impl Ctx<'_> {
                     let (Some(h), Some(bw)) = worktrees else {
                         return Err(Error::crash("worktrees missing for a command check"));
                     };
-                    self.command_check(cmd, h, bw, overlay, plan.runs)?
+                    let planted = self.taint(Side::Head).or_else(|| self.taint(Side::Base));
+                    let cf = self.command_check(cmd, h, bw, overlay, plan.runs)?;
+                    match planted {
+                        Some(why) if cf.result != FloorResult::Undecided => CriterionFloor {
+                            result: FloorResult::Undecided,
+                            reason: format!(
+                                "{why}: a command of the floor wrote it, and it decides how `{cmd}` ran; the result ({}: {}) is not trusted",
+                                cf.result.as_str(),
+                                cf.reason
+                            ),
+                            ..cf
+                        },
+                        _ => cf,
+                    }
                 }
                 Binding::Pattern { paths, regex } => {
                     self.pattern_check(c, paths, regex, changes)?

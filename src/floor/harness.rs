@@ -275,7 +275,7 @@ fn yaml_blocks(text: &str, keys: &[&str]) -> String {
     out
 }
 
-fn is_js_config(name: &str) -> bool {
+pub(super) fn is_js_config(name: &str) -> bool {
     let stem = name.split('.').next().unwrap_or("");
     let js_ext = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json"]
         .iter()

@@ -38,6 +38,7 @@ mod entries;
 pub mod harness;
 mod isolate;
 mod overlay;
+mod planted;
 mod plan;
 pub use crate::process;
 pub mod progress;
@@ -249,6 +250,11 @@ struct Ctx<'a> {
     /// The checkout's `node_modules` directories the worktrees link to (readable in the
     /// sandbox, never writable).
     reused: Vec<PathBuf>,
+    /// Per side (head, base): what its worktree and home held after its last command, to find
+    /// what the next one writes ([`planted`]).
+    snapshots: [Option<planted::Snapshot>; 2],
+    /// Files a command wrote that decide how later commands at its side run, in order.
+    planted: Vec<(Side, planted::Planted)>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -305,6 +311,9 @@ struct Observed {
     message: Option<String>,
     /// What kind of failure the first failing run was, where the runner tells.
     failure_kind: Option<FailureKind>,
+    /// Why a run of this test is not trusted: a file an earlier command at its side wrote that
+    /// decides how it ran (book: floor/harness.md, "Written at run time").
+    tainted: Option<String>,
 }
 
 /// Runs the floor (see the module doc).
@@ -445,14 +454,13 @@ impl<'a> Ctx<'a> {
             .iter()
             .filter_map(|r| runners::adapter(r.clone()))
             .collect();
-        let passed = all_env_pass(input);
         let norm = Normalizer::new(&[
             (input.temp_root.join("head"), "$WORKTREE"),
             (input.temp_root.join("base"), "$WORKTREE"),
             (input.temp_root.join("scratch"), "$SCRATCH"),
             (input.temp_root.clone(), "$TMP"),
         ])
-        .masking(&process::withheld_values(&passed));
+        .masking(&masked_values(input.git));
         Ctx {
             input,
             adapters,
@@ -473,6 +481,8 @@ impl<'a> Ctx<'a> {
             cache_entry: None,
             cache_started: None,
             reused: Vec::new(),
+            snapshots: [None, None],
+            planted: Vec::new(),
         }
     }
 
@@ -504,6 +514,33 @@ impl<'a> Ctx<'a> {
             self.order.records.push((pointer, at(n)));
         }
     }
+}
+
+/// The values masked in everything stored or shown: every credential of our environment
+/// ([`process::withheld_values`]), and the credentials the repository's own configuration
+/// holds (`actions/checkout` leaves the job's token in `.git/config` as an
+/// `http.<url>.extraheader`), which git in a worktree must be able to read.
+fn masked_values(git: &crate::git::Git) -> Vec<(String, String)> {
+    let mut values = process::withheld_values();
+    for (key, value) in git.config_credentials() {
+        // `AUTHORIZATION: basic <base64>`: the header's value, and the credential alone; a URL's
+        // `user:password@`: the password.
+        let secret = match value.split_once("://") {
+            Some((_, rest)) => rest
+                .split_once('@')
+                .and_then(|(userinfo, _)| userinfo.split_once(':'))
+                .map(|(_, password)| password.to_string())
+                .unwrap_or_default(),
+            None => value.rsplit(' ').next().unwrap_or(&value).to_string(),
+        };
+        for v in [value.clone(), secret] {
+            if v.len() >= 6 && !values.iter().any(|(_, w)| *w == v) {
+                values.push((key.clone(), v));
+            }
+        }
+    }
+    values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    values
 }
 
 /// Whether a path is one of this tool's outputs (left out of the dirty-tree check).

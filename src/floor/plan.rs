@@ -277,7 +277,10 @@ impl Ctx<'_> {
                 progress::Source::None,
                 &[],
             );
+            self.watch_from(Side::Head, wt);
             let report = progress::step(watch.as_ref(), || self.adapters[i].list(&ctx, scope));
+            let kind = self.adapters[i].kind().as_str();
+            self.watch_after(Side::Head, wt, &format!("the {kind} listing"), false);
             let ev = self.record_listing(i, Side::Head, &report)?;
             listed.evidence[i] = Some(ev);
             if let Some(bf) = &report.build_failure {

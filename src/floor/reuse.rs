@@ -282,6 +282,7 @@ impl Ctx<'_> {
                     attribution: o.attribution.clone(),
                     message: o.message.clone(),
                     failure_kind: o.failure_kind,
+                    tainted: None,
                 },
             );
         }
@@ -552,6 +553,9 @@ fn environment(pass: &[String]) -> Vec<Variable> {
 /// build failure not attributed.
 fn not_to_keep(obs: &BTreeMap<(usize, String), Observed>) -> Option<String> {
     for ((_, id), o) in obs {
+        if let Some(why) = &o.tainted {
+            return Some(format!("{id} ran after {why}"));
+        }
         if o.outcomes.windows(2).any(|w| w[0] != w[1]) {
             return Some(format!("{id} gave mixed results at base (a flake)"));
         }

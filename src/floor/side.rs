@@ -89,6 +89,70 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// What `side`'s worktree `wt` and private home hold now, taken as the baseline the next
+    /// command is compared with, unless one was taken already (book: floor/harness.md,
+    /// "Written at run time").
+    pub(super) fn watch_from(&mut self, side: Side, wt: &Worktree) {
+        let at = side_index(side);
+        if self.snapshots[at].is_none() {
+            self.snapshots[at] = Some(planted::Snapshot::take(wt.path(), &self.home(side)));
+        }
+    }
+
+    /// After a command at `side` (`what` it was; `setup`: a runner's `setup`, whose installing
+    /// is its work): the harness files it wrote, each noted, with a runtime row, to taint what
+    /// runs after it there.
+    pub(super) fn watch_after(&mut self, side: Side, wt: &Worktree, what: &str, setup: bool) {
+        let at = side_index(side);
+        let now = planted::Snapshot::take(wt.path(), &self.home(side));
+        let found = self.snapshots[at]
+            .as_ref()
+            .map(|before| before.planted(&now, setup))
+            .unwrap_or_default();
+        self.snapshots[at] = Some(now);
+        for p in found {
+            (self.input.progress)(&format!(
+                "{}: {what} wrote {} ({}): what runs after it there is not trusted",
+                side.as_str(),
+                p.path,
+                p.what
+            ));
+            self.runtime.push(RuntimeRow {
+                side: row_side(side).into(),
+                runner: "harness guard".into(),
+                command: format!("files written by {what}"),
+                tests: 0,
+                result: format!(
+                    "{} ({}) written at run time: what runs after it at {} is not trusted",
+                    p.path,
+                    p.what,
+                    side.as_str()
+                ),
+                seconds: 0.0,
+                exit_code: None,
+                excerpt: None,
+                tool: None,
+            });
+            self.planted.push((side, p));
+        }
+    }
+
+    /// Why what runs now at `side` is not trusted: the first file an earlier command there
+    /// wrote that decides how it runs.
+    pub(super) fn taint(&self, side: Side) -> Option<String> {
+        self.planted
+            .iter()
+            .find(|(s, _)| *s == side)
+            .map(|(_, p)| {
+                format!(
+                    "{} ({}) was written at {} while the floor ran, before this ran there",
+                    p.path,
+                    p.what,
+                    side.as_str()
+                )
+            })
+    }
+
     /// The watch of one step at `side` that runs `what` (and the tests `ids`,
     /// none for a setup or a listing), when progress is live.
     pub(super) fn step_watch(
@@ -279,6 +343,7 @@ impl Ctx<'_> {
             return Ok(None);
         };
         (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
+        self.watch_from(side, wt);
         let ctx = self.run_ctx(i, wt, side)?;
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(&setup).current_dir(&ctx.dir);
@@ -340,6 +405,7 @@ impl Ctx<'_> {
             },
         );
         interrupted()?;
+        self.watch_after(side, wt, &format!("setup `{setup}`"), true);
         if cap.success() {
             self.adapters[i].check_setup(&ctx).map_err(Error::input)?;
         }
@@ -417,8 +483,17 @@ impl Ctx<'_> {
         let kind = self.adapters[i].kind();
         let source = progress::Source::of(kind, &ctx);
         let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
+        // What an earlier command at this side wrote that decides how this one runs.
+        self.watch_from(side, wt);
+        let tainted = self.taint(side);
         let report = progress::step(watch.as_ref(), || self.adapters[i].run(&ctx, ids));
         interrupted()?;
+        self.watch_after(
+            side,
+            wt,
+            &format!("the run of {}", ids.first().map(String::as_str).unwrap_or("the tests")),
+            false,
+        );
         if let Some(w) = &watch {
             let mut w = w.borrow_mut();
             w.finish(&report.outcomes);
@@ -490,6 +565,9 @@ impl Ctx<'_> {
             let entry = obs.entry((i, id.clone())).or_default();
             entry.outcomes.push(outcome);
             entry.evidence.push(ptr);
+            if entry.tainted.is_none() {
+                entry.tainted = tainted.clone();
+            }
             if outcome == Outcome::NotObserved && report.problem.is_some() {
                 entry.problem = report.problem.clone();
             }
@@ -532,6 +610,14 @@ impl Ctx<'_> {
             self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
         }
         Ok(())
+    }
+}
+
+/// A side's place in the per-side arrays.
+fn side_index(side: Side) -> usize {
+    match side {
+        Side::Head => 0,
+        Side::Base => 1,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod chat_judge;
 pub mod chat_server;
 pub mod command_judge;
 pub mod github_api;
+pub mod hostile;
 pub mod js;
 pub mod lock;
 pub mod registry;

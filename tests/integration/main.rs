@@ -42,6 +42,7 @@ mod runners_cargo;
 mod runners_go;
 mod runners_js;
 mod runners_pytest;
+mod sandbox;
 mod schemas;
 mod shards;
 mod tag_scan;

@@ -81,13 +81,29 @@ pub struct RunCtx {
 #[derive(Debug, Clone)]
 pub struct Probe {
     pub jail: crate::sandbox::Jail,
+    /// Set on every command: a temporary directory the probe may write (`TMPDIR`; pytest
+    /// captures output through temporary files even for `--version`).
+    env: Vec<(OsString, OsString)>,
+    /// That directory, removed with the last probe made from it.
+    _tmp: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 impl Probe {
-    /// Probes under the run's sandbox, writing nothing.
+    /// Probes under the run's sandbox, writing only a temporary directory of their own.
     pub fn new(confinement: &crate::sandbox::Confinement) -> Probe {
+        let tmp = tempfile::Builder::new()
+            .prefix("shipmoor-probe-")
+            .tempdir()
+            .ok()
+            .map(std::sync::Arc::new);
+        let dirs: Vec<&std::path::Path> = tmp.iter().map(|t| t.path()).collect();
         Probe {
-            jail: confinement.jail(&[]),
+            jail: confinement.jail(&dirs),
+            env: tmp
+                .iter()
+                .map(|t| (OsString::from("TMPDIR"), t.path().as_os_str().to_owned()))
+                .collect(),
+            _tmp: tmp,
         }
     }
 
@@ -95,20 +111,25 @@ impl Probe {
     pub fn unconfined() -> Probe {
         Probe {
             jail: crate::sandbox::Jail::none(),
+            env: Vec::new(),
+            _tmp: None,
         }
     }
 
-    /// Probes under a runner's jail (its side's), from `/`.
+    /// Probes under a runner's jail and environment (its side's), from `/`.
     pub fn of(ctx: &RunCtx) -> Probe {
         Probe {
             jail: ctx.jail.clone(),
+            env: ctx.env.clone(),
+            _tmp: None,
         }
     }
 
-    /// `program` to be started from `/`.
+    /// `program` to be started from `/`, with the probe's environment.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
         let mut cmd = std::process::Command::new(program);
         cmd.current_dir("/");
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 

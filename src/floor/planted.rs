@@ -1,0 +1,257 @@
+//! Files a command of the floor writes that decide how a later command runs (book:
+//! floor/harness.md, "Written at run time"). The harness guard finds the harness files a change
+//! commits; a test can also write one while it runs (an untracked `tests/conftest.py` whose
+//! hook marks every report passed, a `usercustomize.py` in its side's user site-packages, a
+//! `node_modules/.bin/node` in front of the real one), for every command after it at that side
+//! to read. So after each command at a side (its `setup`, the listing, each invocation of the
+//! tests), that side's worktree and private home are compared with what they held before, and
+//! a new or changed file of either kind below taints everything that runs after it there:
+//!
+//! - a harness file, by name, anywhere outside a `.git` directory: what the harness guard
+//!   lists, and the files a runner reads as configuration or start-up code
+//!   ([`harness_kind`]); counted after a `setup` too, which installs dependencies but has no
+//!   business writing a conftest;
+//! - anything installed: a file under `node_modules` (but its caches, `.vite` and `.cache`),
+//!   under a `site-packages` or `dist-packages` directory, or in a Python virtual environment;
+//!   counted after every command but a `setup`, whose work installing is.
+//!
+//! Compared by each file's size, modification and change times, inode and mode: a write, a
+//! rename or a `touch -d` that sets the modification time back all change one.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// What can be told apart about a file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    ino: u64,
+    mode: u32,
+}
+
+/// A file's kind, for what it decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A harness or configuration file: what it is.
+    Harness(&'static str),
+    /// Something installed: a dependency's code or a runner's own.
+    Installed,
+}
+
+/// The files that decide how commands run, at one moment, by path (`worktree/…` or `home/…`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Snapshot {
+    files: BTreeMap<String, (Kind, Stamp)>,
+}
+
+/// A file a command wrote that decides how later commands run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Planted {
+    /// As reports show it: relative to the worktree, or `~/…` in the side's private home.
+    pub path: String,
+    /// What it decides (`pytest conftest`, `installed package`).
+    pub what: String,
+}
+
+impl Snapshot {
+    /// The harness and installed files of `worktree` and of the private `home`.
+    pub fn take(worktree: &Path, home: &Path) -> Snapshot {
+        let mut files = BTreeMap::new();
+        walk(worktree, worktree, "", false, &mut files);
+        walk(home, home, "~/", false, &mut files);
+        Snapshot { files }
+    }
+
+    /// What appeared or changed in `after` since this snapshot (a removed file changes nothing
+    /// a later command reads). `setup`: `after` follows a `setup`, whose installing is its
+    /// work, so only harness files count.
+    pub fn planted(&self, after: &Snapshot, setup: bool) -> Vec<Planted> {
+        after
+            .files
+            .iter()
+            .filter(|(path, (_, stamp))| {
+                self.files.get(*path).map(|(_, s)| s) != Some(stamp)
+            })
+            .filter_map(|(path, (kind, _))| match kind {
+                Kind::Harness(what) => Some(Planted {
+                    path: path.clone(),
+                    what: what.to_string(),
+                }),
+                Kind::Installed if !setup => Some(Planted {
+                    path: path.clone(),
+                    what: "installed code".to_string(),
+                }),
+                Kind::Installed => None,
+            })
+            .collect()
+    }
+}
+
+/// Walks `dir` (under `root`), keeping the harness and installed files; `installed`: `dir` lies
+/// under an installation directory. Symbolic links are kept as themselves, never followed.
+fn walk(
+    root: &Path,
+    dir: &Path,
+    shown: &str,
+    installed: bool,
+    out: &mut BTreeMap<String, (Kind, Stamp)>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // A virtual environment's own directory: everything in it is installed.
+    let venv = installed || dir.join("pyvenv.cfg").is_file();
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let rel = path
+            .strip_prefix(root)
+            .map(|r| r.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if meta.is_dir() {
+            if name == ".git" || name == "__pycache__" {
+                continue;
+            }
+            // The caches a runner keeps in `node_modules` are no installed code.
+            let parent_is_node_modules = dir.file_name().is_some_and(|n| n == "node_modules");
+            if parent_is_node_modules && matches!(name.as_str(), ".vite" | ".cache" | ".vitest") {
+                continue;
+            }
+            let installing = venv
+                || matches!(
+                    name.as_str(),
+                    "node_modules" | "site-packages" | "dist-packages"
+                );
+            walk(root, &path, shown, installing, out);
+            continue;
+        }
+        if name == ".git" {
+            continue;
+        }
+        let kind = match harness_kind(&rel) {
+            Some(what) => Kind::Harness(what),
+            None if venv => Kind::Installed,
+            None => continue,
+        };
+        let stamp = Stamp {
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            ino: meta.ino(),
+            mode: meta.mode(),
+        };
+        out.insert(format!("{shown}{rel}"), (kind, stamp));
+    }
+}
+
+/// What a file decides, by its path (relative to the worktree or home), when a runner reads it
+/// as configuration or start-up code: the harness guard's files
+/// ([`super::harness::detect`]), whole rather than by section, and what a Python, Rust, Go or
+/// JavaScript toolchain reads before or while it runs a test. Lock files are no such file
+/// (builds rewrite them).
+pub(super) fn harness_kind(rel: &str) -> Option<&'static str> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    let under = |d: &str| dir == d || dir.ends_with(&format!("/{d}"));
+    Some(match name {
+        "conftest.py" => "pytest conftest",
+        "pytest.ini" | ".pytest.ini" | "pytest.toml" | ".pytest.toml" | "tox.ini" | "setup.cfg"
+        | "pyproject.toml" => "pytest configuration",
+        "pytest.py" => "a module named pytest",
+        "sitecustomize.py" | "usercustomize.py" => "Python start-up hook",
+        _ if name.ends_with(".pth") => "Python path hook",
+        "Cargo.toml" => "cargo manifest",
+        "build.rs" => "cargo build script",
+        "config" | "config.toml" if under(".cargo") => "cargo configuration",
+        "nextest.toml" if under(".config") => "nextest configuration",
+        "rust-toolchain" | "rust-toolchain.toml" => "Rust toolchain file",
+        "go.mod" | "go.work" => "Go module file",
+        _ if name.ends_with(".go") => "Go source",
+        "package.json" => "package.json",
+        ".npmrc" | ".yarnrc" | ".yarnrc.yml" | ".pnpmfile.cjs" => "package manager configuration",
+        _ if super::harness::is_js_config(name) => "test runner configuration",
+        _ if name.starts_with("tsconfig") && name.ends_with(".json") => "TypeScript configuration",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_a_runner_reads_are_harness_files() {
+        for (path, what) in [
+            ("tests/conftest.py", "pytest conftest"),
+            ("pyproject.toml", "pytest configuration"),
+            (".venv/lib/python3.11/site-packages/x.pth", "Python path hook"),
+            ("sub/.cargo/config.toml", "cargo configuration"),
+            (".config/nextest.toml", "nextest configuration"),
+            ("pkg/zz_test.go", "Go source"),
+            ("vitest.config.ts", "test runner configuration"),
+            ("web/package.json", "package.json"),
+        ] {
+            assert_eq!(harness_kind(path), Some(what), "{path}");
+        }
+        for path in ["tests/test_a.py", "Cargo.lock", "src/lib.rs", "config", "README.md"] {
+            assert_eq!(harness_kind(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn a_file_written_or_changed_is_planted_and_a_setup_may_install() {
+        let wt = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = wt.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("tests/test_a.py", "def test(): pass\n");
+        w("pyproject.toml", "[project]\n");
+        let before = Snapshot::take(wt.path(), home.path());
+        // A setup installs; a test file or a log is no harness.
+        w("node_modules/vitest/index.js", "x");
+        w("node_modules/.vite/results.json", "{}");
+        w("out.log", "x");
+        let after_setup = Snapshot::take(wt.path(), home.path());
+        assert_eq!(before.planted(&after_setup, true), vec![]);
+        // After a test: the conftest, the changed pyproject, the runner's code and a user
+        // site hook in the home are all planted.
+        w("tests/conftest.py", "x");
+        w("pyproject.toml", "[tool.pytest.ini_options]\n");
+        w("node_modules/vitest/index.js", "forged");
+        let p = home.path().join(".local/lib/python3.11/site-packages");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("usercustomize.py"), "x").unwrap();
+        std::fs::write(p.join("evil.py"), "x").unwrap();
+        let after = Snapshot::take(wt.path(), home.path());
+        let planted: Vec<String> = after_setup
+            .planted(&after, false)
+            .into_iter()
+            .map(|p| format!("{} ({})", p.path, p.what))
+            .collect();
+        assert_eq!(
+            planted,
+            [
+                "node_modules/vitest/index.js (installed code)",
+                "pyproject.toml (pytest configuration)",
+                "tests/conftest.py (pytest conftest)",
+                "~/.local/lib/python3.11/site-packages/evil.py (installed code)",
+                "~/.local/lib/python3.11/site-packages/usercustomize.py (Python start-up hook)",
+            ]
+        );
+        // The same bytes written again still count: the change time moved.
+        let again = Snapshot::take(wt.path(), home.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        w("tests/conftest.py", "x");
+        let last = Snapshot::take(wt.path(), home.path());
+        assert_eq!(again.planted(&last, false).len(), 1);
+    }
+}
