@@ -9,8 +9,8 @@ use crate::floor::cache::gc::Size;
 mod agent;
 mod sandbox;
 pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
-pub use sandbox::{SandboxArgs, SandboxMode};
 use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
+pub use sandbox::{SandboxArgs, SandboxMode};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -46,4 +46,3 @@ pub struct SandboxArgs {
     #[arg(long = "sandbox-write", value_name = "DIR", help_heading = "Floor")]
     pub sandbox_write: Vec<PathBuf>,
 }
-

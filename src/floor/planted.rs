@@ -72,9 +72,7 @@ impl Snapshot {
         after
             .files
             .iter()
-            .filter(|(path, (_, stamp))| {
-                self.files.get(*path).map(|(_, s)| s) != Some(stamp)
-            })
+            .filter(|(path, (_, stamp))| self.files.get(*path).map(|(_, s)| s) != Some(stamp))
             .filter_map(|(path, (kind, _))| match kind {
                 Kind::Harness(what) => Some(Planted {
                     path: path.clone(),
@@ -190,7 +188,10 @@ mod tests {
         for (path, what) in [
             ("tests/conftest.py", "pytest conftest"),
             ("pyproject.toml", "pytest configuration"),
-            (".venv/lib/python3.11/site-packages/x.pth", "Python path hook"),
+            (
+                ".venv/lib/python3.11/site-packages/x.pth",
+                "Python path hook",
+            ),
             ("sub/.cargo/config.toml", "cargo configuration"),
             (".config/nextest.toml", "nextest configuration"),
             ("pkg/zz_test.go", "Go source"),
@@ -199,7 +200,13 @@ mod tests {
         ] {
             assert_eq!(harness_kind(path), Some(what), "{path}");
         }
-        for path in ["tests/test_a.py", "Cargo.lock", "src/lib.rs", "config", "README.md"] {
+        for path in [
+            "tests/test_a.py",
+            "Cargo.lock",
+            "src/lib.rs",
+            "config",
+            "README.md",
+        ] {
             assert_eq!(harness_kind(path), None, "{path}");
         }
     }

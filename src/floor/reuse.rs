@@ -128,6 +128,18 @@ impl Ctx<'_> {
         let digest = key.digest();
         let miss = match cache.lookup(&digest) {
             None => explain_miss(cache, key),
+            // A head that is no commit here: the entry was made elsewhere (a clone the code
+            // under check made, say), and speaks for no run of this repository.
+            Some(held)
+                if !crate::git::CommitId::parse(&held.entry.made.head)
+                    .is_some_and(|c| self.input.git.has_commit(c.as_str())) =>
+            {
+                format!(
+                "entry sha256:{} ignored: the head it was observed at ({}) is no commit of this repository; base runs",
+                cache::short(&held.name),
+                short_commit(&held.entry.made.head)
+            )
+            }
             Some(held) => match cache
                 .read_items(held)
                 .and_then(|items| self.take_entry(&held.entry, items, obs))

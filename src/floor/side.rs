@@ -140,17 +140,14 @@ impl Ctx<'_> {
     /// Why what runs now at `side` is not trusted: the first file an earlier command there
     /// wrote that decides how it runs.
     pub(super) fn taint(&self, side: Side) -> Option<String> {
-        self.planted
-            .iter()
-            .find(|(s, _)| *s == side)
-            .map(|(_, p)| {
-                format!(
-                    "{} ({}) was written at {} while the floor ran, before this ran there",
-                    p.path,
-                    p.what,
-                    side.as_str()
-                )
-            })
+        self.planted.iter().find(|(s, _)| *s == side).map(|(_, p)| {
+            format!(
+                "{} ({}) was written at {} while the floor ran, before this ran there",
+                p.path,
+                p.what,
+                side.as_str()
+            )
+        })
     }
 
     /// The watch of one step at `side` that runs `what` (and the tests `ids`,
@@ -491,7 +488,10 @@ impl Ctx<'_> {
         self.watch_after(
             side,
             wt,
-            &format!("the run of {}", ids.first().map(String::as_str).unwrap_or("the tests")),
+            &format!(
+                "the run of {}",
+                ids.first().map(String::as_str).unwrap_or("the tests")
+            ),
             false,
         );
         if let Some(w) = &watch {

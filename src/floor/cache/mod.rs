@@ -5,15 +5,21 @@
 //! On disk, under the directory `--base-cache` names (a `CACHEDIR.TAG` marks it):
 //! - `v1/entries/<hex>`: one [`Entry`] per base run, named by the SHA-256 of its canonical JSON;
 //! - `v1/sha256/<hex>`: the evidence records and blobs the entries cite, as in an evidence
-//!   store.
+//!   store;
+//! - `v1/listed`: the entries the last run that completed left there ([`LISTED_SCHEMA`]).
 //!
-//! Trust: the code under check can write files, the cache's among them. So the cache is read
-//! once, before any of that code runs ([`BaseCache::open`]): every entry checked against its
-//! name and parsed, or ignored with a note; every item checked against its name when a hit
-//! reads it. And when the run is done and nothing it started runs any more, the directory is
-//! made to hold exactly what was read and what this run observed ([`BaseCache::commit`]):
-//! whatever else appeared in it meanwhile is removed. A cache is never an error or a verdict
-//! by itself: whatever is wrong with it, base runs again.
+//! Trust: the code under check runs in a sandbox that cannot write the cache (book:
+//! security.md), and every defence below holds without it, for a run with `--sandbox off`
+//! or code that reached the directory another way. The cache is read once, before any of that
+//! code runs ([`BaseCache::open`]): only entries a completed run listed are read (anything
+//! else appeared while a run was killed before it could tidy up, and is ignored with a note and
+//! removed at the end of this run), each checked against its name and parsed, or ignored with
+//! a note; every item checked against its name when a hit reads it; and a hit counts only
+//! when the head it was observed at is a commit of this repository (the floor checks, see
+//! `reuse.rs`). When the run is done and nothing it started runs any more, the directory is
+//! made to hold exactly what was read and what this run observed ([`BaseCache::commit`]),
+//! and the list says so. A cache is never an error or a verdict by itself: whatever is wrong
+//! with it, base runs again.
 
 pub mod entry;
 pub mod gc;
@@ -22,11 +28,25 @@ pub mod key;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::digest::sha256_hex;
 use crate::evidence::is_digest;
 use crate::nofollow::{is_real_dir, read_regular, OutputPath};
 pub use entry::{CachedObservation, Entry, Made, ENTRY_SCHEMA};
 pub use key::KeyInputs;
+
+/// The schema of `v1/listed`: the entries a completed run left in the cache.
+pub const LISTED_SCHEMA: &str = "claim_check.base_cache.listed.v1";
+
+/// `v1/listed`, as a completed run writes it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Listed {
+    schema: String,
+    /// The entries' names (hex), sorted.
+    entries: Vec<String>,
+}
 
 /// The largest entry read: an entry holds observations and pointers, not logs.
 const ENTRY_LIMIT: u64 = 16 << 20;
@@ -151,7 +171,16 @@ impl BaseCache {
             ));
             return cache;
         }
+        let listed = read_listed(&dir.join("v1").join("listed"));
         for (name, read) in read_entries(&cache.entries_dir()) {
+            let unlisted = listed.as_ref().is_none_or(|l| !l.contains(&name));
+            if unlisted && read.is_ok() {
+                cache.notes.push(format!(
+                    "base cache entry {} ignored: no run that completed left it there (it appeared while a run was stopped before it could tidy the cache), and it is removed",
+                    short(&name)
+                ));
+                continue;
+            }
             match read {
                 Ok(entry) => {
                     // Two entries of one key (two runs of the same push): the later one.
@@ -272,9 +301,22 @@ impl BaseCache {
                 let name = e.file_name().to_string_lossy().into_owned();
                 if name != "entries" && name != "sha256" {
                     remove_any(&e.path())?;
-                    done.removed += 1;
+                    // The list is written again below, and counts as nothing that appeared.
+                    done.removed += usize::from(name != "listed");
                 }
             }
+        }
+        // What a completed run leaves: the next run reads these entries and no others.
+        if !keep_entries.is_empty() {
+            let listed = Listed {
+                schema: LISTED_SCHEMA.to_string(),
+                entries: keep_entries.into_iter().collect(),
+            };
+            let bytes = serde_json::to_vec(&listed).map_err(|e| e.to_string())?;
+            v1.create_dir().map_err(|e| e.to_string())?;
+            v1.child_file("listed")
+                .write(&bytes)
+                .map_err(|e| e.to_string())?;
         }
         Ok(done)
     }
@@ -302,6 +344,14 @@ fn check_dirs(out: &OutputPath) -> Result<(), crate::nofollow::Refused> {
         sub.check()?;
     }
     Ok(())
+}
+
+/// The entries `path` (`v1/listed`) names, when it is a list a completed run wrote; `None`
+/// when there is none or it cannot be read (then no entry is read).
+fn read_listed(path: &Path) -> Option<BTreeSet<String>> {
+    let bytes = read_regular(path, ENTRY_LIMIT).ok()?;
+    let listed: Listed = serde_json::from_slice(&bytes).ok()?;
+    (listed.schema == LISTED_SCHEMA).then(|| listed.entries.into_iter().collect())
 }
 
 /// Every file of the entries directory `dir` by name, in name order, each read and checked
