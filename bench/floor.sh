@@ -6,11 +6,15 @@
 #   naive         the naive claim: two cold builds and runs of the bound test, one at base with
 #                 head's test file laid over it, one at head;
 #   warm          claim-check again with the checkout's own `target/` already built (as after
-#                 a cache restore or an earlier `cargo test` step), beside the cold claim-check.
+#                 a cache restore or an earlier `cargo test` step), beside the cold claim-check;
+#   cold-off, warm-off   the same two runs with `--sandbox off`: every claim-check run above is
+#                 sandboxed (`--sandbox require`), so these give the sandbox's own cost.
 #
-# and the ratios claim-check / plain, naive / plain (the target is claim-check ≤ 1.2 × plain)
-# and warm / cold claim-check (the target is ≤ 0.5). Also each run's runtime rows and the
-# engine's overhead (total time minus the time of the commands it ran).
+# and the ratios claim-check / plain, naive / plain (the target is claim-check ≤ 1.2 × plain),
+# warm / cold claim-check (the target is ≤ 0.5), and sandboxed / off, cold and warm (the target
+# is ≤ 1.03). Also each run's runtime rows and the engine's overhead (total time minus the time
+# of the commands it ran). A claim-check that ends in no verdict (an exit other than 0, 1 or
+# 4) stops the script with its exit code: a broken benchmark never prints a ratio.
 #
 # The projects:
 #   generated   a workspace of MEMBERS crates depending on `itoa` and `regex`, a fix in `m1`
@@ -116,14 +120,16 @@ measure() {
   local out="$work/times-$name"
   cd "$repo"
   rm -rf "$work/$name-plain" "$work/$name-naive-base" "$work/$name-naive-head"
-  echo "==> [$name] shipmoor claim-check, cold"
   local s e
-  s=$(now)
-  set +e
-  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp-$name-cold" > "$work/$name-cold.json"
-  echo "    exit $?"
-  set -e
-  e=$(now); echo "cold $s $e" >> "$out"
+  for mode in off require; do
+    local label=cold
+    [ "$mode" = off ] && label=cold-off
+    rm -rf target
+    echo "==> [$name] shipmoor claim-check, cold, --sandbox $mode"
+    s=$(now)
+    claim_check "$base" "$mode" "$work/$name-$label.json"
+    e=$(now); echo "$label $s $e" >> "$out"
+  done
 
   echo "==> [$name] plain cargo test of the bound test at head, cold target dir"
   git clone --quiet "$repo" "$work/$name-plain"
@@ -143,14 +149,35 @@ measure() {
 
   echo "==> [$name] the checkout's target/ built at head (as a cache restore leaves it; not timed)"
   cargo test --no-run --quiet >/dev/null 2>&1 || true
-  echo "==> [$name] shipmoor claim-check, warm"
-  s=$(now)
+  for mode in off require; do
+    local label=warm
+    [ "$mode" = off ] && label=warm-off
+    echo "==> [$name] shipmoor claim-check, warm, --sandbox $mode"
+    s=$(now)
+    claim_check "$base" "$mode" "$work/$name-$label.json"
+    e=$(now); echo "$label $s $e" >> "$out"
+  done
+  rm -rf target "$work/$name-plain-target" "$work/$name-naive-base-target" "$work/$name-naive-head-target"
+}
+
+# claim_check BASE MODE OUT: one claim-check of the change in the current directory, with
+# --sandbox MODE, its JSON result in OUT, in a temporary directory of its own (made first:
+# claim-check refuses one that does not exist). Anything but a verdict stops the benchmark.
+claim_check() {
+  local base="$1" mode="$2" out="$3" tmpdir code
+  tmpdir="$(mktemp -d "$work/tmp-XXXXXX")"
   set +e
-  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp-$name-warm" > "$work/$name-warm.json"
-  echo "    exit $?"
+  "$bin" claim-check --base "$base" --format json --quiet --base-cache none \
+    --sandbox "$mode" --temp-dir "$tmpdir" > "$out"
+  code=$?
   set -e
-  e=$(now); echo "warm $s $e" >> "$out"
-  rm -rf target "$work/$name-plain-target" "$work/$name-naive-base-target" "$work/$name-naive-head-target" "$work/tmp-$name-cold" "$work/tmp-$name-warm"
+  rm -rf "$tmpdir"
+  echo "    exit $code"
+  case "$code" in
+    0|1|4) ;;
+    *) echo "bench/floor.sh: claim-check --sandbox $mode ended without a verdict (exit $code); see $out" >&2
+       exit "$code" ;;
+  esac
 }
 
 for round in $(seq 1 "$rounds"); do
@@ -178,7 +205,7 @@ rows = []
 for name, label in [("generated", f"generated workspace ({members} crates)"), ("globset", "globset 0.4.22 (published sources)")]:
     t, last, n = times(name)
     print()
-    for kind in ("cold", "warm"):
+    for kind in ("cold", "warm", "cold-off", "warm-off"):
         r = runtime(name, kind)
         commands = sum(x["seconds"] for x in r["runtime"])
         print(f"[{name}, {kind}, last round] verdict {r['verdict']}; engine overhead {last[kind] - commands:.2f} s of {last[kind]:.2f} s")
@@ -186,6 +213,12 @@ for name, label in [("generated", f"generated workspace ({members} crates)"), ("
             print(f"  {x['side']:<26} {x['seconds']:>6.1f}s  {x['result'][:60]:<60} {x['command'][:60]}")
     rows.append((label, t))
 
+print()
+print(f"the sandbox's cost, medians of {n} round(s) (sandboxed / --sandbox off):")
+print(f"{'project':<38} {'cold':>8} {'cold off':>9} {'ratio':>6} {'warm':>8} {'warm off':>9} {'ratio':>6}")
+for label, t in rows:
+    print(f"{label:<38} {t['cold']:>7.2f}s {t['cold-off']:>8.2f}s {t['cold'] / t['cold-off']:>6.3f} {t['warm']:>7.2f}s {t['warm-off']:>8.2f}s {t['warm'] / t['warm-off']:>6.3f}")
+print("target: sandboxed / off <= 1.03")
 print()
 print(f"medians of {n} round(s):")
 print(f"{'project':<38} {'claim-check':>11} {'plain':>8} {'naive':>8} {'cc/plain':>9} {'naive/plain':>12} {'warm cc':>8} {'warm/cold':>10}")

@@ -11,15 +11,16 @@ set -uo pipefail
 inp() { printenv "INPUT_$1" 2>/dev/null || true; }
 tmp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
 
-# Whether extra-args names a base cache itself (then the Action leaves the choice to it).
-extra_names_base_cache() {
+# Whether extra-args names the flag $1 itself (then the Action leaves the choice to it).
+extra_names() {
   local word
   read -r -d '' -a words <<<"$(inp EXTRA-ARGS)" || true
   for word in "${words[@]}"; do
-    case "$word" in --base-cache|--base-cache=*) return 0 ;; esac
+    case "$word" in "$1"|"$1"=*) return 0 ;; esac
   done
   return 1
 }
+extra_names_base_cache() { extra_names --base-cache; }
 
 if [ "${1:-}" = "--base-cache-key" ]; then
   # The base cache outlives the job through actions/cache, one pull request's entries for that
@@ -123,6 +124,13 @@ case "$base_cache" in
   ""|true|false) ;;
   *) no_verdict 2 "the input base-cache is \`$base_cache\`: give true or false" ;;
 esac
+# The sandbox of the change's commands: required on Linux, whose runners have Landlock.
+sandbox="$(inp SANDBOX)"
+case "$sandbox" in
+  "") if [ "$(uname -s)" = Linux ]; then sandbox=require; else sandbox=auto; fi ;;
+  require|auto|off) ;;
+  *) no_verdict 2 "the input sandbox is \`$sandbox\`: give require, auto or off" ;;
+esac
 
 if [ -n "$fuse" ]; then
   args=(fuse --result-out "$result" --error-out "$errors")
@@ -160,6 +168,7 @@ else
 fi
 # A change that claims no criterion of its own: claim-check itself derives a draft claim from
 # the pull request's checklist in GITHUB_EVENT_PATH (a draft never reads READY).
+extra_names --sandbox || args+=(--sandbox "$sandbox")
 # The judge and the signature belong to the whole run and to the fuse, never to a shard.
 if [ -z "$shard" ]; then
   mode="$(inp MODE)"; [ -n "$mode" ] && args+=(--mode "$mode")

@@ -18,7 +18,8 @@
 //! **verified_levels**; **fusion** (replay's step 5: the recorded policy re-run over the
 //! dispositions gives the recorded verdict, `verificationResult` and `verifiedLevels`, so a
 //! signer cannot state READY over dispositions that fuse to something else); then the
-//! policy's own rules: **verdict**, **floor_required**, **policy_version**, **age**, and
+//! policy's own rules: **verdict**, **floor_required**, **sandbox**, **policy_version**,
+//! **age**, and
 //! **rego** (which can only add reasons: it runs after the rules and cannot admit what they
 //! denied).
 //!
@@ -88,7 +89,7 @@ impl CheckStatus {
 }
 
 /// Every check's name, in the order they run.
-pub const CHECKS: [&str; 15] = [
+pub const CHECKS: [&str; 16] = [
     "parse",
     "signature",
     "statement",
@@ -101,6 +102,7 @@ pub const CHECKS: [&str; 15] = [
     "fusion",
     "verdict",
     "floor_required",
+    "sandbox",
     "policy_version",
     "age",
     "rego",
@@ -467,6 +469,24 @@ impl Admission<'_> {
             } else {
                 d.fail("floor_required", misses.join("; "));
             }
+        }
+
+        // The sandbox the floor ran under, as the statement records it (one made before the
+        // record existed, or with `--sandbox off`, has none to show).
+        match (&ext.sandbox, policy.require_sandbox) {
+            (_, false) => d.skipped("sandbox", "the policy does not require a sandbox"),
+            (Some(s), true) if s.enforced => d.ok("sandbox", s.line()),
+            (Some(s), true) => d.fail(
+                "sandbox",
+                format!(
+                    "the floor did not run sandboxed ({}); the policy requires it",
+                    s.line()
+                ),
+            ),
+            (None, true) => d.fail(
+                "sandbox",
+                "the statement records no sandbox (a release before the sandbox made it); the policy requires one",
+            ),
         }
 
         match policy.min_policy_version {

@@ -49,6 +49,9 @@ pub struct Policy {
     pub floor_required: Vec<String>,
     /// The oldest fusion policy admitted (`v3` → 3); `None` admits any.
     pub min_policy_version: Option<u32>,
+    /// Admit only a statement whose floor ran sandboxed: `no_new_privs` and Landlock's
+    /// filesystem rules and ptrace restriction at head and base (book: security.md).
+    pub require_sandbox: bool,
     /// The oldest `timeVerified` admitted, as an age in seconds (`7d`, `12h`, `30m`, `90s`).
     pub max_age_seconds: Option<u64>,
     /// Globs over `resourceUri` without its `@<commit>` (`*` crosses `/`). Required: `["*"]`
@@ -109,6 +112,7 @@ const TOP_KEYS: &[&str] = &[
     "allowed_verdicts",
     "floor_required",
     "min_policy_version",
+    "require_sandbox",
     "max_age",
     "repositories",
     "verified_levels",
@@ -187,6 +191,7 @@ pub(crate) fn parse(
             allowed_verdicts: rules.allowed_verdicts,
             floor_required: rules.floor_required,
             min_policy_version: rules.min_policy_version,
+            require_sandbox: rules.require_sandbox,
             max_age_seconds: rules.max_age_seconds,
             repositories: rules.repositories,
             verified_levels: rules.verified_levels,
@@ -226,6 +231,7 @@ struct Rules {
     allowed_verdicts: Vec<Verdict>,
     floor_required: Vec<String>,
     min_policy_version: Option<u32>,
+    require_sandbox: bool,
     max_age_seconds: Option<u64>,
     repositories: Vec<String>,
     verified_levels: Vec<String>,
@@ -303,6 +309,10 @@ impl Reader<'_> {
             Some(e) => self.policy_version(e).map(Some),
             None => Some(None),
         };
+        let require_sandbox = match f.get("require_sandbox") {
+            Some(e) => self.v.flag(e),
+            None => Some(false),
+        };
         let max_age_seconds = match f.get("max_age") {
             Some(e) => self.max_age(e).map(Some),
             None => Some(None),
@@ -341,6 +351,7 @@ impl Reader<'_> {
             allowed_verdicts: allowed_verdicts?,
             floor_required: floor_required?,
             min_policy_version: min_policy_version?,
+            require_sandbox: require_sandbox?,
             max_age_seconds: max_age_seconds?,
             repositories: repositories?,
             verified_levels: verified_levels?,

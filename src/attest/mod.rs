@@ -182,6 +182,7 @@ pub fn statement(
                         observed_at: u.observed_at.clone().unwrap_or_default(),
                     })
                 }),
+                sandbox: r.sandbox.clone(),
             },
         },
     }

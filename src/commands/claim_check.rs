@@ -995,6 +995,7 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
         judge_notes: judge.notes.clone(),
         shards: facts.shards.clone(),
         base_cache: floor.base_cache.clone(),
+        sandbox: Some(floor.sandbox.clone()),
     }
 }
 

@@ -133,6 +133,103 @@ impl Ctx<'_> {
         self.input.confinement.jail_reading(&write, &reused)
     }
 
+    /// Downloads what runner `i`'s project at `side` depends on into the person's package
+    /// store, once per side and runner, before any of its commands: the store is read-only
+    /// inside the sandbox (a test could otherwise rewrite a package every later build
+    /// compiles), so what base's older lock file names, or head's newer one, is fetched here.
+    /// Nothing of the change runs: cargo fetches from a directory outside the project (so that
+    /// neither its `.cargo/config.toml` nor its `rust-toolchain.toml` is read) for the host's
+    /// platform only; Go's `go mod download` runs no code and checks every module against
+    /// `go.sum` and the checksum database. Both write only the store, the project's lock file
+    /// and a scratch directory. A runtime row only when it failed: the build that follows then
+    /// says what is missing.
+    pub(super) fn fetch_dependencies(&mut self, i: usize, side: Side, wt: &Worktree) {
+        let kind = self.adapters[i].kind();
+        if !self.fetched.insert((super::side::side_index(side), i)) {
+            return;
+        }
+        let root = &self.adapters[i].config().root;
+        let dir = if root == "." {
+            wt.path().to_path_buf()
+        } else {
+            wt.path().join(root)
+        };
+        let (store, mut cmd, what) = match kind {
+            RunnerKind::Cargo | RunnerKind::Nextest => {
+                let Some(store) = cargo_home() else { return };
+                if !dir.join("Cargo.toml").is_file() {
+                    return;
+                }
+                let mut cmd = Command::new("cargo");
+                cmd.arg("fetch")
+                    .arg("--manifest-path")
+                    .arg(dir.join("Cargo.toml"));
+                if let Some(host) = host_triple(&self.probe(), self.input.timeout) {
+                    cmd.arg("--target").arg(host);
+                }
+                (
+                    vec![store.join("registry"), store.join("git")],
+                    cmd,
+                    "cargo fetch",
+                )
+            }
+            RunnerKind::Go => {
+                let Some(store) = go_module_cache() else {
+                    return;
+                };
+                if !dir.join("go.mod").is_file() {
+                    return;
+                }
+                let mut cmd = Command::new("go");
+                cmd.args(["mod", "download"]).current_dir(&dir);
+                (vec![store], cmd, "go mod download")
+            }
+            _ => return,
+        };
+        for d in &store {
+            let _ = std::fs::create_dir_all(d);
+        }
+        let Ok(scratch) = self.scratch(&format!("{}-fetch", side.as_str())) else {
+            return;
+        };
+        if cmd.get_current_dir().is_none() {
+            cmd.current_dir(&scratch);
+        }
+        cmd.envs(self.side_env(side))
+            .envs(self.passed_env(Some(i)))
+            .env("CARGO_TERM_COLOR", "never");
+        if kind == RunnerKind::Go {
+            cmd.envs(crate::floor::runners::go::toolchain_env());
+        }
+        let worktree = self.input.temp_root.join(side.as_str());
+        let tmp = self.side_tmp(side);
+        let mut write: Vec<&Path> = vec![&worktree, &scratch, &tmp];
+        write.extend(store.iter().map(PathBuf::as_path));
+        let jail = self.input.confinement.jail(&write);
+        let started = std::time::Instant::now();
+        let ran = process::run(cmd, self.input.timeout, process::Confine::Sandboxed(&jail));
+        let failed = match &ran {
+            Ok(c) if c.success() => return,
+            Ok(c) => format!(
+                "{what} failed (exit {}): {}",
+                code(c.exit_code),
+                first_line(&self.norm.apply_str(&c.stderr_lossy()))
+            ),
+            Err(e) => format!("{what} could not start: {e}"),
+        };
+        self.runtime.push(RuntimeRow {
+            side: row_side(side).into(),
+            runner: kind.as_str().into(),
+            command: what.into(),
+            tests: 0,
+            result: format!("{failed}; the build that follows says what is missing"),
+            seconds: self.seconds(started.elapsed()),
+            exit_code: ran.ok().and_then(|c| c.exit_code),
+            excerpt: None,
+            tool: None,
+        });
+    }
+
     /// Where the runners' tools are asked who they are.
     pub(super) fn probe(&self) -> runners::Probe {
         runners::Probe::new(self.input.confinement)
@@ -197,6 +294,42 @@ fn toolchain_homes() -> Vec<(OsString, OsString)> {
         .filter(|(name, path)| std::env::var_os(name).is_none() && path.exists())
         .map(|(name, path)| (OsString::from(name), path.into_os_string()))
         .collect()
+}
+
+/// Cargo's home as cargo finds it: `CARGO_HOME`, else `~/.cargo` when it exists.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .filter(|p| p.is_dir())
+}
+
+/// Go's module cache as the floor's commands find it: `GOMODCACHE`, else `pkg/mod` under
+/// `GOPATH` or `~/go` (see [`toolchain_homes`]); `None` when neither is set and `~/go` does
+/// not exist (then each side's private home holds one of its own, writable).
+fn go_module_cache() -> Option<PathBuf> {
+    if let Some(m) = std::env::var_os("GOMODCACHE") {
+        return Some(PathBuf::from(m));
+    }
+    let gopath = std::env::var_os("GOPATH")
+        .and_then(|p| std::env::split_paths(&p).next())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join("go"))
+                .filter(|p| p.is_dir())
+        })?;
+    Some(gopath.join("pkg/mod"))
+}
+
+/// The host's target triple as `rustc -vV` names it, asked from outside any project.
+fn host_triple(probe: &runners::Probe, timeout: Duration) -> Option<String> {
+    let mut cmd = probe.command("rustc");
+    cmd.arg("-vV");
+    let out = probe.run(cmd, timeout).ok()?;
+    out.stdout_lossy()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
 }
 
 /// The `PATH` a runner's commands get: the project's own tools first where its ecosystem puts

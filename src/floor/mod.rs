@@ -213,6 +213,8 @@ pub struct FloorReport {
     /// Base's observations as a new cache entry, for the command to write once nothing the
     /// run started still runs ([`cache::BaseCache::commit`]).
     pub cache_entry: Option<cache::Pending>,
+    /// The sandbox every command of the floor ran under.
+    pub sandbox: crate::format::sandbox::SandboxRecord,
 }
 
 /// The state of one floor run, which each phase's file adds its methods to.
@@ -255,6 +257,11 @@ struct Ctx<'a> {
     snapshots: [Option<planted::Snapshot>; 2],
     /// Files a command wrote that decide how later commands at its side run, in order.
     planted: Vec<(Side, planted::Planted)>,
+    /// The (side, runner) pairs whose dependencies were fetched ([`Ctx::fetch_dependencies`]).
+    fetched: BTreeSet<(usize, usize)>,
+    /// The repository's and the person's git configuration, as reports name each
+    /// ([`Ctx::git_configuration`]), watched like a harness file.
+    git_files: Vec<(String, PathBuf)>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -332,6 +339,7 @@ pub fn run_ordered(
     let reaping = Reaping;
     cx.environment_row();
     cx.make_homes()?;
+    let git_before = planted::Snapshot::git(&cx.git_files);
     let changes = input.git.changed_files(&input.base, &input.head)?;
     cx.harness = detect_harness(input, &changes)?;
     let needs = Needs::of(input.acceptance);
@@ -402,6 +410,7 @@ pub fn run_ordered(
     // 6. commands and patterns, and the decision for every criterion.
     let worktrees = (head_wt.as_ref(), base_wt.as_ref().map(|(wt, _)| wt));
     let entries = cx.entries(&plan, &observations, worktrees, &overlay.laid, &changes)?;
+    cx.git_changed(&git_before);
     drop(reaping);
     drop(head_wt);
     drop(base_wt);
@@ -416,6 +425,7 @@ pub fn run_ordered(
         harness: cx.harness,
         base_cache: cx.cache_use,
         cache_entry: cx.cache_entry,
+        sandbox: crate::format::sandbox::SandboxRecord::of(&input.confinement.sandbox),
     };
     Ok((report, cx.order))
 }
@@ -483,6 +493,8 @@ impl<'a> Ctx<'a> {
             reused: Vec::new(),
             snapshots: [None, None],
             planted: Vec::new(),
+            fetched: BTreeSet::new(),
+            git_files: git_configuration(input.git),
         }
     }
 
@@ -514,6 +526,34 @@ impl<'a> Ctx<'a> {
             self.order.records.push((pointer, at(n)));
         }
     }
+}
+
+/// The git configuration a command could change for every later `git` (a filter, a hook, an
+/// fsmonitor): the repository's `config`, `info/attributes` and `hooks/` (of its common and own
+/// git directories), and the person's global configuration; each with the name reports show.
+fn git_configuration(git: &crate::git::Git) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for dir in git.git_dirs().unwrap_or_default() {
+        for name in ["config", "config.worktree", "info/attributes", "hooks"] {
+            out.push((format!(".git/{name}"), dir.join(name)));
+        }
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
+        out.push(("$GIT_CONFIG_GLOBAL".into(), PathBuf::from(g)));
+    }
+    if let Some(h) = &home {
+        out.push(("~/.gitconfig".into(), h.join(".gitconfig")));
+    }
+    if let Some(x) = xdg {
+        out.push(("~/.config/git".into(), x.join("git")));
+    }
+    out.sort();
+    out.dedup_by(|a, b| a.1 == b.1);
+    out
 }
 
 /// The values masked in everything stored or shown: every credential of our environment

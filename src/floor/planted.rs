@@ -15,6 +15,10 @@
 //!   under a `site-packages` or `dist-packages` directory, or in a Python virtual environment;
 //!   counted after every command but a `setup`, whose work installing is.
 //!
+//! - the repository's and the person's git configuration (`.git/config`, `.git/info/attributes`,
+//!   `.git/hooks/`, `~/.gitconfig`, `~/.config/git/`): a filter, a hook or an fsmonitor planted
+//!   there runs in a later `git` command, the person's own included.
+//!
 //! Compared by each file's size, modification and change times, inode and mode: a write, a
 //! rename or a `touch -d` that sets the modification time back all change one.
 
@@ -57,12 +61,47 @@ pub(super) struct Planted {
 }
 
 impl Snapshot {
-    /// The harness and installed files of `worktree` and of the private `home`.
-    pub fn take(worktree: &Path, home: &Path) -> Snapshot {
+    /// The harness and installed files of `worktree` and of the private `home`, and the git
+    /// configuration `git` names (each file, or each file of a directory, as shown).
+    pub fn take(worktree: &Path, home: &Path, git: &[(String, std::path::PathBuf)]) -> Snapshot {
         let mut files = BTreeMap::new();
         walk(worktree, worktree, "", false, &mut files);
         walk(home, home, "~/", false, &mut files);
+        files.extend(Self::git_files(git));
         Snapshot { files }
+    }
+
+    /// The git configuration alone (see [`Snapshot::take`]).
+    pub fn git(git: &[(String, std::path::PathBuf)]) -> Snapshot {
+        Snapshot {
+            files: Self::git_files(git),
+        }
+    }
+
+    fn git_files(git: &[(String, std::path::PathBuf)]) -> BTreeMap<String, (Kind, Stamp)> {
+        let mut out = BTreeMap::new();
+        for (shown, path) in git {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                    if let Ok(m) = std::fs::symlink_metadata(e.path()) {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        out.insert(
+                            format!("{shown}/{name}"),
+                            (Kind::Harness("git configuration"), stamp(&m)),
+                        );
+                    }
+                }
+            } else {
+                out.insert(
+                    shown.clone(),
+                    (Kind::Harness("git configuration"), stamp(&meta)),
+                );
+            }
+        }
+        out
     }
 
     /// What appeared or changed in `after` since this snapshot (a removed file changes nothing
@@ -137,14 +176,17 @@ fn walk(
             None if venv => Kind::Installed,
             None => continue,
         };
-        let stamp = Stamp {
-            len: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            ino: meta.ino(),
-            mode: meta.mode(),
-        };
-        out.insert(format!("{shown}{rel}"), (kind, stamp));
+        out.insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
+    }
+}
+
+fn stamp(meta: &std::fs::Metadata) -> Stamp {
+    Stamp {
+        len: meta.len(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        ino: meta.ino(),
+        mode: meta.mode(),
     }
 }
 
@@ -222,12 +264,12 @@ mod tests {
         };
         w("tests/test_a.py", "def test(): pass\n");
         w("pyproject.toml", "[project]\n");
-        let before = Snapshot::take(wt.path(), home.path());
+        let before = Snapshot::take(wt.path(), home.path(), &[]);
         // A setup installs; a test file or a log is no harness.
         w("node_modules/vitest/index.js", "x");
         w("node_modules/.vite/results.json", "{}");
         w("out.log", "x");
-        let after_setup = Snapshot::take(wt.path(), home.path());
+        let after_setup = Snapshot::take(wt.path(), home.path(), &[]);
         assert_eq!(before.planted(&after_setup, true), vec![]);
         // After a test: the conftest, the changed pyproject, the runner's code and a user
         // site hook in the home are all planted.
@@ -238,7 +280,7 @@ mod tests {
         std::fs::create_dir_all(&p).unwrap();
         std::fs::write(p.join("usercustomize.py"), "x").unwrap();
         std::fs::write(p.join("evil.py"), "x").unwrap();
-        let after = Snapshot::take(wt.path(), home.path());
+        let after = Snapshot::take(wt.path(), home.path(), &[]);
         let planted: Vec<String> = after_setup
             .planted(&after, false)
             .into_iter()
@@ -255,10 +297,10 @@ mod tests {
             ]
         );
         // The same bytes written again still count: the change time moved.
-        let again = Snapshot::take(wt.path(), home.path());
+        let again = Snapshot::take(wt.path(), home.path(), &[]);
         std::thread::sleep(std::time::Duration::from_millis(20));
         w("tests/conftest.py", "x");
-        let last = Snapshot::take(wt.path(), home.path());
+        let last = Snapshot::take(wt.path(), home.path(), &[]);
         assert_eq!(again.planted(&last, false).len(), 1);
     }
 }

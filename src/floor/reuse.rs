@@ -110,6 +110,7 @@ impl Ctx<'_> {
             spliced,
             deleted: laid.deleted.clone(),
             lock_files: self.lock_files()?,
+            sandbox: crate::format::sandbox::SandboxRecord::of(&input.confinement.sandbox).key(),
         }))
     }
 

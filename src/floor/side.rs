@@ -95,7 +95,11 @@ impl Ctx<'_> {
     pub(super) fn watch_from(&mut self, side: Side, wt: &Worktree) {
         let at = side_index(side);
         if self.snapshots[at].is_none() {
-            self.snapshots[at] = Some(planted::Snapshot::take(wt.path(), &self.home(side)));
+            self.snapshots[at] = Some(planted::Snapshot::take(
+                wt.path(),
+                &self.home(side),
+                &self.git_files,
+            ));
         }
     }
 
@@ -104,7 +108,7 @@ impl Ctx<'_> {
     /// runs after it there.
     pub(super) fn watch_after(&mut self, side: Side, wt: &Worktree, what: &str, setup: bool) {
         let at = side_index(side);
-        let now = planted::Snapshot::take(wt.path(), &self.home(side));
+        let now = planted::Snapshot::take(wt.path(), &self.home(side), &self.git_files);
         let found = self.snapshots[at]
             .as_ref()
             .map(|before| before.planted(&now, setup))
@@ -135,6 +139,37 @@ impl Ctx<'_> {
             });
             self.planted.push((side, p));
         }
+    }
+
+    /// At the end of the floor: whether the git configuration changed since `before` (the
+    /// start), said on stderr and in a runtime row, for the person whose later `git` commands
+    /// would run what was planted there.
+    pub(super) fn git_changed(&mut self, before: &planted::Snapshot) {
+        let now = planted::Snapshot::git(&self.git_files);
+        let changed: Vec<String> = before
+            .planted(&now, true)
+            .into_iter()
+            .map(|p| p.path)
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        let result = format!(
+            "changed while the floor ran: {}; review it before you run git there again (a filter, a hook or an fsmonitor runs in every git command)",
+            changed.join(", ")
+        );
+        (self.input.progress)(&format!("warning: the git configuration {result}"));
+        self.runtime.push(RuntimeRow {
+            side: "head and base".into(),
+            runner: "git".into(),
+            command: "the git configuration".into(),
+            tests: 0,
+            result,
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        });
     }
 
     /// Why what runs now at `side` is not trusted: the first file an earlier command there
@@ -177,7 +212,7 @@ impl Ctx<'_> {
     }
 
     /// A fresh scratch directory for one command, numbered in the order the run makes them.
-    fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
+    pub(super) fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
         self.scratch_seq += 1;
         let p = self
             .input
@@ -201,6 +236,7 @@ impl Ctx<'_> {
         if kind == RunnerKind::Go {
             self.seed_go_cache(side);
         }
+        self.fetch_dependencies(i, side, wt);
         let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
         // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
         let cargo = uses_cargo(kind);
@@ -614,7 +650,7 @@ impl Ctx<'_> {
 }
 
 /// A side's place in the per-side arrays.
-fn side_index(side: Side) -> usize {
+pub(super) fn side_index(side: Side) -> usize {
     match side {
         Side::Head => 0,
         Side::Base => 1,

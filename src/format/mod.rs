@@ -24,6 +24,7 @@ pub mod fixes;
 pub mod floor;
 pub mod judge;
 pub mod result;
+pub mod sandbox;
 pub mod statement;
 
 use std::fmt;

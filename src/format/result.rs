@@ -205,6 +205,10 @@ pub struct RunResult {
     /// ran no test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_cache: Option<BaseCacheUse>,
+    /// The sandbox the floor's commands ran under (book: security.md); absent only in results
+    /// of releases before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::sandbox::SandboxRecord>,
 }
 
 /// How a fused run's floor was split across CI jobs.
@@ -393,6 +397,7 @@ pub(crate) mod tests {
             judge_notes: vec![],
             shards: None,
             base_cache: None,
+            sandbox: Some(crate::format::sandbox::SandboxRecord::example()),
         }
     }
 

@@ -206,6 +206,11 @@ pub struct Extension {
     /// when base ran in this run, as in every statement before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_cache: Option<BaseCacheReuse>,
+    /// The sandbox the floor's commands ran under at head and base (book: security.md), which
+    /// an admission policy can require (`require_sandbox`). Absent in statements of releases
+    /// before it, which an admission policy that requires a sandbox denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::sandbox::SandboxRecord>,
 }
 
 /// Where a statement's base observations came from when they were reused.

@@ -223,6 +223,12 @@ pub fn short_pointer(p: &str) -> String {
 }
 
 /// The footer's line about the base cache, when base's results were reused from it.
+/// The sandbox the floor's commands ran under, as every report shows it (book: security.md,
+/// "Reading the sandbox line"); `None` for a result of a release before it.
+pub fn sandbox_line(r: &RunResult) -> Option<String> {
+    r.sandbox.as_ref().map(|s| s.line())
+}
+
 pub fn base_cache_line(r: &RunResult) -> Option<String> {
     let u = r.base_cache.as_ref()?;
     (u.state == BaseCacheState::Reused).then(|| {
@@ -291,6 +297,7 @@ mod tests {
             harness: vec![],
             base_cache: None,
             cache_entry: None,
+            sandbox: crate::format::sandbox::SandboxRecord::example(),
         };
         let origin = BTreeMap::from([
             ("order-refunded".to_string(), "a.yaml".to_string()),
@@ -393,6 +400,7 @@ mod tests {
                             harness: vec![],
                             base_cache: None,
                             cache_entry: None,
+                            sandbox: crate::format::sandbox::SandboxRecord::example(),
                         };
                         let findings: Vec<Finding> = panel
                             .iter()

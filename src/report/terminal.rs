@@ -167,6 +167,9 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
         super::criteria_count(r.criteria.len()),
         r.signing.state
     );
+    if let Some(line) = super::sandbox_line(r) {
+        out.push_str(&wrapped("  ", &line, 4, width));
+    }
     if let Some(line) = super::base_cache_line(r) {
         out.push_str(&wrapped("  ", &line, 4, width));
     }

@@ -644,6 +644,10 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
             &rows,
             "commands",
         );
+        if let Some(line) = super::sandbox_line(r) {
+            doc.blank();
+            doc.item(&cell(&line));
+        }
         if let Some(u) = &r.base_cache {
             doc.blank();
             doc.item(&match u.state {

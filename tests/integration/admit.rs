@@ -13,6 +13,11 @@ const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";
 /// A change whose one criterion a command checks: READY when `fixed`, else BLOCKED. Signed
 /// with the committed key, for the image [`IMAGE`], verified `epoch` (default: now).
 fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
+    signed_run_with(fixed, epoch, &[])
+}
+
+/// [`signed_run`] with more flags for `claim-check` (`--sandbox off`, say).
+fn signed_run_with(fixed: bool, epoch: Option<&str>, more: &[&str]) -> Repo {
     let r = Repo::new();
     r.git(&[
         "remote",
@@ -33,20 +38,20 @@ fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
     );
     r.commit("head");
     let now = common::now_epoch();
-    let run = r.shipmoor_env(
-        &[
-            "claim-check",
-            "--base",
-            &base,
-            "--sign",
-            "key",
-            "--key",
-            KEY,
-            "--subject",
-            &format!("shop={IMAGE}"),
-        ],
-        &[("SOURCE_DATE_EPOCH", epoch.unwrap_or(&now))],
-    );
+    let subject = format!("shop={IMAGE}");
+    let mut args = vec![
+        "claim-check",
+        "--base",
+        &base,
+        "--sign",
+        "key",
+        "--key",
+        KEY,
+        "--subject",
+        &subject,
+    ];
+    args.extend(more);
+    let run = r.shipmoor_env(&args, &[("SOURCE_DATE_EPOCH", epoch.unwrap_or(&now))]);
     assert_eq!(run.code, if fixed { 0 } else { 1 }, "{run:?}");
     r
 }
@@ -394,4 +399,48 @@ fn a_signed_ready_whose_dispositions_fuse_to_blocked_is_denied_at_the_fusion() {
     let replay = r.shipmoor(&["replay", "forged.json", "--key", PUBLIC_KEY]);
     assert_eq!(replay.code, 1, "{replay:?}");
     assert!(replay.stdout.contains("5 fusion     FAILED"), "{replay:?}");
+}
+
+/// A policy's `require_sandbox: true` admits a VSA whose floor ran in the kernel sandbox, and
+/// denies one made with `--sandbox off`, the check saying why; without the rule both pass.
+#[test]
+fn a_policy_that_requires_the_sandbox_denies_a_vsa_made_without_it() {
+    let sandboxed = signed_run_with(true, None, &["--sandbox", "require"]);
+    let policy = write_policy(&sandboxed, "require_sandbox: true\n");
+    let run = admit(&sandboxed, &policy, ENVELOPE, &["--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let check = |run: &common::Run| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        v["attestations"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "sandbox")
+            .cloned()
+            .unwrap()
+    };
+    let ok = check(&run);
+    assert_eq!(ok["status"], "ok", "{run:?}");
+    assert!(
+        ok["detail"].as_str().unwrap().contains("Landlock ABI"),
+        "{ok}"
+    );
+
+    let unsandboxed = signed_run_with(true, None, &["--sandbox", "off"]);
+    let policy = write_policy(&unsandboxed, "require_sandbox: true\n");
+    let run = admit(&unsandboxed, &policy, ENVELOPE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let denied = check(&run);
+    assert_eq!(denied["status"], "failed", "{run:?}");
+    assert!(
+        denied["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the floor did not run sandboxed (sandbox off: none"),
+        "{denied}"
+    );
+    // The rest of the VSA is as good as the sandboxed one's: without the rule it is admitted.
+    let policy = write_policy(&unsandboxed, "");
+    let run = admit(&unsandboxed, &policy, ENVELOPE, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
 }

@@ -232,7 +232,8 @@ fn go_subtests_end_to_end() {
 /// A repository holding the tool's package files (ESM for vitest, CommonJS for jest), with the
 /// checkout's dependencies installed, as a workflow's `npm ci` leaves them; the worktrees reuse
 /// them because the lockfile is the same at both commits.
-fn js_project(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> Repo {
+/// A JavaScript project for `tool` whose `node_modules` is the tests' installed one (a link).
+pub(crate) fn js_project(kind: shipmoor::acceptance::RunnerKind, tool: &str) -> Repo {
     let nm = common::js::node_modules(kind);
     let install = nm.parent().unwrap();
     let r = Repo::new();

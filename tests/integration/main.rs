@@ -43,6 +43,7 @@ mod runners_go;
 mod runners_js;
 mod runners_pytest;
 mod sandbox;
+mod sandbox_parity;
 mod schemas;
 mod shards;
 mod tag_scan;

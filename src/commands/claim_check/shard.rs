@@ -68,6 +68,8 @@ pub(super) struct ShardDoc {
     pub overlay_spliced: Vec<String>,
     pub changed_files: usize,
     pub harness: Vec<HarnessChange>,
+    /// The sandbox the shard's floor ran under (every shard's must be the same).
+    pub sandbox: crate::format::sandbox::SandboxRecord,
     /// The SHA-256 of every file in `evidence/sha256/` (each file's name).
     pub evidence: Vec<String>,
 }
@@ -325,6 +327,7 @@ pub(super) fn write(
         overlay_spliced: report.overlay_spliced.clone(),
         changed_files: report.changed_files,
         harness: report.harness.clone(),
+        sandbox: report.sandbox.clone(),
         evidence: store.digests().map(str::to_string).collect(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
@@ -577,7 +580,7 @@ fn derive(shard: &Loaded) -> Vec<InputError> {
 fn agreement(shards: &[Loaded]) -> Vec<InputError> {
     let mut problems = Vec::new();
     type Get = fn(&ShardDoc) -> String;
-    let fields: [(&str, Get); 11] = [
+    let fields: [(&str, Get); 12] = [
         ("base", |d| d.base.clone()),
         ("head", |d| d.head.clone()),
         ("acceptance_sha256", |d| d.acceptance_sha256.clone()),
@@ -591,6 +594,7 @@ fn agreement(shards: &[Loaded]) -> Vec<InputError> {
         }),
         ("changed_files", |d| d.changed_files.to_string()),
         ("harness", |d| format!("{:?}", d.harness)),
+        ("sandbox", |d| d.sandbox.line()),
     ];
     for (name, get) in fields {
         let values: Vec<String> = shards.iter().map(|s| get(&s.doc)).collect();
@@ -846,6 +850,7 @@ pub(super) fn merge(
         harness: shared.harness,
         base_cache: None,
         cache_entry: None,
+        sandbox: shared.sandbox,
     };
     Ok((store, report))
 }

@@ -25,6 +25,14 @@ fn example() -> Vec<u8> {
         "overlay_spliced": [],
         "changed_files": 3,
         "harness": [],
+        "sandbox": {
+            "mode": "require",
+            "enforced": true,
+            "landlock_abi": 7,
+            "protections": ["filesystem", "ptrace", "no_new_privs"],
+            "not_enforced": [],
+            "as_root": false,
+        },
         "evidence": [],
     }))
     .expect("JSON")

@@ -260,6 +260,7 @@ fn refund() -> (ClaimInfo, FloorReport) {
         harness: vec![],
         base_cache: None,
         cache_entry: None,
+        sandbox: crate::format::sandbox::SandboxRecord::example(),
     };
     (
         ClaimInfo {

@@ -4,8 +4,8 @@
 //! `CACHEDIR.TAG` stays), and nothing is read or removed through a symlink: a cache directory
 //! that is one, or has one where `v1`, `v1/entries` or `v1/sha256` go, is refused.
 //!
-//! An entry no run can reuse: one that does not check out as [`BaseCache::open`] reads it
-//! (its name, its schema, its key); one another shipmoor release made or keyed (the key covers
+//! An entry no run can reuse: one no completed run listed (`v1/listed`); one that does not
+//! check out as [`BaseCache::open`] reads it (its name, its schema, its key); one another shipmoor release made or keyed (the key covers
 //! the release, so it never hits); one with an item missing or not hashing to its name (a hit
 //! on it would fail); one a later entry of the same key hides (the later one is found).
 //!
@@ -19,7 +19,9 @@ use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
 use super::key::OBSERVATION_VERSION;
-use super::{check_dirs, read_entries, read_item, remove_any, short, Entry};
+use super::{
+    check_dirs, read_entries, read_item, read_listed, remove_any, short, write_listed, Entry,
+};
 use crate::evidence::is_digest;
 use crate::nofollow::{is_real_dir, OutputPath, Refused};
 
@@ -81,6 +83,8 @@ impl fmt::Display for Size {
 pub enum Why {
     /// It does not check out: its name, its schema, its key.
     Unreadable(String),
+    /// No run that completed listed it: it appeared while a run was stopped.
+    Unlisted,
     /// Another release made it (`made.by`).
     MadeBy(String),
     /// Its key names another release (`inputs.shipmoor`).
@@ -101,6 +105,7 @@ impl fmt::Display for Why {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Why::Unreadable(w) => write!(f, "it does not check out: {w}"),
+            Why::Unlisted => f.write_str("no run that completed listed it"),
             Why::MadeBy(v) => write!(f, "made by shipmoor {v}"),
             Why::KeyedFor(v) => write!(f, "keyed for shipmoor {v}"),
             Why::Observation(n) => write!(
@@ -192,8 +197,17 @@ impl Sweep {
         let mut good: Vec<Candidate> = Vec::new();
         // Each item read and checked once, however many entries cite it: its bytes.
         let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
+        let listed = read_listed(&v1.join("listed"));
         for (name, read) in read_entries(&entries_dir) {
             let bytes = size_of(&entries_dir.join(&name));
+            if listed.as_ref().is_none_or(|l| !l.contains(&name)) {
+                gone.push(Gone {
+                    name,
+                    why: Why::Unlisted,
+                    bytes,
+                });
+                continue;
+            }
             let entry = match read {
                 Ok(entry) => entry,
                 Err(w) => {
@@ -315,7 +329,7 @@ impl Sweep {
         }
         let stray = listing(&v1)
             .into_iter()
-            .filter(|(name, _)| name != "entries" && name != "sha256")
+            .filter(|(name, _)| name != "entries" && name != "sha256" && name != "listed")
             .map(|(name, _)| {
                 let bytes = size_of(&v1.join(&name));
                 (name, bytes)
@@ -350,7 +364,8 @@ impl Sweep {
                 remove_any(&path)?;
             }
         }
-        Ok(())
+        // The list names what is left, for the next run to read.
+        write_listed(&self.out, self.kept.iter().cloned().collect())
     }
 
     /// The cache's directory, as given.

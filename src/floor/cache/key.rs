@@ -34,6 +34,9 @@ pub struct KeyInputs {
     pub deleted: Vec<String>,
     /// The lock files at base and at head (the checkout the workflow installed from).
     pub lock_files: Vec<LockFile>,
+    /// The sandbox base's commands run under ([`crate::format::sandbox::SandboxRecord::key`]):
+    /// an entry observed under another sandbox (or none) is no observation of this run's.
+    pub sandbox: String,
 }
 
 /// One variable of the commands' environment.
@@ -88,7 +91,8 @@ pub struct LockFile {
 
 /// The version of what the floor observes at base and how it records it. Raised whenever
 /// that changes, so that no entry of an older observation is reused.
-pub const OBSERVATION_VERSION: u32 = 1;
+/// 2: each side's commands run with a private home and temporary directory, in the sandbox.
+pub const OBSERVATION_VERSION: u32 = 2;
 
 /// The file names that pin a project's dependencies.
 pub const LOCK_FILES: &[&str] = &[
@@ -164,6 +168,12 @@ impl KeyInputs {
         }
         if self.timeout_seconds != other.timeout_seconds {
             out.push("--timeout".to_string());
+        }
+        if self.sandbox != other.sandbox {
+            out.push(format!(
+                "the sandbox ({} then, {} now)",
+                other.sandbox, self.sandbox
+            ));
         }
         let env = changed(&self.environment, &other.environment, |v| v.name.clone());
         if !env.is_empty() {

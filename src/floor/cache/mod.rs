@@ -307,17 +307,7 @@ impl BaseCache {
             }
         }
         // What a completed run leaves: the next run reads these entries and no others.
-        if !keep_entries.is_empty() {
-            let listed = Listed {
-                schema: LISTED_SCHEMA.to_string(),
-                entries: keep_entries.into_iter().collect(),
-            };
-            let bytes = serde_json::to_vec(&listed).map_err(|e| e.to_string())?;
-            v1.create_dir().map_err(|e| e.to_string())?;
-            v1.child_file("listed")
-                .write(&bytes)
-                .map_err(|e| e.to_string())?;
-        }
+        write_listed(&self.out, keep_entries)?;
         Ok(done)
     }
 
@@ -344,6 +334,27 @@ fn check_dirs(out: &OutputPath) -> Result<(), crate::nofollow::Refused> {
         sub.check()?;
     }
     Ok(())
+}
+
+/// Writes `v1/listed` naming `entries` (none: no list, and no `v1/` made for one).
+fn write_listed(out: &OutputPath, entries: BTreeSet<String>) -> Result<(), String> {
+    let v1 = out.child_dir("v1");
+    if entries.is_empty() {
+        let path = v1.path().join("listed");
+        if std::fs::symlink_metadata(&path).is_ok() {
+            remove_any(&path)?;
+        }
+        return Ok(());
+    }
+    let listed = Listed {
+        schema: LISTED_SCHEMA.to_string(),
+        entries: entries.into_iter().collect(),
+    };
+    let bytes = serde_json::to_vec(&listed).map_err(|e| e.to_string())?;
+    v1.create_dir().map_err(|e| e.to_string())?;
+    v1.child_file("listed")
+        .write(&bytes)
+        .map_err(|e| e.to_string())
 }
 
 /// The entries `path` (`v1/listed`) names, when it is a list a completed run wrote; `None`

@@ -30,6 +30,7 @@ fn inputs(base: &str, runs: u32) -> KeyInputs {
         spliced: vec![],
         deleted: vec![],
         lock_files: vec![],
+        sandbox: String::new(),
     }
 }
 

@@ -20,6 +20,7 @@ fn inputs(base: &str) -> KeyInputs {
         spliced: Vec::new(),
         deleted: Vec::new(),
         lock_files: Vec::new(),
+        sandbox: String::new(),
     }
 }
 
@@ -126,12 +127,53 @@ fn edit_entry(cache: &Path, name: &str, edit: impl FnOnce(&mut Entry)) {
     std::fs::write(&path, serde_json::to_vec(&e).unwrap()).unwrap();
 }
 
-/// An entry written by another release, named by its own hash so that it checks out.
+/// An entry written by another release, named by its own hash so that it checks out, and
+/// listed as that release's completed run listed it.
 fn store_as(cache: &Path, e: Entry) -> String {
+    let name = store_unlisted(cache, e);
+    let path = cache.join("v1/listed");
+    let mut listed: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    listed["entries"]
+        .as_array_mut()
+        .unwrap()
+        .push(name.clone().into());
+    std::fs::write(&path, serde_json::to_vec(&listed).unwrap()).unwrap();
+    name
+}
+
+/// An entry written into the cache with no completed run listing it (a run killed before
+/// it tidied up, or code that wrote the directory).
+fn store_unlisted(cache: &Path, e: Entry) -> String {
     let bytes = crate::digest::canonical_json(&e).unwrap();
     let name = sha256_hex(&bytes);
     std::fs::write(cache.join("v1/entries").join(&name), bytes).unwrap();
     name
+}
+
+#[test]
+fn an_entry_no_completed_run_listed_goes_and_the_list_names_what_is_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cache");
+    let listed = store(&dir, entry("a", "2026-01-01T00:00:00Z", &[b"log a"]));
+    let (forged, _) = entry("b", "2026-01-02T00:00:00Z", &[b"log a"]);
+    let forged = store_unlisted(&dir, forged);
+    // A run does not read it.
+    let cache = BaseCache::open(&dir, None, "cache".into());
+    assert!(cache.lookup(&inputs("b").digest()).is_none());
+    assert!(
+        cache.notes()[0].contains("no run that completed left it there"),
+        "{:?}",
+        cache.notes()
+    );
+    let sweep = plan(&dir, &limits(20, "1G"));
+    assert_eq!(why(&sweep, &forged), Some(&Why::Unlisted));
+    assert_eq!(sweep.kept, vec![listed.clone()]);
+    sweep.apply().unwrap();
+    assert_eq!(entries_of(&dir), BTreeSet::from([listed.clone()]));
+    let list: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("v1/listed")).unwrap()).unwrap();
+    assert_eq!(list["entries"], serde_json::json!([listed]));
 }
 
 #[test]
@@ -386,7 +428,7 @@ fn items_no_kept_entry_cites_and_stray_files_in_v1_go_and_nothing_outside_it() {
     assert_eq!(items_of(&dir), BTreeSet::from([sha256_hex(b"cited")]));
     assert_eq!(
         names(&dir.join("v1")),
-        BTreeSet::from(["entries".into(), "sha256".into()])
+        BTreeSet::from(["entries".into(), "listed".into(), "sha256".into()])
     );
     assert_eq!(
         names(&dir),

@@ -120,6 +120,12 @@ fn go(ctx: &RunCtx, args: &[OsString]) -> Ran {
 }
 
 /// `GOTOOLCHAIN=local` unless the caller or our environment chose a toolchain.
+/// What every go command of the floor is given beyond the side's environment (Go's own
+/// toolchain, never one a `go.mod` names), for commands started outside the adapter.
+pub fn toolchain_env() -> Vec<(OsString, OsString)> {
+    go_env(&[])
+}
+
 fn go_env(env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {
     let chosen =
         env.iter().any(|(k, _)| k == "GOTOOLCHAIN") || std::env::var_os("GOTOOLCHAIN").is_some();
