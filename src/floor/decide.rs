@@ -554,7 +554,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
     });
     all.sort();
     all.dedup();
-    let (result, reason) = match untrusted(&tests, obs, result, &reason) {
+    let (result, reason) = match untrusted(tests, obs, result, &reason) {
         Some(why) => (FloorResult::Undecided, why),
         None => (result, reason),
     };
