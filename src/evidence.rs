@@ -279,6 +279,12 @@ impl Normalizer {
         out
     }
 
+    /// [`Normalizer::apply`] on a text a runner printed and a report quotes (a failure's
+    /// message): a thread id or a time in it is new on every run.
+    pub fn apply_text(&self, s: &str) -> String {
+        String::from_utf8_lossy(&self.apply(s.as_bytes())).into_owned()
+    }
+
     /// The same replacements on a string (commands shown in reports).
     pub fn apply_str(&self, s: &str) -> String {
         let mut out = s.to_string();
@@ -330,6 +336,16 @@ fn timing_patterns() -> &'static [(Regex, Vec<u8>)] {
             p(
                 r"(thread '[^'\n]*') \([0-9]+\) panicked",
                 "$1 (<tid>) panicked",
+            ),
+            // The same inside a JUnit XML attribute or text, its quotes escaped.
+            p(
+                r"(thread &apos;[^&\n]*&apos;) \([0-9]+\) panicked",
+                "$1 (<tid>) panicked",
+            ),
+            // nextest's run id, new on every run: in its log and on its JUnit report.
+            p(
+                r#"(Nextest run ID |uuid=")[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"#,
+                "${1}<uuid>",
             ),
             // Python's default repr names the object's address (`<list_iterator object at
             // 0x7ff43c580880>`, `<function f at 0x7f…>`), new on every run (ASLR): pytest's

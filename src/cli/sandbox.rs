@@ -41,8 +41,15 @@ pub struct SandboxArgs {
         help_heading = "Floor"
     )]
     pub sandbox: SandboxMode,
-    /// A directory the floor's commands may also write and read (repeatable): a directory the
-    /// tests share with a service of the workflow, say
-    #[arg(long = "sandbox-write", value_name = "DIR", help_heading = "Floor")]
+    /// A directory the floor's commands may also write and read (repeatable; in the
+    /// environment, `:`-separated): a directory the tests share with a service of the
+    /// workflow, say
+    #[arg(
+        long = "sandbox-write",
+        value_name = "DIR",
+        env = "SHIPMOOR_SANDBOX_WRITE",
+        value_delimiter = ':',
+        help_heading = "Floor"
+    )]
     pub sandbox_write: Vec<PathBuf>,
 }

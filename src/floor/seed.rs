@@ -30,7 +30,7 @@ impl Ctx<'_> {
     /// test binary of the workspace can run (see [`seed_cargo_target`]).
     pub(super) fn seed_head_target(&mut self, head: &Worktree) -> Result<(), Error> {
         let to = self.input.temp_root.join("target").join("head");
-        if to.exists() {
+        if seeded_already(&to) {
             return Ok(());
         }
         let checkout = self.cargo_dir(self.input.git.root());
@@ -69,7 +69,7 @@ impl Ctx<'_> {
     pub(super) fn seed_base_target(&mut self, base: &Worktree) -> Result<(), Error> {
         let from = self.input.temp_root.join("target").join("head");
         let to = self.input.temp_root.join("target").join("base");
-        if !from.is_dir() || to.exists() {
+        if !from.is_dir() || seeded_already(&to) {
             return Ok(());
         }
         (self.input.progress)(
@@ -152,7 +152,10 @@ impl Ctx<'_> {
                 ),
             ),
             Err(e) => {
+                // Empty again, and there: the sandbox grants the side's build directory as it
+                // was made for the run, and the side's commands cannot make it anew.
                 let _ = std::fs::remove_dir_all(to);
+                let _ = std::fs::create_dir_all(to);
                 (
                     format!("not seeded ({e}); {to_side} builds from scratch"),
                     Duration::ZERO,
@@ -172,4 +175,10 @@ impl Ctx<'_> {
             tool: None,
         });
     }
+}
+
+/// Whether a side's target dir holds anything yet (it is made empty for the run, see
+/// [`Ctx::make_homes`]): a seeding happens once.
+fn seeded_already(to: &std::path::Path) -> bool {
+    std::fs::read_dir(to).is_ok_and(|mut d| d.next().is_some())
 }

@@ -570,7 +570,7 @@ impl Ctx<'_> {
                 .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
                 .unwrap_or_default();
             let exit_code = inv.and_then(|inv| inv.captured.exit_code);
-            let message = report.messages.get(id).map(|m| self.norm.apply_str(m));
+            let message = report.messages.get(id).map(|m| self.norm.apply_text(m));
             let note = match outcome {
                 Outcome::BuildFail => report
                     .build_failure

@@ -44,10 +44,9 @@ pub struct CommandJudge {
     /// Where the views of the head tree are made (a directory of the run's own).
     scratch: PathBuf,
     identity: Identity,
-    /// The sandbox the judge runs in: it reads its views, writes only a home of its own.
-    jail: crate::sandbox::Jail,
-    /// That home (`HOME` and `TMPDIR`), in `scratch`.
-    home: PathBuf,
+    /// The sandbox the judge runs in: it reads its views, and writes only a home of its own
+    /// made for each request in `scratch` and removed after it.
+    confinement: crate::sandbox::Confinement,
 }
 
 impl CommandJudge {
@@ -65,9 +64,7 @@ impl CommandJudge {
         let Transport::Command { argv } = &spec.transport else {
             return None;
         };
-        let home = scratch.join("home");
-        std::fs::create_dir_all(&home).ok()?;
-        let jail = confinement.jail_reading(&[&home], &[scratch]);
+
         Some(CommandJudge {
             argv: argv.clone(),
             timeout: spec.timeout,
@@ -78,8 +75,7 @@ impl CommandJudge {
             head: head.clone(),
             scratch: scratch.to_path_buf(),
             identity: identity(argv, git, head),
-            jail,
-            home,
+            confinement: confinement.clone(),
         })
     }
 
@@ -117,7 +113,17 @@ impl CommandJudge {
         for (k, v) in process::passed_to_judges() {
             cmd.env(k, v);
         }
-        cmd.env("HOME", &self.home).env("TMPDIR", &self.home);
+        let home = match tempfile::Builder::new()
+            .prefix("home-")
+            .tempdir_in(&self.scratch)
+        {
+            Ok(h) => h,
+            Err(e) => return (failed(format!("no home for the judge: {e}")), false),
+        };
+        cmd.env("HOME", home.path()).env("TMPDIR", home.path());
+        let jail = self
+            .confinement
+            .jail_reading(&[home.path()], &[&self.scratch]);
         let limits = Limits {
             stdin: Some(input),
             stdout_bytes: Some(self.output_limit),
@@ -126,8 +132,9 @@ impl CommandJudge {
             cmd,
             self.timeout,
             limits,
-            process::Confine::Sandboxed(&self.jail),
+            process::Confine::Sandboxed(&jail),
         );
+        drop(home);
         let changed = view.changes();
         let reply = match ran {
             _ if !changed.is_empty() => failed(format!(

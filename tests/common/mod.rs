@@ -42,6 +42,10 @@ pub struct Repo {
     pub dir: tempfile::TempDir,
     /// Where the runs' worktrees and build outputs go (inspected by the tests).
     pub tmp: tempfile::TempDir,
+    /// A directory outside the repository that the floor's commands may write
+    /// (`SHIPMOOR_SANDBOX_WRITE`): for the counters, markers and dumps a test's own tests leave
+    /// for it to read.
+    pub shared: tempfile::TempDir,
 }
 
 impl Repo {
@@ -54,7 +58,11 @@ impl Repo {
             .prefix("cc-tmp-")
             .tempdir()
             .expect("temp dir");
-        let r = Repo { dir, tmp };
+        let shared = tempfile::Builder::new()
+            .prefix("cc-shared-")
+            .tempdir()
+            .expect("temp dir");
+        let r = Repo { dir, tmp, shared };
         r.git(&["init", "--quiet", "--initial-branch=main"]);
         r.git(&["config", "user.name", "Test"]);
         r.git(&["config", "user.email", "test@example.com"]);
@@ -165,6 +173,7 @@ impl Repo {
             .current_dir(self.path())
             .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
             .env("SHIPMOOR_TMPDIR", self.tmp.path())
+            .env("SHIPMOOR_SANDBOX_WRITE", self.shared.path())
             .env("NO_COLOR", "1")
             // Each test's runs are independent unless it asks for the base cache by name.
             .env("SHIPMOOR_BASE_CACHE", "none")
@@ -324,11 +333,13 @@ pub fn require_pytest() {
 }
 
 /// A pytest repository whose change claims `slow`: its tagged test (a file whose name also
-/// carries `marker`) writes `started` when it begins, then sleeps two minutes. Returns the
-/// repository and its base commit.
-pub fn slow_change(marker: &str, started: &Path) -> (Repo, String) {
+/// carries `marker`) writes `started` (in the repository's shared directory, which the floor's
+/// commands may write) when it begins, then sleeps two minutes. Returns the repository, its
+/// base commit and `started`.
+pub fn slow_change(marker: &str) -> (Repo, String, PathBuf) {
     require_pytest();
     let r = Repo::new();
+    let started = r.shared.path().join("started");
     r.write("pytest.ini", "[pytest]\n");
     r.write("tests/test_a.py", "def test_a():\n    assert True\n");
     let base = r.commit("base");
@@ -344,7 +355,7 @@ pub fn slow_change(marker: &str, started: &Path) -> (Repo, String) {
         "version: 1\ncriteria:\n  - id: slow\n    ac: Slow.\n",
     );
     r.commit("head");
-    (r, base)
+    (r, base, started)
 }
 
 /// Waits until the file `started` exists (a slow test began), failing after a minute.

@@ -80,6 +80,7 @@ fn mcp(r: &Repo, scenario: &str, args: Value) -> Value {
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .env("SHIPMOOR_BASE_CACHE", "none")
         .env("SHIPMOOR_HEARTBEAT_SECS", "0.5")
         .env_remove("GITHUB_EVENT_PATH")
@@ -261,8 +262,7 @@ fn mcp_bad_input_is_a_tool_error_with_the_cli_message() {
 #[test]
 fn mcp_cancellation_stops_the_tests_and_removes_the_worktrees() {
     let marker = format!("p{}", std::process::id());
-    let started = std::env::temp_dir().join(format!("cc-mcp-slow-{marker}"));
-    let (r, base) = slow_change(&marker, &started);
+    let (r, base, started) = slow_change(&marker);
     let before = r.status();
     let start = Instant::now();
     let out = mcp(&r, "cancel", serde_json::json!({"base": base}));
@@ -403,6 +403,7 @@ fn hook_command(r: &Repo, agent: &str, args: &[&str]) -> Command {
         .current_dir(r.tmp.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .env("SHIPMOOR_BASE_CACHE", "none")
         .env_remove("GITHUB_EVENT_PATH")
         .stdin(Stdio::piped())
@@ -692,8 +693,7 @@ fn a_count_that_cannot_be_recorded_never_blocks() {
 #[test]
 fn a_killed_hook_stops_its_run() {
     let name = format!("h{}", std::process::id());
-    let marker = std::env::temp_dir().join(format!("cc-hook-slow-{name}"));
-    let (r, base) = slow_change(&name, &marker);
+    let (r, base, marker) = slow_change(&name);
     let before = r.status();
     let mut cmd = hook_command(&r, "codex", &["--base", &base]);
     cmd.stderr(Stdio::null());

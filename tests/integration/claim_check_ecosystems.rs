@@ -38,12 +38,12 @@ fn expect(run: &common::Run, want: &[(&str, &str)]) {
 
 const ACCEPTANCE: &str = "version: 1\ncriteria:\n  - id: clamps-high\n    ac: High values clamp.\n  - id: clamps-low\n    ac: Low values clamp.\n  - id: doubles\n    ac: Doubling exists.\n  - id: steady\n    ac: A flaky check.\n    required: false\n";
 
+/// A counter file a flaky test keeps outside the worktrees, where the floor's commands may
+/// write (the repository's shared directory).
 fn counter(r: &Repo, name: &str) -> String {
-    r.tmp
+    r.shared
         .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-{name}-{}", std::process::id()))
+        .join(format!("cc-{name}"))
         .display()
         .to_string()
 }

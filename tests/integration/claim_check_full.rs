@@ -120,11 +120,16 @@ fn fast_mode_never_starts_the_judge() {
         "judge:\n  command: [\"sh\", \"-c\", \"touch {}\"]\n",
         marker.display()
     ));
-    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    // The judge runs in the sandbox: the mark's directory is one it may write.
+    let writable = [("SHIPMOOR_SANDBOX_WRITE", mark.path().to_str().unwrap())];
+    let run = r.shipmoor_env(&["claim-check", "--base", &base], &writable);
     assert_eq!(run.code, 4, "{run:?}");
     assert!(!marker.exists(), "fast mode ran the judge");
     // The same judge in full mode does run (so the mark can show).
-    let full = r.shipmoor(&["claim-check", "--base", &base, "--mode", "full"]);
+    let full = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--mode", "full"],
+        &writable,
+    );
     assert_eq!(full.code, 4, "{full:?}");
     assert!(marker.exists(), "full mode did not run the judge");
     assert!(

@@ -413,12 +413,7 @@ fn the_code_under_check_gets_no_secrets() {
     let r = Repo::new();
     r.write("a.txt", "a");
     let base = r.commit("base");
-    let dump = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-env-{}", std::process::id()));
+    let dump = r.shared.path().join("env");
     r.write("check.sh", &format!("env > {}\nexit 0\n", dump.display()));
     r.write(
         ".shipmoor/acceptance.yaml",
@@ -583,7 +578,8 @@ fn a_committed_symlink_where_an_output_goes_is_refused_before_any_work() {
 
 /// A symlink the code under check makes where an output goes while the floor runs is refused
 /// when the outputs are written: exit 2, and nothing is written, neither where it points nor
-/// any other output.
+/// any other output. In the sandbox the checkout is out of the code's reach and no link is
+/// made; the outputs' own defence is checked with `--sandbox off`, where the code reaches it.
 #[test]
 fn a_symlink_made_during_the_run_where_an_output_goes_is_refused_and_nothing_is_written() {
     let elsewhere = tempfile::tempdir().unwrap();
@@ -607,7 +603,18 @@ fn a_symlink_made_during_the_run_where_an_output_goes_is_refused_and_nothing_is_
         "version: 1\ncriteria:\n  - id: a\n    ac: A.\n    check:\n      command: sh check.sh\n",
     );
     r.commit("head");
-    let run = r.shipmoor(&["claim-check", "--base", &base]);
+    let sandboxed = r.shipmoor(&["claim-check", "--base", &base, "--sandbox", "require"]);
+    assert!(!common::is_symlink(&link), "{sandboxed:?}");
+    assert_eq!(sandboxed.code, 1, "{sandboxed:?}");
+    std::fs::remove_dir_all(r.path().join(".shipmoor/evidence")).unwrap();
+    for out in [
+        "claim-check.vsa.json",
+        "claim-check.fixes.json",
+        "verify.md",
+    ] {
+        std::fs::remove_file(r.path().join(".shipmoor").join(out)).unwrap();
+    }
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--sandbox", "off"]);
     assert!(
         common::is_symlink(&link),
         "the check made no symlink: {run:?}"

@@ -320,12 +320,7 @@ fn runs_k_times_and_a_flaky_test_is_undecided() {
     let (r, base) = base_repo();
     r.write("svc/refund.py", SERVICE_HEAD);
     // Fails every other run, at either side: a counter kept outside the worktrees.
-    let counter = r
-        .tmp
-        .path()
-        .parent()
-        .unwrap()
-        .join(format!("cc-flaky-{}", std::process::id()));
+    let counter = r.shared.path().join("cc-flaky");
     r.write(
         &format!("tests/test_f_{}.py", ident("order-refunded")),
         &format!("import os\n\ndef test_flaky():\n    p = {:?}\n    n = int(open(p).read()) if os.path.exists(p) else 0\n    open(p, 'w').write(str(n + 1))\n    assert n % 2 == 0\n", counter.display().to_string()),
@@ -752,6 +747,7 @@ fn output_paths_and_the_footer_are_from_where_the_user_stands() {
             .current_dir(&cwd)
             .env("SOURCE_DATE_EPOCH", "1700000000")
             .env("SHIPMOOR_TMPDIR", r.tmp.path())
+            .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
             .env("NO_COLOR", "1")
             .env_remove("GITHUB_EVENT_PATH")
             .output()
@@ -868,13 +864,13 @@ fn a_base_import_failure_reads_the_same_on_every_run() {
 /// like credentials, the judge's `api_key_env` whatever its name, and `SHIPMOOR_*` are withheld;
 /// `env_pass` passes a name deliberately; the report names both lists, never a value. A value
 /// that leaks anyway (the test reads its parent's `/proc/<pid>/environ`) is masked in what is
-/// stored and shown.
+/// stored and shown. The leak needs `--sandbox off` (in the sandbox the read is refused, even as
+/// root: sandbox.rs), and the masking holds there too.
 #[test]
 fn credentials_never_reach_the_code_under_check_and_leaks_are_masked() {
     let (r, base) = base_repo();
-    let dump = r.path().join("env-dumps");
+    let dump = r.shared.path().join("env-dumps");
     std::fs::create_dir_all(&dump).unwrap();
-    r.write(".gitignore", "env-dumps/\n");
     r.write("svc/refund.py", SERVICE_HEAD);
     let t = ident("order-refunded");
     r.write(
@@ -920,6 +916,7 @@ fn credentials_never_reach_the_code_under_check_and_leaks_are_masked() {
     let dump_dir = dump.to_string_lossy().into_owned();
     let mut env: Vec<(&str, &str)> = secrets.to_vec();
     env.push(("DUMP_DIR", &dump_dir));
+    env.push(("SHIPMOOR_SANDBOX", "off"));
     env.push(("PLAIN_SETTING", "kept"));
     let run = r.shipmoor_env(&["claim-check", "--base", &base, "--mode", "full"], &env);
     assert!(matches!(run.code, 0 | 4), "{run:?}");

@@ -80,6 +80,7 @@ fn on_tmpfs(r: &Repo, mount: &Path, kib: u32, full: bool, args: &[&str]) -> comm
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .output()
         .expect("this test needs unshare (util-linux), which is missing");
     let run = common::Run::from(out);
@@ -254,8 +255,7 @@ fn an_output_path_that_cannot_be_written_is_an_input_error_before_any_work() {
 #[test]
 fn ctrl_c_while_the_judge_runs_is_exit_130_and_nothing_is_written() {
     let (r, base) = ready_change();
-    let mark = tempfile::tempdir().unwrap();
-    let started = mark.path().join("judging");
+    let started = r.shared.path().join("judging");
     r.write(
         ".shipmoor/acceptance.yaml",
         &format!(
@@ -270,6 +270,7 @@ fn ctrl_c_while_the_judge_runs_is_exit_130_and_nothing_is_written() {
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -299,13 +300,13 @@ fn ctrl_c_while_the_judge_runs_is_exit_130_and_nothing_is_written() {
 #[test]
 fn a_run_killed_outright_is_cleaned_up_by_the_next_run() {
     let name = format!("k{}", std::process::id());
-    let marker = std::env::temp_dir().join(format!("cc-sleeping-{name}"));
-    let (r, base) = slow_change(&name, &marker);
+    let (r, base, marker) = slow_change(&name);
     let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
         .args(["claim-check", "--base", &base])
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

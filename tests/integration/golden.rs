@@ -87,6 +87,18 @@ fn settings(r: &Repo) -> insta::Settings {
     s.add_filter(r"ghadelimiter_[0-9a-f]{16}", "ghadelimiter_[DELIM]");
     s.add_filter(r"(claim-check-1)-[0-9a-f]{8}", "$1-[UNIQUE]");
     s.add_filter(&regex::escape(env!("CARGO_MANIFEST_DIR")), "[MANIFEST_DIR]");
+    // The sandbox as this machine's kernel and user give it (the ABI, what held, root or not).
+    s.add_filter(
+        r"Landlock ABI [0-9]+ \([^)\n]*\)",
+        "Landlock ABI [ABI] ([PROTECTIONS])",
+    );
+    s.add_filter(r"; not enforced: [^\n|]*?( at head and base|\n|$)", "$1");
+    s.add_filter(r#""landlock_abi": [0-9]+"#, "\"landlock_abi\": [ABI]");
+    s.add_filter(r#""as_root": (true|false)"#, "\"as_root\": [AS_ROOT]");
+    s.add_filter(
+        r#"(?s)"(protections|not_enforced)": \[[^\]]*\]"#,
+        "\"$1\": [...]",
+    );
     // Log excerpts are the runner's own words, which change with its version.
     s.add_filter(r"(?s)```\n.*?```", "```\n[EXCERPT]\n```");
     s.add_filter(
@@ -430,7 +442,9 @@ fn evidence_and_digests(r: &Repo) -> String {
 #[test]
 fn digests_stay_visible_under_the_pinned_clock() {
     let (r, base) = no_runner_repo();
-    let run = claim_check(&r, &base, &[]);
+    // The sandbox is recorded as this machine's kernel gives it; off, it is the same everywhere,
+    // and so are the digests.
+    let run = claim_check(&r, &base, &["--sandbox", "off"]);
     assert_eq!(run.code, 0, "{run:?}");
     let mut s = insta::Settings::clone_current();
     s.set_snapshot_path(SNAPSHOTS);
@@ -461,7 +475,7 @@ fn digests_stay_visible_under_the_pinned_clock() {
     let (again, base_again) = no_runner_repo();
     assert_eq!(base_again, base);
     assert_ne!(again.path(), r.path());
-    let second = claim_check(&again, &base_again, &[]);
+    let second = claim_check(&again, &base_again, &["--sandbox", "off"]);
     assert_eq!(second.stdout, run.stdout);
     for doc in DOCUMENTS {
         assert_eq!(again.read(doc), r.read(doc), "{doc}");
@@ -477,7 +491,12 @@ fn digests_stay_visible_under_the_pinned_clock() {
 #[test]
 fn a_keyed_signature() {
     let (r, base) = no_runner_repo();
-    let run = claim_check(&r, &base, &["--sign", "key", "--key", GOLDEN_KEY]);
+    // Off: the signature covers the sandbox's record, which is this machine's kernel's.
+    let run = claim_check(
+        &r,
+        &base,
+        &["--sign", "key", "--key", GOLDEN_KEY, "--sandbox", "off"],
+    );
     assert_eq!(run.code, 0, "{run:?}");
     assert_reports("keyed", &r, &run);
 

@@ -10,14 +10,14 @@ use common::{slow_change, wait_for_start, PINNED_EPOCH};
 #[test]
 fn ctrl_c_removes_worktrees_and_writes_nothing() {
     let name = format!("i{}", std::process::id());
-    let marker = std::env::temp_dir().join(format!("cc-sleeping-{name}"));
-    let (r, base) = slow_change(&name, &marker);
+    let (r, base, marker) = slow_change(&name);
     let before = r.status();
     let child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
         .args(["claim-check", "--base", &base])
         .current_dir(r.path())
         .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
         .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("SHIPMOOR_SANDBOX_WRITE", r.shared.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

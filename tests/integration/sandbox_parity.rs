@@ -3,6 +3,9 @@
 //! vitest with node's), reads the same verdict sandboxed (`--sandbox require`) as with
 //! `--sandbox off`, and every output is byte for byte the same but for the sandbox's own line:
 //! the terminal report, the fix packet, `verify.md`, the statement and the evidence store.
+//! jest and vitest write the wall-clock time of each run into their logs and reports, so two
+//! runs of theirs differ with or without a sandbox: there the comparison is made with those
+//! times, and the digests of what holds them, read as placeholders.
 
 use std::collections::BTreeMap;
 
@@ -31,9 +34,11 @@ fn outputs(r: &Repo) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// `bytes` without the sandbox's line (a text) or record (the statement's extension).
-fn without_sandbox(name: &str, bytes: &[u8]) -> String {
+/// `bytes` without the sandbox's line (a text) or record (the statement's extension); with
+/// `timed`, with the times a JavaScript runner writes, and every digest, as placeholders.
+fn without_sandbox(name: &str, bytes: &[u8], timed: bool) -> String {
     let text = String::from_utf8_lossy(bytes).into_owned();
+    let text = if timed { untimed(&text) } else { text };
     if name == "claim-check.vsa.json" {
         let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
         let ext = &mut v["predicate"]["https://shipmoor.dev/claim-check/v1"];
@@ -50,9 +55,36 @@ fn without_sandbox(name: &str, bytes: &[u8]) -> String {
         .join("\n")
 }
 
+/// `text` with jest's and vitest's times and every digest as placeholders.
+fn untimed(text: &str) -> String {
+    let mut out = text.to_string();
+    for (re, with) in [
+        (r"sha256:[0-9a-f]{64}", "sha256:<digest>"),
+        (r"sha256/[0-9a-f]{64}", "sha256/<digest>"),
+        (r"sha256:[0-9a-f]{12}…", "sha256:<short>…"),
+        (r#""[0-9a-f]{64}""#, "\"<digest>\""),
+        (r"\([0-9]+ ms\)", "(<t>)"),
+        (r"[0-9]+(\.[0-9]+)? ?m?s\b", "<t>"),
+        (
+            r#""[A-Za-z]*([Tt]ime|[Dd]uration|[Ss]tart|[Ee]nd|[Rr]untime|[Ss]low)":[0-9.]+"#,
+            "\"<time>\":0",
+        ),
+        (r"\b1[0-9]{12}\b", "<epoch ms>"),
+    ] {
+        out = regex::Regex::new(re)
+            .unwrap()
+            .replace_all(&out, with)
+            .into_owned();
+    }
+    out
+}
+
 /// Runs the change in `r` (base `base`) sandboxed, then with `--sandbox off`, each run on a
-/// clean `.shipmoor/`, and compares; `go`: with a Go build cache of the run's own.
+/// clean `.shipmoor/`, and compares; `go`: with a Go build cache of the run's own. A JavaScript
+/// runner's run is compared without its times ([`untimed`]): the evidence store as the list of
+/// what it holds.
 fn same_but_the_sandbox(r: &Repo, base: &str, go: bool) {
+    let timed = r.path().join("package.json").exists();
     let run = |mode: &str| {
         let _ = std::fs::remove_dir_all(r.path().join(".shipmoor/evidence"));
         let args = ["claim-check", "--base", base, "--sandbox", mode];
@@ -80,10 +112,30 @@ fn same_but_the_sandbox(r: &Repo, base: &str, go: bool) {
     assert_eq!(off.code, 0, "{off:?}");
     assert!(off.stdout.contains("sandbox off: none"), "{off:?}");
     assert_eq!(
-        without_sandbox("stdout", sandboxed.stdout.as_bytes()),
-        without_sandbox("stdout", off.stdout.as_bytes()),
+        without_sandbox("stdout", sandboxed.stdout.as_bytes(), timed),
+        without_sandbox("stdout", off.stdout.as_bytes(), timed),
         "the terminal reports differ beyond the sandbox line"
     );
+    if timed {
+        // The documents by name, the evidence store by what it holds.
+        let content = |m: &BTreeMap<String, Vec<u8>>| {
+            let mut v: Vec<String> = m
+                .iter()
+                .map(|(name, bytes)| {
+                    let shown = if name.starts_with("evidence/") {
+                        "evidence"
+                    } else {
+                        name.as_str()
+                    };
+                    format!("{shown}: {}", without_sandbox(name, bytes, true))
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(content(&inside), content(&outside), "the outputs differ");
+        return;
+    }
     let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(
         names(&inside),
@@ -92,8 +144,8 @@ fn same_but_the_sandbox(r: &Repo, base: &str, go: bool) {
     );
     for (name, bytes) in &inside {
         assert_eq!(
-            without_sandbox(name, bytes),
-            without_sandbox(name, &outside[name]),
+            without_sandbox(name, bytes, false),
+            without_sandbox(name, &outside[name], false),
             "{name} differs beyond the sandbox's line"
         );
     }

@@ -114,7 +114,11 @@ fn clone(r: &Repo) -> Repo {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let c = Repo { dir, tmp };
+    let shared = tempfile::Builder::new()
+        .prefix("cc-shared-")
+        .tempdir()
+        .unwrap();
+    let c = Repo { dir, tmp, shared };
     c.git(&["config", "user.name", "Test"]);
     c.git(&["config", "user.email", "test@example.com"]);
     c
