@@ -51,6 +51,7 @@ setup_error() {
 mode=$(trim "$(input mode)")
 acceptance=$(trim "$(input acceptance)")
 runs=$(trim "$(input runs)")
+sandbox=$(trim "$(input sandbox)")
 sign=$(trim "$(input sign)")
 key=$(trim "$(input key)")
 base=$(trim "$(input base)")
@@ -103,6 +104,7 @@ set -- claim-check --result-out "$result" --error-out "$errors"
 [ -z "$head" ] || set -- "$@" --head "$head"
 [ -z "$mode" ] || set -- "$@" --mode "$mode"
 [ -z "$runs" ] || set -- "$@" --runs "$runs"
+[ -z "$sandbox" ] || set -- "$@" --sandbox "$sandbox"
 if [ -n "$acceptance" ]; then
   set -- "$@" --acceptance "$acceptance"
 fi

@@ -813,6 +813,15 @@ fn run_floor(
             ),
         );
     }
+    let sandbox = &plan.confinement.sandbox;
+    if let Some(why) = sandbox.unavailable() {
+        progress(
+            plan.quiet,
+            &format!(
+                "warning: no sandbox ({why}): the change's code runs with all the reach of this run's user (book: security.md)"
+            ),
+        );
+    }
     let quiet = plan.quiet;
     let progress = move |msg: &str| progress(quiet, msg);
     let input = FloorInput {

@@ -65,24 +65,64 @@ impl Ctx<'_> {
     }
 
     /// Seeds `side`'s Go build cache from the person's (`GOCACHE`, else Go's default under the
-    /// person's cache directory), once: a copy, so that what a command writes into it never
-    /// reaches the person's cache, the other side or a later run, and an honest run builds no
-    /// more than it did. Go names every entry by the digest of its inputs, so a copy holds
-    /// nothing stale. A cache that cannot be copied leaves the side to build cold.
+    /// person's cache directory), once. Go names every entry by the digest of its inputs, so a
+    /// copy holds nothing stale.
     pub(super) fn seed_go_cache(&mut self, side: Side) {
-        let to = self.home(side).join(".cache/go-build");
+        let from = std::env::var_os("GOCACHE")
+            .map(PathBuf::from)
+            .or_else(|| person_cache().map(|c| c.join("go-build")));
+        self.seed_cache(side, "go", "GOCACHE", from, ".cache/go-build", None);
+    }
+
+    /// Seeds `side`'s pip and npm caches from the person's, once, for a runner whose `setup`
+    /// installs packages, when each holds at most [`PACKAGE_CACHE_LIMIT`] bytes (a bigger one
+    /// costs more to copy than the downloads it saves; the setup then downloads).
+    pub(super) fn seed_package_caches(&mut self, side: Side) {
+        let pip = std::env::var_os("PIP_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| person_cache().map(|c| c.join("pip")));
+        self.seed_cache(
+            side,
+            "pip",
+            "pip's cache",
+            pip,
+            ".cache/pip",
+            Some(PACKAGE_CACHE_LIMIT),
+        );
+        let npm = std::env::var_os("npm_config_cache")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".npm")));
+        self.seed_cache(
+            side,
+            "npm",
+            "npm's cache",
+            npm,
+            ".npm",
+            Some(PACKAGE_CACHE_LIMIT),
+        );
+    }
+
+    /// Seeds the cache `rel` of `side`'s private home from the person's `from`, once: a copy
+    /// (reflinked where the file system can), so that what a command writes into it never
+    /// reaches the person's cache, the other side or a later run, and an honest run works no
+    /// more than it did. `limit`: the most bytes worth copying. A runtime row only when the
+    /// seeding failed: the side then starts cold, which the report says.
+    fn seed_cache(
+        &mut self,
+        side: Side,
+        runner: &str,
+        what: &str,
+        from: Option<PathBuf>,
+        rel: &str,
+        limit: Option<u64>,
+    ) {
+        let to = self.home(side).join(rel);
         if to.exists() {
             return;
         }
-        let from = std::env::var_os("GOCACHE")
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("XDG_CACHE_HOME")
-                    .map(PathBuf::from)
-                    .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                    .map(|c| c.join("go-build"))
-            })
-            .filter(|p| p.is_dir());
+        let from = from
+            .filter(|p| p.is_dir())
+            .filter(|p| limit.is_none_or(|l| size_within(p, l)));
         let started = std::time::Instant::now();
         let result: Result<(), String> = match &from {
             None => Ok(()),
@@ -97,8 +137,6 @@ impl Ctx<'_> {
                 }
             }
         };
-        // A row only when the seeding failed: the side then pays a cold build, which the
-        // report says.
         let Err(e) = result else {
             let _ = std::fs::create_dir_all(&to);
             return;
@@ -107,10 +145,10 @@ impl Ctx<'_> {
         let _ = std::fs::create_dir_all(&to);
         self.runtime.push(RuntimeRow {
             side: row_side(side).into(),
-            runner: "go".into(),
-            command: "GOCACHE".into(),
+            runner: runner.into(),
+            command: what.into(),
             tests: 0,
-            result: format!("the Go build cache was not seeded ({e}); the side builds cold"),
+            result: format!("{what} was not seeded ({e}); the side starts cold"),
             seconds: self.seconds(started.elapsed()),
             exit_code: None,
             excerpt: None,
@@ -294,6 +332,41 @@ fn toolchain_homes() -> Vec<(OsString, OsString)> {
         .filter(|(name, path)| std::env::var_os(name).is_none() && path.exists())
         .map(|(name, path)| (OsString::from(name), path.into_os_string()))
         .collect()
+}
+
+/// The most bytes of a package manager's cache copied into a side's home.
+const PACKAGE_CACHE_LIMIT: u64 = 1 << 30;
+
+/// The person's cache directory: `XDG_CACHE_HOME`, else `~/.cache`.
+fn person_cache() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+}
+
+/// Whether the files under `dir` add up to at most `limit` bytes (the walk stops past it).
+fn size_within(dir: &Path, limit: u64) -> bool {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else {
+                total += meta.len();
+                if total > limit {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Cargo's home as cargo finds it: `CARGO_HOME`, else `~/.cargo` when it exists.

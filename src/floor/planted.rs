@@ -66,7 +66,11 @@ impl Snapshot {
     pub fn take(worktree: &Path, home: &Path, git: &[(String, std::path::PathBuf)]) -> Snapshot {
         let mut files = BTreeMap::new();
         walk(worktree, worktree, "", false, &mut files);
-        walk(home, home, "~/", false, &mut files);
+        // The home's caches (Go's build cache, pip's, npm's) are the build outputs a side's
+        // commands share by design (book: security.md), and no runner reads configuration
+        // from them; walking them after every command would cost what they hold.
+        let caches = [home.join(".cache"), home.join(".npm")];
+        walk_skipping(home, home, "~/", &caches, &mut files);
         files.extend(Self::git_files(git));
         Snapshot { files }
     }
@@ -124,6 +128,36 @@ impl Snapshot {
                 Kind::Installed => None,
             })
             .collect()
+    }
+}
+
+/// [`walk`] of `dir`'s entries but those in `skip`.
+fn walk_skipping(
+    root: &Path,
+    dir: &Path,
+    shown: &str,
+    skip: &[std::path::PathBuf],
+    out: &mut BTreeMap<String, (Kind, Stamp)>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if skip.contains(&path) {
+            continue;
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            walk(root, &path, shown, false, out);
+        } else if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            let rel = path
+                .strip_prefix(root)
+                .map(|r| r.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(what) = harness_kind(&rel) {
+                out.insert(format!("{shown}{rel}"), (Kind::Harness(what), stamp(&meta)));
+            }
+        }
     }
 }
 

@@ -376,6 +376,7 @@ impl Ctx<'_> {
             return Ok(None);
         };
         (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
+        self.seed_package_caches(side);
         self.watch_from(side, wt);
         let ctx = self.run_ctx(i, wt, side)?;
         let mut cmd = Command::new("sh");

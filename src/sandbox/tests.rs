@@ -191,3 +191,20 @@ fn a_wrapped_program_that_does_not_exist_fails_to_start() {
     assert!(envs.contains(&(std::ffi::OsStr::new("A"), Some(std::ffi::OsStr::new("1")))));
     assert!(envs.contains(&(std::ffi::OsStr::new("B"), None)));
 }
+
+#[test]
+fn require_refuses_where_no_helper_restricts_itself_and_auto_says_why_it_goes_on() {
+    let missing = Path::new("/nonexistent/shipmoor");
+    let e = Sandbox::probe(Mode::Require, missing).unwrap_err();
+    assert!(
+        e.contains("the sandbox helper /nonexistent/shipmoor did not start"),
+        "{e}"
+    );
+    let auto = Sandbox::probe(Mode::Auto, missing).unwrap();
+    assert!(!auto.active());
+    assert!(auto.unavailable().unwrap().contains("did not start"));
+    // A helper that answers nothing a probe reads: the same.
+    let e = Sandbox::probe(Mode::Require, Path::new("/bin/true")).unwrap_err();
+    assert!(e.contains("could not restrict itself"), "{e}");
+    assert!(!Sandbox::probe(Mode::Off, missing).unwrap().active());
+}
