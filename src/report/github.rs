@@ -281,6 +281,16 @@ fn signing(r: &RunResult) -> String {
     }
 }
 
+/// When the floor's commands ran without the kernel sandbox: the line that says so, with its
+/// fix (a sandboxed run, the Action's default, says nothing here: `verify.md` records it).
+fn unsandboxed(r: &RunResult) -> Option<String> {
+    let sandbox = r.sandbox.as_ref().filter(|s| !s.enforced)?;
+    Some(format!(
+        "⚠️ **Not sandboxed:** {}. The change's code could reach the job's other processes and files; run with `sandbox: require` on a Linux runner (see the security page).",
+        sandbox.line()
+    ))
+}
+
 /// The tests a command ran, as its fold names them: the bound tests whose file it names.
 fn tests_of_command<'a>(r: &'a RunResult, command: &str) -> Vec<&'a str> {
     let mut ids: Vec<&str> = Vec::new();
@@ -404,6 +414,9 @@ pub fn job_summary(doc: &ResultDocument, artifact: &str) -> String {
         let _ = writeln!(s, "{draft}");
     }
     let _ = writeln!(s, "{}\n", signing(r));
+    if let Some(line) = unsandboxed(r) {
+        let _ = writeln!(s, "{line}\n");
+    }
     s.push_str(&details(r));
     let _ = writeln!(
         s,
@@ -608,6 +621,24 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("id-token"), "{s}");
+    }
+
+    #[test]
+    fn an_unsandboxed_run_says_so_with_its_fix_and_a_sandboxed_one_says_nothing() {
+        let mut r = every_disposition();
+        r.sandbox = Some(crate::format::sandbox::SandboxRecord::example());
+        let packet = crate::report::fixes::packet(&r);
+        let s = job_summary(&ResultDocument::new(&r, &packet), "a");
+        assert!(!s.contains("sandbox"), "{s}");
+        r.sandbox = Some(crate::format::sandbox::SandboxRecord::of(
+            &crate::sandbox::Sandbox::off(),
+        ));
+        let s = job_summary(&ResultDocument::new(&r, &packet), "a");
+        assert!(
+            s.contains("⚠️ **Not sandboxed:** sandbox off: none, so the change's code ran with all the reach of this run's user (everything: --sandbox off). The change's code could reach"),
+            "{s}"
+        );
+        assert!(s.contains("`sandbox: require`"), "{s}");
     }
 
     #[test]
