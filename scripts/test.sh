@@ -65,4 +65,4 @@ profile=()
 if [ -n "${CI:-}" ]; then
   profile=(--profile ci)
 fi
-exec cargo nextest run --no-fail-fast --failure-output final "${profile[@]}" "$@"
+exec cargo nextest run --workspace --no-fail-fast --failure-output final "${profile[@]}" "$@"

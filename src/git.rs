@@ -66,6 +66,11 @@ pub struct TreeEntry {
 #[derive(Debug, Clone)]
 pub struct Git {
     root: PathBuf,
+    /// The git directory, named explicitly (`GIT_DIR`, with `GIT_WORK_TREE` the root) rather
+    /// than found through the root's `.git`: a worktree's `.git` file lies in a directory the
+    /// code under check writes, and a git command that followed it would run what that code
+    /// configured (a filter, a pager) outside the sandbox.
+    git_dir: Option<PathBuf>,
 }
 
 /// A git command's output.
@@ -81,7 +86,7 @@ impl Output {
     }
 }
 
-fn git_command(dir: &Path) -> Command {
+fn git_command(dir: &Path, git_dir: Option<&Path>) -> Command {
     let mut cmd = Command::new("git");
     // No program the repository's configuration names runs inside a git command of ours: the
     // code under check can write `.git/config` and `.git/hooks` (a worktree shares them), and
@@ -99,14 +104,17 @@ fn git_command(dir: &Path) -> Command {
     }
     // Nor does a program it still names (a filter driver, a textconv) get a credential: git
     // needs none of them here, and withholds them as the floor's own commands do.
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(crate::process::is_secret_env) {
+    for (name, value) in std::env::vars_os() {
+        if crate::process::is_withheld(&name, &value) {
             cmd.env_remove(name);
         }
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C")
         .env("GIT_OPTIONAL_LOCKS", "0");
+    if let Some(g) = git_dir {
+        cmd.env("GIT_DIR", g).env("GIT_WORK_TREE", dir);
+    }
     cmd
 }
 
@@ -115,7 +123,16 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let out = git_command(dir)
+    run_git_in(dir, None, args)
+}
+
+/// [`run_git`] with the git directory named explicitly (see [`Git::git_dir`]).
+fn run_git_in<I, S>(dir: &Path, git_dir: Option<&Path>, args: I) -> Result<Output, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = git_command(dir, git_dir)
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -177,6 +194,7 @@ impl Git {
         }
         Ok(Git {
             root: PathBuf::from(out.text()),
+            git_dir: None,
         })
     }
 
@@ -238,7 +256,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        run_git(&self.root, args)
+        run_git_in(&self.root, self.git_dir.as_deref(), args)
     }
 
     /// Resolves a revision to a commit id; `what` names it in the error (`--base`, say).
@@ -380,7 +398,13 @@ impl Git {
     /// Tracked files with uncommitted changes (staged or not), as `git status` shows them,
     /// leaving out paths for which `ignore` says yes.
     pub fn dirty_tracked(&self, ignore: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
-        let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
+        let out = self.run([
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=no",
+            "--ignore-submodules=all",
+        ])?;
         if !out.ok {
             return Err(Error::crash(format!("git status failed: {}", out.stderr)));
         }
@@ -524,7 +548,7 @@ impl Git {
         if plain.is_empty() {
             return Ok(out);
         }
-        let mut child = git_command(&self.root)
+        let mut child = git_command(&self.root, self.git_dir.as_deref())
             .args(["cat-file", "--batch"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -719,7 +743,7 @@ impl Git {
         let crash = |what: &str, e: std::io::Error| {
             Error::crash(format!("exporting {commit}: {what}: {e}"))
         };
-        let mut child = git_command(&self.root)
+        let mut child = git_command(&self.root, self.git_dir.as_deref())
             .args(["cat-file", "--batch"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -226,6 +226,9 @@ pub fn is_secret_env(name: &str) -> bool {
         "DOCKER_AUTH_CONFIG",
         "NPM_TOKEN",
         "CARGO_REGISTRY_TOKEN",
+        // The agents that sign or log in for the person: their sockets' paths.
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_INFO",
     ];
     const PREFIXES: &[&str] = &[
         "ACTIONS_ID_TOKEN_REQUEST_",
@@ -244,7 +247,13 @@ pub fn is_secret_env(name: &str) -> bool {
         "APIKEY",
         "CREDENTIAL",
         "PRIVATE_KEY",
+        "JWT",
+        "WEBHOOK",
+        "COOKIE",
     ];
+    // Ends like one: `MYSQL_PWD`, `DOCKER_PASS`, `DEPLOY_PAT`, `SENTRY_DSN` (never `PWD`, the
+    // working directory, nor `OLDPWD`).
+    const SUFFIXES: &[&str] = &["_PWD", "_PASS", "_PASSPHRASE", "_PAT", "_DSN"];
     let upper = name.to_ascii_uppercase();
     // `_AUTHOR` (`CARGO_PKG_AUTHORS`) is no `_AUTH`; `_AUTHORIZATION` is.
     let author = |rest: &str| rest.starts_with("OR") && !rest.starts_with("ORIZ");
@@ -257,8 +266,31 @@ pub fn is_secret_env(name: &str) -> bool {
         || INSIDE.iter().any(|p| upper.contains(p))
         || auth
         || upper.ends_with("_KEY")
+        || SUFFIXES.iter().any(|s| upper.ends_with(s))
         || (upper.starts_with("AWS_") && upper.contains("KEY"))
         || withheld_by_run().contains(name)
+}
+
+/// Whether a variable's value holds a credential whatever its name: a URL with a password in
+/// it (`postgres://app:s3cret@db/app` in a `DATABASE_URL`).
+pub fn is_secret_value(value: &std::ffi::OsStr) -> bool {
+    let Some(v) = value.to_str() else {
+        return false;
+    };
+    v.split_whitespace().any(|word| {
+        word.split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
+            .and_then(|authority| authority.rsplit_once('@'))
+            .is_some_and(|(userinfo, _)| {
+                userinfo.split_once(':').is_some_and(|(_, p)| !p.is_empty())
+            })
+    })
+}
+
+/// Whether our environment's variable `name` is withheld from the floor's commands: named like
+/// a credential ([`is_secret_env`]), or holding one ([`is_secret_value`]).
+pub fn is_withheld(name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
+    name.to_str().is_some_and(is_secret_env) || is_secret_value(value)
 }
 
 /// Names this run withholds beyond [`is_secret_env`]'s rules: the judge's `api_key_env`, which
@@ -324,9 +356,12 @@ pub fn environment_names(pass: &[String]) -> (Vec<String>, Vec<String>) {
     };
     let mut withheld = Vec::new();
     let mut passed = Vec::new();
-    for (k, _) in std::env::vars_os() {
+    for (k, v) in std::env::vars_os() {
+        if !is_withheld(&k, &v) {
+            continue;
+        }
         let Some(k) = k.to_str() else { continue };
-        if !is_secret_env(k) || plumbing(k) {
+        if plumbing(k) {
             continue;
         }
         if pass.iter().any(|p| p == k) && !is_never_passed(k) {
@@ -365,8 +400,9 @@ pub fn is_never_passed(name: &str) -> bool {
 /// than 6 bytes are left: they would mask ordinary words.
 pub fn withheld_values() -> Vec<(String, String)> {
     let mut values: Vec<(String, String)> = std::env::vars_os()
+        .filter(|(k, v)| is_withheld(k, v))
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, v)| is_secret_env(k) && v.len() >= 6)
+        .filter(|(_, v)| v.len() >= 6)
         .collect();
     values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
     values
@@ -420,8 +456,8 @@ pub fn run_with(
         .map(|(k, _)| k.to_os_string())
         .collect();
     let secret: Vec<std::ffi::OsString> = std::env::vars_os()
+        .filter(|(k, v)| !explicit.contains(k) && is_withheld(k, v))
         .map(|(k, _)| k)
-        .filter(|k| !explicit.contains(k) && k.to_str().is_some_and(is_secret_env))
         .chain(
             explicit
                 .iter()
@@ -519,20 +555,24 @@ pub fn run_with(
         }
     };
     let mut timed_out = false;
-    let status = loop {
-        match child.try_wait()? {
-            Some(status) => break status,
-            None => {
-                if start.elapsed() >= timeout {
-                    timed_out = true;
-                    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-                    break child.wait()?;
-                }
-                tell(&rx);
-                std::thread::sleep(Duration::from_millis(10));
-            }
+    // The child is waited for on a thread of its own, so that its end is seen at once (not at
+    // the next tick), while this one ticks the watch and keeps the time.
+    let (ended_tx, ended) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = ended_tx.send(());
+        status
+    });
+    while let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(Duration::from_millis(10)) {
+        if !timed_out && start.elapsed() >= timeout {
+            timed_out = true;
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
-    };
+        tell(&rx);
+    }
+    let status = waiter
+        .join()
+        .map_err(|_| std::io::Error::other("the wait for a command panicked"))??;
     // Grandchildren that outlive the child would keep the pipes open: stop the group.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
     if let Ok(mut g) = CHILD_GROUPS.lock() {
@@ -590,22 +630,33 @@ pub fn not_dumpable() {
     }
 }
 
-/// Stops every process that is this one's child but no command still running: descendants the
-/// floor's commands left behind (reparented here by [`become_subreaper`]), each killed and
-/// waited for, then their own children as they are reparented in turn. Returns how many.
+/// Stops every process that is this one's child but no command still running, and every
+/// process below it: descendants the floor's commands left behind (reparented here by
+/// [`become_subreaper`]), however deep. Each round finds the whole tree of what is left (by
+/// `/proc`'s parent links), stops every process in it first (`SIGSTOP`: nothing can fork away
+/// while the tree is being killed), then kills them all and waits for its own children; a
+/// process deeper down is reparented here when its parent dies (a zombie), and the next round
+/// waits for it.
+/// Rounds go on while anything is left, for at most 30 seconds. Returns how many were killed.
 pub fn reap_orphans() -> usize {
     let me = std::process::id() as i32;
+    let deadline = Instant::now() + Duration::from_secs(30);
     let mut reaped = 0;
-    for _ in 0..100 {
+    while Instant::now() < deadline {
         let running: BTreeSet<i32> = CHILD_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-        let orphans: Vec<i32> = children_of(me)
+        let parents = parent_links();
+        let orphans: Vec<i32> = children_in(&parents, me)
             .into_iter()
             .filter(|pid| !running.contains(pid))
             .collect();
         if orphans.is_empty() {
             break;
         }
-        for pid in &orphans {
+        let tree = descendants(&parents, &orphans);
+        for pid in &tree {
+            let _ = nix::sys::signal::kill(Pid::from_raw(*pid), Signal::SIGSTOP);
+        }
+        for pid in &tree {
             let _ = nix::sys::signal::kill(Pid::from_raw(*pid), Signal::SIGKILL);
         }
         for pid in &orphans {
@@ -622,15 +673,15 @@ pub fn reap_orphans() -> usize {
                     _ => break,
                 }
             }
-            reaped += 1;
         }
+        reaped += tree.len();
     }
     reaped
 }
 
-/// The pids whose parent is `parent`, from `/proc/<pid>/stat` (its fourth field, after the
-/// command name in parentheses, which may itself hold spaces and parentheses).
-fn children_of(parent: i32) -> Vec<i32> {
+/// Every process's parent, from `/proc/<pid>/stat` (its fourth field, after the command name
+/// in parentheses, which may itself hold spaces and parentheses).
+fn parent_links() -> Vec<(i32, i32)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -640,9 +691,34 @@ fn children_of(parent: i32) -> Vec<i32> {
         let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
         let rest = &stat[stat.rfind(')')? + 1..];
         let ppid: i32 = rest.split_whitespace().nth(1)?.parse().ok()?;
-        (ppid == parent).then_some(pid)
+        Some((pid, ppid))
     })
     .collect()
+}
+
+/// The pids whose parent is `parent`.
+fn children_in(parents: &[(i32, i32)], parent: i32) -> Vec<i32> {
+    parents
+        .iter()
+        .filter(|(_, pp)| *pp == parent)
+        .map(|(pid, _)| *pid)
+        .collect()
+}
+
+/// `roots` and every process below them, each once.
+fn descendants(parents: &[(i32, i32)], roots: &[i32]) -> Vec<i32> {
+    let mut seen: BTreeSet<i32> = roots.iter().copied().collect();
+    let mut out: Vec<i32> = roots.to_vec();
+    let mut i = 0;
+    while i < out.len() {
+        for c in children_in(parents, out[i]) {
+            if seen.insert(c) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// Whether `program` can be found on `PATH` (or is a path to an executable file).
@@ -692,8 +768,35 @@ mod tests {
             "SHIPMOOR_SIGNING_TOKEN",
             "github_token",
             "HTTP_AUTHORIZATION_HEADER",
+            "CI_JOB_JWT_V2",
+            "DEPLOY_PAT",
+            "MYSQL_PWD",
+            "DOCKER_PASS",
+            "GPG_PASSPHRASE",
+            "SLACK_WEBHOOK_URL",
+            "SENTRY_DSN",
+            "SSH_AUTH_SOCK",
         ] {
             assert!(is_secret_env(name), "{name}");
+        }
+        for name in ["PWD", "OLDPWD", "PATH", "COMPASS_DIR", "PATTERN", "DSN_DIR"] {
+            assert!(!is_secret_env(name), "{name}");
+        }
+        // A value that holds a password, whatever its name.
+        for value in [
+            "postgres://app:s3cret@db:5432/app",
+            "redis://:pw@cache",
+            "see https://user:tok@example.com/x",
+        ] {
+            assert!(is_secret_value(value.as_ref()), "{value}");
+        }
+        for value in [
+            "https://example.com/a@b",
+            "git@github.com:o/r.git",
+            "https://user@example.com/",
+            "/home/u",
+        ] {
+            assert!(!is_secret_value(value.as_ref()), "{value}");
         }
         for name in [
             "HOME",

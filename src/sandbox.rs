@@ -7,24 +7,26 @@
 //! Claim Check itself, its parents, the job's other processes.
 //!
 //! In: the [`Mode`] a run asked for (`--sandbox`), and for each command a [`Policy`]. Out: a
-//! [`Sandbox`] that knows what this kernel enforces ([`Enforced`]), and wraps a command so
-//! that it starts through `shipmoor __sandbox`, which restricts itself and then executes the
-//! program (see [`helper`]). The re-execution keeps this crate free of `unsafe`: the rules are
-//! made and applied by a fresh, single-threaded process, never between `fork` and `exec`.
+//! [`Sandbox`] that knows what this kernel enforces ([`Enforced`]), and restricts a command so
+//! that it enters the sandbox between `fork` and `exec`: nothing of the change runs before the
+//! restriction holds. The rules are made here, in the parent; the child only makes the system
+//! calls that enter them (`shipmoor-confine`, the one crate of the project with `unsafe` code,
+//! so that this one forbids it).
 //!
 //! Steps:
-//! 1. [`Sandbox::probe`], once per run: a helper restricts itself with the run's rights and
-//!    says what the kernel enforced; `require` refuses to go on without the filesystem rules,
-//!    `no_new_privs` and the ptrace restriction (every Landlock ABI), `auto` goes on and says
-//!    what is missing, `off` never starts a helper;
-//! 2. [`Sandbox::command`], per command: the same program, arguments, directory and
-//!    environment, started through the helper with the policy's paths;
-//! 3. in the helper ([`helper::main`]): the read grants carved out of `/` around what the
-//!    policy hides, the write grants, the ruleset, `restrict_self`, `exec`.
+//! 1. [`Sandbox::probe`], once per run: `shipmoor __sandbox v1 --probe`, a fresh process,
+//!    restricts itself as a command would be and says what the kernel enforced ([`helper`]);
+//!    `require` refuses to go on without the filesystem rules, `no_new_privs` and the ptrace
+//!    restriction (every Landlock ABI), `auto` goes on and says what is missing, `off` starts
+//!    no probe;
+//! 2. [`Sandbox::command`], per command: the read grants carved out of `/` around what the
+//!    policy hides, the write grants, the Landlock ruleset with them, and for root the
+//!    capabilities to keep ([`helper::restriction`]);
+//! 3. in the child, after `fork`: `no_new_privs`, the capability cut, `landlock_restrict_self`,
+//!    then `exec` of the program.
 
 pub mod helper;
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -135,9 +137,9 @@ pub struct Policy {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     mode: Mode,
-    /// The binary that restricts itself and executes the command (this one); `None` when no
-    /// command is wrapped (`off`, or `auto` where nothing can be enforced).
-    helper: Option<PathBuf>,
+    /// Whether commands are restricted: not under `off`, nor under `auto` where nothing can be
+    /// enforced.
+    active: bool,
     enforced: Enforced,
     /// Why nothing is enforced, when `auto` found so.
     unavailable: Option<String>,
@@ -148,7 +150,7 @@ impl Sandbox {
     pub fn off() -> Sandbox {
         Sandbox {
             mode: Mode::Off,
-            helper: None,
+            active: false,
             enforced: Enforced::default(),
             unavailable: None,
         }
@@ -164,7 +166,7 @@ impl Sandbox {
         }
         let inactive = |why: String, as_root: bool| Sandbox {
             mode,
-            helper: None,
+            active: false,
             enforced: Enforced {
                 as_root,
                 ..Enforced::default()
@@ -177,7 +179,7 @@ impl Sandbox {
             {
                 Ok(Sandbox {
                     mode,
-                    helper: Some(helper.to_path_buf()),
+                    active: true,
                     enforced,
                     unavailable: None,
                 })
@@ -214,9 +216,9 @@ impl Sandbox {
         &self.enforced
     }
 
-    /// Whether commands are started through the helper.
+    /// Whether commands are restricted.
     pub fn active(&self) -> bool {
-        self.helper.is_some()
+        self.active
     }
 
     /// Why `auto` found nothing to enforce.
@@ -224,41 +226,18 @@ impl Sandbox {
         self.unavailable.as_deref()
     }
 
-    /// Step 2: `cmd` started through the helper under `policy`, with the same program,
-    /// arguments, working directory and environment changes; `cmd` itself when the sandbox is
-    /// not active. The program is found on `PATH` first (the command's own `PATH` when it sets
-    /// one), so that a program that does not exist is an error to start, as without the
-    /// sandbox, not the helper's exit code.
-    pub fn command(&self, cmd: Command, policy: &Policy) -> std::io::Result<Command> {
-        let Some(helper) = &self.helper else {
+    /// Steps 2 and 3: `cmd`, restricted under `policy` when it starts; `cmd` as it is when
+    /// the sandbox is not active. The rules are made now: a rule that cannot be made is an
+    /// error, and the command is not started.
+    pub fn command(&self, mut cmd: Command, policy: &Policy) -> std::io::Result<Command> {
+        if !self.active {
             return Ok(cmd);
-        };
-        let program = resolve(&cmd)?;
-        let mut wrapped = Command::new(helper);
-        wrapped.arg(HELPER_ARG).arg(PROTOCOL);
-        if self.mode == Mode::Require {
-            wrapped.arg("--require");
         }
-        for (flag, paths) in [
-            ("--write", &policy.write),
-            ("--hide", &policy.hide),
-            ("--read", &policy.read),
-        ] {
-            for p in paths {
-                wrapped.arg(flag).arg(p);
-            }
-        }
-        wrapped.arg("--").arg(program).args(cmd.get_args());
-        for (k, v) in cmd.get_envs() {
-            match v {
-                Some(v) => wrapped.env(k, v),
-                None => wrapped.env_remove(k),
-            };
-        }
-        if let Some(dir) = cmd.get_current_dir() {
-            wrapped.current_dir(dir);
-        }
-        Ok(wrapped)
+        let restriction = helper::restriction(policy).map_err(|e| {
+            std::io::Error::other(format!("the sandbox's rules could not be made: {e}"))
+        })?;
+        shipmoor_confine::confine(&mut cmd, restriction);
+        Ok(cmd)
     }
 }
 
@@ -404,43 +383,6 @@ fn run_probe(helper: &Path) -> Result<Enforced, String> {
         ));
     }
     serde_json::from_str(line).map_err(|e| format!("the sandbox helper answered `{line}`: {e}"))
-}
-
-/// The program `cmd` starts, as a path: a name without `/` looked up on the command's `PATH`
-/// (or ours).
-fn resolve(cmd: &Command) -> std::io::Result<PathBuf> {
-    let program = Path::new(cmd.get_program());
-    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
-        return Ok(program.to_path_buf());
-    }
-    let path: Option<OsString> = cmd
-        .get_envs()
-        .find(|(k, _)| *k == "PATH")
-        .map(|(_, v)| v.map(OsString::from).unwrap_or_default())
-        .or_else(|| std::env::var_os("PATH"));
-    let not_found = || {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("{} not found on PATH", program.display()),
-        )
-    };
-    let path = path.ok_or_else(not_found)?;
-    let base = cmd
-        .get_current_dir()
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| base.join(dir).join(program))
-        .find(|p| is_executable(p))
-        .ok_or_else(not_found)
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
 }
 
 #[cfg(test)]

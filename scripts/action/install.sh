@@ -31,7 +31,7 @@ if [ "${1:-}" = "--cache-key" ]; then
     exit 0
   fi
   # What cargo builds the binary from: its manifest, its lock file and its sources.
-  source_digest="$(cd "$action_path" && find Cargo.toml Cargo.lock src -type f -print0 | LC_ALL=C sort -z |
+  source_digest="$(cd "$action_path" && find Cargo.toml Cargo.lock src crates -type f -print0 | LC_ALL=C sort -z |
     xargs -0 sha256sum | sha256sum | cut -c1-32)"
   {
     echo "needed=true"

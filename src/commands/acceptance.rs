@@ -686,17 +686,15 @@ fn scan_checkout(
     tags: &[String],
 ) -> Result<crate::floor::scan::TagScan, Error> {
     let git = Git::discover(&args.repo)?;
-    crate::floor::scan::scan_tree(git.root(), tags, crate::floor::scan::default_threads()).map_err(
-        |e| {
-            Error::input(
-                InputError::new(format!(
-                    "cannot scan {} for tags: {e}",
-                    git.root().display()
-                ))
-                .help("run it inside a git checkout, or pass one with --repo"),
-            )
-        },
-    )
+    crate::floor::scan::scan_tree(&git, tags, crate::floor::scan::default_threads()).map_err(|e| {
+        Error::input(
+            InputError::new(format!(
+                "cannot scan {} for tags: {e}",
+                git.root().display()
+            ))
+            .help("run it inside a git checkout, or pass one with --repo"),
+        )
+    })
 }
 
 /// The branch checked out, as a file name, when it is a change's branch (not the default

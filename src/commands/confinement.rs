@@ -34,7 +34,9 @@ pub(crate) fn confinement(
 ) -> Result<Confinement, Error> {
     let sandbox = probe(mode)?;
     let mut hide: Vec<PathBuf> = Vec::new();
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+    // Every home's: root reads the others' too (a job that ran `sudo` has HOME=/root, and the
+    // job's user's keys are in /home/<user>).
+    for home in homes() {
         for rel in CREDENTIAL_FILES {
             let p = home.join(rel);
             if std::fs::symlink_metadata(&p).is_ok() {
@@ -45,7 +47,16 @@ pub(crate) fn confinement(
     let mut read: Vec<PathBuf> = extra.read.iter().map(|p| canonical(p)).collect();
     if let Some(git) = git {
         hide.push(canonical(git.root()));
-        read.extend(git.git_dirs()?.iter().map(|p| canonical(p)));
+        for dir in git.git_dirs()? {
+            let dir = canonical(&dir);
+            // Git in a worktree reads the objects, the refs and the configuration; the
+            // checkout's own index (what is staged), the reflogs and the stash are the
+            // person's uncommitted work, and no worktree needs them.
+            for private in ["index", "logs", "refs/stash"] {
+                hide.push(dir.join(private));
+            }
+            read.push(dir);
+        }
     }
     hide.extend(temp_base.map(canonical));
     hide.extend(extra.hide.iter().map(|p| canonical(p)));
@@ -76,6 +87,22 @@ pub(crate) fn confinement(
         read,
         write: Vec::new(),
     })
+}
+
+/// The home directories whose credential files are hidden: `HOME`'s, root's, and every one
+/// under `/home`.
+fn homes() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    out.push(PathBuf::from("/root"));
+    if let Ok(entries) = std::fs::read_dir("/home") {
+        out.extend(entries.flatten().map(|e| e.path()));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The sandbox `mode` asks for, on this kernel: `require` without it is an input error that

@@ -116,8 +116,12 @@ impl Ctx<'_> {
         rel: &str,
         limit: Option<u64>,
     ) {
-        let to = self.home(side).join(rel);
-        if to.exists() {
+        let home = self.home(side);
+        let to = home.join(rel);
+        // `cp` runs outside the sandbox, into a home an earlier command of the side wrote:
+        // never through a link it may have put on the way (`~/.cache` pointing elsewhere), and
+        // never over something already there.
+        if std::fs::symlink_metadata(&to).is_ok() || !real_dirs_on_the_way(&home, rel) {
             return;
         }
         let from = from
@@ -194,9 +198,23 @@ impl Ctx<'_> {
         };
         let (store, mut cmd, what) = match kind {
             RunnerKind::Cargo | RunnerKind::Nextest => {
-                let Some(store) = cargo_home() else { return };
+                let Some(home) = cargo_home() else { return };
                 if !dir.join("Cargo.toml").is_file() {
                     return;
+                }
+                // Cargo's locks on its store: the fetch takes them as the person's own cargo
+                // would (a build inside the sandbox reads the store without them).
+                let mut store = vec![home.join("registry"), home.join("git")];
+                for lock in [".package-cache", ".package-cache-mutate"] {
+                    let path = home.join(lock);
+                    let made = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
+                        .is_ok();
+                    if made {
+                        store.push(path);
+                    }
                 }
                 let mut cmd = Command::new("cargo");
                 cmd.arg("fetch")
@@ -205,11 +223,7 @@ impl Ctx<'_> {
                 if let Some(host) = host_triple(&self.probe(), self.input.timeout) {
                     cmd.arg("--target").arg(host);
                 }
-                (
-                    vec![store.join("registry"), store.join("git")],
-                    cmd,
-                    "cargo fetch",
-                )
+                (store, cmd, "cargo fetch")
             }
             RunnerKind::Go => {
                 let Some(store) = go_module_cache() else {
@@ -224,7 +238,7 @@ impl Ctx<'_> {
             }
             _ => return,
         };
-        for d in &store {
+        for d in store.iter().filter(|d| !d.exists()) {
             let _ = std::fs::create_dir_all(d);
         }
         let Ok(scratch) = self.scratch(&format!("{}-fetch", side.as_str())) else {
@@ -241,7 +255,12 @@ impl Ctx<'_> {
         }
         let worktree = self.input.temp_root.join(side.as_str());
         let tmp = self.side_tmp(side);
-        let mut write: Vec<&Path> = vec![&worktree, &scratch, &tmp];
+        // The side's home and build directory too: cargo keeps what it learnt of the toolchain
+        // there (`.rustc_info.json`), which the build that follows reads instead of asking
+        // `rustc` again.
+        let home = self.home(side);
+        let target = self.input.temp_root.join("target").join(side.as_str());
+        let mut write: Vec<&Path> = vec![&worktree, &scratch, &tmp, &home, &target];
         write.extend(store.iter().map(PathBuf::as_path));
         let jail = self.input.confinement.jail(&write);
         let started = std::time::Instant::now();
@@ -332,6 +351,26 @@ fn toolchain_homes() -> Vec<(OsString, OsString)> {
         .filter(|(name, path)| std::env::var_os(name).is_none() && path.exists())
         .map(|(name, path)| (OsString::from(name), path.into_os_string()))
         .collect()
+}
+
+/// Whether `base` and every directory of `rel` above its last part are real directories, none a
+/// symbolic link (those that do not exist yet are made).
+fn real_dirs_on_the_way(base: &Path, rel: &str) -> bool {
+    let mut at = base.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let above = parts.len().saturating_sub(1);
+    for part in std::iter::once("").chain(parts[..above].iter().copied()) {
+        if !part.is_empty() {
+            at.push(part);
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return false,
+            Err(_) if std::fs::create_dir(&at).is_ok() => {}
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// The most bytes of a package manager's cache copied into a side's home.

@@ -329,7 +329,7 @@ impl Ctx<'_> {
             self.input.head.short(),
             tags.len()
         ));
-        let scanned = scan::scan_tree(head.path(), &tags, scan::default_threads());
+        let scanned = scan::scan_tree(&head.git(), &tags, scan::default_threads());
         self.record_scan(&tags, &scanned)?;
         let Ok(found) = scanned else {
             return Ok(all);

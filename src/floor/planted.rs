@@ -11,6 +11,11 @@
 //!   lists, and the files a runner reads as configuration or start-up code
 //!   ([`harness_kind`]); counted after a `setup` too, which installs dependencies but has no
 //!   business writing a conftest;
+//! - source a later command may load in the place of the change's own: a new or changed Python
+//!   module (`tests/calc.py` before `calc.py` on pytest's path, a `tests/__init__.py`), a
+//!   JavaScript, TypeScript, Go or Rust source file (but in a coverage report's directory);
+//!   and a symbolic link anywhere (`~/.local` made a link to a directory the watch does not
+//!   walk); counted after every command but a `setup`, which may build and link;
 //! - anything installed: a file under `node_modules` (but its caches, `.vite` and `.cache`),
 //!   under a `site-packages` or `dist-packages` directory, or in a Python virtual environment;
 //!   counted after every command but a `setup`, whose work installing is.
@@ -43,6 +48,10 @@ enum Kind {
     Harness(&'static str),
     /// Something installed: a dependency's code or a runner's own.
     Installed,
+    /// Source a later command may load in the place of the change's own, or a symbolic link
+    /// that may point a directory somewhere unwatched: what it is. A `setup` builds and links
+    /// (a `tsc`, generated protobuf modules), so only what a later command wrote counts.
+    Source(&'static str),
 }
 
 /// The files that decide how commands run, at one moment, by path (`worktree/…` or `home/…`).
@@ -125,7 +134,11 @@ impl Snapshot {
                     path: path.clone(),
                     what: "installed code".to_string(),
                 }),
-                Kind::Installed => None,
+                Kind::Source(what) if !setup => Some(Planted {
+                    path: path.clone(),
+                    what: what.to_string(),
+                }),
+                Kind::Installed | Kind::Source(_) => None,
             })
             .collect()
     }
@@ -154,8 +167,16 @@ fn walk_skipping(
                 .strip_prefix(root)
                 .map(|r| r.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if let Some(what) = harness_kind(&rel) {
-                out.insert(format!("{shown}{rel}"), (Kind::Harness(what), stamp(&meta)));
+            let name = e.file_name().to_string_lossy().into_owned();
+            let kind = if meta.file_type().is_symlink() {
+                Some(Kind::Source("symbolic link"))
+            } else {
+                harness_kind(&rel)
+                    .map(Kind::Harness)
+                    .or_else(|| source_kind(&name).map(Kind::Source))
+            };
+            if let Some(kind) = kind {
+                out.insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
             }
         }
     }
@@ -205,10 +226,23 @@ fn walk(
         if name == ".git" {
             continue;
         }
+        // A coverage report's pages (`coverage/lcov-report/sorter.js`) are written by every
+        // run that measures coverage, and no runner loads them.
+        let reports = Path::new(&rel).components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("coverage" | "htmlcov" | ".nyc_output")
+            )
+        });
         let kind = match harness_kind(&rel) {
+            _ if meta.file_type().is_symlink() && !venv => Kind::Source("symbolic link"),
             Some(what) => Kind::Harness(what),
             None if venv => Kind::Installed,
-            None => continue,
+            None if reports => continue,
+            None => match source_kind(&name) {
+                Some(what) => Kind::Source(what),
+                None => continue,
+            },
         };
         out.insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
     }
@@ -222,6 +256,19 @@ fn stamp(meta: &std::fs::Metadata) -> Stamp {
         ino: meta.ino(),
         mode: meta.mode(),
     }
+}
+
+/// Source a later command may load in the place of the change's own, by its file name: a
+/// Python module, or a JavaScript, TypeScript, Go or Rust source file.
+fn source_kind(name: &str) -> Option<&'static str> {
+    let ext = name.rsplit_once('.').map(|(_, e)| e)?;
+    Some(match ext {
+        "py" => "Python module",
+        "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" => "JavaScript module",
+        "go" => "Go source",
+        "rs" => "Rust source",
+        _ => return None,
+    })
 }
 
 /// What a file decides, by its path (relative to the worktree or home), when a runner reads it
@@ -328,6 +375,27 @@ mod tests {
                 "tests/conftest.py (pytest conftest)",
                 "~/.local/lib/python3.11/site-packages/evil.py (installed code)",
                 "~/.local/lib/python3.11/site-packages/usercustomize.py (Python start-up hook)",
+            ]
+        );
+        // A module in front of the change's own, and a link that points a home directory at
+        // one the watch does not walk.
+        let mid = Snapshot::take(wt.path(), home.path(), &[]);
+        w("tests/calc.py", "def add(a, b): return a + b\n");
+        w("coverage/lcov-report/sorter.js", "x");
+        std::os::unix::fs::symlink("/tmp", home.path().join(".local-elsewhere")).unwrap();
+        let now = Snapshot::take(wt.path(), home.path(), &[]);
+        // A setup may build modules and link; a test may not. A coverage report is no module.
+        assert_eq!(mid.planted(&now, true), vec![]);
+        let shadowed: Vec<String> = mid
+            .planted(&now, false)
+            .into_iter()
+            .map(|p| format!("{} ({})", p.path, p.what))
+            .collect();
+        assert_eq!(
+            shadowed,
+            [
+                "tests/calc.py (Python module)",
+                "~/.local-elsewhere (symbolic link)"
             ]
         );
         // The same bytes written again still count: the change time moved.

@@ -86,13 +86,11 @@ pub fn tracked_files(git: &Git) -> Result<Vec<Tracked>, String> {
     git.tracked().map_err(|e| e.to_string())
 }
 
-/// Scans the tracked files of the checkout or worktree that holds `dir` for `tags` (see the
-/// module doc); paths in the result are relative to its root.
-pub fn scan_tree(dir: &Path, tags: &[String], threads: usize) -> Result<TagScan, String> {
+/// Scans the tracked files of the checkout or worktree `git` for `tags` (see the module doc);
+/// paths in the result are relative to its root.
+pub fn scan_tree(git: &Git, tags: &[String], threads: usize) -> Result<TagScan, String> {
     let started = Instant::now();
-    let git =
-        Git::discover(dir).map_err(|e| format!("{} is not a git checkout: {e}", dir.display()))?;
-    let mut files = tracked_files(&git)?;
+    let mut files = tracked_files(git)?;
     // This tool's own reports name every tag; a committed copy says nothing about tests.
     files.retain(|f| !crate::floor::is_output_path(&f.path));
     let mut scan = scan_files(git.root(), &files, tags, threads)?;
@@ -501,7 +499,7 @@ mod tests {
             ],
         );
         let scan = scan_tree(
-            &d.join("src"),
+            &Git::discover(&d.join("src")).unwrap(),
             &[tag.clone(), other.clone(), never.clone()],
             2,
         )
@@ -544,7 +542,7 @@ mod tests {
             ]
         );
         // One thread or many: the same result.
-        let one = scan_tree(d, &[tag, other, never], 1).unwrap();
+        let one = scan_tree(&Git::discover(d).unwrap(), &[tag, other, never], 1).unwrap();
         assert_eq!(one.tags, scan.tags);
     }
 }

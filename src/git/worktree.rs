@@ -21,6 +21,10 @@ static LIVE_WORKTREES: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
 pub struct Worktree {
     repo: PathBuf,
     path: PathBuf,
+    /// The worktree's own git directory (`<common dir>/worktrees/<name>`), as git named it when
+    /// the worktree was made, before any command of the change ran: every git command of ours
+    /// there names it, never the worktree's `.git` file, which that code can rewrite.
+    git_dir: PathBuf,
     pub commit: CommitId,
 }
 
@@ -37,9 +41,10 @@ impl Worktree {
             path.as_os_str(),
             OsStr::new(commit.as_str()),
         ])?;
-        let wt = Worktree {
+        let mut wt = Worktree {
             repo: git.root.clone(),
             path: path.to_path_buf(),
+            git_dir: PathBuf::new(),
             commit: commit.clone(),
         };
         if !out.ok && is_full_or_read_only(&out.stderr) {
@@ -63,6 +68,15 @@ impl Worktree {
                 out.stderr
             )));
         }
+        let dir = run_git(path, ["rev-parse", "--absolute-git-dir"])?;
+        if !dir.ok {
+            return Err(Error::crash(format!(
+                "the worktree at {} names no git directory: {}",
+                path.display(),
+                dir.stderr
+            )));
+        }
+        wt.git_dir = PathBuf::from(dir.text());
         Ok(wt)
     }
 
@@ -74,6 +88,7 @@ impl Worktree {
     pub fn git(&self) -> Git {
         Git {
             root: self.path.clone(),
+            git_dir: Some(self.git_dir.clone()),
         }
     }
 }

@@ -1,18 +1,16 @@
-//! `shipmoor __sandbox`: the process that restricts itself and then becomes the command (step 3
-//! of the module doc). Started only by [`super::Sandbox::command`] and
-//! [`super::Sandbox::probe`], never by a person:
-//!
-//! ```text
-//! shipmoor __sandbox v1 [--require] [--write P]... [--hide P]... [--read P]... -- PROGRAM ARGS...
-//! shipmoor __sandbox v1 --probe
-//! ```
+//! The rules of a sandboxed command, and `shipmoor __sandbox v1 --probe`, the process that
+//! restricts itself as a command would be and says what the kernel enforced (step 1 of the
+//! module doc). Started only by [`super::Sandbox::probe`], never by a person.
 //!
 //! The grants, in the order they are made ([`grants`]):
-//! 1. read and execute on `/`, carved around every hidden path: a directory that holds one is
-//!    not granted whole but entry by entry (Landlock grants by hierarchy, so keeping a path out
-//!    means granting its siblings), and may only be listed;
-//! 2. read and execute on each `--read` path (a path under a hidden one that stays readable);
-//! 3. every right on each `--write` path;
+//! 1. read and execute on `/`, carved around every hidden path and `/dev` (root reads a disk's
+//!    device file as easily as a file, and a raw disk holds every hidden file): a directory that
+//!    holds one is not granted whole but entry by entry (Landlock grants by hierarchy, so
+//!    keeping a path out means granting its siblings), and may only be listed;
+//! 2. read and execute on each `--read` path (a path under a hidden one that stays readable),
+//!    carved in turn around any hidden path below it;
+//! 3. every right on each `--write` path but making a device file (a block device made in a
+//!    worktree would reach the disk as `/dev`'s own does);
 //! 4. reading and writing the device files a program writes to as a matter of course
 //!    ([`DEVICES`]: `/dev/null`, the terminals, the random sources), every right on `/dev/shm`
 //!    (POSIX shared memory and semaphores).
@@ -54,117 +52,81 @@ pub enum Access {
     Device,
 }
 
-/// The helper's whole run: `args` are the process's arguments after the program name.
-/// Returns an exit code when it does not become the command.
+/// The probe's whole run: `args` are the process's arguments after the program name.
+/// Restricts this process under the rules a command would get and prints what held, as one
+/// line of JSON ([`Enforced`]). Returns the exit code.
 pub fn main(args: &[OsString]) -> i32 {
-    let parsed = match parse(args) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("shipmoor {HELPER_ARG}: {e}");
-            return EXIT_UNSANDBOXED;
-        }
-    };
-    let enforced = match restrict(&parsed.policy) {
+    if let Err(e) = parse(args) {
+        eprintln!("shipmoor {HELPER_ARG}: {e}");
+        return EXIT_UNSANDBOXED;
+    }
+    let enforced = match ruleset(&Policy::default()).and_then(restrict) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("shipmoor: the sandbox could not be applied: {e}");
             return EXIT_UNSANDBOXED;
         }
     };
-    let Some((program, rest)) = parsed.command.split_first() else {
-        // The probe: say what held.
-        match serde_json::to_string(&enforced) {
-            Ok(line) => {
-                println!("{line}");
-                return 0;
-            }
-            Err(e) => {
-                eprintln!("shipmoor: the sandbox probe: {e}");
-                return EXIT_UNSANDBOXED;
-            }
+    match serde_json::to_string(&enforced) {
+        Ok(line) => {
+            println!("{line}");
+            0
         }
-    };
-    if parsed.require && !enforced.meets_require() {
-        eprintln!(
-            "shipmoor: the sandbox could not be applied in full (missing {}); the command was not started",
-            enforced.missing().join(", ")
-        );
-        return EXIT_UNSANDBOXED;
-    }
-    use std::os::unix::process::CommandExt;
-    let e = std::process::Command::new(program).args(rest).exec();
-    eprintln!(
-        "shipmoor: cannot start {}: {e}",
-        Path::new(program).display()
-    );
-    if e.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        126
+        Err(e) => {
+            eprintln!("shipmoor: the sandbox probe: {e}");
+            EXIT_UNSANDBOXED
+        }
     }
 }
 
-struct Parsed {
-    require: bool,
-    policy: Policy,
-    /// Empty for `--probe`.
-    command: Vec<OsString>,
-}
-
-fn parse(args: &[OsString]) -> Result<Parsed, String> {
+/// Checks the probe's arguments: `__sandbox v1 --probe`.
+fn parse(args: &[OsString]) -> Result<(), String> {
     let mut it = args.iter();
     if it.next().map(|a| a.as_os_str()) != Some(HELPER_ARG.as_ref()) {
-        return Err("not started as the sandbox helper".into());
+        return Err("not started as the sandbox probe".into());
     }
     if it.next().map(|a| a.as_os_str()) != Some(PROTOCOL.as_ref()) {
         return Err(format!(
             "this binary speaks the sandbox protocol {PROTOCOL} only (was it replaced during the run?)"
         ));
     }
-    let mut parsed = Parsed {
-        require: false,
-        policy: Policy::default(),
-        command: Vec::new(),
-    };
-    let mut probe = false;
-    while let Some(a) = it.next() {
-        let mut path = |list: &mut Vec<PathBuf>| -> Result<(), String> {
-            let p = it
-                .next()
-                .ok_or_else(|| format!("{} needs a path", a.to_string_lossy()))?;
-            list.push(PathBuf::from(p));
-            Ok(())
-        };
-        match a.to_str() {
-            Some("--require") => parsed.require = true,
-            Some("--probe") => probe = true,
-            Some("--write") => path(&mut parsed.policy.write)?,
-            Some("--hide") => path(&mut parsed.policy.hide)?,
-            Some("--read") => path(&mut parsed.policy.read)?,
-            Some("--") => {
-                parsed.command = it.cloned().collect();
-                break;
-            }
-            _ => return Err(format!("unknown argument {}", a.to_string_lossy())),
-        }
+    match it.next().and_then(|a| a.to_str()) {
+        Some("--probe") if it.next().is_none() => Ok(()),
+        _ => Err("the only call is `--probe`".into()),
     }
-    if parsed.command.is_empty() && !probe {
-        return Err("no command to start".into());
-    }
-    Ok(parsed)
 }
 
 /// The grants for `policy` (see the module doc), each path once with its strongest access;
 /// `list` lists a directory's entries (every entry's path; symbolic links are left out).
 pub fn grants(policy: &Policy, list: &dyn Fn(&Path) -> Vec<PathBuf>) -> Vec<(PathBuf, Access)> {
-    let mut out = Vec::new();
-    carve(Path::new("/"), &policy.hide, list, &mut out);
-    out.extend(policy.read.iter().map(|p| (p.clone(), Access::Read)));
+    let mut out = shared_grants(&policy.hide, &policy.read, list);
     out.extend(policy.write.iter().map(|p| (p.clone(), Access::Write)));
+    merge(out)
+}
+
+/// The grants every command with these hidden and readable paths shares, whatever it writes:
+/// grants 1, 2 and 4 of the module doc.
+fn shared_grants(
+    hide: &[PathBuf],
+    read: &[PathBuf],
+    list: &dyn Fn(&Path) -> Vec<PathBuf>,
+) -> Vec<(PathBuf, Access)> {
+    let mut out = Vec::new();
+    let mut hidden = hide.to_vec();
+    hidden.push(PathBuf::from("/dev"));
+    carve(Path::new("/"), &hidden, list, &mut out);
+    for p in read {
+        carve(p, &hidden, list, &mut out);
+    }
     out.extend(DEVICES.iter().map(|d| (PathBuf::from(d), Access::Device)));
     out.push((PathBuf::from("/dev/shm"), Access::Write));
+    merge(out)
+}
+
+/// Each path once, sorted, with the strongest of its grants: Write and Device beat Read and
+/// List (as Landlock itself unites the rights of two rules on one file).
+fn merge(mut out: Vec<(PathBuf, Access)>) -> Vec<(PathBuf, Access)> {
     out.sort();
-    // Of one path granted twice, the later (stronger) grant: Write and Device beat Read and List.
     let mut merged: Vec<(PathBuf, Access)> = Vec::new();
     for (p, a) in out {
         match merged.last_mut() {
@@ -216,7 +178,7 @@ fn list_dir(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The capabilities root keeps inside the sandbox: a container's default set (Docker's, less
-/// `CAP_SETPCAP`), which tests that `chown` or bind a low port still need. Root with
+/// `CAP_SETPCAP` and `CAP_MKNOD`), which tests that `chown` or bind a low port still need. Root with
 /// `CAP_SYS_ADMIN` or `CAP_PERFMON` still reads the environment of a process outside the
 /// Landlock domain; without them, it cannot.
 #[cfg(target_os = "linux")]
@@ -225,7 +187,6 @@ const ROOT_KEEPS: &[caps::Capability] = &[
     caps::Capability::CAP_DAC_OVERRIDE,
     caps::Capability::CAP_FSETID,
     caps::Capability::CAP_FOWNER,
-    caps::Capability::CAP_MKNOD,
     caps::Capability::CAP_NET_RAW,
     caps::Capability::CAP_SETGID,
     caps::Capability::CAP_SETUID,
@@ -236,19 +197,31 @@ const ROOT_KEEPS: &[caps::Capability] = &[
     caps::Capability::CAP_AUDIT_WRITE,
 ];
 
+/// [`ROOT_KEEPS`] as a mask of capability numbers.
+#[cfg(target_os = "linux")]
+fn root_keeps_mask() -> u64 {
+    ROOT_KEEPS.iter().fold(0u64, |m, c| m | (1u64 << c.index()))
+}
+
+/// Whether this process holds any capability (root does; under `no_new_privs` a user other
+/// than root gains none by executing a program, so its sets matter to nobody).
+#[cfg(target_os = "linux")]
+fn holds_capabilities() -> Result<bool, String> {
+    caps::read(None, caps::CapSet::Permitted)
+        .map(|held| !held.is_empty())
+        .map_err(|e| e.to_string())
+}
+
 /// Cuts every capability but [`ROOT_KEEPS`] from the bounding set (so that no program this
 /// process executes gains them) and from the effective, permitted, inheritable and ambient
-/// sets. Only root holds any to cut.
+/// sets: the probe's own cut, as [`restriction`] has each command's made.
 #[cfg(target_os = "linux")]
 fn drop_capabilities() -> Result<bool, String> {
     use caps::CapSet;
-    let keep: caps::CapsHashSet = ROOT_KEEPS.iter().copied().collect();
-    // A user other than root holds no capability, and under `no_new_privs` gains none by
-    // executing a program: its bounding set (full, and its to keep) matters to nobody.
-    let held = caps::read(None, CapSet::Permitted).map_err(|e| e.to_string())?;
-    if held.is_empty() {
+    if !holds_capabilities()? {
         return Ok(false);
     }
+    let keep: caps::CapsHashSet = ROOT_KEEPS.iter().copied().collect();
     let bounding = caps::read(None, CapSet::Bounding).map_err(|e| e.to_string())?;
     for cap in bounding.difference(&keep) {
         caps::drop(None, CapSet::Bounding, *cap)
@@ -263,12 +236,13 @@ fn drop_capabilities() -> Result<bool, String> {
     Ok(true)
 }
 
-/// Restricts this process under `policy` and says what the kernel enforced.
+/// The Landlock ruleset of `policy`, its rules added (see the module doc). Where the kernel has no Landlock the ruleset holds nothing and
+/// enforces nothing (`BestEffort`): the probe says so, and `require` stops before any command.
 #[cfg(target_os = "linux")]
-fn restrict(policy: &Policy) -> Result<Enforced, String> {
+fn ruleset(policy: &Policy) -> Result<landlock::RulesetCreated, String> {
     use landlock::{
-        Access as _, AccessFs, CompatLevel, Compatible, LandlockStatus, PathBeneath, Ruleset,
-        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+        Access as _, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+        RulesetCreatedAttr, Scope, ABI,
     };
     // The filesystem rights handled: every right up to ABI 5 (ioctl on devices). Rights of
     // later ABIs (connecting to a pathname socket, ABI 9) are left unhandled until they are
@@ -289,19 +263,31 @@ fn restrict(policy: &Policy) -> Result<Enforced, String> {
         .map_err(err)?
         .create()
         .map_err(err)?;
-    for (path, access) in grants(policy, &list_dir) {
+    let shared = anchors(&policy.hide, &policy.read);
+    let own: Vec<(std::fs::File, Access)> = policy
+        .write
+        .iter()
+        .filter_map(|p| Some((open_path(p).ok()?, Access::Write)))
+        .collect();
+    for (fd, access) in shared.rules.iter().chain(own.iter()) {
         let rights = match access {
             Access::Read => read,
             Access::List => AccessFs::ReadDir.into(),
-            Access::Write => handled,
+            Access::Write => handled & !(AccessFs::MakeChar | AccessFs::MakeBlock),
             Access::Device => device,
         };
-        // Opened without following a link; a path that is not there is nothing to grant.
-        let Ok(fd) = open_path(&path) else { continue };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, rights))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|e| e.to_string())?;
     }
+    Ok(ruleset)
+}
+
+/// Restricts this process with `ruleset` (the probe) and says what the kernel enforced.
+#[cfg(target_os = "linux")]
+fn restrict(ruleset: landlock::RulesetCreated) -> Result<Enforced, String> {
+    use landlock::{LandlockStatus, RulesetStatus};
+    let err = |e: landlock::RulesetError| e.to_string();
     // Capabilities after the rules are made (opening a rule's path may need them) and before
     // the domain applies.
     let capabilities_cut = drop_capabilities()?;
@@ -323,21 +309,108 @@ fn restrict(policy: &Policy) -> Result<Enforced, String> {
     })
 }
 
+/// Step 2's rules for one command under `policy`, made here in the parent: the ruleset's
+/// descriptor, and the capabilities to keep when this process holds any. The command enters
+/// them between `fork` and `exec` ([`shipmoor_confine::confine`]).
+#[cfg(target_os = "linux")]
+pub fn restriction(policy: &Policy) -> Result<shipmoor_confine::Restriction, String> {
+    let ruleset = ruleset(policy)?;
+    let keep_capabilities = holds_capabilities()?.then(root_keeps_mask);
+    Ok(shipmoor_confine::Restriction {
+        ruleset: Option::<std::os::fd::OwnedFd>::from(ruleset),
+        keep_capabilities,
+        last_capability: last_capability(),
+    })
+}
+
+/// The highest capability number this kernel knows, read once.
+#[cfg(target_os = "linux")]
+fn last_capability() -> u32 {
+    static LAST: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    // The kernel's own number, so that a capability newer than the `caps` crate is dropped too.
+    *LAST.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(63)
+    })
+}
+
 #[cfg(not(target_os = "linux"))]
-fn restrict(_policy: &Policy) -> Result<Enforced, String> {
+pub fn restriction(_policy: &Policy) -> Result<shipmoor_confine::Restriction, String> {
     Err("the sandbox needs Linux (Landlock); this system has none".into())
 }
 
-/// `path` opened with `O_PATH | O_NOFOLLOW`: a rule's anchor, never through a symbolic link.
+/// The shared grants of these hidden and readable paths ([`shared_grants`]), each path opened
+/// as the anchor of its rule: kept for the next command with the same pair (a run has a few,
+/// one per kind of command) while no carved directory changed, so that a command's rules cost
+/// one system call each rather than a walk of `/`. A carved directory whose entries changed
+/// (its modification time moved: `.git/worktrees` made by the first worktree) is carved anew.
+#[cfg(target_os = "linux")]
+fn anchors(hide: &[PathBuf], read: &[PathBuf]) -> std::sync::Arc<Anchors> {
+    use std::sync::{Arc, Mutex};
+    static MADE: Mutex<Vec<Arc<Anchors>>> = Mutex::new(Vec::new());
+    let key = (hide.to_vec(), read.to_vec());
+    if let Ok(made) = MADE.lock() {
+        let fresh = made
+            .iter()
+            .find(|a| a.key == key && a.carved.iter().all(|(p, t)| modified(p) == *t));
+        if let Some(a) = fresh {
+            return a.clone();
+        }
+    }
+    let grants = shared_grants(hide, read, &list_dir);
+    let carved = grants
+        .iter()
+        .filter(|(_, a)| *a == Access::List)
+        .map(|(p, _)| (p.clone(), modified(p)))
+        .collect();
+    // Opened without following a link; a path that is not there is nothing to grant.
+    let rules = grants
+        .into_iter()
+        .filter_map(|(p, a)| Some((open_path(&p).ok()?, a)))
+        .collect();
+    let made_now = Arc::new(Anchors { key, carved, rules });
+    if let Ok(mut made) = MADE.lock() {
+        made.retain(|a| a.key != made_now.key);
+        // A few pairs per run; a long-lived process (`shipmoor mcp`) keeps the newest.
+        if made.len() >= 8 {
+            made.remove(0);
+        }
+        made.push(made_now.clone());
+    }
+    made_now
+}
+
+/// The opened anchors of one pair of hidden and readable paths ([`anchors`]).
+#[cfg(target_os = "linux")]
+struct Anchors {
+    key: (Vec<PathBuf>, Vec<PathBuf>),
+    /// Each carved directory with its modification time when its entries were read.
+    carved: Vec<(PathBuf, Option<(i64, i64)>)>,
+    rules: Vec<(std::fs::File, Access)>,
+}
+
+/// A directory's modification time (seconds, nanoseconds), which moves when an entry is made,
+/// removed or renamed in it.
+fn modified(p: &Path) -> Option<(i64, i64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p)
+        .ok()
+        .map(|m| (m.mtime(), m.mtime_nsec()))
+}
+
+/// `path` opened with `O_PATH | O_NOFOLLOW`: a rule's anchor, never through a symbolic link
+/// (opened so, a link is the link itself, refused here).
 #[cfg(target_os = "linux")]
 fn open_path(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.file_type().is_symlink() {
-        return Err(std::io::Error::other("a symbolic link"));
-    }
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
-        .open(path)
+        .open(path)?;
+    if file.metadata()?.file_type().is_symlink() {
+        return Err(std::io::Error::other("a symbolic link"));
+    }
+    Ok(file)
 }

@@ -99,9 +99,23 @@ fn a_read_path_under_a_hidden_one_stays_readable_and_grants_merge() {
 }
 
 #[test]
-fn nothing_hidden_grants_the_root_whole() {
-    let g = granted(&Policy::default(), &["/usr", "/tmp"]);
-    assert_eq!(g[0], ("/".to_string(), Access::Read));
+fn with_nothing_hidden_every_entry_of_the_root_but_dev_is_granted_whole() {
+    let g = granted(
+        &Policy::default(),
+        &["/usr", "/tmp", "/dev/sda", "/dev/null"],
+    );
+    assert_eq!(g[0], ("/".to_string(), Access::List));
+    assert!(g.contains(&("/usr".to_string(), Access::Read)), "{g:?}");
+    assert!(g.contains(&("/tmp".to_string(), Access::Read)), "{g:?}");
+    // `/dev` only by its listed devices: a disk's device file holds every hidden file.
+    assert!(
+        !g.iter().any(|(p, _)| p == "/dev" || p == "/dev/sda"),
+        "{g:?}"
+    );
+    assert!(
+        g.contains(&("/dev/null".to_string(), Access::Device)),
+        "{g:?}"
+    );
 }
 
 #[test]
@@ -144,52 +158,55 @@ fn an_inactive_sandbox_leaves_the_command_as_it_is() {
     assert_eq!(same.get_program(), "definitely-not-a-program-here");
 }
 
+/// A restricted command starts as it would unrestricted (its arguments, directory and
+/// environment), under `no_new_privs`, and writes only where its policy says; a program that does
+/// not exist fails to start as it would unrestricted.
 #[test]
-fn a_wrapped_program_that_does_not_exist_fails_to_start() {
+fn a_restricted_command_runs_as_asked_and_writes_only_where_its_policy_says() {
     let sandbox = Sandbox {
         mode: Mode::Auto,
-        helper: Some("/bin/true".into()),
+        active: true,
         enforced: Enforced::default(),
         unavailable: None,
     };
     let cmd = Command::new("definitely-not-a-program-here");
-    let e = sandbox.command(cmd, &Policy::default()).unwrap_err();
+    let e = sandbox
+        .command(cmd, &Policy::default())
+        .unwrap()
+        .status()
+        .unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    let allowed = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
-        .arg("true")
+        .arg(
+            "echo \"$A${B:-unset}\" > \"$1/written\"; grep NoNewPrivs /proc/self/status >> \"$1/written\"; \
+             echo x > \"$2/written\" 2>/dev/null && echo escaped; pwd",
+        )
+        .arg("sh")
+        .arg(allowed.path())
+        .arg(other.path())
         .env("A", "1")
         .env_remove("B")
-        .current_dir("/tmp");
+        .current_dir(allowed.path());
     let policy = Policy {
-        write: vec!["/w".into()],
-        hide: vec!["/h".into()],
-        read: vec!["/r".into()],
+        write: vec![canonical(allowed.path())],
+        hide: vec![],
+        read: vec![],
     };
-    let w = sandbox.command(cmd, &policy).unwrap();
-    let args: Vec<String> = w.get_args().map(|a| a.to_string_lossy().into()).collect();
-    assert_eq!(w.get_program(), "/bin/true");
+    let out = sandbox.command(cmd, &policy).unwrap().output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
-        args[..10],
-        [
-            "__sandbox",
-            "v1",
-            "--write",
-            "/w",
-            "--hide",
-            "/h",
-            "--read",
-            "/r",
-            "--",
-            args[9].as_str()
-        ]
+        stdout.trim(),
+        canonical(allowed.path()).display().to_string()
     );
-    assert!(args[9].ends_with("/sh"), "{args:?}");
-    assert_eq!(args[10..], ["-c", "true"]);
-    assert_eq!(w.get_current_dir(), Some(Path::new("/tmp")));
-    let envs: Vec<_> = w.get_envs().collect();
-    assert!(envs.contains(&(std::ffi::OsStr::new("A"), Some(std::ffi::OsStr::new("1")))));
-    assert!(envs.contains(&(std::ffi::OsStr::new("B"), None)));
+    assert_eq!(
+        std::fs::read_to_string(allowed.path().join("written")).unwrap(),
+        "1unset\nNoNewPrivs:\t1\n"
+    );
+    assert!(!other.path().join("written").exists());
 }
 
 #[test]
@@ -207,4 +224,73 @@ fn require_refuses_where_no_helper_restricts_itself_and_auto_says_why_it_goes_on
     let e = Sandbox::probe(Mode::Require, Path::new("/bin/true")).unwrap_err();
     assert!(e.contains("could not restrict itself"), "{e}");
     assert!(!Sandbox::probe(Mode::Off, missing).unwrap().active());
+}
+
+#[test]
+fn a_read_path_is_carved_around_what_is_hidden_below_it() {
+    let policy = Policy {
+        write: vec![],
+        hide: vec![
+            "/repo".into(),
+            "/repo/.git/index".into(),
+            "/repo/.git/logs".into(),
+        ],
+        read: vec!["/repo/.git".into()],
+    };
+    let g = granted(
+        &policy,
+        &[
+            "/repo/.git/objects",
+            "/repo/.git/index",
+            "/repo/.git/logs/HEAD",
+            "/repo/src",
+        ],
+    );
+    assert!(g.contains(&("/repo/.git".into(), Access::List)), "{g:?}");
+    assert!(
+        g.contains(&("/repo/.git/objects".into(), Access::Read)),
+        "{g:?}"
+    );
+    assert!(
+        !g.iter()
+            .any(|(p, _)| p.starts_with("/repo/.git/index") || p.starts_with("/repo/.git/logs")),
+        "{g:?}"
+    );
+}
+
+/// The carved grants are kept from one command to the next with the same hidden paths, and
+/// made anew when a carved directory gained an entry: a directory made beside a hidden one
+/// after the first command is readable by the second, the hidden one never.
+#[test]
+fn a_directory_made_beside_a_hidden_one_after_a_command_is_readable_by_the_next() {
+    let sandbox = Sandbox {
+        mode: Mode::Require,
+        active: true,
+        enforced: Enforced::default(),
+        unavailable: None,
+    };
+    let root = tempfile::tempdir().unwrap();
+    let root = canonical(root.path());
+    std::fs::create_dir(root.join("hidden")).unwrap();
+    std::fs::write(root.join("hidden/secret"), "s").unwrap();
+    std::fs::create_dir(root.join("before")).unwrap();
+    std::fs::write(root.join("before/a"), "a").unwrap();
+    let policy = Policy {
+        write: vec![],
+        hide: vec![root.join("hidden")],
+        read: vec![],
+    };
+    let cat = |path: &Path| {
+        let mut cmd = Command::new("cat");
+        cmd.arg(path);
+        sandbox.command(cmd, &policy).unwrap().output().unwrap()
+    };
+    assert!(cat(&root.join("before/a")).status.success());
+    assert!(!cat(&root.join("hidden/secret")).status.success());
+    std::fs::create_dir(root.join("after")).unwrap();
+    std::fs::write(root.join("after/b"), "b").unwrap();
+    let out = cat(&root.join("after/b"));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stdout, b"b");
+    assert!(!cat(&root.join("hidden/secret")).status.success());
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::common;
 use common::hostile::{self, Runner, PY_ANCESTORS};
-use common::{ident, Repo};
+use common::{ident, Repo, Run};
 
 const SERVICE_BASE: &str = "def refund(order):\n    return order\n";
 const SERVICE_HEAD: &str =
@@ -268,17 +268,11 @@ fn multiplies(r: &Repo, hostile: &str) {
     );
 }
 
-/// The change regresses an inherited criterion that `inherited: guard` makes a pass-to-pass
-/// guard, and its new tagged test, when it runs at head, writes an untracked `tests/conftest.py`
-/// that marks every report passed: the guard's later invocation reads it. A harness file
-/// written at run time taints what runs after it: never READY, and the reports name the file.
-#[test]
-fn a_conftest_written_at_run_time_does_not_blind_the_guard() {
-    common::require_pytest();
-    let (r, _) = calc_repo(
-        "def add(a, b):\n    return a + b\n",
-        Some("version: 1\ninherited: guard\n"),
-    );
+/// A change that regresses an inherited criterion that `inherited: guard` makes a pass-to-pass
+/// guard, and whose new tagged test runs `hostile` (Python, for the test's body, `HOOK` at hand)
+/// when it runs at head, before the guard's later invocation there. Returns the run and its
+/// result JSON.
+fn blinding_the_guard(r: &Repo, hostile: &str) -> (Run, serde_json::Value) {
     r.write(
         &format!("tests/test_add_{}.py", ident("adds")),
         &format!(
@@ -296,10 +290,7 @@ fn a_conftest_written_at_run_time_does_not_blind_the_guard() {
         "calc.py",
         "def add(a, b):\n    return a - b\n\ndef mul(a, b):\n    return a * b\n",
     );
-    multiplies(
-        &r,
-        "    if hasattr(calc, 'mul'):\n        with open(os.path.join(os.path.dirname(__file__), 'conftest.py'), 'w') as f:\n            f.write(HOOK)\n",
-    );
+    multiplies(r, hostile);
     r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&run.stdout)
@@ -310,6 +301,23 @@ fn a_conftest_written_at_run_time_does_not_blind_the_guard() {
         "the regression reads {verdict}: {:#}\n{run:?}",
         v["result"]["criteria"]
     );
+    (run, v)
+}
+
+/// The tagged test writes an untracked `tests/conftest.py` whose hook marks every report
+/// passed. A harness file written at run time taints what runs after it: never READY, and the
+/// reports name the file.
+#[test]
+fn a_conftest_written_at_run_time_does_not_blind_the_guard() {
+    common::require_pytest();
+    let (r, _) = calc_repo(
+        "def add(a, b):\n    return a + b\n",
+        Some("version: 1\ninherited: guard\n"),
+    );
+    let (run, _) = blinding_the_guard(
+        &r,
+        "    if hasattr(calc, 'mul'):\n        with open(os.path.join(os.path.dirname(__file__), 'conftest.py'), 'w') as f:\n            f.write(HOOK)\n",
+    );
     let md = r.read(".shipmoor/verify.md");
     assert!(
         md.contains("tests/conftest.py"),
@@ -319,6 +327,45 @@ fn a_conftest_written_at_run_time_does_not_blind_the_guard() {
         run.stdout.contains("tests/conftest.py"),
         "the result JSON does not name tests/conftest.py: {run:?}"
     );
+}
+
+/// The tagged test writes an untracked `tests/calc.py`, the unbroken module, which pytest puts
+/// first on the guard's later path: a module written at run time taints what runs after it.
+#[test]
+fn a_module_written_at_run_time_does_not_stand_in_for_the_changes_own() {
+    common::require_pytest();
+    let (r, _) = calc_repo(
+        "def add(a, b):\n    return a + b\n",
+        Some("version: 1\ninherited: guard\n"),
+    );
+    let (run, _) = blinding_the_guard(
+        &r,
+        "    if hasattr(calc, 'mul'):\n        with open(os.path.join(os.path.dirname(__file__), 'calc.py'), 'w') as f:\n            f.write('def add(a, b):\\n    return a + b\\n\\ndef mul(a, b):\\n    return a * b\\n')\n",
+    );
+    assert!(
+        run.stdout.contains("tests/calc.py (Python module)"),
+        "{run:?}"
+    );
+}
+
+/// The tagged test puts a `usercustomize.py` that marks every report passed where the watch
+/// does not look (the side's temporary directory) and makes `~/.local` a link to it: every later
+/// Python at that side would import it. A link written at run time taints what runs after it.
+#[test]
+fn a_link_in_the_home_to_a_directory_unwatched_does_not_blind_the_guard() {
+    common::require_pytest();
+    let (r, _) = calc_repo(
+        "def add(a, b):\n    return a + b\n",
+        Some("version: 1\ninherited: guard\n"),
+    );
+    let custom = "import sys\nclass F:\n    def find_spec(self, name, path=None, target=None):\n        if name == '_pytest.runner':\n            sys.meta_path.remove(self)\n            import _pytest.runner as r\n            make = r.pytest_runtest_makereport\n            def passed(item, call):\n                rep = make(item, call)\n                rep.outcome = 'passed'\n                return rep\n            r.pytest_runtest_makereport = passed\n        return None\nsys.meta_path.insert(0, F())\n";
+    let (run, _) = blinding_the_guard(
+        &r,
+        &format!(
+            "    if hasattr(calc, 'mul'):\n        import site, sys\n        target = os.path.join(os.environ['TMPDIR'], 'u')\n        lib = os.path.join(target, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages')\n        os.makedirs(lib, exist_ok=True)\n        open(os.path.join(lib, 'usercustomize.py'), 'w').write({custom:?})\n        local = os.path.join(os.path.expanduser('~'), '.local')\n        import shutil\n        shutil.rmtree(local, ignore_errors=True)\n        os.symlink(target, local)\n"
+        ),
+    );
+    assert!(run.stdout.contains("~/.local (symbolic link)"), "{run:?}");
 }
 
 /// A tagged test running at base rewrites head's worktree (a sibling of its own): head's
@@ -526,6 +573,253 @@ fn a_filter_planted_in_the_shared_git_config_does_not_judge_the_next_change() {
         attributes_after, attributes_before,
         ".git/info/attributes changed in change A's run"
     );
+}
+
+// ----------------------------------------------------------------------------------------------
+// Out of the sandbox's way
+// ----------------------------------------------------------------------------------------------
+
+/// Python: at head, points the worktree's `.git` file at a git directory of the test's own
+/// whose config defines a clean filter, marks `calc.py` for it and leaves it stat-dirty, so that
+/// a later `git status` in the worktree would run the filter, outside the sandbox. The filter
+/// writes `escaped` into the repository's own git directory, which no sandboxed process can.
+const SWAPS_THE_GITDIR: &str = r#"    if hasattr(calc, 'mul'):
+        import subprocess
+        wt = os.getcwd()
+        real = open('.git').read().split('gitdir: ')[1].strip()
+        common = os.path.dirname(os.path.dirname(real))
+        env = dict(os.environ, GIT_DIR=wt + '/.evilgit', GIT_WORK_TREE=wt)
+        g = lambda *a: subprocess.run(['git', *a], env=env, check=True, capture_output=True)
+        g('init', '-q')
+        g('config', 'filter.x.clean', 'echo escaped > %s/escaped; cat' % common)
+        g('config', 'core.worktree', wt)
+        g('add', 'calc.py')
+        g('-c', 'user.name=x', '-c', 'user.email=x@x', 'commit', '-qm', 'x')
+        open('.gitattributes', 'w').write('calc.py filter=x\n')
+        os.utime('calc.py', (1, 1))
+        os.remove('.git')
+        open('.git', 'w').write('gitdir: %s/.evilgit\n' % wt)
+"#;
+
+/// The tagged test repoints its worktree's `.git` file at a git directory of its own with a
+/// clean filter: Claim Check's own git commands in that worktree (the check for rewritten
+/// files) name the worktree's real git directory themselves, so the filter never runs outside
+/// the sandbox, and the verdict is the change's.
+#[test]
+fn a_worktree_gitdir_repointed_by_a_test_runs_nothing_outside_the_sandbox() {
+    common::require_pytest();
+    let (r, base) = calc_repo("def add(a, b):\n    return a + b\n", None);
+    r.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    multiplies(&r, SWAPS_THE_GITDIR);
+    r.commit("head");
+    let run = r.shipmoor(&["claim-check", "--base", &base, "--format", "json"]);
+    let escaped = r.path().join(".git/escaped");
+    assert!(
+        !escaped.exists(),
+        "the filter ran outside the sandbox and wrote {}\n{run:?}",
+        escaped.display()
+    );
+    let v: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("no result JSON ({e}): {run:?}"));
+    assert!(matches!(run.code, 0 | 4), "{run:?}");
+    assert_ne!(v["result"]["verdict"], "BLOCKED", "{run:?}");
+}
+
+/// Python: at head, forks a chain of `DEPTH` processes, each the parent of the next, in a
+/// session of its own, each recording `pid start-time` in the shared directory and sleeping.
+const FORKS_A_DEEP_CHAIN: &str = r#"    if hasattr(calc, 'mul'):
+        import time
+        pids = os.path.join(os.environ['SHARED'], 'chain')
+        def record():
+            start = open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19]
+            with open(pids, 'a') as f:
+                f.write('%d %s\n' % (os.getpid(), start))
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.setsid()
+            for _ in range(DEPTH):
+                if os.fork() != 0:
+                    break
+            record()
+            while True:
+                time.sleep(60)
+        time.sleep(2)
+"#;
+
+/// A tagged test leaves behind a chain of processes far deeper than one reaping round per
+/// generation would reach, each in a session of its own: when the run is over none of them is
+/// left, and the honest change is READY.
+#[test]
+fn a_chain_of_processes_left_behind_does_not_outlive_the_run() {
+    common::require_pytest();
+    let (r, base) = calc_repo("def add(a, b):\n    return a + b\n", None);
+    r.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    multiplies(&r, &FORKS_A_DEEP_CHAIN.replace("DEPTH", "300"));
+    r.commit("head");
+    let shared = r.shared.path().display().to_string();
+    let run = r.shipmoor_env(&["claim-check", "--base", &base], &[("SHARED", &shared)]);
+    let recorded = std::fs::read_to_string(r.shared.path().join("chain")).unwrap_or_default();
+    let alive: Vec<&str> = recorded
+        .lines()
+        .filter(|l| {
+            let mut it = l.split_whitespace();
+            let (Some(pid), Some(start)) = (it.next(), it.next()) else {
+                return false;
+            };
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let rest: Vec<&str> = stat
+                    .rsplit_once(')')
+                    .map(|(_, r)| r.split_whitespace().collect())
+                    .unwrap_or_default();
+                rest.first() != Some(&"Z") && rest.get(19) == Some(&start)
+            })
+        })
+        .collect();
+    // Whatever the outcome, nothing of the chain may be left for the next test.
+    for l in &alive {
+        if let Some(pid) = l
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse::<i32>().ok())
+        {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    assert!(
+        recorded.lines().count() > 100,
+        "the chain was not made: {} recorded\n{run:?}",
+        recorded.lines().count()
+    );
+    assert!(
+        alive.is_empty(),
+        "{} of the chain's {} processes outlived the run\n{run:?}",
+        alive.len(),
+        recorded.lines().count()
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("Claim Check  READY  ·  exit 0"),
+        "{run:?}"
+    );
+}
+
+/// Python: at head, opens every block device the kernel lists and a few character devices
+/// that hold the machine's memory and log, recording in the shared directory each one opened.
+const OPENS_THE_DISKS: &str = r#"    if hasattr(calc, 'mul'):
+        names = ['/dev/' + n for n in os.listdir('/sys/class/block')]
+        names += ['/dev/mem', '/dev/kmem', '/dev/port', '/dev/kmsg', '/dev/loop-control']
+        opened = []
+        for n in names:
+            try:
+                os.close(os.open(n, os.O_RDONLY))
+                opened.append(n)
+            except OSError as e:
+                print('refused', n, e)
+        with open(os.path.join(os.environ['SHARED'], 'opened'), 'w') as f:
+            f.write('\n'.join(opened))
+"#;
+
+/// A tagged test opens the machine's block devices (where a job runs as root, the disk that
+/// holds every hidden file, read raw around the filesystem rules): no device but those every
+/// program uses is in the sandbox, for root as for anyone, and the honest change is READY.
+#[test]
+fn the_machines_disks_are_out_of_a_tests_reach() {
+    common::require_pytest();
+    let (r, base) = calc_repo("def add(a, b):\n    return a + b\n", None);
+    r.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    multiplies(&r, OPENS_THE_DISKS);
+    r.commit("head");
+    let shared = r.shared.path().display().to_string();
+    let run = r.shipmoor_env(&["claim-check", "--base", &base], &[("SHARED", &shared)]);
+    let opened = std::fs::read_to_string(r.shared.path().join("opened"))
+        .unwrap_or_else(|e| panic!("the test recorded nothing ({e}): {run:?}"));
+    assert!(
+        opened.trim().is_empty(),
+        "a test opened the machine's devices: {opened}\n{run:?}"
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("Claim Check  READY  ·  exit 0"),
+        "{run:?}"
+    );
+}
+
+/// Credentials named outside the common words, or whose value gives them away.
+const UNUSUAL_CREDENTIALS: [(&str, &str); 6] = [
+    (
+        "DATABASE_URL",
+        "postgres://app:db-pass-41c9e2@db.internal/app",
+    ),
+    ("CI_JOB_JWT_V2", "eyJhbGciOiJSUzI1NiJ9.jwt-body-9d3f"),
+    ("MYSQL_PWD", "mysql-pwd-77ab1e"),
+    (
+        "SENTRY_DSN",
+        "https://dsn-key-5e0c@sentry.example.invalid/3",
+    ),
+    ("DEPLOY_PAT", "deploy-pat-0f8e2d"),
+    ("SSH_AUTH_SOCK", "/tmp/ssh-agent-sock-3c7d/agent.1"),
+];
+
+/// A tagged test prints its whole environment: credentials named as a database URL, a CI job's
+/// JWT, a password in `_PWD`, a DSN, a personal access token and the agent's socket are
+/// withheld from it (their names listed, never a value), and the honest change is READY.
+#[test]
+fn credentials_named_unusually_are_withheld_from_a_test() {
+    common::require_pytest();
+    let (r, base) = calc_repo("def add(a, b):\n    return a + b\n", None);
+    r.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    multiplies(&r, "    print('ENVIRONMENT', sorted(os.environ.items()))\n");
+    r.commit("head");
+    let run = r.shipmoor_env(
+        &["claim-check", "--base", &base, "--format", "json"],
+        &UNUSUAL_CREDENTIALS,
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let evidence = hostile::evidence_text(&r);
+    assert!(
+        evidence.contains("ENVIRONMENT"),
+        "the test's output is not in the evidence: {run:?}"
+    );
+    let places = hostile::everything_shown(&r, &run, &[r.tmp.path()]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("no result JSON ({e}): {run:?}"));
+    let listed = v["result"]["runtime"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["runner"] == "environment"))
+        .and_then(|r| r["result"].as_str())
+        .unwrap_or_else(|| panic!("no environment row: {run:?}"))
+        .to_string();
+    for (name, value) in UNUSUAL_CREDENTIALS {
+        for (place, text) in &places {
+            assert!(
+                !text.contains(value),
+                "{name}'s value shows in {place}: {}",
+                hostile::excerpt(text, value)
+            );
+        }
+        let withheld = listed
+            .strip_prefix("withheld: ")
+            .and_then(|l| l.split(';').next())
+            .unwrap_or_default();
+        assert!(
+            withheld.split(", ").any(|n| n == name),
+            "{name} is not listed as withheld: {listed}"
+        );
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
