@@ -71,7 +71,7 @@ impl SandboxRecord {
     pub fn line(&self) -> String {
         let mut line = if self.protections.is_empty() {
             format!(
-                "sandbox {}: none, so the change's code ran with all the reach of this run's user ({})",
+                "sandbox {}: nothing enforced, so the change's code ran with all the reach of this run's user ({})",
                 self.mode.as_str(),
                 self.not_enforced.join("; ")
             )
@@ -166,7 +166,7 @@ mod tests {
         assert!(!off.enforced && off.protections.is_empty());
         assert_eq!(
             off.line(),
-            "sandbox off: none, so the change's code ran with all the reach of this run's user (everything: --sandbox off)"
+            "sandbox off: nothing enforced, so the change's code ran with all the reach of this run's user (everything: --sandbox off)"
         );
         let json = serde_json::to_string(&full).unwrap();
         assert_eq!(serde_json::from_str::<SandboxRecord>(&json).unwrap(), full);

@@ -286,7 +286,7 @@ fn signing(r: &RunResult) -> String {
 fn unsandboxed(r: &RunResult) -> Option<String> {
     let sandbox = r.sandbox.as_ref().filter(|s| !s.enforced)?;
     Some(format!(
-        "⚠️ **Not sandboxed:** {}. The change's code could reach the job's other processes and files; run with `sandbox: require` on a Linux runner (see the security page).",
+        "⚠️ **Not sandboxed:** {}. Run with `sandbox: require` on a Linux runner (see the security page).",
         sandbox.line()
     ))
 }
@@ -635,7 +635,7 @@ mod tests {
         ));
         let s = job_summary(&ResultDocument::new(&r, &packet), "a");
         assert!(
-            s.contains("⚠️ **Not sandboxed:** sandbox off: none, so the change's code ran with all the reach of this run's user (everything: --sandbox off). The change's code could reach"),
+            s.contains("⚠️ **Not sandboxed:** sandbox off: nothing enforced, so the change's code ran with all the reach of this run's user (everything: --sandbox off). Run with"),
             "{s}"
         );
         assert!(s.contains("`sandbox: require`"), "{s}");

@@ -488,7 +488,7 @@ fn the_installer_checks_the_pinned_checksum() {
 fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
     let action = tempfile::tempdir().unwrap();
     let a = action.path();
-    for dir in ["action", "scripts/action", "src"] {
+    for dir in ["action", "scripts/action", "src", "crates/confine/src"] {
         std::fs::create_dir_all(a.join(dir)).unwrap();
     }
     std::fs::copy(
@@ -503,6 +503,7 @@ fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
     .unwrap();
     std::fs::write(a.join("Cargo.lock"), "# lock\n").unwrap();
     std::fs::write(a.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(a.join("crates/confine/src/lib.rs"), "\n").unwrap();
     std::fs::write(a.join("action/releases.txt"), "").unwrap();
 
     let tools = tempfile::tempdir().unwrap();

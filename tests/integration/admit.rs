@@ -436,7 +436,7 @@ fn a_policy_that_requires_the_sandbox_denies_a_vsa_made_without_it() {
         denied["detail"]
             .as_str()
             .unwrap()
-            .contains("the floor did not run sandboxed (sandbox off: none"),
+            .contains("the floor did not run sandboxed (sandbox off: nothing enforced"),
         "{denied}"
     );
     // The rest of the VSA is as good as the sandboxed one's: without the rule it is admitted.
