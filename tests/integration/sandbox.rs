@@ -348,9 +348,10 @@ fn a_module_written_at_run_time_does_not_stand_in_for_the_changes_own() {
     );
 }
 
-/// The tagged test puts a `usercustomize.py` that marks every report passed where the watch
-/// does not look (the side's temporary directory) and makes `~/.local` a link to it: every later
-/// Python at that side would import it. A link written at run time taints what runs after it.
+/// The tagged test puts a `usercustomize.py` that loads a pytest plugin marking every report
+/// passed where the watch does not look (`~/.cache`, where pip and npm keep their caches) and
+/// makes `~/.local` a link to it: every later Python at that side would import it. A link
+/// written at run time taints what runs after it.
 #[test]
 fn a_link_in_the_home_to_a_directory_unwatched_does_not_blind_the_guard() {
     common::require_pytest();
@@ -358,12 +359,9 @@ fn a_link_in_the_home_to_a_directory_unwatched_does_not_blind_the_guard() {
         "def add(a, b):\n    return a + b\n",
         Some("version: 1\ninherited: guard\n"),
     );
-    let custom = "import sys\nclass F:\n    def find_spec(self, name, path=None, target=None):\n        if name == '_pytest.runner':\n            sys.meta_path.remove(self)\n            import _pytest.runner as r\n            make = r.pytest_runtest_makereport\n            def passed(item, call):\n                rep = make(item, call)\n                rep.outcome = 'passed'\n                return rep\n            r.pytest_runtest_makereport = passed\n        return None\nsys.meta_path.insert(0, F())\n";
     let (run, _) = blinding_the_guard(
         &r,
-        &format!(
-            "    if hasattr(calc, 'mul'):\n        import site, sys\n        target = os.path.join(os.environ['TMPDIR'], 'u')\n        lib = os.path.join(target, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages')\n        os.makedirs(lib, exist_ok=True)\n        open(os.path.join(lib, 'usercustomize.py'), 'w').write({custom:?})\n        local = os.path.join(os.path.expanduser('~'), '.local')\n        import shutil\n        shutil.rmtree(local, ignore_errors=True)\n        os.symlink(target, local)\n"
-        ),
+        "    if hasattr(calc, 'mul'):\n        import sys\n        target = os.path.join(os.path.expanduser('~'), '.cache', 'u')\n        lib = os.path.join(target, 'lib', 'python%d.%d' % sys.version_info[:2], 'site-packages')\n        os.makedirs(lib, exist_ok=True)\n        open(os.path.join(lib, 'shipmoor_blind.py'), 'w').write(HOOK)\n        open(os.path.join(lib, 'usercustomize.py'), 'w').write(\"import os\\nos.environ['PYTEST_PLUGINS'] = 'shipmoor_blind'\\n\")\n        local = os.path.join(os.path.expanduser('~'), '.local')\n        import shutil\n        shutil.rmtree(local, ignore_errors=True)\n        os.symlink(target, local)\n",
     );
     assert!(run.stdout.contains("~/.local (symbolic link)"), "{run:?}");
 }
