@@ -131,6 +131,9 @@ error, 3 crash).";
 pub struct FuseArgs {
     #[command(flatten)]
     pub run: ClaimCheckArgs,
+    /// Each shard's shard.json SHA-256 as its observe job published it (JSON, keys `digest-K`)
+    #[arg(long, value_name = "JSON")]
+    pub expect_digests: Option<String>,
     /// The shards' directories (each `claim-check --shard-out`)
     #[arg(required = true, value_name = "SHARD_DIR")]
     pub shards: Vec<PathBuf>,

@@ -5,6 +5,10 @@
 # (SHIPMOOR_CACHE_DIR, which actions/cache restores), else a build from the Action's own source
 # with cargo (then left in SHIPMOOR_CACHE_DIR for actions/cache to save).
 #
+# A fuse (INPUT_FUSE set: the job that decides and signs) never takes shipmoor from a cache,
+# which any job of the repository, one that ran a change's code among them, can write: a pinned
+# release, else a build from the Action's own source into a fresh directory.
+#
 #   install.sh               install (the step "Install shipmoor")
 #   install.sh --cache-key   print the cache's step outputs: needed=true|false (false when a
 #                            pinned release or SHIPMOOR_BIN serves), dir=, key= (the runner's
@@ -22,11 +26,13 @@ case "$(uname -s)-$(uname -m)" in
   Linux-aarch64) target=aarch64-unknown-linux-gnu ;;
   *) target="unsupported-$(uname -s)-$(uname -m)" ;;
 esac
+fresh=false
+[ -n "$(printenv INPUT_FUSE || true)" ] && fresh=true
 line="$(grep -E "^${version//./\\.}[[:space:]]+${target}[[:space:]]" "$action_path/action/releases.txt" 2>/dev/null || true)"
 
 if [ "${1:-}" = "--cache-key" ]; then
   out="${GITHUB_OUTPUT:-/dev/stdout}"
-  if [ -n "${SHIPMOOR_BIN:-}" ] || [ -n "$line" ]; then
+  if [ -n "${SHIPMOOR_BIN:-}" ] || [ -n "$line" ] || [ "$fresh" = true ]; then
     echo "needed=false" >>"$out"
     exit 0
   fi
@@ -43,6 +49,7 @@ fi
 mkdir -p "$dest"
 
 cache_dir="${SHIPMOOR_CACHE_DIR:-}"
+[ "$fresh" = true ] && cache_dir=""
 if [ -n "${SHIPMOOR_BIN:-}" ]; then
   # A binary the workflow provides (a container job, a test of the Action).
   install -m 0755 "$SHIPMOOR_BIN" "$dest/shipmoor"
@@ -68,14 +75,23 @@ else
     echo "claim-check: installed shipmoor $version from cache (built by an earlier run from the same source)"
     install -m 0755 "$cache_dir/shipmoor" "$dest/shipmoor"
   else
-    echo "claim-check: no pinned release of shipmoor $version for $target; building it from the Action's source (once: later runs install it from cache)"
+    if [ "$fresh" = true ]; then
+      echo "claim-check: no pinned release of shipmoor $version for $target; building it from the Action's own source into a fresh directory (a fuse never runs a cached binary)"
+    else
+      echo "claim-check: no pinned release of shipmoor $version for $target; building it from the Action's source (once: later runs install it from cache)"
+    fi
     if ! command -v cargo >/dev/null 2>&1; then
       echo "::error title=Claim Check::no release binary for $target and no cargo to build one; add a Rust toolchain step (dtolnay/rust-toolchain) before this action"
       exit 1
     fi
     target_dir="${SHIPMOOR_CARGO_TARGET_DIR:-${RUNNER_TEMP:-/tmp}/shipmoor-target}"
+    if [ "$fresh" = true ]; then
+      target_dir="$(mktemp -d "${RUNNER_TEMP:-/tmp}/shipmoor-target.XXXXXX")"
+    fi
     profile="${SHIPMOOR_CARGO_PROFILE:-release}"
-    CARGO_TARGET_DIR="$target_dir" cargo build --locked --profile "$profile" --manifest-path "$action_path/Cargo.toml" --bin shipmoor
+    # From the Action's own directory: cargo reads `.cargo/config.toml` and rustup
+    # `rust-toolchain.toml` from where it starts, and the checkout is the change's.
+    (cd "$action_path" && CARGO_TARGET_DIR="$target_dir" cargo build --locked --profile "$profile" --manifest-path "$action_path/Cargo.toml" --bin shipmoor)
     dir="$profile"; [ "$profile" = dev ] && dir=debug
     install -m 0755 "$target_dir/$dir/shipmoor" "$dest/shipmoor"
     if [ -n "$cache_dir" ]; then

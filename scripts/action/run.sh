@@ -119,6 +119,13 @@ no_verdict() {
 if [ -n "$shard" ] && [ -n "$fuse" ]; then
   no_verdict 2 "the inputs shard and fuse are two roles: give one of them"
 fi
+# A shard's artifact is named for the run's nonce (the reusable workflow's plan job draws it
+# before any shard job starts), so that the change's code cannot upload one of that name first.
+nonce="$(inp ARTIFACT-NONCE)"
+[ -n "$nonce" ] || nonce="${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}"
+if ! [[ "$nonce" =~ ^[A-Za-z0-9-]{1,64}$ ]]; then
+  no_verdict 2 "the input artifact-nonce is \`$nonce\`: give letters, digits and hyphens (at most 64)"
+fi
 base_cache="$(inp BASE-CACHE)"
 case "$base_cache" in
   ""|true|false) ;;
@@ -134,6 +141,14 @@ esac
 
 if [ -n "$fuse" ]; then
   args=(fuse --result-out "$result" --error-out "$errors")
+  # The commits are this job's own event's (or the inputs'), never a shard's: fuse refuses
+  # shards that checked others.
+  [ -n "$base" ] && args+=(--base "$base")
+  [ -n "$head" ] && args+=(--head "$head")
+  # Each shard's digest as its observe job published it, through job outputs the change's
+  # code cannot write: fuse refuses a shard that differs.
+  digests="$(inp SHARD-DIGESTS)"
+  [ -n "$digests" ] && args+=(--expect-digests "$digests")
   # Every directory below the input holding a shard.json, in a stable order.
   mapfile -t dirs < <(find "$fuse" -name shard.json -type f -printf '%h\n' 2>/dev/null | LC_ALL=C sort)
   if [ "${#dirs[@]}" -eq 0 ]; then
@@ -181,6 +196,15 @@ if [ -z "$shard" ]; then
   esac
   args+=(--sign "$sign")
   key="$(inp KEY)"; [ -n "$key" ] && args+=(--key "$key")
+  # Signing keyless in the job that runs the change's code: that code could take the job's
+  # OIDC identity and sign anything as this workflow (book: trust-boundary.md).
+  if [ -z "$fuse" ] && [ "$sign" = keyless ] && { [ "$(inp SIGN)" = keyless ] || [ -n "${ACTIONS_ID_TOKEN_REQUEST_URL:-}" ]; }; then
+    isolation="this job runs the change's code (its setup and the floor) and holds the signing identity: that code could take the job's OIDC token and sign anything as this workflow. Sign in a job of its own: call the reusable workflow shipmoor/claim-check/.github/workflows/claim-check.yml, whose sign job runs none of it"
+    printf '::warning title=Claim Check::%s\n' "$isolation"
+    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+      printf '> [!WARNING]\n> **Signed where the change'"'"'s code ran:** %s (see the trust boundary page).\n\n' "$isolation" >>"$GITHUB_STEP_SUMMARY"
+    fi
+  fi
 fi
 extra="$(inp EXTRA-ARGS)"
 if [ -n "$extra" ]; then
@@ -190,6 +214,11 @@ if [ -n "$extra" ]; then
 fi
 [ -n "$fuse" ] && args+=("${dirs[@]}")
 
+# actions/checkout leaves the job's token in .git/config unless told `persist-credentials:
+# false`; git in the floor's worktrees reads that file, and so could the change's tests.
+if [ -z "$fuse" ] && git config --local --get-regexp '^http\..*\.extraheader$' >/dev/null 2>&1; then
+  echo "::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the change's tests can read it: check out with persist-credentials: false"
+fi
 echo "claim-check: shipmoor ${args[*]}"
 # The code under check prints to this log: stop workflow commands while it runs, so that no
 # line of its output can forge an annotation, mask a value or set an output.
@@ -203,10 +232,14 @@ if [ -n "$shard" ]; then
   # The shard's directory, uploaded under a name unique to this run for the fuse job to find.
   k="${shard%%/*}"
   n="${shard##*/}"
-  name="claim-check-shard-${GITHUB_RUN_ID:-local}-${GITHUB_RUN_ATTEMPT:-1}-$k-of-$n"
+  name="claim-check-shard-$nonce-$k-of-$n"
+  # The digest the sign job checks the downloaded shard against.
+  digest="$(sha256sum "$shard_dir/shard.json" | cut -d' ' -f1)"
+  echo "claim-check: shard $shard written: shard.json sha256:$digest"
   if [ -n "${GITHUB_OUTPUT:-}" ]; then
     {
       echo "exit-code=0"
+      echo "shard-digest=$digest"
       echo "shard-dir=$shard_dir"
       echo "artifact-name=$name"
       echo "artifact-paths=$shard_dir"

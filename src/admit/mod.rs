@@ -89,7 +89,7 @@ impl CheckStatus {
 }
 
 /// Every check's name, in the order they run.
-pub const CHECKS: [&str; 16] = [
+pub const CHECKS: [&str; 17] = [
     "parse",
     "signature",
     "statement",
@@ -103,6 +103,7 @@ pub const CHECKS: [&str; 16] = [
     "verdict",
     "floor_required",
     "sandbox",
+    "isolated_signer",
     "policy_version",
     "age",
     "rego",
@@ -486,6 +487,26 @@ impl Admission<'_> {
             (None, true) => d.fail(
                 "sandbox",
                 "the statement records no sandbox (a release before the sandbox made it); the policy requires one",
+            ),
+        }
+
+        // Where the change's code ran against where the statement was signed.
+        match (&ext.observation, policy.require_isolated_signer) {
+            (_, false) => d.skipped(
+                "isolated_signer",
+                "the policy does not require an isolated signer",
+            ),
+            (Some(o), true) if o.isolated => d.ok("isolated_signer", o.line()),
+            (Some(o), true) => d.fail(
+                "isolated_signer",
+                format!(
+                    "{}; the policy requires a signer that ran none of the change's code (the reusable workflow's sign job)",
+                    o.line()
+                ),
+            ),
+            (None, true) => d.fail(
+                "isolated_signer",
+                "the statement records no observation (a release before it recorded one); the policy requires an isolated signer",
             ),
         }
 

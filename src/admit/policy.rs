@@ -52,6 +52,9 @@ pub struct Policy {
     /// Admit only a statement whose floor ran sandboxed: `no_new_privs` and Landlock's
     /// filesystem rules and ptrace restriction at head and base (book: security.md).
     pub require_sandbox: bool,
+    /// Admit only a statement signed by a job that ran none of the change's code: a fuse of
+    /// shards other jobs of its workflow run observed (book: trust-boundary.md).
+    pub require_isolated_signer: bool,
     /// The oldest `timeVerified` admitted, as an age in seconds (`7d`, `12h`, `30m`, `90s`).
     pub max_age_seconds: Option<u64>,
     /// Globs over `resourceUri` without its `@<commit>` (`*` crosses `/`). Required: `["*"]`
@@ -113,6 +116,7 @@ const TOP_KEYS: &[&str] = &[
     "floor_required",
     "min_policy_version",
     "require_sandbox",
+    "require_isolated_signer",
     "max_age",
     "repositories",
     "verified_levels",
@@ -192,6 +196,7 @@ pub(crate) fn parse(
             floor_required: rules.floor_required,
             min_policy_version: rules.min_policy_version,
             require_sandbox: rules.require_sandbox,
+            require_isolated_signer: rules.require_isolated_signer,
             max_age_seconds: rules.max_age_seconds,
             repositories: rules.repositories,
             verified_levels: rules.verified_levels,
@@ -232,6 +237,7 @@ struct Rules {
     floor_required: Vec<String>,
     min_policy_version: Option<u32>,
     require_sandbox: bool,
+    require_isolated_signer: bool,
     max_age_seconds: Option<u64>,
     repositories: Vec<String>,
     verified_levels: Vec<String>,
@@ -313,6 +319,10 @@ impl Reader<'_> {
             Some(e) => self.v.flag(e),
             None => Some(false),
         };
+        let require_isolated_signer = match f.get("require_isolated_signer") {
+            Some(e) => self.v.flag(e),
+            None => Some(false),
+        };
         let max_age_seconds = match f.get("max_age") {
             Some(e) => self.max_age(e).map(Some),
             None => Some(None),
@@ -352,6 +362,7 @@ impl Reader<'_> {
             floor_required: floor_required?,
             min_policy_version: min_policy_version?,
             require_sandbox: require_sandbox?,
+            require_isolated_signer: require_isolated_signer?,
             max_age_seconds: max_age_seconds?,
             repositories: repositories?,
             verified_levels: verified_levels?,

@@ -348,6 +348,7 @@ fn the_example_policy_loads() {
     assert_eq!(p.min_policy_version, Some(3));
     assert_eq!(p.max_age_seconds, Some(7 * 86_400));
     assert!(!p.floor_required.is_empty());
+    assert!(p.require_sandbox && p.require_isolated_signer);
     assert!(!p.signers.is_empty());
     assert!(p
         .signers

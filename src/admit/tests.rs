@@ -100,6 +100,7 @@ fn policy() -> Policy {
         allowed_verdicts: vec![Verdict::Ready, Verdict::ReadyWithGaps],
         floor_required: vec!["order-marked-refunded".into()],
         require_sandbox: false,
+        require_isolated_signer: false,
         min_policy_version: Some(3),
         max_age_seconds: Some(7 * 86_400),
         repositories: vec!["git+https://github.com/acme/*".into()],

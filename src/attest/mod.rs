@@ -183,6 +183,7 @@ pub fn statement(
                     })
                 }),
                 sandbox: r.sandbox.clone(),
+                observation: r.observation.clone(),
             },
         },
     }

@@ -34,6 +34,7 @@ use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
 use crate::floor::cache::BaseCache;
 use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
+use crate::format::observation::{JobRef, Observation};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec, Transport};
 use crate::nofollow::{NewDirs, OutputPath, Refused};
@@ -95,6 +96,8 @@ struct Plan {
     shard: Option<shard::ShardPlan>,
     /// `fuse`: the shard jobs the floor ran in, for the result.
     fused: Option<Shards>,
+    /// A fuse's: where its shards were observed (a single run's is read from the environment).
+    observation: Option<Observation>,
     /// `--shard-out` as the input checks found it, which the shard result is written through.
     shard_dir: Option<OutputPath>,
     /// `--base-cache`, read before any of the change's code runs; `None`: off.
@@ -127,6 +130,7 @@ struct Facts {
     signing: Signing,
     /// A fused run's shard jobs (none for a single run).
     shards: Option<Shards>,
+    observation: Observation,
 }
 
 /// What the statement says beside the result: the evidence records it cites, the further
@@ -189,7 +193,12 @@ pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i3
 pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
     let mut run = args.run;
     shard::check_fuse_flags(&run)?;
-    let shards = shard::read_all(&args.shards)?;
+    let expected = args
+        .expect_digests
+        .as_deref()
+        .map(shard::ExpectedDigests::parse)
+        .transpose()?;
+    let shards = shard::read_all(&args.shards, expected.as_ref())?;
     let (base, head) = shard::commits(&shards);
     // The shards' commits, unless the flags name them (then they must be the same).
     let given = (run.base.take(), run.head.take());
@@ -199,6 +208,7 @@ pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
     withhold_judge_keys(&plan.claim.set);
     shard::check_plan(&plan, &shards, given)?;
     plan.fused = Some(shard::sharding(&shards));
+    plan.observation = Some(shard::observation(&shards));
     let (store, floor_report) = shard::merge(&plan, shards)?;
     finish(plan, store, floor_report)
 }
@@ -373,6 +383,7 @@ fn plan(
         },
         shard,
         fused: None,
+        observation: None,
         shard_dir,
         base_cache,
         confinement,
@@ -959,6 +970,9 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
         },
         signing,
         shards: plan.fused.clone(),
+        observation: plan.observation.clone().unwrap_or_else(|| {
+            Observation::single(JobRef::from_env(&|name| std::env::var(name).ok()).as_ref())
+        }),
     })
 }
 
@@ -1005,6 +1019,7 @@ fn conclude(claim: &ClaimInfo, floor: &FloorReport, judge: &JudgeRun, facts: &Fa
         shards: facts.shards.clone(),
         base_cache: floor.base_cache.clone(),
         sandbox: Some(floor.sandbox.clone()),
+        observation: Some(facts.observation.clone()),
     }
 }
 

@@ -23,6 +23,7 @@ pub mod evidence;
 pub mod fixes;
 pub mod floor;
 pub mod judge;
+pub mod observation;
 pub mod result;
 pub mod sandbox;
 pub mod statement;

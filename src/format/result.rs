@@ -209,6 +209,11 @@ pub struct RunResult {
     /// of releases before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<super::sandbox::SandboxRecord>,
+    /// Where the change's code was observed against where the run signed (book:
+    /// trust-boundary.md); absent only in results of releases before it. The fix packet and
+    /// `verify.md` do not carry it; the statement does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<super::observation::Observation>,
 }
 
 /// How a fused run's floor was split across CI jobs.
@@ -398,6 +403,7 @@ pub(crate) mod tests {
             shards: None,
             base_cache: None,
             sandbox: Some(crate::format::sandbox::SandboxRecord::example()),
+            observation: Some(crate::format::observation::Observation::single(None)),
         }
     }
 

@@ -211,6 +211,11 @@ pub struct Extension {
     /// before it, which an admission policy that requires a sandbox denies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<super::sandbox::SandboxRecord>,
+    /// Where the change's code was observed against where the statement was signed (book:
+    /// trust-boundary.md), which an admission policy can require (`require_isolated_signer`).
+    /// Absent in statements of releases before it, which such a policy denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<super::observation::Observation>,
 }
 
 /// Where a statement's base observations came from when they were reused.

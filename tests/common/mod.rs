@@ -181,6 +181,12 @@ impl Repo {
             // The terminal report wraps at COLUMNS when it is set: tests ask for a width.
             .env_remove("COLUMNS")
             .env_remove("GITHUB_EVENT_PATH")
+            // Where the run was observed and signed: outside Actions unless a test says so,
+            // also when the suite itself runs in GitHub Actions.
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_RUN_ID")
+            .env_remove("GITHUB_RUN_ATTEMPT")
+            .env_remove("GITHUB_JOB")
             .env_remove("CARGO_TARGET_DIR");
         for (k, v) in env {
             cmd.env(k, v);

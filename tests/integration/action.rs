@@ -13,12 +13,12 @@ use std::process::Command;
 
 use common::{ident, require_pytest, Repo};
 
-const ACTION: &str = env!("CARGO_MANIFEST_DIR");
+pub(crate) const ACTION: &str = env!("CARGO_MANIFEST_DIR");
 /// The workflow run every simulated job belongs to.
-const RUN_ID: &str = "4242";
+pub(crate) const RUN_ID: &str = "4242";
 
 /// Parses `GITHUB_OUTPUT`: `name=value` lines and `name<<DELIM … DELIM` blocks.
-fn outputs(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn outputs(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -38,19 +38,21 @@ fn outputs(text: &str) -> BTreeMap<String, String> {
     out
 }
 
-struct Runner {
+pub(crate) struct Runner {
     _dir: tempfile::TempDir,
-    workspace: PathBuf,
-    temp: PathBuf,
-    output: PathBuf,
-    summary: PathBuf,
+    pub(crate) workspace: PathBuf,
+    pub(crate) temp: PathBuf,
+    pub(crate) output: PathBuf,
+    pub(crate) summary: PathBuf,
     path_file: PathBuf,
-    event: PathBuf,
+    pub(crate) event: PathBuf,
+    /// `GITHUB_JOB`: the job's id in its workflow.
+    pub(crate) job: &'static str,
 }
 
 impl Runner {
     /// An upstream repository with a base and a pull request head, cloned shallow at the head.
-    fn pull_request(upstream: &Repo, base: &str, head: &str) -> Runner {
+    pub(crate) fn pull_request(upstream: &Repo, base: &str, head: &str) -> Runner {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().join("workspace");
         let url = format!("file://{}", upstream.path().display());
@@ -90,11 +92,12 @@ impl Runner {
             workspace,
             temp,
             event,
+            job: "claim-check",
             _dir: dir,
         }
     }
 
-    fn command(&self, script: &str, inputs: &[(&str, &str)]) -> Command {
+    pub(crate) fn command(&self, script: &str, inputs: &[(&str, &str)]) -> Command {
         let mut c = Command::new("bash");
         c.arg(Path::new(ACTION).join("scripts/action").join(script))
             .current_dir(&self.workspace)
@@ -106,7 +109,7 @@ impl Runner {
             .env("GITHUB_PATH", &self.path_file)
             .env("GITHUB_WORKSPACE", &self.workspace)
             .env("GITHUB_ACTION_PATH", ACTION)
-            .env("GITHUB_JOB", "claim-check")
+            .env("GITHUB_JOB", self.job)
             .env("GITHUB_RUN_ATTEMPT", "1")
             .env("GITHUB_RUN_ID", RUN_ID)
             .env("RUNNER_TEMP", &self.temp)
@@ -124,7 +127,7 @@ impl Runner {
     }
 
     /// install.sh, then run.sh with PATH extended as GITHUB_PATH says; returns run.sh's stdout.
-    fn run(&self, inputs: &[(&str, &str)]) -> String {
+    pub(crate) fn run(&self, inputs: &[(&str, &str)]) -> String {
         let out = self.command("install.sh", &[]).output().unwrap();
         assert!(
             out.status.success(),
@@ -148,7 +151,7 @@ impl Runner {
         format!("{stdout}\n--- stderr\n{stderr}")
     }
 
-    fn gate(&self, fail_on: &str) -> (i32, String) {
+    pub(crate) fn gate(&self, fail_on: &str) -> (i32, String) {
         let o = outputs(&std::fs::read_to_string(&self.output).unwrap());
         let out = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
             .args([
@@ -170,7 +173,7 @@ impl Runner {
     }
 }
 
-fn upstream_with_a_blocked_change() -> (Repo, String, String) {
+pub(crate) fn upstream_with_a_blocked_change() -> (Repo, String, String) {
     require_pytest();
     let r = Repo::new();
     r.write("pytest.ini", "[pytest]\n");
@@ -662,12 +665,12 @@ fn input_errors_reach_the_job_as_annotations_at_their_place() {
 }
 
 /// action.yml as JSON (read with ruamel.yaml, which check-jsonschema brings).
-fn action_metadata() -> serde_json::Value {
+pub(crate) fn action_metadata() -> serde_json::Value {
     yaml_as_json("action.yml")
 }
 
 /// A YAML file of this repository as JSON.
-fn yaml_as_json(rel: &str) -> serde_json::Value {
+pub(crate) fn yaml_as_json(rel: &str) -> serde_json::Value {
     let out = Command::new("python3")
         .args([
             "-c",
@@ -687,7 +690,7 @@ fn yaml_as_json(rel: &str) -> serde_json::Value {
 /// A step's `if:` under GitHub's rules, for the few forms action.yml uses: `always()`, and
 /// `context == 'literal'` / `!=`, joined by `&&`. Anything else fails the test rather than
 /// being guessed at.
-fn condition_holds(expr: &str, context: &BTreeMap<&str, &str>) -> bool {
+pub(crate) fn condition_holds(expr: &str, context: &BTreeMap<&str, &str>) -> bool {
     let inner = expr
         .trim()
         .strip_prefix("${{")
@@ -873,7 +876,7 @@ fn the_comment_step_posts_the_verdict_only_when_asked() {
 }
 
 /// `${{ name }}` in `text` replaced by each context value.
-fn expand(text: &str, context: &BTreeMap<&str, &str>) -> String {
+pub(crate) fn expand(text: &str, context: &BTreeMap<&str, &str>) -> String {
     let mut out = text.to_string();
     for (name, value) in context {
         out = out.replace(&format!("${{{{ {name} }}}}"), value);
@@ -883,137 +886,6 @@ fn expand(text: &str, context: &BTreeMap<&str, &str>) -> String {
         "`{out}`: a context this test does not set"
     );
     out
-}
-
-/// The reusable workflow's sharded jobs, each on a runner of its own: the plan job's script
-/// makes the matrix; each shard job runs the Action with `shard: K/N` on its own shallow clone
-/// and its upload step stores the shard under the artifact name the step outputs give; the
-/// fuse job downloads them by the workflow's pattern and runs the Action with `fuse:`. Its
-/// verdict and its fix packet, verify.md and attestation are the unsharded run's, byte for byte.
-#[test]
-fn the_sharded_workflow_hands_its_shards_to_the_fuse_job_and_reaches_the_unsharded_outputs() {
-    let (upstream, base, head) = upstream_with_a_blocked_change();
-    let files = |o: &BTreeMap<String, String>| -> Vec<Vec<u8>> {
-        ["fixes-path", "report-path", "vsa-path"]
-            .iter()
-            .map(|k| std::fs::read(&o[*k]).unwrap_or_else(|e| panic!("{k}: {e}")))
-            .collect()
-    };
-    let single = Runner::pull_request(&upstream, &base, &head);
-    // The fused run's outputs are the single run's byte for byte when base ran in both: the
-    // base cache's row is the single run's alone.
-    let log = single.run(&[("RUNS", "1"), ("SIGN", "auto"), ("BASE-CACHE", "false")]);
-    let single_out = outputs(&std::fs::read_to_string(&single.output).unwrap());
-    assert_eq!(single_out["verdict"], "BLOCKED", "{log}");
-
-    let workflow = yaml_as_json(".github/workflows/claim-check.yml");
-    let jobs = &workflow["jobs"];
-    // The plan job: its script, with `shards: 2`, gives the matrix.
-    let plan = &jobs["plan"]["steps"][0];
-    let dir = tempfile::tempdir().unwrap();
-    let plan_output = dir.path().join("plan-output");
-    let ran = Command::new("bash")
-        .args(["-c", plan["run"].as_str().unwrap()])
-        .env("SHARDS", "2")
-        .env("GITHUB_OUTPUT", &plan_output)
-        .output()
-        .unwrap();
-    assert!(ran.status.success(), "{ran:?}");
-    let planned = outputs(&std::fs::read_to_string(&plan_output).unwrap());
-    let matrix: Vec<u64> = serde_json::from_str(&planned["shards"]).unwrap();
-    assert_eq!(matrix, [1, 2]);
-
-    // The shard jobs, and their uploads.
-    let shard_step = jobs["shard"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["uses"] == "shipmoor/claim-check@v1")
-        .expect("the shard job runs the Action");
-    assert!(
-        jobs["shard"]["permissions"].get("id-token").is_none(),
-        "a shard job signs nothing and gets no OIDC identity"
-    );
-    let artifacts = dir.path().join("artifacts");
-    for k in &matrix {
-        let k = k.to_string();
-        let context = BTreeMap::from([
-            ("matrix.shard", k.as_str()),
-            ("inputs.shards", "2"),
-            ("inputs.shard-by", "criterion"),
-            ("inputs.runs", "1"),
-        ]);
-        let runner = Runner::pull_request(&upstream, &base, &head);
-        let with = |name: &str| expand(shard_step["with"][name].as_str().unwrap(), &context);
-        let log = runner.run(&[
-            ("SHARD", &with("shard")),
-            ("SHARD-BY", &with("shard-by")),
-            ("RUNS", &with("runs")),
-            ("BASE-CACHE", "false"),
-        ]);
-        let o = outputs(&std::fs::read_to_string(&runner.output).unwrap());
-        assert_eq!(o["exit-code"], "0", "{log}");
-        assert!(
-            !o.contains_key("verdict"),
-            "a shard decides no verdict: {o:?}"
-        );
-        let name = &o["artifact-name"];
-        assert_eq!(name, &format!("claim-check-shard-{RUN_ID}-1-{k}-of-2"));
-        let shard_dir = Path::new(&o["artifact-paths"]);
-        assert!(shard_dir.join("shard.json").is_file(), "{log}");
-        common::copy_dir(shard_dir, &artifacts.join(name));
-    }
-
-    // The fuse job: the download step's pattern, then the Action with `fuse:`.
-    let fuse_job = &jobs["fuse"];
-    assert_eq!(fuse_job["permissions"]["id-token"], "write");
-    let steps = fuse_job["steps"].as_array().unwrap();
-    let download = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("actions/download-artifact@"))
-        })
-        .expect("the fuse job downloads the shards");
-    let runner = Runner::pull_request(&upstream, &base, &head);
-    let temp = runner.temp.to_str().unwrap().to_string();
-    let context = BTreeMap::from([
-        ("github.run_id", RUN_ID),
-        ("github.run_attempt", "1"),
-        ("runner.temp", temp.as_str()),
-        ("inputs.fail-on", "BLOCKED,INCONCLUSIVE"),
-        ("inputs.working-directory", "."),
-    ]);
-    let pattern = expand(download["with"]["pattern"].as_str().unwrap(), &context);
-    let prefix = pattern.strip_suffix('*').expect("a prefix pattern");
-    let into = PathBuf::from(expand(download["with"]["path"].as_str().unwrap(), &context));
-    let mut downloaded = 0;
-    for entry in std::fs::read_dir(&artifacts).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().to_string();
-        if name.starts_with(prefix) {
-            // Several artifacts by pattern: each in a directory of its own name.
-            common::copy_dir(&artifacts.join(&name), &into.join(&name));
-            downloaded += 1;
-        }
-    }
-    assert_eq!(downloaded, 2, "the pattern finds every shard of this run");
-    let fuse_step = steps
-        .iter()
-        .find(|s| s["uses"] == "shipmoor/claim-check@v1")
-        .unwrap();
-    let with = |name: &str| expand(fuse_step["with"][name].as_str().unwrap(), &context);
-    let log = runner.run(&[("FUSE", &with("fuse")), ("SIGN", &with("sign"))]);
-    let fused_out = outputs(&std::fs::read_to_string(&runner.output).unwrap());
-    assert_eq!(fused_out["verdict"], single_out["verdict"], "{log}");
-    assert_eq!(fused_out["exit-code"], single_out["exit-code"], "{log}");
-    assert_eq!(
-        files(&fused_out),
-        files(&single_out),
-        "the fuse job's fix packet, verify.md and attestation are the unsharded run's"
-    );
-    let (code, _) = runner.gate("BLOCKED,INCONCLUSIVE");
-    assert_eq!(code, 1, "the gate applies fail-on to the fused verdict");
 }
 
 /// What actions/cache keeps between jobs: directories by key, oldest first.

@@ -444,3 +444,103 @@ fn a_policy_that_requires_the_sandbox_denies_a_vsa_made_without_it() {
     let run = admit(&unsandboxed, &policy, ENVELOPE, &[]);
     assert_eq!(run.code, 0, "{run:?}");
 }
+
+/// A policy's `require_isolated_signer: true` admits a VSA that a job which ran none of the
+/// change's code signed (a fuse of a shard another job of its workflow run observed), and
+/// denies one signed where the floor ran (a single run in Actions, or a fuse of a shard the
+/// signing job itself observed); without the rule all are admitted.
+#[test]
+fn a_policy_that_requires_an_isolated_signer_denies_a_vsa_signed_where_the_floor_ran() {
+    let single = signed_run_with(true, None, &[]);
+    let policy = write_policy(&single, "require_isolated_signer: true\n");
+    let run = admit(&single, &policy, ENVELOPE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let check = |run: &common::Run| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        v["attestations"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "isolated_signer")
+            .cloned()
+            .unwrap()
+    };
+    let denied = check(&run);
+    assert_eq!(denied["status"], "failed", "{run:?}");
+    assert!(
+        denied["detail"]
+            .as_str()
+            .unwrap()
+            .contains("observed and signed outside GitHub Actions, by one process"),
+        "{denied}"
+    );
+
+    // The same change observed by a shard job and fused by another job of the same run.
+    let actions = |job: &'static str| {
+        vec![
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_RUN_ID", "77"),
+            ("GITHUB_RUN_ATTEMPT", "1"),
+            ("GITHUB_JOB", job),
+        ]
+    };
+    let fused = |observed_in: &'static str| -> Repo {
+        let r = signed_run_with(true, None, &[]);
+        let base = r.git(&["rev-parse", "HEAD~1"]);
+        let shard = r.tmp.path().join("shard-1");
+        let shard = shard.to_str().unwrap();
+        let run = r.shipmoor_env(
+            &[
+                "claim-check",
+                "--base",
+                base.trim(),
+                "--shard",
+                "1/1",
+                "--shard-out",
+                shard,
+            ],
+            &actions(observed_in),
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        let subject = format!("shop={IMAGE}");
+        let mut env = actions("sign");
+        let now = common::now_epoch();
+        env.push(("SOURCE_DATE_EPOCH", &now));
+        let run = r.shipmoor_env(
+            &[
+                "fuse",
+                "--sign",
+                "key",
+                "--key",
+                KEY,
+                "--subject",
+                &subject,
+                shard,
+            ],
+            &env,
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        r
+    };
+    let isolated = fused("observe");
+    let policy = write_policy(&isolated, "require_isolated_signer: true\n");
+    let run = admit(&isolated, &policy, ENVELOPE, &["--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let ok = check(&run);
+    assert_eq!(ok["status"], "ok", "{run:?}");
+    assert!(
+        ok["detail"]
+            .as_str()
+            .unwrap()
+            .contains("observed in job observe of run 77 (attempt 1), signed in job sign"),
+        "{ok}"
+    );
+
+    let same_job = fused("sign");
+    let policy = write_policy(&same_job, "require_isolated_signer: true\n");
+    let run = admit(&same_job, &policy, ENVELOPE, &["--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(check(&run)["status"], "failed", "{run:?}");
+    let policy = write_policy(&same_job, "");
+    assert_eq!(admit(&same_job, &policy, ENVELOPE, &[]).code, 0);
+}

@@ -10,6 +10,7 @@ mod common;
 
 mod action;
 mod action_comment;
+mod action_trust;
 mod admit;
 mod agents;
 mod base_cache;

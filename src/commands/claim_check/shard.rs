@@ -30,6 +30,7 @@ use crate::floor::{
     Share, Split,
 };
 use crate::format::evidence::Record;
+use crate::format::observation::{JobRef, Observation};
 use crate::format::statement::DispositionFloor;
 use crate::nofollow::{self, OutputPath};
 use crate::replay::{self, Cited};
@@ -72,6 +73,10 @@ pub(super) struct ShardDoc {
     pub sandbox: crate::format::sandbox::SandboxRecord,
     /// The SHA-256 of every file in `evidence/sha256/` (each file's name).
     pub evidence: Vec<String>,
+    /// The GitHub Actions job the shard's floor ran in (absent outside Actions). Written by a
+    /// job that ran the change's code: it can only say that job was another one of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_in: Option<JobRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +333,7 @@ pub(super) fn write(
         changed_files: report.changed_files,
         harness: report.harness.clone(),
         sandbox: report.sandbox.clone(),
+        observed_in: JobRef::from_env(&|name| std::env::var(name).ok()),
         evidence: store.digests().map(str::to_string).collect(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
@@ -378,6 +384,59 @@ pub(super) fn check_fuse_flags(args: &ClaimCheckArgs) -> Result<(), Error> {
     }
 }
 
+/// A shard whose `shard.json` is not the one its observe job published the digest of.
+fn tampered(dir: &Path, what: impl std::fmt::Display) -> InputError {
+    InputError::new(format!("shard {}: {what}", dir.display())).help(
+        "the artifact was replaced or written by another job; fuse only the artifacts of this run's observe jobs, as they uploaded them (book: trust-boundary.md)",
+    )
+}
+
+/// `fuse --expect-digests`: the SHA-256 of each shard's `shard.json`, by K.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ExpectedDigests(BTreeMap<usize, String>);
+
+impl ExpectedDigests {
+    /// A JSON object whose keys end in a shard's number (`digest-3`, or `3`) and whose values
+    /// are SHA-256 digests (hex, with or without `sha256:`); an empty value is no digest (the
+    /// output of a leg that did not run).
+    pub(super) fn parse(json: &str) -> Result<ExpectedDigests, Error> {
+        let bad = |what: String| {
+            Error::input(InputError::new(format!("--expect-digests: {what}")).help(
+                r#"give a JSON object such as {"digest-1": "<sha256 of shard 1's shard.json>", "digest-2": "..."} (the reusable workflow passes toJSON(needs.observe.outputs))"#,
+            ))
+        };
+        let map: BTreeMap<String, serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| bad(format!("not a JSON object: {e}")))?;
+        let mut out = BTreeMap::new();
+        for (key, value) in map {
+            let Some(value) = value.as_str() else {
+                return Err(bad(format!("`{key}` is not a string")));
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let digits = key.rsplit('-').next().unwrap_or(&key);
+            let k = match digits.parse::<usize>() {
+                Ok(k) if k >= 1 => k,
+                _ => return Err(bad(format!("`{key}` does not end in a shard number"))),
+            };
+            let hex = value.strip_prefix("sha256:").unwrap_or(value);
+            if !evidence::is_digest(hex) {
+                return Err(bad(format!(
+                    "`{key}` is `{value}`, not a SHA-256 (64 lowercase hex digits)"
+                )));
+            }
+            if out.insert(k, hex.to_string()).is_some() {
+                return Err(bad(format!("shard {k} is named twice")));
+            }
+        }
+        if out.is_empty() {
+            return Err(bad("no digest in it".into()));
+        }
+        Ok(ExpectedDigests(out))
+    }
+}
+
 fn problem(dir: &Path, what: impl std::fmt::Display) -> InputError {
     InputError::new(format!("shard {}: {what}", dir.display())).help(
         "fuse the shard directories one `claim-check --shard K/N` run of each K wrote, unchanged",
@@ -387,16 +446,30 @@ fn problem(dir: &Path, what: impl std::fmt::Display) -> InputError {
 /// Reads every shard and checks them before anything else: each `shard.json` valid, each
 /// evidence file as written, each entry's stated floor what its records give, then that the
 /// shards agree and each K is there once.
-pub(super) fn read_all(dirs: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
+pub(super) fn read_all(
+    dirs: &[PathBuf],
+    expected: Option<&ExpectedDigests>,
+) -> Result<Vec<Loaded>, Error> {
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
     for dir in dirs {
-        match read_one(dir) {
+        match read_one(dir, expected) {
             Ok(l) => {
                 problems.extend(derive(&l));
                 loaded.push(l);
             }
             Err(p) => problems.push(p),
+        }
+    }
+    if let (true, Some(expected)) = (problems.is_empty(), expected) {
+        let found: BTreeSet<usize> = loaded.iter().map(|l| l.doc.shard.k).collect();
+        for k in expected.0.keys().filter(|k| !found.contains(k)) {
+            problems.push(
+                InputError::new(format!(
+                    "shard {k}: its observe job published the digest of its shard.json, and no shard directory given holds shard {k}"
+                ))
+                .help("download every shard artifact of this run (the pattern names the run's nonce), unchanged"),
+            );
         }
     }
     if problems.is_empty() {
@@ -413,7 +486,7 @@ pub(super) fn read_all(dirs: &[PathBuf]) -> Result<Vec<Loaded>, Error> {
 /// The largest `shard.json` read: as large as an evidence item may be.
 const SHARD_FILE_LIMIT: u64 = evidence::ITEM_LIMIT;
 
-fn read_one(dir: &Path) -> Result<Loaded, InputError> {
+fn read_one(dir: &Path, expected: Option<&ExpectedDigests>) -> Result<Loaded, InputError> {
     // The shard's directory is the user's to name; what is in it came from a job that ran the
     // change's code, so no file or directory in it is read through a symlink.
     let file = dir.join(SHARD_FILE);
@@ -426,6 +499,27 @@ fn read_one(dir: &Path) -> Result<Loaded, InputError> {
             dir,
             format!("{SHARD_FILE} is `{}`, not `{SHARD_SCHEMA}`", doc.schema),
         ));
+    }
+    // The digest its observe job published through a channel the change cannot write: a
+    // shard.json that differs was not the one that job wrote.
+    if let Some(expected) = expected {
+        let k = doc.shard.k;
+        let got = sha256_hex(&text);
+        match expected.0.get(&k) {
+            Some(want) if *want == got => {}
+            Some(want) => {
+                return Err(tampered(
+                    dir,
+                    format!("shard {k}'s {SHARD_FILE} has SHA-256 {got}, and its observe job published {want}"),
+                ))
+            }
+            None => {
+                return Err(tampered(
+                    dir,
+                    format!("it says it is shard {k}, and no observe job published a digest for shard {k}"),
+                ))
+            }
+        }
     }
     if let Some(bad) = doc.evidence.iter().find(|h| !evidence::is_digest(h)) {
         return Err(problem(
@@ -671,6 +765,13 @@ pub(super) fn commits(shards: &[Loaded]) -> (String, String) {
 
 /// The shard jobs the shards are (they agree on N and the split, [`read_all`]), as the fused
 /// result records them.
+/// Where the shards were observed, against the job this fuse runs in.
+pub(super) fn observation(shards: &[Loaded]) -> Observation {
+    let here = JobRef::from_env(&|name| std::env::var(name).ok());
+    let observed: Vec<Option<JobRef>> = shards.iter().map(|s| s.doc.observed_in.clone()).collect();
+    Observation::fused(here.as_ref(), &observed)
+}
+
 pub(super) fn sharding(shards: &[Loaded]) -> crate::report::Shards {
     let (n, by) = shards
         .first()
@@ -861,7 +962,32 @@ mod prop_tests;
 
 #[cfg(test)]
 mod tests {
-    use super::{from_ci, parse_share};
+    use super::{from_ci, parse_share, ExpectedDigests};
+
+    #[test]
+    fn expected_digests_are_read_by_the_number_their_key_ends_in() {
+        let hex = "ab".repeat(32);
+        let json =
+            format!(r#"{{"digest-1": "{hex}", "digest-2": "sha256:{hex}", "digest-3": ""}}"#);
+        let e = ExpectedDigests::parse(&json).unwrap();
+        assert_eq!(e.0.keys().copied().collect::<Vec<_>>(), [1, 2]);
+        for (bad, says) in [
+            ("[]".to_string(), "not a JSON object"),
+            (
+                r#"{"digest-x": "00"}"#.to_string(),
+                "does not end in a shard number",
+            ),
+            (r#"{"digest-1": "00"}"#.to_string(), "not a SHA-256"),
+            (
+                format!(r#"{{"1": "{hex}", "digest-1": "{hex}"}}"#),
+                "named twice",
+            ),
+            (r#"{"digest-1": ""}"#.to_string(), "no digest"),
+        ] {
+            let err = ExpectedDigests::parse(&bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn a_share_is_k_of_n_with_k_from_1_to_n() {

@@ -48,7 +48,7 @@ fn shard_dir(bytes: &[u8]) -> tempfile::TempDir {
 /// `bytes` as a shard's `shard.json`, read: the result, or an error naming the directory.
 fn read_bytes(bytes: &[u8]) -> Result<(), String> {
     let dir = shard_dir(bytes);
-    match within(20, "reading a shard", || read_one(dir.path())) {
+    match within(20, "reading a shard", || read_one(dir.path(), None)) {
         Ok(_) => Ok(()),
         Err(e) => {
             let shown = format!("shard {}", dir.path().display());
@@ -64,7 +64,7 @@ fn read_bytes(bytes: &[u8]) -> Result<(), String> {
 #[test]
 fn the_example_starts_valid() {
     let dir = shard_dir(&mutate_json(&example(), &[]));
-    if let Err(e) = read_one(dir.path()) {
+    if let Err(e) = read_one(dir.path(), None) {
         panic!("{e}");
     }
 }

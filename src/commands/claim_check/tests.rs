@@ -292,6 +292,7 @@ fn facts() -> Facts {
             note: "the attestation is unsigned (--sign none): it records the verdict but proves nothing about who produced it".into(),
         },
         shards: None,
+        observation: crate::format::observation::Observation::single(None),
     }
 }
 
