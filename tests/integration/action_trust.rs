@@ -558,6 +558,29 @@ fn the_composite_action_signing_keyless_where_the_floor_runs_warns() {
         !log.contains("::warning title=Claim Check::this job"),
         "{log}"
     );
+    assert!(!log.contains("persist-credentials"), "{log}");
+
+    // A checkout that kept the job's token in .git/config, as actions/checkout does by
+    // default: a warning with the fix, and the value nowhere in the log.
+    let runner = Runner::pull_request(&upstream, &base, &head);
+    let header = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA==";
+    let set = Command::new("git")
+        .args([
+            "config",
+            "--local",
+            "http.https://github.com/.extraheader",
+            header,
+        ])
+        .current_dir(&runner.workspace)
+        .status()
+        .unwrap();
+    assert!(set.success());
+    let log = runner.run(&[("SIGN", "none"), ("BASE-CACHE", "false")]);
+    assert!(
+        log.contains("::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the change's tests can read it: check out with persist-credentials: false"),
+        "{log}"
+    );
+    assert!(!log.contains("eC1hY2Nlc3M"), "{log}");
 }
 
 /// The workflow commands the runner acts on in a step's log: `::name params::message` lines
