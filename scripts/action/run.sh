@@ -215,9 +215,10 @@ fi
 [ -n "$fuse" ] && args+=("${dirs[@]}")
 
 # actions/checkout leaves the job's token in .git/config unless told `persist-credentials:
-# false`; git in the floor's worktrees reads that file, and so could the change's tests.
+# false`. The floor's commands read a copy without it; the job's other steps (a setup that
+# installs the change) read the file itself.
 if [ -z "$fuse" ] && git config --local --get-regexp '^http\..*\.extraheader$' >/dev/null 2>&1; then
-  echo "::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the change's tests can read it: check out with persist-credentials: false"
+  echo "::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the job's other steps (a setup that installs the change) can read it: check out with persist-credentials: false"
 fi
 echo "claim-check: shipmoor ${args[*]}"
 # The code under check prints to this log: stop workflow commands while it runs, so that no

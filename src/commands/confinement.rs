@@ -49,10 +49,12 @@ pub(crate) fn confinement(
         hide.push(canonical(git.root()));
         for dir in git.git_dirs()? {
             let dir = canonical(&dir);
-            // Git in a worktree reads the objects, the refs and the configuration; the
-            // checkout's own index (what is staged), the reflogs and the stash are the
-            // person's uncommitted work, and no worktree needs them.
-            for private in ["index", "logs", "refs/stash"] {
+            // Git in a worktree reads the objects and the refs; the checkout's own index
+            // (what is staged), the reflogs and the stash are the person's uncommitted work,
+            // and no worktree needs them. Nor the configuration, which may hold the token a
+            // checkout kept for fetching: each worktree reads a copy without credentials
+            // (`git::worktree`'s private common directory).
+            for private in ["index", "logs", "refs/stash", "config"] {
                 hide.push(dir.join(private));
             }
             read.push(dir);

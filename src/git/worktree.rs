@@ -77,6 +77,7 @@ impl Worktree {
             )));
         }
         wt.git_dir = PathBuf::from(dir.text());
+        private_common_dir(&wt.git_dir)?;
         Ok(wt)
     }
 
@@ -90,6 +91,151 @@ impl Worktree {
             root: self.path.clone(),
             git_dir: Some(self.git_dir.clone()),
         }
+    }
+}
+
+/// Gives the worktree a common directory of its own, `<its git dir>/common`: every entry a link
+/// to the repository's (objects, refs, hooks, ...) but `config`, a copy without what a checkout
+/// may have left there for fetching (`http.*.extraheader`, `credential.*`, a password in a
+/// URL). The sandbox hides the repository's own `config` (book: security.md), and git in the
+/// worktree, the change's tests' git among it, reads this one.
+fn private_common_dir(git_dir: &Path) -> Result<(), Error> {
+    let crash = |what: &str, e: std::io::Error| Error::crash(format!("{what}: {e}"));
+    let commondir = git_dir.join("commondir");
+    let named = std::fs::read_to_string(&commondir)
+        .map_err(|e| crash(&format!("cannot read {}", commondir.display()), e))?;
+    let common = git_dir.join(named.trim());
+    let common = common
+        .canonicalize()
+        .map_err(|e| crash(&format!("cannot resolve {}", common.display()), e))?;
+    let private = git_dir.join("common");
+    std::fs::create_dir(&private)
+        .map_err(|e| crash(&format!("cannot create {}", private.display()), e))?;
+    let entries = std::fs::read_dir(&common)
+        .map_err(|e| crash(&format!("cannot read {}", common.display()), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| crash(&format!("cannot read {}", common.display()), e))?;
+        let name = entry.file_name();
+        if name == "config" {
+            continue;
+        }
+        std::os::unix::fs::symlink(entry.path(), private.join(&name))
+            .map_err(|e| crash(&format!("cannot link {}", private.display()), e))?;
+    }
+    let config = private.join("config");
+    std::fs::copy(common.join("config"), &config).map_err(|e| {
+        crash(
+            &format!("cannot copy {}", common.join("config").display()),
+            e,
+        )
+    })?;
+    redact_config(&config)?;
+    // Git reads the common directory from this file, relative to the worktree's git directory.
+    std::fs::write(&commondir, "common\n")
+        .map_err(|e| crash(&format!("cannot write {}", commondir.display()), e))?;
+    Ok(())
+}
+
+/// Removes from a copy of a repository's configuration every credential it may carry: HTTP
+/// headers (`actions/checkout`'s token), credential helpers' settings, and the password of any
+/// URL (`https://user:token@host/...` becomes `https://user@host/...`).
+fn redact_config(config: &Path) -> Result<(), Error> {
+    let file = config.as_os_str();
+    let listed = run_git(
+        config.parent().unwrap_or(Path::new("/")),
+        [
+            OsStr::new("config"),
+            OsStr::new("--file"),
+            file,
+            OsStr::new("--null"),
+            OsStr::new("--list"),
+        ],
+    )?;
+    if !listed.ok {
+        return Err(Error::crash(format!(
+            "git config --list {}: {}",
+            config.display(),
+            listed.stderr
+        )));
+    }
+    let text = listed.text();
+    let mut unset: Vec<String> = Vec::new();
+    let mut rewrite: Vec<(String, String, String)> = Vec::new();
+    for item in text.split('\0').filter(|i| !i.is_empty()) {
+        let (key, value) = item.split_once('\n').unwrap_or((item, ""));
+        let lower = key.to_ascii_lowercase();
+        if lower.starts_with("credential.")
+            || (lower.starts_with("http.") && lower.ends_with(".extraheader"))
+        {
+            if !unset.contains(&key.to_string()) {
+                unset.push(key.to_string());
+            }
+        } else if let Some(without) = without_password(value) {
+            rewrite.push((key.to_string(), value.to_string(), without));
+        }
+    }
+    for key in &unset {
+        let _ = run_git(
+            Path::new("/"),
+            [
+                OsStr::new("config"),
+                OsStr::new("--file"),
+                file,
+                OsStr::new("--unset-all"),
+                OsStr::new(key),
+            ],
+        )?;
+    }
+    for (key, value, without) in &rewrite {
+        let _ = run_git(
+            Path::new("/"),
+            [
+                OsStr::new("config"),
+                OsStr::new("--file"),
+                file,
+                OsStr::new("--fixed-value"),
+                OsStr::new("--replace-all"),
+                OsStr::new(key),
+                OsStr::new(without),
+                OsStr::new(value),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// `scheme://user:password@host/...` without the password; `None` for any other value.
+fn without_password(value: &str) -> Option<String> {
+    let (scheme, rest) = value.split_once("://")?;
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let (userinfo, host) = authority.rsplit_once('@')?;
+    let (user, _password) = userinfo.split_once(':')?;
+    Some(format!(
+        "{scheme}://{user}@{host}{}",
+        &rest[authority_end..]
+    ))
+}
+
+#[cfg(test)]
+#[test]
+fn a_urls_password_is_removed_and_nothing_else() {
+    assert_eq!(
+        without_password("https://x-access-token:ghs_1@github.com/a/b.git").as_deref(),
+        Some("https://x-access-token@github.com/a/b.git")
+    );
+    assert_eq!(
+        without_password("https://u:p@host:8443").as_deref(),
+        Some("https://u@host:8443")
+    );
+    for plain in [
+        "https://github.com/a/b.git",
+        "https://user@github.com/a/b.git",
+        "git@github.com:a/b.git",
+        "https://github.com/a/b@c:d",
+        "true",
+    ] {
+        assert_eq!(without_password(plain), None, "{plain}");
     }
 }
 

@@ -577,7 +577,7 @@ fn the_composite_action_signing_keyless_where_the_floor_runs_warns() {
     assert!(set.success());
     let log = runner.run(&[("SIGN", "none"), ("BASE-CACHE", "false")]);
     assert!(
-        log.contains("::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the change's tests can read it: check out with persist-credentials: false"),
+        log.contains("::warning title=Claim Check::the checkout left the job's token in .git/config (http.*.extraheader), where the job's other steps (a setup that installs the change) can read it: check out with persist-credentials: false"),
         "{log}"
     );
     assert!(!log.contains("eC1hY2Nlc3M"), "{log}");

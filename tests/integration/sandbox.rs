@@ -1039,3 +1039,75 @@ fn a_base_cache_entry_forged_from_inside_is_not_reused() {
 fn a_base_cache_entry_forged_with_the_sandbox_off_is_not_reused() {
     a_forged_base_cache_entry_is_not_reused(true);
 }
+
+/// Python: at head, what the worktree's git and the repository's configuration files say of an
+/// HTTP header, and whether git still works there, recorded in the shared directory.
+const READS_THE_CHECKOUTS_TOKEN: &str = r#"    if hasattr(calc, 'mul'):
+        import subprocess
+        found = []
+        run = lambda *a: subprocess.run(['git'] + list(a), capture_output=True, text=True)
+        common = os.path.abspath(run('rev-parse', '--git-common-dir').stdout.strip())
+        found.append('log: %s' % run('log', '-1', '--format=%s').stdout.strip())
+        found.append('header: %s' % run('config', '--get-regexp', 'extraheader').stdout)
+        for d in [common, os.path.join(common, '..', '..', '..')]:
+            for name in ['config', 'config.bak']:
+                try:
+                    found.append(open(os.path.join(d, name)).read())
+                except OSError as e:
+                    found.append('%s: %s' % (name, e.strerror))
+        with open(os.path.join(os.environ['SHARED'], 'config'), 'w') as f:
+            f.write('\n'.join(found))
+"#;
+
+/// `actions/checkout` keeps the job's token in `.git/config` (`http.<url>.extraheader`) unless
+/// told `persist-credentials: false`. A tagged test reads it through git and from the file,
+/// the worktree's and the repository's: the token is out of its reach, git still works in the
+/// worktree, and the honest change is READY.
+#[test]
+fn a_token_a_checkout_left_in_the_git_config_is_out_of_a_tests_reach() {
+    common::require_pytest();
+    let (r, base) = calc_repo("def add(a, b):\n    return a + b\n", None);
+    let token = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX2NoZWNrb3V0";
+    r.git(&["config", "http.https://github.com/.extraheader", token]);
+    r.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://x-access-token:ghs_inTheRemoteUrl@github.com/acme/calc.git",
+    ]);
+    r.write(
+        "calc.py",
+        "def add(a, b):\n    return a + b\n\ndef mul(a, b):\n    return a * b\n",
+    );
+    multiplies(&r, READS_THE_CHECKOUTS_TOKEN);
+    r.commit("head");
+    let shared = r.shared.path().display().to_string();
+    let run = r.shipmoor_env(&["claim-check", "--base", &base], &[("SHARED", &shared)]);
+    let found = std::fs::read_to_string(r.shared.path().join("config")).unwrap_or_default();
+    assert!(
+        found.contains("log: head"),
+        "git does not work in the worktree: {found}\n{run:?}"
+    );
+    for secret in ["eC1hY2Nlc3MtdG9rZW46Z2hzX2NoZWNrb3V0", "ghs_inTheRemoteUrl"] {
+        assert!(
+            !found.contains(secret),
+            "the test read {secret}: {found}\n{run:?}"
+        );
+    }
+    // The worktree's configuration is the repository's but for the credentials.
+    assert!(
+        found.contains("url = https://x-access-token@github.com/acme/calc.git"),
+        "{found}"
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("Claim Check  READY  ·  exit 0"),
+        "{run:?}"
+    );
+    // Claim Check's own fetches still see the real configuration.
+    assert_eq!(
+        r.git(&["config", "--get", "http.https://github.com/.extraheader"])
+            .trim(),
+        token
+    );
+}
