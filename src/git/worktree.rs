@@ -95,7 +95,8 @@ impl Worktree {
 }
 
 /// Gives the worktree a common directory of its own, `<its git dir>/common`: every entry a link
-/// to the repository's (objects, refs, hooks, ...) but `config`, a copy without what a checkout
+/// to the repository's (refs, hooks, ...) but its objects (an alternate object store there),
+/// `HEAD` (a copy) and `config`, a copy without what a checkout
 /// may have left there for fetching (`http.*.extraheader`, `credential.*`, a password in a
 /// URL). The sandbox hides the repository's own `config` (book: security.md), and git in the
 /// worktree, the change's tests' git among it, reads this one.
@@ -116,12 +117,24 @@ fn private_common_dir(git_dir: &Path) -> Result<(), Error> {
     for entry in entries {
         let entry = entry.map_err(|e| crash(&format!("cannot read {}", common.display()), e))?;
         let name = entry.file_name();
-        if name == "config" {
+        // Copied or made below: git refuses to clone from a repository whose `objects` is a
+        // link, and to take a `HEAD` that links outside `refs/` as a repository's.
+        if name == "config" || name == "HEAD" || name == "objects" {
             continue;
         }
         std::os::unix::fs::symlink(entry.path(), private.join(&name))
             .map_err(|e| crash(&format!("cannot link {}", private.display()), e))?;
     }
+    std::fs::copy(common.join("HEAD"), private.join("HEAD"))
+        .map_err(|e| crash(&format!("cannot copy {}", common.join("HEAD").display()), e))?;
+    // The repository's objects, as an alternate object store.
+    let info = private.join("objects/info");
+    std::fs::create_dir_all(&info)
+        .map_err(|e| crash(&format!("cannot create {}", info.display()), e))?;
+    let mut alternates = common.join("objects").into_os_string().into_encoded_bytes();
+    alternates.push(b'\n');
+    std::fs::write(info.join("alternates"), alternates)
+        .map_err(|e| crash(&format!("cannot write {}", info.display()), e))?;
     let config = private.join("config");
     std::fs::copy(common.join("config"), &config).map_err(|e| {
         crash(

@@ -1048,6 +1048,9 @@ const READS_THE_CHECKOUTS_TOKEN: &str = r#"    if hasattr(calc, 'mul'):
         run = lambda *a: subprocess.run(['git'] + list(a), capture_output=True, text=True)
         common = os.path.abspath(run('rev-parse', '--git-common-dir').stdout.strip())
         found.append('log: %s' % run('log', '-1', '--format=%s').stdout.strip())
+        top = run('rev-parse', '--show-toplevel').stdout.strip()
+        clone = run('clone', '-q', top, os.path.join(os.environ['TMPDIR'], 'clone'))
+        found.append('clone: %d %s' % (clone.returncode, clone.stderr.strip()))
         found.append('header: %s' % run('config', '--get-regexp', 'extraheader').stdout)
         for d in [common, os.path.join(common, '..', '..', '..')]:
             for name in ['config', 'config.bak']:
@@ -1087,6 +1090,10 @@ fn a_token_a_checkout_left_in_the_git_config_is_out_of_a_tests_reach() {
     assert!(
         found.contains("log: head"),
         "git does not work in the worktree: {found}\n{run:?}"
+    );
+    assert!(
+        found.contains("clone: 0 "),
+        "the worktree cannot be cloned: {found}\n{run:?}"
     );
     for secret in ["eC1hY2Nlc3MtdG9rZW46Z2hzX2NoZWNrb3V0", "ghs_inTheRemoteUrl"] {
         assert!(
