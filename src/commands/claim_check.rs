@@ -970,9 +970,10 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
         },
         signing,
         shards: plan.fused.clone(),
-        observation: plan.observation.clone().unwrap_or_else(|| {
-            Observation::single(JobRef::from_env(&|name| std::env::var(name).ok()).as_ref())
-        }),
+        observation: plan
+            .observation
+            .clone()
+            .unwrap_or_else(|| Observation::single(JobRef::here().as_ref())),
     })
 }
 

@@ -23,6 +23,11 @@ pub struct JobRef {
 }
 
 impl JobRef {
+    /// This process's job: [`JobRef::from_env`] over the process's environment.
+    pub fn here() -> Option<JobRef> {
+        JobRef::from_env(&|name| std::env::var(name).ok())
+    }
+
     /// This process's job, read from the environment the runner sets; `None` outside Actions.
     pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Option<JobRef> {
         if var("GITHUB_ACTIONS").as_deref() != Some("true") {

@@ -153,66 +153,55 @@ fn private_common_dir(git_dir: &Path) -> Result<(), Error> {
 /// headers (`actions/checkout`'s token), credential helpers' settings, and the password of any
 /// URL (`https://user:token@host/...` becomes `https://user@host/...`).
 fn redact_config(config: &Path) -> Result<(), Error> {
-    let file = config.as_os_str();
-    let listed = run_git(
-        config.parent().unwrap_or(Path::new("/")),
-        [
+    // `git config --file <config> ARGS`, which must succeed: a credential left in the copy is
+    // one the worktree's git would hand to the change's code.
+    let config_git = |args: &[&OsStr]| -> Result<String, Error> {
+        let mut all = vec![
             OsStr::new("config"),
             OsStr::new("--file"),
-            file,
-            OsStr::new("--null"),
-            OsStr::new("--list"),
-        ],
-    )?;
-    if !listed.ok {
-        return Err(Error::crash(format!(
-            "git config --list {}: {}",
-            config.display(),
-            listed.stderr
-        )));
-    }
-    let text = listed.text();
-    let mut unset: Vec<String> = Vec::new();
-    let mut rewrite: Vec<(String, String, String)> = Vec::new();
-    for item in text.split('\0').filter(|i| !i.is_empty()) {
+            config.as_os_str(),
+        ];
+        all.extend_from_slice(args);
+        let out = run_git(Path::new("/"), &all)?;
+        if !out.ok {
+            return Err(Error::crash(format!(
+                "git config --file {} {:?}: {}",
+                config.display(),
+                args,
+                out.stderr
+            )));
+        }
+        Ok(out.text())
+    };
+    let listed = config_git(&[OsStr::new("--null"), OsStr::new("--list")])?;
+    let mut unset: Vec<&str> = Vec::new();
+    let mut rewrite: Vec<(&str, &str, String)> = Vec::new();
+    for item in listed.split('\0').filter(|i| !i.is_empty()) {
         let (key, value) = item.split_once('\n').unwrap_or((item, ""));
         let lower = key.to_ascii_lowercase();
         if lower.starts_with("credential.")
             || (lower.starts_with("http.") && lower.ends_with(".extraheader"))
         {
-            if !unset.contains(&key.to_string()) {
-                unset.push(key.to_string());
+            if !unset.contains(&key) {
+                unset.push(key);
             }
         } else if let Some(without) = without_password(value) {
-            rewrite.push((key.to_string(), value.to_string(), without));
+            if !rewrite.iter().any(|(k, v, _)| *k == key && *v == value) {
+                rewrite.push((key, value, without));
+            }
         }
     }
-    for key in &unset {
-        let _ = run_git(
-            Path::new("/"),
-            [
-                OsStr::new("config"),
-                OsStr::new("--file"),
-                file,
-                OsStr::new("--unset-all"),
-                OsStr::new(key),
-            ],
-        )?;
+    for key in unset {
+        config_git(&[OsStr::new("--unset-all"), OsStr::new(key)])?;
     }
     for (key, value, without) in &rewrite {
-        let _ = run_git(
-            Path::new("/"),
-            [
-                OsStr::new("config"),
-                OsStr::new("--file"),
-                file,
-                OsStr::new("--fixed-value"),
-                OsStr::new("--replace-all"),
-                OsStr::new(key),
-                OsStr::new(without),
-                OsStr::new(value),
-            ],
-        )?;
+        config_git(&[
+            OsStr::new("--fixed-value"),
+            OsStr::new("--replace-all"),
+            OsStr::new(key),
+            OsStr::new(without),
+            OsStr::new(value),
+        ])?;
     }
     Ok(())
 }

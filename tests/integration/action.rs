@@ -482,13 +482,10 @@ fn the_installer_checks_the_pinned_checksum() {
     }
 }
 
-/// Until a release is published the action builds shipmoor with cargo; the binary is cached
-/// (actions/cache, keyed by the runner and a digest of the source cargo builds from), so only
-/// a repository's first run builds. Here the cache is what actions/cache would do with the
-/// step's `dir`: saved after the first job, restored before the second into a fresh RUNNER_TEMP.
-/// A stand-in `cargo` on PATH "builds" by copying the test binary and counts its calls.
-#[test]
-fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
+/// A copy of the Action's installer beside the files its source digest covers (a manifest
+/// version 9.9.9, a lock file, `src/`, `crates/`), with no release pinned: `install.sh` there
+/// builds with whatever `cargo` is on `PATH`.
+pub(crate) fn action_source_without_a_release() -> tempfile::TempDir {
     let action = tempfile::tempdir().unwrap();
     let a = action.path();
     for dir in ["action", "scripts/action", "src", "crates/confine/src"] {
@@ -508,24 +505,40 @@ fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
     std::fs::write(a.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(a.join("crates/confine/src/lib.rs"), "\n").unwrap();
     std::fs::write(a.join("action/releases.txt"), "").unwrap();
+    action
+}
 
-    let tools = tempfile::tempdir().unwrap();
-    let calls = tools.path().join("cargo-calls");
-    let fake_cargo = tools.path().join("cargo");
-    std::fs::write(
-        &fake_cargo,
-        format!(
-            "#!/bin/sh\necho build >> '{}'\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncp '{}' \"$CARGO_TARGET_DIR/release/shipmoor\"\n",
-            calls.display(),
+/// An executable script at `path`.
+pub(crate) fn executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// A stand-in `cargo` in `dir` that "builds" by copying the test binary into
+/// `$CARGO_TARGET_DIR/release`, first appending `note` (shell words, expanded) to `log`.
+pub(crate) fn stand_in_cargo(dir: &Path, log: &Path, note: &str) {
+    executable(
+        &dir.join("cargo"),
+        &format!(
+            "#!/bin/sh\necho \"{note}\" >> '{}'\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncp '{}' \"$CARGO_TARGET_DIR/release/shipmoor\"\n",
+            log.display(),
             env!("CARGO_BIN_EXE_shipmoor")
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &fake_cargo,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    );
+}
+
+/// Until a release is published the action builds shipmoor with cargo; the binary is cached
+/// (actions/cache, keyed by the runner and a digest of the source cargo builds from), so only
+/// a repository's first run builds. Here the cache is what actions/cache would do with the
+/// step's `dir`: saved after the first job, restored before the second into a fresh RUNNER_TEMP.
+/// A stand-in `cargo` on PATH "builds" by copying the test binary and counts its calls.
+#[test]
+fn the_second_run_installs_shipmoor_from_the_cache_without_building() {
+    let action = action_source_without_a_release();
+    let a = action.path();
+    let tools = tempfile::tempdir().unwrap();
+    let calls = tools.path().join("cargo-calls");
+    stand_in_cargo(tools.path(), &calls, "build");
     let path = format!(
         "{}:{}",
         tools.path().display(),

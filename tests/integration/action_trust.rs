@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::action::{
-    action_metadata, condition_holds, expand, outputs, upstream_with_a_blocked_change,
-    yaml_as_json, Runner, ACTION, RUN_ID,
+    action_metadata, action_source_without_a_release, condition_holds, executable, expand, outputs,
+    stand_in_cargo, upstream_with_a_blocked_change, yaml_as_json, Runner, ACTION, RUN_ID,
 };
 use common::{ident, Repo};
 
@@ -429,45 +429,21 @@ fn no_job_that_may_sign_runs_the_changes_code_or_restores_a_cache() {
 /// repository can write.
 #[test]
 fn the_sign_job_never_runs_a_shipmoor_from_the_cache() {
-    let action = tempfile::tempdir().unwrap();
+    let action = action_source_without_a_release();
     let a = action.path();
-    for dir in ["action", "scripts/action", "src", "crates/confine/src"] {
-        std::fs::create_dir_all(a.join(dir)).unwrap();
-    }
-    std::fs::copy(
-        Path::new(ACTION).join("scripts/action/install.sh"),
-        a.join("scripts/action/install.sh"),
-    )
-    .unwrap();
-    std::fs::write(
-        a.join("Cargo.toml"),
-        "[package]\nname = \"shipmoor\"\nversion = \"9.9.9\"\n",
-    )
-    .unwrap();
-    std::fs::write(a.join("Cargo.lock"), "# lock\n").unwrap();
-    std::fs::write(a.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(a.join("action/releases.txt"), "").unwrap();
     let tools = tempfile::tempdir().unwrap();
     let marks = tools.path().join("marks");
-    let write_script = |path: &Path, body: String| {
-        std::fs::write(path, body).unwrap();
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-    };
-    // A stand-in cargo that "builds" by copying the real binary, noting where it started.
-    write_script(
-        &tools.path().join("cargo"),
-        format!(
-            "#!/bin/sh\necho \"build in $(pwd) into $CARGO_TARGET_DIR\" >> '{}'\nmkdir -p \"$CARGO_TARGET_DIR/release\"\ncp '{}' \"$CARGO_TARGET_DIR/release/shipmoor\"\n",
-            marks.display(),
-            env!("CARGO_BIN_EXE_shipmoor")
-        ),
+    // It notes where it started.
+    stand_in_cargo(
+        tools.path(),
+        &marks,
+        "build in $(pwd) into $CARGO_TARGET_DIR",
     );
     // What a job that ran the change's code left where actions/cache restores shipmoor.
     let cache = tempfile::tempdir().unwrap();
-    write_script(
+    executable(
         &cache.path().join("shipmoor"),
-        format!("#!/bin/sh\necho planted \"$@\" >> '{}'\n", marks.display()),
+        &format!("#!/bin/sh\necho planted \"$@\" >> '{}'\n", marks.display()),
     );
     let runner_temp = tempfile::tempdir().unwrap();
     let checkout = tempfile::tempdir().unwrap();

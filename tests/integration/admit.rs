@@ -401,6 +401,18 @@ fn a_signed_ready_whose_dispositions_fuse_to_blocked_is_denied_at_the_fusion() {
     assert!(replay.stdout.contains("5 fusion     FAILED"), "{replay:?}");
 }
 
+/// The check `name` of the first attestation in `admit --format json`'s output.
+fn named_check(run: &common::Run, name: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    v["attestations"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no check {name}: {run:?}"))
+}
+
 /// A policy's `require_sandbox: true` admits a VSA whose floor ran in the kernel sandbox, and
 /// denies one made with `--sandbox off`, the check saying why; without the rule both pass.
 #[test]
@@ -409,16 +421,7 @@ fn a_policy_that_requires_the_sandbox_denies_a_vsa_made_without_it() {
     let policy = write_policy(&sandboxed, "require_sandbox: true\n");
     let run = admit(&sandboxed, &policy, ENVELOPE, &["--format", "json"]);
     assert_eq!(run.code, 0, "{run:?}");
-    let check = |run: &common::Run| -> serde_json::Value {
-        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        v["attestations"][0]["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "sandbox")
-            .cloned()
-            .unwrap()
-    };
+    let check = |run: &common::Run| named_check(run, "sandbox");
     let ok = check(&run);
     assert_eq!(ok["status"], "ok", "{run:?}");
     assert!(
@@ -455,16 +458,7 @@ fn a_policy_that_requires_an_isolated_signer_denies_a_vsa_signed_where_the_floor
     let policy = write_policy(&single, "require_isolated_signer: true\n");
     let run = admit(&single, &policy, ENVELOPE, &["--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
-    let check = |run: &common::Run| -> serde_json::Value {
-        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        v["attestations"][0]["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "isolated_signer")
-            .cloned()
-            .unwrap()
-    };
+    let check = |run: &common::Run| named_check(run, "isolated_signer");
     let denied = check(&run);
     assert_eq!(denied["status"], "failed", "{run:?}");
     assert!(

@@ -333,7 +333,7 @@ pub(super) fn write(
         changed_files: report.changed_files,
         harness: report.harness.clone(),
         sandbox: report.sandbox.clone(),
-        observed_in: JobRef::from_env(&|name| std::env::var(name).ok()),
+        observed_in: JobRef::here(),
         evidence: store.digests().map(str::to_string).collect(),
     };
     let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
@@ -767,7 +767,7 @@ pub(super) fn commits(shards: &[Loaded]) -> (String, String) {
 /// result records them.
 /// Where the shards were observed, against the job this fuse runs in.
 pub(super) fn observation(shards: &[Loaded]) -> Observation {
-    let here = JobRef::from_env(&|name| std::env::var(name).ok());
+    let here = JobRef::here();
     let observed: Vec<Option<JobRef>> = shards.iter().map(|s| s.doc.observed_in.clone()).collect();
     Observation::fused(here.as_ref(), &observed)
 }
