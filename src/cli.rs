@@ -332,11 +332,17 @@ Examples:
   shipmoor admit --policy policy.yaml --image registry.example.com/acme/shop:1.4
   shipmoor admit --policy policy.yaml --image 127.0.0.1:5000/app:v1 \\
     --allow-http-registry --format json
+  shipmoor admit --policy policy.yaml --export kyverno \\
+    --image 'registry.example.com/acme/*' > kyverno-policy.yaml
+
+--export kyverno|kyverno-ivp|policy-controller writes the engine's policy and decides
+nothing; what the engine cannot check is listed at the top of it and on stderr.
 
 Exit codes:
-  0  allow
+  0  allow (with --export: the policy is written)
   1  deny: every reason is listed
-  2  usage or input error (a bad policy, an unreachable registry)
+  2  usage or input error (a bad policy, an unreachable registry, a policy an engine
+     cannot take)
   3  engine crash";
 
 const VERIFY_BUNDLE_AFTER_HELP: &str = "\
@@ -604,23 +610,46 @@ pub struct AdmitArgs {
     #[arg(
         long,
         value_name = "FILE",
-        required_unless_present = "image",
-        conflicts_with = "image",
+        required_unless_present_any = ["image", "export"],
+        conflicts_with_all = ["image", "export"],
         help_heading = "Inputs"
     )]
     pub attestation: Option<PathBuf>,
-    /// An image whose attached VSAs are checked (REGISTRY/REPO:TAG or …@sha256:HEX)
+    /// An image whose attached VSAs are checked (REGISTRY/REPO:TAG or …@sha256:HEX); with
+    /// --export, a glob of the images the engine's policy governs (`*`: any characters, `/`
+    /// too; repeatable)
     #[arg(long, value_name = "REF", help_heading = "Inputs")]
-    pub image: Option<String>,
+    pub image: Vec<String>,
     /// Talk plain HTTP to the registry (a registry on loopback or a private network) [default:
     /// HTTPS]
-    #[arg(long, help_heading = "Inputs")]
+    #[arg(long, conflicts_with = "export", help_heading = "Inputs")]
     pub allow_http_registry: bool,
     #[command(flatten)]
     pub signature: SignatureArgs,
     /// human: allow or deny with every reason; json: the decision as claim_check.admit.v1
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
+    /// Decide nothing: write to stdout the engine's policy that checks what the policy checks,
+    /// and on stderr what only `shipmoor admit` checks (needs --image)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "ENGINE",
+        conflicts_with = "subject",
+        help_heading = "Output"
+    )]
+    pub export: Option<ExportEngine>,
+}
+
+/// The engines `admit --export` writes a policy for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportEngine {
+    /// A Kyverno ClusterPolicy (`verifyImages`, conditions in JMESPath)
+    Kyverno,
+    /// A Kyverno ImageValidatingPolicy (CEL; keyless signers only)
+    KyvernoIvp,
+    /// A Sigstore policy-controller ClusterImagePolicy (Rego)
+    PolicyController,
 }
 
 #[derive(Debug, Args)]

@@ -44,6 +44,7 @@ use crate::format::Disposition;
 use crate::replay::{self, Expectations};
 use crate::verdict::FloorResult;
 
+pub mod export;
 pub mod policy;
 pub mod rego;
 
@@ -717,7 +718,7 @@ fn age_seconds(time_verified: &str, now: OffsetDateTime) -> Result<i64, String> 
 }
 
 /// `3d 4h`, `12m`, `40s`.
-fn human_duration(seconds: u64) -> String {
+pub(crate) fn human_duration(seconds: u64) -> String {
     let (d, h, m, s) = (
         seconds / 86_400,
         seconds % 86_400 / 3600,

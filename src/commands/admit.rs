@@ -1,20 +1,25 @@
 //! `shipmoor admit`: the decision of [`crate::admit`] on one attestation file, or on every VSA
 //! attached to an image. Exit 0 allow, 1 deny, 2 usage or input error, 3 crash.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use time::OffsetDateTime;
 
+use crate::admit::export::{self, Engine};
 use crate::admit::{policy, Admission, Candidate, CheckStatus, CliSigner, Decision};
 use crate::attest::keys;
 use crate::attest::sigstore::Identity;
-use crate::cli::{AdmitArgs, SignatureArgs};
+use crate::cli::{AdmitArgs, ExportEngine, SignatureArgs};
 use crate::error::{Error, InputError, EXIT_BLOCKED, EXIT_OK};
 use crate::oci;
 
 pub fn run(args: AdmitArgs) -> Result<i32, Error> {
     let cli_signer = cli_signer(&args.signature)?;
     let policy = policy::load(&args.policy)?;
+    if let Some(engine) = args.export {
+        return export(&args, engine, &policy, cli_signer.as_ref());
+    }
     if policy.signers.is_empty() && cli_signer.is_none() {
         return Err(Error::input(
             InputError::new("no signer to verify the attestation with")
@@ -23,7 +28,14 @@ pub fn run(args: AdmitArgs) -> Result<i32, Error> {
         ));
     }
     let subject = args.subject.as_deref().map(parse_digest).transpose()?;
-    let (subject, candidates, image) = match (&args.attestation, &args.image) {
+    if args.image.len() > 1 {
+        return Err(Error::input(
+            InputError::new("--image names one image to decide on").help(
+                "run `shipmoor admit` once per image; several --image globs are for --export",
+            ),
+        ));
+    }
+    let (subject, candidates, image) = match (&args.attestation, args.image.first()) {
         (Some(path), _) => {
             let Some(subject) = subject else {
                 return Err(Error::input(
@@ -56,6 +68,40 @@ pub fn run(args: AdmitArgs) -> Result<i32, Error> {
     } else {
         EXIT_BLOCKED
     })
+}
+
+/// `--export`: the engine's policy on stdout, what it leaves to `shipmoor admit` on stderr.
+fn export(
+    args: &AdmitArgs,
+    engine: ExportEngine,
+    policy: &policy::Policy,
+    cli_signer: Option<&CliSigner>,
+) -> Result<i32, Error> {
+    let engine = match engine {
+        ExportEngine::Kyverno => Engine::Kyverno,
+        ExportEngine::KyvernoIvp => Engine::KyvernoIvp,
+        ExportEngine::PolicyController => Engine::PolicyController,
+    };
+    let out = export::export(&export::Request {
+        policy,
+        engine,
+        images: &args.image,
+        cli_signer,
+        trusted_root: args.signature.trusted_root.as_deref(),
+    })
+    .map_err(Error::input)?;
+    let mut notice = format!(
+        "shipmoor admit --export {}: the engine's policy leaves these checks to `shipmoor admit`:\n",
+        engine.as_str()
+    );
+    for gap in &out.gaps {
+        notice.push_str(&format!("  - {}: {}\n", gap.check, gap.why));
+    }
+    eprint!("{notice}");
+    std::io::stdout()
+        .write_all(out.document.as_bytes())
+        .map_err(|e| Error::crash(format!("cannot write the policy to stdout: {e}")))?;
+    Ok(EXIT_OK)
 }
 
 /// The signer the command line names, if any (the same flags as `replay`).
