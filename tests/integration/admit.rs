@@ -6,13 +6,14 @@ use crate::common;
 use common::Repo;
 
 use common::{GOLDEN_KEY as KEY, GOLDEN_PUBLIC_KEY as PUBLIC_KEY};
-const IMAGE: &str = "sha256:5eed000000000000000000000000000000000000000000000000000000000042";
-const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
-const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";
+pub(crate) const IMAGE: &str =
+    "sha256:5eed000000000000000000000000000000000000000000000000000000000042";
+pub(crate) const BUNDLE: &str = ".shipmoor/claim-check.vsa.sigstore.json";
+pub(crate) const ENVELOPE: &str = ".shipmoor/claim-check.vsa.dsse.json";
 
 /// A change whose one criterion a command checks: READY when `fixed`, else BLOCKED. Signed
 /// with the committed key, for the image [`IMAGE`], verified `epoch` (default: now).
-fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
+pub(crate) fn signed_run(fixed: bool, epoch: Option<&str>) -> Repo {
     signed_run_with(fixed, epoch, &[])
 }
 
@@ -57,7 +58,7 @@ fn signed_run_with(fixed: bool, epoch: Option<&str>, more: &[&str]) -> Repo {
 }
 
 /// The policy, in the repository's `admission/` directory (its key beside it).
-fn write_policy(r: &Repo, extra: &str) -> String {
+pub(crate) fn write_policy(r: &Repo, extra: &str) -> String {
     std::fs::create_dir_all(r.path().join("admission")).unwrap();
     std::fs::copy(PUBLIC_KEY, r.path().join("admission/claim-check.pub")).unwrap();
     let text = format!(
@@ -67,7 +68,7 @@ fn write_policy(r: &Repo, extra: &str) -> String {
     "admission/policy.yaml".to_string()
 }
 
-fn admit(r: &Repo, policy: &str, attestation: &str, extra: &[&str]) -> common::Run {
+pub(crate) fn admit(r: &Repo, policy: &str, attestation: &str, extra: &[&str]) -> common::Run {
     let mut args = vec![
         "admit",
         "--policy",

@@ -12,6 +12,7 @@ mod action;
 mod action_comment;
 mod action_trust;
 mod admit;
+mod admit_export;
 mod agents;
 mod base_cache;
 mod cargo_packages;

@@ -263,19 +263,18 @@ fn any_of<S: AsRef<str>>(field: &str, values: &[S]) -> Result<String, InputError
     })
 }
 
-/// `value` as a JMESPath raw string (`'…'`, with `\` and `'` escaped), refused when it holds a
-/// brace, which Kyverno would take for the edge of a variable.
+/// `value` as a JMESPath raw string (`'…'`, `'` escaped), refused when it holds a brace, which
+/// Kyverno would take for the edge of a variable, or a backslash, which JMESPath
+/// implementations unescape differently.
 fn raw(value: &str) -> Result<String, InputError> {
-    if value.contains(['{', '}']) {
+    if let Some(c) = value.chars().find(|c| matches!(c, '{' | '}' | '\\')) {
         return Err(InputError::new(format!(
-            "`{value}` holds a brace, which Kyverno reads as the edge of a variable"
+            "`{value}` holds `{c}`, which a Kyverno condition cannot hold exactly (a brace \
+             edges a variable; JMESPath readers unescape a backslash differently)"
         ))
-        .help("use values without `{` or `}` in the policy, or export `policy-controller`"));
+        .help("use values without `{`, `}` or `\\` in the policy, or export `policy-controller`"));
     }
-    Ok(format!(
-        "'{}'",
-        value.replace('\\', "\\\\").replace('\'', "\\'")
-    ))
+    Ok(format!("'{}'", value.replace('\'', "\\'")))
 }
 
 /// `value` as a CEL single-quoted string.

@@ -237,8 +237,11 @@ pub fn export(req: &Request) -> Result<Export, InputError> {
     gaps.sort_by_key(|g| super::CHECKS.iter().position(|c| *c == g.check));
     // 5. the document
     let body = match req.engine {
-        Engine::Kyverno => kyverno::cluster_policy(&rules)?,
-        Engine::KyvernoIvp => kyverno::image_validating_policy(&rules)?,
+        Engine::Kyverno => {
+            kyverno::cluster_policy(&rules).map_err(|e| e.in_file(req.policy.file.clone()))?
+        }
+        Engine::KyvernoIvp => kyverno::image_validating_policy(&rules)
+            .map_err(|e| e.in_file(req.policy.file.clone()))?,
         Engine::PolicyController => policy_controller::cluster_image_policy(&rules),
     };
     let header = header(req, &rules, &gaps);
