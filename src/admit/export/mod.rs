@@ -1,4 +1,4 @@
-//! Export (book: admission.md#the-engines-policies): an admission policy written in the language
+//! Export (book: admission.md, the engines' policies): an admission policy written in the language
 //! of an admission engine a cluster runs, so that the cluster admits what `shipmoor admit` would.
 //!
 //! In: a loaded [`Policy`], the engine, the globs of the images it governs, and the command
