@@ -37,6 +37,10 @@ pub const GOLDEN_PUBLIC_KEY: &str = concat!(
     "/tests/fixtures/keys/golden-ed25519.pub"
 );
 
+/// The `origin` every test repository has, as a clone of it would (with the `.git` suffix the
+/// statement drops).
+pub const ORIGIN: &str = "https://git.example.com/acme/shop.git";
+
 /// A git repository in a temporary directory.
 pub struct Repo {
     pub dir: tempfile::TempDir,
@@ -67,6 +71,8 @@ impl Repo {
         r.git(&["config", "user.name", "Test"]);
         r.git(&["config", "user.email", "test@example.com"]);
         r.git(&["config", "commit.gpgsign", "false"]);
+        // Where the statement says head lives (`resourceUri`): never the temporary directory.
+        r.git(&["remote", "add", "origin", ORIGIN]);
         r
     }
 

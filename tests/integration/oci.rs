@@ -32,7 +32,7 @@ fn tiny_repo() -> (Repo, String) {
     let r = Repo::new();
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://example.com/shipmoor/oci.git",
     ]);

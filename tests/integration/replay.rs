@@ -557,9 +557,9 @@ fn evidence_catches_a_modified_or_missing_record() {
         ..
     } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let rec_path = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
     let original = std::fs::read(&rec_path).unwrap();
@@ -1176,9 +1176,9 @@ fn replay_reads_evidence_only_as_the_stores_regular_files() {
     let (r, _base, key_path, public) = signed_run();
     let Envelope { payload, .. } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let item = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
     let original = std::fs::read(&item).unwrap();
@@ -1218,8 +1218,8 @@ fn replay_reads_evidence_only_as_the_stores_regular_files() {
     std::fs::remove_file(&item).unwrap();
     std::fs::write(&item, &original).unwrap();
     let mut st = statement.clone();
-    st["predicate"]["inputAttestations"][0]["digest"]["sha256"] =
-        format!("../../../{}", &rec_hex[9..]).into();
+    st["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0] =
+        format!("sha256:../../../{}", &rec_hex[9..]).into();
     let report = replay_bytes(&r, &resign(&st, &signing_key(&key_path)), &public);
     assert_eq!(failed_step(&report), Some((4, "evidence")));
     assert!(
@@ -1263,7 +1263,7 @@ fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
         (fifo.to_str().unwrap(), "a FIFO outside the store"),
     ] {
         let mut st = statement.clone();
-        st["predicate"]["inputAttestations"][0]["digest"]["sha256"] = digest.into();
+        st["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0] = digest.into();
         let keep = outside.path().join("edited.vsa.json");
         std::fs::write(&keep, serde_json::to_vec(&st).unwrap()).unwrap();
         let run = gc(&keep, what);
@@ -1279,9 +1279,9 @@ fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
         assert_eq!(names(), before, "{what}");
     }
 
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let item = store.join(&rec_hex);
     let original = std::fs::read(&item).unwrap();
