@@ -4,12 +4,14 @@
 //! bytes (the exact bytes a signature covers).
 //!
 //! - subject: the head commit (`gitCommit`) and any `--subject NAME=sha256:HEX` artifacts;
-//! - predicate: `verifier`, `timeVerified`, `resourceUri` (`git+<repo>@<head>`), `policy` (the
-//!   acceptance set's path and digest), `inputAttestations` (every evidence record, by digest),
-//!   `verificationResult`, `verifiedLevels` (our own names, never `SLSA_…`), and the full
-//!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses; in full mode
-//!   the extension also names each judge (its command's digest, or its endpoint and model) and
-//!   holds every finding, whose request and response records are among `inputAttestations`.
+//! - predicate: `verifier`, `timeVerified`, `resourceUri` (`git+<repo>@<head>`, never a local
+//!   path: [`resource`]), `policy` (a resource descriptor of what the claim was read from:
+//!   [`resource::policy`]), `verificationResult`, `verifiedLevels` (our own names, never
+//!   `SLSA_…`, with `FAILED` beside ours on a failure), and the full dispositions under the
+//!   [`EXTENSION_KEY`] extension, which `replay` re-fuses, with every evidence record by
+//!   pointer (`evidence`); in full mode the extension also names each judge (its command's
+//!   digest, or its endpoint and model) and holds every finding, whose request and response
+//!   records are among the evidence.
 //!
 //! The statement's types, and the format version, are in [`crate::format::statement`].
 
