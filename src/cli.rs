@@ -389,12 +389,38 @@ pub struct AttachArgs {
     /// image's digest among its subjects
     #[arg(long, value_name = "FILE", help_heading = "Inputs")]
     pub attestation: PathBuf,
+    /// Which of cosign's forms to write: the bundle as an OCI 1.1 referrer (cosign v3), the
+    /// classic `sha256-<hex>.att` image (what Kyverno's verifyImages and the policy-controller
+    /// read), or both
+    #[arg(long, value_enum, default_value_t = AttachForm::Both, help_heading = "Inputs")]
+    pub form: AttachForm,
     #[command(flatten, next_help_heading = "Registry")]
     pub registry: RegistryArgs,
     /// human: what was attached, as lines; json: the artifact, its subject and `via` as
     /// `claim_check.attach.v1`
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
+}
+
+/// `attach --form`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AttachForm {
+    /// The Sigstore bundle as an OCI 1.1 referrer (or the referrers tag schema's index)
+    Bundle,
+    /// The DSSE envelope as a layer of the `sha256-<hex>.att` image
+    Classic,
+    /// Both forms
+    Both,
+}
+
+impl From<AttachForm> for crate::oci::Form {
+    fn from(f: AttachForm) -> Self {
+        match f {
+            AttachForm::Bundle => crate::oci::Form::Bundle,
+            AttachForm::Classic => crate::oci::Form::Classic,
+            AttachForm::Both => crate::oci::Form::Both,
+        }
+    }
 }
 
 /// How an OCI registry is spoken to.

@@ -836,7 +836,8 @@ mod tests {
         // As written: past step 3 (the store is empty, so step 4 fails).
         assert_eq!(step(&st).map(|f| f.0), Some(4));
         let repo = "git+https://github.com/acme/shop";
-        let cases: Vec<(&str, Box<dyn Fn(&mut Statement)>, &str)> = vec![
+        type Edit<'a> = Box<dyn Fn(&mut Statement) + 'a>;
+        let cases: Vec<(&str, Edit, &str)> = vec![
             (
                 "a .git suffix",
                 Box::new(|s| s.predicate.resource_uri = format!("{repo}.git@{head}")),

@@ -128,12 +128,8 @@ fn several_files_are_their_directory_and_a_failure_says_failed() {
         (".shipmoor/changes/more.yaml", "adds-more"),
     ]);
     // The second criterion's test fails at head.
-    let tests = r.read("test_calc.py").replacen(
-        "assert add(1, 2) == 3\n\ndef test_adds_more",
-        "assert add(1, 2) == 3\n\ndef test_adds_more",
-        1,
-    );
-    let tests = tests
+    let tests = r
+        .read("test_calc.py")
         .rsplit_once("assert add(1, 2) == 3")
         .map(|(a, b)| format!("{a}assert add(1, 2) == 4{b}"))
         .unwrap();
