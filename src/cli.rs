@@ -9,7 +9,7 @@ use crate::floor::cache::gc::Size;
 mod agent;
 mod sandbox;
 mod verify_bundle;
-pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
+pub use agent::{own_flags, ExplainArgs, HookArgs, HookCommand, McpArgs};
 use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
 pub use sandbox::{SandboxArgs, SandboxMode};
 pub use verify_bundle::VerifyBundleArgs;
