@@ -9,10 +9,13 @@ use crate::floor::cache::gc::Size;
 mod agent;
 mod claim_check;
 mod sandbox;
-pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
+mod verify_bundle;
+pub use agent::{own_flags, ExplainArgs, HookArgs, HookCommand, McpArgs};
 use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
 pub use claim_check::{ClaimCheckArgs, Format, Mode, Sign};
 pub use sandbox::{SandboxArgs, SandboxMode};
+pub use verify_bundle::VerifyBundleArgs;
+use verify_bundle::VERIFY_BUNDLE_AFTER_HELP;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -339,19 +342,6 @@ Exit codes:
   2  usage or input error (a bad policy, an unreachable registry)
   3  engine crash";
 
-const VERIFY_BUNDLE_AFTER_HELP: &str = "\
-Examples:
-  shipmoor verify-bundle --bundle app.sigstore.json --key cosign.pub app.tar
-  shipmoor verify-bundle --bundle app.sigstore.json \\
-    --certificate-identity me@example.com \\
-    --certificate-oidc-issuer https://accounts.google.com sha256:HEX
-
-Exit codes:
-  0  the bundle is valid (one `verified` line on stderr)
-  1  the bundle is not valid (the failed check on stderr)
-  2  usage error (the trust flags, an unreadable file)
-  3  engine crash";
-
 const ACTION_AFTER_HELP: &str = "\
 Examples:
   shipmoor action event --body-out pr-body.md
@@ -647,21 +637,6 @@ pub struct AdmitArgs {
     /// human: allow or deny with every reason; json: the decision as claim_check.admit.v1
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
-}
-
-#[derive(Debug, Args)]
-pub struct VerifyBundleArgs {
-    /// The Sigstore bundle
-    #[arg(long, value_name = "PATH", help_heading = "Inputs")]
-    pub bundle: PathBuf,
-    #[command(flatten)]
-    pub signature: SignatureArgs,
-    /// Accepted for the conformance protocol; verification is always offline
-    #[arg(long, hide = true)]
-    pub staging: bool,
-    /// The artifact, as a file or as `sha256:HEX`
-    #[arg(value_name = "FILE_OR_DIGEST")]
-    pub artifact: String,
 }
 
 #[derive(Debug, Args)]

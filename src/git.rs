@@ -62,6 +62,10 @@ pub struct TreeEntry {
     pub path: String,
 }
 
+/// How a command that checks committed code begins its message about a working tree with
+/// uncommitted changes to tracked files; the Stop hook recognises that input error by it.
+pub const UNCOMMITTED: &str = "the working tree has uncommitted changes to tracked files";
+
 /// A repository, by its top-level directory.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -396,7 +400,8 @@ impl Git {
     }
 
     /// Tracked files with uncommitted changes (staged or not), as `git status` shows them,
-    /// leaving out paths for which `ignore` says yes.
+    /// leaving out paths for which `ignore` says yes. A command that refuses them says so with
+    /// [`UNCOMMITTED`].
     pub fn dirty_tracked(&self, ignore: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
         let out = self.run([
             "status",

@@ -751,7 +751,8 @@ fn check_clean(
     let shown: Vec<&str> = dirty.iter().take(5).map(|s| s.as_str()).collect();
     Err(Error::input(
         InputError::new(format!(
-            "the working tree has uncommitted changes to tracked files: {}{}",
+            "{}: {}{}",
+            crate::git::UNCOMMITTED,
             shown.join(", "),
             if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() }
         ))

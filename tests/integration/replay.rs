@@ -1167,6 +1167,112 @@ fn a_private_key_given_to_verify_with_is_a_usage_error() {
     assert_eq!(run.code, 0, "{run:?}");
 }
 
+/// A keyed bundle as `claim-check --sign key` writes it holds no transparency log entry:
+/// `verify-bundle --key` refuses it and names `--offline-key`; with `--offline-key` the key
+/// verifies its signature and the artifact, and the output says no log entry was checked. A
+/// changed bundle, or an artifact the statement does not name, is refused all the same.
+#[test]
+fn verify_bundle_offline_key_verifies_a_keyed_bundle_without_a_log_entry() {
+    use sha2::Digest as _;
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    r.commit("head");
+    let keys = keys_dir(&r);
+    let gen = r.shipmoor_env(
+        &["keygen", "--output-dir", keys.to_str().unwrap()],
+        &[("SHIPMOOR_KEY_PASSWORD", "")],
+    );
+    assert_eq!(gen.code, 0, "{gen:?}");
+    let public = keys.join("shipmoor.pub");
+    let public = public.to_str().unwrap();
+    let artifact = keys.join("app.tar");
+    std::fs::write(&artifact, b"the app\n").unwrap();
+    let digest = hex::encode(sha2::Sha256::digest(b"the app\n"));
+    let sign = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--sign",
+        "key",
+        "--key",
+        keys.join("shipmoor.key").to_str().unwrap(),
+        "--subject",
+        &format!("app=sha256:{digest}"),
+    ]);
+    assert_eq!(sign.code, 0, "{sign:?}");
+    let bundle = ".shipmoor/claim-check.vsa.sigstore.json";
+    let verify = |bundle: &str, artifact: &str, extra: &[&str]| {
+        let mut args = vec!["verify-bundle", "--bundle", bundle, "--key", public];
+        args.extend(extra);
+        args.push(artifact);
+        r.shipmoor(&args)
+    };
+    let artifact = artifact.to_str().unwrap();
+
+    let refused = verify(bundle, artifact, &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("no transparency log entry")
+            && refused.stderr.contains("`--offline-key`"),
+        "{refused:?}"
+    );
+    let by_digest = format!("sha256:{digest}");
+    for artifact in [artifact, by_digest.as_str()] {
+        let ok = verify(bundle, artifact, &["--offline-key"]);
+        assert_eq!(ok.code, 0, "{ok:?}");
+        assert!(ok.stderr.contains("verified: "), "{ok:?}");
+        assert!(
+            ok.stderr
+                .contains("note: no transparency log entry was checked (--offline-key)"),
+            "{ok:?}"
+        );
+    }
+    // An artifact no subject names.
+    let other = format!("sha256:{}", "0".repeat(64));
+    let run = verify(bundle, &other, &["--offline-key"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("artifact binding"), "{run:?}");
+    // A changed statement under the same signature.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.path().join(bundle)).unwrap()).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64
+        .decode(v["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let mut statement: Value = serde_json::from_slice(&payload).unwrap();
+    statement["predicate"]["verificationResult"] = "PASSED".into();
+    statement["subject"][0]["name"] = "another".into();
+    v["dsseEnvelope"]["payload"] = b64.encode(statement.to_string()).into();
+    let changed = keys.join("changed.sigstore.json");
+    std::fs::write(&changed, v.to_string()).unwrap();
+    let run = verify(changed.to_str().unwrap(), artifact, &["--offline-key"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("signature"), "{run:?}");
+    assert!(!run.stderr.contains("note:"), "{run:?}");
+    // The flag needs a key.
+    let run = r.shipmoor(&[
+        "verify-bundle",
+        "--bundle",
+        bundle,
+        "--offline-key",
+        artifact,
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
 /// Replay reads evidence only as the store's own regular files: a cited record that is a
 /// symlink (to the very bytes it names, outside the store) or a FIFO is refused at step 4,
 /// without blocking; a cited name that is a path (`../`) is refused before it becomes one.
