@@ -1,5 +1,7 @@
-//! `shipmoor attach REF --attestation FILE`: a signed VSA's Sigstore bundle attached to an image
-//! in its registry, where cosign, Kyverno and the Sigstore policy-controller look for it.
+//! `shipmoor attach REF --attestation FILE [--form bundle|classic|both]`: a signed VSA's
+//! Sigstore bundle attached to an image in its registry, in cosign's bundle form (an OCI 1.1
+//! referrer) and its classic form (a layer of the `sha256-<hex>.att` image), where cosign,
+//! Kyverno and the Sigstore policy-controller look for it.
 //!
 //! In: the image reference, the bundle, `--allow-http-registry`, `--format`. Out: the artifact's
 //! digest and how it is indexed (the referrers API or the `sha256-<hex>` tag), exit 0; exit 2
@@ -10,7 +12,8 @@
 //!    DSSE envelope holding an in-toto statement): before any request, so a wrong file never
 //!    reaches the registry. The signature is not checked: admission verifies it.
 //! 2. Resolve the image's digest; the statement must name it among its subjects.
-//! 3. Push the artifact and index it ([`crate::oci::Registry::attach`]); print the outcome.
+//! 3. Push each form ([`crate::oci::Registry::attach`]: the classic layer is built before
+//!    anything is pushed); print the outcome.
 
 use std::io::Write;
 

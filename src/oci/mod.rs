@@ -1,7 +1,9 @@
-//! OCI registries (book: admission.md): a signed VSA (its Sigstore bundle) attached to an image as an
-//! OCI 1.1 artifact whose `subject` is the image manifest, typed and annotated as cosign's
-//! bundle format types attestations; found again through the referrers API, or the referrers
-//! tag schema (`sha256-<hex>`) where the registry lacks it.
+//! OCI registries (book: attach.md): a signed VSA attached to an image in cosign's two forms:
+//! its Sigstore bundle as an OCI 1.1 artifact whose `subject` is the image manifest, typed and
+//! annotated as cosign's bundle format types attestations, found again through the referrers
+//! API or the referrers tag schema (`sha256-<hex>`) where the registry lacks it; and its DSSE
+//! envelope as a layer of the classic `sha256-<hex>.att` image ([`classic`]), which Kyverno's
+//! `verifyImages` and the policy-controller read.
 //!
 //! The interface the commands use (`attach`, `claim-check --attach`, `admit --image`):
 //!
@@ -19,18 +21,21 @@
 //!   (or image index's) digest, media type and size. An unreachable registry is an input error
 //!   that names it (with a hint at `--allow-http-registry` when an HTTPS handshake met a plain
 //!   HTTP registry); an unknown tag is an input error that names the tag.
-//! - `Registry::attach(&self, &Reference, bundle: &[u8]) -> Result<Attached, Error>`: pushes
+//! - `Registry::attach(&self, &Reference, bundle: &[u8], Form) -> Result<Attached, Error>`:
+//!   in the classic form, the `.att` image [`classic`] describes; in the bundle form, pushes
 //!   the bundle as the artifact [`artifact`] describes (the empty config, the bundle layer, the
 //!   manifest), after checking that the bundle's statement names the image's digest. When the
 //!   manifest PUT answers with `OCI-Subject` the registry indexes referrers itself
 //!   ([`Via::ReferrersApi`]); otherwise the `sha256-<hex>` tag's image index gains the
 //!   artifact's descriptor, once ([`Via::TagSchema`]).
-//!   `Attached { digest, via, subject }`.
+//!   `Attached { subject, bundle: Option<(digest, via)>, classic: Option<ClassicAttached> }`.
 //! - `Registry::attestations(&self, &Reference, &Descriptor) -> Result<Vec<Attachment>, Error>`:
 //!   every attached VSA bundle (`Attachment { digest, bundle: Vec<u8>, via }`): the referrers
 //!   API's list, or on its 404 the tag schema's index, filtered to the bundle artifact type with
 //!   the VSA predicate type annotation; each artifact's manifest is pulled by digest, must name
-//!   the subject, and its bundle layer must match its digest. None found is an empty list.
+//!   the subject, and its bundle layer must match its digest; then the `.att` image's VSA
+//!   layers (DSSE envelopes, [`Via::ClassicTag`]), each matching its digest. None found is an
+//!   empty list.
 //!
 //! The client is `oci-client`, run on a current-thread tokio runtime the [`Registry`] owns, so
 //! callers stay synchronous. Two requests go around it with its own tokens: the artifact
