@@ -38,6 +38,9 @@ mkdir -p .shipmoor
 cp "$here/refund/acceptance.yaml" .shipmoor/acceptance.yaml
 git add -A
 git commit --quiet -m "Add refunds"
+# Where head lives, as the signed statement names it (`resourceUri`): a real checkout has its
+# remote; the example says where it would be fetched from.
+git remote add origin https://github.com/example/refund
 
 echo "==> shipmoor claim-check --base ${base:0:7}"
 echo

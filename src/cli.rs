@@ -9,10 +9,13 @@ use crate::floor::cache::gc::Size;
 mod agent;
 mod claim_check;
 mod sandbox;
-pub use agent::{ExplainArgs, HookArgs, HookCommand, McpArgs};
+mod verify_bundle;
+pub use agent::{own_flags, ExplainArgs, HookArgs, HookCommand, McpArgs};
 use agent::{EXPLAIN_AFTER_HELP, HOOK_AFTER_HELP, MCP_AFTER_HELP};
 pub use claim_check::{ClaimCheckArgs, Format, Mode, Sign};
 pub use sandbox::{SandboxArgs, SandboxMode};
+pub use verify_bundle::VerifyBundleArgs;
+use verify_bundle::VERIFY_BUNDLE_AFTER_HELP;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -345,19 +348,6 @@ Exit codes:
      cannot take)
   3  engine crash";
 
-const VERIFY_BUNDLE_AFTER_HELP: &str = "\
-Examples:
-  shipmoor verify-bundle --bundle app.sigstore.json --key cosign.pub app.tar
-  shipmoor verify-bundle --bundle app.sigstore.json \\
-    --certificate-identity me@example.com \\
-    --certificate-oidc-issuer https://accounts.google.com sha256:HEX
-
-Exit codes:
-  0  the bundle is valid (one `verified` line on stderr)
-  1  the bundle is not valid (the failed check on stderr)
-  2  usage error (the trust flags, an unreadable file)
-  3  engine crash";
-
 const ACTION_AFTER_HELP: &str = "\
 Examples:
   shipmoor action event --body-out pr-body.md
@@ -395,12 +385,38 @@ pub struct AttachArgs {
     /// image's digest among its subjects
     #[arg(long, value_name = "FILE", help_heading = "Inputs")]
     pub attestation: PathBuf,
+    /// Which of cosign's forms to write: the bundle as an OCI 1.1 referrer (cosign v3), the
+    /// classic `sha256-<hex>.att` image (what Kyverno's verifyImages and the policy-controller
+    /// read), or both
+    #[arg(long, value_enum, default_value_t = AttachForm::Both, help_heading = "Inputs")]
+    pub form: AttachForm,
     #[command(flatten, next_help_heading = "Registry")]
     pub registry: RegistryArgs,
     /// human: what was attached, as lines; json: the artifact, its subject and `via` as
     /// `claim_check.attach.v1`
     #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
     pub format: Format,
+}
+
+/// `attach --form`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AttachForm {
+    /// The Sigstore bundle as an OCI 1.1 referrer (or the referrers tag schema's index)
+    Bundle,
+    /// The DSSE envelope as a layer of the `sha256-<hex>.att` image
+    Classic,
+    /// Both forms
+    Both,
+}
+
+impl From<AttachForm> for crate::oci::Form {
+    fn from(f: AttachForm) -> Self {
+        match f {
+            AttachForm::Bundle => crate::oci::Form::Bundle,
+            AttachForm::Classic => crate::oci::Form::Classic,
+            AttachForm::Both => crate::oci::Form::Both,
+        }
+    }
 }
 
 /// How an OCI registry is spoken to.
@@ -650,21 +666,6 @@ pub enum ExportEngine {
     KyvernoIvp,
     /// A Sigstore policy-controller ClusterImagePolicy (Rego)
     PolicyController,
-}
-
-#[derive(Debug, Args)]
-pub struct VerifyBundleArgs {
-    /// The Sigstore bundle
-    #[arg(long, value_name = "PATH", help_heading = "Inputs")]
-    pub bundle: PathBuf,
-    #[command(flatten)]
-    pub signature: SignatureArgs,
-    /// Accepted for the conformance protocol; verification is always offline
-    #[arg(long, hide = true)]
-    pub staging: bool,
-    /// The artifact, as a file or as `sha256:HEX`
-    #[arg(value_name = "FILE_OR_DIGEST")]
-    pub artifact: String,
 }
 
 #[derive(Debug, Args)]

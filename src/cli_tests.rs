@@ -194,3 +194,46 @@ fn color_is_a_global_flag() {
     }
     assert!(Cli::try_parse_from(["shipmoor", "--color", "purple", "acceptance", "lint"]).is_err());
 }
+
+/// The hook and the MCP server name only flags they have: every flag in their help, in the
+/// hook's own messages and among the flags each passes on or stands an argument for is one of
+/// that command's (`--help` aside, which clap adds to each).
+#[test]
+fn every_flag_the_hook_and_the_server_name_is_theirs() {
+    use super::own_flags;
+    use crate::agent::{hook, mcp};
+    let flag = regex::Regex::new(r"--[a-z][a-z0-9-]*").unwrap();
+    let check = |path: &[&str], text: &str| {
+        let flags = own_flags(path);
+        assert!(!flags.is_empty(), "{path:?} is a command");
+        for m in flag.find_iter(text) {
+            assert!(
+                m.as_str() == "--help" || flags.iter().any(|f| f == m.as_str()),
+                "{path:?} has no {}, which it names: {text}",
+                m.as_str()
+            );
+        }
+    };
+    for agent in ["claude-code", "codex"] {
+        let path = ["hook", agent];
+        check(&path, &long_help(&path.map(String::from)));
+        for payload in [&b""[..], br#"{"hook_event_name":"PreToolUse"}"#] {
+            check(&path, &hook::parse_payload(payload).unwrap_err());
+        }
+        for passed in hook::PASSED_ON {
+            assert!(own_flags(&path).iter().any(|f| f == passed), "{passed}");
+            assert!(
+                own_flags(&["claim-check"]).iter().any(|f| f == passed),
+                "{passed}"
+            );
+        }
+    }
+    check(&["mcp"], &long_help(&["mcp".to_string()]));
+    let tools = mcp::tool_words(own_flags);
+    assert_eq!(tools.len(), 6);
+    for (tool, words) in tools {
+        for (shared, _) in &words.shared {
+            assert!(words.own.iter().any(|f| f == shared), "{tool}: {shared}");
+        }
+    }
+}

@@ -62,6 +62,10 @@ pub struct TreeEntry {
     pub path: String,
 }
 
+/// How a command that checks committed code begins its message about a working tree with
+/// uncommitted changes to tracked files; the Stop hook recognises that input error by it.
+pub const UNCOMMITTED: &str = "the working tree has uncommitted changes to tracked files";
+
 /// A repository, by its top-level directory.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -396,7 +400,8 @@ impl Git {
     }
 
     /// Tracked files with uncommitted changes (staged or not), as `git status` shows them,
-    /// leaving out paths for which `ignore` says yes.
+    /// leaving out paths for which `ignore` says yes. A command that refuses them says so with
+    /// [`UNCOMMITTED`].
     pub fn dirty_tracked(&self, ignore: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
         let out = self.run([
             "status",
@@ -507,6 +512,18 @@ impl Git {
     pub fn object_kind(&self, commit: &str, path: &str) -> Result<Option<String>, Error> {
         let out = self.run(["cat-file", "-t", &format!("{commit}:{path}")])?;
         Ok(out.ok.then(|| out.text()))
+    }
+
+    /// The id of the object at `path` in `commit` (a blob's or a tree's), `None` where there is
+    /// none.
+    pub fn object_id(&self, commit: &str, path: &str) -> Result<Option<String>, Error> {
+        let out = self.run([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{commit}:{path}"),
+        ])?;
+        Ok(out.ok.then(|| out.text().trim().to_string()))
     }
 
     /// The raw commit object (`git cat-file commit`), `None` where there is no such commit.
@@ -807,16 +824,12 @@ impl Git {
         Ok(())
     }
 
-    /// The URL of `origin`, without credentials, or the repository's path as a file URL.
-    pub fn repo_uri(&self) -> Result<String, Error> {
+    /// The URL of `origin` as git has it, `None` when there is no such remote (the statement
+    /// spells it with [`crate::attest::resource::canonical`]).
+    pub fn origin_url(&self) -> Result<Option<String>, Error> {
         let out = self.run(["remote", "get-url", "origin"])?;
-        if out.ok {
-            let url = strip_credentials(&out.text());
-            if !url.is_empty() {
-                return Ok(url);
-            }
-        }
-        Ok(format!("file://{}", self.root.display()))
+        let url = out.text();
+        Ok((out.ok && !url.trim().is_empty()).then(|| url.trim().to_string()))
     }
 }
 
@@ -826,17 +839,6 @@ pub struct Change {
     /// `A`dded, `M`odified, `D`eleted, `T`ype changed.
     pub status: char,
     pub path: String,
-}
-
-fn strip_credentials(url: &str) -> String {
-    if let Some((scheme, rest)) = url.split_once("://") {
-        if let Some((_, host)) = rest.split_once('@') {
-            if !rest.split('/').next().unwrap_or("").is_empty() && rest.find('@') < rest.find('/') {
-                return format!("{scheme}://{host}");
-            }
-        }
-    }
-    url.to_string()
 }
 
 mod worktree;
@@ -932,21 +934,5 @@ mod tests {
         assert!(CommitId::parse(&"a".repeat(39)).is_none());
         assert!(CommitId::parse(&"A".repeat(40)).is_none());
         assert!(CommitId::parse("HEAD").is_none());
-    }
-
-    #[test]
-    fn credentials_are_stripped_from_remote_urls() {
-        assert_eq!(
-            strip_credentials("https://user:tok@github.com/a/b.git"),
-            "https://github.com/a/b.git"
-        );
-        assert_eq!(
-            strip_credentials("https://github.com/a/b.git"),
-            "https://github.com/a/b.git"
-        );
-        assert_eq!(
-            strip_credentials("git@github.com:a/b.git"),
-            "git@github.com:a/b.git"
-        );
     }
 }

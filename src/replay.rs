@@ -267,6 +267,9 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
         (3, why)
     })?;
     let commit = check_statement(&statement, expect).map_err(|e| (3, e))?;
+    if let Some(tree) = tree {
+        check_policy_content(&statement, &commit, tree).map_err(|e| (3, e))?;
+    }
     run.ok(
         3,
         format!(
@@ -451,12 +454,17 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
             "`resourceUri` {uri} does not name git+<repository>@{commit}"
         ));
     }
-    // From format 3 the digest is the claim's, which the extension records too: a statement
+    // Formats 3 and 4: the digest is the claim's, which the extension records too: a statement
     // whose two disagree names one claim to admission and re-fuses another.
-    if format >= 3 && pred.policy.digest.sha256 != ext.acceptance.sha256 {
+    if (3..5).contains(&format)
+        && pred.policy.digest.sha256.as_deref() != Some(ext.acceptance.sha256.as_str())
+    {
         return Err(
             "`policy.digest.sha256` is not the claim's digest the extension records".into(),
         );
+    }
+    if format >= 5 {
+        check_resource_descriptors(st, &commit)?;
     }
     if ext.head != commit {
         return Err(format!(
@@ -465,6 +473,90 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
         ));
     }
     Ok(commit)
+}
+
+/// Format 5: `resourceUri` and `policy` as SLSA VSA v1 has them: absolute URIs, never a local
+/// path, one spelling of the repository, the policy naming a file or directory at the subject
+/// commit (with a `sha256` and `gitBlob`, or a `gitTree`) or the claim's own document by the
+/// claim's digest.
+fn check_resource_descriptors(st: &Statement, commit: &str) -> Result<(), String> {
+    let pred = &st.predicate;
+    let ext = st.extension();
+    let uri = &pred.resource_uri;
+    let repository = uri
+        .strip_prefix("git+")
+        .and_then(|r| r.strip_suffix(&format!("@{commit}")))
+        .unwrap_or_default();
+    match attest::resource::canonical(repository) {
+        Ok(c) if c == repository => {}
+        Ok(c) => {
+            return Err(format!(
+                "`resourceUri` {uri} is not spelt as git+{c}@{commit}"
+            ))
+        }
+        Err(e) => return Err(format!("`resourceUri` {uri}: {e}")),
+    }
+    let policy = &pred.policy;
+    let digest = &policy.digest;
+    if let Some(claim) = policy.uri.strip_prefix(attest::resource::CLAIM_URN) {
+        if claim != ext.acceptance.sha256 || digest.sha256.as_deref() != Some(claim) {
+            return Err(format!(
+                "`policy` {} does not name the claim the extension records (sha256:{})",
+                policy.uri, ext.acceptance.sha256
+            ));
+        }
+        return Ok(());
+    }
+    let path = policy
+        .uri
+        .strip_prefix(&format!("git+{repository}@{commit}#"))
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "`policy.uri` {} names neither a file of git+{repository}@{commit} nor the claim",
+                policy.uri
+            )
+        })?;
+    let hex = |d: &Option<String>, n: usize| d.as_deref().is_some_and(|h| is_hex(h, n));
+    let file = hex(&digest.sha256, 64) && hex(&digest.git_blob, 40) && digest.git_tree.is_none();
+    let tree = hex(&digest.git_tree, 40) && digest.sha256.is_none() && digest.git_blob.is_none();
+    if !file && !tree {
+        return Err(format!(
+            "`policy.digest` of {path} is neither a file's (`sha256` and `gitBlob`) nor a directory's (`gitTree`)"
+        ));
+    }
+    Ok(())
+}
+
+fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Format 5, with the repository at hand: the file `policy` names at the subject commit has the
+/// recorded `sha256` (a directory's tree id is only checked by `--rerun`'s claim).
+fn check_policy_content(st: &Statement, commit: &str, tree: &dyn HeadTree) -> Result<(), String> {
+    let pred = &st.predicate;
+    if st.extension().format_version < 5 || !tree.has_commit(commit) {
+        return Ok(());
+    }
+    let (Some(want), Some((_, path))) =
+        (&pred.policy.digest.sha256, pred.policy.uri.split_once('#'))
+    else {
+        return Ok(());
+    };
+    if !pred.policy.uri.starts_with("git+") {
+        return Ok(());
+    }
+    match tree.read(commit, path) {
+        Some(text) if &sha256_hex(text.as_bytes()) == want => Ok(()),
+        Some(text) => Err(format!(
+            "`policy` names {path} at {commit}, whose bytes hash to sha256:{}, not the recorded sha256:{want}",
+            sha256_hex(text.as_bytes())
+        )),
+        None => Err(format!(
+            "`policy` names {path} at {commit}, and the repository has no such file there"
+        )),
+    }
 }
 
 // 4. evidence
@@ -505,12 +597,7 @@ fn check_evidence(
     dir: &Path,
     tree: Option<&dyn HeadTree>,
 ) -> Result<String, String> {
-    let cited: BTreeSet<String> = st
-        .predicate
-        .input_attestations
-        .iter()
-        .map(|a| format!("sha256:{}", a.digest.sha256))
-        .collect();
+    let cited: BTreeSet<String> = st.evidence_pointers().into_iter().collect();
     let store = StoreReader::open(dir).map_err(|e| format!("the evidence store: {e}"))?;
     let mut seen = BTreeSet::new();
     let mut records: BTreeMap<String, Record> = BTreeMap::new();
@@ -537,7 +624,7 @@ fn check_evidence(
         records: &records,
         base: &ext.base,
         head: &ext.head,
-        among: "the attestation's inputAttestations",
+        among: "the evidence the attestation cites",
     };
     for d in &ext.dispositions {
         check_floor(&d.id, &d.floor, &cited)?;
@@ -605,10 +692,11 @@ pub fn check_fusion(st: &Statement) -> Result<(String, String), String> {
         ));
     }
     let levels = &st.predicate.verified_levels;
-    if levels[..] != [attest::level(fused.verdict)] {
+    let want = attest::verified_levels(fused.verdict, ext.format_version);
+    if levels[..] != want[..] {
         return Err(format!(
             "verifiedLevels {levels:?} are not exactly [{}]",
-            attest::level(fused.verdict)
+            want.join(", ")
         ));
     }
     Ok((
@@ -657,7 +745,7 @@ mod tests {
             criterion(0, Disposition::Unsatisfied),
             criterion(1, Disposition::Unbound),
         ]);
-        crate::attest::statement(&result, &[], &[], &"4".repeat(64))
+        crate::attest::statement_of(&result, &[], &[])
     }
 
     fn replayed(bytes: &[u8]) -> Report {
@@ -677,16 +765,16 @@ mod tests {
     #[test]
     fn a_statement_of_a_later_format_is_refused_at_parse_saying_so() {
         let mut st = written();
-        st.predicate.extension.format_version = 5;
+        st.predicate.extension.format_version = 6;
         let r = replayed(&st.to_bytes().unwrap());
         assert_eq!(
             failed(&r),
             Some((
                 1,
-                "statement format 5: this release reads formats 1 to 4; use a newer shipmoor"
+                "statement format 6: this release reads formats 1 to 5; use a newer shipmoor"
             ))
         );
-        assert_eq!(statement::readable(5).unwrap_err(), r.steps[0].detail);
+        assert_eq!(statement::readable(6).unwrap_err(), r.steps[0].detail);
         assert!(r.steps[1..].iter().all(|s| s.status == Status::NotRun));
         assert_eq!(r.format_version, None);
     }
@@ -696,6 +784,7 @@ mod tests {
     #[test]
     fn judge_findings_in_a_statement_of_format_3_are_refused() {
         let mut st = written();
+        st.predicate.extension.format_version = 3;
         st.predicate.extension.judge_notes = vec!["judge x: most citations do not resolve".into()];
         let r = replayed(&st.to_bytes().unwrap());
         assert_eq!(
@@ -710,7 +799,7 @@ mod tests {
     #[test]
     fn a_statement_this_release_wrote_reads_past_the_statement_step() {
         let r = replayed(&written().to_bytes().unwrap());
-        assert_eq!(r.format_version, Some(3));
+        assert_eq!(r.format_version, Some(5));
         assert_eq!(r.steps[2].status, Status::Ok, "{:?}", r.steps);
         // No evidence store: the records the dispositions cite are not there.
         assert_eq!(failed(&r).map(|f| f.0), Some(4));
@@ -728,9 +817,97 @@ mod tests {
         assert_eq!(step, 3, "{:?}", r.steps);
         assert!(
             detail.starts_with(
-                "the signed payload is not a statement of format 3: unknown variant `unknown`"
+                "the signed payload is not a statement of format 5: unknown variant `unknown`"
             ),
             "{detail}"
+        );
+    }
+
+    /// Format 5's descriptors as SLSA VSA v1 has them: every departure stops at step 3, and
+    /// `verifiedLevels` without `FAILED` on a FAILED result at step 5.
+    #[test]
+    fn format_5_resource_descriptors_are_checked_to_the_letter() {
+        let st = written();
+        let head = st.extension().head.clone();
+        let claim = st.extension().acceptance.sha256.clone();
+        let step = |st: &Statement| -> Option<(u8, String)> {
+            failed(&replayed(&st.to_bytes().unwrap())).map(|(n, d)| (n, d.to_string()))
+        };
+        // As written: past step 3 (the store is empty, so step 4 fails).
+        assert_eq!(step(&st).map(|f| f.0), Some(4));
+        let repo = "git+https://github.com/acme/shop";
+        type Edit<'a> = Box<dyn Fn(&mut Statement) + 'a>;
+        let cases: Vec<(&str, Edit, &str)> = vec![
+            (
+                "a .git suffix",
+                Box::new(|s| s.predicate.resource_uri = format!("{repo}.git@{head}")),
+                "is not spelt as git+https://github.com/acme/shop@",
+            ),
+            (
+                "a local path",
+                Box::new(|s| {
+                    s.predicate.resource_uri = format!("git+file:///home/alice/shop@{head}")
+                }),
+                "file: URL",
+            ),
+            (
+                "a repository-relative policy",
+                Box::new(|s| s.predicate.policy.uri = ".shipmoor/acceptance.yaml".into()),
+                "names neither a file of",
+            ),
+            (
+                "another claim",
+                Box::new(|s| {
+                    s.predicate.policy.uri =
+                        format!("{}{}", crate::attest::resource::CLAIM_URN, "0".repeat(64))
+                }),
+                "does not name the claim the extension records",
+            ),
+            (
+                "a file without its blob id",
+                Box::new(|s| {
+                    s.predicate.policy.uri = format!("{repo}@{head}#.shipmoor/acceptance.yaml");
+                    s.predicate.policy.digest.sha256 = Some("a".repeat(64));
+                }),
+                "is neither a file's (`sha256` and `gitBlob`) nor a directory's (`gitTree`)",
+            ),
+            (
+                "a file of another commit",
+                Box::new(|s| {
+                    s.predicate.policy.uri =
+                        format!("{repo}@{}#.shipmoor/acceptance.yaml", "9".repeat(40));
+                }),
+                "names neither a file of",
+            ),
+        ];
+        for (what, edit, want) in cases {
+            let mut edited = st.clone();
+            edit(&mut edited);
+            let (n, detail) = step(&edited).expect(what);
+            assert_eq!(n, 3, "{what}: {detail}");
+            assert!(detail.contains(want), "{what}: {detail}");
+        }
+        // A directory's tree id is a descriptor of its own.
+        let mut tree = st.clone();
+        tree.predicate.policy.uri = format!("{repo}@{head}#.shipmoor");
+        tree.predicate.policy.digest = statement::PolicyDigest {
+            git_tree: Some("b".repeat(40)),
+            ..Default::default()
+        };
+        assert_eq!(step(&tree).map(|f| f.0), Some(4));
+        assert!(st.predicate.policy.uri.ends_with(&claim));
+        // FAILED beside the level, as SLSA says for a failed verification.
+        assert_eq!(st.predicate.verification_result, "FAILED");
+        assert_eq!(
+            st.predicate.verified_levels.last().map(String::as_str),
+            Some("FAILED")
+        );
+        let mut without = st.clone();
+        without.predicate.verified_levels.pop();
+        let e = super::check_fusion(&without).unwrap_err();
+        assert!(
+            e.contains("are not exactly [SHIPMOOR_CLAIM_CHECK_BLOCKED, FAILED]"),
+            "{e}"
         );
     }
 }

@@ -184,6 +184,11 @@ fi
 # A change that claims no criterion of its own: claim-check itself derives a draft claim from
 # the pull request's checklist in GITHUB_EVENT_PATH (a draft never reads READY).
 extra_names --sandbox || args+=(--sandbox "$sandbox")
+# The repository the statement names is the workflow's own (its event's), not whatever the
+# checkout's `origin` says.
+if [ -n "${GITHUB_SERVER_URL:-}" ] && [ -n "${GITHUB_REPOSITORY:-}" ] && ! extra_names --resource-uri; then
+  args+=(--resource-uri "$GITHUB_SERVER_URL/$GITHUB_REPOSITORY")
+fi
 # The judge and the signature belong to the whole run and to the fuse, never to a shard.
 if [ -z "$shard" ]; then
   mode="$(inp MODE)"; [ -n "$mode" ] && args+=(--mode "$mode")

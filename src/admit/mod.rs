@@ -361,7 +361,9 @@ impl Admission<'_> {
             d.ok("verifier", format!("{verifier}, trusted for this signer"));
         }
         let uri = &statement.predicate.resource_uri;
-        let repository = resource_repository(uri);
+        // `shop.git` and `shop` are one repository, in the statement (format 5 drops the
+        // suffix, earlier ones kept the remote's) and in the policy alike.
+        let repository = crate::attest::resource::without_git_suffix(resource_repository(uri));
         match self
             .policy
             .repositories
@@ -698,7 +700,7 @@ fn resource_repository(uri: &str) -> &str {
 
 /// A repository glob (`*` crosses `/`), over the whole repository URI.
 fn glob_matches(glob: &str, repository: &str) -> bool {
-    GlobBuilder::new(glob)
+    GlobBuilder::new(crate::attest::resource::without_git_suffix(glob))
         .literal_separator(false)
         .build()
         .map(|g| g.compile_matcher().is_match(repository))

@@ -37,7 +37,7 @@ fn stating(mut st: Value, verdict: Verdict, rule: &str) -> Value {
     p[EXT]["verdict"] = json!(verdict.as_str());
     p[EXT]["rule"] = json!(rule);
     p["verificationResult"] = json!(verdict.verification_result());
-    p["verifiedLevels"] = json!([crate::attest::level(verdict)]);
+    p["verifiedLevels"] = json!(crate::attest::verified_levels(verdict, 5));
     st
 }
 
@@ -133,9 +133,11 @@ fn decide(policy: &Policy, bytes: Vec<u8>) -> Decision {
 
 /// The resource URI the snapshot names, so that `repositories` admits it.
 fn with_acme_repo(mut st: Value) -> Value {
-    st["predicate"]["resourceUri"] = json!(format!(
-        "git+https://github.com/acme/app@{}",
-        "2".repeat(40)
+    let head = "2".repeat(40);
+    st["predicate"]["resourceUri"] = json!(format!("git+https://github.com/acme/app@{head}"));
+    // The policy file is named in the same repository, as claim-check names it.
+    st["predicate"]["policy"]["uri"] = json!(format!(
+        "git+https://github.com/acme/app@{head}#.shipmoor/changes/refund.yaml"
     ));
     st
 }
@@ -317,6 +319,55 @@ fn an_older_fusion_policy_is_denied() {
         r,
         "policy_version: the verdict was fused under v3, older than v4"
     );
+}
+
+/// One repository, with or without `.git`: format 5 drops the suffix, the formats before kept
+/// the remote's, and a policy may be written either way.
+#[test]
+fn a_repository_matches_with_or_without_its_git_suffix() {
+    for (policy_repo, resource) in [
+        (
+            "git+https://github.com/example/shop",
+            "git+https://github.com/example/shop.git",
+        ),
+        (
+            "git+https://github.com/example/shop.git",
+            "git+https://github.com/example/shop",
+        ),
+        (
+            "git+https://github.com/example/shop",
+            "git+https://github.com/example/shop",
+        ),
+    ] {
+        let mut p = policy();
+        p.repositories = vec![policy_repo.to_string()];
+        let mut st = ready_statement();
+        let head = st["predicate"][EXT]["head"]
+            .as_str()
+            .expect("head")
+            .to_string();
+        st["predicate"]["resourceUri"] = json!(format!("{resource}@{head}"));
+        let d = decide(&p, envelope(&st));
+        let check = d.attestations[0]
+            .checks
+            .iter()
+            .find(|c| c.name == "resource_uri")
+            .expect("the resource_uri check");
+        assert_eq!(
+            check.status,
+            CheckStatus::Ok,
+            "{policy_repo} vs {resource}: {check:?}"
+        );
+    }
+    let mut p = policy();
+    p.repositories = vec!["git+https://github.com/example/shop".to_string()];
+    let mut st = ready_statement();
+    st["predicate"]["resourceUri"] = json!("git+https://github.com/example/shop.github@abc");
+    let r = decide(&p, envelope(&st));
+    assert!(r.attestations[0]
+        .checks
+        .iter()
+        .any(|c| c.name == "resource_uri" && c.status == CheckStatus::Failed));
 }
 
 #[test]

@@ -2,24 +2,30 @@
 //!
 //! In: the hook's payload on stdin (`session_id`, `cwd`, `hook_event_name: "Stop"`,
 //! `stop_hook_active`), the hook's flags.
-//! Out: an [`Answer`], printed on stdout as the agent reads it, and the exit code.
+//! Out: an [`Answer`], printed on stdout as the agent reads it; the hook always exits 0.
+//! Both agents read stdout only on exit 0, and Codex drops stderr unless the hook exits 2,
+//! which both read as a block: a message on stdout is the one way to be heard without holding
+//! the agent (Codex's Stop output schema, tests/fixtures/agents/codex-schemas/).
 //!
 //! Steps:
-//! 1. the payload is parsed; one that is not a Stop payload is an error (exit 1: the agents'
-//!    own code for a hook that failed without blocking; their exit 2 would block the stop);
+//! 1. the payload is parsed; one that is not a Stop payload gets no verdict (step 6);
 //! 2. `claim-check --format json` runs in the repository (the flags', else the payload's `cwd`),
 //!    its progress lines passed through to stderr;
 //! 3. a required criterion the agent can act on (see [`Summary::open`]) or a draft claim blocks
-//!    the stop, the next steps as the reason, unless this session has been blocked
-//!    `--max-blocks` times in a row already: then the agent may stop, and the person is told
-//!    (`systemMessage`) that the claim is not met. The count is kept in the temporary directory
-//!    per agent, repository and session, and restarts whenever the agent stops of its own accord
-//!    (`stop_hook_active` false); a count that cannot be read, while the agent says it is
-//!    already continuing, counts as the limit: the hook never holds an agent in a loop;
-//! 4. anything else lets the agent stop: nothing on stdout once READY, a `systemMessage` when
-//!    the claim holds with gaps or waits for a person;
-//! 5. a run that ends without a verdict (bad input, a dirty tree, a crash) never blocks: its
-//!    message goes to stderr and the hook exits 1, which both agents show the person.
+//!    the stop, the next steps as the reason;
+//! 4. a working tree with uncommitted changes to tracked files blocks the stop too, the reason
+//!    telling the agent to commit and stop again: the hook checks the committed change;
+//! 5. a block of step 3 or 4 is bounded: once this session has been blocked `--max-blocks`
+//!    times in a row, the agent may stop, and the person is told (`systemMessage`) what is
+//!    still open. The count is kept in the temporary directory per agent, repository and
+//!    session, and restarts whenever the agent stops of its own accord (`stop_hook_active`
+//!    false); a count that cannot be read, while the agent says it is already continuing,
+//!    counts as the limit: the hook never holds an agent in a loop;
+//! 6. anything else lets the agent stop: nothing on stdout once READY, a `systemMessage` when
+//!    the claim holds with gaps or waits for a person, and a `systemMessage` with the message
+//!    when no verdict was reached (a bad payload, an unknown base, a run that cannot
+//!    complete), in the hook's words: a hint that names a flag of claim-check the hook lacks
+//!    is left out ([`super::words`]).
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +34,8 @@ use sha2::{Digest, Sha256};
 
 use super::child;
 use super::summary::Summary;
+use super::words::{Arg, Words};
+use crate::format::error::ErrorDocument;
 
 /// The most of a payload that is read.
 pub const PAYLOAD_LIMIT: usize = 1 << 20;
@@ -58,6 +66,30 @@ pub struct Options {
     pub runs: u32,
     pub timeout: u64,
     pub max_blocks: u32,
+    /// claim-check's own long flags (`--head`, `--temp-dir`, …): its messages' hints that
+    /// need one the hook does not pass on ([`PASSED_ON`]) are left out.
+    pub claim_check_flags: Vec<String>,
+}
+
+/// The flags the hook passes on to claim-check, by the same names.
+pub const PASSED_ON: [&str; 6] = [
+    "--repo",
+    "--base",
+    "--mode",
+    "--acceptance",
+    "--runs",
+    "--timeout",
+];
+
+impl Options {
+    /// The hook's words for claim-check's messages.
+    fn words(&self) -> Words {
+        Words {
+            own: self.claim_check_flags.clone(),
+            shared: PASSED_ON.iter().map(|f| (*f, Arg::Same)).collect(),
+            phrases: Vec::new(),
+        }
+    }
 }
 
 /// What the agent sends (fields the hook does not use are ignored).
@@ -71,6 +103,35 @@ pub struct Payload {
     pub hook_event_name: Option<String>,
     #[serde(default)]
     pub stop_hook_active: bool,
+}
+
+/// What a run of claim-check gave the hook to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Checked {
+    /// A verdict.
+    Verdict(Box<Summary>),
+    /// The working tree has uncommitted changes to tracked files: claim-check's message.
+    Uncommitted(String),
+    /// No verdict: the message, in the hook's words.
+    NoVerdict(String),
+}
+
+impl Checked {
+    /// Reads a finished run: its result document, else its error document, else its message.
+    pub fn of(ran: &child::Ran, words: &Words) -> Checked {
+        if let Some(summary) = Summary::from_run(ran.exit_code, &ran.stdout) {
+            return Checked::Verdict(Box::new(summary));
+        }
+        let doc = serde_json::from_slice::<ErrorDocument>(&ran.stdout)
+            .ok()
+            .filter(|d| d.kind == "input" && ran.exit_code == Some(d.exit_code));
+        if let Some([only]) = doc.as_ref().map(|d| d.errors.as_slice()) {
+            if only.message.starts_with(crate::git::UNCOMMITTED) {
+                return Checked::Uncommitted(only.message.clone());
+            }
+        }
+        Checked::NoVerdict(words.speak(&ran.message()))
+    }
 }
 
 /// The hook's answer.
@@ -163,12 +224,32 @@ pub fn decide(summary: &Summary, blocked_in_a_row: u32, max_blocks: u32) -> Answ
     Answer::Block(reason)
 }
 
-/// The whole hook: payload in, answer out. Returns the exit code, the stdout line and the
-/// message for stderr.
-pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, Option<String>) {
+/// Step 4: the answer for a working tree with uncommitted changes (claim-check's `message`),
+/// given how many stops in a row this session has been blocked already.
+pub fn decide_uncommitted(message: &str, blocked_in_a_row: u32, max_blocks: u32) -> Answer {
+    if blocked_in_a_row >= max_blocks {
+        return Answer::Allow(Some(format!(
+            "Shipmoor Claim Check: {message}; the agent was sent back {blocked_in_a_row} time(s) in a row to commit them, and may stop now, but the change was not checked. Commit the changes and run claim-check."
+        )));
+    }
+    Answer::Block(format!(
+        "Shipmoor Claim Check: {message}. The hook checks the committed change, so nothing was checked: commit your changes and stop again ({} of {max_blocks} checks that send you back).",
+        blocked_in_a_row + 1
+    ))
+}
+
+/// Lets the agent stop with uncommitted changes because a block could not be bounded (`why`).
+pub fn release_uncommitted(message: &str, why: &str) -> Answer {
+    Answer::Allow(Some(format!(
+        "Shipmoor Claim Check: {message}; the agent may stop ({why}), but the change was not checked. Commit the changes and run claim-check."
+    )))
+}
+
+/// The whole hook: payload in, answer out (see the module doc).
+pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> Answer {
     let payload = match parse_payload(stdin) {
         Ok(p) => p,
-        Err(message) => return no_answer(agent, &message),
+        Err(message) => return no_verdict(agent, &message),
     };
     // Paths the hook's flags give are the hook's own directory's; the payload's `cwd` is the
     // agent's (absolute, as both agents send it).
@@ -195,46 +276,45 @@ pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> (i32, Option<String>, 
     };
     let ran = match run_check(opts, &repo) {
         Ok(ran) => ran,
-        Err(e) => return no_answer(agent, &format!("could not start claim-check: {e}")),
+        Err(e) => return no_verdict(agent, &format!("could not start claim-check: {e}")),
     };
-    let Some(summary) = Summary::from_run(ran.exit_code, &ran.stdout) else {
-        return no_answer(
-            agent,
-            &format!(
-                "claim-check reached no verdict, so the stop is not blocked:\n{}",
-                ran.message()
-            ),
-        );
+    let checked = Checked::of(&ran, &opts.words());
+    // Step 5: a block is bounded, else the agent may stop with what is open told.
+    let released = |why: &str| match &checked {
+        Checked::Verdict(summary) => release(summary, why),
+        Checked::Uncommitted(message) => release_uncommitted(message, why),
+        Checked::NoVerdict(message) => no_verdict(agent, message),
     };
-    let answer = match prior {
-        Some(n) => decide(&summary, n, opts.max_blocks),
-        None => release(&summary, "this session has no count of earlier blocks"),
+    let answer = match (&checked, prior) {
+        (Checked::NoVerdict(message), _) => {
+            return no_verdict(agent, &format!("claim-check says:\n{message}"))
+        }
+        (Checked::Verdict(summary), Some(n)) => decide(summary, n, opts.max_blocks),
+        (Checked::Uncommitted(message), Some(n)) => decide_uncommitted(message, n, opts.max_blocks),
+        (_, None) => released("this session has no count of earlier blocks"),
     };
-    let answer = match answer {
-        Answer::Block(_) if payload.session_id.is_none() => release(
-            &summary,
-            "the payload names no session, so its blocks cannot be counted",
-        ),
-        Answer::Block(_) if !prior.is_some_and(|n| state.write(n + 1)) => release(
-            &summary,
-            "the count of blocks could not be recorded, so a block could not be bounded",
-        ),
+    match answer {
+        Answer::Block(_) if payload.session_id.is_none() => {
+            released("the payload names no session, so its blocks cannot be counted")
+        }
+        Answer::Block(_) if !prior.is_some_and(|n| state.write(n + 1)) => {
+            released("the count of blocks could not be recorded, so a block could not be bounded")
+        }
         Answer::Block(reason) => Answer::Block(reason),
         Answer::Allow(message) => {
             state.clear();
             Answer::Allow(message)
         }
-    };
-    (0, answer.to_stdout(), None)
+    }
 }
 
-/// No answer: exit 1 (the agents' non-blocking error), `message` for stderr.
-pub fn no_answer(agent: Agent, message: &str) -> (i32, Option<String>, Option<String>) {
-    (
-        1,
-        None,
-        Some(format!("shipmoor hook {}: {message}", agent.name())),
-    )
+/// No verdict: the agent may stop, and the person is told why (`systemMessage`, which both
+/// agents show; Codex shows nothing of a hook that exits non-zero but its code).
+pub fn no_verdict(agent: Agent, message: &str) -> Answer {
+    Answer::Allow(Some(format!(
+        "Shipmoor Claim Check (shipmoor hook {}): no verdict, so the stop is not blocked: {message}",
+        agent.name()
+    )))
 }
 
 /// Lets the agent stop because a block could not be bounded (`why`), telling the person what

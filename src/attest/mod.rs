@@ -4,18 +4,21 @@
 //! bytes (the exact bytes a signature covers).
 //!
 //! - subject: the head commit (`gitCommit`) and any `--subject NAME=sha256:HEX` artifacts;
-//! - predicate: `verifier`, `timeVerified`, `resourceUri` (`git+<repo>@<head>`), `policy` (the
-//!   acceptance set's path and digest), `inputAttestations` (every evidence record, by digest),
-//!   `verificationResult`, `verifiedLevels` (our own names, never `SLSA_…`), and the full
-//!   dispositions under the [`EXTENSION_KEY`] extension, which `replay` re-fuses; in full mode
-//!   the extension also names each judge (its command's digest, or its endpoint and model) and
-//!   holds every finding, whose request and response records are among `inputAttestations`.
+//! - predicate: `verifier`, `timeVerified`, `resourceUri` (`git+<repo>@<head>`, never a local
+//!   path: [`resource`]), `policy` (a resource descriptor of what the claim was read from:
+//!   [`resource::policy`]), `verificationResult`, `verifiedLevels` (our own names, never
+//!   `SLSA_…`, with `FAILED` beside ours on a failure), and the full dispositions under the
+//!   [`EXTENSION_KEY`] extension, which `replay` re-fuses, with every evidence record by
+//!   pointer (`evidence`); in full mode the extension also names each judge (its command's
+//!   digest, or its endpoint and model) and holds every finding, whose request and response
+//!   records are among the evidence.
 //!
 //! The statement's types, and the format version, are in [`crate::format::statement`].
 
 pub mod dsse;
 pub mod keyed_bundle;
 pub mod keys;
+pub mod resource;
 pub mod sigstore;
 pub mod unique_keys;
 pub mod verify;
@@ -25,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::result::BaseCacheState;
 use crate::format::statement::{
     BaseCacheReuse, CriterionDisposition, DispositionFloor, Extension, ExtensionAcceptance,
-    InputAttestation, JudgeIdentity, Policy, Predicate, Sha256Digest, Statement,
-    Subject as StatementSubject, SubjectDigest, Verifier, VerifierVersion,
+    JudgeIdentity, Policy, Predicate, Statement, Subject as StatementSubject, SubjectDigest,
+    Verifier, VerifierVersion,
 };
 pub use crate::format::statement::{
     EXTENSION_KEY, FORMAT_VERSION, PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID,
@@ -68,6 +71,16 @@ pub fn level(v: Verdict) -> String {
     format!("SHIPMOOR_CLAIM_CHECK_{}", v.as_str().replace(' ', "_"))
 }
 
+/// `verifiedLevels` for a verdict: its level, and (SLSA VSA v1) `FAILED` beside it when policy
+/// verification failed; a statement of format 1 to 4 holds the level alone.
+pub fn verified_levels(v: Verdict, format: u64) -> Vec<String> {
+    let mut levels = vec![level(v)];
+    if format >= 5 && v.verification_result() == "FAILED" {
+        levels.push("FAILED".to_string());
+    }
+    levels
+}
+
 /// The SHA-256 of a raw commit object (`git cat-file commit <sha>`): the same commit as its
 /// `gitCommit` id, in a digest Sigstore verifiers can bind to.
 pub fn commit_object_sha256(raw_commit: &[u8]) -> String {
@@ -80,6 +93,7 @@ pub fn statement(
     evidence_records: &[String],
     subjects: &[Subject],
     head_object_sha256: &str,
+    policy: Policy,
 ) -> Statement {
     let mut subject = vec![StatementSubject {
         name: r.repository.clone(),
@@ -99,17 +113,6 @@ pub fn statement(
             },
         });
     }
-    let input_attestations = evidence_records
-        .iter()
-        .filter_map(|p| p.strip_prefix("sha256:"))
-        .map(|hex| InputAttestation {
-            uri: format!("evidence/sha256/{hex}"),
-            digest: Sha256Digest {
-                sha256: hex.to_string(),
-            },
-            media_type: crate::format::statement::EVIDENCE_MEDIA_TYPE.to_string(),
-        })
-        .collect();
     let dispositions = r
         .criteria
         .iter()
@@ -140,19 +143,13 @@ pub fn statement(
             },
             time_verified: r.completed_at.clone(),
             resource_uri: format!("git+{}@{}", r.repository, r.head),
-            policy: Policy {
-                uri: r.acceptance.path.clone(),
-                digest: Sha256Digest {
-                    sha256: r.acceptance.sha256.clone(),
-                },
-            },
-            input_attestations,
+            policy,
+            input_attestations: Vec::new(),
             verification_result: r.verdict.verification_result().to_string(),
-            verified_levels: vec![level(r.verdict)],
+            verified_levels: verified_levels(r.verdict, u64::from(FORMAT_VERSION)),
             extension: Extension {
-                format_version: u64::from(crate::format::statement::version_for(
-                    !r.findings.is_empty() || !r.judge_notes.is_empty(),
-                )),
+                format_version: u64::from(FORMAT_VERSION),
+                evidence: evidence_records.to_vec(),
                 policy: r.policy.to_string(),
                 verdict: r.verdict,
                 rule: r.rule.clone(),
@@ -204,6 +201,18 @@ fn judges(r: &RunResult) -> Vec<JudgeIdentity> {
 }
 
 /// The statement's bytes: sorted keys, two-space indent, a final newline.
+/// The statement of `r` with its claim as the policy (what the unit tests sign and replay).
+#[cfg(test)]
+pub fn statement_of(r: &RunResult, records: &[String], subjects: &[Subject]) -> Statement {
+    let policy = resource::policy(
+        &r.repository,
+        &r.head,
+        &resource::ClaimOrigin::Document,
+        &r.acceptance.sha256,
+    );
+    statement(r, records, subjects, &"4".repeat(64), policy)
+}
+
 pub fn statement_bytes(st: &Statement) -> Result<Vec<u8>, String> {
     st.to_bytes()
 }

@@ -13,7 +13,8 @@
 //! 1. Load the trusted root.
 //! 2. Parse the bundle (structure before crypto).
 //! 3. Choose the policy: the key (a keyed bundle without a transparency log entry is refused
-//!    here: `shipmoor replay --key` verifies those), or the identity and issuer.
+//!    here: [`verify_keyed_bundle_without_log`] and `shipmoor replay --key` verify those), or
+//!    the identity and issuer.
 //! 4. `sigstore-verify` checks signing times (signed entry timestamps, RFC 3161 timestamps), the
 //!    certificate chain at those times, its SCT, the identity policy, the inclusion proof against
 //!    its signed checkpoint, the signature, the artifact binding and the log entry's consistency.
@@ -21,6 +22,17 @@
 //!    digest of one subject of the in-toto statement, so a statement whose subjects carry only
 //!    other digests (`gitCommit`) cannot be verified this way.
 //! 5. Return what was verified.
+//!
+//! **A keyed bundle without a log entry** ([`verify_keyed_bundle_without_log`], on request
+//! only, as cosign's `--insecure-ignore-tlog`): the same bundle with no transparency log entry
+//! and no timestamp, as `claim-check --sign key` writes it, which `sigstore-verify` refuses
+//! for want of any signing time. It proves who signed, not when, nor that the signing was
+//! logged where others can see it.
+//!
+//! 1. The bundle's structure, the key its hint names and its DSSE signature
+//!    ([`keyed_bundle::verify_keyed_bundle`]).
+//! 2. The artifact binding of step 4: the signed payload is an in-toto statement and the
+//!    artifact's SHA-256 is the digest of one of its subjects.
 //!
 //! **Keyless signing** ([`sign_keyless`]). In: the in-toto statement's bytes, an OIDC identity
 //! token, the [`Services`]. Out: a bundle v0.3 (JSON) holding a DSSE envelope, the Fulcio
@@ -50,6 +62,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sigstore_oidc::reqwest;
 use sigstore_oidc::IdentityToken;
@@ -228,6 +241,64 @@ pub fn verify_bundle(
         payload,
         identity: result.identity().map(|san| san.as_str().to_string()),
         issuer: result.issuer().map(str::to_string),
+    })
+}
+
+/// Whether a bundle's JSON is signed with a key (its verification material a public key) and
+/// holds no transparency log entry; false when it does not parse ([`verify_bundle`] then says
+/// what is wrong with it).
+pub fn is_keyed_without_log(bundle_json: &str) -> bool {
+    serde_json::from_str::<Value>(bundle_json).is_ok_and(|v| {
+        v.pointer("/verificationMaterial/publicKey").is_some()
+            && v.pointer("/verificationMaterial/tlogEntries")
+                .and_then(Value::as_array)
+                .is_none_or(|entries| entries.is_empty())
+    })
+}
+
+/// Verifies a keyed bundle that holds no transparency log entry, with the key alone (see the
+/// module documentation for the steps).
+pub fn verify_keyed_bundle_without_log(
+    bundle_json: &str,
+    artifact: &Artifact,
+    key: &super::keys::VerifyingKey,
+) -> Result<VerifiedBundle, String> {
+    // 1. Structure, key and signature.
+    let bundle: Value =
+        serde_json::from_str(bundle_json).map_err(|e| format!("bundle: not JSON: {e}"))?;
+    let verified = super::keyed_bundle::verify_keyed_bundle(&bundle, key)
+        .map_err(|e| format!("signature: {e}"))?;
+
+    // 2. The artifact binding.
+    if verified.payload_type() != super::dsse::PAYLOAD_TYPE {
+        return Err(format!(
+            "artifact binding: the signed payload is `{}`, not an in-toto statement",
+            verified.payload_type()
+        ));
+    }
+    let statement: Value = serde_json::from_slice(verified.payload())
+        .map_err(|e| format!("artifact binding: the signed statement is not JSON: {e}"))?;
+    let want = hex::encode(artifact.sha256());
+    let bound = statement
+        .get("subject")
+        .and_then(Value::as_array)
+        .is_some_and(|subjects| {
+            subjects.iter().any(|s| {
+                s.pointer("/digest/sha256")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.eq_ignore_ascii_case(&want))
+            })
+        });
+    if !bound {
+        return Err(format!(
+            "artifact binding: no subject of the signed statement has the artifact's SHA-256 ({want})"
+        ));
+    }
+    Ok(VerifiedBundle {
+        payload_type: Some(verified.payload_type().to_string()),
+        payload: Some(verified.payload().to_vec()),
+        identity: None,
+        issuer: None,
     })
 }
 
@@ -434,5 +505,52 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("shipmoor replay --key"), "{err}");
+        assert!(is_keyed_without_log(bundle));
+    }
+
+    /// Each step of the keyed bundle without a log entry, with one negative case each: the
+    /// signature by another key, a changed payload, an artifact no subject names.
+    #[test]
+    fn a_keyed_bundle_without_a_log_entry_verifies_with_its_key_alone() {
+        use crate::attest::keys::tests::Keys;
+        use crate::attest::{dsse, keyed_bundle};
+        let keys = Keys::new();
+        let digest = [7u8; 32];
+        let statement = serde_json::json!({
+            "_type": "https://in-toto.io/Statement/v1",
+            "subject": [{"name": "app", "digest": {"sha256": hex::encode(digest)}}],
+        });
+        let env = dsse::sign(
+            statement.to_string().as_bytes(),
+            dsse::PAYLOAD_TYPE,
+            &keys.signing("p256"),
+        );
+        let bundle = keyed_bundle::to_bundle(&env).unwrap().to_string();
+        let vk = keys.verifying("p256");
+        let ok = verify_keyed_bundle_without_log(&bundle, &Artifact::Sha256(digest), &vk).unwrap();
+        assert_eq!(ok.dsse_payload(), Some(statement.to_string().as_bytes()));
+        assert_eq!((ok.identity(), ok.issuer()), (None, None));
+
+        let other = verify_keyed_bundle_without_log(
+            &bundle,
+            &Artifact::Sha256(digest),
+            &keys.verifying("ed25519"),
+        )
+        .unwrap_err();
+        assert!(other.starts_with("signature: "), "{other}");
+        let mut changed: Value = serde_json::from_str(&bundle).unwrap();
+        let forged = serde_json::json!({"_type": "x", "subject": statement["subject"]});
+        changed["dsseEnvelope"]["payload"] = base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD,
+            forged.to_string(),
+        )
+        .into();
+        let err =
+            verify_keyed_bundle_without_log(&changed.to_string(), &Artifact::Sha256(digest), &vk)
+                .unwrap_err();
+        assert!(err.starts_with("signature: "), "{err}");
+        let err =
+            verify_keyed_bundle_without_log(&bundle, &Artifact::Sha256([8; 32]), &vk).unwrap_err();
+        assert!(err.starts_with("artifact binding: "), "{err}");
     }
 }

@@ -25,8 +25,10 @@ The tools (each takes a JSON object; `repo` defaults to --repo):
 
 A verdict, BLOCKED too, is a result; bad input (an unknown revision, an
 invalid acceptance file, a dirty tree) is a tool error whose text is the
-command line's message with its file, line and fix. A call writes only the
-repository's .shipmoor/ and the temporary directory.
+command line's message with its file, line and fix, naming the tool's own
+arguments (`force: true`, `head`). A call writes only the repository's
+.shipmoor/ and the temporary directory. A line that is not JSON is answered
+-32700, and a call whose arguments are not an object -32602.
 
 Claude Code (.mcp.json in the repository, or `claude mcp add`):
   claude mcp add shipmoor -- shipmoor mcp
@@ -49,11 +51,14 @@ Examples:
   shipmoor hook codex --base main --max-blocks 5
 
 The hook reads the agent's Stop payload on stdin and checks the committed
-change. While a required criterion is unsatisfied, undecided or unbound it
-blocks the stop, with the next steps as the reason; once the claim holds it
-says nothing and the agent stops. After --max-blocks blocks in a row in one
-session (the agent's stop_hook_active says it is already continuing) it lets
-the agent stop and tells the person, so an agent is never held in a loop.
+change. While a required criterion is unsatisfied, undecided or unbound, or
+the working tree has uncommitted changes, it blocks the stop, with the next
+steps (or \"commit your changes and stop again\") as the reason; once the
+claim holds it says nothing and the agent stops. After --max-blocks blocks in
+a row in one session (the agent's stop_hook_active says it is already
+continuing) it lets the agent stop and tells the person, so an agent is never
+held in a loop. Without a verdict (a bad payload, an unknown base, a run that
+cannot complete) it lets the agent stop and tells the person why.
 
 Claude Code (.claude/settings.json):
   {\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\",
@@ -63,11 +68,10 @@ Codex (.codex/hooks.json):
   {\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\",
     \"command\": \"shipmoor hook codex --base main\", \"timeout\": 1800}]}]}}
 
-Exit codes (the agents' own: their exit 2 would block the stop):
-  0  answered: a block on stdout, or nothing (the agent may stop)
-  1  no answer: the payload, the repository or the run was bad; the message
-     on stderr is shown to the person, the agent stops
-  3  engine crash (a bug): no answer either, the agent stops";
+Exit codes (the agents read stdout only on exit 0, and exit 2 as a block):
+  0  always: a block on stdout ({\"decision\": \"block\", \"reason\": …}), a
+     message for the person ({\"systemMessage\": …}; without a verdict, why),
+     or nothing (the agent may stop)";
 
 pub(super) const EXPLAIN_AFTER_HELP: &str = "\
 Examples:
@@ -82,6 +86,27 @@ Exit codes:
   2  usage or input error: no such criterion, no statement, a statement that
      does not parse
   3  engine crash";
+
+/// The long flags of `shipmoor <path>` (`["acceptance", "init"]`), with their dashes, as the
+/// command line defines them; none for a path that is not a command. The hook and the server
+/// leave out of a command's messages the hints that need one they lack.
+pub fn own_flags(path: &[&str]) -> Vec<String> {
+    use clap::CommandFactory;
+    let mut command = super::Cli::command();
+    // Built, so that each command has the global flags (`--color`) and `--help` too.
+    command.build();
+    for name in path {
+        match command.find_subcommand(name) {
+            Some(sub) => command = sub.clone(),
+            None => return Vec::new(),
+        }
+    }
+    command
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|long| format!("--{long}"))
+        .collect()
+}
 
 #[derive(Debug, Args)]
 pub struct McpArgs {

@@ -50,6 +50,16 @@ pub struct ClaimCheckArgs {
     /// .shipmoor/changes/*.yaml, each also as .draft]
     #[arg(long, value_name = "PATH", help_heading = "Inputs")]
     pub acceptance: Option<PathBuf>,
+    /// The repository's URL as the statement names it (`resourceUri`, the commit subject)
+    /// [default: the `origin` remote's URL; a repository with no remote, or a local one, needs
+    /// this flag]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SHIPMOOR_RESOURCE_URI",
+        help_heading = "Inputs"
+    )]
+    pub resource_uri: Option<String>,
     /// Text to derive a draft claim from (a Markdown checklist) when the change claims no
     /// criterion [default: the pull request's description, then the commit messages]
     #[arg(long, value_name = "FILE", help_heading = "Inputs")]

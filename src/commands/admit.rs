@@ -201,7 +201,12 @@ fn from_image(
         .attestations(&reference, &manifest)?
         .into_iter()
         .map(|a| Candidate {
-            source: format!("{image} referrer {} ({})", a.digest, a.via.as_str()),
+            source: match a.via {
+                crate::oci::Via::ClassicTag => {
+                    format!("{image} `.att` layer {} (classic-tag)", a.digest)
+                }
+                _ => format!("{image} referrer {} ({})", a.digest, a.via.as_str()),
+            },
             bytes: a.bundle,
         })
         .collect();

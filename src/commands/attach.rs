@@ -1,5 +1,7 @@
-//! `shipmoor attach REF --attestation FILE`: a signed VSA's Sigstore bundle attached to an image
-//! in its registry, where cosign, Kyverno and the Sigstore policy-controller look for it.
+//! `shipmoor attach REF --attestation FILE [--form bundle|classic|both]`: a signed VSA's
+//! Sigstore bundle attached to an image in its registry, in cosign's bundle form (an OCI 1.1
+//! referrer) and its classic form (a layer of the `sha256-<hex>.att` image), where cosign,
+//! Kyverno and the Sigstore policy-controller look for it.
 //!
 //! In: the image reference, the bundle, `--allow-http-registry`, `--format`. Out: the artifact's
 //! digest and how it is indexed (the referrers API or the `sha256-<hex>` tag), exit 0; exit 2
@@ -10,7 +12,8 @@
 //!    DSSE envelope holding an in-toto statement): before any request, so a wrong file never
 //!    reaches the registry. The signature is not checked: admission verifies it.
 //! 2. Resolve the image's digest; the statement must name it among its subjects.
-//! 3. Push the artifact and index it ([`crate::oci::Registry::attach`]); print the outcome.
+//! 3. Push each form ([`crate::oci::Registry::attach`]: the classic layer is built before
+//!    anything is pushed); print the outcome.
 
 use std::io::Write;
 
@@ -33,11 +36,28 @@ struct AttachDocument<'a> {
     reference: &'a str,
     repository: String,
     subject: &'a Descriptor,
-    artifact: &'a str,
-    via: &'static str,
+    /// The bundle form's artifact manifest, when that form was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    artifact: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<&'static str>,
     /// The referrers tag schema's index tag, only when the artifact is listed there.
     #[serde(skip_serializing_if = "Option::is_none")]
     tag: Option<&'a str>,
+    /// The classic form, when it was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    classic: Option<ClassicDocument<'a>>,
+}
+
+#[derive(Serialize)]
+struct ClassicDocument<'a> {
+    tag: &'a str,
+    /// The `.att` image's manifest; absent when the tag already held this layer.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    manifest: &'a str,
+    layer: &'a str,
+    logged: bool,
+    unchanged: bool,
 }
 
 impl<'a> AttachDocument<'a> {
@@ -47,11 +67,57 @@ impl<'a> AttachDocument<'a> {
             reference: reference.as_str(),
             repository: reference.name(),
             subject: &attached.subject,
-            artifact: &attached.digest,
-            via: attached.via.as_str(),
-            tag: (attached.via == Via::TagSchema).then_some(tag),
+            artifact: attached.bundle.as_ref().map(|(d, _)| d.as_str()),
+            via: attached.bundle.as_ref().map(|(_, v)| v.as_str()),
+            tag: attached
+                .bundle
+                .as_ref()
+                .filter(|(_, v)| *v == Via::TagSchema)
+                .map(|_| tag),
+            classic: attached.classic.as_ref().map(|c| ClassicDocument {
+                tag: &c.tag,
+                manifest: &c.manifest,
+                layer: &c.layer,
+                logged: c.logged,
+                unchanged: c.unchanged,
+            }),
         }
     }
+}
+
+/// What was attached, a line per form, as `attach` and `claim-check --attach` print it.
+pub(crate) fn described(reference: &Reference, attached: &Attached) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some((digest, via)) = &attached.bundle {
+        let how = match via {
+            Via::ReferrersApi => "indexed by the registry's referrers API".to_string(),
+            _ => format!(
+                "listed in the referrers tag schema's index `{}:{}` (the registry has no referrers API)",
+                reference.name(),
+                tag_schema_tag(&attached.subject.digest)
+            ),
+        };
+        lines.push(format!("bundle form: the artifact {digest}, {how}"));
+    }
+    if let Some(c) = &attached.classic {
+        let what = if c.unchanged {
+            "already there".to_string()
+        } else {
+            format!("image {}", c.manifest)
+        };
+        let log = if c.logged {
+            ", with its Rekor entry"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "classic form: the layer {} at `{}:{}` ({what}{log})",
+            c.layer,
+            reference.name(),
+            c.tag
+        ));
+    }
+    lines
 }
 
 pub fn run(args: AttachArgs) -> Result<i32, Error> {
@@ -78,22 +144,16 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
     let registry = Registry::new(&Options {
         plain_http: args.registry.allow_http_registry,
     })?;
-    let attached = registry.attach(&reference, &bundle)?;
+    let attached = registry.attach(&reference, &bundle, args.form.into())?;
 
     let tag = tag_schema_tag(&attached.subject.digest);
     let text = match args.format {
         Format::Human => {
-            let how = match attached.via {
-                Via::ReferrersApi => "indexed by the registry's referrers API".to_string(),
-                Via::TagSchema => format!(
-                    "listed in the referrers tag schema's index `{}:{tag}` (the registry has no referrers API)",
-                    reference.name()
-                ),
-            };
-            format!(
-                "attached {} to {} ({})\n  {how}\n",
-                attached.digest, reference, attached.subject.digest
-            )
+            let mut text = format!("attached to {} ({})\n", reference, attached.subject.digest);
+            for line in described(&reference, &attached) {
+                text.push_str(&format!("  {line}\n"));
+            }
+            text
         }
         Format::Json => {
             let doc = AttachDocument::of(&reference, &attached, &tag);
@@ -124,8 +184,14 @@ mod tests {
         let image = format!("sha256:{}", "ab".repeat(32));
         for via in [Via::ReferrersApi, Via::TagSchema] {
             let attached = Attached {
-                digest: format!("sha256:{}", "cd".repeat(32)),
-                via,
+                bundle: Some((format!("sha256:{}", "cd".repeat(32)), via)),
+                classic: Some(crate::oci::ClassicAttached {
+                    tag: crate::oci::classic::attestation_tag(&image),
+                    manifest: format!("sha256:{}", "ef".repeat(32)),
+                    layer: format!("sha256:{}", "12".repeat(32)),
+                    logged: false,
+                    unchanged: false,
+                }),
                 subject: Descriptor {
                     media_type: "application/vnd.oci.image.manifest.v1+json".into(),
                     digest: image.clone(),
@@ -143,7 +209,7 @@ mod tests {
             let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
             match via {
                 Via::ReferrersApi => v["tag"] = tag.into(),
-                Via::TagSchema => {
+                _ => {
                     v.as_object_mut().unwrap().remove("tag");
                 }
             }

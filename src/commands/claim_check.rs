@@ -16,6 +16,7 @@
 //!    digest the input checks resolved and made a subject of the statement).
 
 mod attach;
+mod policy;
 mod shard;
 #[cfg(test)]
 mod tests;
@@ -73,6 +74,8 @@ struct Plan {
     runs: u32,
     timeout: Duration,
     git: Git,
+    /// The repository's URL as the statement names it ([`resource_uri`]).
+    repository: String,
     subjects: Vec<Subject>,
     signing_key: Option<SigningKey>,
     base: CommitId,
@@ -137,6 +140,8 @@ struct Facts {
 /// subjects, the SHA-256 of head's commit object.
 struct StatementInputs<'a> {
     evidence_records: &'a [String],
+    /// What the claim was read from ([`policy::policy`]).
+    policy: crate::format::statement::Policy,
     subjects: &'a [Subject],
     head_object_sha256: &'a str,
 }
@@ -232,6 +237,7 @@ fn finish(
     let head_object_sha256 = head_object_sha256(&plan.git, &plan.head)?;
     let inputs = StatementInputs {
         evidence_records: store.records(),
+        policy: policy::policy(&plan)?,
         subjects: &plan.subjects,
         head_object_sha256: &head_object_sha256,
     };
@@ -296,6 +302,7 @@ fn plan(
     let started = clock.now();
     let stopwatch = clock.stopwatch();
     let git = Git::discover(&args.repo)?;
+    let repository = resource_uri(args, &git)?;
     let mut subjects = parse_subjects(&args.subjects)?;
     let signing_key = signing_key(args)?;
     let attach_reference = attach_reference(args)?;
@@ -365,6 +372,7 @@ fn plan(
         runs: args.runs,
         timeout: Duration::from_secs(args.timeout),
         git,
+        repository,
         subjects,
         signing_key,
         base,
@@ -388,6 +396,37 @@ fn plan(
         base_cache,
         confinement,
     })
+}
+
+/// The repository's URL as the statement names it: `--resource-uri`, else the `origin` remote's,
+/// in one spelling ([`attest::resource::canonical`]); never a local path, which nobody who reads
+/// the statement can fetch and which puts a local directory's name into a signed document.
+fn resource_uri(args: &ClaimCheckArgs, git: &Git) -> Result<String, Error> {
+    const HELP: &str = "pass `--resource-uri https://host/owner/repo` (or set SHIPMOOR_RESOURCE_URI), or give the repository its remote: `git remote add origin URL`";
+    if let Some(given) = &args.resource_uri {
+        return attest::resource::canonical(given).map_err(|e| {
+            Error::input(
+                InputError::new(format!("--resource-uri: {e}"))
+                    .help("give the URL the repository is fetched from, e.g. `--resource-uri https://github.com/acme/shop`"),
+            )
+        });
+    }
+    match git.origin_url()? {
+        Some(url) => attest::resource::canonical(&url).map_err(|e| {
+            Error::input(
+                InputError::new(format!(
+                    "the `origin` remote cannot name the repository in the statement: {e}"
+                ))
+                .help(HELP),
+            )
+        }),
+        None => Err(Error::input(
+            InputError::new(
+                "the repository has no `origin` remote, and the statement's `resourceUri` must name where head can be fetched, never a local path",
+            )
+            .help(HELP),
+        )),
+    }
 }
 
 /// The sandbox of the run's commands (`--sandbox`), probed now, before any of the change's code
@@ -515,7 +554,7 @@ fn run_judge(
         };
         panel.push((spec.clone(), ask));
     }
-    let repo = plan.git.repo_uri()?;
+    let repo = plan.repository.clone();
     let run = judge::run(
         judge::RunInput {
             git: &plan.git,
@@ -712,7 +751,8 @@ fn check_clean(
     let shown: Vec<&str> = dirty.iter().take(5).map(|s| s.as_str()).collect();
     Err(Error::input(
         InputError::new(format!(
-            "the working tree has uncommitted changes to tracked files: {}{}",
+            "{}: {}{}",
+            crate::git::UNCOMMITTED,
             shown.join(", "),
             if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() }
         ))
@@ -953,7 +993,7 @@ fn facts(plan: &Plan, signing: Signing) -> Result<Facts, Error> {
     Ok(Facts {
         mode: plan.mode,
         completed_at: rfc3339(plan.clock.now()),
-        repository: plan.git.repo_uri()?,
+        repository: plan.repository.clone(),
         base: plan.base.to_string(),
         head: plan.head.to_string(),
         acceptance_path: match &plan.located {
@@ -1047,6 +1087,7 @@ fn render(
         inputs.evidence_records,
         inputs.subjects,
         inputs.head_object_sha256,
+        inputs.policy.clone(),
     );
     let statement = attest::statement_bytes(&statement).map_err(Error::crash)?;
     let fixes = pretty_json(&packet)?;

@@ -189,8 +189,8 @@ fn cited(
     store: &StoreReader,
     into: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
-    for input in &statement.predicate.input_attestations {
-        let hex = &input.digest.sha256;
+    for pointer in statement.evidence_pointers() {
+        let hex = pointer.strip_prefix("sha256:").unwrap_or(&pointer);
         if !is_digest(hex) {
             return Err(Error::input(
                 InputError::new(format!(
@@ -200,7 +200,7 @@ fn cited(
                 .help("keep only statements, DSSE envelopes or Sigstore bundles claim-check wrote, unchanged"),
             ));
         }
-        into.insert(hex.clone());
+        into.insert(hex.to_string());
         let bytes = match store.read(hex) {
             Ok(bytes) => bytes,
             Err(e) if e.is_missing() => continue,

@@ -53,9 +53,16 @@ pub fn main_entry() -> i32 {
             let _ = e.print();
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                // An agent reads a Stop hook's exit 2 as "keep working, stderr is why": a
-                // mistyped hook command in its settings must not hold it (book: agents.md).
-                _ if is_hook(std::env::args_os()) => 1,
+                // An agent reads a Stop hook's exit 2 as "keep working, stderr is why", and
+                // Codex shows nothing of another code but the code: a mistyped hook command in
+                // the agent's settings lets it stop, and says why (book: agents.md).
+                _ if is_hook(std::env::args_os()) => {
+                    agent::hook_unanswered(&format!(
+                        "its command line is wrong: {}",
+                        e.render().to_string().trim().trim_start_matches("error: ")
+                    ));
+                    crate::error::EXIT_OK
+                }
                 _ => {
                     if asks_for_json(std::env::args_os()) {
                         let text = e.render().to_string();
@@ -111,6 +118,10 @@ pub fn main_entry() -> i32 {
             write_error(&doc);
             if json {
                 print_json(&doc);
+            }
+            if is_hook(std::env::args_os()) {
+                agent::hook_unanswered(message);
+                return crate::error::EXIT_OK;
             }
             EXIT_CRASH
         }

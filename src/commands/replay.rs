@@ -244,8 +244,16 @@ fn rerun(
 ) -> Result<String, String> {
     let git = git.ok_or("--rerun needs the repository (--repo)")?;
     let ext = st.extension();
-    let path = st.predicate.policy.uri.as_str();
-    let want = st.predicate.policy.digest.sha256.as_str();
+    // From format 3 the claim is the extension's `acceptance` (its files, and its digest); the
+    // formats before name one file as `policy`, with its bytes' digest.
+    let (path, want) = if ext.format_version >= 3 {
+        (ext.acceptance.path.as_str(), ext.acceptance.sha256.as_str())
+    } else {
+        (
+            st.predicate.policy.uri.as_str(),
+            st.predicate.policy.digest.sha256.as_deref().unwrap_or(""),
+        )
+    };
     let base = git.resolve(&ext.base, "base").map_err(|e| e.to_string())?;
     let head = git.resolve(&ext.head, "head").map_err(|e| e.to_string())?;
     let format = ext.format_version;

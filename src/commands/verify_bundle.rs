@@ -4,13 +4,18 @@
 //! In: `--bundle`, either `--key` or both `--certificate-identity` and
 //! `--certificate-oidc-issuer`, an optional `--trusted-root` (default: the embedded Sigstore
 //! public-good root; `--staging` is accepted and ignored, verification is always offline), and the
-//! artifact as a file or `sha256:HEX`. Out: exit 0 when the bundle is valid (one `verified` line
-//! on stderr), 1 when it is not (the failed check on stderr), 2 for a usage error (the trust
-//! flags, an unreadable file).
+//! artifact as a file or `sha256:HEX`, and `--offline-key`. Out: exit 0 when the bundle is valid
+//! (one `verified` line on stderr, and a `note` line when no log entry was checked), 1 when it
+//! is not (the failed check on stderr), 2 for a usage error (the trust flags, an unreadable
+//! file).
 //!
 //! 1. Choose the trust from the flags.
 //! 2. Read every named file; one that cannot be read is a usage error.
-//! 3. Verify ([`crate::attest::sigstore::verify_bundle`]) and print the outcome.
+//! 3. Verify and print the outcome: a keyed bundle that holds no transparency log entry (as
+//!    `claim-check --sign key` writes it) with the key alone when `--offline-key` says so
+//!    ([`crate::attest::sigstore::verify_keyed_bundle_without_log`]), and is refused, naming
+//!    the flag, when it does not; any other bundle with
+//!    [`crate::attest::sigstore::verify_bundle`].
 
 use std::io::Write;
 use std::path::Path;
@@ -48,8 +53,9 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
 
     // 2. The files.
     let bundle_bytes = read(&args.bundle, "bundle", super::replay::ATTESTATION_LIMIT)?;
+    let mut key_pem = Vec::new();
     if let Trust::Key(key) = &trust {
-        read(key, "key", super::replay::KEY_LIMIT)?;
+        key_pem = read(key, "key", super::replay::KEY_LIMIT)?;
         keys::refuse_private_key(key)?;
     }
     if let Some(root) = &sig.trusted_root {
@@ -58,11 +64,26 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
     let artifact = sigstore::parse_artifact(&args.artifact).map_err(usage)?;
 
     // 3. The verification.
-    let outcome = String::from_utf8(bundle_bytes)
-        .map_err(|_| "bundle: not UTF-8 text".to_string())
-        .and_then(|json| {
-            sigstore::verify_bundle(&json, &artifact, &trust, sig.trusted_root.as_deref())
-        });
+    let json = String::from_utf8(bundle_bytes).map_err(|_| "bundle: not UTF-8 text".to_string());
+    let without_log =
+        matches!(trust, Trust::Key(_)) && json.as_deref().is_ok_and(sigstore::is_keyed_without_log);
+    let outcome = json.and_then(|json| {
+        match &trust {
+        Trust::Key(_) if without_log && args.offline_key => {
+            let key = std::str::from_utf8(&key_pem)
+                .map_err(|_| "key: not UTF-8 text".to_string())
+                .and_then(|pem| keys::load_verifying_key(pem).map_err(|e| format!("key: {e}")))?;
+            sigstore::verify_keyed_bundle_without_log(&json, &artifact, &key)
+        }
+        Trust::Key(_) if without_log => Err(
+            "the bundle is signed with a key and has no transparency log entry, so nothing shows \
+             when it was signed or that the signing was logged\n  help: pass `--offline-key` to \
+             verify it with the key alone (its signature and the artifact; no log entry is checked)"
+                .to_string(),
+        ),
+        _ => sigstore::verify_bundle(&json, &artifact, &trust, sig.trusted_root.as_deref()),
+    }
+    });
     let mut stderr = std::io::stderr();
     match outcome {
         Ok(verified) => {
@@ -72,6 +93,12 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
                 _ => "the required identity".to_string(),
             };
             let _ = writeln!(stderr, "verified: {} signed by {by}", args.bundle.display());
+            if without_log {
+                let _ = writeln!(
+                    stderr,
+                    "note: no transparency log entry was checked (--offline-key): the bundle has none, so it shows who signed, not when, nor that the signing was logged"
+                );
+            }
             Ok(EXIT_OK)
         }
         Err(reason) => {

@@ -355,7 +355,7 @@ pub(crate) mod tests {
             rule: "1".into(),
             rule_reason: "a required criterion fails the deterministic floor".into(),
             exit_code: 1,
-            repository: "file:///tmp/repo".into(),
+            repository: "https://github.com/acme/shop".into(),
             base: "d8f94489d716fc95c2df61bda5b3eef0449c9499".into(),
             head: "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb".into(),
             acceptance: AcceptanceInfo {

@@ -32,23 +32,18 @@ pub const EVIDENCE_MEDIA_TYPE: &str = "application/vnd.shipmoor.evidence+json";
 /// and the settings: [`crate::acceptance::claim::document`]) rather than one file's bytes; each
 /// disposition names its criterion's `file`; `acceptance` records the claim's `source` and the
 /// inherited criteria. 4: full mode: `judges`, `findings` and `judge_notes`, with the judge's
-/// request and response records among the evidence. A statement with no judge finding is still
-/// written as format 3 ([`version_for`]), byte for byte as before, so releases that read 3 keep
-/// reading fast runs; one with findings is format 4, which such a release refuses at parse
-/// rather than passing judge blocks it cannot audit.
-pub const FORMAT_VERSION: u32 = 4;
-/// The format of a statement without judge findings (fast mode, or no criterion judged).
-pub const FORMAT_WITHOUT_JUDGE: u32 = 3;
-
-/// The format a statement is written as: [`FORMAT_VERSION`] when it carries judge findings,
-/// notes or identities, else [`FORMAT_WITHOUT_JUDGE`].
-pub fn version_for(has_judge: bool) -> u32 {
-    if has_judge {
-        FORMAT_VERSION
-    } else {
-        FORMAT_WITHOUT_JUDGE
-    }
-}
+/// request and response records among the evidence. 5: the SLSA fields to the letter: `policy`
+/// is a resource descriptor of what the claim was read from (an absolute URI and the digest of
+/// what it names: [`PolicyDigest`]), the claim's digest stays in `acceptance.sha256`; the
+/// evidence records are cited in the extension's `evidence`, no longer as `inputAttestations`
+/// (which holds attestations only); `verifiedLevels` holds `FAILED` beside Claim Check's level
+/// when the result is `FAILED`; `resourceUri` is never a local path and has no `.git` suffix.
+/// Every statement is written as format 5, with or without a judge.
+///
+/// Readable by: formats 1 and 2 by every release; 3 by releases from the one that wrote it on;
+/// 4 by releases that write 4 or later; 5 by releases that write 5 or later. A release refuses
+/// a later format at parse rather than read evidence or judge findings where it does not look.
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest statement format this release reads.
 pub const OLDEST_FORMAT: u64 = 1;
 
@@ -100,6 +95,19 @@ impl Statement {
     pub fn extension(&self) -> &Extension {
         &self.predicate.extension
     }
+
+    /// The evidence records the statement cites, as pointers: the extension's `evidence` from
+    /// format 5, `inputAttestations` before.
+    pub fn evidence_pointers(&self) -> Vec<String> {
+        if self.predicate.extension.format_version >= 5 {
+            return self.predicate.extension.evidence.clone();
+        }
+        self.predicate
+            .input_attestations
+            .iter()
+            .map(|a| format!("sha256:{}", a.digest.sha256))
+            .collect()
+    }
 }
 
 /// What the statement speaks for: the head commit (`gitCommit`, and from format 2 the raw
@@ -130,13 +138,19 @@ pub struct Predicate {
     pub resource_uri: String,
     /// The claim: its file (files, or the text it was derived from) and its digest.
     pub policy: Policy,
-    /// Every evidence record, by digest.
-    #[serde(rename = "inputAttestations")]
+    /// Formats 1 to 4: every evidence record, by digest. From format 5 the records are in the
+    /// extension's `evidence` and this holds attestations only (none yet).
+    #[serde(
+        rename = "inputAttestations",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub input_attestations: Vec<InputAttestation>,
     /// `PASSED` or `FAILED`.
     #[serde(rename = "verificationResult")]
     pub verification_result: String,
-    /// Our own level names, never `SLSA_…`.
+    /// Our own level names, never `SLSA_…`; from format 5 with `FAILED` beside ours when the
+    /// result is `FAILED`.
     #[serde(rename = "verifiedLevels")]
     pub verified_levels: Vec<String>,
     #[serde(rename = "https://shipmoor.dev/claim-check/v1")]
@@ -154,10 +168,25 @@ pub struct VerifierVersion {
     pub shipmoor: String,
 }
 
+/// What the claim was read from, as a resource descriptor: from format 5 an absolute URI and the
+/// digest of what it names (formats 1 to 4: the claim's file as a repository path, and the
+/// claim's digest).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     pub uri: String,
-    pub digest: Sha256Digest,
+    pub digest: PolicyDigest,
+}
+
+/// A digest set of what `policy.uri` names: `sha256` and `gitBlob` of one file at head,
+/// `gitTree` of the directory of several, or `sha256` alone of the claim's own document.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDigest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(rename = "gitBlob", default, skip_serializing_if = "Option::is_none")]
+    pub git_blob: Option<String>,
+    #[serde(rename = "gitTree", default, skip_serializing_if = "Option::is_none")]
+    pub git_tree: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,6 +219,10 @@ pub struct Extension {
     pub harness_changes: Vec<String>,
     pub signing: SigningState,
     pub dispositions: Vec<CriterionDisposition>,
+    /// From format 5: every evidence record the statement rests on, by pointer (`sha256:<hex>`),
+    /// which `replay` re-hashes (formats 1 to 4 cite them as `inputAttestations`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
     /// Full mode: who judged (each judge of the panel by name, with its command's digest or
     /// its endpoint and model). Absent when no judge ran, as in every statement before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -406,7 +439,7 @@ mod tests {
             name: "app.tar".into(),
             sha256: "3".repeat(64),
         };
-        crate::attest::statement(&result, &records, &[artifact], &"4".repeat(64))
+        crate::attest::statement_of(&result, &records, &[artifact])
             .to_bytes()
             .unwrap()
     }
@@ -416,7 +449,7 @@ mod tests {
         let bytes = written();
         let st: Statement = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(st.to_bytes().unwrap(), bytes);
-        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_WITHOUT_JUDGE)));
+        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_VERSION)));
         // The key the types read is the one the constant names.
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(v["predicate"][EXTENSION_KEY]["dispositions"].is_array());

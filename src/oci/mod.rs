@@ -1,7 +1,9 @@
-//! OCI registries (book: admission.md): a signed VSA (its Sigstore bundle) attached to an image as an
-//! OCI 1.1 artifact whose `subject` is the image manifest, typed and annotated as cosign's
-//! bundle format types attestations; found again through the referrers API, or the referrers
-//! tag schema (`sha256-<hex>`) where the registry lacks it.
+//! OCI registries (book: attach.md): a signed VSA attached to an image in cosign's two forms:
+//! its Sigstore bundle as an OCI 1.1 artifact whose `subject` is the image manifest, typed and
+//! annotated as cosign's bundle format types attestations, found again through the referrers
+//! API or the referrers tag schema (`sha256-<hex>`) where the registry lacks it; and its DSSE
+//! envelope as a layer of the classic `sha256-<hex>.att` image ([`classic`]), which Kyverno's
+//! `verifyImages` and the policy-controller read.
 //!
 //! The interface the commands use (`attach`, `claim-check --attach`, `admit --image`):
 //!
@@ -19,18 +21,21 @@
 //!   (or image index's) digest, media type and size. An unreachable registry is an input error
 //!   that names it (with a hint at `--allow-http-registry` when an HTTPS handshake met a plain
 //!   HTTP registry); an unknown tag is an input error that names the tag.
-//! - `Registry::attach(&self, &Reference, bundle: &[u8]) -> Result<Attached, Error>`: pushes
+//! - `Registry::attach(&self, &Reference, bundle: &[u8], Form) -> Result<Attached, Error>`:
+//!   in the classic form, the `.att` image [`classic`] describes; in the bundle form, pushes
 //!   the bundle as the artifact [`artifact`] describes (the empty config, the bundle layer, the
 //!   manifest), after checking that the bundle's statement names the image's digest. When the
 //!   manifest PUT answers with `OCI-Subject` the registry indexes referrers itself
 //!   ([`Via::ReferrersApi`]); otherwise the `sha256-<hex>` tag's image index gains the
 //!   artifact's descriptor, once ([`Via::TagSchema`]).
-//!   `Attached { digest, via, subject }`.
+//!   `Attached { subject, bundle: Option<(digest, via)>, classic: Option<ClassicAttached> }`.
 //! - `Registry::attestations(&self, &Reference, &Descriptor) -> Result<Vec<Attachment>, Error>`:
 //!   every attached VSA bundle (`Attachment { digest, bundle: Vec<u8>, via }`): the referrers
 //!   API's list, or on its 404 the tag schema's index, filtered to the bundle artifact type with
 //!   the VSA predicate type annotation; each artifact's manifest is pulled by digest, must name
-//!   the subject, and its bundle layer must match its digest. None found is an empty list.
+//!   the subject, and its bundle layer must match its digest; then the `.att` image's VSA
+//!   layers (DSSE envelopes, [`Via::ClassicTag`]), each matching its digest. None found is an
+//!   empty list.
 //!
 //! The client is `oci-client`, run on a current-thread tokio runtime the [`Registry`] owns, so
 //! callers stay synchronous. Two requests go around it with its own tokens: the artifact
@@ -38,6 +43,7 @@
 //! the referrers API's GET (to know which of the two ways answered).
 
 pub mod artifact;
+pub mod classic;
 pub mod credentials;
 #[cfg(test)]
 mod prop_tests;
@@ -85,6 +91,8 @@ pub enum Via {
     ReferrersApi,
     /// The referrers tag schema: the image index at the `sha256-<hex>` tag.
     TagSchema,
+    /// cosign's classic form: a layer of the image at the `sha256-<hex>.att` tag.
+    ClassicTag,
 }
 
 impl Via {
@@ -93,18 +101,56 @@ impl Via {
         match self {
             Via::ReferrersApi => "referrers-api",
             Via::TagSchema => "tag-schema",
+            Via::ClassicTag => "classic-tag",
         }
     }
 }
 
-/// An attached bundle, as pushed.
+/// Which of cosign's two forms an attachment writes (`attach --form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The Sigstore bundle as an OCI 1.1 referrer (cosign v3's default).
+    Bundle,
+    /// The DSSE envelope as a layer at the `sha256-<hex>.att` tag (what Kyverno's
+    /// `verifyImages` and the policy-controller read by default).
+    Classic,
+    /// Both.
+    Both,
+}
+
+impl Form {
+    fn bundle(self) -> bool {
+        matches!(self, Form::Bundle | Form::Both)
+    }
+    fn classic(self) -> bool {
+        matches!(self, Form::Classic | Form::Both)
+    }
+}
+
+/// An attachment, as pushed: the image it is about, and each form written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attached {
-    /// The artifact manifest's digest.
-    pub digest: String,
-    pub via: Via,
-    /// The image manifest the artifact is about.
+    /// The image manifest the attestation is about.
     pub subject: Descriptor,
+    /// The bundle form: the artifact manifest's digest and how it is indexed.
+    pub bundle: Option<(String, Via)>,
+    /// The classic form.
+    pub classic: Option<ClassicAttached>,
+}
+
+/// The classic form, as pushed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassicAttached {
+    /// `sha256-<hex>.att`.
+    pub tag: String,
+    /// The `.att` image manifest's digest.
+    pub manifest: String,
+    /// The layer's digest (the envelope's).
+    pub layer: String,
+    /// Whether the layer carries its Rekor entry (keyless, and the entry covers the layer).
+    pub logged: bool,
+    /// Whether the tag already held this very layer (nothing was written).
+    pub unchanged: bool,
 }
 
 /// An attached bundle, as found.
@@ -167,15 +213,59 @@ impl Registry {
         })
     }
 
-    /// Attaches `bundle` to the image `reference` names (see the module doc).
-    pub fn attach(&self, reference: &Reference, bundle: &[u8]) -> Result<Attached, Error> {
-        let facts = BundleFacts::read(bundle).map_err(|why| {
+    /// Attaches `bundle` to the image `reference` names, in the `form`s asked for (see the
+    /// module doc and [`classic`]).
+    pub fn attach(
+        &self,
+        reference: &Reference,
+        bundle: &[u8],
+        form: Form,
+    ) -> Result<Attached, Error> {
+        let not_attachable = |why: String| {
             Error::input(
                 InputError::new(format!("the attestation is not attachable: {why}"))
                     .help("attach the Sigstore bundle `claim-check --sign key|keyless` writes (`.shipmoor/claim-check.vsa.sigstore.json`)"),
             )
-        })?;
-        self.block_on(self.attach_async(reference, bundle, facts))
+        };
+        let facts = BundleFacts::read(bundle).map_err(not_attachable)?;
+        // Both forms are built before anything is pushed: a bundle one form cannot carry
+        // leaves the registry as it was.
+        let layer = match form.classic() {
+            true => Some(
+                classic::layer_of_bundle(bundle, &facts.predicate_type).map_err(not_attachable)?,
+            ),
+            false => None,
+        };
+        self.block_on(async {
+            self.login(reference).await?;
+            let subject = self.resolve_async(reference).await?;
+            if !facts.names(&subject.digest) {
+                return Err(Error::input(
+                    InputError::new(format!(
+                        "the attestation's statement does not name the image {reference} ({}) among its subjects",
+                        subject.digest
+                    ))
+                    .help(format!(
+                        "make the VSA for this image: `shipmoor claim-check --attach {reference} --sign key|keyless`, or `--subject {}={}`",
+                        reference.name(),
+                        subject.digest
+                    )),
+                ));
+            }
+            let bundle_form = match form.bundle() {
+                true => Some(self.attach_async(reference, bundle, &facts, &subject).await?),
+                false => None,
+            };
+            let classic = match &layer {
+                Some(layer) => Some(self.attach_classic(reference, layer, &subject).await?),
+                None => None,
+            };
+            Ok(Attached {
+                subject,
+                bundle: bundle_form,
+                classic,
+            })
+        })
     }
 
     /// Every VSA bundle attached to `subject` in `reference`'s repository.
@@ -257,23 +347,9 @@ impl Registry {
         &self,
         reference: &Reference,
         bundle: &[u8],
-        facts: BundleFacts,
-    ) -> Result<Attached, Error> {
-        self.login(reference).await?;
-        let subject = self.resolve_async(reference).await?;
-        if !facts.names(&subject.digest) {
-            return Err(Error::input(
-                InputError::new(format!(
-                    "the attestation's statement does not name the image {reference} ({}) among its subjects",
-                    subject.digest
-                ))
-                .help(format!(
-                    "make the VSA for this image: `shipmoor claim-check --attach {reference} --sign key|keyless`, or `--subject {}={}`",
-                    reference.name(),
-                    subject.digest
-                )),
-            ));
-        }
+        facts: &BundleFacts,
+        subject: &Descriptor,
+    ) -> Result<(String, Via), Error> {
         let at_subject = reference.at_digest(&subject.digest);
         let bundle_digest = artifact::sha256_digest(bundle);
         for (blob, digest) in [
@@ -301,7 +377,7 @@ impl Registry {
             }
         };
         let (manifest, annotations) =
-            artifact::artifact_manifest(&subject, bundle, &facts.predicate_type, &created)
+            artifact::artifact_manifest(subject, bundle, &facts.predicate_type, &created)
                 .map_err(Error::crash)?;
         let digest = artifact::sha256_digest(&manifest);
         let size = manifest.len() as u64;
@@ -309,11 +385,7 @@ impl Registry {
             .put_artifact_manifest(reference, &digest, manifest)
             .await?;
         if oci_subject.as_deref() == Some(subject.digest.as_str()) {
-            return Ok(Attached {
-                digest,
-                via: Via::ReferrersApi,
-                subject,
-            });
+            return Ok((digest, Via::ReferrersApi));
         }
         // No `OCI-Subject`: the registry does not index referrers, so the tag schema's index
         // must list the artifact.
@@ -343,10 +415,62 @@ impl Registry {
                 .await
                 .map_err(|e| self.registry_error(reference, "writing the referrers index", e))?;
         }
-        Ok(Attached {
-            digest,
-            via: Via::TagSchema,
-            subject,
+        Ok((digest, Via::TagSchema))
+    }
+
+    /// The classic form: `layer` added to the image at `sha256-<hex>.att` ([`classic`]).
+    async fn attach_classic(
+        &self,
+        reference: &Reference,
+        layer: &classic::Layer,
+        subject: &Descriptor,
+    ) -> Result<ClassicAttached, Error> {
+        let tag_name = classic::attestation_tag(&subject.digest);
+        let tag = reference.at_tag(&tag_name);
+        let existing = match self
+            .client
+            .pull_manifest_raw(&tag, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .await
+        {
+            Ok((body, _)) => classic::layers_of(&body)
+                .map_err(|why| self.input(reference, format!("the tag `{tag_name}`: {why}")))?,
+            Err(e) if is_not_found(&e) => Vec::new(),
+            Err(e) => return Err(self.registry_error(reference, "reading the `.att` image", e)),
+        };
+        let layer_digest = artifact::sha256_digest(&layer.envelope);
+        let Some((config, manifest)) =
+            classic::image_with(&existing, layer).map_err(Error::crash)?
+        else {
+            return Ok(ClassicAttached {
+                tag: tag_name,
+                manifest: String::new(),
+                layer: layer_digest,
+                logged: layer.logged,
+                unchanged: true,
+            });
+        };
+        let at_subject = reference.at_digest(&subject.digest);
+        for (blob, digest) in [
+            (config.clone(), artifact::sha256_digest(&config)),
+            (layer.envelope.clone(), layer_digest.clone()),
+        ] {
+            self.client
+                .push_blob(&at_subject, blob, &digest)
+                .await
+                .map_err(|e| self.registry_error(reference, "pushing the `.att` image", e))?;
+        }
+        let digest = artifact::sha256_digest(&manifest);
+        let content_type = reqwest::header::HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
+        self.client
+            .push_manifest_raw(&tag, manifest, content_type)
+            .await
+            .map_err(|e| self.registry_error(reference, "writing the `.att` image", e))?;
+        Ok(ClassicAttached {
+            tag: tag_name,
+            manifest: digest,
+            layer: layer_digest,
+            logged: layer.logged,
+            unchanged: false,
         })
     }
 
@@ -438,6 +562,57 @@ impl Registry {
                 digest: entry.digest,
                 bundle,
                 via,
+            });
+        }
+        found.extend(self.classic_attestations(reference, subject).await?);
+        Ok(found)
+    }
+
+    /// The VSA layers of the classic `.att` image: each a DSSE envelope, checked against its
+    /// layer digest (none when the tag does not exist).
+    async fn classic_attestations(
+        &self,
+        reference: &Reference,
+        subject: &Descriptor,
+    ) -> Result<Vec<Attachment>, Error> {
+        let tag_name = classic::attestation_tag(&subject.digest);
+        let tag = reference.at_tag(&tag_name);
+        let manifest = match self
+            .client
+            .pull_manifest_raw(&tag, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .await
+        {
+            Ok((body, _)) => body,
+            Err(e) if is_not_found(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(self.registry_error(reference, "reading the `.att` image", e)),
+        };
+        let layers = classic::layers_of(&manifest)
+            .map_err(|why| self.input(reference, format!("the tag `{tag_name}`: {why}")))?;
+        let mut found = Vec::new();
+        for layer in layers.iter().filter(|l| {
+            l.media_type == classic::LAYER_MEDIA_TYPE
+                && l.annotations
+                    .get(classic::PREDICATE_TYPE_ANNOTATION)
+                    .is_none_or(|t| t == VSA_PREDICATE_TYPE)
+        }) {
+            let mut envelope = Vec::new();
+            self.client
+                .pull_blob(&tag, layer.digest.as_str(), &mut envelope)
+                .await
+                .map_err(|e| self.registry_error(reference, "pulling an `.att` layer", e))?;
+            if artifact::sha256_digest(&envelope) != layer.digest {
+                return Err(self.input(
+                    reference,
+                    format!(
+                        "the `.att` layer {}: its bytes do not match its digest",
+                        layer.digest
+                    ),
+                ));
+            }
+            found.push(Attachment {
+                digest: layer.digest.clone(),
+                bundle: envelope,
+                via: Via::ClassicTag,
             });
         }
         Ok(found)

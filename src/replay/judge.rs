@@ -120,7 +120,7 @@ fn check_finding(
     }
     let cited = |p: &str| {
         records.get(p).ok_or_else(|| {
-            format!("{who}'s evidence {p} is not among the attestation's inputAttestations")
+            format!("{who}'s evidence {p} is not among the evidence the attestation cites")
         })
     };
     // Every blob a cited judge record names was read (and re-hashed) with the records.
@@ -485,7 +485,7 @@ mod tests {
             })
             .flatten()
             .collect();
-        crate::attest::statement(result, &records, &[], &"4".repeat(64))
+        crate::attest::statement_of(result, &records, &[])
     }
 
     fn tree(result: &RunResult, refund: &'static str) -> Tree {
@@ -611,11 +611,11 @@ mod tests {
         // A finding that cites records the statement does not carry.
         let result = blocked_run(dir.path());
         let mut st = statement(&result);
-        st.predicate.input_attestations.clear();
+        st.predicate.extension.evidence.clear();
         let (step, detail) = failed(&replayed(&st, dir.path(), None)).unwrap();
         assert_eq!(step, 4);
         assert!(
-            detail.contains("is not among the attestation's inputAttestations"),
+            detail.contains("is not among the evidence the attestation cites"),
             "{detail}"
         );
         // A finding whose response record is not a response (here: its own request record).

@@ -1,7 +1,8 @@
 """A real MCP client (the PyPI `mcp` SDK) that drives `shipmoor mcp` for the tests.
 
 Usage: mcp_client.py SHIPMOOR REPO SCENARIO [ARGS_JSON]
-  list                 initialize, list the tools: their names and input schemas
+  list                 initialize, list the tools: their names, input schemas, and each
+                       tool as listed (title, annotations)
   call NAME ARGS_JSON  call one tool, with a progress token: its result and the progress seen
   cancel ARGS_JSON     call claim_check and cancel it once a test is running; then close
 Prints one JSON document on stdout.
@@ -41,6 +42,11 @@ async def main():
                 tools = await session.list_tools()
                 out["tools"] = {t.name: t.input_schema for t in tools.tools}
                 out["output_schemas"] = {t.name: t.output_schema for t in tools.tools}
+                # Each tool as the wire has it (camelCase): its title and annotations too.
+                out["listed"] = {
+                    t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    for t in tools.tools
+                }
             elif scenario == "call":
                 name = args.pop("__tool")
                 progress = []

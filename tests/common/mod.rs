@@ -37,6 +37,10 @@ pub const GOLDEN_PUBLIC_KEY: &str = concat!(
     "/tests/fixtures/keys/golden-ed25519.pub"
 );
 
+/// The `origin` every test repository has, as a clone of it would (with the `.git` suffix the
+/// statement drops).
+pub const ORIGIN: &str = "https://git.example.com/acme/shop.git";
+
 /// A git repository in a temporary directory.
 pub struct Repo {
     pub dir: tempfile::TempDir,
@@ -67,6 +71,8 @@ impl Repo {
         r.git(&["config", "user.name", "Test"]);
         r.git(&["config", "user.email", "test@example.com"]);
         r.git(&["config", "commit.gpgsign", "false"]);
+        // Where the statement says head lives (`resourceUri`): never the temporary directory.
+        r.git(&["remote", "add", "origin", ORIGIN]);
         r
     }
 
@@ -493,6 +499,24 @@ pub fn assert_schema_is_strict(schema: &str, json: &str) {
 /// `check-jsonschema` of `json` against `schemas/<schema>.json`: the schema's path and the run.
 fn check_against_schema(schema: &str, json: &str) -> (PathBuf, Output) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("schemas/{schema}.json"));
+    check_against_schema_file(file, json)
+}
+
+/// Asserts that `json` validates against the JSON Schema in `file` (a path in the repository),
+/// with check-jsonschema as [`assert_matches_schema`]: another program's published schema.
+pub fn assert_matches_schema_file(file: &str, json: &str) {
+    let (file, out) =
+        check_against_schema_file(Path::new(env!("CARGO_MANIFEST_DIR")).join(file), json);
+    assert!(
+        out.status.success(),
+        "the document does not match {}:\n{}{}\n{json}",
+        file.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn check_against_schema_file(file: PathBuf, json: &str) -> (PathBuf, Output) {
     assert!(file.exists(), "no schema at {}", file.display());
     let dir = tempfile::tempdir().unwrap();
     let doc = dir.path().join("document.json");

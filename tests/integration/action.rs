@@ -102,6 +102,8 @@ impl Runner {
         c.arg(Path::new(ACTION).join("scripts/action").join(script))
             .current_dir(&self.workspace)
             .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_REPOSITORY", "acme/app")
             .env("GITHUB_EVENT_NAME", "pull_request")
             .env("GITHUB_EVENT_PATH", &self.event)
             .env("GITHUB_OUTPUT", &self.output)

@@ -22,7 +22,7 @@ fn signed_run_with(fixed: bool, epoch: Option<&str>, more: &[&str]) -> Repo {
     let r = Repo::new();
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://github.com/acme/shop.git",
     ]);

@@ -95,6 +95,56 @@ fn mcp(r: &Repo, scenario: &str, args: Value) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// `shipmoor mcp` spoken to line by line, as a client without an SDK would: the handshake,
+/// then each of `lines` as it is. Returns the first `replies` replies after the handshake's,
+/// each a JSON object as read from one line of stdout.
+fn mcp_lines(r: &Repo, lines: &[&str], replies: usize) -> Vec<Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shipmoor"))
+        .args(["mcp", "--repo"])
+        .arg(r.path())
+        .current_dir(r.path())
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("shipmoor mcp runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let handshake = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    ];
+    for line in handshake.iter().chain(lines) {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut got = Vec::new();
+    while got.len() < replies + 1 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(line) = rx.recv_timeout(left) else {
+            break;
+        };
+        got.push(serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(got.len(), replies + 1, "the replies: {got:?}");
+    assert_eq!(got[0]["id"], 0, "the handshake first: {got:?}");
+    got.split_off(1)
+}
+
 /// The CLI's own result document for the same change.
 fn cli_result(r: &Repo, base: &str) -> Value {
     let run = r.shipmoor(&["claim-check", "--base", base, "--format", "json", "-q"]);
@@ -145,6 +195,132 @@ fn mcp_lists_every_tool_with_an_input_schema() {
     for field in ["verdict", "criteria", "next_steps"] {
         assert!(out_schema.get(field).is_some(), "{out_schema}");
     }
+}
+
+/// Every tool has a title and the hints a client reads before it calls one: the three that
+/// write nothing say so, and none asks for a flag the server does not have.
+#[test]
+fn mcp_lists_each_tools_title_and_annotations() {
+    let r = Repo::new();
+    let out = mcp(&r, "list", Value::Null);
+    let listed = out["listed"].as_object().expect("listed");
+    assert_eq!(listed.len(), 6);
+    for (name, tool) in listed {
+        let title = tool["title"].as_str().unwrap_or_default();
+        assert!(!title.is_empty(), "{name}: {tool}");
+        assert_eq!(tool["annotations"]["title"], title, "{name}");
+        let a = &tool["annotations"];
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            assert!(a[hint].is_boolean(), "{name} says {hint}: {a}");
+        }
+        let writes_nothing = ["acceptance_tags", "explain", "replay"].contains(&name.as_str());
+        assert_eq!(a["readOnlyHint"], writes_nothing, "{name}: {a}");
+        if writes_nothing {
+            assert_eq!(a["idempotentHint"], true, "{name}: {a}");
+            assert_eq!(a["openWorldHint"], false, "{name}: {a}");
+        }
+    }
+    let cc = &listed["claim_check"]["annotations"];
+    assert_eq!(
+        (&cc["destructiveHint"], &cc["openWorldHint"]),
+        (&Value::Bool(false), &Value::Bool(true)),
+        "it writes only its outputs, and runs the repository's tests: {cc}"
+    );
+    assert_eq!(
+        listed["acceptance_init"]["annotations"]["destructiveHint"], true,
+        "with force it replaces the acceptance file"
+    );
+    // The only flag anything listed names is the server's own --repo.
+    let text = format!("{} {}", out["listed"], out["instructions"]);
+    let flags: Vec<&str> = text
+        .match_indices("--")
+        .map(|(i, _)| {
+            text[i..]
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap_or_default()
+        })
+        .collect();
+    assert!(flags.iter().all(|f| *f == "--repo"), "{flags:?}");
+}
+
+/// What is not a call is answered as JSON-RPC says: a line that is not JSON with -32700 and
+/// `"id": null`; a `tools/call` whose `arguments` is not an object with -32602 and its id. The
+/// session goes on.
+#[test]
+fn mcp_answers_a_line_that_is_not_json_and_arguments_that_are_not_an_object() {
+    let r = Repo::new();
+    let replies = mcp_lines(
+        &r,
+        &[
+            "this is not json",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"acceptance_tags","arguments":"{\"repo\": \".\"}"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+        ],
+        3,
+    );
+    let by_id = |id: Value| {
+        replies
+            .iter()
+            .find(|v| v["id"] == id)
+            .unwrap_or_else(|| panic!("a reply to {id}: {replies:?}"))
+    };
+    let parse = by_id(Value::Null);
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["jsonrpc"], "2.0");
+    assert!(
+        parse.as_object().unwrap().contains_key("id"),
+        "`id` is there, null: {parse}"
+    );
+    let params = by_id(2.into());
+    assert_eq!(params["error"]["code"], -32602, "{params}");
+    assert!(
+        params["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`params.arguments` is a string"),
+        "{params}"
+    );
+    assert_eq!(by_id(3.into())["result"], serde_json::json!({}));
+}
+
+/// A tool's error names the tool's own arguments: `force: true`, `head`, `runs`; never a flag
+/// of the command line, nor its `--help`.
+#[test]
+fn mcp_tool_errors_speak_the_tools_arguments() {
+    let (r, base) = change(false);
+    let out = mcp(&r, "call", serde_json::json!({"__tool": "acceptance_init"}));
+    let text = out["result"]["text"].as_str().unwrap_or_default();
+    assert_eq!(out["result"]["is_error"], true, "{out}");
+    assert!(text.contains("pass `force: true`"), "{text}");
+    assert!(!text.contains("--"), "{text}");
+    r.write("refund.py", "def void(intent):\n    return 'pending'\n");
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "claim_check", "base": base}),
+    );
+    let text = out["result"]["text"].as_str().unwrap_or_default();
+    assert_eq!(out["result"]["is_error"], true, "{out}");
+    assert!(
+        text.contains("uncommitted changes") && text.contains("pass `head`"),
+        "{text}"
+    );
+    assert!(!text.contains("--"), "{text}");
+    let out = mcp(
+        &r,
+        "call",
+        serde_json::json!({"__tool": "claim_check", "base": base, "runs": 0}),
+    );
+    let text = out["result"]["text"].as_str().unwrap_or_default();
+    assert_eq!(out["result"]["is_error"], true, "{out}");
+    assert!(text.contains("`runs` is 0"), "{text}");
+    assert!(!text.contains("--"), "{text}");
 }
 
 #[test]
@@ -428,13 +604,59 @@ fn hook(r: &Repo, agent: &str, args: &[&str], stdin: &str) -> Run {
     answer(hook_command(r, agent, args), stdin)
 }
 
+/// Codex's published Stop output schema (tests/fixtures/agents/codex-schemas/README.md).
+const CODEX_STOP_OUTPUT: &str =
+    "tests/fixtures/agents/codex-schemas/stop.command.output.schema.json";
+
+/// A hook's answer as both agents read it: exit 0 (the one code whose stdout either reads), and
+/// stdout empty or one JSON object that Codex's Stop output schema accepts and that keeps to
+/// Claude Code's contract (its common fields and `decision`/`reason`, a block with a reason).
+fn agents_read(run: &Run) -> Option<Value> {
+    assert_eq!(
+        run.code, 0,
+        "both agents read stdout only on exit 0: {run:?}"
+    );
+    let out = run.stdout.trim();
+    if out.is_empty() {
+        return None;
+    }
+    assert_eq!(out.lines().count(), 1, "one JSON object: {run:?}");
+    common::assert_matches_schema_file(CODEX_STOP_OUTPUT, out);
+    let v: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let claude_code = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+    ];
+    for key in v.as_object().expect("an object").keys() {
+        assert!(claude_code.contains(&key.as_str()), "{key}: {v}");
+    }
+    if v.get("decision").is_some() {
+        assert_eq!(v["decision"], "block", "{v}");
+        assert!(
+            v["reason"].as_str().is_some_and(|r| !r.trim().is_empty()),
+            "a block gives the agent its reason: {v}"
+        );
+    }
+    Some(v)
+}
+
+/// The answer's `systemMessage`, for an answer that lets the agent stop.
+fn message_of(run: &Run) -> String {
+    let v = agents_read(run).unwrap_or_else(|| panic!("a message: {run:?}"));
+    assert!(v.get("decision").is_none(), "no block: {v}");
+    v["systemMessage"].as_str().unwrap_or_default().to_string()
+}
+
 #[test]
 fn hook_blocks_a_blocked_change_with_the_failing_criterion_and_lets_a_ready_one_stop() {
     for agent in ["claude-code", "codex"] {
         let (r, base) = change(true);
         let run = hook(&r, agent, &["--base", &base], &payload(agent, &r, false));
-        assert_eq!(run.code, 0, "{run:?}");
-        let answer: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON answer");
+        let answer = agents_read(&run).expect("one JSON answer");
         assert_eq!(answer["decision"], "block", "{run:?}");
         let reason = answer["reason"].as_str().unwrap_or_default();
         assert!(reason.contains("BLOCKED"), "{reason}");
@@ -449,11 +671,22 @@ fn hook_blocks_a_blocked_change_with_the_failing_criterion_and_lets_a_ready_one_
 
         let (r, base) = change(false);
         let run = hook(&r, agent, &["--base", &base], &payload(agent, &r, false));
-        assert_eq!(run.code, 0, "{run:?}");
         assert_eq!(
-            run.stdout.trim(),
-            "",
+            agents_read(&run),
+            None,
             "READY: nothing, the agent stops: {run:?}"
+        );
+    }
+}
+
+/// The payload the tests send as Codex's is one Codex's published input schema accepts.
+#[test]
+fn the_recorded_codex_payload_is_codexs() {
+    let r = Repo::new();
+    for active in [false, true] {
+        common::assert_matches_schema_file(
+            "tests/fixtures/agents/codex-schemas/stop.command.input.schema.json",
+            &payload("codex", &r, active),
         );
     }
 }
@@ -469,8 +702,7 @@ fn hook_never_holds_an_agent_in_a_loop() {
             &args,
             &payload("claude-code", &r, active),
         );
-        assert_eq!(run.code, 0, "{run:?}");
-        serde_json::from_str(run.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {run:?}"))
+        agents_read(&run).unwrap_or_else(|| panic!("an answer: {run:?}"))
     };
     assert_eq!(answer(false)["decision"], "block");
     // The agent went on and stopped again, still BLOCKED: the second block of two.
@@ -497,47 +729,109 @@ fn hook_never_holds_an_agent_in_a_loop() {
     );
 }
 
+/// Whatever keeps the hook from a verdict lets the agent stop, and tells the person why in a
+/// `systemMessage` on stdout, exit 0: Codex reads nothing of a hook that exits 1 but its code.
 #[test]
-fn hook_bad_input_never_blocks() {
+fn hook_without_a_verdict_lets_the_agent_stop_and_says_why() {
     let (r, base) = change(true);
-    for stdin in [
-        "garbage",
-        "",
-        "{\"hook_event_name\": \"PreToolUse\"}",
-        "[1, 2",
-    ] {
-        let run = hook(&r, "claude-code", &["--base", &base], stdin);
-        // Not 2: both agents read a hook's exit 2 as a block.
-        assert_eq!(run.code, 1, "{stdin:?}: {run:?}");
-        assert_eq!(run.stdout, "", "{stdin:?}: no answer on stdout");
-        assert!(run.stderr.contains("shipmoor hook claude-code"), "{run:?}");
-        assert!(
-            run.stderr.contains("payload") || run.stderr.contains("Stop"),
-            "{run:?}"
-        );
+    for agent in ["claude-code", "codex"] {
+        for stdin in [
+            "garbage",
+            "",
+            "{\"hook_event_name\": \"PreToolUse\"}",
+            "[1, 2",
+        ] {
+            let run = hook(&r, agent, &["--base", &base], stdin);
+            let message = message_of(&run);
+            assert!(
+                message.contains(&format!("shipmoor hook {agent}"))
+                    && message.contains("no verdict, so the stop is not blocked"),
+                "{stdin:?}: {message}"
+            );
+            assert!(
+                message.contains("payload") || message.contains("Stop"),
+                "{stdin:?}: {message}"
+            );
+        }
     }
-    // A mistyped hook command in the agent's settings: a usage error, still not 2.
+    // A mistyped hook command in the agent's settings.
     let run = hook(
         &r,
-        "claude-code",
+        "codex",
         &["--bse", "main"],
-        &payload("claude-code", &r, false),
+        &payload("codex", &r, false),
     );
-    assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("--bse"), "{run:?}");
-    // A run that reaches no verdict (an unknown base): no block, the CLI's message.
+    let message = message_of(&run);
+    assert!(
+        message.contains("--bse") && message.contains("not blocked"),
+        "{message}"
+    );
+    // A run that reaches no verdict (an unknown base): the command line's message.
     let run = hook(
         &r,
         "codex",
         &["--base", "no-such-rev"],
         &payload("codex", &r, false),
     );
-    assert_eq!(run.code, 1, "{run:?}");
-    assert_eq!(run.stdout, "");
+    let message = message_of(&run);
     assert!(
-        run.stderr.contains("no-such-rev") && run.stderr.contains("not blocked"),
-        "{run:?}"
+        message.contains("no-such-rev") && message.contains("not blocked"),
+        "{message}"
     );
+    // A run that cannot complete (its temporary directory is missing): the hint that needs
+    // claim-check's --temp-dir, which the hook does not have, is left out.
+    let mut cmd = hook_command(&r, "claude-code", &["--base", &base]);
+    cmd.env("SHIPMOOR_TMPDIR", r.tmp.path().join("missing"));
+    let message = message_of(&answer(cmd, &payload("claude-code", &r, false)));
+    assert!(
+        message.contains("it does not exist") && message.contains("help: create the directory"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("pass an existing writable directory"),
+        "{message}"
+    );
+}
+
+/// A working tree with uncommitted changes sends the agent back to commit them, as many times
+/// in a row as any block, and no more; the hook then checks what was committed.
+#[test]
+fn hook_on_a_dirty_tree_sends_the_agent_back_to_commit_and_no_more_than_the_limit() {
+    let (r, base) = change(false);
+    let committed = std::fs::read_to_string(r.path().join("refund.py")).unwrap();
+    r.write("refund.py", "def void(intent):\n    return 'pending'\n");
+    let args = ["--base", base.as_str(), "--max-blocks", "2"];
+    for agent in ["claude-code", "codex"] {
+        let first =
+            agents_read(&hook(&r, agent, &args, &payload(agent, &r, false))).expect("an answer");
+        assert_eq!(first["decision"], "block", "{first}");
+        let reason = first["reason"].as_str().unwrap();
+        for part in [
+            "uncommitted changes",
+            "refund.py",
+            "commit your changes and stop again",
+            "1 of 2",
+        ] {
+            assert!(reason.contains(part), "{part}: {reason}");
+        }
+        assert!(!reason.contains("--"), "no flag the hook lacks: {reason}");
+        let second =
+            agents_read(&hook(&r, agent, &args, &payload(agent, &r, true))).expect("an answer");
+        assert!(
+            second["reason"].as_str().unwrap().contains("2 of 2"),
+            "{second}"
+        );
+        // The limit: the agent may stop, and the person is told nothing was checked.
+        let message = message_of(&hook(&r, agent, &args, &payload(agent, &r, true)));
+        assert!(
+            message.contains("uncommitted changes") && message.contains("not checked"),
+            "{message}"
+        );
+    }
+    // Committed (here: put back as committed), the change is checked: READY, nothing said.
+    r.write("refund.py", &committed);
+    let run = hook(&r, "codex", &args, &payload("codex", &r, false));
+    assert_eq!(agents_read(&run), None, "{run:?}");
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -137,11 +137,14 @@ fn a_tagged_test_failing_at_head_blocks_with_a_fix_and_evidence() {
         .to_string();
     assert!(r.exists(&format!(".shipmoor/evidence/sha256/{stdout_hex}")));
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
-    let cited: Vec<&str> = vsa["predicate"]["inputAttestations"]
+    // Format 5 cites the evidence records in the extension; `inputAttestations` is for
+    // attestations only.
+    assert!(vsa["predicate"].get("inputAttestations").is_none(), "{vsa}");
+    let cited: Vec<&str> = vsa["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a["digest"]["sha256"].as_str().unwrap())
+        .map(|a| a.as_str().unwrap().strip_prefix("sha256:").unwrap())
         .collect();
     assert!(cited.contains(&hex));
     assert_eq!(vsa["predicate"]["verificationResult"], "FAILED");

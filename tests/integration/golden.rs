@@ -373,7 +373,7 @@ fn no_runner_repo() -> (Repo, String) {
     let r = Repo::new();
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://example.com/shipmoor/golden.git",
     ]);

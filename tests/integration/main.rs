@@ -48,5 +48,6 @@ mod sandbox;
 mod sandbox_parity;
 mod schemas;
 mod shards;
+mod statement_letter;
 mod tag_scan;
 mod target_seeding;

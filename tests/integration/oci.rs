@@ -9,6 +9,8 @@
 //! a statement about the image, an unsigned `claim-check --attach`) exit 2 before anything is
 //! pushed or written.
 
+use std::process::Command;
+
 use crate::common;
 
 use base64::Engine as _;
@@ -32,7 +34,7 @@ fn tiny_repo() -> (Repo, String) {
     let r = Repo::new();
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://example.com/shipmoor/oci.git",
     ]);
@@ -197,9 +199,14 @@ fn claim_check_attaches_its_signed_vsa_through_the_tag_schema() {
     let line = run
         .stderr
         .lines()
-        .find(|l| l.starts_with("claim-check: attached "))
+        .find(|l| l.starts_with("  bundle form: the artifact "))
         .unwrap_or_else(|| panic!("{run:?}"));
-    let artifact = line.split_whitespace().nth(2).unwrap().to_string();
+    let artifact = line
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .trim_end_matches(',')
+        .to_string();
     assert!(
         line.contains(&format!("sha256-{}", image.trim_start_matches("sha256:"))),
         "{line}"
@@ -210,11 +217,13 @@ fn claim_check_attaches_its_signed_vsa_through_the_tag_schema() {
     let parsed = Reference::parse(&reference).unwrap();
     let resolved = client.resolve(&parsed).unwrap();
     assert_eq!(resolved.digest, image);
+    // Both forms: the bundle referrer, and the classic `.att` layer.
     let found = client.attestations(&parsed, &resolved).unwrap();
-    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(found[0].digest, artifact);
     assert_eq!(found[0].bundle, bundle);
     assert_eq!(found[0].via, Via::TagSchema);
+    assert_eq!(found[1].via, Via::ClassicTag);
 
     // The same bundle again, by `shipmoor attach`: the same artifact, still one entry.
     let again = attach_file(&r, &reference, BUNDLE, &["--format", "json"]);
@@ -226,9 +235,10 @@ fn claim_check_attaches_its_signed_vsa_through_the_tag_schema() {
     assert_eq!(out["artifact"], artifact);
     assert_eq!(out["via"], "tag-schema");
     assert_eq!(out["subject"]["digest"], image);
+    assert_eq!(out["classic"]["unchanged"], true, "{out}");
     let index = assert_attached(&registry, "app", &image, &artifact, &bundle);
     assert_eq!(index["manifests"].as_array().unwrap().len(), 1, "{index}");
-    assert_eq!(client.attestations(&parsed, &resolved).unwrap().len(), 1);
+    assert_eq!(client.attestations(&parsed, &resolved).unwrap().len(), 2);
 }
 
 /// Two images, each with its own bundle: two indexes, each listing only its own; a second,
@@ -295,14 +305,26 @@ fn each_image_keeps_its_own_index() {
     let reference = Reference::parse(&format!("{name}:v1")).unwrap();
     let subject = client.resolve(&reference).unwrap();
     let found = client.attestations(&reference, &subject).unwrap();
-    let bundles: Vec<&[u8]> = found.iter().map(|a| a.bundle.as_slice()).collect();
+    let bundles: Vec<&[u8]> = found
+        .iter()
+        .filter(|a| a.via != Via::ClassicTag)
+        .map(|a| a.bundle.as_slice())
+        .collect();
     assert_eq!(bundles, vec![bundle_one.as_slice(), both.as_slice()]);
+    // The classic form keeps one VSA per image: the later replaced the earlier, as cosign's
+    // `--replace` does (Kyverno requires every attestation of a type to pass).
+    let classic: Vec<&shipmoor::oci::Attachment> =
+        found.iter().filter(|a| a.via == Via::ClassicTag).collect();
+    assert_eq!(classic.len(), 1, "{found:?}");
+    let layer = shipmoor::oci::classic::layer_of_bundle(&both, VSA).unwrap();
+    assert_eq!(classic[0].bundle, layer.envelope);
 
     let reference = Reference::parse(&format!("{name}:v2")).unwrap();
     let subject = client.resolve(&reference).unwrap();
     let found = client.attestations(&reference, &subject).unwrap();
-    assert_eq!(found.len(), 1);
+    assert_eq!(found.len(), 2);
     assert_eq!(found[0].bundle, bundle_two);
+    assert_eq!(found[1].via, Via::ClassicTag);
 
     let reference = Reference::parse(&format!("{}/other:v1", registry.host())).unwrap();
     let subject = client.resolve(&reference).unwrap();
@@ -637,8 +659,17 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
     assert_eq!(d["decision"], "allow");
     assert_eq!(d["subject"], ready_image);
     assert_eq!(d["image"], format!("{host}/shop@{ready_image}"));
-    assert_eq!(d["attestations"].as_array().unwrap().len(), 1);
+    // Both forms, each verified on its own.
+    assert_eq!(d["attestations"].as_array().unwrap().len(), 2);
     assert_eq!(d["attestations"][0]["verdict"], "READY");
+    assert_eq!(d["attestations"][1]["verdict"], "READY");
+    assert!(
+        d["attestations"][1]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("(classic-tag)"),
+        "{d:#}"
+    );
     assert!(
         d["attestations"][0]["source"]
             .as_str()
@@ -650,13 +681,30 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
     let (code, d) = admit("blocked");
     assert_eq!(code, 1, "{d:#}");
     assert_eq!(d["subject"], blocked_image);
-    assert_eq!(
-        d["reasons"],
-        json!([
-            "verification_result: verificationResult is FAILED, not PASSED",
-            "verdict: the verdict is BLOCKED; the policy admits READY",
-        ])
-    );
+    // Each form denied on its own, for the same reasons.
+    let reasons: Vec<&str> = d["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(reasons.len(), 4, "{d:#}");
+    for (i, why) in [
+        "verification_result: verificationResult is FAILED, not PASSED",
+        "verdict: the verdict is BLOCKED; the policy admits READY",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            reasons[i].contains("(tag-schema): ") && reasons[i].ends_with(why),
+            "{d:#}"
+        );
+        assert!(
+            reasons[i + 2].contains("(classic-tag): ") && reasons[i + 2].ends_with(why),
+            "{d:#}"
+        );
+    }
 
     let (code, d) = admit("bare");
     assert_eq!(code, 1, "{d:#}");
@@ -806,4 +854,177 @@ fn a_registry_that_drops_the_connection_mid_answer() {
     // Through an honest relay: nothing attached, so no attestation admits it.
     let honest = CuttingProxy::start(registry.port, |_| false);
     assert_eq!(admit(honest.port).code, 1);
+}
+
+/// `attach --form classic` writes cosign's classic form and nothing else, read back with skopeo
+/// against the layout in cosign's source (sigstore/cosign d6d86c224e5899b54f56cbb063b79dc43abc11c2:
+/// `pkg/oci/remote/remote.go` `AttestationTag`, `pkg/oci/static/signature.go`,
+/// `pkg/oci/mutate/signatures.go`, `pkg/oci/empty/empty.go`; the config as go-containerregistry
+/// `pkg/v1/config.go` serializes it): the tag, the manifest and config media types, the layer's
+/// media type and annotations, the envelope; `admit --image` admits from that form alone, and
+/// from the bundle form alone.
+#[test]
+fn the_classic_form_is_cosigns_and_admit_reads_either_form_alone() {
+    let registry = TestRegistry::start();
+    let host = registry.host();
+    let classic_image = registry.push_image("shop", "classic", "classic\n");
+    let bundle_image = registry.push_image("shop", "bundle", "bundle\n");
+    let (r, base) = tiny_repo();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let run = r.shipmoor_env(
+        &[
+            "claim-check",
+            "--base",
+            &base,
+            "--sign",
+            "key",
+            "--key",
+            GOLDEN_KEY,
+            "--subject",
+            &format!("{host}/shop={classic_image}"),
+            "--subject",
+            &format!("{host}/shop={bundle_image}"),
+        ],
+        &[("SOURCE_DATE_EPOCH", &now)],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let bundle = std::fs::read(r.path().join(BUNDLE)).unwrap();
+
+    let classic = attach_file(
+        &r,
+        &format!("{host}/shop:classic"),
+        BUNDLE,
+        &["--form", "classic", "--format", "json"],
+    );
+    assert_eq!(classic.code, 0, "{classic:?}");
+    common::assert_schema_is_strict("claim_check.attach.v1", &classic.stdout);
+    let out: Value = serde_json::from_str(&classic.stdout).unwrap();
+    assert!(
+        out.get("artifact").is_none() && out.get("via").is_none(),
+        "{out}"
+    );
+    let tag = format!("sha256-{}.att", classic_image.trim_start_matches("sha256:"));
+    assert_eq!(out["classic"]["tag"], tag);
+    // No bundle referrer was written: the tag schema's index does not exist.
+    let index = Command::new("skopeo")
+        .args(["inspect", "--raw", "--tls-verify=false"])
+        .arg(format!(
+            "docker://{host}/shop:{}",
+            classic_image.replacen(':', "-", 1)
+        ))
+        .output()
+        .unwrap();
+    assert!(!index.status.success(), "an index was written");
+
+    let manifest = registry.inspect_raw(&format!("shop:{tag}"));
+    assert_eq!(manifest["schemaVersion"], 2);
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert!(
+        manifest.get("annotations").is_none() && manifest.get("subject").is_none(),
+        "{manifest}"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.oci.image.config.v1+json"
+    );
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 1);
+    let layer = &layers[0];
+    assert_eq!(layer["mediaType"], "application/vnd.dsse.envelope.v1+json");
+    assert_eq!(
+        layer["annotations"],
+        json!({"dev.cosignproject.cosign/signature": "", "predicateType": VSA}),
+        "a keyed attestation carries the two annotations cosign writes without a log entry"
+    );
+    assert_eq!(out["classic"]["layer"], layer["digest"]);
+    // The blobs, copied out by skopeo: the config's bytes and the envelope's.
+    let copy = tempfile::tempdir().unwrap();
+    common::registry::skopeo(&[
+        "copy",
+        "--quiet",
+        "--src-tls-verify=false",
+        &format!("docker://{host}/shop:{tag}"),
+        &format!("dir:{}", copy.path().display()),
+    ]);
+    let blob = |digest: &Value| {
+        std::fs::read(
+            copy.path()
+                .join(digest.as_str().unwrap().trim_start_matches("sha256:")),
+        )
+        .unwrap()
+    };
+    let config = String::from_utf8(blob(&manifest["config"]["digest"])).unwrap();
+    let l = layer["digest"].as_str().unwrap();
+    assert_eq!(
+        config,
+        format!(
+            r#"{{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{{"created":"0001-01-01T00:00:00Z"}}],"os":"","rootfs":{{"type":"layers","diff_ids":["{l}"]}},"config":{{}}}}"#
+        )
+    );
+    let envelope: Value = serde_json::from_slice(&blob(&layer["digest"])).unwrap();
+    let b: Value = serde_json::from_slice(&bundle).unwrap();
+    assert_eq!(envelope["payloadType"], "application/vnd.in-toto+json");
+    assert_eq!(envelope["payload"], b["dsseEnvelope"]["payload"]);
+    assert_eq!(
+        envelope["signatures"],
+        json!([{"keyid": "", "sig": b["dsseEnvelope"]["signatures"][0]["sig"]}])
+    );
+    // The envelope verifies with the key, as `cosign verify-attestation --key --insecure-ignore-tlog` checks it.
+    let verified = r.shipmoor(&[
+        "replay",
+        &copy
+            .path()
+            .join(l.trim_start_matches("sha256:"))
+            .display()
+            .to_string(),
+        "--key",
+        GOLDEN_PUBLIC_KEY,
+        "--evidence",
+        ".shipmoor/evidence",
+    ]);
+    assert_eq!(verified.code, 0, "{verified:?}");
+
+    let bundled = attach_file(
+        &r,
+        &format!("{host}/shop:bundle"),
+        BUNDLE,
+        &["--form", "bundle", "--format", "json"],
+    );
+    assert_eq!(bundled.code, 0, "{bundled:?}");
+    common::assert_schema_is_strict("claim_check.attach.v1", &bundled.stdout);
+    let out: Value = serde_json::from_str(&bundled.stdout).unwrap();
+    assert!(out.get("classic").is_none(), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(GOLDEN_PUBLIC_KEY, dir.path().join("claim-check.pub")).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "version: 1\nallowed_verdicts: [READY]\nmax_age: 1d\nrepositories: [\"git+https://example.com/shipmoor/oci\"]\nsigners:\n  - key: claim-check.pub\n",
+    )
+    .unwrap();
+    for (tag, via) in [("classic", "(classic-tag)"), ("bundle", "(tag-schema)")] {
+        let run = r.shipmoor(&[
+            "admit",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--image",
+            &format!("{host}/shop:{tag}"),
+            "--allow-http-registry",
+            "--format",
+            "json",
+        ]);
+        let d: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+        assert_eq!(run.code, 0, "{tag}: {d:#}");
+        let found = d["attestations"].as_array().unwrap();
+        assert_eq!(found.len(), 1, "{tag}: {d:#}");
+        assert!(found[0]["source"].as_str().unwrap().ends_with(via), "{d:#}");
+    }
 }

@@ -557,9 +557,9 @@ fn evidence_catches_a_modified_or_missing_record() {
         ..
     } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let rec_path = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
     let original = std::fs::read(&rec_path).unwrap();
@@ -1167,6 +1167,112 @@ fn a_private_key_given_to_verify_with_is_a_usage_error() {
     assert_eq!(run.code, 0, "{run:?}");
 }
 
+/// A keyed bundle as `claim-check --sign key` writes it holds no transparency log entry:
+/// `verify-bundle --key` refuses it and names `--offline-key`; with `--offline-key` the key
+/// verifies its signature and the artifact, and the output says no log entry was checked. A
+/// changed bundle, or an artifact the statement does not name, is refused all the same.
+#[test]
+fn verify_bundle_offline_key_verifies_a_keyed_bundle_without_a_log_entry() {
+    use sha2::Digest as _;
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    r.commit("head");
+    let keys = keys_dir(&r);
+    let gen = r.shipmoor_env(
+        &["keygen", "--output-dir", keys.to_str().unwrap()],
+        &[("SHIPMOOR_KEY_PASSWORD", "")],
+    );
+    assert_eq!(gen.code, 0, "{gen:?}");
+    let public = keys.join("shipmoor.pub");
+    let public = public.to_str().unwrap();
+    let artifact = keys.join("app.tar");
+    std::fs::write(&artifact, b"the app\n").unwrap();
+    let digest = hex::encode(sha2::Sha256::digest(b"the app\n"));
+    let sign = r.shipmoor(&[
+        "claim-check",
+        "--base",
+        &base,
+        "--sign",
+        "key",
+        "--key",
+        keys.join("shipmoor.key").to_str().unwrap(),
+        "--subject",
+        &format!("app=sha256:{digest}"),
+    ]);
+    assert_eq!(sign.code, 0, "{sign:?}");
+    let bundle = ".shipmoor/claim-check.vsa.sigstore.json";
+    let verify = |bundle: &str, artifact: &str, extra: &[&str]| {
+        let mut args = vec!["verify-bundle", "--bundle", bundle, "--key", public];
+        args.extend(extra);
+        args.push(artifact);
+        r.shipmoor(&args)
+    };
+    let artifact = artifact.to_str().unwrap();
+
+    let refused = verify(bundle, artifact, &[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("no transparency log entry")
+            && refused.stderr.contains("`--offline-key`"),
+        "{refused:?}"
+    );
+    let by_digest = format!("sha256:{digest}");
+    for artifact in [artifact, by_digest.as_str()] {
+        let ok = verify(bundle, artifact, &["--offline-key"]);
+        assert_eq!(ok.code, 0, "{ok:?}");
+        assert!(ok.stderr.contains("verified: "), "{ok:?}");
+        assert!(
+            ok.stderr
+                .contains("note: no transparency log entry was checked (--offline-key)"),
+            "{ok:?}"
+        );
+    }
+    // An artifact no subject names.
+    let other = format!("sha256:{}", "0".repeat(64));
+    let run = verify(bundle, &other, &["--offline-key"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("artifact binding"), "{run:?}");
+    // A changed statement under the same signature.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.path().join(bundle)).unwrap()).unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let payload = b64
+        .decode(v["dsseEnvelope"]["payload"].as_str().unwrap())
+        .unwrap();
+    let mut statement: Value = serde_json::from_slice(&payload).unwrap();
+    statement["predicate"]["verificationResult"] = "PASSED".into();
+    statement["subject"][0]["name"] = "another".into();
+    v["dsseEnvelope"]["payload"] = b64.encode(statement.to_string()).into();
+    let changed = keys.join("changed.sigstore.json");
+    std::fs::write(&changed, v.to_string()).unwrap();
+    let run = verify(changed.to_str().unwrap(), artifact, &["--offline-key"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("signature"), "{run:?}");
+    assert!(!run.stderr.contains("note:"), "{run:?}");
+    // The flag needs a key.
+    let run = r.shipmoor(&[
+        "verify-bundle",
+        "--bundle",
+        bundle,
+        "--offline-key",
+        artifact,
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
 /// Replay reads evidence only as the store's own regular files: a cited record that is a
 /// symlink (to the very bytes it names, outside the store) or a FIFO is refused at step 4,
 /// without blocking; a cited name that is a path (`../`) is refused before it becomes one.
@@ -1176,9 +1282,9 @@ fn replay_reads_evidence_only_as_the_stores_regular_files() {
     let (r, _base, key_path, public) = signed_run();
     let Envelope { payload, .. } = envelope(&r);
     let statement: Value = serde_json::from_slice(&payload).unwrap();
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let item = r.path().join(".shipmoor/evidence/sha256").join(&rec_hex);
     let original = std::fs::read(&item).unwrap();
@@ -1218,8 +1324,8 @@ fn replay_reads_evidence_only_as_the_stores_regular_files() {
     std::fs::remove_file(&item).unwrap();
     std::fs::write(&item, &original).unwrap();
     let mut st = statement.clone();
-    st["predicate"]["inputAttestations"][0]["digest"]["sha256"] =
-        format!("../../../{}", &rec_hex[9..]).into();
+    st["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0] =
+        format!("sha256:../../../{}", &rec_hex[9..]).into();
     let report = replay_bytes(&r, &resign(&st, &signing_key(&key_path)), &public);
     assert_eq!(failed_step(&report), Some((4, "evidence")));
     assert!(
@@ -1263,7 +1369,7 @@ fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
         (fifo.to_str().unwrap(), "a FIFO outside the store"),
     ] {
         let mut st = statement.clone();
-        st["predicate"]["inputAttestations"][0]["digest"]["sha256"] = digest.into();
+        st["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0] = digest.into();
         let keep = outside.path().join("edited.vsa.json");
         std::fs::write(&keep, serde_json::to_vec(&st).unwrap()).unwrap();
         let run = gc(&keep, what);
@@ -1279,9 +1385,9 @@ fn evidence_gc_reads_nothing_but_the_stores_regular_files() {
         assert_eq!(names(), before, "{what}");
     }
 
-    let rec_hex = statement["predicate"]["inputAttestations"][0]["digest"]["sha256"]
+    let rec_hex = statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"][0]
         .as_str()
-        .unwrap()
+        .unwrap()["sha256:".len()..]
         .to_string();
     let item = store.join(&rec_hex);
     let original = std::fs::read(&item).unwrap();

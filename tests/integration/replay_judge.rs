@@ -151,17 +151,18 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
     result.verdict = fused.verdict;
     result.rule = fused.rule.label().to_string();
     result.mode = "full".into();
-    let mut records: Vec<String> = fast
-        .predicate
-        .input_attestations
-        .iter()
-        .map(|a| format!("sha256:{}", a.digest.sha256))
-        .collect();
+    let mut records: Vec<String> = fast.evidence_pointers();
     records.extend(evidence.records().iter().cloned());
     let head_object = fast.commit_subjects()[0].digest.sha256.clone().unwrap();
-    shipmoor::attest::statement(&result, &records, &[], &head_object)
-        .to_bytes()
-        .unwrap()
+    shipmoor::attest::statement(
+        &result,
+        &records,
+        &[],
+        &head_object,
+        fast.predicate.policy.clone(),
+    )
+    .to_bytes()
+    .unwrap()
 }
 
 fn replay(r: &Repo, statement: &[u8], head: &str) -> common::Run {

@@ -1074,7 +1074,7 @@ fn a_token_a_checkout_left_in_the_git_config_is_out_of_a_tests_reach() {
     r.git(&["config", "http.https://github.com/.extraheader", token]);
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://x-access-token:ghs_inTheRemoteUrl@github.com/acme/calc.git",
     ]);

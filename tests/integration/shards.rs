@@ -32,7 +32,7 @@ fn two_runner_repo() -> (Repo, String) {
     let r = Repo::new();
     r.git(&[
         "remote",
-        "add",
+        "set-url",
         "origin",
         "https://github.com/acme/calc.git",
     ]);
@@ -119,6 +119,7 @@ fn clone(r: &Repo) -> Repo {
         .tempdir()
         .unwrap();
     let c = Repo { dir, tmp, shared };
+    c.git(&["remote", "set-url", "origin", crate::common::ORIGIN]);
     c.git(&["config", "user.name", "Test"]);
     c.git(&["config", "user.email", "test@example.com"]);
     c
@@ -149,11 +150,11 @@ fn take_outputs(r: &Repo) -> Written {
     let statement: serde_json::Value =
         serde_json::from_slice(&files[".shipmoor/claim-check.vsa.json"]).unwrap();
     let mut evidence = BTreeSet::new();
-    for input in statement["predicate"]["inputAttestations"]
+    for input in statement["predicate"]["https://shipmoor.dev/claim-check/v1"]["evidence"]
         .as_array()
         .unwrap()
     {
-        let hex = input["digest"]["sha256"].as_str().unwrap().to_string();
+        let hex = input.as_str().unwrap()["sha256:".len()..].to_string();
         let record: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join(&hex)).unwrap()).unwrap();
         for log in ["stdout", "stderr", "results"] {

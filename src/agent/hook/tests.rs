@@ -123,3 +123,92 @@ fn a_block_that_cannot_be_bounded_lets_the_agent_stop() {
     );
     assert_eq!(super::release(&ready(), "no count"), Answer::Allow(None));
 }
+
+#[test]
+fn uncommitted_changes_send_the_agent_back_to_commit_within_the_limit() {
+    let message = "the working tree has uncommitted changes to tracked files: refund.py";
+    let Answer::Block(reason) = super::decide_uncommitted(message, 0, 2) else {
+        panic!("blocks");
+    };
+    assert!(
+        reason.contains("refund.py")
+            && reason.contains("commit your changes and stop again")
+            && reason.contains("(1 of 2 checks"),
+        "{reason}"
+    );
+    assert!(!reason.contains("--"), "{reason}");
+    for (prior, max) in [(2, 2), (0, 0)] {
+        let Answer::Allow(Some(told)) = super::decide_uncommitted(message, prior, max) else {
+            panic!("allows at {prior} of {max}");
+        };
+        assert!(told.contains("not checked"), "{told}");
+    }
+    let Answer::Allow(Some(told)) = super::release_uncommitted(message, "no count") else {
+        panic!("allows");
+    };
+    assert!(
+        told.contains("(no count)") && told.contains("not checked"),
+        "{told}"
+    );
+}
+
+/// A run is read by its documents: the result, the error document of a dirty tree, and
+/// anything else as its message in the hook's words.
+#[test]
+fn a_run_reads_as_a_verdict_uncommitted_changes_or_no_verdict() {
+    use super::{Checked, Options, PASSED_ON};
+    use crate::agent::child::Ran;
+    use crate::error::{Error, InputError};
+    use crate::format::error::ErrorDocument;
+    let opts = Options {
+        repo: None,
+        base: None,
+        mode: "fast",
+        acceptance: None,
+        runs: 1,
+        timeout: 1,
+        max_blocks: 3,
+        claim_check_flags: PASSED_ON
+            .iter()
+            .map(|f| f.to_string())
+            .chain(["--head".to_string()])
+            .collect(),
+    };
+    let ran = |e: InputError| {
+        let error = Error::input(e.clone());
+        Ran {
+            exit_code: Some(2),
+            stdout: serde_json::to_vec(&ErrorDocument::of(&error)).unwrap(),
+            stderr: format!("{error}\n"),
+            cancelled: false,
+        }
+    };
+    let dirty = ran(
+        InputError::new(format!("{}: a.py", crate::git::UNCOMMITTED))
+            .help("commit or stash the changes (`git stash`), or pass --head"),
+    );
+    assert_eq!(
+        Checked::of(&dirty, &opts.words()),
+        Checked::Uncommitted(format!("{}: a.py", crate::git::UNCOMMITTED))
+    );
+    let base = ran(
+        InputError::new("--base `x` is not a commit in this repository")
+            .help("pass a commit that exists here, or pass --head"),
+    );
+    assert_eq!(
+        Checked::of(&base, &opts.words()),
+        Checked::NoVerdict(
+            "error: --base `x` is not a commit in this repository\n  help: pass a commit that exists here"
+                .to_string()
+        )
+    );
+    let verdict = Ran {
+        exit_code: Some(1),
+        stdout: BLOCKED.as_bytes().to_vec(),
+        ..Ran::default()
+    };
+    assert!(matches!(
+        Checked::of(&verdict, &opts.words()),
+        Checked::Verdict(_)
+    ));
+}

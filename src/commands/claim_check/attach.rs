@@ -98,22 +98,19 @@ pub(super) fn attach(
             .help("give keyless signing an OIDC identity (SIGSTORE_ID_TOKEN, or `id-token: write` in GitHub Actions), or sign with --sign key"),
         ));
     };
-    let attached = target.registry.attach(&target.reference, bundle)?;
+    let attached = target
+        .registry
+        .attach(&target.reference, bundle, oci::Form::Both)?;
     if !quiet {
-        let how = match attached.via {
-            oci::Via::ReferrersApi => "the referrers API".to_string(),
-            oci::Via::TagSchema => format!(
-                "the referrers tag schema, `{}`",
-                oci::artifact::tag_schema_tag(&attached.subject.digest)
-            ),
-        };
         let _ = writeln!(
             std::io::stderr(),
-            "claim-check: attached {} to {} ({}), through {how}",
-            attached.digest,
+            "claim-check: attached to {} ({})",
             target.reference,
             attached.subject.digest
         );
+        for line in crate::commands::attach::described(&target.reference, &attached) {
+            let _ = writeln!(std::io::stderr(), "  {line}");
+        }
     }
     Ok(())
 }

@@ -296,6 +296,20 @@ fn facts() -> Facts {
     }
 }
 
+/// The claim's one file at head as the statement's policy.
+fn file_policy(result: &RunResult) -> crate::format::statement::Policy {
+    crate::attest::resource::policy(
+        &result.repository,
+        &result.head,
+        &crate::attest::resource::ClaimOrigin::File {
+            path: result.acceptance.path.clone(),
+            sha256: "ef".repeat(32),
+            blob: "12".repeat(20),
+        },
+        &result.acceptance.sha256,
+    )
+}
+
 fn rendered(result: &RunResult, format: Format) -> Documents {
     let records: Vec<String> = (1..=9).map(pointer).collect();
     let subjects = [Subject {
@@ -304,6 +318,7 @@ fn rendered(result: &RunResult, format: Format) -> Documents {
     }];
     let inputs = StatementInputs {
         evidence_records: &records,
+        policy: file_policy(result),
         subjects: &subjects,
         head_object_sha256: &"cd".repeat(32),
     };
@@ -599,6 +614,7 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
     let records: Vec<String> = (1..=9).chain(20..=29).map(pointer).collect();
     let inputs = StatementInputs {
         evidence_records: &records,
+        policy: file_policy(&result),
         subjects: &[],
         head_object_sha256: &"cd".repeat(32),
     };
@@ -660,10 +676,7 @@ fn a_full_run_with_a_block_an_abstain_a_downgrade_and_a_discarded_judge() {
 
     let st: serde_json::Value = serde_json::from_slice(&docs.statement).expect("JSON");
     let ext = &st["predicate"][crate::attest::EXTENSION_KEY];
-    assert_eq!(
-        ext["format_version"], 4,
-        "a statement with judge findings is format 4"
-    );
+    assert_eq!(ext["format_version"], 5, "every statement is format 5");
     assert_eq!(ext["judges"].as_array().map(Vec::len), Some(3));
     assert_eq!(ext["judges"][0]["identity"]["sha256"], "ab".repeat(32));
     assert_eq!(ext["findings"].as_array().map(Vec::len), Some(5));
