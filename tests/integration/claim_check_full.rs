@@ -85,7 +85,7 @@ fn a_command_judges_confirmed_block_blocks_and_replays() {
     let vsa = json(&r, ".shipmoor/claim-check.vsa.json");
     let ext = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"];
     assert_eq!(ext["mode"], "full");
-    assert_eq!(ext["format_version"], 4, "judge findings are format 4");
+    assert_eq!(ext["format_version"], 5, "every statement is format 5");
     assert_eq!(ext["verdict"], "BLOCKED");
     // The judge's request and response are evidence the statement cites, and replay re-checks
     // them (and the citation, with the repository at hand).

@@ -194,7 +194,7 @@ fn a_team_over_three_pull_requests() {
     );
     let vsa = r.json(".shipmoor/claim-check.vsa.json");
     let ext = &vsa["predicate"]["https://shipmoor.dev/claim-check/v1"];
-    assert_eq!(ext["format_version"], 3);
+    assert_eq!(ext["format_version"], 5);
     assert_eq!(ext["dispositions"].as_array().unwrap().len(), 1);
     assert_eq!(
         ext["dispositions"][0]["file"],
