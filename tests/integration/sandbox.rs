@@ -859,6 +859,8 @@ def forge():
         scratch = tempfile.mkdtemp(prefix='forge-')
     clone = os.path.join(scratch, 'clone')
     git('clone', '-q', common, clone)
+    # The statement names where head lives; the attacker names the repository's own.
+    git('remote', 'set-url', 'origin', 'https://git.example.com/acme/shop', cwd=clone)
     git('checkout', '-q', head, cwd=clone)
     git('-c', 'user.name=x', '-c', 'user.email=x@example.com', 'commit', '-q', '--allow-empty', '-m', 'forge', cwd=clone)
     # The job's environment, as the workflow that runs push 3 sets it (public: the attacker
