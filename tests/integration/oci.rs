@@ -89,6 +89,15 @@ fn attach_file(r: &Repo, reference: &str, file: &str, extra: &[&str]) -> Run {
     r.shipmoor(&args)
 }
 
+/// `shipmoor attach REFERENCE --form FORM` of the run's bundle: its JSON document, checked
+/// against the strict schema.
+fn attach_form(r: &Repo, reference: &str, form: &str) -> Value {
+    let run = attach_file(r, reference, BUNDLE, &["--form", form, "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    common::assert_schema_is_strict("claim_check.attach.v1", &run.stdout);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
 /// The tag schema index and the artifact manifest, read back with skopeo, are cosign's bundle
 /// format: the index entry carries the artifact type and annotations; the manifest's subject is
 /// the image, its config the empty descriptor, its one layer the bundle (by digest, the bytes
@@ -894,15 +903,7 @@ fn the_classic_form_is_cosigns_and_admit_reads_either_form_alone() {
     assert_eq!(run.code, 0, "{run:?}");
     let bundle = std::fs::read(r.path().join(BUNDLE)).unwrap();
 
-    let classic = attach_file(
-        &r,
-        &format!("{host}/shop:classic"),
-        BUNDLE,
-        &["--form", "classic", "--format", "json"],
-    );
-    assert_eq!(classic.code, 0, "{classic:?}");
-    common::assert_schema_is_strict("claim_check.attach.v1", &classic.stdout);
-    let out: Value = serde_json::from_str(&classic.stdout).unwrap();
+    let out = attach_form(&r, &format!("{host}/shop:classic"), "classic");
     assert!(
         out.get("artifact").is_none() && out.get("via").is_none(),
         "{out}"
@@ -991,15 +992,7 @@ fn the_classic_form_is_cosigns_and_admit_reads_either_form_alone() {
     ]);
     assert_eq!(verified.code, 0, "{verified:?}");
 
-    let bundled = attach_file(
-        &r,
-        &format!("{host}/shop:bundle"),
-        BUNDLE,
-        &["--form", "bundle", "--format", "json"],
-    );
-    assert_eq!(bundled.code, 0, "{bundled:?}");
-    common::assert_schema_is_strict("claim_check.attach.v1", &bundled.stdout);
-    let out: Value = serde_json::from_str(&bundled.stdout).unwrap();
+    let out = attach_form(&r, &format!("{host}/shop:bundle"), "bundle");
     assert!(out.get("classic").is_none(), "{out}");
 
     let dir = tempfile::tempdir().unwrap();

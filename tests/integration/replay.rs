@@ -43,6 +43,27 @@ fn keys_dir(r: &Repo) -> PathBuf {
     dir
 }
 
+/// A change whose one criterion, `two`, a tagged pytest test flips from failing to passing.
+fn two_repo() -> (Repo, String) {
+    require_pytest();
+    let r = Repo::new();
+    r.write("pytest.ini", "[pytest]\n");
+    r.write("svc/__init__.py", "");
+    r.write("svc/m.py", "def f():\n    return 1\n");
+    let base = r.commit("base");
+    r.write("svc/m.py", "def f():\n    return 2\n");
+    r.write(
+        &format!("tests/test_a_{}.py", ident("two")),
+        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
+    );
+    r.write(
+        ".shipmoor/acceptance.yaml",
+        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
+    );
+    r.commit("head");
+    (r, base)
+}
+
 /// A run with a satisfied and an unsatisfied criterion, signed with an ECDSA P-256 key.
 fn signed_run() -> (Repo, String, PathBuf, PathBuf) {
     require_pytest();
@@ -819,22 +840,7 @@ fn evidence_gc_keeps_what_the_statements_cite() {
 /// newer settings still reuses it; `--dry-run` removes nothing; `none` leaves it alone.
 #[test]
 fn evidence_gc_keeps_the_newest_base_cache_entries() {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("svc/__init__.py", "");
-    r.write("svc/m.py", "def f():\n    return 1\n");
-    let base = r.commit("base");
-    r.write("svc/m.py", "def f():\n    return 2\n");
-    r.write(
-        &format!("tests/test_a_{}.py", ident("two")),
-        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
-    );
-    r.commit("head");
+    let (r, base) = two_repo();
     let outside = tempfile::tempdir().unwrap();
     let cache = outside.path().join("cache");
     let cache_s = cache.to_str().unwrap();
@@ -1174,22 +1180,7 @@ fn a_private_key_given_to_verify_with_is_a_usage_error() {
 #[test]
 fn verify_bundle_offline_key_verifies_a_keyed_bundle_without_a_log_entry() {
     use sha2::Digest as _;
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("svc/__init__.py", "");
-    r.write("svc/m.py", "def f():\n    return 1\n");
-    let base = r.commit("base");
-    r.write("svc/m.py", "def f():\n    return 2\n");
-    r.write(
-        &format!("tests/test_a_{}.py", ident("two")),
-        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
-    );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
-    );
-    r.commit("head");
+    let (r, base) = two_repo();
     let keys = keys_dir(&r);
     let gen = r.shipmoor_env(
         &["keygen", "--output-dir", keys.to_str().unwrap()],
