@@ -206,14 +206,17 @@ fn a_team_over_three_pull_requests() {
         ext["acceptance"]["inherited"][0]["file"],
         ".shipmoor/acceptance.yaml"
     );
+    // The policy is the change's own file at head; the claim's digest is the extension's.
+    let head = r.git(&["rev-parse", "HEAD"]);
     assert_eq!(
         vsa["predicate"]["policy"]["uri"],
-        ".shipmoor/changes/pr-2.yaml"
+        format!("git+https://git.example.com/acme/shop@{head}#.shipmoor/changes/pr-2.yaml")
     );
     assert_eq!(
-        vsa["predicate"]["policy"]["digest"]["sha256"],
-        ext["acceptance"]["sha256"]
+        vsa["predicate"]["policy"]["digest"]["gitBlob"],
+        r.git(&["rev-parse", &format!("{head}:.shipmoor/changes/pr-2.yaml")])
     );
+    assert_eq!(ext["acceptance"]["path"], ".shipmoor/changes/pr-2.yaml");
     // `replay --rerun` works the same claim out of git and gets the same outcomes.
     let replay = r.shipmoor(&[
         "replay",
