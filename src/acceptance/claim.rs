@@ -28,6 +28,8 @@ use super::{AcceptanceSet, AcceptanceState, Check, Criterion, HarnessConfig, SET
 use crate::error::{Error, InputError};
 use crate::git::{CommitId, Git};
 
+/// The directory every acceptance file and the settings live in.
+pub const DIR: &str = ".shipmoor";
 /// The shared project settings, which every change reads.
 pub const CONFIG: &str = ".shipmoor/config.yaml";
 /// The repository's first acceptance file; shared like the settings.
@@ -61,7 +63,7 @@ impl Source<'_> {
     fn list(&self) -> Result<Vec<Listed>, Error> {
         let mut out: Vec<Listed> = match self {
             Source::Commit(git, commit) => git
-                .tree(commit.as_str(), Some(".shipmoor"))?
+                .tree(commit.as_str(), Some(DIR))?
                 .into_iter()
                 .filter(|e| e.kind == "blob")
                 .map(|e| Listed {

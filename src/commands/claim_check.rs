@@ -74,7 +74,7 @@ struct Plan {
     runs: u32,
     timeout: Duration,
     git: Git,
-    /// The repository's URL as the statement names it ([`resource_uri`]).
+    /// The repository's URL as the statement names it ([`policy::resource_uri`]).
     repository: String,
     subjects: Vec<Subject>,
     signing_key: Option<SigningKey>,
@@ -302,7 +302,7 @@ fn plan(
     let started = clock.now();
     let stopwatch = clock.stopwatch();
     let git = Git::discover(&args.repo)?;
-    let repository = resource_uri(args, &git)?;
+    let repository = policy::resource_uri(args, &git)?;
     let mut subjects = parse_subjects(&args.subjects)?;
     let signing_key = signing_key(args)?;
     let attach_reference = attach_reference(args)?;
@@ -396,37 +396,6 @@ fn plan(
         base_cache,
         confinement,
     })
-}
-
-/// The repository's URL as the statement names it: `--resource-uri`, else the `origin` remote's,
-/// in one spelling ([`attest::resource::canonical`]); never a local path, which nobody who reads
-/// the statement can fetch and which puts a local directory's name into a signed document.
-fn resource_uri(args: &ClaimCheckArgs, git: &Git) -> Result<String, Error> {
-    const HELP: &str = "pass `--resource-uri https://host/owner/repo` (or set SHIPMOOR_RESOURCE_URI), or give the repository its remote: `git remote add origin URL`";
-    if let Some(given) = &args.resource_uri {
-        return attest::resource::canonical(given).map_err(|e| {
-            Error::input(
-                InputError::new(format!("--resource-uri: {e}"))
-                    .help("give the URL the repository is fetched from, e.g. `--resource-uri https://github.com/acme/shop`"),
-            )
-        });
-    }
-    match git.origin_url()? {
-        Some(url) => attest::resource::canonical(&url).map_err(|e| {
-            Error::input(
-                InputError::new(format!(
-                    "the `origin` remote cannot name the repository in the statement: {e}"
-                ))
-                .help(HELP),
-            )
-        }),
-        None => Err(Error::input(
-            InputError::new(
-                "the repository has no `origin` remote, and the statement's `resourceUri` must name where head can be fetched, never a local path",
-            )
-            .help(HELP),
-        )),
-    }
 }
 
 /// The sandbox of the run's commands (`--sandbox`), probed now, before any of the change's code

@@ -425,18 +425,7 @@ impl Registry {
         layer: &classic::Layer,
         subject: &Descriptor,
     ) -> Result<ClassicAttached, Error> {
-        let tag_name = classic::attestation_tag(&subject.digest);
-        let tag = reference.at_tag(&tag_name);
-        let existing = match self
-            .client
-            .pull_manifest_raw(&tag, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
-            .await
-        {
-            Ok((body, _)) => classic::layers_of(&body)
-                .map_err(|why| self.input(reference, format!("the tag `{tag_name}`: {why}")))?,
-            Err(e) if is_not_found(&e) => Vec::new(),
-            Err(e) => return Err(self.registry_error(reference, "reading the `.att` image", e)),
-        };
+        let (tag_name, tag, existing) = self.classic_layers(reference, subject).await?;
         let layer_digest = artifact::sha256_digest(&layer.envelope);
         let Some((config, manifest)) =
             classic::image_with(&existing, layer).map_err(Error::crash)?
@@ -568,6 +557,28 @@ impl Registry {
         Ok(found)
     }
 
+    /// The classic `.att` image of `subject`: its tag's name, the tag, and its manifest's layer
+    /// descriptors (none when the tag does not exist).
+    async fn classic_layers(
+        &self,
+        reference: &Reference,
+        subject: &Descriptor,
+    ) -> Result<(String, oci_client::Reference, Vec<classic::LayerDescriptor>), Error> {
+        let tag_name = classic::attestation_tag(&subject.digest);
+        let tag = reference.at_tag(&tag_name);
+        let layers = match self
+            .client
+            .pull_manifest_raw(&tag, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
+            .await
+        {
+            Ok((body, _)) => classic::layers_of(&body)
+                .map_err(|why| self.input(reference, format!("the tag `{tag_name}`: {why}")))?,
+            Err(e) if is_not_found(&e) => Vec::new(),
+            Err(e) => return Err(self.registry_error(reference, "reading the `.att` image", e)),
+        };
+        Ok((tag_name, tag, layers))
+    }
+
     /// The VSA layers of the classic `.att` image: each a DSSE envelope, checked against its
     /// layer digest (none when the tag does not exist).
     async fn classic_attestations(
@@ -575,19 +586,7 @@ impl Registry {
         reference: &Reference,
         subject: &Descriptor,
     ) -> Result<Vec<Attachment>, Error> {
-        let tag_name = classic::attestation_tag(&subject.digest);
-        let tag = reference.at_tag(&tag_name);
-        let manifest = match self
-            .client
-            .pull_manifest_raw(&tag, &RegistryAuth::Anonymous, &[MANIFEST_MEDIA_TYPE])
-            .await
-        {
-            Ok((body, _)) => body,
-            Err(e) if is_not_found(&e) => return Ok(Vec::new()),
-            Err(e) => return Err(self.registry_error(reference, "reading the `.att` image", e)),
-        };
-        let layers = classic::layers_of(&manifest)
-            .map_err(|why| self.input(reference, format!("the tag `{tag_name}`: {why}")))?;
+        let (_, tag, layers) = self.classic_layers(reference, subject).await?;
         let mut found = Vec::new();
         for layer in layers.iter().filter(|l| {
             l.media_type == classic::LAYER_MEDIA_TYPE

@@ -89,6 +89,38 @@ fn attach_file(r: &Repo, reference: &str, file: &str, extra: &[&str]) -> Run {
     r.shipmoor(&args)
 }
 
+/// An admission policy that admits READY VSAs of `repositories`, verified within a day, signed
+/// with the committed test key: its directory (keep it alive) and its path.
+fn key_policy(repositories: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(GOLDEN_PUBLIC_KEY, dir.path().join("claim-check.pub")).unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!("version: 1\nallowed_verdicts: [READY]\nmax_age: 1d\nrepositories: [\"{repositories}\"]\nsigners:\n  - key: claim-check.pub\n"),
+    )
+    .unwrap();
+    (dir, policy)
+}
+
+/// `shipmoor admit --image REFERENCE` under `policy`: its exit code and decision, which matches
+/// its schema (with `image`, attestations found in the registry, or none at all).
+fn admit_image(r: &Repo, policy: &std::path::Path, reference: &str) -> (i32, Value) {
+    let run = r.shipmoor(&[
+        "admit",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--image",
+        reference,
+        "--allow-http-registry",
+        "--format",
+        "json",
+    ]);
+    common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
+    let decision = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    (run.code, decision)
+}
+
 /// `shipmoor attach REFERENCE --form FORM` of the run's bundle: its JSON document, checked
 /// against the strict schema.
 fn attach_form(r: &Repo, reference: &str, form: &str) -> Value {
@@ -594,11 +626,7 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
     let ready_image = registry.push_image("shop", "ready", "ready\n");
     let blocked_image = registry.push_image("shop", "blocked", "blocked\n");
     let bare_image = registry.push_image("shop", "bare", "bare\n");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string();
+    let now = common::now_epoch();
 
     let claim_check = |r: &Repo, base: &str, tag: &str| {
         r.shipmoor_env(
@@ -637,31 +665,8 @@ fn admit_by_image_reference_reads_what_claim_check_attached() {
         .to_string();
     assert_attached(&registry, "shop", &blocked_image, &artifact, &bundle);
 
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(GOLDEN_PUBLIC_KEY, dir.path().join("claim-check.pub")).unwrap();
-    let policy = dir.path().join("policy.yaml");
-    std::fs::write(
-        &policy,
-        "version: 1\nallowed_verdicts: [READY]\nmax_age: 1d\nrepositories: [\"git+https://example.com/shipmoor/*\"]\nsigners:\n  - key: claim-check.pub\n",
-    )
-    .unwrap();
-    let admit = |tag: &str| {
-        let run = ready.shipmoor(&[
-            "admit",
-            "--policy",
-            policy.to_str().unwrap(),
-            "--image",
-            &format!("{host}/shop:{tag}"),
-            "--allow-http-registry",
-            "--format",
-            "json",
-        ]);
-        // With `image`, attestations found in the registry, or none at all.
-        common::assert_matches_schema("claim_check.admit.v1", &run.stdout);
-        let decision: Value = serde_json::from_str(&run.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {run:?}\n{}", registry.log()));
-        (run.code, decision)
-    };
+    let (_dir, policy) = key_policy("git+https://example.com/shipmoor/*");
+    let admit = |tag: &str| admit_image(&ready, &policy, &format!("{host}/shop:{tag}"));
 
     let (code, d) = admit("ready");
     assert_eq!(code, 0, "{d:#}");
@@ -879,11 +884,7 @@ fn the_classic_form_is_cosigns_and_admit_reads_either_form_alone() {
     let classic_image = registry.push_image("shop", "classic", "classic\n");
     let bundle_image = registry.push_image("shop", "bundle", "bundle\n");
     let (r, base) = tiny_repo();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        .to_string();
+    let now = common::now_epoch();
     let run = r.shipmoor_env(
         &[
             "claim-check",
@@ -995,27 +996,10 @@ fn the_classic_form_is_cosigns_and_admit_reads_either_form_alone() {
     let out = attach_form(&r, &format!("{host}/shop:bundle"), "bundle");
     assert!(out.get("classic").is_none(), "{out}");
 
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(GOLDEN_PUBLIC_KEY, dir.path().join("claim-check.pub")).unwrap();
-    let policy = dir.path().join("policy.yaml");
-    std::fs::write(
-        &policy,
-        "version: 1\nallowed_verdicts: [READY]\nmax_age: 1d\nrepositories: [\"git+https://example.com/shipmoor/oci\"]\nsigners:\n  - key: claim-check.pub\n",
-    )
-    .unwrap();
+    let (_dir, policy) = key_policy("git+https://example.com/shipmoor/oci");
     for (tag, via) in [("classic", "(classic-tag)"), ("bundle", "(tag-schema)")] {
-        let run = r.shipmoor(&[
-            "admit",
-            "--policy",
-            policy.to_str().unwrap(),
-            "--image",
-            &format!("{host}/shop:{tag}"),
-            "--allow-http-registry",
-            "--format",
-            "json",
-        ]);
-        let d: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
-        assert_eq!(run.code, 0, "{tag}: {d:#}");
+        let (code, d) = admit_image(&r, &policy, &format!("{host}/shop:{tag}"));
+        assert_eq!(code, 0, "{tag}: {d:#}");
         let found = d["attestations"].as_array().unwrap();
         assert_eq!(found.len(), 1, "{tag}: {d:#}");
         assert!(found[0]["source"].as_str().unwrap().ends_with(via), "{d:#}");

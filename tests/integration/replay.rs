@@ -45,6 +45,11 @@ fn keys_dir(r: &Repo) -> PathBuf {
 
 /// A change whose one criterion, `two`, a tagged pytest test flips from failing to passing.
 fn two_repo() -> (Repo, String) {
+    two_repo_testing("from svc.m import f\n\ndef test_two():\n    assert f() == 2\n")
+}
+
+/// [`two_repo`] with `test` as the tagged test file's text.
+fn two_repo_testing(test: &str) -> (Repo, String) {
     require_pytest();
     let r = Repo::new();
     r.write("pytest.ini", "[pytest]\n");
@@ -52,10 +57,7 @@ fn two_repo() -> (Repo, String) {
     r.write("svc/m.py", "def f():\n    return 1\n");
     let base = r.commit("base");
     r.write("svc/m.py", "def f():\n    return 2\n");
-    r.write(
-        &format!("tests/test_a_{}.py", ident("two")),
-        "from svc.m import f\n\ndef test_two():\n    assert f() == 2\n",
-    );
+    r.write(&format!("tests/test_a_{}.py", ident("two")), test);
     r.write(
         ".shipmoor/acceptance.yaml",
         "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
@@ -642,22 +644,9 @@ fn fusion_catches_an_edited_verdict_or_a_dropped_criterion() {
 /// change in the environment the same rerun agrees, so the difference alone fails it.
 #[test]
 fn rerun_catches_outcomes_that_differ_now() {
-    require_pytest();
-    let r = Repo::new();
-    r.write("pytest.ini", "[pytest]\n");
-    r.write("svc/__init__.py", "");
-    r.write("svc/m.py", "def f():\n    return 1\n");
-    let base = r.commit("base");
-    r.write("svc/m.py", "def f():\n    return 2\n");
-    r.write(
-        &format!("tests/test_a_{}.py", ident("two")),
+    let (r, base) = two_repo_testing(
         "import os\nfrom svc.m import f\n\ndef test_two():\n    assert f() == 2\n    assert 'CC_REPLAY_BREAKS' not in os.environ\n",
     );
-    r.write(
-        ".shipmoor/acceptance.yaml",
-        "version: 1\ncriteria:\n  - id: two\n    ac: f is two.\n",
-    );
-    r.commit("head");
     let run = r.shipmoor(&["claim-check", "--base", &base]);
     assert_eq!(run.code, 0, "{run:?}");
     let args = [

@@ -124,15 +124,8 @@ fn write_seq(out: &mut String, items: &[Node], indent: usize) {
                 out.push(' ');
                 out.push_str(&first[indent + 2..]);
             }
-            Node::Seq(inner) if !inner.is_empty() => {
-                out.push('\n');
-                write_seq(out, inner, indent + 2);
-            }
-            scalar => {
-                out.push(' ');
-                write_inline(out, scalar, indent + 2);
-                out.push('\n');
-            }
+            // Anything else as it follows a key.
+            other => write_value(out, other, indent),
         }
     }
 }

@@ -1,11 +1,45 @@
-//! What the statement's `policy` names: the acceptance file the claim was read from at head,
-//! the directory of several, or the claim's own document ([`attest::resource::ClaimOrigin`]).
+//! The resources the statement names: the repository (`resourceUri`, [`resource_uri`]) and what
+//! its `policy` names, the acceptance file the claim was read from at head, the directory of
+//! several, or the claim's own document ([`attest::resource::ClaimOrigin`]).
 
 use super::{shown_path, Plan};
 use crate::acceptance::claim;
 use crate::attest::{self, resource::ClaimOrigin};
-use crate::error::Error;
+use crate::cli::ClaimCheckArgs;
+use crate::error::{Error, InputError};
 use crate::format::statement::Policy;
+use crate::git::Git;
+
+/// The repository's URL as the statement names it: `--resource-uri`, else the `origin` remote's,
+/// in one spelling ([`attest::resource::canonical`]); never a local path, which nobody who reads
+/// the statement can fetch and which puts a local directory's name into a signed document.
+pub(super) fn resource_uri(args: &ClaimCheckArgs, git: &Git) -> Result<String, Error> {
+    const HELP: &str = "pass `--resource-uri https://host/owner/repo` (or set SHIPMOOR_RESOURCE_URI), or give the repository its remote: `git remote add origin URL`";
+    if let Some(given) = &args.resource_uri {
+        return attest::resource::canonical(given).map_err(|e| {
+            Error::input(
+                InputError::new(format!("--resource-uri: {e}"))
+                    .help("give the URL the repository is fetched from, e.g. `--resource-uri https://github.com/acme/shop`"),
+            )
+        });
+    }
+    match git.origin_url()? {
+        Some(url) => attest::resource::canonical(&url).map_err(|e| {
+            Error::input(
+                InputError::new(format!(
+                    "the `origin` remote cannot name the repository in the statement: {e}"
+                ))
+                .help(HELP),
+            )
+        }),
+        None => Err(Error::input(
+            InputError::new(
+                "the repository has no `origin` remote, and the statement's `resourceUri` must name where head can be fetched, never a local path",
+            )
+            .help(HELP),
+        )),
+    }
+}
 
 /// The statement's `policy` for the run's claim.
 pub(super) fn policy(plan: &Plan) -> Result<Policy, Error> {
@@ -27,12 +61,9 @@ fn origin(plan: &Plan) -> Result<ClaimOrigin, Error> {
                 [one] => file_at_head(plan, one, None),
                 _ => {
                     // Every acceptance file lives under `.shipmoor`: the directory names them all.
-                    let dir = claim::LEGACY
-                        .split_once('/')
-                        .map_or(".shipmoor", |(d, _)| d);
-                    match plan.git.object_id(head, dir)? {
+                    match plan.git.object_id(head, claim::DIR)? {
                         Some(tree) => Ok(ClaimOrigin::Tree {
-                            path: dir.to_string(),
+                            path: claim::DIR.to_string(),
                             tree,
                         }),
                         None => Ok(ClaimOrigin::Document),
