@@ -1,5 +1,8 @@
 # Shipmoor Claim Check: a small image holding the static `shipmoor` binary and what it needs at
-# run time. Built FROM scratch, so nothing is pulled from a registry.
+# run time. Built FROM scratch, so nothing is pulled from a registry. One file for both images
+# (book: container.md): the full one (ROOTFS=target/image/rootfs) and the verifier
+# (ROOTFS=target/image/rootfs-verifier: the verifier build of `shipmoor`, no Docker action
+# entrypoint).
 #
 # Do not build this file by hand from a bare checkout: `scripts/build-image.sh` first builds the
 # static binary and stages the root filesystem in target/image/rootfs/, then runs
@@ -25,16 +28,19 @@
 #   COPY --from=ghcr.io/shipmoor/claim-check:v1 /usr/local/bin/shipmoor /usr/local/bin/shipmoor
 FROM scratch
 
+ARG ROOTFS=target/image/rootfs
 ARG VERSION=dev
 ARG REVISION=unknown
+ARG TITLE="Shipmoor Claim Check"
+ARG DESCRIPTION="Decide, criterion by criterion, whether a change meets its acceptance criteria; replay and verify its attestations offline"
 
-COPY target/image/rootfs/ /
+COPY ${ROOTFS}/ /
 
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 
-LABEL org.opencontainers.image.title="Shipmoor Claim Check" \
-      org.opencontainers.image.description="Decide, criterion by criterion, whether a change meets its acceptance criteria; replay and verify its attestations offline" \
+LABEL org.opencontainers.image.title="${TITLE}" \
+      org.opencontainers.image.description="${DESCRIPTION}" \
       org.opencontainers.image.source="https://github.com/shipmoor/claim-check" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \

@@ -1,26 +1,47 @@
 #!/usr/bin/env bash
-# Builds the container image of Shipmoor Claim Check with buildah: no Docker engine, no registry.
+# Builds the container images of Shipmoor Claim Check with buildah: no Docker engine, no registry.
 #
-#   scripts/build-image.sh [--binary PATH] [--tag TAG] [--locked] [--smoke]
+#   scripts/build-image.sh [--image full|verifier|both] [--dev] [--binary PATH]
+#                          [--verifier-binary PATH] [--tag TAG] [--verifier-tag TAG] [--locked]
+#                          [--smoke]
 #
-# 1. The static binary: scripts/release-build.sh (the release workflow's reproducible build:
-#    `cargo build --release` for <arch>-unknown-linux-gnu with `-C target-feature=+crt-static`,
-#    glibc statically linked, no dynamic loader) in its own target dir, target/static
-#    (SHIPMOOR_STATIC_TARGET_DIR), so it never fights the debug builds.
-#    --locked passes --locked to cargo (releases). --binary PATH takes a binary built elsewhere
-#    instead; it must be static too.
-# 2. The root filesystem, staged in target/image/rootfs/: the binary, the Docker action's
-#    entrypoint (container/entrypoint.sh), Debian's git with the shared libraries `ldd` lists,
+# Two images (book: container.md):
+# - the full image (TAG, default shipmoor/claim-check:<version>): the whole `shipmoor`, the Docker
+#   action's entrypoint, git, busybox; what `claim-check` runs in.
+# - the verifier image (--verifier-tag, default shipmoor/claim-check-verifier:<version>): the
+#   verifier build (`--no-default-features`: replay, admit and its export, verify-bundle,
+#   attach, keygen, evidence, explain; no floor, runners, tree-sitter, judge or MCP), git (replay
+#   reads the claim's file at head), busybox; for admission and for pipelines that verify.
+# --image picks one (default both).
+#
+# 1. The binaries. By default the release workflow's reproducible static builds:
+#    scripts/release-build.sh (`cargo build --release` for <arch>-unknown-linux-gnu with
+#    `-C target-feature=+crt-static`) and `release-build.sh --verifier` (the `verifier` profile),
+#    in their own target dir, target/static (SHIPMOOR_STATIC_TARGET_DIR), so they never fight
+#    the debug builds; then the verifier image must be at most SHIPMOOR_VERIFIER_BUDGET bytes
+#    (20000000), or the script fails. --locked passes --locked to cargo (releases).
+#    --dev takes the dev profile's builds instead, for smoke tests (CI and the container tests):
+#    the tests' own target/debug/shipmoor (`cargo build`) and the verifier as `cargo build
+#    --no-default-features --target <arch>-unknown-linux-gnu` (target/<triple>/debug: it shares
+#    the tests' build scripts and proc-macros, and never replaces their binary); both are
+#    stripped, may link dynamically (their libraries are copied as git's are), and their sizes
+#    are not the release's (no budget). --binary / --verifier-binary take a binary built
+#    elsewhere.
+# 2. Each root filesystem, staged in target/image/rootfs/ (full) and target/image/rootfs-verifier/:
+#    the binary at /usr/local/bin/shipmoor, Debian's git with the shared libraries `ldd` lists,
 #    Debian's dynamic busybox (/bin/sh and its applets; it shares git's libc, 1.1 MB less than
-#    busybox-static), CA certificates, /etc/gitconfig with
-#    safe.directory = *, passwd/group/nsswitch.conf/hosts, /root and /tmp (1777), and the
-#    Debian copyright files of every package something was taken from.
+#    busybox-static), CA certificates, /etc/gitconfig with safe.directory = *,
+#    passwd/group/nsswitch.conf/hosts, /root and /tmp (1777), and the Debian copyright files of
+#    every package something was taken from; the full image also holds the Docker action's
+#    entrypoint (container/entrypoint.sh) at /usr/local/bin/shipmoor-action.
 # 3. `buildah --storage-driver vfs bud` of the Dockerfile from the repository's root
-#    (.dockerignore sends only target/image/rootfs), with the last commit's time as the image's
-#    timestamp; skipped when an image with this tag already holds exactly this content.
-# 4. Prints the image's size; --smoke then runs `shipmoor --version`, `git --version`, a replay
-#    of tests/fixtures/replay/format-1 and an admission of tests/fixtures/admit inside it
-#    (`buildah run --isolation chroot`).
+#    (.dockerignore sends only the two staged root filesystems; the build argument ROOTFS picks
+#    one), with the last commit's time as the image's timestamp; skipped when an image with this
+#    tag already holds exactly this content.
+# 4. Prints each image's size; --smoke then runs, inside each (`buildah run --isolation chroot`),
+#    `shipmoor --version`, `git --version`, a replay of tests/fixtures/replay/format-1 and an
+#    admission of tests/fixtures/admit, and in the verifier image `shipmoor claim-check`, which
+#    must exit 2 with its one line.
 #
 # Needs root on a fresh machine to install what is missing with apt-get: buildah, git,
 # ca-certificates. The busybox is /bin/busybox when that is Debian's dynamic one, else the
@@ -42,15 +63,26 @@ die() {
 say() { echo "build-image.sh: $*" >&2; }
 
 binary=""
+verifier_binary=""
 tag=""
+verifier_tag=""
+which=both
+dev=no
 smoke=no
 locked=()
 while [ $# -gt 0 ]; do
   case $1 in
     --binary) [ $# -ge 2 ] || die "--binary needs a path"; binary=$2; shift 2 ;;
     --binary=*) binary=${1#*=}; shift ;;
+    --verifier-binary) [ $# -ge 2 ] || die "--verifier-binary needs a path"; verifier_binary=$2; shift 2 ;;
+    --verifier-binary=*) verifier_binary=${1#*=}; shift ;;
     --tag) [ $# -ge 2 ] || die "--tag needs a name"; tag=$2; shift 2 ;;
     --tag=*) tag=${1#*=}; shift ;;
+    --verifier-tag) [ $# -ge 2 ] || die "--verifier-tag needs a name"; verifier_tag=$2; shift 2 ;;
+    --verifier-tag=*) verifier_tag=${1#*=}; shift ;;
+    --image) [ $# -ge 2 ] || die "--image needs full, verifier or both"; which=$2; shift 2 ;;
+    --image=*) which=${1#*=}; shift ;;
+    --dev) dev=yes; shift ;;
     --smoke) smoke=yes; shift ;;
     --locked) locked=(--locked); shift ;;
     -h | --help) usage; exit 0 ;;
@@ -60,10 +92,12 @@ done
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | sed -n 1p)
 [ -n "$version" ] || die "no version in Cargo.toml"
+case $which in full | verifier | both) ;; *) die "--image takes full, verifier or both, not '$which'" ;; esac
 tag=${tag:-shipmoor/claim-check:$version}
+verifier_tag=${verifier_tag:-shipmoor/claim-check-verifier:$version}
+budget=${SHIPMOOR_VERIFIER_BUDGET:-20000000}
 storage=(--storage-driver "${SHIPMOOR_STORAGE_DRIVER:-vfs}")
 image_dir=$repo/target/image
-rootfs=$image_dir/rootfs
 mkdir -p "$image_dir"
 
 # ---------------------------------------------------------------------------------------------
@@ -137,30 +171,53 @@ fi
 "$busybox_bin" sh -c true || die "$busybox_bin does not run"
 
 # ---------------------------------------------------------------------------------------------
-# 1. The static binary
+# 1. The binaries
 # ---------------------------------------------------------------------------------------------
-if [ -z "$binary" ]; then
-  target=${SHIPMOOR_STATIC_TARGET:-$(uname -m)-unknown-linux-gnu}
-  target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
-  say "building the static binary (scripts/release-build.sh --target $target, CARGO_TARGET_DIR=$target_dir)"
-  # The release workflow's build, path maps included: the image holds the release's bytes.
-  binary=$(bash scripts/release-build.sh "${locked[@]}" --target "$target" --target-dir "$target_dir")
+target=${SHIPMOOR_STATIC_TARGET:-$(uname -m)-unknown-linux-gnu}
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
+[ -z "$binary" ] || binary=$(absolute "$binary")
+[ -z "$verifier_binary" ] || verifier_binary=$(absolute "$verifier_binary")
+wants() { [ "$which" = both ] || [ "$which" = "$1" ]; }
+if wants full && [ -z "$binary" ]; then
+  if [ "$dev" = yes ]; then
+    say "building the full binary (cargo build --bin shipmoor, the dev profile)"
+    cargo build --quiet "${locked[@]}" --bin shipmoor >&2 || die "cargo build failed"
+    binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/shipmoor
+  else
+    target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
+    say "building the static binary (scripts/release-build.sh --target $target, CARGO_TARGET_DIR=$target_dir)"
+    # The release workflow's build, path maps included: the image holds the release's bytes.
+    binary=$(bash scripts/release-build.sh "${locked[@]}" --target "$target" --target-dir "$target_dir")
+  fi
 fi
-case $binary in /*) ;; *) binary=$caller/$binary ;; esac
-[ -x "$binary" ] || die "no binary at $binary"
-is_static "$binary" || die "$binary is not statically linked (ldd: $(ldd "$binary" 2>&1 | sed -n 1,3p | tr '\n' ' '))"
-binary_version=$("$binary" --version) || die "$binary --version failed"
-say "binary: $binary ($binary_version, $(du -h "$binary" | cut -f1))"
+if wants verifier && [ -z "$verifier_binary" ]; then
+  if [ "$dev" = yes ]; then
+    say "building the verifier binary (cargo build --no-default-features --target $target, the dev profile)"
+    cargo build --quiet "${locked[@]}" --no-default-features --target "$target" --bin shipmoor >&2 ||
+      die "cargo build --no-default-features failed"
+    verifier_binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/$target/debug/shipmoor
+  else
+    target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
+    say "building the static verifier binary (scripts/release-build.sh --verifier --target $target, CARGO_TARGET_DIR=$target_dir)"
+    verifier_binary=$(bash scripts/release-build.sh "${locked[@]}" --verifier --target "$target" --target-dir "$target_dir")
+  fi
+fi
+# check_binary PATH NAME: runs, and is static unless --dev.
+check_binary() {
+  [ -x "$1" ] || die "no $2 binary at $1"
+  if [ "$dev" = no ] && ! is_static "$1"; then
+    die "$1 is not statically linked (ldd: $(ldd "$1" 2>&1 | sed -n 1,3p | tr '\n' ' '); --dev takes a dynamic one)"
+  fi
+  local said
+  said=$("$1" --version) || die "$1 --version failed"
+  say "$2 binary: $1 ($said, $(du -h "$1" | cut -f1))"
+}
+wants full && check_binary "$binary" full
+wants verifier && check_binary "$verifier_binary" verifier
 
 # ---------------------------------------------------------------------------------------------
-# 2. The root filesystem
+# 2. The root filesystems
 # ---------------------------------------------------------------------------------------------
-rm -rf "$rootfs"
-mkdir -p "$rootfs"/{bin,etc/ssl/certs,usr/bin,usr/local/bin,usr/share/doc,root,tmp}
-chmod 0700 "$rootfs/root"
-chmod 1777 "$rootfs/tmp"
-
-packages=()
 # note_package PATH: the Debian package PATH came from (dpkg knows /lib and /bin paths, and not
 # always their /usr twins: ask for the path as given, then as resolved).
 note_package() {
@@ -180,86 +237,116 @@ copy_with_libs() {
   install -D -m 0755 "$src" "$rootfs$dest"
   note_package "$src"
   is_static "$src" && return 0
+  copy_libs_of "$src"
+}
+copy_libs_of() {
+  local lib
   while read -r lib; do
     [ -n "$lib" ] || continue
     [ -e "$rootfs$lib" ] && continue
     install -D -m 0755 "$(readlink -f "$lib")" "$rootfs$lib"
     note_package "$lib"
-  done < <(ldd "$src" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
+  done < <(ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }')
 }
 
-install -m 0755 "$binary" "$rootfs/usr/local/bin/shipmoor"
-install -m 0755 container/entrypoint.sh "$rootfs/usr/local/bin/shipmoor-action"
-copy_with_libs "$git_bin" /usr/bin/git
-copy_with_libs "$busybox_bin" /bin/busybox
-if [ -n "$busybox_copyright" ]; then
-  install -D -m 0644 "$busybox_copyright" "$rootfs/usr/share/doc/busybox/copyright"
-fi
-while read -r applet; do
-  case $applet in "" | busybox) continue ;; esac
-  [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
-done < <("$busybox_bin" --list)
-install -m 0644 "$cacerts" "$rootfs/etc/ssl/certs/ca-certificates.crt"
-packages+=(ca-certificates) # the bundle is generated by update-ca-certificates: no package owns it
+# stage ROOTFS BINARY VARIANT: the root filesystem of one image.
+stage() {
+  rootfs=$1
+  local bin=$2 variant=$3 applet pkg pkg_base
+  packages=()
+  rm -rf "$rootfs"
+  mkdir -p "$rootfs"/{bin,etc/ssl/certs,usr/bin,usr/local/bin,usr/share/doc,root,tmp}
+  chmod 0700 "$rootfs/root"
+  chmod 1777 "$rootfs/tmp"
+  install -m 0755 "$bin" "$rootfs/usr/local/bin/shipmoor"
+  if [ "$dev" = yes ]; then
+    # A dev build carries its debug sections: not needed to run it, and tens of megabytes.
+    strip --strip-all "$rootfs/usr/local/bin/shipmoor" 2>/dev/null ||
+      say "strip is missing (binutils): the dev binary goes in unstripped"
+    is_static "$bin" || copy_libs_of "$bin"
+  fi
+  if [ "$variant" = full ]; then
+    install -m 0755 container/entrypoint.sh "$rootfs/usr/local/bin/shipmoor-action"
+  fi
+  copy_with_libs "$git_bin" /usr/bin/git
+  copy_with_libs "$busybox_bin" /bin/busybox
+  if [ -n "$busybox_copyright" ]; then
+    install -D -m 0644 "$busybox_copyright" "$rootfs/usr/share/doc/busybox/copyright"
+  fi
+  while read -r applet; do
+    case $applet in "" | busybox) continue ;; esac
+    [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
+  done < <("$busybox_bin" --list)
+  install -m 0644 "$cacerts" "$rootfs/etc/ssl/certs/ca-certificates.crt"
+  packages+=(ca-certificates) # the bundle is generated by update-ca-certificates: no package owns it
 
-cat >"$rootfs/etc/passwd" <<'EOF'
+  cat >"$rootfs/etc/passwd" <<'PASSWD'
 root:x:0:0:root:/root:/bin/sh
 nobody:x:65534:65534:nobody:/nonexistent:/bin/false
-EOF
-cat >"$rootfs/etc/group" <<'EOF'
+PASSWD
+  cat >"$rootfs/etc/group" <<'GROUP'
 root:x:0:
 nogroup:x:65534:
-EOF
-cat >"$rootfs/etc/nsswitch.conf" <<'EOF'
+GROUP
+  cat >"$rootfs/etc/nsswitch.conf" <<'NSS'
 passwd: files
 group: files
 hosts: files dns
-EOF
-cat >"$rootfs/etc/hosts" <<'EOF'
+NSS
+  cat >"$rootfs/etc/hosts" <<'HOSTS'
 127.0.0.1 localhost
 ::1 localhost
-EOF
-# The workspace of a container job or Docker action is mounted from the runner's user: trust it.
-cat >"$rootfs/etc/gitconfig" <<'EOF'
+HOSTS
+  # The workspace of a container job or Docker action is mounted from the runner's user: trust it.
+  cat >"$rootfs/etc/gitconfig" <<'GITCONFIG'
 [safe]
 	directory = *
-EOF
+GITCONFIG
 
-# Licences of what was copied from Debian (git and busybox are GPL-2.0: the copyright files say
-# where their sources are).
-for pkg in $(printf '%s\n' "${packages[@]}" | sort -u); do
-  pkg_base=${pkg%%:*}
-  if [ -f "/usr/share/doc/$pkg_base/copyright" ]; then
-    install -D -m 0644 "/usr/share/doc/$pkg_base/copyright" "$rootfs/usr/share/doc/$pkg_base/copyright"
-  fi
-done
+  # Licences of what was copied from Debian (git and busybox are GPL-2.0: the copyright files
+  # say where their sources are).
+  for pkg in $(printf '%s\n' "${packages[@]}" | sort -u); do
+    pkg_base=${pkg%%:*}
+    if [ -f "/usr/share/doc/$pkg_base/copyright" ]; then
+      install -D -m 0644 "/usr/share/doc/$pkg_base/copyright" "$rootfs/usr/share/doc/$pkg_base/copyright"
+    fi
+  done
+}
 
 # ---------------------------------------------------------------------------------------------
-# 3. The image
+# 3. The images
 # ---------------------------------------------------------------------------------------------
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 timestamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)
-content=$(
-  {
-    cat Dockerfile .dockerignore
-    echo "$version $revision $timestamp"
-    (cd "$rootfs" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort)
-    (cd "$rootfs" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-  } | sha256sum | cut -d' ' -f1
-)
-existing=$(buildah "${storage[@]}" inspect --type image \
-  --format '{{index .OCIv1.Config.Labels "dev.shipmoor.content"}}' "$tag" 2>/dev/null || true)
-if [ "$existing" = "$content" ]; then
-  say "image $tag already holds this content ($content): not rebuilt"
-else
-  say "building image $tag"
-  previous=$(buildah "${storage[@]}" inspect --type image --format '{{.FromImageID}}' "$tag" 2>/dev/null || true)
+
+# build_image ROOTFS TAG TITLE DESCRIPTION
+build_image() {
+  local root=$1 name=$2 title=$3 description=$4 content existing previous
+  content=$(
+    {
+      cat Dockerfile .dockerignore
+      echo "$version $revision $timestamp $title $description"
+      (cd "$root" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort)
+      (cd "$root" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+    } | sha256sum | cut -d' ' -f1
+  )
+  existing=$(buildah "${storage[@]}" inspect --type image \
+    --format '{{index .OCIv1.Config.Labels "dev.shipmoor.content"}}' "$name" 2>/dev/null || true)
+  if [ "$existing" = "$content" ]; then
+    say "image $name already holds this content ($content): not rebuilt"
+    return 0
+  fi
+  say "building image $name"
+  previous=$(buildah "${storage[@]}" inspect --type image --format '{{.FromImageID}}' "$name" 2>/dev/null || true)
   buildah "${storage[@]}" bud --quiet \
     --file Dockerfile \
-    --tag "$tag" \
+    --tag "$name" \
     --timestamp "$timestamp" \
+    --build-arg "ROOTFS=${root#"$repo"/}" \
     --build-arg "VERSION=$version" \
     --build-arg "REVISION=$revision" \
+    --build-arg "TITLE=$title" \
+    --build-arg "DESCRIPTION=$description" \
     --label "dev.shipmoor.content=$content" \
     "$repo" >/dev/null
   # The image this tag named before, if no name is left on it, is removed (unless in use).
@@ -268,32 +355,74 @@ else
     grep -q "$previous"; then
     buildah "${storage[@]}" rmi "$previous" >/dev/null 2>&1 || true
   fi
-fi
+}
 
 # ---------------------------------------------------------------------------------------------
-# 4. Size and smoke checks
+# 4. Sizes and smoke checks
 # ---------------------------------------------------------------------------------------------
-image_size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$tag" | sed -n 1p)
-rootfs_bytes=$(du -sb "$rootfs" | cut -f1)
-gzip_bytes=$(tar -C "$rootfs" -cf - . | gzip -6 | wc -c)
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
-echo "image $tag: $image_size ($(mib "$rootfs_bytes") uncompressed, $(mib "$gzip_bytes") as a gzip layer); shipmoor $(mib "$(stat -c %s "$rootfs/usr/local/bin/shipmoor")"), git and its libraries $(mib "$(cat "$rootfs/usr/bin/git" "$rootfs"/lib*/*/* "$rootfs"/lib64/* 2>/dev/null | wc -c)"), busybox $(mib "$(stat -c %s "$rootfs/bin/busybox")")"
+# report ROOTFS TAG: one line of sizes; sets image_bytes.
+report() {
+  local root=$1 name=$2 image_size rootfs_bytes gzip_bytes built
+  image_size=$(buildah "${storage[@]}" images --format '{{.Size}}' "$name" | sed -n 1p)
+  # buildah's own figure ("19.8 MB": decimal units), in bytes, for the budget.
+  image_bytes=$(awk '{ u = $2; m = (u == "kB" ? 1e3 : u == "MB" ? 1e6 : u == "GB" ? 1e9 : 1); printf "%d", $1 * m }' <<<"$image_size")
+  rootfs_bytes=$(du -sb "$root" | cut -f1)
+  gzip_bytes=$(tar -C "$root" -cf - . | gzip -6 | wc -c)
+  built=release
+  [ "$dev" = no ] || built="dev build, not the release's size"
+  echo "image $name: $image_size ($(mib "$rootfs_bytes") uncompressed, $(mib "$gzip_bytes") as a gzip layer; $built); shipmoor $(mib "$(stat -c %s "$root/usr/local/bin/shipmoor")"), git and its libraries $(mib "$(cat "$root/usr/bin/git" "$root"/lib*/*/* "$root"/lib64/* 2>/dev/null | wc -c)"), busybox $(mib "$(stat -c %s "$root/bin/busybox")")"
+}
 
-if [ "$smoke" = yes ]; then
-  ctr=$(buildah "${storage[@]}" from --quiet "$tag")
-  trap 'buildah "${storage[@]}" rm "$ctr" >/dev/null 2>&1 || true' EXIT
+# smoke TAG VARIANT
+smoke() {
+  local name=$1 variant=$2 ctr out code
+  ctr=$(buildah "${storage[@]}" from --quiet "$name")
+  containers+=("$ctr")
   run() { buildah "${storage[@]}" run --isolation chroot "$@"; }
-  say "smoke: shipmoor --version"
+  say "smoke ($variant): shipmoor --version"
   run "$ctr" -- shipmoor --version
-  say "smoke: git --version"
+  say "smoke ($variant): git --version"
   run "$ctr" -- git --version
-  say "smoke: shipmoor replay of tests/fixtures/replay/format-1"
+  say "smoke ($variant): shipmoor replay of tests/fixtures/replay/format-1"
   run -v "$repo/tests/fixtures/replay/format-1:/fixture:ro" --workingdir /fixture "$ctr" -- \
     shipmoor replay claim-check.vsa.json --allow-unsigned \
     --commit fbac99915b71a5f8645bf21e20c54f0cfb18a1cb --evidence evidence
-  say "smoke: shipmoor admit of tests/fixtures/admit"
+  say "smoke ($variant): shipmoor admit of tests/fixtures/admit"
   run -v "$repo/tests/fixtures/admit:/fixture:ro" --workingdir /fixture "$ctr" -- \
     shipmoor admit --policy policy.yaml --attestation vsa.sigstore.json \
     --subject "$(cat "$repo/tests/fixtures/admit/subject.txt")"
+  if [ "$variant" = verifier ]; then
+    say "smoke (verifier): shipmoor claim-check says where the full build is"
+    code=0
+    out=$(run "$ctr" -- shipmoor claim-check 2>&1) || code=$?
+    [ "$code" = 2 ] || die "claim-check in the verifier image exited $code, not 2: $out"
+    grep -q "verifies only" <<<"$out" || die "claim-check in the verifier image did not say it verifies only: $out"
+    echo "$out"
+  fi
+}
+
+containers=()
+trap 'for c in "${containers[@]}"; do buildah "${storage[@]}" rm "$c" >/dev/null 2>&1 || true; done' EXIT
+if wants full; then
+  stage "$image_dir/rootfs" "$binary" full
+  build_image "$image_dir/rootfs" "$tag" "Shipmoor Claim Check" \
+    "Decide, criterion by criterion, whether a change meets its acceptance criteria; replay and verify its attestations offline"
+  report "$image_dir/rootfs" "$tag"
+fi
+if wants verifier; then
+  stage "$image_dir/rootfs-verifier" "$verifier_binary" verifier
+  build_image "$image_dir/rootfs-verifier" "$verifier_tag" "Shipmoor Claim Check verifier" \
+    "Replay, verify and admit Shipmoor Claim Check's attestations offline (replay, admit, verify-bundle, attach)"
+  report "$image_dir/rootfs-verifier" "$verifier_tag"
+  if [ "$dev" = no ] && [ -z "${SHIPMOOR_IMAGE_NO_BUDGET:-}" ]; then
+    [ "$image_bytes" -le "$budget" ] ||
+      die "the verifier image is $image_bytes bytes, over its budget of $budget (SHIPMOOR_VERIFIER_BUDGET)"
+    say "the verifier image is within its budget: $image_bytes of $budget bytes"
+  fi
+fi
+if [ "$smoke" = yes ]; then
+  wants full && smoke "$tag" full
+  wants verifier && smoke "$verifier_tag" verifier
   say "smoke checks passed"
 fi

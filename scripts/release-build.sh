@@ -2,7 +2,7 @@
 # Builds the release binary of Shipmoor Claim Check the one way the release workflow, the image
 # (scripts/build-image.sh) and the reproducibility check (scripts/reproducible.sh) build it:
 #
-#   scripts/release-build.sh [--locked] [--target TRIPLE] [--target-dir DIR]
+#   scripts/release-build.sh [--locked] [--verifier] [--target TRIPLE] [--target-dir DIR]
 #
 # `cargo build --release --bin shipmoor --target TRIPLE` (default: <arch>-unknown-linux-gnu) with
 # `-C target-feature=+crt-static` (glibc, statically linked, no dynamic loader), and what makes
@@ -14,6 +14,9 @@
 # The release profile (Cargo.toml) strips symbols and builds one codegen unit with fat LTO.
 # --target keeps RUSTFLAGS away from build scripts and proc-macros, which must stay dynamic.
 # DIR defaults to target/static (SHIPMOOR_STATIC_TARGET_DIR). Prints the binary's path last.
+# --verifier builds the verifier (`--no-default-features`: replay, admit, verify-bundle, attach;
+# no floor, runners, judge or agents) with the `verifier` profile, the release profile under a
+# name of its own, so its binary (DIR/TRIPLE/verifier/shipmoor) never replaces the full one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -23,11 +26,13 @@ die() {
 }
 
 locked=()
+variant=(--release)
 target=${SHIPMOOR_STATIC_TARGET:-$(uname -m)-unknown-linux-gnu}
 target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
 while [ $# -gt 0 ]; do
   case $1 in
     --locked) locked=(--locked); shift ;;
+    --verifier) variant=(--profile verifier --no-default-features); shift ;;
     --target) [ $# -ge 2 ] || die "--target needs a triple (e.g. --target x86_64-unknown-linux-gnu)"; target=$2; shift 2 ;;
     --target-dir) [ $# -ge 2 ] || die "--target-dir needs a directory (e.g. --target-dir target/static)"; target_dir=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -49,9 +54,13 @@ for map in "$cargo_home=/cargo" "$repo=/shipmoor" "$target_dir=/target"; do
   cflags+=" -ffile-prefix-map=$map"
 done
 
-echo "release-build.sh: cargo build --release --target $target (CARGO_TARGET_DIR=$target_dir, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)" >&2
+echo "release-build.sh: cargo build ${variant[*]} --target $target (CARGO_TARGET_DIR=$target_dir, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH)" >&2
 env -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_RUSTFLAGS \
   RUSTFLAGS="$rustflags" CFLAGS="$cflags" CXXFLAGS="${CXXFLAGS:-}$cflags" \
   CARGO_TARGET_DIR="$target_dir" \
-  cargo build --release "${locked[@]}" --target "$target" --bin shipmoor >&2
-echo "$target_dir/$target/release/shipmoor"
+  cargo build "${variant[@]}" "${locked[@]}" --target "$target" --bin shipmoor >&2
+if [ "${variant[0]}" = --release ]; then
+  echo "$target_dir/$target/release/shipmoor"
+else
+  echo "$target_dir/$target/verifier/shipmoor"
+fi

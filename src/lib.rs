@@ -18,8 +18,10 @@
 #![forbid(unsafe_code)]
 
 pub mod acceptance;
+#[cfg(feature = "claim-check")]
 pub mod action;
 pub mod admit;
+#[cfg(feature = "claim-check")]
 pub mod agent;
 pub mod architecture;
 pub mod attest;

@@ -10,7 +10,7 @@
 //! 1. read the module;
 //! 2. check its nesting against admission's limits ([`limits::nesting`]: regorus's parser
 //!    recurses once per level and doubles its work for each bracket opened in a row), then parse
-//!    it, on a thread of its own within [`limits::PARSE_TIME_LIMIT`], as Rego v1
+//!    it, on the evaluation thread within [`limits::PARSE_TIME_LIMIT`], as Rego v1
 //!    (`deny contains msg if { … }`, with or without `import rego.v1`); a module that does not
 //!    parse as v1 but does as v0 (`deny[msg] { … }`, the syntax of OPA before 1.0 and of most
 //!    Gatekeeper and conftest policies written then) is read as v0, as `opa --v0-compatible`
@@ -26,8 +26,8 @@
 //!    policy loads rather than at the first admission. An unsafe variable in a body the empty
 //!    input never reaches is still found only at evaluation: [`RegoPolicy::deny`] then errs.
 //!
-//! Every evaluation runs on a thread of its own with a large stack ([`limits::run_limited`]),
-//! stopped by regorus's timer at the time limit, or abandoned a little after it.
+//! Every evaluation runs on one long-lived thread with a large stack ([`limits::run_limited`]),
+//! stopped by regorus's timer at the time limit, or abandoned (with its thread) a little after it.
 //!
 //! Builtin errors are strict (regorus's default, OPA's `--strict-builtin-errors`): a rule that
 //! calls a builtin wrongly is an evaluation error, which admission must treat as a deny, rather
@@ -308,7 +308,7 @@ enum Evaluation {
 
 /// `deny` over `input`, on a copy of `engine` (so that nothing of one admission, its input or
 /// cached rule values, reaches the next; the copy shares the compiled modules by reference
-/// count), on a thread of its own within [`limits::EVAL_TIME_LIMIT`].
+/// count), on the evaluation thread within [`limits::EVAL_TIME_LIMIT`].
 fn evaluate(engine: &regorus::Engine, input: regorus::Value) -> Result<regorus::Value, Evaluation> {
     let mut engine = engine.clone();
     let answer = limits::run_limited(limits::EVAL_TIME_LIMIT + limits::GRACE, move || {

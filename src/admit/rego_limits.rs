@@ -12,8 +12,8 @@
 //!   stack overflows and the process aborts. [`recursion`] finds the cycle in the module's
 //!   function calls when the policy loads.
 //! - Time: regorus's cooperative execution timer stops an evaluation past [`EVAL_TIME_LIMIT`];
-//!   [`run_limited`] runs the parse and each evaluation on a thread of its own, with a large
-//!   stack, and stops waiting for it at the limit (plus [`GRACE`] for an evaluation, whose own
+//!   [`run_limited`] runs the parse and each evaluation on one long-lived thread with a large
+//!   stack (started once, not per evaluation), and stops waiting for it at the limit (plus [`GRACE`] for an evaluation, whose own
 //!   timer should have stopped it): a step that has not answered by then (one long builtin call,
 //!   which the timer does not see inside) is abandoned, and the command exits soon after.
 //! - Memory: `numbers.range` and `numbers.range_step` build their whole array at once (a range of
@@ -372,24 +372,70 @@ pub enum Stopped {
     NoThread(String),
 }
 
-/// Runs `step` on a thread of its own with a [`STACK_SIZE`] stack, and waits at most `limit` for
-/// it. Past that the thread is abandoned: it runs on until it ends or the process exits, which a
-/// command that was stopped at a limit does soon after (with a deny or an input error).
-pub fn run_limited<T: Send + 'static>(
-    limit: Duration,
-    step: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, Stopped> {
-    let (tx, rx) = mpsc::sync_channel(1);
+/// A job for the evaluation thread: it sends its own answer.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The long-lived thread parses and evaluations run on, one at a time: a [`STACK_SIZE`] stack is
+/// reserved once per process instead of once per evaluation (an admission controller decides
+/// for every pod that starts). `None` until first used, and again after a step was abandoned on
+/// it (the next step starts a new one).
+static WORKER: std::sync::Mutex<Option<mpsc::Sender<Job>>> = std::sync::Mutex::new(None);
+
+fn start_worker() -> std::io::Result<mpsc::Sender<Job>> {
+    let (jobs, queue) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("shipmoor-rego".to_string())
         .stack_size(STACK_SIZE)
         .spawn(move || {
-            let _ = tx.send(step());
-        })
-        .map_err(|e| Stopped::NoThread(e.to_string()))?;
+            for job in queue {
+                // A panic inside regorus drops the job's answer channel (the caller reads it as
+                // [`Stopped::Panicked`]) and leaves the thread serving the next job.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+        })?;
+    Ok(jobs)
+}
+
+/// Runs `step` on the evaluation thread (its [`STACK_SIZE`] stack), and waits at most `limit`
+/// for it. Past that the step is abandoned with its thread: it runs on until it ends or the
+/// process exits, which a command that was stopped at a limit does soon after (with a deny or an
+/// input error), and a later step gets a new thread. Callers take turns: the limit counts from
+/// the step's start, never from a queue.
+pub fn run_limited<T: Send + 'static>(
+    limit: Duration,
+    step: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Stopped> {
+    let mut worker = WORKER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let (tx, rx) = mpsc::sync_channel(1);
+    let mut job: Job = Box::new(move || {
+        let _ = tx.send(step());
+    });
+    // A thread that has ended (it cannot, short of an abort) refuses the job: start another.
+    for _ in 0..2 {
+        let jobs = match worker.as_ref() {
+            Some(jobs) => jobs.clone(),
+            None => {
+                let jobs = start_worker().map_err(|e| Stopped::NoThread(e.to_string()))?;
+                *worker = Some(jobs.clone());
+                jobs
+            }
+        };
+        match jobs.send(job) {
+            Ok(()) => break,
+            Err(mpsc::SendError(returned)) => {
+                *worker = None;
+                job = returned;
+            }
+        }
+    }
     match rx.recv_timeout(limit) {
         Ok(answer) => Ok(answer),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(Stopped::Deadline(limit)),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            *worker = None;
+            Err(Stopped::Deadline(limit))
+        }
         Err(mpsc::RecvTimeoutError::Disconnected) => Err(Stopped::Panicked),
     }
 }

@@ -579,3 +579,23 @@ fn a_step_past_its_deadline_is_abandoned() {
         Ok(7)
     ));
 }
+
+/// Parses and evaluations share one long-lived thread (its large stack reserved once, not per
+/// admission), which a panic inside a step does not cost.
+#[test]
+fn steps_share_one_thread_and_a_panic_does_not_cost_it() {
+    let thread = || {
+        super::limits::run_limited(Duration::from_secs(5), || std::thread::current().id()).unwrap()
+    };
+    let first = thread();
+    assert_ne!(first, std::thread::current().id());
+    assert_eq!(thread(), first);
+    let answer = super::limits::run_limited(Duration::from_secs(5), || -> u8 {
+        panic!("a bug inside a builtin")
+    });
+    assert!(
+        matches!(answer, Err(super::limits::Stopped::Panicked)),
+        "{answer:?}"
+    );
+    assert_eq!(thread(), first);
+}

@@ -21,6 +21,7 @@ mod shard;
 #[cfg(test)]
 mod tests;
 
+use super::shown_path;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -1673,26 +1674,6 @@ fn from_dir(path: &Path, dir: &Path) -> String {
         rel.push(c);
     }
     rel.display().to_string()
-}
-
-/// A path as reports show it: relative to the repository when inside it.
-pub(super) fn shown_path(p: &Path, root: &Path) -> String {
-    let canon_root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
-    let parent_canon = abs
-        .parent()
-        .and_then(|d| std::fs::canonicalize(d).ok())
-        .map(|d| d.join(abs.file_name().unwrap_or_default()))
-        .unwrap_or(abs.clone());
-    parent_canon
-        .strip_prefix(&canon_root)
-        .or_else(|_| abs.strip_prefix(root))
-        .map(|r| r.display().to_string())
-        .unwrap_or_else(|_| p.display().to_string())
 }
 
 fn output_paths(args: &ClaimCheckArgs, root: &Path) -> Paths {

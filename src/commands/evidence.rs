@@ -22,7 +22,7 @@ use crate::format::evidence::Record;
 use crate::format::statement::Statement;
 use crate::nofollow::OutputPath;
 
-use super::claim_check::shown_path;
+use super::shown_path;
 
 pub fn run(cmd: EvidenceCommand) -> Result<i32, Error> {
     match cmd {

@@ -1,11 +1,16 @@
 //! Runs a parsed command line and maps its outcome to one exit code (see [`crate::error`]).
 
+#[cfg(feature = "claim-check")]
 pub(crate) mod acceptance;
+#[cfg(feature = "claim-check")]
 mod action;
 mod admit;
+#[cfg(feature = "claim-check")]
 mod agent;
 mod attach;
+#[cfg(feature = "claim-check")]
 mod claim_check;
+#[cfg(feature = "claim-check")]
 mod confinement;
 mod evidence;
 mod explain;
@@ -13,12 +18,17 @@ mod keygen;
 mod replay;
 mod verify_bundle;
 
-use std::io::{IsTerminal, Write};
+#[cfg(feature = "claim-check")]
+use std::io::IsTerminal;
+use std::io::Write;
+use std::path::Path;
 
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{AcceptanceCommand, Cli, Commands, Format};
-use crate::colour::{colour, ColourEnv};
+#[cfg(feature = "claim-check")]
+use crate::colour::colour;
+use crate::colour::ColourEnv;
 use crate::error::{Error, InputError, EXIT_CRASH, EXIT_INPUT};
 use crate::format::error::ErrorDocument;
 
@@ -36,6 +46,7 @@ pub fn main_entry() -> i32 {
     // Before anything else: no process of the same user (the code a run checks) can open this
     // one's /proc entries: its stdout (a result another program reads), its environment.
     crate::process::not_dumpable();
+    #[cfg(feature = "claim-check")]
     crate::agent::child::stop_with_parent();
     // The colour choice is read before clap parses, so that clap's help and errors follow it.
     let env = ColourEnv::from_process();
@@ -56,6 +67,7 @@ pub fn main_entry() -> i32 {
                 // An agent reads a Stop hook's exit 2 as "keep working, stderr is why", and
                 // Codex shows nothing of another code but the code: a mistyped hook command in
                 // the agent's settings lets it stop, and says why (book: agents.md).
+                #[cfg(feature = "claim-check")]
                 _ if is_hook(std::env::args_os()) => {
                     agent::hook_unanswered(&format!(
                         "its command line is wrong: {}",
@@ -119,6 +131,7 @@ pub fn main_entry() -> i32 {
             if json {
                 print_json(&doc);
             }
+            #[cfg(feature = "claim-check")]
             if is_hook(std::env::args_os()) {
                 agent::hook_unanswered(message);
                 return crate::error::EXIT_OK;
@@ -152,6 +165,7 @@ fn format_of(cli: &Cli) -> Option<Format> {
 }
 
 /// Whether the command line asks for `shipmoor hook …` (the first word that is no option).
+#[cfg(feature = "claim-check")]
 fn is_hook(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
     let mut args = args.into_iter().skip(1);
     while let Some(a) = args.next() {
@@ -193,6 +207,26 @@ fn print_result<T: serde::Serialize>(
     Ok(())
 }
 
+/// A path as reports show it: relative to the repository when inside it.
+pub(crate) fn shown_path(p: &Path, root: &Path) -> String {
+    let canon_root = std::fs::canonicalize(root).unwrap_or(root.to_path_buf());
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let parent_canon = abs
+        .parent()
+        .and_then(|d| std::fs::canonicalize(d).ok())
+        .map(|d| d.join(abs.file_name().unwrap_or_default()))
+        .unwrap_or(abs.clone());
+    parent_canon
+        .strip_prefix(&canon_root)
+        .or_else(|_| abs.strip_prefix(root))
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| p.display().to_string())
+}
+
 fn print_json(doc: &ErrorDocument) {
     if let Ok(text) = serde_json::to_string_pretty(doc) {
         let _ = writeln!(std::io::stdout(), "{text}");
@@ -200,26 +234,58 @@ fn print_json(doc: &ErrorDocument) {
 }
 
 fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
+    #[cfg(feature = "claim-check")]
     let colour_stdout = colour(cli.color, std::io::stdout().is_terminal(), env);
+    #[cfg(not(feature = "claim-check"))]
+    let _ = env;
     match cli.command {
+        #[cfg(feature = "claim-check")]
         Commands::ClaimCheck(args) => {
             // Progress goes to stderr, which may be a terminal when stdout is not.
             let colour_stderr = colour(cli.color, std::io::stderr().is_terminal(), env);
             claim_check::run(*args, colour_stdout, colour_stderr)
         }
+        #[cfg(feature = "claim-check")]
         Commands::Fuse(args) => claim_check::fuse(*args, colour_stdout),
+        #[cfg(feature = "claim-check")]
         Commands::Acceptance(cmd) => acceptance::run(cmd),
         Commands::Replay(args) => replay::run(*args),
         Commands::Admit(args) => admit::run(*args),
         Commands::Keygen(args) => keygen::run(args),
         Commands::Evidence(cmd) => evidence::run(cmd),
         Commands::VerifyBundle(args) => verify_bundle::run(args),
+        #[cfg(feature = "claim-check")]
         Commands::Action(cmd) => action::run(cmd),
         Commands::Attach(args) => attach::run(args),
+        #[cfg(feature = "claim-check")]
         Commands::Mcp(args) => agent::mcp(args),
+        #[cfg(feature = "claim-check")]
         Commands::Hook(cmd) => agent::hook(cmd),
         Commands::Explain(args) => explain::run(args),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::ClaimCheck(_) => Err(verifier_only("claim-check")),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::Fuse(_) => Err(verifier_only("fuse")),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::Acceptance(_) => Err(verifier_only("acceptance")),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::Action(_) => Err(verifier_only("action")),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::Mcp(_) => Err(verifier_only("mcp")),
+        #[cfg(not(feature = "claim-check"))]
+        Commands::Hook(_) => Err(verifier_only("hook")),
     }
+}
+
+/// What a verifier build (`--no-default-features`, the verifier image) says, in one line, for a
+/// command that runs the floor, the judge or an agent's hook (book: container.md).
+#[cfg(not(feature = "claim-check"))]
+pub(super) fn verifier_only(command: &str) -> Error {
+    Error::input(InputError::new(format!(
+        "`shipmoor {command}` is not in this build, which verifies only (replay, admit, \
+         verify-bundle, attach, keygen, evidence, explain); the full build is the image \
+         ghcr.io/shipmoor/claim-check or `cargo install shipmoor`"
+    )))
 }
 
 /// Ctrl-C and SIGTERM: stop every child's process group so the run unwinds, remove the

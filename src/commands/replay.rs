@@ -2,18 +2,27 @@
 //! the floor) wired to a repository here. Exit 0 valid, 1 invalid, 2 usage, 3 crash.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "claim-check")]
 use std::time::Duration;
 
+#[cfg(feature = "claim-check")]
 use crate::acceptance::{self, AcceptanceState};
 use crate::attest::keys;
 use crate::attest::verify::Attestation;
 use crate::attest::Subject;
 use crate::cli::ReplayArgs;
+#[cfg(feature = "claim-check")]
 use crate::clock::Clock;
 use crate::error::{Error, InputError};
-use crate::evidence::{sha256_hex, EvidenceStore};
+use crate::evidence::sha256_hex;
+#[cfg(feature = "claim-check")]
+use crate::evidence::EvidenceStore;
+#[cfg(feature = "claim-check")]
 use crate::floor::{self, FloorInput};
-use crate::format::statement::{Extension, Statement};
+#[cfg(feature = "claim-check")]
+use crate::format::statement::Extension;
+#[cfg(feature = "claim-check")]
+use crate::format::statement::Statement;
 use crate::git::{CommitId, CommitTrees, Git};
 use crate::replay::{self, Expectations, SignatureCheck};
 
@@ -42,6 +51,10 @@ fn check_key(path: &std::path::Path) -> Result<(), Error> {
 }
 
 pub fn run(args: ReplayArgs) -> Result<i32, Error> {
+    #[cfg(not(feature = "claim-check"))]
+    if args.rerun {
+        return Err(super::verifier_only("replay --rerun"));
+    }
     let bytes = crate::nofollow::read_named(&args.attestation, ATTESTATION_LIMIT).map_err(|e| {
         Error::input(crate::nofollow::named_input_error(
             &args.attestation,
@@ -123,6 +136,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         subjects,
     };
     // The floor a re-run executes is the change's code, sandboxed as claim-check's own.
+    #[cfg(feature = "claim-check")]
     let confinement = match (args.rerun, &git) {
         (true, Some(g)) => {
             let mut extra = super::confinement::Extra::default();
@@ -144,7 +158,12 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         }
         _ => crate::sandbox::Confinement::off(),
     };
+    #[cfg(feature = "claim-check")]
     let rerun_fn = |st: &Statement| rerun(st, git.as_ref(), &confinement);
+    #[cfg(feature = "claim-check")]
+    let rerun_step = args.rerun.then_some(&rerun_fn as replay::Rerun<'_>);
+    #[cfg(not(feature = "claim-check"))]
+    let rerun_step = None;
     let tree = git.as_ref().map(GitTree::new);
     let report = replay::replay_audited(
         &bytes,
@@ -152,7 +171,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         &sig,
         &expect,
         &evidence,
-        args.rerun.then_some(&rerun_fn as replay::Rerun<'_>),
+        rerun_step,
         tree.as_ref().map(|t| t as &dyn replay::HeadTree),
     );
     super::print_result(args.format, &report, replay::render)?;
@@ -237,6 +256,7 @@ fn default_evidence_dir(attestation: &Path, git: Option<&Git>) -> PathBuf {
 
 /// Step 6: the floor again at the recorded commits, with the acceptance set the attestation
 /// names (its digest must match), compared criterion by criterion and test by test.
+#[cfg(feature = "claim-check")]
 fn rerun(
     st: &Statement,
     git: Option<&Git>,
@@ -347,6 +367,7 @@ fn rerun(
 
 /// The acceptance set of a format 1 or 2 attestation: the one file its `policy` names, read from
 /// the repository, whose bytes the digest covers.
+#[cfg(feature = "claim-check")]
 fn legacy_set(
     ext: &Extension,
     git: &Git,
@@ -374,6 +395,7 @@ fn legacy_set(
 /// The claim of a format 3 attestation, worked out again from git at the recorded commits the
 /// way claim-check worked it out (what base..head adds or changes, the explicit file, or the
 /// derived draft its dispositions carry); its digest must be the recorded `policy` digest.
+#[cfg(feature = "claim-check")]
 fn rebuild_claim(
     ext: &Extension,
     git: &Git,

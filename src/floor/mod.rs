@@ -31,55 +31,96 @@
 pub mod attribute;
 pub mod bind;
 pub mod cache;
+#[cfg(feature = "claim-check")]
 mod checks;
+#[cfg(feature = "claim-check")]
 mod confine;
+#[cfg(feature = "claim-check")]
 mod decide;
+#[cfg(feature = "claim-check")]
 mod entries;
 pub mod harness;
+#[cfg(feature = "claim-check")]
 mod isolate;
+#[cfg(feature = "claim-check")]
 mod overlay;
+#[cfg(feature = "claim-check")]
 mod plan;
+#[cfg(feature = "claim-check")]
 mod planted;
 pub use crate::process;
+#[cfg(feature = "claim-check")]
 pub mod progress;
+#[cfg(feature = "claim-check")]
 mod record;
+#[cfg(feature = "claim-check")]
 mod reuse;
 pub mod rule;
 pub mod runners;
+#[cfg(feature = "claim-check")]
 pub mod scan;
+#[cfg(feature = "claim-check")]
 mod seed;
+#[cfg(feature = "claim-check")]
 mod side;
+#[cfg(feature = "claim-check")]
 mod workspace;
 
-use std::collections::{BTreeMap, BTreeSet};
+#[cfg(feature = "claim-check")]
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+#[cfg(feature = "claim-check")]
 use std::ffi::OsString;
+#[cfg(feature = "claim-check")]
 use std::path::{Path, PathBuf};
+#[cfg(feature = "claim-check")]
 use std::process::Command;
+#[cfg(feature = "claim-check")]
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{tag_matches, AcceptanceSet, Criterion, RunnerConfig, RunnerKind};
+#[cfg(feature = "claim-check")]
+use crate::acceptance::{tag_matches, AcceptanceSet};
+use crate::acceptance::{Criterion, RunnerConfig, RunnerKind};
+#[cfg(feature = "claim-check")]
 use crate::clock::Clock;
+#[cfg(feature = "claim-check")]
 use crate::error::{Error, InputError};
+#[cfg(feature = "claim-check")]
 use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
+#[cfg(feature = "claim-check")]
 use crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord};
+#[cfg(feature = "claim-check")]
 use crate::git::{Change, CommitId, Git, Worktree};
+#[cfg(feature = "claim-check")]
 use crate::verdict::FloorResult;
+#[cfg(feature = "claim-check")]
 use attribute::{attribute_in, Attribution};
+#[cfg(feature = "claim-check")]
 use bind::{Binding, BoundTest};
+#[cfg(feature = "claim-check")]
 use rule::{Decision, Finding, SideState};
+#[cfg(feature = "claim-check")]
 use runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner};
 
+#[cfg(feature = "claim-check")]
 pub use decide::guard_criterion;
+#[cfg(feature = "claim-check")]
 use decide::*;
+#[cfg(feature = "claim-check")]
 pub use plan::{check_tools, detect_runners};
+#[cfg(feature = "claim-check")]
 use plan::{detect_harness, Listed, Needs, Plan};
+#[cfg(feature = "claim-check")]
 use record::{code, excerpt, row_side};
+#[cfg(feature = "claim-check")]
 use workspace::*;
+#[cfg(feature = "claim-check")]
 pub use workspace::{seed_cargo_target, Seeded};
 
 /// What the floor needs for one run.
+#[cfg(feature = "claim-check")]
 pub struct FloorInput<'a> {
     pub git: &'a Git,
     pub acceptance: &'a AcceptanceSet,
@@ -218,6 +259,7 @@ pub struct FloorReport {
 }
 
 /// The state of one floor run, which each phase's file adds its methods to.
+#[cfg(feature = "claim-check")]
 struct Ctx<'a> {
     input: &'a FloorInput<'a>,
     adapters: Vec<Box<dyn Runner>>,
@@ -265,6 +307,7 @@ struct Ctx<'a> {
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
+#[cfg(feature = "claim-check")]
 fn all_env_pass(input: &FloorInput<'_>) -> Vec<String> {
     let mut all = input.acceptance.env_pass.clone();
     for r in &input.runners {
@@ -277,6 +320,7 @@ fn all_env_pass(input: &FloorInput<'_>) -> Vec<String> {
 
 /// `path` (relative to the repository) relative to a runner's `root`, `None` when it lies
 /// outside it.
+#[cfg(feature = "claim-check")]
 fn under_root<'p>(root: &str, path: &'p str) -> Option<&'p str> {
     let root = root.trim_end_matches('/');
     if root == "." || root.is_empty() {
@@ -288,14 +332,17 @@ fn under_root<'p>(root: &str, path: &'p str) -> Option<&'p str> {
 
 /// Whether a runner builds with cargo (cargo and nextest): those get `CARGO_TARGET_DIR` and a
 /// seeded target dir.
+#[cfg(feature = "claim-check")]
 fn uses_cargo(kind: RunnerKind) -> bool {
     matches!(kind, RunnerKind::Cargo | RunnerKind::Nextest)
 }
 
 /// While alive, the floor reaps after each command (see [`process::become_subreaper`]); when
 /// dropped (the floor done, or stopped by an error), it stops that and reaps what is left.
+#[cfg(feature = "claim-check")]
 struct Reaping;
 
+#[cfg(feature = "claim-check")]
 impl Drop for Reaping {
     fn drop(&mut self) {
         process::become_subreaper(false);
@@ -304,6 +351,7 @@ impl Drop for Reaping {
 }
 
 /// Per test, per side: the outcomes of each run and their evidence pointers.
+#[cfg(feature = "claim-check")]
 #[derive(Default, Clone)]
 struct Observed {
     outcomes: Vec<Outcome>,
@@ -324,11 +372,13 @@ struct Observed {
 }
 
 /// Runs the floor (see the module doc).
+#[cfg(feature = "claim-check")]
 pub fn run(input: &FloorInput<'_>, store: &mut EvidenceStore) -> Result<FloorReport, Error> {
     run_ordered(input, store).map(|(report, _)| report)
 }
 
 /// [`run`], with the position of every runtime row and evidence record it made.
+#[cfg(feature = "claim-check")]
 pub fn run_ordered(
     input: &FloorInput<'_>,
     store: &mut EvidenceStore,
@@ -433,12 +483,18 @@ pub fn run_ordered(
 /// The stages of the floor's order ([`Position`]), as they run: the steps every shard runs
 /// (the head worktree, tag scan, seeding, setup and listing); one runner's bound tests at head;
 /// base's worktree and seeding; one runner's work at base; one entry's own check.
+#[cfg(feature = "claim-check")]
 const STAGE_SHARED: u64 = 0;
+#[cfg(feature = "claim-check")]
 const STAGE_HEAD_RUNS: u64 = 1;
+#[cfg(feature = "claim-check")]
 const STAGE_BASE: u64 = 2;
+#[cfg(feature = "claim-check")]
 const STAGE_BASE_RUNNER: u64 = 3;
+#[cfg(feature = "claim-check")]
 const STAGE_ENTRIES: u64 = 4;
 
+#[cfg(feature = "claim-check")]
 fn interrupted() -> Result<(), Error> {
     if process::interrupted() {
         Err(Error::Interrupted)
@@ -447,6 +503,7 @@ fn interrupted() -> Result<(), Error> {
     }
 }
 
+#[cfg(feature = "claim-check")]
 fn first_line(s: &str) -> String {
     s.lines()
         .find(|l| !l.trim().is_empty())
@@ -457,6 +514,7 @@ fn first_line(s: &str) -> String {
         .collect()
 }
 
+#[cfg(feature = "claim-check")]
 impl<'a> Ctx<'a> {
     fn new(input: &'a FloorInput<'a>, store: &'a mut EvidenceStore) -> Ctx<'a> {
         let adapters: Vec<Box<dyn Runner>> = input
@@ -531,6 +589,7 @@ impl<'a> Ctx<'a> {
 /// The git configuration a command could change for every later `git` (a filter, a hook, an
 /// fsmonitor): the repository's `config`, `info/attributes` and `hooks/` (of its common and own
 /// git directories), and the person's global configuration; each with the name reports show.
+#[cfg(feature = "claim-check")]
 fn git_configuration(git: &crate::git::Git) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for dir in git.git_dirs().unwrap_or_default() {
@@ -560,6 +619,7 @@ fn git_configuration(git: &crate::git::Git) -> Vec<(String, PathBuf)> {
 /// ([`process::withheld_values`]), and the credentials the repository's own configuration
 /// holds (`actions/checkout` leaves the job's token in `.git/config` as an
 /// `http.<url>.extraheader`), which git in a worktree must be able to read.
+#[cfg(feature = "claim-check")]
 fn masked_values(git: &crate::git::Git) -> Vec<(String, String)> {
     let mut values = process::withheld_values();
     for (key, value) in git.config_credentials() {

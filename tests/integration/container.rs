@@ -1,13 +1,17 @@
-//! The container image: built by `scripts/build-image.sh` (a static release binary, buildah with
-//! the vfs driver, `FROM scratch`), then run with `buildah run --isolation chroot`: the binary's
-//! version, an offline replay of the format-1 fixture, an admission of the admission fixture, and the Docker action's entrypoint under a
-//! simulated GitHub Actions runner (a workspace owned by another uid, the `INPUT_*` variables with
-//! their hyphens, `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, a pull request event).
+//! The container images: built by `scripts/build-image.sh --dev` (buildah with the vfs driver,
+//! `FROM scratch`) from the binary these tests run (the full image) and from the verifier build
+//! of the same sources (`cargo build --no-default-features`, the verifier image), then run with
+//! `buildah run --isolation chroot`: the binary's version, an offline replay of the format-1
+//! fixture and an admission of the admission fixture in each image, `claim-check`'s one line in
+//! the verifier, and the Docker action's entrypoint under a simulated GitHub Actions runner (a
+//! workspace owned by another uid, the `INPUT_*` variables with their hyphens, `GITHUB_OUTPUT`,
+//! `GITHUB_STEP_SUMMARY`, a pull request event).
 //!
 //! These tests need root (buildah, and chown for the workspace); the script installs buildah with
 //! apt-get when it is missing. Without it they fail, naming what is missing: they never skip.
-//! The first build is a release build (several minutes); later ones reuse `target/static`, and
-//! an image that already holds the same content is not rebuilt.
+//! The release images (static, fat LTO, the verifier's size budget) are built and smoke-tested by
+//! the release workflow (`scripts/build-image.sh --smoke`). An image that already holds the same
+//! content is not rebuilt.
 
 use crate::common;
 
@@ -20,6 +24,7 @@ use std::sync::OnceLock;
 use common::{ident, Repo};
 
 const TAG: &str = "localhost/shipmoor/claim-check:test";
+const VERIFIER_TAG: &str = "localhost/shipmoor/claim-check-verifier:test";
 const STORAGE: [&str; 2] = ["--storage-driver", "vfs"];
 /// The uid and gid of the runner's user that owns the workspace on GitHub-hosted runners.
 const RUNNER_UID: u32 = 1001;
@@ -37,37 +42,52 @@ fn shown(out: &Output) -> String {
     )
 }
 
-/// Builds the image once per test process (the script serialises concurrent builds and skips an
-/// unchanged image, so other test processes pay little).
-fn image() -> &'static str {
+/// Builds both images once per test process (the script serialises concurrent builds and skips
+/// an unchanged image, so other test processes pay little): the full one from the binary under
+/// test, the verifier from `cargo build --no-default-features` of the same sources.
+fn build_images() {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/build-image.sh");
         let out = Command::new("bash")
-            .args([script, "--tag", TAG])
+            .args([script, "--dev", "--binary", env!("CARGO_BIN_EXE_shipmoor")])
+            .args(["--tag", TAG, "--verifier-tag", VERIFIER_TAG])
             .env_remove("SHIPMOOR_STORAGE_DRIVER")
             .output()
             .unwrap_or_else(|e| panic!("cannot run bash {script}: {e}"));
         assert!(
             out.status.success(),
             "scripts/build-image.sh failed: the container tests need buildah (Debian's `buildah`, \
-             installed by the script when run as root), git, busybox-static and a Rust toolchain \
-             that links statically.\n{}",
+             installed by the script when run as root), git, busybox and cargo.\n{}",
             shown(&out)
         );
         eprintln!("{}", text(&out.stdout).trim());
     });
+}
+
+fn image() -> &'static str {
+    build_images();
     TAG
+}
+
+fn verifier_image() -> &'static str {
+    build_images();
+    VERIFIER_TAG
 }
 
 /// A working container of the image, removed on drop.
 struct Container(String);
 
 impl Container {
+    /// A container of the full image.
     fn new() -> Container {
+        Container::of(image())
+    }
+
+    fn of(image: &str) -> Container {
         let out = Command::new("buildah")
             .args(STORAGE)
-            .args(["from", "--quiet", image()])
+            .args(["from", "--quiet", image])
             .output()
             .expect("buildah runs");
         assert!(out.status.success(), "buildah from: {}", shown(&out));
@@ -134,12 +154,18 @@ fn the_image_runs_shipmoor_git_and_sh() {
 }
 
 #[test]
-fn replay_of_the_format_1_fixture_in_the_image() {
+fn replay_of_the_format_1_fixture_in_each_image() {
+    for image in [image(), verifier_image()] {
+        replay_in(image);
+    }
+}
+
+fn replay_in(image: &str) {
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/replay/format-1"
     );
-    let c = Container::new();
+    let c = Container::of(image);
     let options = strings(&[
         "--volume",
         &format!("{fixture}:/fixture:ro"),
@@ -159,7 +185,11 @@ fn replay_of_the_format_1_fixture_in_the_image() {
     let out = c.run(&options, &args);
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
     let stdout = text(&out.stdout);
-    assert!(stdout.starts_with("Replay  VALID"), "{}", shown(&out));
+    assert!(
+        stdout.starts_with("Replay  VALID"),
+        "{image}: {}",
+        shown(&out)
+    );
     assert!(
         stdout.contains("recorded verdict: READY WITH GAPS"),
         "{}",
@@ -173,12 +203,18 @@ fn replay_of_the_format_1_fixture_in_the_image() {
 }
 
 /// `docker run IMAGE admit …` as it is: the committed admission fixture (a keyed bundle, its
-/// policy and key) is admitted inside the image, and denied there for another subject.
+/// policy and key) is admitted inside each image, and denied there for another subject.
 #[test]
-fn admit_of_the_admission_fixture_in_the_image() {
+fn admit_of_the_admission_fixture_in_each_image() {
+    for image in [image(), verifier_image()] {
+        admit_in(image);
+    }
+}
+
+fn admit_in(image: &str) {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/admit");
     let subject = std::fs::read_to_string(format!("{fixture}/subject.txt")).unwrap();
-    let c = Container::new();
+    let c = Container::of(image);
     let options = strings(&[
         "--volume",
         &format!("{fixture}:/fixture:ro"),
@@ -214,6 +250,47 @@ fn admit_of_the_admission_fixture_in_the_image() {
         "{}",
         shown(&out)
     );
+}
+
+/// The verifier image holds the verifier build: the commands that run the change's code say in
+/// one line that this build verifies only and where the full one is (exit 2), and the Docker
+/// action's entrypoint is not there.
+#[test]
+fn the_verifier_image_verifies_only() {
+    let c = Container::of(verifier_image());
+    for command in [
+        &["shipmoor", "claim-check"][..],
+        &["shipmoor", "mcp"],
+        &["shipmoor", "acceptance", "lint"],
+        &[
+            "shipmoor", "replay", "x.json", "--rerun", "--commit", "HEAD",
+        ],
+    ] {
+        let out = c.run(&[], command);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {}", shown(&out));
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            stderr.trim().lines().count(),
+            1,
+            "{command:?}: {}",
+            shown(&out)
+        );
+        assert!(
+            stderr.contains("is not in this build, which verifies only")
+                && stderr.contains("ghcr.io/shipmoor/claim-check"),
+            "{command:?}: {}",
+            shown(&out)
+        );
+    }
+    let out = c.run(
+        &[],
+        &[
+            "sh",
+            "-c",
+            "test ! -e /usr/local/bin/shipmoor-action && git --version",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -8,13 +8,21 @@
 //!   for the library's unit tests, `crate::name` for `tests/name.rs`, `crate::bin/name`);
 //! - pytest: the node id relative to the runner's root (`tests/test_x.py::TestA::test_b`).
 
+#[cfg(feature = "claim-check")]
 pub mod contract;
+#[cfg(feature = "claim-check")]
 pub mod go;
+#[cfg(feature = "claim-check")]
 pub mod js;
+#[cfg(feature = "claim-check")]
 pub mod junit;
+#[cfg(feature = "claim-check")]
 pub mod junit_command;
+#[cfg(feature = "claim-check")]
 pub mod kit;
+#[cfg(feature = "claim-check")]
 pub mod pytest;
+#[cfg(feature = "claim-check")]
 pub mod rust;
 
 use std::collections::BTreeMap;
@@ -343,6 +351,7 @@ pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<S
 }
 
 /// The adapter for a configured runner.
+#[cfg(feature = "claim-check")]
 pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
     match config.kind {
         RunnerKind::Cargo => Some(Box::new(rust::cargo::CargoTest::new(config))),
