@@ -10,8 +10,8 @@
 #   action's entrypoint, git, busybox; what `claim-check` runs in.
 # - the verifier image (--verifier-tag, default shipmoor/claim-check-verifier:<version>): the
 #   verifier build (`--no-default-features`: replay, admit and its export, verify-bundle,
-#   attach, keygen, evidence, explain; no floor, runners, tree-sitter, judge or MCP), git (replay
-#   reads the claim's file at head), busybox; for admission and for pipelines that verify.
+#   attach, keygen, evidence, explain; no floor, runners, tree-sitter, judge or MCP) and busybox,
+#   no git (a replay there takes --commit); for admission and for pipelines that verify.
 # --image picks one (default both).
 #
 # 1. The binaries. By default the release workflow's reproducible static builds:
@@ -22,26 +22,26 @@
 #    (20000000), or the script fails. --locked passes --locked to cargo (releases).
 #    --dev takes the dev profile's builds instead, for smoke tests (CI and the container tests):
 #    the tests' own target/debug/shipmoor (`cargo build`) and the verifier as `cargo build
-#    --no-default-features --target <arch>-unknown-linux-gnu` (target/<triple>/debug: it shares
-#    the tests' build scripts and proc-macros, and never replaces their binary); both are
-#    stripped, may link dynamically (their libraries are copied as git's are), and their sizes
-#    are not the release's (no budget). --binary / --verifier-binary take a binary built
+#    --no-default-features --features verifier-bin --bin shipmoor-verifier` (the same binary
+#    under a name of its own: it shares the tests' dependencies and never replaces their
+#    binary); both are stripped, may link dynamically (their libraries are copied as busybox's
+#    are), and their sizes are not the release's (no budget). --binary / --verifier-binary take a binary built
 #    elsewhere.
 # 2. Each root filesystem, staged in target/image/rootfs/ (full) and target/image/rootfs-verifier/:
-#    the binary at /usr/local/bin/shipmoor, Debian's git with the shared libraries `ldd` lists,
-#    Debian's dynamic busybox (/bin/sh and its applets; it shares git's libc, 1.1 MB less than
-#    busybox-static), CA certificates, /etc/gitconfig with safe.directory = *,
-#    passwd/group/nsswitch.conf/hosts, /root and /tmp (1777), and the Debian copyright files of
-#    every package something was taken from; the full image also holds the Docker action's
-#    entrypoint (container/entrypoint.sh) at /usr/local/bin/shipmoor-action.
+#    the binary at /usr/local/bin/shipmoor, Debian's dynamic busybox (/bin/sh and its applets)
+#    with the shared libraries `ldd` lists, CA certificates, passwd/group/nsswitch.conf/hosts,
+#    /root and /tmp (1777), and the Debian copyright files of every package something was taken
+#    from; the full image also holds Debian's git (with its libraries: busybox shares git's libc,
+#    1.1 MB less than busybox-static), /etc/gitconfig with safe.directory = *, and the Docker
+#    action's entrypoint (container/entrypoint.sh) at /usr/local/bin/shipmoor-action.
 # 3. `buildah --storage-driver vfs bud` of the Dockerfile from the repository's root
 #    (.dockerignore sends only the two staged root filesystems; the build argument ROOTFS picks
 #    one), with the last commit's time as the image's timestamp; skipped when an image with this
 #    tag already holds exactly this content.
 # 4. Prints each image's size; --smoke then runs, inside each (`buildah run --isolation chroot`),
-#    `shipmoor --version`, `git --version`, a replay of tests/fixtures/replay/format-1 and an
-#    admission of tests/fixtures/admit, and in the verifier image `shipmoor claim-check`, which
-#    must exit 2 with its one line.
+#    `shipmoor --version`, a replay of tests/fixtures/replay/format-1 and an admission of
+#    tests/fixtures/admit, in the full image `git --version`, and in the verifier image `shipmoor
+#    claim-check`, which must exit 2 with its one line.
 #
 # Needs root on a fresh machine to install what is missing with apt-get: buildah, git,
 # ca-certificates. The busybox is /bin/busybox when that is Debian's dynamic one, else the
@@ -192,10 +192,10 @@ if wants full && [ -z "$binary" ]; then
 fi
 if wants verifier && [ -z "$verifier_binary" ]; then
   if [ "$dev" = yes ]; then
-    say "building the verifier binary (cargo build --no-default-features --target $target, the dev profile)"
-    cargo build --quiet "${locked[@]}" --no-default-features --target "$target" --bin shipmoor >&2 ||
+    say "building the verifier binary (cargo build --no-default-features --features verifier-bin, the dev profile)"
+    cargo build --quiet "${locked[@]}" --no-default-features --features verifier-bin --bin shipmoor-verifier >&2 ||
       die "cargo build --no-default-features failed"
-    verifier_binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/$target/debug/shipmoor
+    verifier_binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/shipmoor-verifier
   else
     target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
     say "building the static verifier binary (scripts/release-build.sh --verifier --target $target, CARGO_TARGET_DIR=$target_dir)"
@@ -268,7 +268,9 @@ stage() {
   if [ "$variant" = full ]; then
     install -m 0755 container/entrypoint.sh "$rootfs/usr/local/bin/shipmoor-action"
   fi
-  copy_with_libs "$git_bin" /usr/bin/git
+  if [ "$variant" = full ]; then
+    copy_with_libs "$git_bin" /usr/bin/git
+  fi
   copy_with_libs "$busybox_bin" /bin/busybox
   if [ -n "$busybox_copyright" ]; then
     install -D -m 0644 "$busybox_copyright" "$rootfs/usr/share/doc/busybox/copyright"
@@ -297,11 +299,14 @@ NSS
 127.0.0.1 localhost
 ::1 localhost
 HOSTS
-  # The workspace of a container job or Docker action is mounted from the runner's user: trust it.
-  cat >"$rootfs/etc/gitconfig" <<'GITCONFIG'
+  if [ "$variant" = full ]; then
+    # The workspace of a container job or Docker action is mounted from the runner's user:
+    # trust it.
+    cat >"$rootfs/etc/gitconfig" <<'GITCONFIG'
 [safe]
 	directory = *
 GITCONFIG
+  fi
 
   # Licences of what was copied from Debian (git and busybox are GPL-2.0: the copyright files
   # say where their sources are).
@@ -371,7 +376,9 @@ report() {
   gzip_bytes=$(tar -C "$root" -cf - . | gzip -6 | wc -c)
   built=release
   [ "$dev" = no ] || built="dev build, not the release's size"
-  echo "image $name: $image_size ($(mib "$rootfs_bytes") uncompressed, $(mib "$gzip_bytes") as a gzip layer; $built); shipmoor $(mib "$(stat -c %s "$root/usr/local/bin/shipmoor")"), git and its libraries $(mib "$(cat "$root/usr/bin/git" "$root"/lib*/*/* "$root"/lib64/* 2>/dev/null | wc -c)"), busybox $(mib "$(stat -c %s "$root/bin/busybox")")"
+  local git_part="the libraries"
+  [ ! -e "$root/usr/bin/git" ] || git_part="git and the libraries"
+  echo "image $name: $image_size ($(mib "$rootfs_bytes") uncompressed, $(mib "$gzip_bytes") as a gzip layer; $built): shipmoor $(mib "$(stat -c %s "$root/usr/local/bin/shipmoor")"), $git_part $(mib "$(cat "$root/usr/bin/git" "$root"/lib*/*/* "$root"/lib64/* 2>/dev/null | wc -c)"), busybox $(mib "$(stat -c %s "$root/bin/busybox")")"
 }
 
 # smoke TAG VARIANT
@@ -382,8 +389,10 @@ smoke() {
   run() { buildah "${storage[@]}" run --isolation chroot "$@"; }
   say "smoke ($variant): shipmoor --version"
   run "$ctr" -- shipmoor --version
-  say "smoke ($variant): git --version"
-  run "$ctr" -- git --version
+  if [ "$variant" = full ]; then
+    say "smoke (full): git --version"
+    run "$ctr" -- git --version
+  fi
   say "smoke ($variant): shipmoor replay of tests/fixtures/replay/format-1"
   run -v "$repo/tests/fixtures/replay/format-1:/fixture:ro" --workingdir /fixture "$ctr" -- \
     shipmoor replay claim-check.vsa.json --allow-unsigned \

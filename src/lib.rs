@@ -15,6 +15,12 @@
 //! [`commands`] wires the stages to the command line; [`error`] maps every failure to one exit
 //! code. [`nofollow`] writes every output, and reads every file that came from elsewhere,
 //! without following a symlink.
+//!
+//! The default feature `claim-check` holds what runs the change's code or speaks for it: the
+//! floor's execution (its runners, the tag scan, the Rust and TypeScript parsers), the judge's
+//! clients, keyless signing, [`action`] and [`agent`]. Without it (`--no-default-features`, the
+//! verifier image) the crate verifies only: replay, admission, bundle verification and attaching,
+//! and the commands that need the rest say so (book: container.md).
 #![forbid(unsafe_code)]
 
 pub mod acceptance;

@@ -37,8 +37,11 @@
 //! An error is only ever git failing; no answer of a judge is an error of the run.
 
 pub mod audit;
+#[cfg(feature = "claim-check")]
 pub mod chat;
+#[cfg(feature = "claim-check")]
 pub mod command;
+#[cfg(feature = "claim-check")]
 pub mod propose;
 pub mod request;
 

@@ -253,8 +253,8 @@ fn admit_in(image: &str) {
 }
 
 /// The verifier image holds the verifier build: the commands that run the change's code say in
-/// one line that this build verifies only and where the full one is (exit 2), and the Docker
-/// action's entrypoint is not there.
+/// one line that this build verifies only and where the full one is (exit 2); neither the Docker
+/// action's entrypoint nor git is there.
 #[test]
 fn the_verifier_image_verifies_only() {
     let c = Container::of(verifier_image());
@@ -287,10 +287,37 @@ fn the_verifier_image_verifies_only() {
         &[
             "sh",
             "-c",
-            "test ! -e /usr/local/bin/shipmoor-action && git --version",
+            "test ! -e /usr/local/bin/shipmoor-action && test ! -e /usr/bin/git && echo ok",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+    assert_eq!(text(&out.stdout), "ok\n", "{}", shown(&out));
+
+    // It holds no git: a replay without --commit says that, not that the directory is no
+    // repository.
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/replay/format-1"
+    );
+    let out = c.run(
+        &strings(&[
+            "--volume",
+            &format!("{fixture}:/fixture:ro"),
+            "--workingdir",
+            "/fixture",
+        ]),
+        &[
+            "shipmoor",
+            "replay",
+            "claim-check.vsa.json",
+            "--allow-unsigned",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", shown(&out));
+    assert!(
+        text(&out.stderr).contains("git cannot run here"),
+        "{}",
+        shown(&out)
+    );
 }
 
 // ----------------------------------------------------------------------------------------------
