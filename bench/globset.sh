@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/floor.sh and bench/cache.sh: the published sources of `globset` 0.4.22 (cargo
 # downloads them into its registry cache, not timed) committed into a new repository with a bug
 # at base, then its fix and a tagged integration test at head.
