@@ -19,24 +19,30 @@
 # 5. The ratios: admit / replay, per process and in process. The target: admit from a file
 #    within 1.5x of replay.
 #
+# Every command must succeed: claim-check reaches READY (exit 0), admit allows (exit 0), replay
+# finds the VSA valid (exit 0), the registry, skopeo and attach work; anything else stops the
+# script with a message naming the command.
+#
+#   SHIPMOOR_BIN=path bash bench/admit.sh   # skip the release build of shipmoor
+#   QUICK=1 bash bench/admit.sh   # quick mode (bench/common.sh): N=3, P=3, the debug build and
+#                                 # benches/admit.rs built with the dev profile; not figures
+#
 # Needs: cargo, git, openssl, python3, docker-registry and skopeo (apt-get install
 # docker-registry skopeo). No network but loopback.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+root="$bench_root"
 
-die() {
-  echo "bench/admit.sh: $*" >&2
-  exit 1
-}
 stage() {
   echo
   echo "==> $*"
 }
 
-n="${1:-200}"
+n="${1:-$(quick_or 200 3)}"
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "N (in-process iterations) must be a positive integer, not '$n'"
-p="${2:-30}"
+p="${2:-$(quick_or 30 3)}"
 [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "P (per-process runs) must be a positive integer, not '$p'"
 
 stage "checking tools"
@@ -60,13 +66,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-stage "building shipmoor (release) and benches/admit.rs"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-cargo bench --quiet --no-run --bench admit --manifest-path "$root/Cargo.toml" 2>"$work/bench-build.log" ||
-  { cat "$work/bench-build.log" >&2; die "cargo bench --no-run failed"; }
-target="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-bin="$target/release/shipmoor"
+stage "building shipmoor and benches/admit.rs ($(quick_or release 'debug and dev profile, quick mode'))"
+shipmoor_bin
+exe="$(bench_exe admit "$work")"
 
 stage "signing a READY VSA for a commit and an image"
 repo="$work/repo"
@@ -116,8 +118,10 @@ json.dump({"schemaVersion": 2, "manifests": [dict(m, mediaType="application/vnd.
     annotations={"org.opencontainers.image.ref.name": "1.0"})]}, open(os.path.join(out, "index.json"), "w"))
 PY
 image_digest="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$layout/index.json")"
-"$bin" claim-check --base "$base" --sign key --key "$work/key.pem" --subject "shop=$image_digest" --quiet >/dev/null ||
-  die "claim-check did not reach READY"
+code=0
+"$bin" claim-check --base "$base" --sign key --key "$work/key.pem" --subject "shop=$image_digest" --quiet \
+  --format json >"$work/claim.json" || code=$?
+expect_verdict "$code" "$work/claim.json" READY "\`$bin claim-check --base $base --sign key\` in $repo"
 bundle="$repo/.shipmoor/claim-check.vsa.sigstore.json"
 mkdir -p "$work/admission"
 cp "$work/key.pub" "$work/admission/claim-check.pub"
@@ -134,30 +138,39 @@ rego: extra.rego
 EOF
 cp "$root/examples/admit/extra.rego" "$work/admission/extra.rego"
 policy="$work/admission/policy.yaml"
-"$bin" admit --policy "$policy" --attestation "$bundle" --subject "$image_digest" >/dev/null ||
-  die "the VSA is not admitted"
+must_log "$work/admit-once.log" "$bin" admit --policy "$policy" --attestation "$bundle" --subject "$image_digest"
 
-stage "in process"
-(cd "$root" && cargo bench --quiet --bench admit -- --iterations "$n" --attestation "$bundle" \
+stage "in process$(quick_or '' ' (QUICK: dev profile, not figures)')"
+bench_run "$work/bench-admit.log" "" "$exe" --iterations "$n" --attestation "$bundle" \
   --key "$work/key.pub" --evidence "$repo/.shipmoor/evidence" --commit "$head" \
-  --policy "$policy" --subject "$image_digest")
+  --policy "$policy" --subject "$image_digest"
 
-# P runs of a command; prints the median wall time in ms.
+# P runs of a command, each of which must exit 0; prints the median wall time in ms. A run that
+# fails stops the benchmark, naming the command and its exit code.
 per_process() {
-  python3 - "$p" "$@" <<'PY'
+  local out code=0
+  out="$(python3 - "$p" "$@" <<'PY'
 import statistics, subprocess, sys, time
 runs = int(sys.argv[1]); cmd = sys.argv[2:]
-subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+def run():
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr.decode(errors="replace")[-4000:])
+        sys.exit(f"bench/admit.sh: `{' '.join(cmd)}` failed (exit {r.returncode})")
+run()  # warm the page cache
 ms = []
 for _ in range(runs):
     t = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    run()
     ms.append((time.perf_counter() - t) * 1e3)
 print(f"{statistics.median(ms):.3f}")
 PY
+)" || code=$?
+  [ "$code" = 0 ] || die "per-process runs of \`$*\` failed (above)"
+  echo "$out"
 }
 
-stage "per process ($p runs each), median"
+stage "per process ($p runs each), median$(quick_or '' ' (QUICK: debug build, not figures)')"
 cd "$repo"
 replay_ms="$(per_process "$bin" replay "$bundle" --key "$work/key.pub" --commit "$head")"
 echo "  shipmoor replay BUNDLE --key                 ${replay_ms} ms"
@@ -179,20 +192,27 @@ http:
 EOF
 "$registry_bin" serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
 registry_pid=$!
+up=""
 for _ in $(seq 50); do
-  python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" 2>/dev/null && break
+  if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v2/')" 2>/dev/null; then
+    up=1
+    break
+  fi
+  kill -0 "$registry_pid" 2>/dev/null || break
   sleep 0.1
 done
+[ -n "$up" ] || { show_log "$work/registry.log"; die "\`$registry_bin serve $work/registry.yml\` did not answer on 127.0.0.1:$port"; }
 ref="127.0.0.1:$port/acme/shop:1.0"
-skopeo copy --quiet --dest-tls-verify=false "oci:$layout:1.0" "docker://$ref" >/dev/null
-"$bin" attach "$ref" --attestation "$bundle" --allow-http-registry >/dev/null
+must_log "$work/skopeo.log" skopeo copy --quiet --dest-tls-verify=false "oci:$layout:1.0" "docker://$ref"
+must_log "$work/attach.log" "$bin" attach "$ref" --attestation "$bundle" --allow-http-registry
 image_ms="$(per_process "$bin" admit --policy "$policy" --image "$ref" --allow-http-registry)"
 echo "  shipmoor admit --image REF                   ${image_ms} ms"
 
-stage "ratios"
+stage "ratios$(quick_or '' ' (QUICK: debug build, not figures)')"
 python3 - "$replay_ms" "$admit_ms" "$image_ms" <<'PY'
 import sys
 replay, admit, image = map(float, sys.argv[1:])
 print(f"  admit from a file / replay, per process:   {admit / replay:.2f}x  (target: at most 1.5x)")
 print(f"  admit from the registry / replay:          {image / replay:.2f}x")
 PY
+quick_note

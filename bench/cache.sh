@@ -15,28 +15,35 @@
 # run reports it in its `base cache` runtime row (reading the cache, the key with the
 # toolchain's answers, the entry's items re-hashed; the target: under 50 ms).
 #
+# Every run must reach the change's verdict, READY (exit 0); any other verdict, an exit of 2
+# (input error, such as a --temp-dir that does not exist) or 3 (crash) stops the script with a
+# message naming the command.
+#
 #   bash bench/cache.sh
 #   SHIPMOOR_BIN=target/debug/shipmoor bash bench/cache.sh   # skip the release build
 #   ROUNDS=3 bash bench/cache.sh                             # medians of interleaved rounds
+#   QUICK=1 bash bench/cache.sh    # quick mode (bench/common.sh): one round, the pytest project
+#                                  # only, its test sleeping 1 s, the debug build; not figures
 #
 # Needs cargo, git, python3 with pytest. crates.io must be reachable the first time (the
-# download is not timed). Nothing here asserts a time: it prints what it measured.
+# download is not timed), except in quick mode. Nothing here asserts a time: it prints what it
+# measured.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
 rounds="${ROUNDS:-1}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer, not '$rounds'"
+# The projects: quick mode leaves out globset (a crate downloaded from crates.io).
+if is_quick; then projects=(sleepy); sleep_s=1; else projects=(sleepy globset); sleep_s=2; fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-cache-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-unset CARGO_TARGET_DIR SHIPMOOR_BASE_CACHE
 
-python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install --quiet pytest
-if [ -n "${SHIPMOOR_BIN:-}" ]; then
-  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
-else
-  echo "==> building shipmoor (release)"
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-  bin="$root/target/release/shipmoor"
-fi
+python3 -m pytest --version >/dev/null 2>&1 || must python3 -m pip install --quiet pytest
+shipmoor_bin
+bench_resource_uri
+# The projects' own builds are cold, and the base cache is the default one.
+unset CARGO_TARGET_DIR SHIPMOOR_BASE_CACHE
 tag="$(python3 -c 'import hashlib;print("AC-CLAMP-HIGH-"+hashlib.sha256(b"claim-check/tag/v1\0clamp-high").hexdigest()[:4])')"
 tag_ident="$(echo "$tag" | tr 'A-Z-' 'a-z_')"
 now() { date +%s.%N; }
@@ -53,7 +60,7 @@ acceptance() {
   printf '/cache/\n/evidence/\n/verify.md\n/claim-check.*.json\n' > .shipmoor/.gitignore
 }
 
-# ---- a pytest test of 2 s at each side ---------------------------------------------------
+# ---- a pytest test of 2 s (quick mode: 1 s) at each side ----------------------------------
 sl="$work/sleepy"
 new_repo "$sl"
 cd "$sl"
@@ -63,52 +70,56 @@ git add -A; git commit --quiet -m base
 sl_base="$(git rev-parse HEAD)"
 git switch --quiet -c change
 printf 'def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n' > clamp/__init__.py
-cat > "tests/test_clamp_${tag_ident}.py" <<'PY'
+cat > "tests/test_clamp_${tag_ident}.py" <<PY
 import time
 
 from clamp import clamp
 
 
 def test_clamps_high():
-    time.sleep(2)
+    time.sleep($sleep_s)
     assert clamp(50, 0, 10) == 10
 PY
 acceptance
 git add -A; git commit --quiet -m "clamp: values above the range"
 
 # ---- globset from its published sources --------------------------------------------------
-. "$here/globset.sh"
 gs="$work/globset"
-globset_repo "$gs" "$work" "$tag_ident" change
-(cd "$gs" && cargo fetch --quiet)
+gs_base=""
+if [ "${#projects[@]}" -gt 1 ]; then
+  # shellcheck source=bench/globset.sh
+  . "$here/globset.sh"
+  globset_repo "$gs" "$work" "$tag_ident" change
+  must env -C "$gs" cargo fetch --quiet
+fi
 
 # push NAME REPO BASE LABEL CODE_FILE [FLAGS...]: a new head commit changing only CODE_FILE
-# (push 1 uses the change as it is), then claim-check, timed; appended to $work/times-NAME.
+# (push 1 uses the change as it is), then claim-check, timed, in a temporary directory made
+# first (claim-check refuses one that does not exist); appended to $work/times-NAME. Anything
+# but the change's verdict, READY, stops the benchmark.
 push() {
   local name="$1" repo="$2" base="$3" label="$4" file="$5"
   shift 5
   cd "$repo"
   if [ "$label" != push1 ]; then
     case "$file" in *.rs) echo "// $label" >> "$file" ;; *) echo "# $label" >> "$file" ;; esac
-    git commit --quiet -am "$label: code only"
+    must git commit --quiet -am "$label: code only"
   fi
   echo "==> [$name] $label $*"
-  local s e
+  rm -rf "$work/tmp"
+  mkdir -p "$work/tmp"
+  local s e code=0
   s=$(now)
-  set +e
-  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp" "$@" > "$work/$name-$label.json"
-  local code=$?
-  set -e
+  "$bin" claim-check --base "$base" --format json --quiet --temp-dir "$work/tmp" "$@" > "$work/$name-$label.json" || code=$?
   e=$(now)
   echo "    exit $code"
+  expect_verdict "$code" "$work/$name-$label.json" READY "\`$bin claim-check --base $base $*\` ($label) in $repo"
   echo "$label $s $e" >> "$work/times-$name"
-  rm -rf "$work/tmp"; mkdir -p "$work/tmp"
 }
 
-mkdir -p "$work/tmp"
 for round in $(seq 1 "$rounds"); do
   echo "==> round $round of $rounds"
-  for project in sleepy globset; do
+  for project in "${projects[@]}"; do
     if [ "$project" = sleepy ]; then repo="$sl"; base="$sl_base"; code=clamp/__init__.py
     else repo="$gs"; base="$gs_base"; code=src/lib.rs; fi
     rm -rf "$repo/.shipmoor/cache"
@@ -119,12 +130,14 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-python3 - "$work" <<'PY'
+python3 - "$work" "$quick" "${projects[@]}" <<'PY'
 import json, os, re, statistics, sys
-work = sys.argv[1]
+work, quick, projects = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
 print()
+if quick:
+    print("QUICK (debug build, a 1 s test, not figures):")
 print(f"{'project':<10} {'push 1':>8} {'push 2':>8} {'push 3':>8} {'uncached':>9} {'2 / 1':>6} {'3 / 1':>6}  cache's own cost on each hit")
-for name in ("sleepy", "globset"):
+for name in projects:
     t = {}
     for line in open(os.path.join(work, f"times-{name}")):
         k, s, e = line.split()
@@ -147,3 +160,4 @@ for name in ("sleepy", "globset"):
 print()
 print("targets: push 2 / push 1 at most 0.6; the cache's own cost on a hit under 50 ms")
 PY
+quick_note

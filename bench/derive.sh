@@ -15,25 +15,28 @@
 #      common several-MiB body).
 # 3. `cargo bench --bench derive`: per body, the median of N plain reads (`read_to_string`) and
 #    of N derivations of the text in memory, the ratio, and the criteria count. The target: each
-#    derivation under 100 ms (the bench exits 1 when one is not).
+#    derivation under 100 ms (the bench exits 1 when one is not, and so does this script).
 #
-# Needs: cargo, python3. No network.
+#   QUICK=1 bash bench/derive.sh   # quick mode (bench/common.sh): 2 calls on 1 MiB bodies, built
+#                                  # with the dev profile; not figures, and the 100 ms target is
+#                                  # not enforced
+#
+# A build or a run of the bench that fails otherwise stops the script with a message naming the
+# command. Needs: cargo, python3. No network.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+root="$bench_root"
 
-die() {
-  echo "bench/derive.sh: $*" >&2
-  exit 1
-}
 stage() {
   echo
   echo "==> $*"
 }
 
-n="${1:-20}"
+n="${1:-$(quick_or 20 2)}"
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "N (timed calls) must be a positive integer, not '$n'"
-mib="${2:-5}"
+mib="${2:-$(quick_or 5 1)}"
 [[ "$mib" =~ ^[1-9][0-9]*$ ]] || die "MIB (body size) must be a positive integer, not '$mib'"
 
 for t in cargo python3; do
@@ -49,9 +52,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-stage "building benches/derive.rs (release)"
-cargo bench --quiet --no-run --bench derive --manifest-path "$root/Cargo.toml" 2>"$work/build.log" ||
-  { cat "$work/build.log" >&2; die "cargo bench --no-run failed"; }
+stage "building benches/derive.rs ($(quick_or release 'dev profile, quick mode'))"
+exe="$(bench_exe derive "$work")"
 
 stage "writing ${mib} MiB bodies from tests/fixtures/derive"
 python3 - "$root/tests/fixtures/derive" "$work" "$mib" <<'PY'
@@ -91,6 +93,7 @@ for name, text in [("repeated.md", grow(lambda k: joined)), ("distinct.md", grow
     print(f"  {name}: {len(text.encode()) / (1 << 20):.2f} MiB")
 PY
 
-stage "in process"
-(cd "$root" && cargo bench --quiet --bench derive -- --iterations "$n" \
-  --body "$work/repeated.md" --body "$work/distinct.md" --body "$work/ci-log.md")
+stage "in process$(quick_or '' ' (QUICK: dev profile, not figures)')"
+bench_run "$work/derive.log" MISSED "$exe" --iterations "$n" \
+  --body "$work/repeated.md" --body "$work/distinct.md" --body "$work/ci-log.md"
+quick_note

@@ -15,33 +15,35 @@
 # run's one: the ratio to one plain run cannot come near 2 while tests of different files never
 # share a process. The script also prints the ratio to plain runs of the same files one process
 # each (what isolation by file costs at head), and what the engine itself took.
+# claim-check must reach the change's verdict, READY (all 10 criteria satisfied), and the plain
+# runs at head must pass; anything else stops the script with a message naming the command.
 # Nothing here asserts a time: it prints.
+#
+#   QUICK=1 bash bench/floor-pytest.sh   # quick mode (bench/common.sh): the debug build (the
+#                                        # project and --runs 1 are already the smallest); its
+#                                        # ratios are not figures
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
 runs="${1:-1}"
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "RUNS must be a positive integer, not '$runs'"
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-pytest-XXXXXX")"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
-if [ -n "${SHIPMOOR_BIN:-}" ]; then
-  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
-else
-  echo "==> building shipmoor (release)"
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-  bin="$root/target/release/shipmoor"
-fi
+shipmoor_bin
+bench_resource_uri
 
 # The real interpreter (not a version manager's shim), for the wrapper and the plain run alike.
 python="$(python3 -c 'import sys; print(sys.executable)')"
-"$python" -m pytest --version >/dev/null 2>&1 || {
-  echo "pytest is not installed for $python: pip install pytest" >&2
-  exit 2
-}
-mkdir -p "$work/wrap"
+"$python" -m pytest --version >/dev/null 2>&1 || die "pytest is not installed for $python: pip install pytest"
+# The wrapper logs into a directory of its own, which claim-check's sandbox lets the floor's
+# commands write (--sandbox-write below); a start it cannot log fails the command.
+mkdir -p "$work/wrap" "$work/starts"
 cat > "$work/wrap/python3" <<SH
 #!/bin/sh
 case " \$* " in
-  *" -m pytest "*) case " \$* " in *" --version "*) ;; *) echo "\$PWD" >> "$work/pytest-starts.log" ;; esac ;;
+  *" -m pytest "*) case " \$* " in *" --version "*) ;; *) echo "\$PWD" >> "$work/starts/pytest-starts.log" || exit 97 ;; esac ;;
 esac
 exec "$python" "\$@"
 SH
@@ -77,22 +79,23 @@ for i in $(seq 1 10); do
   printf '\n\ndef test_f%d_%s():\n    assert calc.f%d(1) == %d\n' "$i" "$(ident "$id")" "$i" "$((i + 1))" >> "tests/test_$(file_of "$i").py"
   criteria="$criteria  - id: $id\n    ac: f$i adds $i.\n"
 done
-printf "version: 1\ncriteria:\n$criteria" > .shipmoor/acceptance.yaml
+printf 'version: 1\ncriteria:\n%b' "$criteria" > .shipmoor/acceptance.yaml
 git add -A; git commit --quiet -m head
 
 echo "==> shipmoor claim-check (10 criteria in 3 test files, --runs $runs)"
-: > "$work/pytest-starts.log"
+: > "$work/starts/pytest-starts.log"
+# The temporary directory must exist: claim-check refuses one that does not (exit 2).
+mkdir -p "$work/tmp"
+code=0
 start=$(date +%s.%N)
-set +e
 PATH="$work/wrap:$PATH" "$bin" claim-check --base "$base" --runs "$runs" --format json --quiet \
-  --temp-dir "$work/tmp" > "$work/result.json"
-code=$?
-set -e
+  --temp-dir "$work/tmp" --sandbox-write "$work/starts" > "$work/result.json" || code=$?
 end=$(date +%s.%N)
 echo "    exit $code"
+expect_verdict "$code" "$work/result.json" READY "\`$bin claim-check --base $base --runs $runs\` in $repo"
 
 echo "==> one plain pytest run of the bound tests at head"
-git clone --quiet "$repo" "$work/plain"
+must git clone --quiet "$repo" "$work/plain"
 ids="$("$python" - "$work/result.json" <<'PY'
 import json, sys
 result = json.load(open(sys.argv[1]))["result"]
@@ -100,22 +103,26 @@ ids = sorted({t["id"] for c in result["criteria"] for t in c["floor"].get("tests
 print(" ".join(ids))
 PY
 )"
+[ "$(wc -w <<<"$ids")" = 10 ] || die "claim-check bound $(wc -w <<<"$ids") tests, not the 10 tagged ones"
 pstart=$(date +%s.%N)
 # shellcheck disable=SC2086
-(cd "$work/plain" && PYTHONDONTWRITEBYTECODE=1 "$python" -m pytest -q -p no:cacheprovider $ids >/dev/null)
+must_log "$work/plain.log" env -C "$work/plain" PYTHONDONTWRITEBYTECODE=1 "$python" -m pytest -q -p no:cacheprovider $ids
 pend=$(date +%s.%N)
 echo "==> plain pytest runs of the same tests at head, one process per file"
 fstart=$(date +%s.%N)
 for f in refund report limits; do
-  # shellcheck disable=SC2046
-  (cd "$work/plain" && PYTHONDONTWRITEBYTECODE=1 "$python" -m pytest -q -p no:cacheprovider \
-    $(printf '%s\n' $ids | grep "^tests/test_$f.py::") >/dev/null)
+  # shellcheck disable=SC2046,SC2086
+  must_log "$work/plain-$f.log" env -C "$work/plain" PYTHONDONTWRITEBYTECODE=1 "$python" -m pytest -q -p no:cacheprovider \
+    $(printf '%s\n' $ids | grep "^tests/test_$f.py::")
 done
 fend=$(date +%s.%N)
 
-"$python" - "$work/result.json" "$work/pytest-starts.log" "$work/tmp" "$start" "$end" "$pstart" "$pend" "$runs" "$fstart" "$fend" <<'PY'
+"$python" - "$work/result.json" "$work/starts/pytest-starts.log" "$work/tmp" "$start" "$end" "$pstart" "$pend" "$runs" "$fstart" "$fend" "$quick" <<'PY'
 import json, re, sys
 result = json.load(open(sys.argv[1]))["result"]
+if sys.argv[11] == "1":
+    print()
+    print("QUICK (debug build, not figures):")
 starts = [l.strip() for l in open(sys.argv[2]) if l.strip()]
 tmp = sys.argv[3]
 total = float(sys.argv[5]) - float(sys.argv[4])
@@ -144,3 +151,4 @@ print(f"plain pytest runs of them, one process per file: {per_file:7.2f} s  (at 
 print(f"ratio claim-check / one plain pytest run:        {total / plain:7.2f}")
 print(f"ratio claim-check / plain runs per file:         {total / per_file:7.2f}  (one run per side: about {2 * runs}, plus the listing and the worktrees)")
 PY
+quick_note

@@ -4,7 +4,8 @@
 #   claim-check   `shipmoor claim-check` of the change, cold (no target dir anywhere);
 #   plain         one plain `cargo test` of the bound test at head, cold (what a CI job runs);
 #   naive         the naive claim: two cold builds and runs of the bound test, one at base with
-#                 head's test file laid over it, one at head;
+#                 head's test file laid over it (where the test must fail, as a test fails:
+#                 cargo's exit 101 and a failed test result), one at head;
 #   warm          claim-check again with the checkout's own `target/` already built (as after
 #                 a cache restore or an earlier `cargo test` step), beside the cold claim-check;
 #   cold-off, warm-off   the same two runs with `--sandbox off`: every claim-check run above is
@@ -13,8 +14,10 @@
 # and the ratios claim-check / plain, naive / plain (the target is claim-check ≤ 1.2 × plain),
 # warm / cold claim-check (the target is ≤ 0.5), and sandboxed / off, cold and warm (the target
 # is ≤ 1.03). Also each run's runtime rows and the engine's overhead (total time minus the time
-# of the commands it ran). A claim-check that ends in no verdict (an exit other than 0, 1 or
-# 4) stops the script with its exit code: a broken benchmark never prints a ratio.
+# of the commands it ran). Every claim-check must reach the change's verdict, READY; any other
+# verdict, an exit of 2 (input error) or 3 (crash), and any failing cargo command stop the
+# script with a non-zero exit and a message naming the command: a broken benchmark never prints
+# a ratio.
 #
 # The projects:
 #   generated   a workspace of MEMBERS crates depending on `itoa` and `regex`, a fix in `m1`
@@ -26,28 +29,34 @@
 #   bash bench/floor.sh [MEMBERS]     # MEMBERS: workspace crates to generate (default 6)
 #   SHIPMOOR_BIN=target/debug/shipmoor bash bench/floor.sh   # skip the release build
 #   ROUNDS=3 bash bench/floor.sh      # repeat the four measurements, interleaved; medians
+#   QUICK=1 bash bench/floor.sh       # quick mode (bench/common.sh): one round, the generated
+#                                     # workspace only, of 2 crates with no dependencies (no
+#                                     # crates.io), the debug build; its ratios are not figures
 #
 # On a shared machine the load changes between measurements taken minutes apart: several
 # interleaved rounds and their medians give steadier ratios than one round.
 #
 # crates.io must be reachable (the first run downloads the crates into cargo's cache; the
-# downloads are not timed). Nothing here asserts a time: it prints what it measured.
+# downloads are not timed), except in quick mode. Nothing here asserts a time: it prints what
+# it measured.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-members="${1:-6}"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+members="${1:-$(quick_or 6 2)}"
+[[ "$members" =~ ^[1-9][0-9]*$ ]] || die "MEMBERS must be a positive integer, not '$members'"
 rounds="${ROUNDS:-1}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer, not '$rounds'"
+# The projects measured: quick mode leaves out globset (a crate downloaded from crates.io), and
+# its generated crates depend on nothing.
+if is_quick; then projects=(generated); else projects=(generated globset); fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-unset CARGO_TARGET_DIR
 
-if [ -n "${SHIPMOOR_BIN:-}" ]; then
-  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
-else
-  echo "==> building shipmoor (release)"
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-  bin="$root/target/release/shipmoor"
-fi
+shipmoor_bin
+bench_resource_uri
+# The projects' own builds are cold: no shared target directory.
+unset CARGO_TARGET_DIR
 tag="$(python3 -c 'import hashlib;print("AC-CLAMP-HIGH-"+hashlib.sha256(b"claim-check/tag/v1\0clamp-high").hexdigest()[:4])')"
 tag_ident="$(echo "$tag" | tr 'A-Z-' 'a-z_')"
 now() { date +%s.%N; }
@@ -84,12 +93,16 @@ version = "0.1.0"
 edition = "2021"
 
 [dependencies]
-itoa = "1"
-regex = "1"
 TOML
+  is_quick || printf 'itoa = "1"\nregex = "1"\n' >> "m$i/Cargo.toml"
   {
-    echo 'pub fn render(n: u64) -> String { itoa::Buffer::new().format(n).to_string() }'
-    echo 'pub fn is_word(s: &str) -> bool { regex::Regex::new(r"^\w+$").unwrap().is_match(s) }'
+    if is_quick; then
+      echo 'pub fn render(n: u64) -> String { n.to_string() }'
+      echo 'pub fn is_word(s: &str) -> bool { !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '"'_'"') }'
+    else
+      echo 'pub fn render(n: u64) -> String { itoa::Buffer::new().format(n).to_string() }'
+      echo 'pub fn is_word(s: &str) -> bool { regex::Regex::new(r"^\w+$").unwrap().is_match(s) }'
+    fi
     echo 'pub fn clamp(x: i64, lo: i64, hi: i64) -> i64 { if x < lo { lo } else { x } }'
     for f in $(seq 1 40); do echo "pub fn f$f(x: u64) -> u64 { x.wrapping_mul($f).wrapping_add($i) }"; done
     echo '#[cfg(test)] mod tests { #[test] fn renders() { assert_eq!(super::render(7), "7"); } }'
@@ -105,13 +118,17 @@ acceptance
 git add -A; git commit --quiet -m head
 
 # ---- globset from its published sources --------------------------------------------------
-. "$here/globset.sh"
 gs="$work/globset"
-globset_repo "$gs" "$work" "$tag_ident"
+gs_base=""
+if [ "${#projects[@]}" -gt 1 ]; then
+  # shellcheck source=bench/globset.sh
+  . "$here/globset.sh"
+  globset_repo "$gs" "$work" "$tag_ident"
+fi
 
 echo "==> warming cargo's registry cache (not timed)"
-(cd "$gen" && cargo fetch --quiet)
-(cd "$gs" && cargo fetch --quiet)
+must env -C "$gen" cargo fetch --quiet
+[ -z "$gs_base" ] || must env -C "$gs" cargo fetch --quiet
 
 # measure NAME REPO BASE PACKAGE TEST_TARGET TEST_FILE: one round of the four measurements,
 # appended to $work/times-NAME.
@@ -132,23 +149,29 @@ measure() {
   done
 
   echo "==> [$name] plain cargo test of the bound test at head, cold target dir"
-  git clone --quiet "$repo" "$work/$name-plain"
+  must git clone --quiet "$repo" "$work/$name-plain"
   s=$(now)
-  (cd "$work/$name-plain" && CARGO_TARGET_DIR="$work/$name-plain-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
+  # At head the bound test passes: any failure is the benchmark's.
+  must_log "$work/$name-plain.log" env -C "$work/$name-plain" CARGO_TARGET_DIR="$work/$name-plain-target" \
+    cargo test --quiet -p "$pkg" --test "$target"
   e=$(now); echo "plain $s $e" >> "$out"
 
   echo "==> [$name] naive claim: cold build and run at base (+ head's test file), then at head"
-  git clone --quiet "$repo" "$work/$name-naive-base"
-  git clone --quiet "$repo" "$work/$name-naive-head"
-  git -C "$work/$name-naive-base" checkout --quiet "$base"
-  git -C "$work/$name-naive-base" checkout --quiet main -- "$file"
+  must git clone --quiet "$repo" "$work/$name-naive-base"
+  must git clone --quiet "$repo" "$work/$name-naive-head"
+  must git -C "$work/$name-naive-base" checkout --quiet "$base"
+  must git -C "$work/$name-naive-base" checkout --quiet main -- "$file"
   s=$(now)
-  (cd "$work/$name-naive-base" && CARGO_TARGET_DIR="$work/$name-naive-base-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
-  (cd "$work/$name-naive-head" && CARGO_TARGET_DIR="$work/$name-naive-head-target" cargo test --quiet -p "$pkg" --test "$target" >/dev/null 2>&1) || true
+  # At base the bound test fails by design: it must fail as a test (exit 101, a failed test
+  # result), not as a build.
+  expect_test_failure "$work/$name-naive-base.log" env -C "$work/$name-naive-base" \
+    CARGO_TARGET_DIR="$work/$name-naive-base-target" cargo test --quiet -p "$pkg" --test "$target"
+  must_log "$work/$name-naive-head.log" env -C "$work/$name-naive-head" CARGO_TARGET_DIR="$work/$name-naive-head-target" \
+    cargo test --quiet -p "$pkg" --test "$target"
   e=$(now); echo "naive $s $e" >> "$out"
 
   echo "==> [$name] the checkout's target/ built at head (as a cache restore leaves it; not timed)"
-  cargo test --no-run --quiet >/dev/null 2>&1 || true
+  must_log "$work/$name-warm-build.log" cargo test --no-run --quiet
   for mode in off require; do
     local label=warm
     [ "$mode" = off ] && label=warm-off
@@ -162,33 +185,27 @@ measure() {
 
 # claim_check BASE MODE OUT: one claim-check of the change in the current directory, with
 # --sandbox MODE, its JSON result in OUT, in a temporary directory of its own (made first:
-# claim-check refuses one that does not exist). Anything but a verdict stops the benchmark.
+# claim-check refuses one that does not exist, exit 2). Anything but the change's verdict,
+# READY, stops the benchmark.
 claim_check() {
-  local base="$1" mode="$2" out="$3" tmpdir code
+  local base="$1" mode="$2" out="$3" tmpdir code=0
   tmpdir="$(mktemp -d "$work/tmp-XXXXXX")"
-  set +e
   "$bin" claim-check --base "$base" --format json --quiet --base-cache none \
-    --sandbox "$mode" --temp-dir "$tmpdir" > "$out"
-  code=$?
-  set -e
+    --sandbox "$mode" --temp-dir "$tmpdir" > "$out" || code=$?
   rm -rf "$tmpdir"
   echo "    exit $code"
-  case "$code" in
-    0|1|4) ;;
-    *) echo "bench/floor.sh: claim-check --sandbox $mode ended without a verdict (exit $code); see $out" >&2
-       exit "$code" ;;
-  esac
+  expect_verdict "$code" "$out" READY "\`$bin claim-check --base $base --sandbox $mode\` in $PWD"
 }
 
 for round in $(seq 1 "$rounds"); do
   echo "==> round $round of $rounds"
   measure generated "$gen" "$gen_base" m1 "clamp_${tag_ident}" "m1/tests/clamp_${tag_ident}.rs"
-  measure globset "$gs" "$gs_base" globset "empty_${tag_ident}" "tests/empty_${tag_ident}.rs"
+  [ -z "$gs_base" ] || measure globset "$gs" "$gs_base" globset "empty_${tag_ident}" "tests/empty_${tag_ident}.rs"
 done
 
-python3 - "$work" "$members" <<'PY'
+python3 - "$work" "$members" "$quick" "${projects[@]}" <<'PY'
 import json, os, statistics, sys
-work, members = sys.argv[1], sys.argv[2]
+work, members, quick, projects = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
 
 def times(name):
     """The median of each measurement over the rounds."""
@@ -201,8 +218,14 @@ def times(name):
 def runtime(name, kind):
     return json.load(open(os.path.join(work, f"{name}-{kind}.json")))["result"]
 
+labels = {
+    "generated": f"generated workspace ({members} crates{', no deps' if quick else ''})",
+    "globset": "globset 0.4.22 (published sources)",
+}
+q = "QUICK (debug build, not figures): " if quick else ""
 rows = []
-for name, label in [("generated", f"generated workspace ({members} crates)"), ("globset", "globset 0.4.22 (published sources)")]:
+for name in projects:
+    label = labels[name]
     t, last, n = times(name)
     print()
     for kind in ("cold", "warm", "cold-off", "warm-off"):
@@ -214,16 +237,17 @@ for name, label in [("generated", f"generated workspace ({members} crates)"), ("
     rows.append((label, t))
 
 print()
-print(f"the sandbox's cost, medians of {n} round(s) (sandboxed / --sandbox off):")
+print(f"{q}the sandbox's cost, medians of {n} round(s) (sandboxed / --sandbox off):")
 print(f"{'project':<38} {'cold':>8} {'cold off':>9} {'ratio':>6} {'warm':>8} {'warm off':>9} {'ratio':>6}")
 for label, t in rows:
     print(f"{label:<38} {t['cold']:>7.2f}s {t['cold-off']:>8.2f}s {t['cold'] / t['cold-off']:>6.3f} {t['warm']:>7.2f}s {t['warm-off']:>8.2f}s {t['warm'] / t['warm-off']:>6.3f}")
 print("target: sandboxed / off <= 1.03")
 print()
-print(f"medians of {n} round(s):")
+print(f"{q}medians of {n} round(s):")
 print(f"{'project':<38} {'claim-check':>11} {'plain':>8} {'naive':>8} {'cc/plain':>9} {'naive/plain':>12} {'warm cc':>8} {'warm/cold':>10}")
 for label, t in rows:
     print(f"{label:<38} {t['cold']:>10.2f}s {t['plain']:>7.2f}s {t['naive']:>7.2f}s {t['cold'] / t['plain']:>9.2f} {t['naive'] / t['plain']:>12.2f} {t['warm']:>7.2f}s {t['warm'] / t['cold']:>10.2f}")
 print()
 print("targets: claim-check / plain <= 1.2; warm / cold claim-check <= 0.5")
 PY
+quick_note

@@ -1,6 +1,8 @@
-# Sourced by bench/floor.sh and bench/cache.sh: the published sources of `globset` 0.4.22 (cargo
-# downloads them into its registry cache, not timed) committed into a new repository with a bug
-# at base, then its fix and a tagged integration test at head.
+# shellcheck shell=bash
+# Sourced by bench/floor.sh and bench/cache.sh, after bench/common.sh (whose `must` and `die` it
+# uses): the published sources of `globset` 0.4.22 (cargo downloads them into its registry
+# cache, not timed) committed into a new repository with a bug at base, then its fix and a
+# tagged integration test at head.
 #
 #   globset_repo DIR WORK TAG_IDENT [BRANCH]
 #
@@ -14,16 +16,17 @@ globset_repo() {
   mkdir -p "$fetcher/src"
   printf '[package]\nname = "fetch-globset"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\nglobset = "=0.4.22"\n' > "$fetcher/Cargo.toml"
   : > "$fetcher/src/lib.rs"
-  (cd "$fetcher" && cargo fetch --quiet)
+  must env -C "$fetcher" cargo fetch --quiet
   local src
   src="$(cd "$fetcher" && cargo metadata --format-version 1 --quiet | python3 -c '
 import json, os, sys
 meta = json.load(sys.stdin)
-print(next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == "globset"))')"
+print(next(os.path.dirname(p["manifest_path"]) for p in meta["packages"] if p["name"] == "globset"))')" ||
+    die "\`cargo metadata\` in $fetcher did not name globset's sources"
   new_repo "$gs"
   cp -R "$src/." "$gs/"
   rm -f "$gs/.cargo-ok" "$gs/.cargo_vcs_info.json"
-  cd "$gs"
+  cd "$gs" || die "cannot enter $gs"
   echo "/target" > .gitignore
   # The published manifest lists its targets (`autotests = false`); let cargo find tests/ as in
   # the crate's own repository. And the bug at base: a set of one glob reads as empty.
@@ -38,6 +41,7 @@ assert fixed in s, "globset's is_empty changed; pick another line for the bug"
 open(p, "w").write(s.replace(fixed, fixed.replace("self.len == 0", "self.len <= 1")))
 PY
   git add -A; git commit --quiet -m "globset 0.4.22 with a bug"
+  # shellcheck disable=SC2034 # read by the sourcing script
   gs_base="$(git rev-parse HEAD)"
   [ -n "$branch" ] && git switch --quiet -c "$branch"
   sed -i 's/        self.len <= 1/        self.len == 0/' src/lib.rs

@@ -11,23 +11,33 @@
 #     reply kept as evidence, a runtime, an HTTP client, the POSTs, each answer read and
 #     audited, the loopback server's own work included);
 # each the median of ROUNDS rounds (default 7). The endpoint is benches/judge.rs's in-process
-# server (tests/common/chat_server.rs), so nothing but loopback is used.
+# server (tests/common/chat_server.rs), so nothing but loopback is used. A build or a run of
+# the bench that fails (anything but its own "OVER TARGET") stops the script with a message
+# naming the command.
 #
 #   bash bench/judge.sh [CRITERIA [CONCURRENCY [DELAY_MS [ROUNDS]]]]
+#   QUICK=1 bash bench/judge.sh   # quick mode (bench/common.sh): 4 criteria at concurrency 2,
+#                                 # 1 round, built with the dev profile; not figures, and the
+#                                 # 1.2x target is not enforced
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-criteria="${1:-20}"
-concurrency="${2:-4}"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+criteria="${1:-$(quick_or 20 4)}"
+concurrency="${2:-$(quick_or 4 2)}"
 delay="${3:-200}"
-rounds="${4:-7}"
+rounds="${4:-$(quick_or 7 1)}"
 for v in "$criteria" "$concurrency" "$rounds"; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench/judge.sh: '$v' is not a positive integer" >&2; exit 2; }
 done
 [[ "$delay" =~ ^[0-9]+$ ]] || { echo "bench/judge.sh: DELAY_MS '$delay' is not an integer" >&2; exit 2; }
+work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-judge-bench-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
 
-echo "==> building benches/judge.rs (release)"
-cargo bench --quiet --no-run --bench judge --manifest-path "$root/Cargo.toml"
+echo "==> building benches/judge.rs ($(quick_or release 'dev profile, quick mode'))"
+exe="$(bench_exe judge "$work")"
 echo "==> $(cargo --version); $(nproc) CPUs"
-cargo bench --quiet --bench judge --manifest-path "$root/Cargo.toml" -- \
+is_quick && echo "QUICK (dev profile, not figures):"
+bench_run "$work/judge.log" "OVER TARGET" "$exe" \
   --criteria "$criteria" --concurrency "$concurrency" --delay-ms "$delay" --rounds "$rounds"
+quick_note

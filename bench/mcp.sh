@@ -9,31 +9,33 @@
 #   bash bench/mcp.sh
 #   SHIPMOOR_BIN=target/debug/shipmoor bash bench/mcp.sh   # skip the release build
 #   ROUNDS=10 bash bench/mcp.sh                           # more pairs (10× that for the cheap calls)
+#   QUICK=1 bash bench/mcp.sh      # quick mode (bench/common.sh): 1 round (10 pairs of each
+#                                  # cheap call, 1 of claim_check), the debug build; not figures
 #
-# Needs cargo, git, python3 with pytest and venv. Nothing here asserts a time: it prints what
-# it measured.
+# Every call, on the command line and through the server, must succeed: the commands exit 0,
+# claim_check's verdict is the change's, READY, and no tool call is an error; anything else
+# stops the script with a message naming the command. Needs cargo, git, python3 with pytest and
+# venv. Nothing here asserts a time: it prints what it measured.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-rounds="${ROUNDS:-5}"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+rounds="${ROUNDS:-$(quick_or 5 1)}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer, not '$rounds'"
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-mcp-bench-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-unset CARGO_TARGET_DIR
 export SHIPMOOR_BASE_CACHE=none
 
-python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install --quiet pytest
-venv="$root/target/test-tools/mcp-venv"
+python3 -m pytest --version >/dev/null 2>&1 || must python3 -m pip install --quiet pytest
+venv="$(bench_target_dir)/test-tools/mcp-venv"
 if ! "$venv/bin/python" -c 'import mcp.client.stdio' >/dev/null 2>&1; then
   echo "==> installing the PyPI mcp SDK into $venv"
-  python3 -m venv "$venv" && "$venv/bin/pip" install --quiet mcp==2.3.0
+  must python3 -m venv "$venv"
+  must "$venv/bin/pip" install --quiet mcp==2.3.0
 fi
-if [ -n "${SHIPMOOR_BIN:-}" ]; then
-  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
-else
-  echo "==> building shipmoor (release)"
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-  bin="$root/target/release/shipmoor"
-fi
+shipmoor_bin
+bench_resource_uri
+unset CARGO_TARGET_DIR
 tag="$(python3 -c 'import hashlib;print("ac_clamp_"+hashlib.sha256(b"claim-check/tag/v1\0clamp").hexdigest()[:4])')"
 
 repo="$work/repo"
@@ -52,4 +54,8 @@ printf 'version: 1\ncriteria:\n  - id: clamp\n    ac: Values above the bound are
 git add -A && git commit --quiet -m head
 
 echo "==> $rounds rounds ($bin)"
-"$venv/bin/python" "$here/mcp_bench.py" "$bin" "$repo" "$base" "$rounds"
+is_quick && echo "QUICK (debug build, not figures):"
+code=0
+"$venv/bin/python" "$here/mcp_bench.py" "$bin" "$repo" "$base" "$rounds" || code=$?
+[ "$code" = 0 ] || die "\`$venv/bin/python $here/mcp_bench.py $bin $repo $base $rounds\` failed (exit $code; its message is above)"
+quick_note

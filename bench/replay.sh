@@ -22,6 +22,14 @@
 # Replay does more than check a signature (the statement, every evidence record re-hashed, the
 # fusion re-run), so the signature step alone is reported too.
 #
+# Every command must succeed (claim-check signs a READY verdict, each replay finds its
+# attestation valid, the Python verifiers verify); anything else stops the script with a
+# message naming the command.
+#
+#   SHIPMOOR_BIN=path bash bench/replay.sh   # skip the release build of shipmoor
+#   QUICK=1 bash bench/replay.sh   # quick mode (bench/common.sh): N=3 and P=3, the debug build
+#                                  # and benches/replay.rs built with the dev profile; not figures
+#
 # Needs: cargo, git, openssl, python3 with pip, Node.js 20+ with npm (the mock). Installs
 # securesystemslib[crypto] and sigstore 4.x with pip when missing, and the mock's npm packages
 # (from tests/sigstore-mock/package-lock.json) under the target directory. No network but the
@@ -29,19 +37,17 @@
 set -euo pipefail
 script_start=$(date +%s.%N)
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+root="$bench_root"
 helper="$here/replay_bench.py"
 
-die() {
-  echo "bench/replay.sh: $*" >&2
-  exit 1
-}
 stage() {
   echo
   echo "==> $*"
 }
 
-n="${1:-200}"
+n="${1:-$(quick_or 200 3)}"
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "N (in-process iterations) must be a positive integer, not '$n'"
 p="${2:-$((n < 30 ? n : 30))}"
 [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "P (per-process runs) must be a positive integer, not '$p'"
@@ -100,14 +106,11 @@ trap 'exit 130' INT TERM
 mkdir -p "$work/keys" "$work/att" "$work/res" "$work/tmp" "$work/logs"
 
 # ---------------------------------------------------------------------------------------------
-stage "building shipmoor (release) and benches/replay.rs"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-cargo bench --quiet --no-run --bench replay --manifest-path "$root/Cargo.toml" 2>"$work/logs/bench-build.log" ||
-  { cat "$work/logs/bench-build.log" >&2; die "cargo bench --no-run failed"; }
-target="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-bin="$target/release/shipmoor"
-[[ -x "$bin" ]] || die "no release binary at $bin"
+stage "building shipmoor and benches/replay.rs ($(quick_or release 'debug and dev profile, quick mode'))"
+shipmoor_bin
+bench_resource_uri
+exe="$(bench_exe replay "$work/logs")"
+target="$(bench_target_dir)"
 
 stage "installing the Sigstore mock's npm packages (once, under $target/bench-tools)"
 mock_src="$root/tests/sigstore-mock"
@@ -167,13 +170,20 @@ keyid="$(openssl pkey -pubin -in "$work/keys/signer.pub" -outform DER | openssl 
 pub="$work/keys/signer.pub"
 
 export SHIPMOOR_TMPDIR="$work/tmp" NO_COLOR=1
-"$bin" claim-check --base "$base" --sign key --key "$work/keys/signer.pem" >"$work/logs/claim-key.log" 2>&1 ||
-  { cat "$work/logs/claim-key.log" >&2; die "claim-check --sign key failed"; }
+# signed_ready LOG CMD...: the claim-check CMD, logged in LOG (exit 0), reached READY, as its
+# report's first line says (not READY WITH GAPS).
+signed_ready() {
+  local log="$1"
+  shift
+  grep -Eq '^Claim Check +READY +·' "$log" || { show_log "$log"; die "\`$*\` exited 0, but its verdict is not READY"; }
+}
+must_log "$work/logs/claim-key.log" "$bin" claim-check --base "$base" --sign key --key "$work/keys/signer.pem"
+signed_ready "$work/logs/claim-key.log" "$bin" claim-check --base "$base" --sign key
 grep -q "· key" "$work/logs/claim-key.log" || { cat "$work/logs/claim-key.log" >&2; die "claim-check did not sign with the key"; }
 cp .shipmoor/claim-check.vsa.dsse.json "$work/att/keyed.dsse.json"
 cp .shipmoor/claim-check.vsa.sigstore.json "$work/att/keyed.sigstore.json"
 cp -r .shipmoor/evidence "$work/att/keyed-evidence"
-echo "    key:     $(head -1 "$work/logs/claim-key.log")"
+echo "    key:     $(grep -m1 '^Claim Check' "$work/logs/claim-key.log")"
 
 issuer="https://oidc.shipmoor.test"
 subject="https://github.com/shipmoor/claim-check/.github/workflows/ci.yml@refs/heads/main"
@@ -211,9 +221,9 @@ rekor_url="$(head -1 "$work/mock/proxy-url" 2>/dev/null || true)"
   { cat "$work/mock/proxy.log" >&2; die "the Rekor front did not start"; }
 echo "    Rekor front (canonical dsse verifiers) at $rekor_url"
 token="$(python3 "$helper" jwt "$issuer" "$subject")"
-SIGSTORE_ID_TOKEN="$token" SHIPMOOR_FULCIO_URL="$mock_url" SHIPMOOR_REKOR_URL="$rekor_url" \
-  "$bin" claim-check --base "$base" --sign keyless >"$work/logs/claim-keyless.log" 2>&1 ||
-  { cat "$work/logs/claim-keyless.log" >&2; die "claim-check --sign keyless failed"; }
+must_log "$work/logs/claim-keyless.log" env SIGSTORE_ID_TOKEN="$token" SHIPMOOR_FULCIO_URL="$mock_url" \
+  SHIPMOOR_REKOR_URL="$rekor_url" "$bin" claim-check --base "$base" --sign keyless
+signed_ready "$work/logs/claim-keyless.log" "$bin" claim-check --base "$base" --sign keyless
 grep -q "· keyless" "$work/logs/claim-keyless.log" ||
   { cat "$work/logs/claim-keyless.log" >&2; die "claim-check did not sign keyless"; }
 cp .shipmoor/claim-check.vsa.sigstore.json "$work/att/keyless.sigstore.json"
@@ -222,7 +232,7 @@ cp "$work/mock/trusted_root.json" "$work/att/trusted_root.json"
 trusted_root="$work/att/trusted_root.json"
 python3 "$helper" trust-config "$trusted_root" "$mock_url" "$work/att/trust_config.json"
 trust_config="$work/att/trust_config.json"
-echo "    keyless: $(head -1 "$work/logs/claim-keyless.log")"
+echo "    keyless: $(grep -m1 '^Claim Check' "$work/logs/claim-keyless.log")"
 # Everything below is offline: stop the mock so it takes no CPU while timing.
 stop_services
 cd "$work"
@@ -236,22 +246,20 @@ replay_keyed_env=("$bin" replay "$work/att/keyed.dsse.json" --key "$pub" --evide
 replay_keyed_bundle=("$bin" replay "$work/att/keyed.sigstore.json" --key "$pub" --evidence "$work/att/keyed-evidence" --repo "$repo")
 replay_keyless=("$bin" replay "$work/att/keyless.sigstore.json" --certificate-identity "$subject"
   --certificate-oidc-issuer "$issuer" --trusted-root "$trusted_root" --evidence "$work/att/keyless-evidence" --repo "$repo")
-"${replay_keyless[@]}" >"$work/logs/replay-keyless.txt" ||
-  { cat "$work/logs/replay-keyless.txt" >&2; die "shipmoor replay refused the keyless bundle"; }
+must_log "$work/logs/replay-keyless.txt" "${replay_keyless[@]}"
 sed 's/^/    | /' "$work/logs/replay-keyless.txt"
-"${replay_keyed_env[@]}" >/dev/null || die "shipmoor replay refused the DSSE envelope"
-"${replay_keyed_bundle[@]}" >/dev/null || die "shipmoor replay refused the keyed bundle"
+must_log "$work/logs/replay-keyed-env.txt" "${replay_keyed_env[@]}"
+must_log "$work/logs/replay-keyed-bundle.txt" "${replay_keyed_bundle[@]}"
 
 # ---------------------------------------------------------------------------------------------
-stage "shipmoor replay, in process (cargo bench --bench replay, $n calls each)"
-cargo bench --quiet --bench replay --manifest-path "$root/Cargo.toml" -- \
+stage "shipmoor replay, in process (benches/replay.rs, $n calls each)"
+bench_run "$work/logs/bench-run.log" "" "$exe" \
   --iterations "$n" --commit "$commit" --commit-sha256 "$commit_sha256" \
   --envelope "$work/att/keyed.dsse.json" --keyed-bundle "$work/att/keyed.sigstore.json" \
   --key "$pub" --evidence "$work/att/keyed-evidence" \
   --keyless-bundle "$work/att/keyless.sigstore.json" --identity "$subject" --issuer "$issuer" \
   --trusted-root "$trusted_root" --keyless-evidence "$work/att/keyless-evidence" \
-  --json "$work/res/shipmoor-inprocess.json" 2>"$work/logs/bench-run.log" ||
-  { cat "$work/logs/bench-run.log" >&2; die "the in-process bench failed"; }
+  --json "$work/res/shipmoor-inprocess.json"
 
 # ---------------------------------------------------------------------------------------------
 stage "shipmoor replay, per process ($p runs each)"
@@ -283,7 +291,7 @@ python3 "$helper" per-process "$p" "sigstore-python CLI" "keyless bundle" "pytho
   "sha256:$commit_sha256"
 
 # ---------------------------------------------------------------------------------------------
-stage "results"
+stage "results$(quick_or '' ' (QUICK: debug build, not figures)')"
 python3 "$helper" table "$work"/res/*.json
 cat <<'NOTE'
 
@@ -303,3 +311,4 @@ What is timed:
 NOTE
 script_end=$(date +%s.%N)
 printf '\nWhole script: %s s (N=%d in process, P=%d per process)\n' "$(python3 -c "print(f'{$script_end - $script_start:.1f}')")" "$n" "$p"
+quick_note

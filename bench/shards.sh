@@ -14,35 +14,36 @@
 #    shards): the median of FUSES fuse runs, against the target of 200 ms (the script exits 1
 #    when it is missed).
 #
+# The single run and every fuse must reach the change's verdict, READY, and every shard must
+# write its result (exit 0); any other exit (2 input error, 3 crash, or a verdict the change
+# does not have) stops the script with a message naming the command.
+#
 #   bash bench/shards.sh [SLEEP [CRITERIA [FUSES]]]   # defaults: 2 s, 8 criteria, 5 fuses
 #   SHIPMOOR_BIN=target/debug/shipmoor bash bench/shards.sh   # skip the release build
+#   QUICK=1 bash bench/shards.sh   # quick mode (bench/common.sh): 1 s, 2 criteria, 1 fuse,
+#                                  # 2 shards, the fuse step over 20 criteria, the debug build;
+#                                  # not figures, and the 200 ms target is not enforced
 #
 # Needs: cargo, git, python3 with pytest. No network.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/.." && pwd)"
-sleep_s="${1:-2}"
-criteria="${2:-8}"
-fuses="${3:-5}"
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+sleep_s="${1:-$(quick_or 2 1)}"
+criteria="${2:-$(quick_or 8 2)}"
+fuses="${3:-$(quick_or 5 1)}"
 for v in "$sleep_s" "$criteria" "$fuses"; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench/shards.sh: arguments are positive integers, not '$v'" >&2; exit 2; }
 done
+if is_quick; then shard_counts=(2); wide=20; else shard_counts=(1 2 4); wide=200; fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/shipmoor-bench-shards-XXXXXX")"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 export SOURCE_DATE_EPOCH=1700000000
 
-if [ -n "${SHIPMOOR_BIN:-}" ]; then
-  bin="$(cd "$(dirname "$SHIPMOOR_BIN")" && pwd)/$(basename "$SHIPMOOR_BIN")"
-else
-  echo "==> building shipmoor (release)"
-  cargo build --release --quiet --manifest-path "$root/Cargo.toml"
-  bin="$root/target/release/shipmoor"
-fi
+shipmoor_bin
+bench_resource_uri
 python="$(python3 -c 'import sys; print(sys.executable)')"
-"$python" -m pytest --version >/dev/null 2>&1 || {
-  echo "pytest is not installed for $python: pip install pytest" >&2
-  exit 2
-}
+"$python" -m pytest --version >/dev/null 2>&1 || die "pytest is not installed for $python: pip install pytest"
 
 ident() {
   "$python" -c 'import hashlib,sys; i=sys.argv[1]; print(("AC-"+i.upper()+"-"+hashlib.sha256(b"claim-check/tag/v1\0"+i.encode()).hexdigest()[:4]).lower().replace("-","_"))' "$1"
@@ -96,7 +97,7 @@ sharded() {
   local repo="$1" n="$2" out="$3" k pids=()
   rm -rf "$out"; mkdir -p "$out"
   for k in $(seq 1 "$n"); do
-    git clone --quiet --branch feature "$repo" "$out/clone-$k"
+    must git clone --quiet --branch feature "$repo" "$out/clone-$k"
   done
   local t0; t0="$(now)"
   for k in $(seq 1 "$n"); do
@@ -104,24 +105,22 @@ sharded() {
       --shard "$k/$n" --shard-out "$out/shard-$k" >"$out/shard-$k.log" 2>&1) &
     pids+=("$!")
   done
-  for p in "${pids[@]}"; do
-    wait "$p" || { echo "a shard failed:" >&2; cat "$out"/shard-*.log >&2; exit 1; }
+  # A shard exits 0 once its result is written; anything else is the benchmark's failure.
+  for k in $(seq 1 "$n"); do
+    local code=0
+    wait "${pids[$((k - 1))]}" || code=$?
+    if [ "$code" != 0 ]; then
+      show_log "$out/shard-$k.log"
+      die "\`$bin claim-check --base origin/main --head HEAD --shard $k/$n\` in $out/clone-$k failed (exit $code)"
+    fi
   done
   local dirs=()
   for k in $(seq 1 "$n"); do dirs+=("$out/shard-$k"); done
   local code=0
-  (cd "$out/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$out/fuse.log" 2>&1) || code=$?
-  verdict_reached "$code" "$out/fuse.log"
+  (cd "$out/clone-1" && "$bin" fuse --quiet --format json "${dirs[@]}" >"$out/fuse.json" 2>"$out/fuse.log") || code=$?
   local t1; t1="$(now)"
+  expect_verdict "$code" "$out/fuse.json" READY "\`$bin fuse\` of $n shard(s) in $out/clone-1"
   elapsed "$t0" "$t1"
-}
-
-# A verdict's exit code (0 READY or READY WITH GAPS, 1 BLOCKED, 4 INCONCLUSIVE), or stop here.
-verdict_reached() {
-  case "$1" in
-    0|1|4) ;;
-    *) echo "bench/shards.sh: no verdict (exit $1):" >&2; cat "$2" >&2; exit 1 ;;
-  esac
 }
 
 same_outputs() {
@@ -132,16 +131,17 @@ same_outputs() {
   echo "byte-identical"
 }
 
+is_quick && echo "QUICK MODE (debug build, not figures)"
 echo "==> 1. $criteria criteria, each bound to a test sleeping ${sleep_s} s (the floor runs it at base and at head)"
 make_repo "$work/sleepy" pytest "$criteria"
-git clone --quiet --branch feature "$work/sleepy" "$work/single"
+must git clone --quiet --branch feature "$work/sleepy" "$work/single"
 t0="$(now)"
 code=0
-(cd "$work/single" && "$bin" claim-check --base origin/main --head HEAD --quiet >"$work/single.log" 2>&1) || code=$?
+(cd "$work/single" && "$bin" claim-check --base origin/main --head HEAD --quiet --format json >"$work/single.json" 2>"$work/single.log") || code=$?
 single="$(elapsed "$t0" "$(now)")"
-verdict_reached "$code" "$work/single.log"
+expect_verdict "$code" "$work/single.json" READY "\`$bin claim-check --base origin/main --head HEAD\` in $work/single"
 printf '  %-26s %8s s\n' "single run (baseline)" "$single"
-for n in 1 2 4; do
+for n in "${shard_counts[@]}"; do
   t="$(sharded "$work/sleepy" "$n" "$work/sharded-$n")"
   speedup="$("$python" -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$single" "$t")"
   printf '  %-26s %8s s   %sx the single run   fused outputs: %s\n' "$n shard(s) + fuse" "$t" "$speedup" \
@@ -149,8 +149,8 @@ for n in 1 2 4; do
 done
 
 echo
-echo "==> 2. the fuse step for 200 criteria (check.command checks, 4 shards), median of $fuses"
-make_repo "$work/wide" command 200
+echo "==> 2. the fuse step for $wide criteria (check.command checks, 4 shards), median of $fuses"
+make_repo "$work/wide" command "$wide"
 sharded "$work/wide" 4 "$work/wide-4" >/dev/null
 dirs=()
 for k in 1 2 3 4; do dirs+=("$work/wide-4/shard-$k"); done
@@ -158,15 +158,23 @@ times=()
 for _ in $(seq 1 "$fuses"); do
   t0="$(now)"
   code=0
-  (cd "$work/wide-4/clone-1" && "$bin" fuse --quiet "${dirs[@]}" >"$work/fuse.log" 2>&1) || code=$?
+  (cd "$work/wide-4/clone-1" && "$bin" fuse --quiet --format json "${dirs[@]}" >"$work/fuse.json" 2>"$work/fuse.log") || code=$?
   times+=("$(elapsed "$t0" "$(now)")")
-  verdict_reached "$code" "$work/fuse.log"
+  expect_verdict "$code" "$work/fuse.json" READY "\`$bin fuse\` of 4 shards of $wide criteria in $work/wide-4/clone-1"
 done
-"$python" - "${times[@]}" <<'PY'
+if ! "$python" - "$wide" "$quick" "${times[@]}" <<'PY'
 import statistics, sys
-times = [float(t) for t in sys.argv[1:]]
+wide, quick, times = sys.argv[1], sys.argv[2] == "1", [float(t) for t in sys.argv[3:]]
 median = statistics.median(times) * 1000
-print(f"  fuse of 4 shards, 200 criteria: median {median:.0f} ms over {len(times)} runs "
+if quick:
+    print(f"  QUICK: fuse of 4 shards, {wide} criteria: median {median:.0f} ms over {len(times)} runs "
+          f"(debug build: not a figure; the 200 ms target is for 200 criteria, release build)")
+    sys.exit(0)
+print(f"  fuse of 4 shards, {wide} criteria: median {median:.0f} ms over {len(times)} runs "
       f"(target under 200 ms: {'met' if median < 200 else 'MISSED'})")
 sys.exit(0 if median < 200 else 1)
 PY
+then
+  die "the fuse step missed its target of 200 ms (above)"
+fi
+quick_note
