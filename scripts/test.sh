@@ -48,6 +48,14 @@ if ! command -v check-jsonschema >/dev/null 2>&1; then
   echo "test.sh: installing check-jsonschema" >&2
   python3 -m pip install --quiet check-jsonschema
 fi
+# pyenv's `python3` is a shim, a shell script that costs about 0.3 s a start before Python's
+# own; the floor starts Python several times a run. The tests run the interpreter the shim
+# resolves to, first on PATH (what actions/setup-python does on a GitHub runner).
+python_dir=$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))' 2>/dev/null || true)
+if [ -n "$python_dir" ] && [ "$(dirname "$(command -v python3)")" != "$python_dir" ]; then
+  echo "test.sh: $(command -v python3) is a shim: the tests run $python_dir/python3" >&2
+  export PATH="$python_dir:$PATH"
+fi
 # The MCP tests drive `shipmoor mcp` with the PyPI mcp SDK, in a virtual environment of its own.
 mcp_venv=target/test-tools/mcp-venv
 if ! "$mcp_venv/bin/python" -c 'import mcp.client.stdio' >/dev/null 2>&1; then
