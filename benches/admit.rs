@@ -8,8 +8,10 @@
 //!
 //! After a warm-up, N calls each are timed one by one: `replay::replay` (its six steps, rerun
 //! skipped; the report must be valid), `Admission::decide` with the policy loaded once (the
-//! decision must be allow), and the policy's load plus the decision (what one `shipmoor admit`
-//! process does besides reading its files). Prints one line per measurement and the ratios.
+//! decision must be allow), the decision with the policy's Rego module left out, the module's
+//! `deny` alone over the input admission gives it, and the policy's load plus the decision (what
+//! one `shipmoor admit` process does besides reading its files). Prints one line per measurement
+//! and the ratios.
 
 use std::collections::BTreeMap;
 mod timing;
@@ -109,6 +111,36 @@ fn main() {
     println!("  replay (6 steps, rerun skipped)            {replay_ms:>8.3} ms");
     let decide_ms = median_ms(n, || decide(&loaded));
     println!("  admit: the decision (policy loaded once)   {decide_ms:>8.3} ms");
+    let mut without_rego = load(&policy_path);
+    let rego = without_rego.rego.take().map(|r| r.file);
+    let plain_ms = median_ms(n, || decide(&without_rego));
+    println!(
+        "  admit: the decision without {:<14}  {plain_ms:>8.3} ms",
+        rego.as_deref().unwrap_or("a Rego module")
+    );
+    // The Rego module's share: the input as admission builds it (the signed statement, the
+    // signer, the subject, the age), then `deny` over it.
+    if let Some(rego) = &loaded.rego {
+        let attestation = shipmoor::attest::verify::Attestation::parse(&bytes)
+            .unwrap_or_else(|(_, why)| fail(&format!("the attestation: {why}")));
+        let statement: serde_json::Value =
+            serde_json::from_slice(attestation.unverified_statement())
+                .unwrap_or_else(|e| fail(&format!("the statement: {e}")));
+        let input = serde_json::json!({
+            "statement": statement,
+            "signer": {"kind": "key"},
+            "subject": {"digest": format!("sha256:{subject}"), "name": "bench"},
+            "age_seconds": 0,
+            "verified": true,
+        });
+        let deny_ms = median_ms(n, || {
+            black_box(rego.deny(&input).unwrap_or_else(|e| fail(&e)));
+        });
+        println!(
+            "  admit: {} alone (deny over the input)  {deny_ms:>8.3} ms",
+            rego.file
+        );
+    }
     let whole_ms = median_ms(n, || decide(&load(&policy_path)));
     println!("  admit: load the policy, then decide        {whole_ms:>8.3} ms");
     println!(
