@@ -122,6 +122,18 @@ fn git_command(dir: &Path, git_dir: Option<&Path>) -> Command {
     cmd
 }
 
+/// Whether a `git` program can be started here at all (the verifier image holds none), for a
+/// message that says so rather than that a directory is no repository.
+pub fn can_run() -> bool {
+    std::process::Command::new("git")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
+}
+
 fn run_git<I, S>(dir: &Path, args: I) -> Result<Output, Error>
 where
     I: IntoIterator<Item = S>,

@@ -281,11 +281,17 @@ fn run(cli: Cli, env: &ColourEnv) -> Result<i32, Error> {
 /// command that runs the floor, the judge or an agent's hook (book: container.md).
 #[cfg(not(feature = "claim-check"))]
 pub(super) fn verifier_only(command: &str) -> Error {
-    Error::input(InputError::new(format!(
-        "`shipmoor {command}` is not in this build, which verifies only (replay, admit, \
-         verify-bundle, attach, keygen, evidence, explain); the full build is the image \
-         ghcr.io/shipmoor/claim-check or `cargo install shipmoor`"
-    )))
+    Error::input(
+        InputError::new(format!(
+            "`shipmoor {command}` is not in this build, which verifies only (replay, admit, \
+             verify-bundle, attach, keygen, evidence, explain); the full build is the image \
+             ghcr.io/shipmoor/claim-check"
+        ))
+        .help(
+            "run it with the full build: the image ghcr.io/shipmoor/claim-check, a release's \
+             `shipmoor` binary, or `cargo install shipmoor`",
+        ),
+    )
 }
 
 /// Ctrl-C and SIGTERM: stop every child's process group so the run unwinds, remove the

@@ -111,7 +111,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
         (None, Some(g)) => Some(g.resolve("HEAD", "HEAD")?.to_string()),
         // Where git itself is missing (the verifier image holds none), say so: the directory
         // may well be a repository.
-        (None, None) if std::process::Command::new("git").arg("--version").output().is_err() => {
+        (None, None) if !crate::git::can_run() => {
             return Err(Error::input(
                 InputError::new("no commit to check the attestation against: no --commit, and git cannot run here to read the repository's HEAD")
                     .help("pass --commit SHA (the full commit id), or replay where git is installed"),

@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What can be told apart about a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +58,9 @@ enum Kind {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Snapshot {
     files: BTreeMap<String, (Kind, Stamp)>,
+    /// The `__pycache__` directories found (never followed through a symbolic link), and each
+    /// as reports show it, for [`Snapshot::remove_bytecode`].
+    bytecode: Vec<(PathBuf, String)>,
 }
 
 /// A file a command wrote that decides how later commands run.
@@ -73,21 +76,44 @@ impl Snapshot {
     /// The harness and installed files of `worktree` and of the private `home`, and the git
     /// configuration `git` names (each file, or each file of a directory, as shown).
     pub fn take(worktree: &Path, home: &Path, git: &[(String, std::path::PathBuf)]) -> Snapshot {
-        let mut files = BTreeMap::new();
-        walk(worktree, worktree, "", false, &mut files);
+        let mut found = Found::default();
+        walk(worktree, worktree, "", false, &mut found);
         // The home's caches (Go's build cache, pip's, npm's) are the build outputs a side's
         // commands share by design (book: security.md), and no runner reads configuration
         // from them; walking them after every command would cost what they hold.
         let caches = [home.join(".cache"), home.join(".npm")];
-        walk_skipping(home, home, "~/", &caches, &mut files);
-        files.extend(Self::git_files(git));
-        Snapshot { files }
+        walk_skipping(home, home, "~/", &caches, &mut found);
+        found.files.extend(Self::git_files(git));
+        Snapshot {
+            files: found.files,
+            bytecode: found.bytecode,
+        }
+    }
+
+    /// Removes the compiled Python (`__pycache__` directories) this snapshot found in the
+    /// worktree and the home, so that no later command imports bytecode an earlier one wrote:
+    /// a `.pyc` whose header gives its source's size and modification time is loaded in the
+    /// source's place. Python's own library keeps its installed bytecode (no
+    /// `PYTHONPYCACHEPREFIX`, which would compile all of it again in every command). A
+    /// directory that cannot be removed is returned as planted, to taint what runs after it.
+    pub fn remove_bytecode(&self) -> Vec<Planted> {
+        self.bytecode
+            .iter()
+            .filter(|(dir, _)| {
+                std::fs::remove_dir_all(dir).is_err() && std::fs::symlink_metadata(dir).is_ok()
+            })
+            .map(|(_, shown)| Planted {
+                path: shown.clone(),
+                what: "compiled Python that could not be removed".to_string(),
+            })
+            .collect()
     }
 
     /// The git configuration alone (see [`Snapshot::take`]).
     pub fn git(git: &[(String, std::path::PathBuf)]) -> Snapshot {
         Snapshot {
             files: Self::git_files(git),
+            bytecode: Vec::new(),
         }
     }
 
@@ -150,7 +176,7 @@ fn walk_skipping(
     dir: &Path,
     shown: &str,
     skip: &[std::path::PathBuf],
-    out: &mut BTreeMap<String, (Kind, Stamp)>,
+    out: &mut Found,
 ) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -176,7 +202,8 @@ fn walk_skipping(
                     .or_else(|| source_kind(&name).map(Kind::Source))
             };
             if let Some(kind) = kind {
-                out.insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
+                out.files
+                    .insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
             }
         }
     }
@@ -184,13 +211,7 @@ fn walk_skipping(
 
 /// Walks `dir` (under `root`), keeping the harness and installed files; `installed`: `dir` lies
 /// under an installation directory. Symbolic links are kept as themselves, never followed.
-fn walk(
-    root: &Path,
-    dir: &Path,
-    shown: &str,
-    installed: bool,
-    out: &mut BTreeMap<String, (Kind, Stamp)>,
-) {
+fn walk(root: &Path, dir: &Path, shown: &str, installed: bool, out: &mut Found) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -207,7 +228,11 @@ fn walk(
             .map(|r| r.to_string_lossy().into_owned())
             .unwrap_or_default();
         if meta.is_dir() {
-            if name == ".git" || name == "__pycache__" {
+            if name == "__pycache__" {
+                out.bytecode.push((path, format!("{shown}{rel}")));
+                continue;
+            }
+            if name == ".git" {
                 continue;
             }
             // The caches a runner keeps in `node_modules` are no installed code.
@@ -244,8 +269,16 @@ fn walk(
                 None => continue,
             },
         };
-        out.insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
+        out.files
+            .insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
     }
+}
+
+/// What a walk finds: the files that decide how commands run, and the compiled Python.
+#[derive(Default)]
+struct Found {
+    files: BTreeMap<String, (Kind, Stamp)>,
+    bytecode: Vec<(PathBuf, String)>,
 }
 
 fn stamp(meta: &std::fs::Metadata) -> Stamp {

@@ -95,11 +95,11 @@ impl Ctx<'_> {
     pub(super) fn watch_from(&mut self, side: Side, wt: &Worktree) {
         let at = side_index(side);
         if self.snapshots[at].is_none() {
-            self.snapshots[at] = Some(planted::Snapshot::take(
-                wt.path(),
-                &self.home(side),
-                &self.git_files,
-            ));
+            let now = planted::Snapshot::take(wt.path(), &self.home(side), &self.git_files);
+            // A `__pycache__` the change committed is no more trusted than one a test writes.
+            let stuck = now.remove_bytecode();
+            self.snapshots[at] = Some(now);
+            self.note_planted(side, "the worktree as checked out", stuck);
         }
     }
 
@@ -109,11 +109,18 @@ impl Ctx<'_> {
     pub(super) fn watch_after(&mut self, side: Side, wt: &Worktree, what: &str, setup: bool) {
         let at = side_index(side);
         let now = planted::Snapshot::take(wt.path(), &self.home(side), &self.git_files);
-        let found = self.snapshots[at]
+        let mut found = self.snapshots[at]
             .as_ref()
             .map(|before| before.planted(&now, setup))
             .unwrap_or_default();
+        found.extend(now.remove_bytecode());
         self.snapshots[at] = Some(now);
+        self.note_planted(side, what, found);
+    }
+
+    /// Notes each file of `found`, which `what` at `side` wrote, and taints what runs after it
+    /// there.
+    fn note_planted(&mut self, side: Side, what: &str, found: Vec<planted::Planted>) {
         for p in found {
             (self.input.progress)(&format!(
                 "{}: {what} wrote {} ({}): what runs after it there is not trusted",
@@ -249,12 +256,6 @@ impl Ctx<'_> {
         if let Some(path) = confine::runner_path(kind, &dir, wt.path(), &self.home(side)) {
             env.push(("PATH".into(), path));
         }
-        // Compiled Python read and written only in this command's scratch directory: a
-        // `__pycache__` a test left in the worktree is never what a later command imports.
-        env.push((
-            "PYTHONPYCACHEPREFIX".into(),
-            scratch.join("pycache").into_os_string(),
-        ));
         let jail = self.jail(side, Some(&scratch));
         Ok(RunCtx {
             worktree: wt.path().to_path_buf(),

@@ -348,6 +348,25 @@ fn a_module_written_at_run_time_does_not_stand_in_for_the_changes_own() {
     );
 }
 
+/// The tagged test writes compiled Python for the change's `calc.py` beside it
+/// (`__pycache__/calc.<tag>.pyc`, the unbroken module, its header giving the source's size and
+/// modification time, so Python loads it in the source's place): the guard's later invocation
+/// at head would import it and pass. Compiled Python a command writes is removed before the next
+/// command runs, while Python's own library keeps its installed bytecode: the regression is
+/// never READY.
+#[test]
+fn compiled_python_written_at_run_time_does_not_stand_in_for_the_changes_own() {
+    common::require_pytest();
+    let (r, _) = calc_repo(
+        "def add(a, b):\n    return a + b\n",
+        Some("version: 1\ninherited: guard\n"),
+    );
+    blinding_the_guard(
+        &r,
+        "    if hasattr(calc, 'mul'):\n        import sys, importlib._bootstrap_external as be\n        st = os.stat(calc.__file__)\n        code = compile('def add(a, b):\\n    return a + b\\n\\ndef mul(a, b):\\n    return a * b\\n', calc.__file__, 'exec')\n        d = os.path.join(os.path.dirname(calc.__file__), '__pycache__')\n        os.makedirs(d, exist_ok=True)\n        with open(os.path.join(d, 'calc.' + sys.implementation.cache_tag + '.pyc'), 'wb') as f:\n            f.write(bytes(be._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)))\n",
+    );
+}
+
 /// The tagged test puts a `usercustomize.py` that loads a pytest plugin marking every report
 /// passed where the watch does not look (`~/.cache`, where pip and npm keep their caches) and
 /// makes `~/.local` a link to it: every later Python at that side would import it. A link
