@@ -178,16 +178,20 @@ absolute() { case $1 in /*) echo "$1" ;; *) echo "$caller/$1" ;; esac; }
 [ -z "$binary" ] || binary=$(absolute "$binary")
 [ -z "$verifier_binary" ] || verifier_binary=$(absolute "$verifier_binary")
 wants() { [ "$which" = both ] || [ "$which" = "$1" ]; }
+# cargo's target directory, where the dev builds land (CARGO_TARGET_DIR or the workspace's).
+dev_target_dir() {
+  cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p'
+}
+static_target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
 if wants full && [ -z "$binary" ]; then
   if [ "$dev" = yes ]; then
     say "building the full binary (cargo build --bin shipmoor, the dev profile)"
     cargo build --quiet "${locked[@]}" --bin shipmoor >&2 || die "cargo build failed"
-    binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/shipmoor
+    binary=$(dev_target_dir)/debug/shipmoor
   else
-    target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
-    say "building the static binary (scripts/release-build.sh --target $target, CARGO_TARGET_DIR=$target_dir)"
+    say "building the static binary (scripts/release-build.sh --target $target, CARGO_TARGET_DIR=$static_target_dir)"
     # The release workflow's build, path maps included: the image holds the release's bytes.
-    binary=$(bash scripts/release-build.sh "${locked[@]}" --target "$target" --target-dir "$target_dir")
+    binary=$(bash scripts/release-build.sh "${locked[@]}" --target "$target" --target-dir "$static_target_dir")
   fi
 fi
 if wants verifier && [ -z "$verifier_binary" ]; then
@@ -195,11 +199,10 @@ if wants verifier && [ -z "$verifier_binary" ]; then
     say "building the verifier binary (cargo build --no-default-features --features verifier-bin, the dev profile)"
     cargo build --quiet "${locked[@]}" --no-default-features --features verifier-bin --bin shipmoor-verifier >&2 ||
       die "cargo build --no-default-features failed"
-    verifier_binary=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/shipmoor-verifier
+    verifier_binary=$(dev_target_dir)/debug/shipmoor-verifier
   else
-    target_dir=${SHIPMOOR_STATIC_TARGET_DIR:-$repo/target/static}
-    say "building the static verifier binary (scripts/release-build.sh --verifier --target $target, CARGO_TARGET_DIR=$target_dir)"
-    verifier_binary=$(bash scripts/release-build.sh "${locked[@]}" --verifier --target "$target" --target-dir "$target_dir")
+    say "building the static verifier binary (scripts/release-build.sh --verifier --target $target, CARGO_TARGET_DIR=$static_target_dir)"
+    verifier_binary=$(bash scripts/release-build.sh "${locked[@]}" --verifier --target "$target" --target-dir "$static_target_dir")
   fi
 fi
 # check_binary PATH NAME: runs, and is static unless --dev.

@@ -408,31 +408,22 @@ pub fn run_limited<T: Send + 'static>(
     let mut worker = WORKER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let jobs = match worker.take() {
+        Some(jobs) => jobs,
+        None => start_worker().map_err(|e| Stopped::NoThread(e.to_string()))?,
+    };
     let (tx, rx) = mpsc::sync_channel(1);
-    let mut job: Job = Box::new(move || {
+    // The thread ends only once its queue is closed (a step abandoned on it): a thread that has
+    // ended refuses the job and stays forgotten, so that the next step starts another.
+    jobs.send(Box::new(move || {
         let _ = tx.send(step());
-    });
-    // A thread that has ended (it cannot, short of an abort) refuses the job: start another.
-    for _ in 0..2 {
-        let jobs = match worker.as_ref() {
-            Some(jobs) => jobs.clone(),
-            None => {
-                let jobs = start_worker().map_err(|e| Stopped::NoThread(e.to_string()))?;
-                *worker = Some(jobs.clone());
-                jobs
-            }
-        };
-        match jobs.send(job) {
-            Ok(()) => break,
-            Err(mpsc::SendError(returned)) => {
-                *worker = None;
-                job = returned;
-            }
-        }
-    }
+    }))
+    .map_err(|_| Stopped::NoThread("the evaluation thread has ended".to_string()))?;
+    *worker = Some(jobs);
     match rx.recv_timeout(limit) {
         Ok(answer) => Ok(answer),
         Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Abandoned with its thread: the queue closes, and the thread ends with the step.
             *worker = None;
             Err(Stopped::Deadline(limit))
         }

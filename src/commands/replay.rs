@@ -2,29 +2,25 @@
 //! the floor) wired to a repository here. Exit 0 valid, 1 invalid, 2 usage, 3 crash.
 
 use std::path::{Path, PathBuf};
-#[cfg(feature = "claim-check")]
-use std::time::Duration;
 
-#[cfg(feature = "claim-check")]
-use crate::acceptance::{self, AcceptanceState};
 use crate::attest::keys;
 use crate::attest::verify::Attestation;
 use crate::attest::Subject;
 use crate::cli::ReplayArgs;
-#[cfg(feature = "claim-check")]
-use crate::clock::Clock;
 use crate::error::{Error, InputError};
 use crate::evidence::sha256_hex;
-#[cfg(feature = "claim-check")]
-use crate::evidence::EvidenceStore;
-#[cfg(feature = "claim-check")]
-use crate::floor::{self, FloorInput};
-#[cfg(feature = "claim-check")]
-use crate::format::statement::Extension;
-#[cfg(feature = "claim-check")]
-use crate::format::statement::Statement;
 use crate::git::{CommitId, CommitTrees, Git};
 use crate::replay::{self, Expectations, SignatureCheck};
+// What `--rerun` uses (the floor again: the default feature `claim-check`).
+#[cfg(feature = "claim-check")]
+use {
+    crate::acceptance::{self, AcceptanceState},
+    crate::clock::Clock,
+    crate::evidence::EvidenceStore,
+    crate::floor::{self, FloorInput},
+    crate::format::statement::{Extension, Statement},
+    std::time::Duration,
+};
 
 /// The largest attestation read (a statement, an envelope or a bundle): 64 MiB. A statement
 /// cites its evidence by digest, so even a run of thousands of criteria is megabytes.

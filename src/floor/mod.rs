@@ -66,58 +66,43 @@ mod side;
 #[cfg(feature = "claim-check")]
 mod workspace;
 
-#[cfg(feature = "claim-check")]
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-#[cfg(feature = "claim-check")]
-use std::ffi::OsString;
-#[cfg(feature = "claim-check")]
-use std::path::{Path, PathBuf};
-#[cfg(feature = "claim-check")]
-use std::process::Command;
-#[cfg(feature = "claim-check")]
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-#[cfg(feature = "claim-check")]
-use crate::acceptance::{tag_matches, AcceptanceSet};
 use crate::acceptance::{Criterion, RunnerConfig, RunnerKind};
-#[cfg(feature = "claim-check")]
-use crate::clock::Clock;
-#[cfg(feature = "claim-check")]
-use crate::error::{Error, InputError};
-#[cfg(feature = "claim-check")]
-use crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA};
-#[cfg(feature = "claim-check")]
-use crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord};
-#[cfg(feature = "claim-check")]
-use crate::git::{Change, CommitId, Git, Worktree};
-#[cfg(feature = "claim-check")]
-use crate::verdict::FloorResult;
-#[cfg(feature = "claim-check")]
-use attribute::{attribute_in, Attribution};
-#[cfg(feature = "claim-check")]
-use bind::{Binding, BoundTest};
-#[cfg(feature = "claim-check")]
-use rule::{Decision, Finding, SideState};
-#[cfg(feature = "claim-check")]
-use runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner};
 
+// What the floor's execution uses (the default feature `claim-check`, see the crate's doc); the
+// phases' files read these names through `use super::*`.
 #[cfg(feature = "claim-check")]
-pub use decide::guard_criterion;
+use {
+    crate::acceptance::{tag_matches, AcceptanceSet},
+    crate::clock::Clock,
+    crate::error::{Error, InputError},
+    crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA},
+    crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord},
+    crate::git::{Change, CommitId, Git, Worktree},
+    crate::verdict::FloorResult,
+    attribute::{attribute_in, Attribution},
+    bind::{Binding, BoundTest},
+    decide::*,
+    plan::{detect_harness, Listed, Needs, Plan},
+    record::{code, excerpt, row_side},
+    rule::{Decision, Finding, SideState},
+    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner},
+    std::collections::BTreeMap,
+    std::ffi::OsString,
+    std::path::{Path, PathBuf},
+    std::process::Command,
+    std::time::Duration,
+    workspace::*,
+};
 #[cfg(feature = "claim-check")]
-use decide::*;
-#[cfg(feature = "claim-check")]
-pub use plan::{check_tools, detect_runners};
-#[cfg(feature = "claim-check")]
-use plan::{detect_harness, Listed, Needs, Plan};
-#[cfg(feature = "claim-check")]
-use record::{code, excerpt, row_side};
-#[cfg(feature = "claim-check")]
-use workspace::*;
-#[cfg(feature = "claim-check")]
-pub use workspace::{seed_cargo_target, Seeded};
+pub use {
+    decide::guard_criterion,
+    plan::{check_tools, detect_runners},
+    workspace::{seed_cargo_target, Seeded},
+};
 
 /// What the floor needs for one run.
 #[cfg(feature = "claim-check")]

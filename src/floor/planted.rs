@@ -76,18 +76,15 @@ impl Snapshot {
     /// The harness and installed files of `worktree` and of the private `home`, and the git
     /// configuration `git` names (each file, or each file of a directory, as shown).
     pub fn take(worktree: &Path, home: &Path, git: &[(String, std::path::PathBuf)]) -> Snapshot {
-        let mut found = Found::default();
-        walk(worktree, worktree, "", false, &mut found);
+        let mut snapshot = Snapshot::default();
+        walk(worktree, worktree, "", false, &mut snapshot);
         // The home's caches (Go's build cache, pip's, npm's) are the build outputs a side's
         // commands share by design (book: security.md), and no runner reads configuration
         // from them; walking them after every command would cost what they hold.
         let caches = [home.join(".cache"), home.join(".npm")];
-        walk_skipping(home, home, "~/", &caches, &mut found);
-        found.files.extend(Self::git_files(git));
-        Snapshot {
-            files: found.files,
-            bytecode: found.bytecode,
-        }
+        walk_skipping(home, home, "~/", &caches, &mut snapshot);
+        snapshot.files.extend(Self::git_files(git));
+        snapshot
     }
 
     /// Removes the compiled Python (`__pycache__` directories) this snapshot found in the
@@ -176,7 +173,7 @@ fn walk_skipping(
     dir: &Path,
     shown: &str,
     skip: &[std::path::PathBuf],
-    out: &mut Found,
+    out: &mut Snapshot,
 ) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -211,7 +208,7 @@ fn walk_skipping(
 
 /// Walks `dir` (under `root`), keeping the harness and installed files; `installed`: `dir` lies
 /// under an installation directory. Symbolic links are kept as themselves, never followed.
-fn walk(root: &Path, dir: &Path, shown: &str, installed: bool, out: &mut Found) {
+fn walk(root: &Path, dir: &Path, shown: &str, installed: bool, out: &mut Snapshot) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -272,13 +269,6 @@ fn walk(root: &Path, dir: &Path, shown: &str, installed: bool, out: &mut Found) 
         out.files
             .insert(format!("{shown}{rel}"), (kind, stamp(&meta)));
     }
-}
-
-/// What a walk finds: the files that decide how commands run, and the compiled Python.
-#[derive(Default)]
-struct Found {
-    files: BTreeMap<String, (Kind, Stamp)>,
-    bytecode: Vec<(PathBuf, String)>,
 }
 
 fn stamp(meta: &std::fs::Metadata) -> Stamp {
