@@ -2,7 +2,8 @@
 //! its `policy` names, the acceptance file the claim was read from at head, the directory of
 //! several, or the claim's own document ([`attest::resource::ClaimOrigin`]).
 
-use super::{shown_path, Plan};
+use super::resolved::Resolved;
+use super::shown_path;
 use crate::acceptance::claim;
 use crate::attest::{self, resource::ClaimOrigin};
 use crate::cli::ClaimCheckArgs;
@@ -42,26 +43,26 @@ pub(super) fn resource_uri(args: &ClaimCheckArgs, git: &Git) -> Result<String, E
 }
 
 /// The statement's `policy` for the run's claim.
-pub(super) fn policy(plan: &Plan) -> Result<Policy, Error> {
-    let origin = origin(plan)?;
+pub(super) fn policy(resolved: &Resolved) -> Result<Policy, Error> {
+    let origin = origin(resolved)?;
     Ok(attest::resource::policy(
-        &plan.repository,
-        plan.head.as_str(),
+        &resolved.repository,
+        resolved.head.as_str(),
         &origin,
-        &plan.claim.set.sha256,
+        &resolved.claim.set.sha256,
     ))
 }
 
-fn origin(plan: &Plan) -> Result<ClaimOrigin, Error> {
-    let head = plan.head.as_str();
-    match plan.claim.source.as_str() {
+fn origin(resolved: &Resolved) -> Result<ClaimOrigin, Error> {
+    let head = resolved.head.as_str();
+    match resolved.claim.source.as_str() {
         "files" => {
-            let files: Vec<&str> = plan.claim.set.display_path.split(',').collect();
+            let files: Vec<&str> = resolved.claim.set.display_path.split(',').collect();
             match files.as_slice() {
-                [one] => file_at_head(plan, one, None),
+                [one] => file_at_head(resolved, one, None),
                 _ => {
                     // Every acceptance file lives under `.shipmoor`: the directory names them all.
-                    match plan.git.object_id(head, claim::DIR)? {
+                    match resolved.git.object_id(head, claim::DIR)? {
                         Some(tree) => Ok(ClaimOrigin::Tree {
                             path: claim::DIR.to_string(),
                             tree,
@@ -71,11 +72,11 @@ fn origin(plan: &Plan) -> Result<ClaimOrigin, Error> {
                 }
             }
         }
-        "explicit" => match &plan.located {
-            Some(l) if l.path.starts_with(plan.git.root()) => {
+        "explicit" => match &resolved.located {
+            Some(l) if l.path.starts_with(resolved.git.root()) => {
                 // Only the file head holds, byte for byte, is the policy at head.
                 let read = std::fs::read(&l.path).ok();
-                file_at_head(plan, &shown_path(&l.path, plan.git.root()), read)
+                file_at_head(resolved, &shown_path(&l.path, resolved.git.root()), read)
             }
             _ => Ok(ClaimOrigin::Document),
         },
@@ -84,10 +85,14 @@ fn origin(plan: &Plan) -> Result<ClaimOrigin, Error> {
 }
 
 /// `path` at head as the policy, when head holds it (and its bytes are `read`, when given).
-fn file_at_head(plan: &Plan, path: &str, read: Option<Vec<u8>>) -> Result<ClaimOrigin, Error> {
+fn file_at_head(
+    resolved: &Resolved,
+    path: &str,
+    read: Option<Vec<u8>>,
+) -> Result<ClaimOrigin, Error> {
     let (Some(blob), Some(bytes)) = (
-        plan.git.object_id(plan.head.as_str(), path)?,
-        plan.git.show(&plan.head, path)?,
+        resolved.git.object_id(resolved.head.as_str(), path)?,
+        resolved.git.show(&resolved.head, path)?,
     ) else {
         return Ok(ClaimOrigin::Document);
     };

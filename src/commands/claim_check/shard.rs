@@ -20,30 +20,25 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Plan;
+use super::resolved::Resolved;
+use super::sharding::ShardPlan;
 use crate::cli::{ClaimCheckArgs, ShardBy};
 use crate::error::{Error, InputError};
 use crate::evidence::{self, sha256_hex, EvidenceStore, StoreReader};
 use crate::floor::harness::HarnessChange;
 use crate::floor::{
     self, CriterionFloor, EntryKind, FloorEntry, FloorOrder, FloorReport, Position, RuntimeRow,
-    Share, Split,
+    Split,
 };
 use crate::format::evidence::Record;
 use crate::format::observation::{JobRef, Observation};
 use crate::format::statement::DispositionFloor;
+use crate::git::{CommitId, Git};
 use crate::nofollow::{self, OutputPath};
 use crate::replay::{self, Cited};
 
 pub const SHARD_SCHEMA: &str = "claim_check.shard.v1";
 const SHARD_FILE: &str = "shard.json";
-
-/// `--shard K/N --shard-out DIR`, as the input checks read them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ShardPlan {
-    pub share: Share,
-    pub out: PathBuf,
-}
 
 /// One shard result: `shard.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -119,103 +114,6 @@ pub(super) struct Loaded {
     blobs: BTreeMap<String, Vec<u8>>,
 }
 
-/// The shard this run is, if any: `--shard`, else with `--shard-out` the CI's own variables
-/// (`env` reads one). A plain run never becomes a shard because a CI variable is set.
-pub(super) fn plan(
-    args: &ClaimCheckArgs,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<ShardPlan>, Error> {
-    let Some(out) = &args.shard_out else {
-        return match args.shard {
-            Some(_) => Err(Error::input(
-                InputError::new("--shard needs --shard-out DIR, where the shard result goes").help(
-                    "add --shard-out DIR (and run `shipmoor fuse` on the shards' directories)",
-                ),
-            )),
-            None => Ok(None),
-        };
-    };
-    let (k, n) = match &args.shard {
-        Some(text) => parse_share(text).map_err(|m| {
-            Error::input(InputError::new(format!("--shard {text}: {m}")).help(SHARD_HELP))
-        })?,
-        None => match from_ci(env) {
-            Some(Ok(kn)) => kn,
-            Some(Err(m)) => return Err(Error::input(InputError::new(m).help(SHARD_HELP))),
-            None => {
-                return Err(Error::input(
-                    InputError::new(
-                        "--shard-out needs --shard K/N, and no CI variable (CI_NODE_INDEX/CI_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT) says which shard this is",
-                    )
-                    .help(SHARD_HELP),
-                ))
-            }
-        },
-    };
-    let out = if out.is_absolute() {
-        out.clone()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(out)
-    };
-    Ok(Some(ShardPlan {
-        share: Share {
-            k,
-            n,
-            split: match args.shard_by {
-                ShardBy::Criterion => Split::Criterion,
-                ShardBy::Runner => Split::Runner,
-            },
-        },
-        out,
-    }))
-}
-
-const SHARD_HELP: &str =
-    "pass --shard K/N with 1 ≤ K ≤ N (for example --shard 2/3: the second of three shards)";
-
-/// `K/N`, 1 ≤ K ≤ N.
-fn parse_share(text: &str) -> Result<(usize, usize), String> {
-    let (k, n) = text
-        .split_once('/')
-        .ok_or_else(|| "not of the form K/N".to_string())?;
-    let number = |s: &str| {
-        s.trim()
-            .parse::<usize>()
-            .map_err(|_| format!("`{s}` is not a whole number"))
-    };
-    let (k, n) = (number(k)?, number(n)?);
-    if k == 0 || n == 0 || k > n {
-        return Err(format!("K must be from 1 to N (here K = {k}, N = {n})"));
-    }
-    Ok((k, n))
-}
-
-/// K/N from the CI's parallel-job variables: GitLab's `CI_NODE_INDEX` (1-based) and
-/// `CI_NODE_TOTAL`, then Buildkite's `BUILDKITE_PARALLEL_JOB` (0-based) and
-/// `BUILDKITE_PARALLEL_JOB_COUNT`. `None`: neither pair is set.
-fn from_ci(env: &dyn Fn(&str) -> Option<String>) -> Option<Result<(usize, usize), String>> {
-    let pair = |index: &str, total: &str, zero_based: bool| {
-        let (i, t) = (env(index)?, env(total)?);
-        let parsed = i
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .map(|i| if zero_based { i + 1 } else { i });
-        Some(match parsed {
-            Some(k) => parse_share(&format!("{k}/{t}"))
-                .map_err(|m| format!("{index}={i}, {total}={t}: {m}")),
-            None => Err(format!("{index}={i}: not a whole number")),
-        })
-    };
-    pair("CI_NODE_INDEX", "CI_NODE_TOTAL", false).or_else(|| {
-        pair(
-            "BUILDKITE_PARALLEL_JOB",
-            "BUILDKITE_PARALLEL_JOB_COUNT",
-            true,
-        )
-    })
-}
-
 /// The shard's directory can be written: absent, empty, or an earlier shard result (which the
 /// new one replaces), with no symlink where its files go or on the way to it
 /// ([`OutputPath::check`]); anything else is an input error, so that no stray file is fused.
@@ -257,18 +155,15 @@ pub(super) fn check_out(dir: &Path, root: &Path) -> Result<OutputPath, Error> {
 
 /// Writes the shard result: the evidence first, then `shard.json`, which names it; both are
 /// checked first, since the floor ran the change's code since the input checks.
+/// `out`: `--shard-out` as the input checks found it.
 pub(super) fn write(
-    plan: &Plan,
-    target: &ShardPlan,
+    resolved: &Resolved,
+    (target, out): (&ShardPlan, &OutputPath),
     report: &FloorReport,
     order: &FloorOrder,
     store: &EvidenceStore,
 ) -> Result<(), Error> {
     let refused = |r: nofollow::Refused| Error::input(r.input_error("--shard-out"));
-    let out = plan
-        .shard_dir
-        .clone()
-        .ok_or_else(|| Error::crash("a shard without its checked --shard-out"))?;
     let evidence = out.child_dir("evidence");
     let file = out.child_file(SHARD_FILE);
     out.check().map_err(refused)?;
@@ -284,7 +179,7 @@ pub(super) fn write(
     store
         .commit(&evidence)
         .map_err(|e| e.into_error(Some("--shard-out")))?;
-    let set = &plan.claim.set;
+    let set = &resolved.claim.set;
     let entries = report
         .entries
         .iter()
@@ -300,15 +195,15 @@ pub(super) fn write(
         schema: SHARD_SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         policy: crate::verdict::POLICY.into(),
-        base: plan.base.to_string(),
-        head: plan.head.to_string(),
+        base: resolved.base.to_string(),
+        head: resolved.head.to_string(),
         acceptance_sha256: set.sha256.clone(),
         shard: ShardId {
             k: target.share.k,
             n: target.share.n,
             by: split_name(target.share.split).into(),
         },
-        runs: plan.runs,
+        runs: resolved.runs,
         entries,
         runtime: report
             .runtime
@@ -340,7 +235,7 @@ pub(super) fn write(
     bytes.push(b'\n');
     file.write(&bytes)
         .map_err(|e| e.into_error(Some("--shard-out")))?;
-    if !plan.quiet {
+    if !resolved.quiet {
         eprintln!(
             "claim-check: shard {}/{} ({} of {} entries, split by {}): wrote {} and {} ({} files)",
             target.share.k,
@@ -781,18 +676,19 @@ pub(super) fn sharding(shards: &[Loaded]) -> crate::report::Shards {
 }
 
 /// What the fuse's own input checks found is what the shards checked: the commits named by
-/// `--base`/`--head` (when given) and the acceptance set's digest at head.
+/// `--base`/`--head` (when given) and the acceptance set's digest at head (`digest`).
 pub(super) fn check_plan(
-    plan: &Plan,
+    (git, base_id, head_id): (&Git, &CommitId, &CommitId),
+    digest: &str,
     shards: &[Loaded],
     (base, head): (Option<String>, Option<String>),
 ) -> Result<(), Error> {
     let Some(first) = shards.first() else {
         return Err(Error::crash("fuse without shards"));
     };
-    for (flag, given, theirs) in [("--base", base, &plan.base), ("--head", head, &plan.head)] {
+    for (flag, given, theirs) in [("--base", base, base_id), ("--head", head, head_id)] {
         if let Some(rev) = given {
-            let named = plan.git.resolve(&rev, flag)?;
+            let named = git.resolve(&rev, flag)?;
             if &named != theirs {
                 return Err(Error::input(problem(
                     &first.dir,
@@ -806,8 +702,7 @@ pub(super) fn check_plan(
             }
         }
     }
-    let digest = &plan.claim.set.sha256;
-    if &first.doc.acceptance_sha256 != digest {
+    if first.doc.acceptance_sha256 != digest {
         return Err(Error::input(problem(
             &first.dir,
             format!(
@@ -823,10 +718,10 @@ pub(super) fn check_plan(
 /// one store whose records are in the single run's order. Every entry of the claim is in
 /// exactly one shard.
 pub(super) fn merge(
-    plan: &Plan,
+    resolved: &Resolved,
     shards: Vec<Loaded>,
 ) -> Result<(EvidenceStore, FloorReport), Error> {
-    let set = &plan.claim.set;
+    let set = &resolved.claim.set;
     let guard = has_guard(set).then(|| floor::guard_criterion(&set.guard_scope()));
     let criterion_at = |pos: usize| match set.criteria.get(pos) {
         Some(c) => Some((EntryKind::Claimed, c.clone())),
@@ -962,7 +857,7 @@ mod prop_tests;
 
 #[cfg(test)]
 mod tests {
-    use super::{from_ci, parse_share, ExpectedDigests};
+    use super::ExpectedDigests;
 
     #[test]
     fn expected_digests_are_read_by_the_number_their_key_ends_in() {
@@ -987,44 +882,5 @@ mod tests {
             let err = ExpectedDigests::parse(&bad).unwrap_err().to_string();
             assert!(err.contains(says), "{bad}: {err}");
         }
-    }
-
-    #[test]
-    fn a_share_is_k_of_n_with_k_from_1_to_n() {
-        assert_eq!(parse_share("2/3"), Ok((2, 3)));
-        assert_eq!(parse_share("1/1"), Ok((1, 1)));
-        for bad in ["0/3", "4/3", "1/0", "3", "a/3", "1/b", "-1/3"] {
-            assert!(parse_share(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn the_ci_variables_name_the_shard_gitlab_from_1_buildkite_from_0() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                vars.iter()
-                    .find(|(k, _)| *k == name)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        let gitlab = env(&[("CI_NODE_INDEX", "3"), ("CI_NODE_TOTAL", "3")]);
-        assert_eq!(from_ci(&gitlab), Some(Ok((3, 3))));
-        let buildkite = env(&[
-            ("BUILDKITE_PARALLEL_JOB", "0"),
-            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
-        ]);
-        assert_eq!(from_ci(&buildkite), Some(Ok((1, 4))));
-        // Buildkite's last job is N - 1.
-        let last = env(&[
-            ("BUILDKITE_PARALLEL_JOB", "3"),
-            ("BUILDKITE_PARALLEL_JOB_COUNT", "4"),
-        ]);
-        assert_eq!(from_ci(&last), Some(Ok((4, 4))));
-        // GitLab's index is 1-based: 0 is out of range, and said to be.
-        let zero = env(&[("CI_NODE_INDEX", "0"), ("CI_NODE_TOTAL", "3")]);
-        assert!(matches!(from_ci(&zero), Some(Err(m)) if m.contains("CI_NODE_INDEX=0")));
-        // Half a pair is no pair.
-        assert_eq!(from_ci(&env(&[("CI_NODE_TOTAL", "3")])), None);
-        assert_eq!(from_ci(&env(&[])), None);
     }
 }

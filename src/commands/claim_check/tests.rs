@@ -20,7 +20,9 @@ use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity, Usage};
 use crate::report::{JudgeRun, Outputs, RunResult, Signing, SigningState};
 use crate::verdict::{FloorResult, JudgeResult, Verdict};
 
-use super::{conclude, from_dir, render, ClaimInfo, Documents, Facts, StatementInputs, Terminal};
+use super::claim::ClaimInfo;
+use super::outputs::{from_dir, render, Documents, StatementInputs, Terminal};
+use super::stages::{conclude, Facts};
 
 const FILE: &str = ".shipmoor/changes/refund.yaml";
 
