@@ -252,7 +252,7 @@ impl Normalizer {
     }
 
     /// Also replaces each value of `masks` (`(NAME, value)`: a variable the commands did not
-    /// get, see [`crate::process::withheld_values`]) with `[withheld NAME]`, wherever it
+    /// get, see [`crate::sandbox::env::EnvPolicy::withheld_values`]) with `[withheld NAME]`, wherever it
     /// still shows up in what they printed.
     pub fn masking(mut self, masks: &[(String, String)]) -> Self {
         for (name, value) in masks {

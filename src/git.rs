@@ -109,7 +109,7 @@ fn git_command(dir: &Path, git_dir: Option<&Path>) -> Command {
     // Nor does a program it still names (a filter driver, a textconv) get a credential: git
     // needs none of them here, and withholds them as the floor's own commands do.
     for (name, value) in std::env::vars_os() {
-        if crate::process::is_withheld(&name, &value) {
+        if crate::sandbox::env::is_withheld(&name, &value) {
             cmd.env_remove(name);
         }
     }

@@ -1,5 +1,5 @@
 //! Running child processes for the floor (and the judge's commands): each in its own process
-//! group, with a timeout, output captured, the secrets of [`is_secret_env`] left out of its
+//! group, with a timeout, output captured, the secrets of its [`EnvPolicy`] left out of its
 //! environment, and registered so that Ctrl-C can stop the whole tree before worktrees are
 //! removed. A command started inside [`watching`] is also reported to its [`Watch`] while it
 //! runs (its output as it arrives, and a tick every 10 ms), for the progress lines of long work.
@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+
+use crate::sandbox::env::EnvPolicy;
 
 static CHILD_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// Children that are `shipmoor` runs of their own (the MCP server's and the hooks' calls): an
@@ -204,210 +206,6 @@ fn read_stream(
     buf
 }
 
-/// Whether an environment variable must never reach the code the floor runs (the book's
-/// security page): the head commit is untrusted, and these would let it sign statements (the
-/// OIDC token, the key's password), steer the rest of a GitHub Actions job (the workflow
-/// command files), or read a credential of the job (anything named like one). Denied by
-/// default: a user passes a name deliberately with `env_pass`.
-pub fn is_secret_env(name: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "SIGSTORE_ID_TOKEN",
-        "SHIPMOOR_KEY_PASSWORD",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "GITHUB_ENV",
-        "GITHUB_PATH",
-        "GITHUB_OUTPUT",
-        "GITHUB_STATE",
-        "GITHUB_STEP_SUMMARY",
-        "ACTIONS_CACHE_URL",
-        "ACTIONS_RESULTS_URL",
-        "AWS_ACCESS_KEY_ID",
-        "DOCKER_AUTH_CONFIG",
-        "NPM_TOKEN",
-        "CARGO_REGISTRY_TOKEN",
-        // The agents that sign or log in for the person: their sockets' paths.
-        "SSH_AUTH_SOCK",
-        "GPG_AGENT_INFO",
-    ];
-    const PREFIXES: &[&str] = &[
-        "ACTIONS_ID_TOKEN_REQUEST_",
-        "ACTIONS_RUNTIME_",
-        "INPUT_",
-        "PYPI_",
-        "SIGSTORE_",
-    ];
-    // Looks like a credential, whatever its case.
-    const INSIDE: &[&str] = &[
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "CREDENTIAL",
-        "PRIVATE_KEY",
-        "JWT",
-        "WEBHOOK",
-        "COOKIE",
-    ];
-    // Ends like one: `MYSQL_PWD`, `DOCKER_PASS`, `DEPLOY_PAT`, `SENTRY_DSN` (never `PWD`, the
-    // working directory, nor `OLDPWD`).
-    const SUFFIXES: &[&str] = &["_PWD", "_PASS", "_PASSPHRASE", "_PAT", "_DSN"];
-    let upper = name.to_ascii_uppercase();
-    // `_AUTHOR` (`CARGO_PKG_AUTHORS`) is no `_AUTH`; `_AUTHORIZATION` is.
-    let author = |rest: &str| rest.starts_with("OR") && !rest.starts_with("ORIZ");
-    let auth = upper
-        .match_indices("_AUTH")
-        .any(|(i, m)| !author(&upper[i + m.len()..]));
-    let upper = upper.as_str();
-    EXACT.contains(&upper)
-        || PREFIXES.iter().any(|p| upper.starts_with(p))
-        || INSIDE.iter().any(|p| upper.contains(p))
-        || auth
-        || upper.ends_with("_KEY")
-        || SUFFIXES.iter().any(|s| upper.ends_with(s))
-        || (upper.starts_with("AWS_") && upper.contains("KEY"))
-        || withheld_by_run().contains(name)
-}
-
-/// Whether a variable's value holds a credential whatever its name: a URL with a password in
-/// it (`postgres://app:s3cret@db/app` in a `DATABASE_URL`).
-pub fn is_secret_value(value: &std::ffi::OsStr) -> bool {
-    let Some(v) = value.to_str() else {
-        return false;
-    };
-    v.split_whitespace().any(|word| {
-        word.split_once("://")
-            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
-            .and_then(|authority| authority.rsplit_once('@'))
-            .is_some_and(|(userinfo, _)| {
-                userinfo.split_once(':').is_some_and(|(_, p)| !p.is_empty())
-            })
-    })
-}
-
-/// Whether our environment's variable `name` is withheld from the floor's commands: named like
-/// a credential ([`is_secret_env`]), or holding one ([`is_secret_value`]).
-pub fn is_withheld(name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
-    name.to_str().is_some_and(is_secret_env) || is_secret_value(value)
-}
-
-/// Names this run withholds beyond [`is_secret_env`]'s rules: the judge's `api_key_env`, which
-/// can be named anything.
-static WITHHELD: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-
-fn withheld_by_run() -> BTreeSet<String> {
-    WITHHELD.lock().map(|w| w.clone()).unwrap_or_default()
-}
-
-/// `floor.env_pass`, for the commands that are not a runner's (a command judge): set once per run.
-static PASSED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Passes `names` (`floor.env_pass`) to every command judge started after this.
-pub fn pass_to_judges(names: &[String]) {
-    if let Ok(mut p) = PASSED.lock() {
-        p.clear();
-        p.extend(names.iter().cloned());
-    }
-}
-
-/// The variables [`pass_to_judges`] named, as our environment has them, for a command to set
-/// explicitly (names no pass may pass are left out).
-pub fn passed_to_judges() -> Vec<(String, std::ffi::OsString)> {
-    passed_values(&PASSED.lock().map(|p| p.clone()).unwrap_or_default())
-}
-
-/// The variables `env_pass` names that need passing (withheld otherwise, and passable), as our
-/// environment has them, for a command to set explicitly.
-pub fn passed_values(names: &[String]) -> Vec<(String, std::ffi::OsString)> {
-    names
-        .iter()
-        .filter(|n| is_secret_env(n) && !is_never_passed(n))
-        .filter_map(|n| std::env::var_os(n).map(|v| (n.clone(), v)))
-        .collect()
-}
-
-/// Withholds `names` from every command started after this, for the rest of the process.
-pub fn withhold(names: impl IntoIterator<Item = String>) {
-    if let Ok(mut w) = WITHHELD.lock() {
-        w.extend(names);
-    }
-}
-
-/// What a command gets of our environment, for the report: the names withheld (in our
-/// environment and looking like credentials, or named by the run) and the names `env_pass`
-/// passes although they would be; never values. Sorted. The CI system's own plumbing, which
-/// every job withholds whatever it holds (`INPUT_*`, the Actions runtime's and the workflow
-/// command files), is left out of the list: it differs between the jobs of one workflow
-/// (a shard's `INPUT_SHARD`) and is no credential of the project's.
-pub fn environment_names(pass: &[String]) -> (Vec<String>, Vec<String>) {
-    let plumbing = |k: &str| {
-        k.starts_with("INPUT_")
-            || k.starts_with("ACTIONS_")
-            || matches!(
-                k,
-                "GITHUB_ENV"
-                    | "GITHUB_PATH"
-                    | "GITHUB_OUTPUT"
-                    | "GITHUB_STATE"
-                    | "GITHUB_STEP_SUMMARY"
-            )
-    };
-    let mut withheld = Vec::new();
-    let mut passed = Vec::new();
-    for (k, v) in std::env::vars_os() {
-        if !is_withheld(&k, &v) {
-            continue;
-        }
-        let Some(k) = k.to_str() else { continue };
-        if plumbing(k) {
-            continue;
-        }
-        if pass.iter().any(|p| p == k) && !is_never_passed(k) {
-            passed.push(k.to_string());
-        } else {
-            withheld.push(k.to_string());
-        }
-    }
-    withheld.sort();
-    passed.sort();
-    (withheld, passed)
-}
-
-/// Names no `env_pass` can pass: the ones that let the change sign statements or steer the job.
-pub fn is_never_passed(name: &str) -> bool {
-    const NEVER: &[&str] = &[
-        "SIGSTORE_ID_TOKEN",
-        "SHIPMOOR_KEY_PASSWORD",
-        "GITHUB_ENV",
-        "GITHUB_PATH",
-        "GITHUB_OUTPUT",
-        "GITHUB_STATE",
-        "GITHUB_STEP_SUMMARY",
-    ];
-    NEVER.contains(&name)
-        || name.starts_with("ACTIONS_ID_TOKEN_REQUEST_")
-        || name.starts_with("ACTIONS_RUNTIME_")
-        || withheld_by_run().contains(name)
-}
-
-/// The values of every variable of our environment named like a credential, longest first,
-/// for masking what leaks into captured output anyway (a test that reads a parent's
-/// `/proc/<pid>/environ`, a file a setup wrote): the withheld ones, the CI system's own
-/// plumbing among them (the Actions runtime's tokens, which the report's list leaves out), and
-/// the ones `env_pass` passes on purpose, which no stored log needs either. Values shorter
-/// than 6 bytes are left: they would mask ordinary words.
-pub fn withheld_values() -> Vec<(String, String)> {
-    let mut values: Vec<(String, String)> = std::env::vars_os()
-        .filter(|(k, v)| is_withheld(k, v))
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(_, v)| v.len() >= 6)
-        .collect();
-    values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
-    values
-}
-
 /// Where a command runs. Every caller says which, so that no command of the floor starts
 /// outside the sandbox by omission.
 #[derive(Debug, Clone, Copy)]
@@ -422,7 +220,8 @@ pub enum Confine<'a> {
 }
 
 /// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr, confined as
-/// `confine` says. The secrets of [`is_secret_env`] are removed from its environment.
+/// `confine` says. The secrets of the jail's [`EnvPolicy`] (the rules alone for a command started
+/// unconfined) are removed from its environment.
 ///
 /// Errors only when the program cannot be started at all (not found, not executable).
 pub fn run(cmd: Command, timeout: Duration, confine: Confine<'_>) -> std::io::Result<Captured> {
@@ -447,26 +246,10 @@ pub fn run_with(
     confine: Confine<'_>,
 ) -> std::io::Result<Captured> {
     use std::os::unix::process::CommandExt;
-    // Inherited names are withheld by the rules. A name the caller set on the command is what
-    // our own code chose to give it (the floor copies a variable `env_pass` passes), kept unless
-    // no pass may pass it.
-    let explicit: BTreeSet<std::ffi::OsString> = cmd
-        .get_envs()
-        .filter(|(_, v)| v.is_some())
-        .map(|(k, _)| k.to_os_string())
-        .collect();
-    let secret: Vec<std::ffi::OsString> = std::env::vars_os()
-        .filter(|(k, v)| !explicit.contains(k) && is_withheld(k, v))
-        .map(|(k, _)| k)
-        .chain(
-            explicit
-                .iter()
-                .filter(|k| k.to_str().is_some_and(is_never_passed))
-                .cloned(),
-        )
-        .collect();
-    for name in secret {
-        cmd.env_remove(name);
+    // A command started as it is gets the rules alone; a confined one its run's policy too.
+    match confine {
+        Confine::Sandboxed(jail) => jail.env.apply(&mut cmd),
+        Confine::Unconfined => EnvPolicy::default().apply(&mut cmd),
     }
     // What runs, by its file name (the helper's name once sandboxed), for the watch.
     let program = Path::new(cmd.get_program())
@@ -743,6 +526,8 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::env::{is_never_passed, is_secret_env, is_secret_value};
+    use crate::sandbox::Jail;
 
     #[test]
     fn secrets_never_reach_the_code_the_floor_runs() {
@@ -810,8 +595,10 @@ mod tests {
         ] {
             assert_eq!(is_secret_env(name), name.contains("TOKEN"), "{name}");
         }
-        withhold(["A_JUDGE_VARIABLE".to_string()]);
-        assert!(is_secret_env("A_JUDGE_VARIABLE") && is_never_passed("A_JUDGE_VARIABLE"));
+        let policy = EnvPolicy::new(["A_JUDGE_VARIABLE".to_string()], &[]);
+        assert!(
+            policy.is_secret_env("A_JUDGE_VARIABLE") && policy.is_never_passed("A_JUDGE_VARIABLE")
+        );
         assert!(is_never_passed("SIGSTORE_ID_TOKEN") && !is_never_passed("NPM_TOKEN"));
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg("env");
@@ -822,6 +609,18 @@ mod tests {
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("secret-token"), "{env}");
+        // A confined command gets its jail's policy: the run's own names are withheld too.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("env");
+        cmd.env("A_JUDGE_VARIABLE", "judge-key").env("KEEP_ME", "1");
+        let jail = Jail {
+            env: policy,
+            ..Jail::none()
+        };
+        let out = run(cmd, Duration::from_secs(10), Confine::Sandboxed(&jail)).unwrap();
+        let env = out.stdout_lossy();
+        assert!(env.contains("KEEP_ME=1"));
+        assert!(!env.contains("judge-key"), "{env}");
     }
 
     /// Keeps everything a watch is told.

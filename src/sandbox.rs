@@ -25,6 +25,7 @@
 //! 3. in the child, after `fork`: `no_new_privs`, the capability cut, `landlock_restrict_self`,
 //!    then `exec` of the program.
 
+pub mod env;
 pub mod helper;
 
 use std::path::{Path, PathBuf};
@@ -247,11 +248,17 @@ impl Sandbox {
 pub struct Jail {
     pub sandbox: std::sync::Arc<Sandbox>,
     pub policy: Policy,
+    /// What a command gets of our environment.
+    pub env: env::EnvPolicy,
 }
 
 impl Jail {
     pub fn new(sandbox: std::sync::Arc<Sandbox>, policy: Policy) -> Jail {
-        Jail { sandbox, policy }
+        Jail {
+            sandbox,
+            policy,
+            env: env::EnvPolicy::default(),
+        }
     }
 
     /// No sandbox and no policy: for tests of code that starts commands.
@@ -259,6 +266,7 @@ impl Jail {
         Jail {
             sandbox: std::sync::Arc::new(Sandbox::off()),
             policy: Policy::default(),
+            env: env::EnvPolicy::default(),
         }
     }
 
@@ -272,6 +280,7 @@ impl Jail {
         Jail {
             sandbox: self.sandbox.clone(),
             policy,
+            env: self.env.clone(),
         }
     }
 }
@@ -286,6 +295,8 @@ pub struct Confinement {
     pub read: Vec<PathBuf>,
     /// Directories every command may write besides its own (`--sandbox-write`).
     pub write: Vec<PathBuf>,
+    /// What every command gets of our environment.
+    pub env: env::EnvPolicy,
 }
 
 impl Confinement {
@@ -296,6 +307,7 @@ impl Confinement {
             hide: Vec::new(),
             read: Vec::new(),
             write: Vec::new(),
+            env: env::EnvPolicy::default(),
         }
     }
 
@@ -319,6 +331,7 @@ impl Confinement {
                 hide: self.hide.clone(),
                 read: readable,
             },
+            env: self.env.clone(),
         }
     }
 }

@@ -30,7 +30,6 @@ mod stages;
 mod tests;
 
 use super::shown_path;
-use crate::acceptance::AcceptanceSet;
 use crate::cli::{ClaimCheckArgs, FuseArgs};
 use crate::error::Error;
 use crate::evidence::EvidenceStore;
@@ -53,7 +52,6 @@ use stages::{
 /// `colour_stderr`: the same for the progress lines.
 pub fn run(args: ClaimCheckArgs, colour: bool, colour_stderr: bool) -> Result<i32, Error> {
     let (resolved, chat_judges) = resolve(&args, colour, colour_stderr, Role::Run)?;
-    withhold_judge_keys(&resolved.claim.set);
     remove_left_by_killed_runs(&resolved.git, &resolved.temp_base, resolved.quiet);
     // The floor's worktrees and build outputs, removed as soon as the floor is done; locked
     // while this run lives, so that a later run removes them should this one be killed.
@@ -99,7 +97,6 @@ pub fn fuse(args: FuseArgs, colour: bool) -> Result<i32, Error> {
         given,
     };
     let (resolved, chat_judges) = resolve(&run, colour, false, role)?;
-    withhold_judge_keys(&resolved.claim.set);
     let (store, floor_report) = shard::merge(&resolved, shards)?;
     finish(&resolved, chat_judges, store, floor_report)
 }
@@ -154,19 +151,6 @@ fn finish(
         attach(target, signed.1.as_deref(), resolved.quiet)?;
     }
     Ok(result.exit_code)
-}
-
-/// The judges' key variables never reach the code the floor and the command judges run,
-/// whatever they are named.
-fn withhold_judge_keys(set: &AcceptanceSet) {
-    crate::process::pass_to_judges(&set.env_pass);
-    crate::process::withhold(set.judge.iter().filter_map(|j| match &j.transport {
-        crate::judge::Transport::Chat {
-            api_key_env: Some(var),
-            ..
-        } => Some(var.clone()),
-        _ => None,
-    }));
 }
 
 /// An interruption (Ctrl-C, SIGTERM) seen between the phases: the run stops there, exit 130,

@@ -88,6 +88,7 @@ pub(crate) fn confinement(
         hide,
         read,
         write: Vec::new(),
+        env: crate::sandbox::env::EnvPolicy::default(),
     })
 }
 

@@ -513,7 +513,7 @@ impl<'a> Ctx<'a> {
             (input.temp_root.join("scratch"), "$SCRATCH"),
             (input.temp_root.clone(), "$TMP"),
         ])
-        .masking(&masked_values(input.git));
+        .masking(&masked_values(input.git, &input.confinement.env));
         Ctx {
             input,
             adapters,
@@ -600,13 +600,17 @@ fn git_configuration(git: &crate::git::Git) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// The values masked in everything stored or shown: every credential of our environment
-/// ([`process::withheld_values`]), and the credentials the repository's own configuration
-/// holds (`actions/checkout` leaves the job's token in `.git/config` as an
-/// `http.<url>.extraheader`), which git in a worktree must be able to read.
+/// The values masked in everything stored or shown: every credential of our environment as the
+/// run's policy has them ([`crate::sandbox::env::EnvPolicy::withheld_values`]), and the
+/// credentials the repository's own configuration holds (`actions/checkout` leaves the job's
+/// token in `.git/config` as an `http.<url>.extraheader`), which git in a worktree must be able
+/// to read.
 #[cfg(feature = "claim-check")]
-fn masked_values(git: &crate::git::Git) -> Vec<(String, String)> {
-    let mut values = process::withheld_values();
+fn masked_values(
+    git: &crate::git::Git,
+    env: &crate::sandbox::env::EnvPolicy,
+) -> Vec<(String, String)> {
+    let mut values = env.withheld_values();
     for (key, value) in git.config_credentials() {
         // `AUTHORIZATION: basic <base64>`: the header's value, and the credential alone; a URL's
         // `user:password@`: the password.

@@ -213,7 +213,11 @@ impl Ctx<'_> {
     /// from them (looking like credentials, or the judge's key) and the names `env_pass`
     /// passes, never a value. No row where nothing is either.
     pub(super) fn environment_row(&mut self) {
-        let (withheld, passed) = process::environment_names(&all_env_pass(self.input));
+        let (withheld, passed) = self
+            .input
+            .confinement
+            .env
+            .environment_names(&all_env_pass(self.input));
         if withheld.is_empty() && passed.is_empty() {
             return;
         }

@@ -104,7 +104,7 @@ impl Ctx<'_> {
             base: input.base.to_string(),
             runs: plan.runs,
             timeout_seconds: input.timeout.as_secs(),
-            environment: environment(&all_env_pass(input)),
+            environment: environment(&all_env_pass(input), &input.confinement.env),
             runners,
             laid_over,
             spliced,
@@ -538,14 +538,14 @@ impl Ctx<'_> {
 /// `env_pass` passes, are keyed by name alone, as is anything else named like a credential
 /// (withheld from the commands, it cannot change what they observe; listed so that passing it
 /// or not does).
-fn environment(pass: &[String]) -> Vec<Variable> {
+fn environment(pass: &[String], env: &crate::sandbox::env::EnvPolicy) -> Vec<Variable> {
     let mut out: Vec<Variable> = std::env::vars_os()
         .filter_map(|(k, v)| {
             let k = k.into_string().ok()?;
             if cache::key::volatile(&k) {
                 return None;
             }
-            if process::is_secret_env(&k) {
+            if env.is_secret_env(&k) {
                 return pass.contains(&k).then_some(Variable {
                     name: k,
                     sha256: None,

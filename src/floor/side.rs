@@ -298,7 +298,10 @@ impl Ctx<'_> {
         }
         names.sort();
         names.dedup();
-        process::passed_values(&names)
+        self.input
+            .confinement
+            .env
+            .passed_values(&names)
             .into_iter()
             .map(|(k, v)| (OsString::from(k), v))
             .collect()

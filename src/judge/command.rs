@@ -110,7 +110,7 @@ impl CommandJudge {
         let mut cmd = Command::new(&program_path);
         cmd.args(args).current_dir(&view.root);
         // `floor.env_pass` reaches a command judge too (a forwarder's own key, say).
-        for (k, v) in process::passed_to_judges() {
+        for (k, v) in self.confinement.env.passed_to_judges() {
             cmd.env(k, v);
         }
         let home = match tempfile::Builder::new()

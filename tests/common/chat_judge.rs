@@ -1,7 +1,6 @@
 //! What the chat-completions judge tests ask and of whom: a judge request for one criterion,
 //! and the spec of a judge of a loopback endpoint (`super::chat_server`). For
-//! `tests/integration/judge_chat.rs` and the test that sets its own process's environment
-//! (`tests/process_env.rs`).
+//! `tests/integration/judge_chat.rs`.
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! A scripted command judge (`tools/judge.py`, its behaviour chosen by its first argument) in a
 //! refund repository, and the judge stage run with it through the library: for the judge tests
-//! (`tests/integration/judge.rs`) and the one that sets its own process's environment
-//! (`tests/process_env.rs`).
+//! (`tests/integration/judge.rs`).
 
 use std::time::Duration;
 
@@ -12,6 +11,7 @@ use shipmoor::floor::{CriterionFloor, EntryKind, FloorEntry};
 use shipmoor::git::{CommitId, Git};
 use shipmoor::judge::command::CommandJudge;
 use shipmoor::judge::{self, Ask, Finding, JudgeRun, JudgeSpec, RunInput, Transport};
+use shipmoor::sandbox::Confinement;
 use shipmoor::verdict::FloorResult;
 
 /// One scripted judge whose behaviour is chosen by its first argument.
@@ -209,6 +209,18 @@ pub fn run(
     judges: &[(&str, &str)],
     timeout: Duration,
 ) -> (JudgeRun, EvidenceStore) {
+    run_in(f, entries, judges, timeout, &Confinement::off())
+}
+
+/// [`run`], the judges' commands confined by `confinement` (and given what its environment
+/// policy leaves them).
+pub fn run_in(
+    f: &Fixture,
+    entries: &[FloorEntry],
+    judges: &[(&str, &str)],
+    timeout: Duration,
+    confinement: &Confinement,
+) -> (JudgeRun, EvidenceStore) {
     let scratch = f.repo.tmp.path();
     let panel: Vec<(JudgeSpec, Box<dyn Ask>)> = judges
         .iter()
@@ -216,16 +228,8 @@ pub fn run(
             let s = spec(name, mode, timeout);
             let dir = scratch.join(name);
             std::fs::create_dir_all(&dir).unwrap();
-            let ask: Box<dyn Ask> = Box::new(
-                CommandJudge::from_spec(
-                    &s,
-                    &f.git,
-                    &f.head,
-                    &dir,
-                    &shipmoor::sandbox::Confinement::off(),
-                )
-                .unwrap(),
-            );
+            let ask: Box<dyn Ask> =
+                Box::new(CommandJudge::from_spec(&s, &f.git, &f.head, &dir, confinement).unwrap());
             (s, ask)
         })
         .collect();
@@ -243,11 +247,21 @@ pub fn run(
 }
 
 pub fn one(f: &Fixture, mode: &str) -> (Finding, JudgeRun, EvidenceStore) {
-    let (out, ev) = run(
+    one_in(f, mode, &Confinement::off())
+}
+
+/// [`one`], the judge's command confined by `confinement`.
+pub fn one_in(
+    f: &Fixture,
+    mode: &str,
+    confinement: &Confinement,
+) -> (Finding, JudgeRun, EvidenceStore) {
+    let (out, ev) = run_in(
         f,
         &[audit_log()],
         &[("judge", mode)],
         Duration::from_secs(30),
+        confinement,
     );
     assert_eq!(out.findings.len(), 1, "{out:?}");
     (out.findings[0].clone(), out, ev)

@@ -8,7 +8,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::command_judge::{
-    audit_log, criterion, entry, fixture, fixture_with, one, run, spec, Fixture, JUDGE, REFUND_HEAD,
+    audit_log, criterion, entry, fixture, fixture_with, one, one_in, run, spec, Fixture, JUDGE,
+    REFUND_HEAD,
 };
 use shipmoor::acceptance::Lane;
 use shipmoor::evidence::EvidenceStore;
@@ -16,6 +17,8 @@ use shipmoor::floor::{EntryKind, FloorEntry};
 use shipmoor::format::evidence::Record;
 use shipmoor::judge::command::CommandJudge;
 use shipmoor::judge::{self, Ask, Identity, JudgeRun, JudgeSpec, RunInput, Transport};
+use shipmoor::sandbox::env::EnvPolicy;
+use shipmoor::sandbox::Confinement;
 use shipmoor::verdict::{FloorResult, JudgeResult};
 
 #[test]
@@ -467,4 +470,26 @@ fn a_program_of_the_repository_runs_from_the_view_and_is_identified_by_its_bytes
         panic!("{identity:?}")
     };
     assert_eq!(sha256, shipmoor::evidence::sha256_hex(b"true\0"));
+}
+
+#[test]
+fn a_command_judge_gets_the_floors_scrubbed_environment() {
+    let f = fixture();
+    // The environment of a real job, given to the judge's policy as what its command inherits.
+    let job = [
+        ("SIGSTORE_ID_TOKEN", "oidc"),
+        ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "t"),
+        ("GITHUB_OUTPUT", "/tmp/out"),
+        ("GITHUB_ENV", "/tmp/env"),
+        ("GITHUB_STEP_SUMMARY", "/tmp/sum"),
+        ("GITHUB_PATH", "/tmp/path"),
+        ("JUDGE_TEST_KEEP", "1"),
+    ]
+    .map(|(k, v)| (k.into(), v.into()));
+    let confinement = Confinement {
+        env: EnvPolicy::default().inheriting(std::env::vars_os().chain(job)),
+        ..Confinement::off()
+    };
+    let (finding, _, _) = one_in(&f, "env", &confinement);
+    assert_eq!(finding.rationale, "JUDGE_TEST_KEEP");
 }

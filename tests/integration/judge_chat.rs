@@ -424,3 +424,23 @@ fn an_answer_cut_off_mid_body_is_retried_then_fails() {
     assert_eq!(server.received().len(), 3, "{why}");
     assert!(why.ends_with("(gave up after 3 attempts)"), "{why}");
 }
+
+#[test]
+fn the_key_goes_as_a_bearer_token_from_the_variable_the_spec_names() {
+    let var = "SHIPMOOR_TEST_JUDGE_KEY";
+    let server = ChatServer::start(|r| Action::ok(completion(&answer_for(r, "abstain"), None)));
+    // The environment the judge reads its key from, looked up by name.
+    let env = |name: &str| (name == var).then(|| "sk-loopback-7f3a".to_string());
+    let judge =
+        ChatJudge::from_spec_with_env(&spec(&server.url, Some(var), SECONDS, 1), env).unwrap();
+    let replies = judge.ask_all(&[request("audit-log")]);
+
+    assert!(
+        matches!(replies[0], Reply::Answer { usage: None, .. }),
+        "{replies:?}"
+    );
+    assert_eq!(
+        server.received()[0].header("authorization"),
+        Some("Bearer sk-loopback-7f3a")
+    );
+}

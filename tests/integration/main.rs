@@ -1,9 +1,11 @@
 //! The integration tests, one binary: a module per area, each run against the real `shipmoor`
 //! binary (`CARGO_BIN_EXE_shipmoor`) or the library, with the helpers of `tests/common`. One
 //! binary links the crate and its dependencies once, where a binary per area linked them once
-//! each. nextest runs every test in a process of its own all the same; the tests that change
-//! their own process's environment are in `tests/process_env.rs`, so that no other test shares a
-//! process with them under `cargo test` either.
+//! each. nextest runs every test in a process of its own all the same. No test changes its own
+//! process's environment, which every test of the binary shares under `cargo test`: a test
+//! gives the code the environment it needs as a value (an
+//! [`EnvPolicy`](shipmoor::sandbox::env::EnvPolicy) over a synthetic environment, a chat
+//! judge's variables looked up through a function).
 
 #[path = "../common/mod.rs"]
 mod common;

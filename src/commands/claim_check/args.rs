@@ -18,15 +18,16 @@ use super::shard::{self, Loaded};
 use super::sharding;
 use super::signing::signing_key;
 use super::{policy, shown_path};
-use crate::acceptance;
+use crate::acceptance::{self, AcceptanceSet};
 use crate::attest::{keys::SigningKey, sigstore::Services, Subject};
 use crate::cli::ClaimCheckArgs;
 use crate::clock::{Clock, Stopwatch};
 use crate::error::{Error, InputError};
 use crate::floor::{self, cache::BaseCache};
 use crate::git::{CommitId, Git};
-use crate::judge::chat::ChatJudge;
+use crate::judge::{chat::ChatJudge, Transport};
 use crate::nofollow::OutputPath;
+use crate::sandbox::env::EnvPolicy;
 
 /// What a run of [`resolve`] checks its inputs for.
 pub(super) enum Role<'a> {
@@ -95,7 +96,7 @@ pub(super) fn resolve(
     };
     let paths = output_paths(args, git.root());
     let temp_base = temp_base(args)?;
-    let confinement = run_confinement(args, &git, &paths, &temp_base)?;
+    let confinement = run_confinement(args, &git, &paths, &temp_base, &claim.set)?;
     let runners = runners(&git, &head, &claim.set, is_run, &confinement)?;
     // Relative to where claim-check was started, as the other outputs' flags.
     let result_out = args
@@ -225,12 +226,14 @@ fn change(args: &ClaimCheckArgs) -> Result<Change, Error> {
 /// runs (a toolchain probe is the first), with what the run keeps from them: the checkout and
 /// the temporary directory (see [`crate::commands::confinement`]), and whatever the run reads or writes
 /// outside them (the signing key, the evidence store, the base cache). `--sandbox-write`
-/// directories are left writable.
+/// directories are left writable. The claim's `set` says what they get of our environment
+/// ([`env_policy`]).
 fn run_confinement(
     args: &ClaimCheckArgs,
     git: &Git,
     paths: &Paths,
     temp_base: &Path,
+    set: &AcceptanceSet,
 ) -> Result<crate::sandbox::Confinement, Error> {
     let mut extra = crate::commands::confinement::Extra::default();
     extra.hide.extend(args.key.iter().cloned());
@@ -257,7 +260,22 @@ fn run_confinement(
         }
         confinement.write.push(crate::sandbox::canonical(dir));
     }
+    confinement.env = env_policy(set);
     Ok(confinement)
+}
+
+/// What the run's commands get of our environment: the judges' key variables never reach the
+/// code the floor and the command judges run, whatever they are named; `floor.env_pass`
+/// reaches a command judge too.
+fn env_policy(set: &AcceptanceSet) -> EnvPolicy {
+    let keys = set.judge.iter().filter_map(|j| match &j.transport {
+        Transport::Chat {
+            api_key_env: Some(var),
+            ..
+        } => Some(var.clone()),
+        _ => None,
+    });
+    EnvPolicy::new(keys, &set.env_pass)
 }
 
 /// The floor's live progress on stderr (a line per finished test, heartbeats every
