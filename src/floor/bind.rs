@@ -219,13 +219,6 @@ pub fn command_paths(cmd: &str) -> Vec<String> {
     Vec::new()
 }
 
-/// The script a command runs first, when its first word is a relative path.
-pub fn command_script(cmd: &str) -> Option<String> {
-    let first = cmd.split_whitespace().next()?;
-    let first = first.strip_prefix("./").unwrap_or(first);
-    (first.contains('/') && !first.starts_with('/')).then(|| first.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,11 +376,6 @@ mod tests {
             ]
         );
         assert_eq!(delete, ["tests/old.rs"]);
-        assert_eq!(
-            command_script("./scripts/check.sh --x").as_deref(),
-            Some("scripts/check.sh")
-        );
-        assert_eq!(command_script("make check"), None);
         assert_eq!(
             command_paths("python3 scripts/check.py --strict"),
             ["scripts/check.py"]

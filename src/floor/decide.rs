@@ -19,7 +19,7 @@ use super::*;
 #[derive(Default, Clone)]
 pub(super) struct Observations {
     /// The runners, indexed as [`BoundTest::runner`] is.
-    pub runners: Vec<RunnerConfig>,
+    pub runners: Vec<Arc<dyn Runner>>,
     pub head: BTreeMap<(usize, String), Observed>,
     pub base: BTreeMap<(usize, String), Observed>,
     /// Per runner: the head listing's problem, and whether it was a build failure.
@@ -42,15 +42,15 @@ pub(super) struct Observations {
 
 /// Why a tag that the scan found at head in `file` still bound no test: the file lies under no
 /// runner's root, or the tag is in its text but in no listed test's id or path.
-fn unbound_despite_scan(tag: &str, file: &str, runners: &[RunnerConfig]) -> String {
+fn unbound_despite_scan(tag: &str, file: &str, runners: &[Arc<dyn Runner>]) -> String {
     let under = |root: &str| {
         let root = root.trim_end_matches('/');
         root == "." || root.is_empty() || file.starts_with(&format!("{root}/"))
     };
-    if !runners.iter().any(|r| under(&r.root)) {
+    if !runners.iter().any(|r| under(&r.config().root)) {
         let roots: Vec<String> = runners
             .iter()
-            .map(|r| format!("{} at `{}`", r.kind.as_str(), r.root))
+            .map(|r| format!("{} at `{}`", r.kind().as_str(), r.config().root))
             .collect();
         return format!(
             "the tag {tag} occurs at head in {file}, which lies under no runner's root ({}); add a runner whose root holds it to `runners`",
@@ -272,10 +272,10 @@ fn untrusted(
     }
     // The harness guard: a test whose harness this change rewrote proves nothing either way.
     let (t, h) = tests.iter().find_map(|t| {
-        let kind = obs.runners.get(t.runner)?.kind;
+        let family = obs.runners.get(t.runner)?.family();
         obs.harness
             .iter()
-            .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
+            .find(|h| !h.allowed && h.governs(family, t.file.as_deref()))
             .map(|h| (t, h))
     })?;
     Some(format!(
@@ -288,7 +288,7 @@ fn untrusted(
 fn runner_name(obs: &Observations, t: &BoundTest) -> String {
     obs.runners
         .get(t.runner)
-        .map(|r| r.kind.as_str().to_string())
+        .map(|r| r.kind().as_str().to_string())
         .unwrap_or_default()
 }
 
@@ -567,7 +567,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         tests: observations,
         evidence,
         evidence_all: all,
-        reproduce: obs.runners.get(t.runner).map(|r| reproduce(r, &t.id)),
+        reproduce: obs.runners.get(t.runner).map(|r| r.reproduce(&t.id)),
     }
 }
 /// The first file at `head` whose path or text carries the tag (git grep, case-folded, `-` and
@@ -643,9 +643,11 @@ mod tests {
     use crate::floor::attribute::{Attribution, Diagnostic};
     use crate::floor::bind::{Binding, BoundTest};
     use crate::floor::harness::{Family, HarnessChange};
-    use crate::floor::runners::{FailureKind, Outcome};
+    use crate::floor::runners::registry::Registry;
+    use crate::floor::runners::{FailureKind, Outcome, Runner};
     use crate::floor::Observed;
     use crate::verdict::FloorResult;
+    use std::sync::Arc;
 
     const ID: &str = "tests/test_refund.py::test_refund";
 
@@ -679,19 +681,26 @@ mod tests {
         }
     }
 
-    /// A pytest run whose bound test observed `head` and `base`.
-    fn run(head: Observed, base: Observed) -> Observations {
-        let key = (0, ID.to_string());
-        Observations {
-            runners: vec![RunnerConfig {
+    /// A pytest runner rooted at `root`.
+    fn pytest_at(root: &str) -> Arc<dyn Runner> {
+        Registry::builtin()
+            .make(RunnerConfig {
                 kind: RunnerKind::Pytest,
-                root: ".".into(),
+                root: root.into(),
                 args: vec![],
                 setup: None,
                 command: None,
                 line: 0,
                 env_pass: Vec::new(),
-            }],
+            })
+            .expect("a builtin runner")
+    }
+
+    /// A pytest run whose bound test observed `head` and `base`.
+    fn run(head: Observed, base: Observed) -> Observations {
+        let key = (0, ID.to_string());
+        Observations {
+            runners: vec![pytest_at(".")],
             head: BTreeMap::from([(key.clone(), head)]),
             base: BTreeMap::from([(key, base)]),
             list_problems: vec![None],
@@ -868,7 +877,7 @@ mod tests {
             "{}",
             cf.reason
         );
-        obs.runners[0].root = "other".into();
+        obs.runners[0] = pytest_at("other");
         let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
         assert!(
             cf.reason.contains("lies under no runner's root") && cf.reason.contains("at `other`"),

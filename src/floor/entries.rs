@@ -44,7 +44,7 @@ impl Ctx<'_> {
             }
         }
         Observations {
-            runners: self.adapters.iter().map(|a| a.config().clone()).collect(),
+            runners: self.adapters.clone(),
             head,
             base,
             list_problems: listed.problems,

@@ -139,12 +139,12 @@ impl Ctx<'_> {
                     // item map walks the crate's module tree).
                     let map = parsed
                         .entry(rel.clone())
-                        .or_insert_with(|| adapter.item_map(&ctx, &rel))
+                        .or_insert_with(|| adapter.items().item_map(&ctx, &rel))
                         .clone();
                     Some((f, map))
                 })
                 .collect();
-            let item = adapter.test_item(&id);
+            let item = adapter.items().test_item(&id);
             o.attribution = Some(attribute_in(item.as_deref(), &maps, &o.diagnostics));
         }
         Ok(())

@@ -5,75 +5,18 @@
 //! file groups).
 
 use super::*;
+use crate::floor::runners::registry::Registry;
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.
 pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, Error> {
     let files: Vec<String> = git.files(head.as_str(), None)?;
-    let has = |name: &str| files.iter().any(|f| f == name);
-    let mut found = Vec::new();
-    let cfg = |kind, root: &str| RunnerConfig {
-        kind,
-        root: root.to_string(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 0,
-        env_pass: Vec::new(),
+    let read = |f: &str| -> Result<String, Error> {
+        Ok(git
+            .show(head, f)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default())
     };
-    if has("Cargo.toml") {
-        found.push(cfg(RunnerKind::Cargo, "."));
-    }
-    let python_marker = [
-        "pytest.ini",
-        "conftest.py",
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "tox.ini",
-    ]
-    .iter()
-    .any(|f| has(f));
-    let python_tests = files.iter().any(|f| {
-        let base = f.rsplit('/').next().unwrap_or(f);
-        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
-    });
-    if python_marker || python_tests {
-        found.push(cfg(RunnerKind::Pytest, "."));
-    }
-    let skip = |f: &str| {
-        f.split('/')
-            .any(|c| matches!(c, "node_modules" | "vendor" | "testdata" | ".git"))
-    };
-    // Every Go module and every JavaScript package with vitest or jest is a runner of its own,
-    // rooted where its go.mod or package.json is.
-    for f in files.iter().filter(|f| !skip(f)) {
-        let (dir, name) = match f.rsplit_once('/') {
-            Some((d, n)) => (d, n),
-            None => (".", f.as_str()),
-        };
-        match name {
-            "go.mod" => found.push(cfg(RunnerKind::Go, dir)),
-            "package.json" => {
-                let text = git
-                    .show(head, f)?
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                let uses = |tool: &str| {
-                    ["dependencies", "devDependencies"]
-                        .iter()
-                        .any(|k| v[k].get(tool).is_some())
-                };
-                if uses("vitest") {
-                    found.push(cfg(RunnerKind::Vitest, dir));
-                } else if uses("jest") {
-                    found.push(cfg(RunnerKind::Jest, dir));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(found)
+    Registry::builtin().detect(&files, &read)
 }
 
 /// Checks every runner's tools, and what the worktrees take from the checkout (`checkout`),
@@ -85,9 +28,10 @@ pub fn check_tools(
     confinement: &crate::sandbox::Confinement,
 ) -> Result<(), Error> {
     let probe = runners::Probe::new(confinement);
+    let registry = Registry::builtin();
     let mut errors = Vec::new();
     for r in runners {
-        match runners::adapter(r.clone()) {
+        match registry.make(r.clone()) {
             Some(a) => {
                 if let Err(e) = a
                     .check_tool(&probe)
@@ -102,7 +46,7 @@ pub fn check_tools(
                     r.kind.as_str()
                 ))
                 .at(display_path, r.line, 1)
-                .help("use one of: cargo, nextest, pytest, go, vitest, jest, junit-command"),
+                .help(format!("use one of: {}", registry.names().join(", "))),
             ),
         }
     }
@@ -126,12 +70,12 @@ pub(super) fn detect_harness(
     let allow = gb
         .build()
         .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
+    let registry = Registry::builtin();
     let scripts: Vec<String> = input
         .runners
         .iter()
-        .filter(|r| r.kind == RunnerKind::JunitCommand)
         .filter_map(|r| {
-            let script = r.command.as_deref().and_then(bind::command_script)?;
+            let script = registry.make(r.clone())?.harness_script()?;
             Some(if r.root == "." {
                 script
             } else {
@@ -154,6 +98,7 @@ pub(super) fn detect_harness(
         &|p| allow.is_match(p),
         &scripts,
         input.acceptance_path.as_deref(),
+        &registry.harness_rules(),
     );
     // Settings this change edits that base had (worked out with the claim; book:
     // floor/harness.md).
@@ -246,7 +191,7 @@ impl Ctx<'_> {
             return Ok(listed);
         };
         self.test_modules = self.test_modules_at_head(wt, changes)?;
-        if self.adapters.iter().any(|a| uses_cargo(a.kind())) {
+        if self.adapters.iter().any(|a| a.cargo_target()) {
             self.seed_head_target(wt)?;
         }
         let input = self.input;
@@ -274,7 +219,7 @@ impl Ctx<'_> {
             let watch = self.step_watch(
                 Side::Head,
                 format!("{} to list the tests", self.adapters[i].kind().as_str()),
-                progress::Source::None,
+                progress::Source::default(),
                 &[],
             );
             self.watch_from(Side::Head, wt);

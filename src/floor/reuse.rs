@@ -457,17 +457,7 @@ impl Ctx<'_> {
     /// `rust-toolchain.toml` is honoured); a command that fails is keyed as failing.
     fn toolchain(&self, i: usize, head: &Worktree) -> Vec<String> {
         let adapter = &self.adapters[i];
-        let probes: &[&[&str]] = match adapter.kind() {
-            RunnerKind::Cargo => &[&["rustc", "-vV"], &["cargo", "-V"]],
-            RunnerKind::Nextest => &[
-                &["rustc", "-vV"],
-                &["cargo", "-V"],
-                &["cargo", "nextest", "--version"],
-            ],
-            RunnerKind::Go => &[&["go", "version"]],
-            RunnerKind::Jest | RunnerKind::Vitest => &[&["node", "--version"]],
-            _ => &[],
-        };
+        let probes = adapter.version_probes();
         let root = &adapter.config().root;
         let dir = if root == "." {
             head.path().to_path_buf()

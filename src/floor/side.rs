@@ -239,21 +239,23 @@ impl Ctx<'_> {
         } else {
             wt.path().join(root)
         };
-        let kind = self.adapters[i].kind();
-        if kind == RunnerKind::Go {
-            self.seed_go_cache(side);
+        let adapter = self.adapters[i].clone();
+        let kind = adapter.kind();
+        if let Some(cache) = adapter.build_cache() {
+            self.seed_build_cache(side, &cache);
         }
         self.fetch_dependencies(i, side, wt);
         let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
         // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
-        let cargo = uses_cargo(kind);
+        let cargo = adapter.cargo_target();
         let mut env: Vec<(OsString, OsString)> = self
             .side_env(side)
             .into_iter()
             .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
             .chain(self.passed_env(Some(i)))
             .collect();
-        if let Some(path) = confine::runner_path(kind, &dir, wt.path(), &self.home(side)) {
+        let first = adapter.path_dirs(&dir, wt.path());
+        if let Some(path) = confine::runner_path(first, &self.home(side)) {
             env.push(("PATH".into(), path));
         }
         let jail = self.jail(side, Some(&scratch));
@@ -304,10 +306,9 @@ impl Ctx<'_> {
             .collect()
     }
 
-    /// A fresh worktree has the code but not what the workflow installed into the checkout.
-    /// With no `setup`, a JavaScript runner reuses the checkout's `node_modules` (a link) when
-    /// the lockfile at this commit is the same as the checkout's, and says so in the report.
-    fn reuse_node_modules(&mut self, i: usize, wt: &Worktree, side: Side) {
+    /// What a side without a `setup` takes from the checkout ([`Runner::without_setup`]),
+    /// said in the progress and in a runtime row.
+    fn prepare_without_setup(&mut self, i: usize, wt: &Worktree, side: Side) {
         let root = self.adapters[i].config().root.clone();
         let rel = |base: &std::path::Path| {
             if root == "." {
@@ -317,39 +318,16 @@ impl Ctx<'_> {
             }
         };
         let (dir, checkout) = (rel(wt.path()), rel(self.input.git.root()));
-        if dir.join("node_modules").exists() || !checkout.join("node_modules").is_dir() {
+        let Some(prepared) = self.adapters[i].without_setup(&dir, &checkout) else {
             return;
-        }
-        const LOCKFILES: [&str; 5] = [
-            "package-lock.json",
-            "npm-shrinkwrap.json",
-            "yarn.lock",
-            "pnpm-lock.yaml",
-            "bun.lockb",
-        ];
-        let same = LOCKFILES.iter().find_map(|name| {
-            let ours = std::fs::read(dir.join(name)).ok()?;
-            let theirs = std::fs::read(checkout.join(name)).ok()?;
-            Some((name, ours == theirs))
-        });
-        let result = match same {
-            Some((name, true)) => {
-                match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
-                    Ok(()) => {
-                        self.reused.push(crate::sandbox::canonical(&checkout.join("node_modules")));
-                        format!("reused the checkout's node_modules: {name} is the same at this commit")
-                    }
-                    Err(e) => format!("could not link the checkout's node_modules: {e}"),
-                }
-            }
-            Some((name, false)) => format!("not reusing the checkout's node_modules: {name} differs at this commit; set `setup:` (for example `npm ci`)"),
-            None => "not reusing the checkout's node_modules: no lockfile to compare; set `setup:` (for example `npm ci`)".to_string(),
         };
+        self.reused.extend(prepared.reused);
+        let result = prepared.result;
         (self.input.progress)(&format!("{}: {result}", side.as_str()));
         self.runtime.push(RuntimeRow {
             side: row_side(side).into(),
             runner: self.adapters[i].kind().as_str().into(),
-            command: "node_modules".into(),
+            command: prepared.command.into(),
             tests: 0,
             result,
             seconds: 0.0,
@@ -368,12 +346,7 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
     ) -> Result<Option<String>, Error> {
         let Some(setup) = self.adapters[i].config().setup.clone() else {
-            if matches!(
-                self.adapters[i].kind(),
-                RunnerKind::Vitest | RunnerKind::Jest
-            ) {
-                self.reuse_node_modules(i, wt, side);
-            }
+            self.prepare_without_setup(i, wt, side);
             return Ok(None);
         };
         (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
@@ -388,7 +361,7 @@ impl Ctx<'_> {
         let watch = self.step_watch(
             side,
             format!("setup `{setup}`"),
-            progress::Source::None,
+            progress::Source::default(),
             &[],
         );
         let confine = process::Confine::Sandboxed(&ctx.jail);
@@ -516,7 +489,7 @@ impl Ctx<'_> {
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
         let kind = self.adapters[i].kind();
-        let source = progress::Source::of(kind, &ctx);
+        let source = self.adapters[i].progress(&ctx);
         let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
         // What an earlier command at this side wrote that decides how this one runs.
         self.watch_from(side, wt);

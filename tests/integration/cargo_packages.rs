@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use common::{ident, require_tool, Repo};
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{adapter, FailureKind, ListScope, Outcome, RunCtx};
+use shipmoor::floor::runners::{FailureKind, ListScope, Outcome, RunCtx};
 
 const CLAMP_BASE: &str =
     "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else { x }\n}\n";
@@ -129,17 +129,18 @@ fn cargo_ctx(dir: &Path, target: &Path, scratch: &Path) -> RunCtx {
     }
 }
 
-fn cargo_runner() -> Box<dyn shipmoor::floor::runners::Runner> {
-    adapter(RunnerConfig {
-        kind: RunnerKind::Cargo,
-        root: ".".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 0,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn cargo_runner() -> std::sync::Arc<dyn shipmoor::floor::runners::Runner> {
+    shipmoor::floor::runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Cargo,
+            root: ".".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 0,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// A proc-macro crate's unit test binary links `libstd` dynamically: started without the

@@ -140,17 +140,18 @@ impl Fixture {
     }
 }
 
-fn adapter(kind: RunnerKind, root: &str) -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind,
-        root: root.to_string(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter(kind: RunnerKind, root: &str) -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind,
+            root: root.to_string(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// cargo-nextest must be installed for these tests (`.ci/run` and `scripts/test.sh` install
@@ -287,8 +288,12 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
         "{:?}",
         bf.diagnostics
     );
-    let item = runner.test_item("fx-crate::t passes").expect("a test item");
+    let item = runner
+        .items()
+        .test_item("fx-crate::t passes")
+        .expect("a test item");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/t.rs")
         .expect("an item map");
     let a =
@@ -375,19 +380,21 @@ fn test_files() {
     assert!(!nextest.is_test_file("build.rs"));
     // Source files hold unit tests beside the code: only their test items are laid over base.
     for runner in [&cargo, &nextest] {
-        assert!(runner.may_splice("src/lib.rs"));
-        assert!(!runner.may_splice("README.md"));
+        assert!(runner.items().may_splice("src/lib.rs"));
+        assert!(!runner.items().may_splice("README.md"));
         let base = "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests {}\n";
         let head = "pub fn a() -> i32 { 2 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
         assert_eq!(
-            runner.splice_test_items("src/lib.rs", base, head),
+            runner.items().splice_test_items("src/lib.rs", base, head),
             Some(Ok(
                 "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n"
                     .to_string()
             ))
         );
         assert_eq!(
-            runner.splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
+            runner
+                .items()
+                .splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
             None
         );
     }

@@ -162,17 +162,18 @@ impl Fixture {
     }
 }
 
-fn adapter() -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind: RunnerKind::Go,
-        root: "gomod".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .expect("the go adapter")
+fn adapter() -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Go,
+            root: "gomod".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .expect("the go adapter")
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -602,16 +603,17 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
     );
 
     // go's own -timeout (a runner argument) stops the binary mid-run.
-    let with_timeout = runners::adapter(RunnerConfig {
-        kind: RunnerKind::Go,
-        root: "gomod".into(),
-        args: vec!["-timeout=1s".into()],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .expect("the go adapter");
+    let with_timeout = runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Go,
+            root: "gomod".into(),
+            args: vec!["-timeout=1s".into()],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .expect("the go adapter");
     let slow = ids(&[
         "example.com/m/slow TestQuick",
         "example.com/m/slow TestSlow",
@@ -998,17 +1000,22 @@ fn item_maps_come_from_gos_parser() {
     let ctx = fx.ctx("parse");
     assert_eq!(
         runner
+            .items()
             .test_item("example.com/m/pkg TestA/sub/x#01")
             .as_deref(),
         Some("TestA")
     );
     assert_eq!(
-        runner.test_item("example.com/m/pkg TestA").as_deref(),
+        runner
+            .items()
+            .test_item("example.com/m/pkg TestA")
+            .as_deref(),
         Some("TestA")
     );
-    assert_eq!(runner.test_item("not an id"), None);
+    assert_eq!(runner.items().test_item("not an id"), None);
 
     let map = runner
+        .items()
         .item_map(&ctx, "pkg/p_test.go")
         .expect("the file parses");
     let names = |n: &[&str]| -> BTreeSet<String> { n.iter().map(|s| s.to_string()).collect() };
@@ -1045,8 +1052,11 @@ fn item_maps_come_from_gos_parser() {
         ]
     );
     // A file that does not parse has no map.
-    assert!(runner.item_map(&ctx, "pkg/bad_test.go").is_none());
-    assert!(runner.item_map(&ctx, "pkg/missing_test.go").is_none());
+    assert!(runner.items().item_map(&ctx, "pkg/bad_test.go").is_none());
+    assert!(runner
+        .items()
+        .item_map(&ctx, "pkg/missing_test.go")
+        .is_none());
 }
 
 const CLAMP_BASE: &str = "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n";
@@ -1135,8 +1145,8 @@ fn base_build_failures_are_attributed_with_gos_positions() {
     );
 
     let decide = |id: &str, rel: &str| -> Attribution {
-        let item = runner.test_item(id).expect("a test item");
-        let map = runner.item_map(&ctx, rel).expect("the file parses");
+        let item = runner.items().test_item(id).expect("a test item");
+        let map = runner.items().item_map(&ctx, rel).expect("the file parses");
         attribute(&format!("gomod/{rel}"), &item, &map, &bf.diagnostics)
     };
     // The new-API call is in TestUsesNew's body, outside TestTrivial.

@@ -76,17 +76,18 @@ impl Fixture {
     }
 }
 
-fn adapter(kind: RunnerKind) -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind,
-        root: "web".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter(kind: RunnerKind) -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind,
+            root: "web".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -590,22 +591,23 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     assert!(!bf.excerpt.contains(&worktree), "{}", bf.excerpt);
 
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/clamp.test.js")
         .expect("it parses");
     assert_eq!(
-        runner.test_item(trivial).as_deref(),
+        runner.items().test_item(trivial).as_deref(),
         Some("clamp > trivial")
     );
     let a = attribute(
         file,
-        &runner.test_item(trivial).unwrap(),
+        &runner.items().test_item(trivial).unwrap(),
         &map,
         &bf.diagnostics,
     );
     assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
     let a = attribute(
         file,
-        &runner.test_item(uses).unwrap(),
+        &runner.items().test_item(uses).unwrap(),
         &map,
         &bf.diagnostics,
     );
@@ -678,6 +680,7 @@ fn load_failures_are_attributed(kind: RunnerKind) {
         "{thrown}"
     );
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-toplevel"), "tests/toplevel.test.js")
         .unwrap();
     let a = attribute(file, "trivial", &map, &bf.diagnostics);
@@ -707,6 +710,7 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     assert_eq!(d.file, "web/tests/syntax.test.js");
     assert!((6..=8).contains(&d.line), "{d:?}");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map2"), "tests/syntax.test.js")
         .unwrap();
     let a = attribute("web/tests/syntax.test.js", "ok", &map, &bf.diagnostics);

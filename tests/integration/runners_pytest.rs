@@ -93,17 +93,18 @@ impl Fixture {
     }
 }
 
-fn adapter() -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind: RunnerKind::Pytest,
-        root: "py".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter() -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Pytest,
+            root: "py".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
@@ -362,9 +363,10 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
 
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/test_new.py")
         .expect("the file parses");
-    let item = |id: &str| runner.test_item(id).unwrap();
+    let item = |id: &str| runner.items().test_item(id).unwrap();
     assert_eq!(
         item("tests/test_new.py::TestK::test_method"),
         "TestK::test_method"
@@ -421,6 +423,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     let report = runner.run(&fx.ctx("run2"), &ids(&["tests/test_new.py::test_trivial"]));
     let bf = report.build_failure.expect("a build failure");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map2"), "tests/test_new.py")
         .unwrap();
     let trivial = attribute(file, "test_trivial", &map, &bf.diagnostics);
@@ -481,6 +484,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     assert!(d.message.starts_with("AttributeError"), "{d:?}");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-deco"), "tests/test_deco.py")
         .unwrap();
     let deco = "py/tests/test_deco.py";
@@ -500,6 +504,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     let bf = report.build_failure.expect("a build failure");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-fixtures"), "tests/test_fixtures.py")
         .unwrap();
     let f = "py/tests/test_fixtures.py";
@@ -510,6 +515,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
         "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture(autouse=True)\ndef everywhere():\n    new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n",
     );
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-autouse"), "tests/test_fixtures.py")
         .unwrap();
     assert!(attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
@@ -529,9 +535,13 @@ fn import_failures_are_attributed_with_the_files_ast() {
     assert!(d.message.starts_with("SyntaxError"), "{d:?}");
     // The file does not parse: no map, so nothing is attributed.
     assert!(runner
+        .items()
         .item_map(&fx.ctx("map3"), "tests/test_syntax.py")
         .is_none());
-    assert!(runner.item_map(&fx.ctx("map4"), "../outside.py").is_none());
+    assert!(runner
+        .items()
+        .item_map(&fx.ctx("map4"), "../outside.py")
+        .is_none());
 }
 
 #[test]
@@ -612,16 +622,17 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     assert!(problem.contains("py/src/pkgx"), "{problem}");
 
     // With the worktree's source first on the path, the same run observes the worktree's code.
-    let on_path = runners::adapter(RunnerConfig {
-        kind: RunnerKind::Pytest,
-        root: "py".into(),
-        args: vec!["-o".into(), "pythonpath=src".into()],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap();
+    let on_path = runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Pytest,
+            root: "py".into(),
+            args: vec!["-o".into(), "pythonpath=src".into()],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap();
     let mut ctx = fx.ctx("source-first");
     ctx.env
         .push(("PYTHONPATH".into(), installed.into_os_string()));

@@ -23,6 +23,10 @@ pub mod kit;
 #[cfg(feature = "claim-check")]
 pub mod pytest;
 #[cfg(feature = "claim-check")]
+pub mod registered;
+#[cfg(feature = "claim-check")]
+pub mod registry;
+#[cfg(feature = "claim-check")]
 pub mod rust;
 
 use std::collections::BTreeMap;
@@ -33,6 +37,7 @@ use std::time::Duration;
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 pub use crate::floor::attribute::{Diagnostic, ItemMap};
+use crate::floor::harness::Family;
 use crate::process::Captured;
 
 /// A test a runner listed.
@@ -79,6 +84,19 @@ pub struct RunCtx {
     pub env: Vec<(OsString, OsString)>,
     /// The sandbox and the policy every command of the runner starts under.
     pub jail: crate::sandbox::Jail,
+}
+
+impl RunCtx {
+    /// A variable as the runner's commands see it: the last value `env` sets, else the
+    /// process's own.
+    pub fn var(&self, name: &str) -> Option<OsString> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(name))
+    }
 }
 
 /// Where a runner's tools are asked who they are (`--version`, the interpreter that runs
@@ -296,6 +314,77 @@ pub trait Runner: Send + Sync {
     /// Runs exactly the given test ids once, retries off, and reads their outcomes.
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport;
 
+    /// What the runner knows of its test files' items (their names, their item maps, the
+    /// splice of test items into base), for attributing build failures and for the overlay.
+    fn items(&self) -> &dyn TestItems {
+        &NoItems
+    }
+
+    /// The runners a harness file of this family governs ([`Family`]).
+    fn family(&self) -> Family;
+
+    /// A command a person can paste to run one test the way the floor did; by default the
+    /// runner's name and the id, from the runner's root.
+    fn reproduce(&self, id: &str) -> String {
+        format!("{}{} {id}", cd_prefix(self.config()), self.kind().as_str())
+    }
+
+    /// The commands whose answers key the base cache with this runner's toolchain (`rustc -vV`),
+    /// run in head's worktree.
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        &[]
+    }
+
+    /// Whether the runner builds with cargo: it gets `CARGO_TARGET_DIR` and a seeded target
+    /// dir.
+    fn cargo_target(&self) -> bool {
+        false
+    }
+
+    /// The build cache a side's commands write, seeded from the person's once per side
+    /// (Go's `GOCACHE`).
+    fn build_cache(&self) -> Option<BuildCache> {
+        None
+    }
+
+    /// Directories put first on the `PATH` of the runner's commands in `dir` (inside
+    /// `worktree`): the project's own tools, where its ecosystem puts them first.
+    fn path_dirs(&self, _dir: &std::path::Path, _worktree: &std::path::Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// The command that fetches the project's dependencies at `dir` into the person's store,
+    /// before any of the change's code runs at a side; `None`: nothing to fetch.
+    #[cfg(feature = "claim-check")]
+    fn fetch(&self, _dir: &std::path::Path, _probe: &Probe, _timeout: Duration) -> Option<Fetch> {
+        None
+    }
+
+    /// What a side without a `setup` takes from the checkout (`dir` the runner's root in the
+    /// worktree, `checkout` the same in the repository's working directory); `None`: nothing.
+    fn without_setup(
+        &self,
+        _dir: &std::path::Path,
+        _checkout: &std::path::Path,
+    ) -> Option<Prepared> {
+        None
+    }
+
+    /// The script the runner's command runs, relative to its root, which the harness guard
+    /// watches.
+    fn harness_script(&self) -> Option<String> {
+        None
+    }
+
+    /// What the runner's test run streams that tells which tests finished, in `ctx`.
+    #[cfg(feature = "claim-check")]
+    fn progress(&self, _ctx: &RunCtx) -> crate::floor::progress::Source {
+        crate::floor::progress::Source::default()
+    }
+}
+
+/// What a runner knows of the items in its test files.
+pub trait TestItems {
     /// The test item a test id names inside its file, as this runner's [`ItemMap`] names it
     /// (see [`crate::floor::attribute::TestItem::name`]); `None` where the runner cannot tell.
     fn test_item(&self, _id: &str) -> Option<String> {
@@ -320,12 +409,12 @@ pub trait Runner: Send + Sync {
 
     /// Whether a file that is not a test file (relative to the runner's root) is a source file
     /// that can hold tests beside the code (Rust's `#[cfg(test)]` modules): such a file is never
-    /// laid over base whole, only its test items are ([`Runner::splice_test_items`]).
+    /// laid over base whole, only its test items are ([`TestItems::splice_test_items`]).
     fn may_splice(&self, _rel_path: &str) -> bool {
         false
     }
 
-    /// For a changed file [`Runner::may_splice`] accepts, `base` with head's test items spliced
+    /// For a changed file [`TestItems::may_splice`] accepts, `base` with head's test items spliced
     /// in, so that only the tests are laid over base (book: floor/base-overlay.md); `rel_path` is relative to the
     /// runner's root. `None` where neither side holds test items; an error says which side does
     /// not parse.
@@ -339,6 +428,53 @@ pub trait Runner: Send + Sync {
     }
 }
 
+/// A runner that knows nothing of its test files' items.
+pub struct NoItems;
+
+impl TestItems for NoItems {}
+
+/// A build cache a side's commands write, seeded from the person's: the copy is named `name`
+/// in the runtime rows (`what` in their wording), taken from the variable `env` or else
+/// `person_dir` under the person's cache directory, into `home` under the side's home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildCache {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub env: &'static str,
+    pub person_dir: &'static str,
+    pub home: &'static str,
+}
+
+/// A dependency fetch (`cargo fetch`, `go mod download`): the command (with no working
+/// directory: it then runs in a scratch directory), the store it writes, what the runtime row
+/// calls it, and environment set on it beyond the side's.
+#[cfg(feature = "claim-check")]
+pub struct Fetch {
+    pub cmd: std::process::Command,
+    pub store: Vec<PathBuf>,
+    pub what: &'static str,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// What a side without `setup` took from the checkout: the runtime row's command and result,
+/// and a path of the checkout the side's commands now read (`reused`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub command: &'static str,
+    pub result: String,
+    pub reused: Option<PathBuf>,
+}
+
+/// `cd <root> && ` for a runner whose root is not the repository's, else nothing: the start of
+/// a command a person can paste.
+pub fn cd_prefix(config: &RunnerConfig) -> String {
+    if config.root == "." {
+        String::new()
+    } else {
+        format!("cd {} && ", config.root)
+    }
+}
+
 /// The first meaningful line of a failure message, bounded.
 pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<String> {
     let pick = |s: &str| {
@@ -348,18 +484,4 @@ pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<S
             .map(|l| l.chars().take(200).collect::<String>())
     };
     message.and_then(pick).or_else(|| text.and_then(pick))
-}
-
-/// The adapter for a configured runner.
-#[cfg(feature = "claim-check")]
-pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
-    match config.kind {
-        RunnerKind::Cargo => Some(Box::new(rust::cargo::CargoTest::new(config))),
-        RunnerKind::Nextest => Some(Box::new(rust::nextest::Nextest::new(config))),
-        RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
-        RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
-        RunnerKind::Vitest => Some(Box::new(js::vitest::Vitest::new(config))),
-        RunnerKind::Jest => Some(Box::new(js::jest::Jest::new(config))),
-        RunnerKind::JunitCommand => Some(Box::new(junit_command::JunitCommand::new(config))),
-    }
 }

@@ -9,9 +9,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::diagnostics::{load_diagnostics, mentioned_files};
-use super::*;
+use super::{test_id, JsTool};
 use crate::floor::runners::junit::JunitCase;
 use crate::floor::runners::kit::{display_text, relative_to, truncate, worktree_relative};
+use crate::floor::runners::{
+    first_message_line, BuildFailure, FailureKind, Outcome, RunCtx, RunReport,
+};
 
 /// What one test's result says. The order is "how bad": the worst wins for duplicate ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

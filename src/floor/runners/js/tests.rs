@@ -13,6 +13,7 @@ use super::report::*;
 use super::run::*;
 use super::*;
 use crate::floor::runners::junit::parse_junit;
+use crate::floor::runners::{Diagnostic, FailureKind, Outcome, RunReport};
 
 fn ctx() -> RunCtx {
     RunCtx {
