@@ -186,7 +186,10 @@ impl Ctx<'_> {
     /// says what is missing.
     pub(super) fn fetch_dependencies(&mut self, i: usize, side: Side, wt: &Worktree) {
         let adapter = self.adapters[i].clone();
-        if !self.fetched.insert((super::side::side_index(side), i)) {
+        if !self
+            .fetched
+            .insert((super::side::side_index(side), RunnerId(i)))
+        {
             return;
         }
         let root = &adapter.config().root;

@@ -84,12 +84,12 @@ use {
     crate::git::{Change, CommitId, Git, Worktree},
     crate::verdict::FloorResult,
     attribute::{attribute_in, Attribution},
-    bind::{Binding, BoundTest},
+    bind::{Binding, BoundTest, TestKey},
     decide::*,
-    plan::{detect_harness, Listed, Needs, Plan},
+    plan::{detect_harness, Listing, Needs, Plan},
     record::{code, excerpt, row_side},
     rule::{Decision, Finding, SideState},
-    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner},
+    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner, RunnerId},
     std::collections::BTreeMap,
     std::ffi::OsString,
     std::path::{Path, PathBuf},
@@ -155,7 +155,7 @@ pub struct Share {
 impl Share {
     /// The positions of this shard's entries, given each criterion's runners (in acceptance
     /// order; empty: bound to no runner) and whether the pass-to-pass guard follows them.
-    pub fn positions(&self, runners: &[Option<usize>], guard: bool) -> BTreeSet<usize> {
+    pub fn positions(&self, runners: &[Option<runners::RunnerId>], guard: bool) -> BTreeSet<usize> {
         let total = runners.len() + usize::from(guard);
         (0..total)
             .filter(|&pos| {
@@ -165,7 +165,7 @@ impl Share {
                         .get(pos)
                         .copied()
                         .flatten()
-                        .map_or(0, |r| r % self.n),
+                        .map_or(0, |r| r.0 % self.n),
                 };
                 slot == self.k - 1
             })
@@ -286,7 +286,7 @@ struct Ctx<'a> {
     /// Files a command wrote that decide how later commands at its side run, in order.
     planted: Vec<(Side, planted::Planted)>,
     /// The (side, runner) pairs whose dependencies were fetched ([`Ctx::fetch_dependencies`]).
-    fetched: BTreeSet<(usize, usize)>,
+    fetched: BTreeSet<(usize, RunnerId)>,
     /// The repository's and the person's git configuration, as reports name each
     /// ([`Ctx::git_configuration`]), watched like a harness file.
     git_files: Vec<(String, PathBuf)>,
@@ -379,7 +379,8 @@ pub fn run_ordered(
     interrupted()?;
 
     // 2. bind, and what each runner runs.
-    let plan = Plan::new(input, &listed.tests, needs.guarding)?;
+    let tests: Vec<&[runners::TestCase]> = listed.iter().map(|l| l.tests.as_slice()).collect();
+    let plan = Plan::new(input, &tests, needs.guarding)?;
 
     // 3. head runs of the bound (and guarded) tests.
     let mut head_obs = BTreeMap::new();

@@ -144,15 +144,53 @@ impl Needs {
     }
 }
 
-/// What head's listing found, per runner (indexed as the runners are).
-pub(super) struct Listed {
-    pub tests: Vec<Vec<runners::TestCase>>,
-    /// The listing's problem, and whether it was a build failure.
-    pub problems: Vec<Option<(String, bool)>>,
-    /// The files head's build errors point into, and whether nothing was listed.
-    pub head_build: Vec<Option<(Vec<String>, bool)>>,
+/// What head's listing of one runner found.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Listing {
+    pub tests: Vec<runners::TestCase>,
+    pub outcome: ListOutcome,
     /// The listing's evidence record.
-    pub evidence: Vec<Option<String>>,
+    pub evidence: Option<String>,
+}
+
+/// How head's listing of one runner went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum ListOutcome {
+    /// Listed, or nothing to list (no tag occurs under the runner's root).
+    #[default]
+    Listed,
+    /// The setup or the listing could not run (a timeout, the runner crashed).
+    Failed(String),
+    /// Head does not build: the problem, the files its errors point into, and whether nothing
+    /// was listed at all (a partial listing still binds what it found).
+    DoesNotBuild {
+        problem: String,
+        files: Vec<String>,
+        nothing_listed: bool,
+    },
+}
+
+impl ListOutcome {
+    /// The listing's problem, and whether it was a build failure.
+    pub fn problem(&self) -> Option<(&str, bool)> {
+        match self {
+            ListOutcome::Listed => None,
+            ListOutcome::Failed(p) => Some((p, false)),
+            ListOutcome::DoesNotBuild { problem, .. } => Some((problem, true)),
+        }
+    }
+
+    /// Head's build failure: the files its errors point into, and whether nothing was listed.
+    pub fn build(&self) -> Option<(&[String], bool)> {
+        match self {
+            ListOutcome::DoesNotBuild {
+                files,
+                nothing_listed,
+                ..
+            } => Some((files, *nothing_listed)),
+            _ => None,
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -179,14 +217,8 @@ impl Ctx<'_> {
         wt: Option<&Worktree>,
         changes: &[Change],
         needs: Needs,
-    ) -> Result<Listed, Error> {
-        let n = self.adapters.len();
-        let mut listed = Listed {
-            tests: vec![Vec::new(); n],
-            problems: vec![None; n],
-            head_build: vec![None; n],
-            evidence: vec![None; n],
-        };
+    ) -> Result<Vec<Listing>, Error> {
+        let mut listed = vec![Listing::default(); self.adapters.len()];
         let Some(wt) = wt.filter(|_| needs.tests) else {
             return Ok(listed);
         };
@@ -207,7 +239,7 @@ impl Ctx<'_> {
                 continue;
             };
             if let Some(p) = self.setup(i, wt, Side::Head, None)? {
-                listed.problems[i] = Some((p, false));
+                listed[i].outcome = ListOutcome::Failed(p);
                 continue;
             }
             (input.progress)(&format!(
@@ -227,19 +259,19 @@ impl Ctx<'_> {
             let kind = self.adapters[i].kind().as_str();
             self.watch_after(Side::Head, wt, &format!("the {kind} listing"), false);
             let ev = self.record_listing(i, Side::Head, &report)?;
-            listed.evidence[i] = Some(ev);
+            listed[i].evidence = Some(ev);
             if let Some(bf) = &report.build_failure {
                 // A partial listing (pytest collects what imports) still binds what it found;
                 // the files that failed are kept to judge the criteria they carry.
-                listed.problems[i] = Some((
-                    format!("head does not build: {}", first_line(&bf.excerpt)),
-                    true,
-                ));
-                listed.head_build[i] = Some((bf.diagnostic_files.clone(), report.tests.is_empty()));
+                listed[i].outcome = ListOutcome::DoesNotBuild {
+                    problem: format!("head does not build: {}", first_line(&bf.excerpt)),
+                    files: bf.diagnostic_files.clone(),
+                    nothing_listed: report.tests.is_empty(),
+                };
             } else if let Some(p) = &report.problem {
-                listed.problems[i] = Some((p.clone(), false));
+                listed[i].outcome = ListOutcome::Failed(p.clone());
             }
-            listed.tests[i] = report.tests;
+            listed[i].tests = report.tests;
         }
         Ok(listed)
     }
@@ -329,7 +361,7 @@ impl Plan {
     /// what each runner runs.
     pub(super) fn new(
         input: &FloorInput<'_>,
-        listings: &[Vec<runners::TestCase>],
+        listings: &[&[runners::TestCase]],
         guarding: bool,
     ) -> Result<Plan, Error> {
         let criteria = &input.acceptance.criteria;
@@ -355,22 +387,22 @@ impl Plan {
             plan.guarded.clear();
         }
         for t in plan.bindings.iter().flat_map(|b| b.tests()) {
-            plan.bound[t.runner].insert(t.id.clone(), t.file.clone());
+            plan.bound[t.runner.0].insert(t.id.clone(), t.file.clone());
         }
         let mut wanted = vec![BTreeSet::new(); listings.len()];
         for t in plan.mine().flat_map(|b| b.tests()).chain(&plan.guarded) {
-            wanted[t.runner].insert(t.id.clone());
+            wanted[t.runner.0].insert(t.id.clone());
         }
         // A shard runs the whole of every file group it has a test in: the bound tests of one
         // file run in one invocation, and the same invocation in every shard that needs it (and
         // in the single run) gives the same evidence, where a part of the group would give
         // other evidence.
         if input.shard.is_some() {
-            let mut files: BTreeSet<(usize, String)> = BTreeSet::new();
+            let mut files: BTreeSet<(RunnerId, String)> = BTreeSet::new();
             for (i, ids) in wanted.iter().enumerate() {
                 for id in ids {
                     if let Some(Some(file)) = plan.bound[i].get(id) {
-                        files.insert((i, file.clone()));
+                        files.insert((RunnerId(i), file.clone()));
                     }
                 }
             }
@@ -379,7 +411,7 @@ impl Plan {
                     .as_ref()
                     .is_some_and(|f| files.contains(&(t.runner, f.clone())))
                 {
-                    wanted[t.runner].insert(t.id.clone());
+                    wanted[t.runner.0].insert(t.id.clone());
                 }
             }
         }
@@ -418,14 +450,14 @@ impl Plan {
         self.mine()
             .flat_map(|b| b.tests())
             .chain(&self.guarded)
-            .filter(|t| t.runner == i)
+            .filter(|t| t.runner == RunnerId(i))
             .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
             .collect()
     }
 }
 
 /// The runner each binding's tests are in (the first, when several), `None` for no test.
-fn binding_runners(bindings: &[Binding]) -> Vec<Option<usize>> {
+fn binding_runners(bindings: &[Binding]) -> Vec<Option<RunnerId>> {
     bindings
         .iter()
         .map(|b| b.tests().iter().map(|t| t.runner).min())

@@ -20,7 +20,7 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
         plan: &Plan,
         changes: &[Change],
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let runs = plan.runs;
         for (i, wanted) in plan.wanted.iter().enumerate() {
@@ -37,7 +37,10 @@ impl Ctx<'_> {
                 if let Some(p) = self.setup(i, wt, side, overlay)? {
                     for id in &ids {
                         obs.insert(
-                            (i, id.clone()),
+                            TestKey {
+                                runner: RunnerId(i),
+                                id: id.clone(),
+                            },
                             Observed {
                                 problem: Some(p.clone()),
                                 ..Default::default()
@@ -444,7 +447,7 @@ impl Ctx<'_> {
         ids: &[String],
         bound: &BTreeMap<String, Option<String>>,
         k: u32,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let (groups, alone, together) = group_by_file(ids, bound);
         // Each invocation is a stage of its own, named as it is ordered here, so that the
@@ -485,7 +488,7 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
         ids: &[String],
         k: u32,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
         let kind = self.adapters[i].kind();
@@ -507,7 +510,7 @@ impl Ctx<'_> {
         );
         if let Some(w) = &watch {
             let mut w = w.borrow_mut();
-            w.finish(&report.outcomes);
+            w.finish(&report.outcomes());
             self.tally.0 = w.done();
         }
         let commit = self.commit(side);
@@ -522,11 +525,8 @@ impl Ctx<'_> {
             .sum();
         let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
         for id in ids {
-            let outcome = report
-                .outcomes
-                .get(id)
-                .copied()
-                .unwrap_or(Outcome::NotObserved);
+            let run = report.tests.get(id);
+            let outcome = run.map_or(Outcome::NotObserved, |t| t.outcome);
             *counts.entry(outcome).or_default() += 1;
             // Cite the invocation that ran this test: the last one whose output names it
             // (earlier ones build or collect; cargo runs one binary per invocation).
@@ -545,7 +545,9 @@ impl Ctx<'_> {
                 .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
                 .unwrap_or_default();
             let exit_code = inv.and_then(|inv| inv.captured.exit_code);
-            let message = report.messages.get(id).map(|m| self.norm.apply_text(m));
+            let message = run
+                .and_then(|t| t.message.as_deref())
+                .map(|m| self.norm.apply_text(m));
             let note = match outcome {
                 Outcome::BuildFail => report
                     .build_failure
@@ -573,7 +575,12 @@ impl Ctx<'_> {
                 results,
                 note,
             }))?;
-            let entry = obs.entry((i, id.clone())).or_default();
+            let entry = obs
+                .entry(TestKey {
+                    runner: RunnerId(i),
+                    id: id.clone(),
+                })
+                .or_default();
             entry.outcomes.push(outcome);
             entry.evidence.push(ptr);
             if entry.tainted.is_none() {
@@ -583,7 +590,7 @@ impl Ctx<'_> {
                 entry.problem = report.problem.clone();
             }
             if outcome == Outcome::BuildFail {
-                entry.build_files = report.build_files.get(id).cloned().or_else(|| {
+                entry.build_files = run.and_then(|t| t.build_files.clone()).or_else(|| {
                     report
                         .build_failure
                         .as_ref()
@@ -599,7 +606,7 @@ impl Ctx<'_> {
                 entry.message = message;
             }
             if outcome == Outcome::Fail && entry.failure_kind.is_none() {
-                entry.failure_kind = report.failure_kinds.get(id).copied();
+                entry.failure_kind = run.and_then(|t| t.failure_kind);
             }
         }
         let result = counts

@@ -204,13 +204,18 @@ fn a_proc_macro_crates_unit_tests_list_and_run_with_cargos_environment() {
         &[env_id.clone(), fails_id.clone()],
     );
     assert!(ran.problem.is_none(), "{:?}", ran.problem);
-    assert_eq!(ran.outcomes[&env_id], Outcome::Pass, "{:?}", ran.messages);
-    assert_eq!(ran.outcomes[&fails_id], Outcome::Fail);
     assert_eq!(
-        ran.failure_kinds.get(&fails_id),
+        ran.outcomes()[&env_id],
+        Outcome::Pass,
+        "{:?}",
+        ran.messages()
+    );
+    assert_eq!(ran.outcomes()[&fails_id], Outcome::Fail);
+    assert_eq!(
+        ran.failure_kinds().get(&fails_id),
         Some(&FailureKind::Assertion)
     );
-    assert_eq!(ran.failure_kinds.get(&env_id), None);
+    assert_eq!(ran.failure_kinds().get(&env_id), None);
 }
 
 /// A repository that does not track its `Cargo.lock` (it is in `.gitignore`) and still has a
@@ -341,7 +346,7 @@ fn head_is_seeded_from_the_checkouts_target_and_its_stale_binary_never_answers()
         std::slice::from_ref(&id),
     );
     assert_eq!(
-        stale.outcomes[&id],
+        stale.outcomes()[&id],
         Outcome::Fail,
         "a plain copy no longer reuses the stale binary with this cargo; the seeding is still required"
     );

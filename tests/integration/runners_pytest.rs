@@ -193,7 +193,7 @@ fn lists_and_runs() {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert_eq!(report.outcomes(), expected, "problem: {:?}", report.problem);
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(report.build_failure.is_none());
     let last = report.invocations.last().unwrap();
@@ -214,7 +214,10 @@ fn lists_and_runs() {
         &fx.ctx("none"),
         &ids(&["tests/test_a.py::test_skip", "tests/test_a.py::test_nope"]),
     );
-    assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+    assert!(report
+        .outcomes()
+        .values()
+        .all(|o| *o == Outcome::NotObserved));
 }
 
 #[test]
@@ -250,11 +253,11 @@ fn files_that_do_not_import_are_build_failures() {
         ]),
     );
     assert_eq!(
-        report.outcomes["tests/test_broken.py::test_new"],
+        report.outcomes()["tests/test_broken.py::test_new"],
         Outcome::BuildFail
     );
     assert_eq!(
-        report.outcomes["tests/sub/test_b.py::test_other"],
+        report.outcomes()["tests/sub/test_b.py::test_other"],
         Outcome::Pass,
         "{:?}",
         report.problem
@@ -277,7 +280,7 @@ fn broken_conftest_fails_everything_below_it() {
 
     let report = runner.run(&fx.ctx("run"), &ids(&["tests/sub/test_b.py::test_other"]));
     assert_eq!(
-        report.outcomes["tests/sub/test_b.py::test_other"],
+        report.outcomes()["tests/sub/test_b.py::test_other"],
         Outcome::BuildFail
     );
 }
@@ -298,7 +301,12 @@ fn tests_import_the_project_from_the_root() {
     ]);
     let id = "tests/test_refund.py::test_refund".to_string();
     let report = adapter().run(&fx.ctx("run"), std::slice::from_ref(&id));
-    assert_eq!(report.outcomes[&id], Outcome::Pass, "{:?}", report.problem);
+    assert_eq!(
+        report.outcomes()[&id],
+        Outcome::Pass,
+        "{:?}",
+        report.problem
+    );
 }
 
 #[test]
@@ -348,9 +356,9 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     assert_eq!(report.invocations.len(), 1, "one process");
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::BuildFail),
+        report.outcomes().values().all(|o| *o == Outcome::BuildFail),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     let bf = report.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
@@ -451,20 +459,20 @@ fn import_failures_are_attributed_with_the_files_ast() {
         ]),
     );
     assert_eq!(
-        report.outcomes["tests/test_body.py::test_calls_new_api"],
+        report.outcomes()["tests/test_body.py::test_calls_new_api"],
         Outcome::Fail
     );
     assert_eq!(
-        report.failure_kinds["tests/test_body.py::test_calls_new_api"],
+        report.failure_kinds()["tests/test_body.py::test_calls_new_api"],
         FailureKind::Exception
     );
     assert!(
-        report.messages["tests/test_body.py::test_calls_new_api"].contains("AttributeError"),
+        report.messages()["tests/test_body.py::test_calls_new_api"].contains("AttributeError"),
         "{:?}",
-        report.messages
+        report.messages()
     );
     assert_eq!(
-        report.failure_kinds["tests/test_body.py::test_asserts"],
+        report.failure_kinds()["tests/test_body.py::test_asserts"],
         FailureKind::Assertion
     );
     assert!(report.build_failure.is_none());
@@ -523,7 +531,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     // A syntax error: its line, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/test_syntax.py::test_ok"]));
     assert_eq!(
-        report.outcomes["tests/test_syntax.py::test_ok"],
+        report.outcomes()["tests/test_syntax.py::test_ok"],
         Outcome::BuildFail
     );
     let d = &report.build_failure.unwrap().diagnostics[0];
@@ -606,7 +614,7 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     let report = adapter().run(&ctx, std::slice::from_ref(&id));
     assert_eq!(
         report
-            .outcomes
+            .outcomes()
             .get(&id)
             .copied()
             .unwrap_or(Outcome::NotObserved),
@@ -637,6 +645,6 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     ctx.env
         .push(("PYTHONPATH".into(), installed.into_os_string()));
     let report = on_path.run(&ctx, std::slice::from_ref(&id));
-    assert_eq!(report.outcomes[&id], Outcome::Fail, "{report:?}");
+    assert_eq!(report.outcomes()[&id], Outcome::Fail, "{report:?}");
     assert_eq!(report.problem, None);
 }

@@ -79,7 +79,7 @@ fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
     };
     let report = cargo.run(&ctx, &[ID.to_string()]);
     assert!(report.problem.is_none(), "{:?}", report.problem);
-    report.outcomes[ID]
+    report.outcomes()[ID]
 }
 
 #[test]

@@ -279,11 +279,11 @@ mod tests {
         .to_vec();
         let run = r.run(&ctx(dir.path(), scratch.path()), &want);
         assert_eq!(run.problem, None);
-        assert_eq!(run.outcomes["suite.A ok"], Outcome::Pass);
-        assert_eq!(run.outcomes["suite.A bad"], Outcome::Fail);
-        assert_eq!(run.outcomes["suite.A later"], Outcome::NotObserved);
-        assert_eq!(run.outcomes["suite.A nothing"], Outcome::NotObserved);
-        assert_eq!(run.messages["suite.A bad"], "expected 1, got 2");
+        assert_eq!(run.outcomes()["suite.A ok"], Outcome::Pass);
+        assert_eq!(run.outcomes()["suite.A bad"], Outcome::Fail);
+        assert_eq!(run.outcomes()["suite.A later"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["suite.A nothing"], Outcome::NotObserved);
+        assert_eq!(run.messages()["suite.A bad"], "expected 1, got 2");
     }
 
     #[test]
@@ -293,7 +293,7 @@ mod tests {
         // Failures in the file, but exit 0.
         script(dir.path(), 0);
         let run = runner("sh run.sh").run(&ctx(dir.path(), scratch.path()), &["suite.A ok".into()]);
-        assert_eq!(run.outcomes["suite.A ok"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["suite.A ok"], Outcome::NotObserved);
         assert!(run.problem.is_some());
     }
 
@@ -302,7 +302,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scratch = tempfile::tempdir().unwrap();
         let run = runner("exit 0").run(&ctx(dir.path(), scratch.path()), &["a b".into()]);
-        assert_eq!(run.outcomes["a b"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["a b"], Outcome::NotObserved);
         assert!(run.problem.unwrap().contains("wrote no JUnit XML"));
     }
 }

@@ -40,6 +40,15 @@ pub use crate::floor::attribute::{Diagnostic, ItemMap};
 use crate::floor::harness::Family;
 use crate::process::Captured;
 
+/// A runner of a floor run, by its position among the run's runners (the order detection or the
+/// acceptance set gives them): how every observation and binding names its runner. Stored as
+/// the bare number (in the base cache's entries too).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct RunnerId(pub usize);
+
 /// A test a runner listed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TestCase {
@@ -239,21 +248,38 @@ pub struct ListReport {
     pub problem: Option<String>,
 }
 
+/// What one run observed of one requested test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    pub outcome: Outcome,
+    /// For a failed test, the failure's first line as the runner reported it (an assertion
+    /// message, a panic), for reasons a person reads.
+    pub message: Option<String>,
+    /// For a failed test, what kind of failure it was, where the runner can tell.
+    pub failure_kind: Option<FailureKind>,
+    /// For a `BuildFail` test, the files its own target's errors point into, where the runner
+    /// can tell targets apart (cargo builds each test target on its own after a failure).
+    pub build_files: Option<Vec<String>>,
+}
+
+impl TestRun {
+    fn not_observed() -> TestRun {
+        TestRun {
+            outcome: Outcome::NotObserved,
+            message: None,
+            failure_kind: None,
+            build_files: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct RunReport {
     /// One entry per requested test id. Ids the runner never reported are `NotObserved`.
-    pub outcomes: BTreeMap<String, Outcome>,
-    /// For failed tests, the failure's first line as the runner reported it (an assertion
-    /// message, a panic), for reasons a person reads.
-    pub messages: BTreeMap<String, String>,
-    /// For failed tests, what kind of failure it was, where the runner can tell.
-    pub failure_kinds: BTreeMap<String, FailureKind>,
+    pub tests: BTreeMap<String, TestRun>,
     pub invocations: Vec<Invocation>,
     /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
     pub build_failure: Option<BuildFailure>,
-    /// Per `BuildFail` test, the files its own target's errors point into, where the runner
-    /// can tell targets apart (cargo builds each test target on its own after a failure).
-    pub build_files: BTreeMap<String, Vec<String>>,
     /// Set when the run could not be observed for an operational reason (timeout, runner crash,
     /// results file missing although the runner exited); affected tests are `NotObserved`.
     pub problem: Option<String>,
@@ -264,12 +290,49 @@ impl RunReport {
     /// until the runner reports it.
     pub fn not_observed(ids: &[String]) -> RunReport {
         RunReport {
-            outcomes: ids
+            tests: ids
                 .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
+                .map(|id| (id.clone(), TestRun::not_observed()))
                 .collect(),
             ..RunReport::default()
         }
+    }
+
+    /// A requested test's entry, to write what the run observed of it; `None` for an id that
+    /// was not requested (nothing is kept of it).
+    pub fn test_mut(&mut self, id: &str) -> Option<&mut TestRun> {
+        self.tests.get_mut(id)
+    }
+
+    /// Sets a requested test's outcome.
+    pub fn set(&mut self, id: &str, outcome: Outcome) {
+        if let Some(t) = self.test_mut(id) {
+            t.outcome = outcome;
+        }
+    }
+
+    /// Every requested test's outcome.
+    pub fn outcomes(&self) -> BTreeMap<String, Outcome> {
+        self.tests
+            .iter()
+            .map(|(id, t)| (id.clone(), t.outcome))
+            .collect()
+    }
+
+    /// The failure messages the run gave, by test.
+    pub fn messages(&self) -> BTreeMap<String, String> {
+        self.tests
+            .iter()
+            .filter_map(|(id, t)| Some((id.clone(), t.message.clone()?)))
+            .collect()
+    }
+
+    /// The failure kinds the run told, by test.
+    pub fn failure_kinds(&self) -> BTreeMap<String, FailureKind> {
+        self.tests
+            .iter()
+            .filter_map(|(id, t)| Some((id.clone(), t.failure_kind?)))
+            .collect()
     }
 }
 

@@ -424,17 +424,19 @@ pub(super) fn judge(
     let mut build_failed: BTreeSet<&str> = BTreeSet::new();
     for &(id, file) in runnable {
         if obs.broken.contains_key(file) {
-            report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+            report.set(id, Outcome::BuildFail);
             build_failed.insert(file);
             continue;
         }
         let outcome = match obs.tests.get(id) {
             Some((JsStatus::Failed, message)) => {
-                if let Some(m) = first_message_line(message.as_deref(), None) {
-                    report.messages.insert(id.to_string(), m);
-                }
-                if let Some(kind) = message.as_deref().and_then(failure_kind) {
-                    report.failure_kinds.insert(id.to_string(), kind);
+                if let Some(t) = report.test_mut(id) {
+                    if let Some(m) = first_message_line(message.as_deref(), None) {
+                        t.message = Some(m);
+                    }
+                    if let Some(kind) = message.as_deref().and_then(failure_kind) {
+                        t.failure_kind = Some(kind);
+                    }
                 }
                 Outcome::Fail
             }
@@ -450,7 +452,7 @@ pub(super) fn judge(
             }
             _ => Outcome::NotObserved,
         };
-        report.outcomes.insert(id.to_string(), outcome);
+        report.set(id, outcome);
     }
     for file in errored_files {
         let message = obs.file_errors.get(file).map(String::as_str);

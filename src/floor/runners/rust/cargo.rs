@@ -204,10 +204,10 @@ impl Runner for CargoTest {
                     continue;
                 };
                 if let Some(bf) = build.failed.get(binary_id) {
-                    report.outcomes.insert(id.clone(), Outcome::BuildFail);
-                    report
-                        .build_files
-                        .insert(id.clone(), bf.diagnostic_files.clone());
+                    if let Some(t) = report.test_mut(id) {
+                        t.outcome = Outcome::BuildFail;
+                        t.build_files = Some(bf.diagnostic_files.clone());
+                    }
                     failed.push(bf.clone());
                 }
             }
@@ -243,15 +243,15 @@ impl Runner for CargoTest {
                 let parsed = parse_libtest(&stdout);
                 for (name, m) in panic_messages(&stdout) {
                     let id = format!("{} {}", bin.binary_id, name);
-                    report.failure_kinds.insert(id.clone(), panic_kind(&m));
-                    report.messages.insert(id, m);
+                    if let Some(t) = report.test_mut(&id) {
+                        t.failure_kind = Some(panic_kind(&m));
+                        t.message = Some(m);
+                    }
                 }
                 match judge_libtest(&parsed, ran.captured().exit_code, names) {
                     Ok(outcomes) => {
                         for (name, outcome) in outcomes {
-                            report
-                                .outcomes
-                                .insert(format!("{} {}", bin.binary_id, name), outcome);
+                            report.set(&format!("{} {}", bin.binary_id, name), outcome);
                         }
                     }
                     Err(why) => problems.push(format!("{what}: {why}")),

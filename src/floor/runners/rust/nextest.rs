@@ -324,8 +324,8 @@ impl Runner for Nextest {
         invocations.extend(listed.invocations);
         report.invocations = invocations;
         if let Some(bf) = listed.build_failure {
-            for o in report.outcomes.values_mut() {
-                *o = Outcome::BuildFail;
+            for t in report.tests.values_mut() {
+                t.outcome = Outcome::BuildFail;
             }
             report.build_failure = Some(bf);
             return report;
@@ -388,8 +388,8 @@ impl Runner for Nextest {
         if msgs.build_success == Some(false) {
             match classify_build(ctx, msgs, false, &exit_text, &mut report.invocations) {
                 Build::Failed(bf) => {
-                    for o in report.outcomes.values_mut() {
-                        *o = Outcome::BuildFail;
+                    for t in report.tests.values_mut() {
+                        t.outcome = Outcome::BuildFail;
                     }
                     report.build_failure = Some(bf);
                 }
