@@ -867,6 +867,7 @@ fn run_floor(
         shard: plan.shard.as_ref().map(|s| s.share),
         base_cache: plan.base_cache.as_ref(),
         confinement: &plan.confinement,
+        registry: &crate::floor::runners::registry::Registry::builtin(),
     };
     floor::run_ordered(&input, store)
 }

@@ -132,6 +132,9 @@ pub struct FloorInput<'a> {
     /// The sandbox every command of the floor starts in, and the paths hidden from all of them
     /// (book: security.md, "The sandbox").
     pub confinement: &'a crate::sandbox::Confinement,
+    /// The runners the floor knows ([`runners::registry::Registry::builtin`], or more in a test):
+    /// each of `runners` is made from its kind's entry.
+    pub registry: &'a runners::registry::Registry,
 }
 
 /// How shards split the entries (`--shard-by`).
@@ -497,11 +500,10 @@ fn first_line(s: &str) -> String {
 #[cfg(feature = "claim-check")]
 impl<'a> Ctx<'a> {
     fn new(input: &'a FloorInput<'a>, store: &'a mut EvidenceStore) -> Ctx<'a> {
-        let registry = runners::registry::Registry::builtin();
         let adapters: Vec<Arc<dyn Runner>> = input
             .runners
             .iter()
-            .filter_map(|r| registry.make(r.clone()))
+            .filter_map(|r| input.registry.make(r.clone()))
             .collect();
         let norm = Normalizer::new(&[
             (input.temp_root.join("head"), "$WORKTREE"),

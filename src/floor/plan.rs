@@ -70,7 +70,7 @@ pub(super) fn detect_harness(
     let allow = gb
         .build()
         .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
-    let registry = Registry::builtin();
+    let registry = input.registry;
     let scripts: Vec<String> = input
         .runners
         .iter()

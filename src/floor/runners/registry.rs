@@ -45,6 +45,13 @@ impl Registry {
         }
     }
 
+    /// This registry and one more runner after its own: how a runner that is not builtin (a
+    /// test's own) is added.
+    pub fn with(mut self, entry: Registered) -> Registry {
+        self.entries.push(entry);
+        self
+    }
+
     /// The entries, in order.
     pub fn entries(&self) -> &[Registered] {
         &self.entries
