@@ -135,21 +135,22 @@ impl Criterion {
     }
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunnerKind {
-    Cargo,
-    Nextest,
-    Pytest,
-    Go,
-    Vitest,
-    Jest,
-    JunitCommand,
-}
+/// A runner's kind: its name in `runners: [{ kind: … }]`. The builtin kinds are the associated
+/// constants, in the order the floor's registry of runners holds them; a registry may hold a
+/// runner of another name (a test's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RunnerKind(&'static str);
 
+#[allow(non_upper_case_globals)]
 impl RunnerKind {
+    pub const Cargo: RunnerKind = RunnerKind("cargo");
+    pub const Nextest: RunnerKind = RunnerKind("nextest");
+    pub const Pytest: RunnerKind = RunnerKind("pytest");
+    pub const Go: RunnerKind = RunnerKind("go");
+    pub const Vitest: RunnerKind = RunnerKind("vitest");
+    pub const Jest: RunnerKind = RunnerKind("jest");
+    pub const JunitCommand: RunnerKind = RunnerKind("junit-command");
+
     pub const ALL: [RunnerKind; 7] = [
         RunnerKind::Cargo,
         RunnerKind::Nextest,
@@ -160,20 +161,25 @@ impl RunnerKind {
         RunnerKind::JunitCommand,
     ];
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunnerKind::Cargo => "cargo",
-            RunnerKind::Nextest => "nextest",
-            RunnerKind::Pytest => "pytest",
-            RunnerKind::Go => "go",
-            RunnerKind::Vitest => "vitest",
-            RunnerKind::Jest => "jest",
-            RunnerKind::JunitCommand => "junit-command",
-        }
+    /// A kind by its name.
+    pub const fn named(name: &'static str) -> RunnerKind {
+        RunnerKind(name)
     }
 
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// The builtin kind of that name.
     pub fn parse(s: &str) -> Option<RunnerKind> {
         RunnerKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// As its name (`junit-command`).
+impl serde::Serialize for RunnerKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
     }
 }
 

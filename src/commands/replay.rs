@@ -319,6 +319,7 @@ fn rerun(
         shard: None,
         base_cache: None,
         confinement,
+        registry: &floor::runners::registry::Registry::builtin(),
     };
     let mut store = EvidenceStore::new();
     let report = floor::run(&input, &mut store).map_err(|e| e.to_string())?;

@@ -45,7 +45,7 @@ impl Lines {
 /// function, a JavaScript `it`/`test` call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestItem {
-    /// The item's name inside its file, as [`crate::floor::runners::Runner::test_item`] maps a
+    /// The item's name inside its file, as [`crate::floor::runners::TestItems::test_item`] maps a
     /// test id to it: `module::function` (Rust, without the crate), `Class::method` or
     /// `function` (Python), `TestName` (Go), `describe > test` title path (JavaScript).
     pub name: String,
@@ -75,6 +75,51 @@ impl ItemMap {
     pub fn item(&self, name: &str) -> Option<&TestItem> {
         self.items.iter().find(|i| i.name == name)
     }
+
+    /// The map a language's own parser printed as JSON (Go's `go/parser`, Python's `ast`).
+    pub fn from_parsed(items: Vec<ParsedItem>, imports: Vec<ParsedImport>) -> ItemMap {
+        ItemMap {
+            items: items
+                .into_iter()
+                .map(|i| TestItem {
+                    name: i.name,
+                    lines: Lines {
+                        start: i.start,
+                        end: i.end,
+                    },
+                    uses: i.uses,
+                })
+                .collect(),
+            imports: imports
+                .into_iter()
+                .map(|i| Import {
+                    lines: Lines {
+                        start: i.start,
+                        end: i.end,
+                    },
+                    names: i.names,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A test item as a parser that runs outside the floor prints it: its name, its lines, the
+/// names it uses.
+#[derive(Debug, Deserialize)]
+pub struct ParsedItem {
+    pub name: String,
+    pub start: u32,
+    pub end: u32,
+    pub uses: BTreeSet<String>,
+}
+
+/// An import as such a parser prints it: its lines and the names it binds.
+#[derive(Debug, Deserialize)]
+pub struct ParsedImport {
+    pub start: u32,
+    pub end: u32,
+    pub names: BTreeSet<String>,
 }
 
 /// One error the compiler (or the import machinery) reported, at a position.

@@ -2,15 +2,33 @@
 //! reads listings and the change's file list, and returns bindings and paths.
 
 use crate::acceptance::{tag_matches, Check, Criterion, Lane};
-use crate::floor::runners::TestCase;
+use crate::floor::runners::{RunnerId, TestCase};
 use crate::git::Change;
 
-/// A test, by the runner (index into the run's runners) that listed it.
+/// A test, by the runner that listed it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BoundTest {
-    pub runner: usize,
+    pub runner: RunnerId,
     pub id: String,
     pub file: Option<String>,
+}
+
+impl BoundTest {
+    /// The key of this test's observations.
+    pub fn key(&self) -> TestKey {
+        TestKey {
+            runner: self.runner,
+            id: self.id.clone(),
+        }
+    }
+}
+
+/// A test as the floor's observations are keyed: its runner, then its runner-native id (in
+/// that order, so the keys sort by runner first).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TestKey {
+    pub runner: RunnerId,
+    pub id: String,
 }
 
 /// How a criterion is bound.
@@ -60,7 +78,7 @@ pub fn needs_tests(c: &Criterion) -> bool {
 }
 
 /// Binds one criterion given every runner's head listing (`listings[i]` for runner i).
-pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
+pub fn bind(c: &Criterion, listings: &[impl AsRef<[TestCase]>]) -> Binding {
     if c.lane == Lane::Judge {
         return Binding::JudgeLane;
     }
@@ -86,12 +104,12 @@ pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
         None => {
             let mut tests = Vec::new();
             for (runner, listing) in listings.iter().enumerate() {
-                for t in listing {
+                for t in listing.as_ref() {
                     let by_id = tag_matches(&t.id, &c.tag);
                     let by_file = t.file.as_deref().is_some_and(|f| tag_matches(f, &c.tag));
                     if by_id || by_file {
                         tests.push(BoundTest {
-                            runner,
+                            runner: RunnerId(runner),
                             id: t.id.clone(),
                             file: t.file.clone(),
                         });
@@ -108,11 +126,11 @@ pub fn bind(c: &Criterion, listings: &[Vec<TestCase>]) -> Binding {
 /// The tests an explicit `check.test` id names: the exact id; a pytest node id that names every
 /// parametrization (`test_x` for `test_x[1]`, `test_x[2]`); or, for cargo and nextest, a bare
 /// test name that exactly one binary holds; or a Go subtest of a listed test.
-fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
+fn explicit(id: &str, listings: &[impl AsRef<[TestCase]>]) -> Vec<BoundTest> {
     let mut found = Vec::new();
     let mut by_name = Vec::new();
     for (runner, listing) in listings.iter().enumerate() {
-        for t in listing {
+        for t in listing.as_ref() {
             let param =
                 t.id.strip_prefix(id)
                     .is_some_and(|rest| rest.starts_with('[') && rest.ends_with(']'));
@@ -121,7 +139,7 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
                 .strip_prefix(t.id.as_str())
                 .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'));
             let bt = BoundTest {
-                runner,
+                runner: RunnerId(runner),
                 id: t.id.clone(),
                 file: t.file.clone(),
             };
@@ -148,8 +166,12 @@ fn explicit(id: &str, listings: &[Vec<TestCase>]) -> Vec<BoundTest> {
 
 /// The listed ids nearest to a `check.test` id that names none (a typo, a renamed test), at
 /// most three, each once however many runners list it.
-fn near_ids(id: &str, listings: &[Vec<TestCase>]) -> Vec<String> {
-    let mut ids: Vec<&str> = listings.iter().flatten().map(|t| t.id.as_str()).collect();
+fn near_ids(id: &str, listings: &[impl AsRef<[TestCase]>]) -> Vec<String> {
+    let mut ids: Vec<&str> = listings
+        .iter()
+        .flat_map(|l| l.as_ref())
+        .map(|t| t.id.as_str())
+        .collect();
     ids.sort_unstable();
     ids.dedup();
     crate::text::nearest(id, &ids, 3)
@@ -217,13 +239,6 @@ pub fn command_paths(cmd: &str) -> Vec<String> {
         }
     }
     Vec::new()
-}
-
-/// The script a command runs first, when its first word is a relative path.
-pub fn command_script(cmd: &str) -> Option<String> {
-    let first = cmd.split_whitespace().next()?;
-    let first = first.strip_prefix("./").unwrap_or(first);
-    (first.contains('/') && !first.starts_with('/')).then(|| first.to_string())
 }
 
 #[cfg(test)]
@@ -383,11 +398,6 @@ mod tests {
             ]
         );
         assert_eq!(delete, ["tests/old.rs"]);
-        assert_eq!(
-            command_script("./scripts/check.sh --x").as_deref(),
-            Some("scripts/check.sh")
-        );
-        assert_eq!(command_script("make check"), None);
         assert_eq!(
             command_paths("python3 scripts/check.py --strict"),
             ["scripts/check.py"]

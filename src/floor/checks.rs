@@ -30,7 +30,7 @@ impl Ctx<'_> {
                 let watch = self.step_watch(
                     side,
                     format!("check.command `{cmd}`"),
-                    progress::Source::None,
+                    progress::Source::default(),
                     &[],
                 );
                 let confine = process::Confine::Sandboxed(&jail);

@@ -64,14 +64,13 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Seeds `side`'s Go build cache from the person's (`GOCACHE`, else Go's default under the
-    /// person's cache directory), once. Go names every entry by the digest of its inputs, so a
-    /// copy holds nothing stale.
-    pub(super) fn seed_go_cache(&mut self, side: Side) {
-        let from = std::env::var_os("GOCACHE")
+    /// Seeds `side`'s copy of a runner's build cache from the person's (its variable, else its
+    /// default under the person's cache directory), once.
+    pub(super) fn seed_build_cache(&mut self, side: Side, cache: &runners::BuildCache) {
+        let from = std::env::var_os(cache.env)
             .map(PathBuf::from)
-            .or_else(|| person_cache().map(|c| c.join("go-build")));
-        self.seed_cache(side, "go", "GOCACHE", from, ".cache/go-build", None);
+            .or_else(|| person_cache().map(|c| c.join(cache.person_dir)));
+        self.seed_cache(side, cache.name, cache.what, from, cache.home, None);
     }
 
     /// Seeds `side`'s pip and npm caches from the person's, once, for a runner whose `setup`
@@ -186,57 +185,27 @@ impl Ctx<'_> {
     /// and a scratch directory. A runtime row only when it failed: the build that follows then
     /// says what is missing.
     pub(super) fn fetch_dependencies(&mut self, i: usize, side: Side, wt: &Worktree) {
-        let kind = self.adapters[i].kind();
-        if !self.fetched.insert((super::side::side_index(side), i)) {
+        let adapter = self.adapters[i].clone();
+        if !self
+            .fetched
+            .insert((super::side::side_index(side), RunnerId(i)))
+        {
             return;
         }
-        let root = &self.adapters[i].config().root;
+        let root = &adapter.config().root;
         let dir = if root == "." {
             wt.path().to_path_buf()
         } else {
             wt.path().join(root)
         };
-        let (store, mut cmd, what) = match kind {
-            RunnerKind::Cargo | RunnerKind::Nextest => {
-                let Some(home) = cargo_home() else { return };
-                if !dir.join("Cargo.toml").is_file() {
-                    return;
-                }
-                // Cargo's locks on its store: the fetch takes them as the person's own cargo
-                // would (a build inside the sandbox reads the store without them).
-                let mut store = vec![home.join("registry"), home.join("git")];
-                for lock in [".package-cache", ".package-cache-mutate"] {
-                    let path = home.join(lock);
-                    let made = std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&path)
-                        .is_ok();
-                    if made {
-                        store.push(path);
-                    }
-                }
-                let mut cmd = Command::new("cargo");
-                cmd.arg("fetch")
-                    .arg("--manifest-path")
-                    .arg(dir.join("Cargo.toml"));
-                if let Some(host) = host_triple(&self.probe(), self.input.timeout) {
-                    cmd.arg("--target").arg(host);
-                }
-                (store, cmd, "cargo fetch")
-            }
-            RunnerKind::Go => {
-                let Some(store) = go_module_cache() else {
-                    return;
-                };
-                if !dir.join("go.mod").is_file() {
-                    return;
-                }
-                let mut cmd = Command::new("go");
-                cmd.args(["mod", "download"]).current_dir(&dir);
-                (vec![store], cmd, "go mod download")
-            }
-            _ => return,
+        let Some(runners::Fetch {
+            mut cmd,
+            store,
+            what,
+            env,
+        }) = adapter.fetch(&dir, &self.probe(), self.input.timeout)
+        else {
+            return;
         };
         for d in store.iter().filter(|d| !d.exists()) {
             let _ = std::fs::create_dir_all(d);
@@ -249,10 +218,8 @@ impl Ctx<'_> {
         }
         cmd.envs(self.side_env(side))
             .envs(self.passed_env(Some(i)))
-            .env("CARGO_TERM_COLOR", "never");
-        if kind == RunnerKind::Go {
-            cmd.envs(crate::floor::runners::go::toolchain_env());
-        }
+            .env("CARGO_TERM_COLOR", "never")
+            .envs(env);
         let worktree = self.input.temp_root.join(side.as_str());
         let tmp = self.side_tmp(side);
         // The side's home and build directory too: cargo keeps what it learnt of the toolchain
@@ -276,7 +243,7 @@ impl Ctx<'_> {
         };
         self.runtime.push(RuntimeRow {
             side: row_side(side).into(),
-            runner: kind.as_str().into(),
+            runner: adapter.kind().as_str().into(),
             command: what.into(),
             tests: 0,
             result: format!("{failed}; the build that follows says what is missing"),
@@ -408,64 +375,14 @@ fn size_within(dir: &Path, limit: u64) -> bool {
     true
 }
 
-/// Cargo's home as cargo finds it: `CARGO_HOME`, else `~/.cargo` when it exists.
-fn cargo_home() -> Option<PathBuf> {
-    std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .filter(|p| p.is_dir())
-}
-
-/// Go's module cache as the floor's commands find it: `GOMODCACHE`, else `pkg/mod` under
-/// `GOPATH` or `~/go` (see [`toolchain_homes`]); `None` when neither is set and `~/go` does
-/// not exist (then each side's private home holds one of its own, writable).
-fn go_module_cache() -> Option<PathBuf> {
-    if let Some(m) = std::env::var_os("GOMODCACHE") {
-        return Some(PathBuf::from(m));
-    }
-    let gopath = std::env::var_os("GOPATH")
-        .and_then(|p| std::env::split_paths(&p).next())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|h| PathBuf::from(h).join("go"))
-                .filter(|p| p.is_dir())
-        })?;
-    Some(gopath.join("pkg/mod"))
-}
-
-/// The host's target triple as `rustc -vV` names it, asked from outside any project.
-fn host_triple(probe: &runners::Probe, timeout: Duration) -> Option<String> {
-    let mut cmd = probe.command("rustc");
-    cmd.arg("-vV");
-    let out = probe.run(cmd, timeout).ok()?;
-    out.stdout_lossy()
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .map(|h| h.trim().to_string())
-}
-
 /// The `PATH` a runner's commands get: the project's own tools first where its ecosystem puts
-/// them first (`node_modules/.bin` of the runner's root and of each directory above it up to
-/// the worktree, as `npm test` and `npx` do), then the inherited `PATH`, then the side's
+/// them first (`first`, the runner's [`runners::Runner::path_dirs`]: for JavaScript
+/// `node_modules/.bin` of the runner's root and of each directory above it up to the worktree,
+/// as `npm test` and `npx` do), then the inherited `PATH`, then the side's
 /// private bin directories (`GOBIN`, `~/.local/bin`), last so that nothing a command put there
 /// can stand in for a tool the floor starts by name.
-pub(super) fn runner_path(
-    kind: RunnerKind,
-    dir: &Path,
-    worktree: &Path,
-    home: &Path,
-) -> Option<OsString> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if matches!(kind, RunnerKind::Vitest | RunnerKind::Jest) {
-        let mut at = Some(dir);
-        while let Some(d) = at {
-            dirs.push(d.join("node_modules/.bin"));
-            if d == worktree {
-                break;
-            }
-            at = d.parent().filter(|p| p.starts_with(worktree));
-        }
-    }
+pub(super) fn runner_path(first: Vec<PathBuf>, home: &Path) -> Option<OsString> {
+    let mut dirs = first;
     let inherited = std::env::var_os("PATH").unwrap_or_default();
     dirs.extend(std::env::split_paths(&inherited));
     dirs.push(home.join("go/bin"));

@@ -19,15 +19,11 @@ use super::*;
 #[derive(Default, Clone)]
 pub(super) struct Observations {
     /// The runners, indexed as [`BoundTest::runner`] is.
-    pub runners: Vec<RunnerConfig>,
-    pub head: BTreeMap<(usize, String), Observed>,
-    pub base: BTreeMap<(usize, String), Observed>,
-    /// Per runner: the head listing's problem, and whether it was a build failure.
-    pub list_problems: Vec<Option<(String, bool)>>,
-    /// Per runner: the files head's build errors point into, and whether nothing was listed.
-    pub head_build: Vec<Option<(Vec<String>, bool)>>,
-    /// Per runner: the head listing's evidence record.
-    pub list_evidence: Vec<Option<String>>,
+    pub runners: Vec<Arc<dyn Runner>>,
+    pub head: BTreeMap<TestKey, Observed>,
+    pub base: BTreeMap<TestKey, Observed>,
+    /// Per runner: how head's listing went, and its evidence record.
+    pub listings: Vec<Listing>,
     pub harness: Vec<harness::HarnessChange>,
     /// Tracked files a run changed in a worktree (`head: path`, `base: path`).
     pub rewritten: Vec<String>,
@@ -42,15 +38,15 @@ pub(super) struct Observations {
 
 /// Why a tag that the scan found at head in `file` still bound no test: the file lies under no
 /// runner's root, or the tag is in its text but in no listed test's id or path.
-fn unbound_despite_scan(tag: &str, file: &str, runners: &[RunnerConfig]) -> String {
+fn unbound_despite_scan(tag: &str, file: &str, runners: &[Arc<dyn Runner>]) -> String {
     let under = |root: &str| {
         let root = root.trim_end_matches('/');
         root == "." || root.is_empty() || file.starts_with(&format!("{root}/"))
     };
-    if !runners.iter().any(|r| under(&r.root)) {
+    if !runners.iter().any(|r| under(&r.config().root)) {
         let roots: Vec<String> = runners
             .iter()
-            .map(|r| format!("{} at `{}`", r.kind.as_str(), r.root))
+            .map(|r| format!("{} at `{}`", r.kind().as_str(), r.config().root))
             .collect();
         return format!(
             "the tag {tag} occurs at head in {file}, which lies under no runner's root ({}); add a runner whose root holds it to `runners`",
@@ -80,7 +76,7 @@ pub fn guard_criterion(scope: &str) -> Criterion {
 /// The listed tests whose ids match a `guard` glob.
 pub(super) fn guarded_tests(
     globs: &[String],
-    listings: &[Vec<runners::TestCase>],
+    listings: &[&[runners::TestCase]],
 ) -> Result<Vec<BoundTest>, Error> {
     if globs.is_empty() {
         return Ok(Vec::new());
@@ -96,7 +92,7 @@ pub(super) fn guarded_tests(
     for (runner, listing) in listings.iter().enumerate() {
         for t in listing.iter().filter(|t| set.is_match(&t.id)) {
             out.push(BoundTest {
-                runner,
+                runner: RunnerId(runner),
                 id: t.id.clone(),
                 file: t.file.clone(),
             });
@@ -109,7 +105,7 @@ pub(super) fn guarded_tests(
 /// `guarded`.
 pub(super) fn inherited_guard_tests(
     criteria: &[&Criterion],
-    listings: &[Vec<runners::TestCase>],
+    listings: &[&[runners::TestCase]],
     guarded: &[BoundTest],
 ) -> Vec<BoundTest> {
     let mut out: Vec<BoundTest> = Vec::new();
@@ -125,13 +121,13 @@ pub(super) fn inherited_guard_tests(
 
 /// The pass-to-pass guard's disposition; `scope` says what it keeps, in words.
 pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str) -> CriterionFloor {
-    let (head_obs, base_obs, list_problems) = (&obs.head, &obs.base, &obs.list_problems);
+    let (head_obs, base_obs) = (&obs.head, &obs.base);
     let empty = Observed::default();
     let mut states = Vec::new();
     let mut observations = Vec::new();
     let mut all = Vec::new();
     for t in tests {
-        let key = (t.runner, t.id.clone());
+        let key = t.key();
         let h = head_obs.get(&key).unwrap_or(&empty);
         let b = base_obs.get(&key).unwrap_or(&empty);
         let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
@@ -153,7 +149,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
     let globs = scope;
     let (reason, decisive) = match finding {
         rule::GuardFinding::NoTests => (
-            match list_problems.iter().flatten().next() {
+            match obs.listings.iter().find_map(|l| l.outcome.problem()) {
                 Some((p, _)) => format!("the guard ({globs}) could not list tests at head: {p}"),
                 None => format!("the guard ({globs}) matches no test at head"),
             },
@@ -178,12 +174,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             format!(
                 "flaky: {} passed {} at head",
                 tests[i].id,
-                runs_of(
-                    &head_obs
-                        .get(&(tests[i].runner, tests[i].id.clone()))
-                        .unwrap_or(&empty)
-                        .outcomes
-                )
+                runs_of(&head_obs.get(&tests[i].key()).unwrap_or(&empty).outcomes)
             ),
             Some((i, "head")),
         ),
@@ -261,7 +252,7 @@ fn untrusted(
     let planted = tests.iter().find_map(|t| {
         [&obs.head, &obs.base]
             .iter()
-            .find_map(|m| m.get(&(t.runner, t.id.clone()))?.tainted.clone())
+            .find_map(|m| m.get(&t.key())?.tainted.clone())
     });
     if let Some(why) = planted {
         return Some(format!(
@@ -272,10 +263,10 @@ fn untrusted(
     }
     // The harness guard: a test whose harness this change rewrote proves nothing either way.
     let (t, h) = tests.iter().find_map(|t| {
-        let kind = obs.runners.get(t.runner)?.kind;
+        let family = obs.runners.get(t.runner.0)?.family();
         obs.harness
             .iter()
-            .find(|h| !h.allowed && h.governs(kind, t.file.as_deref()))
+            .find(|h| !h.allowed && h.governs(family, t.file.as_deref()))
             .map(|h| (t, h))
     })?;
     Some(format!(
@@ -287,8 +278,8 @@ fn untrusted(
 /// The runner's name as reports show it.
 fn runner_name(obs: &Observations, t: &BoundTest) -> String {
     obs.runners
-        .get(t.runner)
-        .map(|r| r.kind.as_str().to_string())
+        .get(t.runner.0)
+        .map(|r| r.kind().as_str().to_string())
         .unwrap_or_default()
 }
 
@@ -306,35 +297,23 @@ fn did_you_mean(near: &[String]) -> String {
 /// The disposition of a criterion bound to tests (by tag or `check.test`): see the module doc.
 pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
     let (head_obs, base_obs) = (&obs.head, &obs.base);
-    let (list_problems, head_build, list_evidence) =
-        (&obs.list_problems, &obs.head_build, &obs.list_evidence);
+    let problems = || obs.listings.iter().filter_map(|l| l.outcome.problem());
+    let head_build = || obs.listings.iter().filter_map(|l| l.outcome.build());
     let tests = b.tests();
     if tests.is_empty() {
         // Nothing listed could be bound; say why, and whether the runner could list at all.
-        let listing_ev = list_evidence.iter().flatten().next().cloned();
-        let build_problem = list_problems
-            .iter()
-            .flatten()
-            .find(|(_, build)| *build)
-            .cloned();
-        let other_problem = list_problems
-            .iter()
-            .flatten()
-            .find(|(_, build)| !*build)
-            .cloned();
+        let listing_ev = obs.listings.iter().find_map(|l| l.evidence.clone());
+        let build_problem = problems().find(|(_, build)| *build);
+        let other_problem = problems().find(|(_, build)| !*build);
         // Where head does not build, a criterion whose tag is in a file that failed, or (when
         // nothing could be listed) anywhere in head's files, is bound to something broken.
-        let broken_file = head_build
-            .iter()
-            .flatten()
+        let broken_file = head_build()
             .flat_map(|(files, _)| files.iter())
             .find(|f| tag_matches(f, &c.tag))
             .cloned()
             .or_else(|| {
-                head_build
-                    .iter()
-                    .flatten()
-                    .any(|(_, whole)| *whole)
+                head_build()
+                    .any(|(_, whole)| whole)
                     .then(|| obs.tag_files.get(&c.tag).cloned())
                     .flatten()
             });
@@ -405,7 +384,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
     let mut observations = Vec::new();
     let mut all = Vec::new();
     for t in tests {
-        let key = (t.runner, t.id.clone());
+        let key = t.key();
         let h = head_obs.get(&key).unwrap_or(&empty);
         let bo = base_obs.get(&key).unwrap_or(&empty);
         let runner = runner_name(obs, t);
@@ -446,10 +425,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
     let (hs, bs) = &states[i];
     let decided = &observations[i];
     let reason = match finding {
-        Finding::FailsAtHead => match head_obs
-            .get(&(t.runner, t.id.clone()))
-            .and_then(|o| o.message.as_deref())
-        {
+        Finding::FailsAtHead => match head_obs.get(&t.key()).and_then(|o| o.message.as_deref()) {
             Some(m) => format!("bound test {} fails at head: {m}", t.id),
             None => format!("bound test {} fails at head", t.id),
         },
@@ -461,12 +437,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         Finding::FlakyAtHead => format!(
             "flaky: bound test {} passed {} at head",
             t.id,
-            runs_of(
-                &head_obs
-                    .get(&(t.runner, t.id.clone()))
-                    .unwrap_or(&empty)
-                    .outcomes
-            )
+            runs_of(&head_obs.get(&t.key()).unwrap_or(&empty).outcomes)
         ),
         Finding::UnobservableAtHead => format!(
             "bound test {} could not be observed at head: {}",
@@ -493,27 +464,21 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         Finding::FlakyAtBase => format!(
             "flaky: bound test {} passed {} at base",
             t.id,
-            runs_of(
-                &base_obs
-                    .get(&(t.runner, t.id.clone()))
-                    .unwrap_or(&empty)
-                    .outcomes
-            )
+            runs_of(&base_obs.get(&t.key()).unwrap_or(&empty).outcomes)
         ),
-        Finding::BaseDoesNotBuild => match base_obs
-            .get(&(t.runner, t.id.clone()))
-            .and_then(|o| o.attribution.as_ref())
-        {
-            Some(a) => format!(
-                "base does not build for bound test {}, which was {}",
-                t.id,
-                a.describe()
-            ),
-            None => format!(
-                "base does not build for bound test {}, which was never observed there",
-                t.id
-            ),
-        },
+        Finding::BaseDoesNotBuild => {
+            match base_obs.get(&t.key()).and_then(|o| o.attribution.as_ref()) {
+                Some(a) => format!(
+                    "base does not build for bound test {}, which was {}",
+                    t.id,
+                    a.describe()
+                ),
+                None => format!(
+                    "base does not build for bound test {}, which was never observed there",
+                    t.id
+                ),
+            }
+        }
         Finding::UnobservableAtBase => format!(
             "bound test {} could not be observed at base: {}",
             t.id,
@@ -567,7 +532,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         tests: observations,
         evidence,
         evidence_all: all,
-        reproduce: obs.runners.get(t.runner).map(|r| reproduce(r, &t.id)),
+        reproduce: obs.runners.get(t.runner.0).map(|r| r.reproduce(&t.id)),
     }
 }
 /// The first file at `head` whose path or text carries the tag (git grep, case-folded, `-` and
@@ -641,11 +606,14 @@ mod tests {
     use super::{decide_guard, decide_tests, did_you_mean, guard_criterion, Observations};
     use crate::acceptance::{tag_for, Criterion, Lane, RunnerConfig, RunnerKind};
     use crate::floor::attribute::{Attribution, Diagnostic};
-    use crate::floor::bind::{Binding, BoundTest};
+    use crate::floor::bind::{Binding, BoundTest, TestKey};
     use crate::floor::harness::{Family, HarnessChange};
-    use crate::floor::runners::{FailureKind, Outcome};
+    use crate::floor::plan::{ListOutcome, Listing};
+    use crate::floor::runners::registry::Registry;
+    use crate::floor::runners::{FailureKind, Outcome, Runner, RunnerId};
     use crate::floor::Observed;
     use crate::verdict::FloorResult;
+    use std::sync::Arc;
 
     const ID: &str = "tests/test_refund.py::test_refund";
 
@@ -665,7 +633,7 @@ mod tests {
 
     fn bound() -> Binding {
         Binding::Tag(vec![BoundTest {
-            runner: 0,
+            runner: RunnerId(0),
             id: ID.into(),
             file: Some("tests/test_refund.py".into()),
         }])
@@ -679,24 +647,35 @@ mod tests {
         }
     }
 
-    /// A pytest run whose bound test observed `head` and `base`.
-    fn run(head: Observed, base: Observed) -> Observations {
-        let key = (0, ID.to_string());
-        Observations {
-            runners: vec![RunnerConfig {
+    /// A pytest runner rooted at `root`.
+    fn pytest_at(root: &str) -> Arc<dyn Runner> {
+        Registry::builtin()
+            .make(RunnerConfig {
                 kind: RunnerKind::Pytest,
-                root: ".".into(),
+                root: root.into(),
                 args: vec![],
                 setup: None,
                 command: None,
                 line: 0,
                 env_pass: Vec::new(),
-            }],
+            })
+            .expect("a builtin runner")
+    }
+
+    /// A pytest run whose bound test observed `head` and `base`.
+    fn run(head: Observed, base: Observed) -> Observations {
+        let key = TestKey {
+            runner: RunnerId(0),
+            id: ID.to_string(),
+        };
+        Observations {
+            runners: vec![pytest_at(".")],
             head: BTreeMap::from([(key.clone(), head)]),
             base: BTreeMap::from([(key, base)]),
-            list_problems: vec![None],
-            head_build: vec![None],
-            list_evidence: vec![Some("sha256:list".into())],
+            listings: vec![Listing {
+                evidence: Some("sha256:list".into()),
+                ..Default::default()
+            }],
             ..Default::default()
         }
     }
@@ -868,7 +847,7 @@ mod tests {
             "{}",
             cf.reason
         );
-        obs.runners[0].root = "other".into();
+        obs.runners[0] = pytest_at("other");
         let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
         assert!(
             cf.reason.contains("lies under no runner's root") && cf.reason.contains("at `other`"),
@@ -881,8 +860,11 @@ mod tests {
     fn a_tag_in_a_file_that_does_not_build_at_head_is_unsatisfied() {
         let c = criterion("refund");
         let mut obs = run(Observed::default(), Observed::default());
-        obs.list_problems = vec![Some(("head does not build: E0425".into(), true))];
-        obs.head_build = vec![Some((vec!["src/lib.rs".into()], true))];
+        obs.listings[0].outcome = ListOutcome::DoesNotBuild {
+            problem: "head does not build: E0425".into(),
+            files: vec!["src/lib.rs".into()],
+            nothing_listed: true,
+        };
         obs.tag_files = BTreeMap::from([(c.tag.clone(), "tests/refund.rs".to_string())]);
         let cf = decide_tests(&c, &Binding::Tag(vec![]), &obs);
         assert_eq!(cf.result, FloorResult::Unsatisfied, "{}", cf.reason);

@@ -11,12 +11,15 @@ impl Ctx<'_> {
     pub(super) fn observations(
         &self,
         plan: &Plan,
-        listed: Listed,
-        head: BTreeMap<(usize, String), Observed>,
-        base: BTreeMap<(usize, String), Observed>,
+        listed: Vec<Listing>,
+        head: BTreeMap<TestKey, Observed>,
+        base: BTreeMap<TestKey, Observed>,
     ) -> Observations {
         let input = self.input;
-        let whole_head_broken = listed.head_build.iter().flatten().any(|(_, whole)| *whole);
+        let whole_head_broken = listed
+            .iter()
+            .filter_map(|l| l.outcome.build())
+            .any(|(_, whole)| whole);
         // Where a tag bound nothing, the file the scan found it in, so the reason never
         // contradicts the scan; without a scan, looked up only where head did not build at all.
         let mut tag_files = BTreeMap::new();
@@ -44,12 +47,10 @@ impl Ctx<'_> {
             }
         }
         Observations {
-            runners: self.adapters.iter().map(|a| a.config().clone()).collect(),
+            runners: self.adapters.clone(),
             head,
             base,
-            list_problems: listed.problems,
-            head_build: listed.head_build,
-            list_evidence: listed.evidence,
+            listings: listed,
             harness: self.harness.clone(),
             rewritten: self.rewritten.clone(),
             tags_nowhere: self.scan.as_ref().map(|s| {

@@ -10,7 +10,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::RunnerKind;
 use crate::git::Change;
 
 /// The runners a harness file affects.
@@ -27,18 +26,6 @@ pub enum Family {
     All,
 }
 
-impl Family {
-    pub fn of(kind: RunnerKind) -> Family {
-        match kind {
-            RunnerKind::Pytest => Family::Python,
-            RunnerKind::Cargo | RunnerKind::Nextest => Family::Rust,
-            RunnerKind::Go => Family::Go,
-            RunnerKind::Vitest | RunnerKind::Jest => Family::Js,
-            RunnerKind::JunitCommand => Family::Command,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HarnessChange {
     pub path: String,
@@ -52,10 +39,10 @@ pub struct HarnessChange {
 }
 
 impl HarnessChange {
-    /// Whether this change governs a test of `kind` held in `file` (repo-relative; `None` when
-    /// the runner does not say, which counts as governed).
-    pub fn governs(&self, kind: RunnerKind, file: Option<&str>) -> bool {
-        (self.family == Family::All || Family::of(kind) == self.family)
+    /// Whether this change governs a test of a runner of `family` held in `file`
+    /// (repo-relative; `None` when the runner does not say, which counts as governed).
+    pub fn governs(&self, family: Family, file: Option<&str>) -> bool {
+        (self.family == Family::All || family == self.family)
             && match file {
                 None => true,
                 Some(f) => self.scope.is_empty() || f.starts_with(&format!("{}/", self.scope)),
@@ -86,7 +73,7 @@ fn base_name(path: &str) -> &str {
 }
 
 /// The text of an INI or TOML section (`[name]` up to the next `[`-header), for comparing.
-fn section(text: &str, names: &[&str]) -> String {
+pub fn section(text: &str, names: &[&str]) -> String {
     let mut out = String::new();
     let mut inside = false;
     for line in text.lines() {
@@ -105,43 +92,35 @@ fn section(text: &str, names: &[&str]) -> String {
     out
 }
 
-/// The `[[test]]`, `[lib]`, `[[bin]]` and `[profile.test]` tables and every `harness`,
-/// `test =` and `build =` line of a Cargo.toml: what decides how cargo builds and runs tests.
-fn cargo_test_settings(text: &str) -> String {
-    let mut out = section(text, &["test", "lib", "bin", "profile.test", "target"]);
-    for line in text.lines() {
-        let t = line.trim();
-        let key = t.split('=').next().unwrap_or("").trim();
-        if matches!(key, "harness" | "test" | "build" | "links") {
-            out.push_str(t);
-            out.push('\n');
-        }
-    }
-    out
+/// What a harness rule compares of a file's text at base and at head.
+pub type Extract<'e> = &'e dyn Fn(&str) -> String;
+
+/// A changed file, as a family's harness rule sees it.
+pub struct HarnessFile<'a> {
+    /// Its path in the repository.
+    pub path: &'a str,
+    /// Its file name.
+    pub name: &'a str,
+    /// Its directory (`""`: the repository's root).
+    pub dir: &'a str,
+    /// Whether the part of the file `extract` takes differs between base and head.
+    pub differs: &'a dyn Fn(Extract<'_>) -> bool,
+    /// The `junit-command` runners' scripts.
+    pub command_scripts: &'a [String],
 }
 
-/// The parts of a package.json that decide how JS tests run.
-fn package_json_test_settings(text: &str) -> String {
-    let v: serde_json::Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        // Unreadable JSON: compare the whole text.
-        Err(_) => return text.to_string(),
-    };
-    let pick = |p: &str| v.pointer(p).cloned().unwrap_or(serde_json::Value::Null);
-    serde_json::json!({
-        "test": pick("/scripts/test"),
-        "pretest": pick("/scripts/pretest"),
-        "posttest": pick("/scripts/posttest"),
-        "jest": pick("/jest"),
-        "vitest": pick("/vitest"),
-        "type": pick("/type"),
-    })
-    .to_string()
+/// What a harness rule found: what the file decides, for reports, the family of the runners
+/// it affects, and the directory whose tests it governs (`""`: the whole repository).
+pub struct HarnessHit {
+    pub what: &'static str,
+    pub family: Family,
+    pub scope: String,
 }
 
 /// Finds the harness changes among `changes`. `read(path, at_head)` gives a file's text at base
 /// or head (`None` where it does not exist); `allowed(path)` says whether
-/// `harness.allow_changes` covers it; `command_scripts` are the `junit-command` runners' scripts.
+/// `harness.allow_changes` covers it; `command_scripts` are the `junit-command` runners' scripts;
+/// `rules` are the families' own (the first that names a file decides it).
 ///
 /// `acceptance` is the acceptance file's path in the repository, when it is there: a change that
 /// edits the `runners`, `harness` or `guard` of an acceptance set that base already had is
@@ -152,6 +131,7 @@ pub fn detect(
     allowed: &dyn Fn(&str) -> bool,
     command_scripts: &[String],
     acceptance: Option<&str>,
+    rules: &[fn(&HarnessFile<'_>) -> Option<HarnessHit>],
 ) -> Vec<HarnessChange> {
     let mut found = Vec::new();
     for ch in changes {
@@ -182,68 +162,20 @@ pub fn detect(
             let h = read(p, true).map(|t| extract(&t)).unwrap_or_default();
             b != h
         };
-        let hit: Option<(&str, Family, String)> = match name {
-            "conftest.py" => Some(("pytest conftest", Family::Python, dir.clone())),
-            "pytest.ini" | ".pytest.ini" | "pytest.toml" | ".pytest.toml" => {
-                Some(("pytest configuration", Family::Python, dir.clone()))
-            }
-            "pyproject.toml" if differs(&|t| section(t, &["tool.pytest"])) => Some((
-                "pytest settings in pyproject.toml",
-                Family::Python,
-                dir.clone(),
-            )),
-            "setup.cfg" if differs(&|t| section(t, &["tool:pytest"])) => {
-                Some(("pytest settings in setup.cfg", Family::Python, dir.clone()))
-            }
-            "tox.ini" if differs(&|t| section(t, &["pytest"])) => {
-                Some(("pytest settings in tox.ini", Family::Python, dir.clone()))
-            }
-            "sitecustomize.py" | "usercustomize.py" => {
-                Some(("Python start-up hook", Family::Python, String::new()))
-            }
-            _ if name.ends_with(".pth") => {
-                Some(("Python path hook", Family::Python, String::new()))
-            }
-            "Cargo.toml" if differs(&cargo_test_settings) => Some((
-                "cargo test settings ([[test]], harness)",
-                Family::Rust,
-                dir.clone(),
-            )),
-            "build.rs" => Some(("cargo build script", Family::Rust, dir.clone())),
-            "config" | "config.toml" if dir.ends_with(".cargo") || dir == ".cargo" => Some((
-                "cargo configuration",
-                Family::Rust,
-                dir_of(&format!("{dir}/x"))
-                    .trim_end_matches(".cargo")
-                    .trim_end_matches('/')
-                    .to_string(),
-            )),
-            "nextest.toml" if dir.ends_with(".config") || dir == ".config" => Some((
-                "nextest configuration",
-                Family::Rust,
-                dir.trim_end_matches(".config")
-                    .trim_end_matches('/')
-                    .to_string(),
-            )),
-            "package.json" if differs(&package_json_test_settings) => {
-                Some(("test settings in package.json", Family::Js, dir.clone()))
-            }
-            _ if is_js_config(name) => Some(("test runner configuration", Family::Js, dir.clone())),
-            _ if name.ends_with("_test.go")
-                && differs(&|t| {
-                    t.find("func TestMain(")
-                        .map(|i| t[i..].to_string())
-                        .unwrap_or_default()
-                }) =>
-            {
-                Some(("Go TestMain", Family::Go, dir.clone()))
-            }
-            _ if command_scripts.iter().any(|s| s == p) => {
-                Some(("junit-command script", Family::Command, String::new()))
-            }
-            _ => None,
+        let file = HarnessFile {
+            path: p,
+            name,
+            dir: &dir,
+            differs: &differs,
+            command_scripts,
         };
-        if let Some((what, family, scope)) = hit {
+        let hit = rules.iter().find_map(|rule| rule(&file));
+        if let Some(HarnessHit {
+            what,
+            family,
+            scope,
+        }) = hit
+        {
             found.push(HarnessChange {
                 path: p.to_string(),
                 what: what.to_string(),
@@ -275,23 +207,6 @@ fn yaml_blocks(text: &str, keys: &[&str]) -> String {
     out
 }
 
-pub(super) fn is_js_config(name: &str) -> bool {
-    let stem = name.split('.').next().unwrap_or("");
-    let js_ext = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".json"]
-        .iter()
-        .any(|e| name.ends_with(e));
-    js_ext
-        && matches!(
-            stem,
-            "jest" | "vitest" | "vite" | "babel" | "setupTests" | "jest-setup" | "vitest-setup"
-        )
-        && (name.contains(".config.")
-            || name.contains(".workspace.")
-            || name.contains(".setup.")
-            || stem == "setupTests")
-        || name == ".babelrc"
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +232,7 @@ mod tests {
             &|p| p == "allowed/conftest.py",
             &[],
             Some(".shipmoor/acceptance.yaml"),
+            &crate::floor::runners::registry::Registry::builtin().harness_rules(),
         )
     }
 
@@ -447,7 +363,7 @@ mod tests {
         assert_eq!(found[0].family, Family::All);
         assert!(!found[0].allowed);
         assert!(run(&[a], &[], &[(a, allow)]).is_empty());
-        assert!(found[0].governs(RunnerKind::Go, Some("x_test.go")));
+        assert!(found[0].governs(Family::Go, Some("x_test.go")));
     }
 
     #[test]
@@ -475,11 +391,11 @@ mod tests {
             scope: "tests".into(),
             allowed: false,
         };
-        assert!(h.governs(RunnerKind::Pytest, Some("tests/test_a.py")));
-        assert!(h.governs(RunnerKind::Pytest, Some("tests/sub/test_a.py")));
-        assert!(!h.governs(RunnerKind::Pytest, Some("other/test_a.py")));
-        assert!(!h.governs(RunnerKind::Pytest, Some("tests_extra/test_a.py")));
-        assert!(!h.governs(RunnerKind::Cargo, Some("tests/a.rs")));
-        assert!(h.governs(RunnerKind::Pytest, None));
+        assert!(h.governs(Family::Python, Some("tests/test_a.py")));
+        assert!(h.governs(Family::Python, Some("tests/sub/test_a.py")));
+        assert!(!h.governs(Family::Python, Some("other/test_a.py")));
+        assert!(!h.governs(Family::Python, Some("tests_extra/test_a.py")));
+        assert!(!h.governs(Family::Rust, Some("tests/a.rs")));
+        assert!(h.governs(Family::Python, None));
     }
 }

@@ -20,12 +20,16 @@ impl Ctx<'_> {
         changes: &[Change],
         files: &BTreeMap<String, String>,
         runs: u32,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let tainted: Vec<String> = files
             .iter()
             .filter(|(id, file)| {
-                obs.get(&(i, (*id).clone())).is_some_and(|o| {
+                obs.get(&TestKey {
+                    runner: RunnerId(i),
+                    id: (*id).clone(),
+                })
+                .is_some_and(|o| {
                     o.outcomes.contains(&Outcome::BuildFail)
                         && o.build_files.as_ref().is_some_and(|fs| !fs.contains(file))
                 })
@@ -68,7 +72,7 @@ impl Ctx<'_> {
             deleted: overlay.deleted.clone(),
             spliced: overlay.spliced.clone(),
         };
-        let mut fresh: BTreeMap<(usize, String), Observed> = BTreeMap::new();
+        let mut fresh: BTreeMap<TestKey, Observed> = BTreeMap::new();
         let mut outcome = Ok(());
         'runs: for k in 1..=runs {
             self.tally = (0, tainted.len());
@@ -106,12 +110,12 @@ impl Ctx<'_> {
         i: usize,
         wt: &Worktree,
         files: &BTreeMap<String, String>,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let failed: Vec<String> = obs
             .iter()
-            .filter(|((r, _), o)| *r == i && o.outcomes.contains(&Outcome::BuildFail))
-            .map(|((_, id), _)| id.clone())
+            .filter(|(k, o)| k.runner == RunnerId(i) && o.outcomes.contains(&Outcome::BuildFail))
+            .map(|(k, _)| k.id.clone())
             .collect();
         if failed.is_empty() {
             return Ok(());
@@ -121,7 +125,10 @@ impl Ctx<'_> {
         let in_root = |f: &str| under_root(&adapter.config().root, f).map(str::to_string);
         let mut parsed: BTreeMap<String, Option<ItemMap>> = BTreeMap::new();
         for id in failed {
-            let Some(o) = obs.get_mut(&(i, id.clone())) else {
+            let Some(o) = obs.get_mut(&TestKey {
+                runner: RunnerId(i),
+                id: id.clone(),
+            }) else {
                 continue;
             };
             // The test's own file first, then every file the compiler complained about.
@@ -139,12 +146,12 @@ impl Ctx<'_> {
                     // item map walks the crate's module tree).
                     let map = parsed
                         .entry(rel.clone())
-                        .or_insert_with(|| adapter.item_map(&ctx, &rel))
+                        .or_insert_with(|| adapter.items().item_map(&ctx, &rel))
                         .clone();
                     Some((f, map))
                 })
                 .collect();
-            let item = adapter.test_item(&id);
+            let item = adapter.items().test_item(&id);
             o.attribution = Some(attribute_in(item.as_deref(), &maps, &o.diagnostics));
         }
         Ok(())

@@ -70,13 +70,13 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::acceptance::{Criterion, RunnerConfig, RunnerKind};
+use crate::acceptance::Criterion;
 
 // What the floor's execution uses (the default feature `claim-check`, see the crate's doc); the
 // phases' files read these names through `use super::*`.
 #[cfg(feature = "claim-check")]
 use {
-    crate::acceptance::{tag_matches, AcceptanceSet},
+    crate::acceptance::{tag_matches, AcceptanceSet, RunnerConfig},
     crate::clock::Clock,
     crate::error::{Error, InputError},
     crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA},
@@ -84,16 +84,17 @@ use {
     crate::git::{Change, CommitId, Git, Worktree},
     crate::verdict::FloorResult,
     attribute::{attribute_in, Attribution},
-    bind::{Binding, BoundTest},
+    bind::{Binding, BoundTest, TestKey},
     decide::*,
-    plan::{detect_harness, Listed, Needs, Plan},
+    plan::{detect_harness, Listing, Needs, Plan},
     record::{code, excerpt, row_side},
     rule::{Decision, Finding, SideState},
-    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner},
+    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner, RunnerId},
     std::collections::BTreeMap,
     std::ffi::OsString,
     std::path::{Path, PathBuf},
     std::process::Command,
+    std::sync::Arc,
     std::time::Duration,
     workspace::*,
 };
@@ -131,6 +132,9 @@ pub struct FloorInput<'a> {
     /// The sandbox every command of the floor starts in, and the paths hidden from all of them
     /// (book: security.md, "The sandbox").
     pub confinement: &'a crate::sandbox::Confinement,
+    /// The runners the floor knows ([`runners::registry::Registry::builtin`], or more in a test):
+    /// each of `runners` is made from its kind's entry.
+    pub registry: &'a runners::registry::Registry,
 }
 
 /// How shards split the entries (`--shard-by`).
@@ -154,7 +158,7 @@ pub struct Share {
 impl Share {
     /// The positions of this shard's entries, given each criterion's runners (in acceptance
     /// order; empty: bound to no runner) and whether the pass-to-pass guard follows them.
-    pub fn positions(&self, runners: &[Option<usize>], guard: bool) -> BTreeSet<usize> {
+    pub fn positions(&self, runners: &[Option<runners::RunnerId>], guard: bool) -> BTreeSet<usize> {
         let total = runners.len() + usize::from(guard);
         (0..total)
             .filter(|&pos| {
@@ -164,7 +168,7 @@ impl Share {
                         .get(pos)
                         .copied()
                         .flatten()
-                        .map_or(0, |r| r % self.n),
+                        .map_or(0, |r| r.0 % self.n),
                 };
                 slot == self.k - 1
             })
@@ -247,7 +251,7 @@ pub struct FloorReport {
 #[cfg(feature = "claim-check")]
 struct Ctx<'a> {
     input: &'a FloorInput<'a>,
-    adapters: Vec<Box<dyn Runner>>,
+    adapters: Vec<Arc<dyn Runner>>,
     store: &'a mut EvidenceStore,
     norm: Normalizer,
     runtime: Vec<RuntimeRow>,
@@ -268,7 +272,7 @@ struct Ctx<'a> {
     /// How many records the store held before the floor began.
     records_before: usize,
     /// Changed files that are test code as a whole at head although no runner's path rule says
-    /// so ([`Runner::test_files_among`]): laid over base whole, never spliced.
+    /// so ([`runners::TestItems::test_files_among`]): laid over base whole, never spliced.
     test_modules: BTreeSet<String>,
     /// How base used the base cache, so far.
     cache_use: Option<BaseCacheUse>,
@@ -285,7 +289,7 @@ struct Ctx<'a> {
     /// Files a command wrote that decide how later commands at its side run, in order.
     planted: Vec<(Side, planted::Planted)>,
     /// The (side, runner) pairs whose dependencies were fetched ([`Ctx::fetch_dependencies`]).
-    fetched: BTreeSet<(usize, usize)>,
+    fetched: BTreeSet<(usize, RunnerId)>,
     /// The repository's and the person's git configuration, as reports name each
     /// ([`Ctx::git_configuration`]), watched like a harness file.
     git_files: Vec<(String, PathBuf)>,
@@ -313,13 +317,6 @@ fn under_root<'p>(root: &str, path: &'p str) -> Option<&'p str> {
     } else {
         path.strip_prefix(root).and_then(|r| r.strip_prefix('/'))
     }
-}
-
-/// Whether a runner builds with cargo (cargo and nextest): those get `CARGO_TARGET_DIR` and a
-/// seeded target dir.
-#[cfg(feature = "claim-check")]
-fn uses_cargo(kind: RunnerKind) -> bool {
-    matches!(kind, RunnerKind::Cargo | RunnerKind::Nextest)
 }
 
 /// While alive, the floor reaps after each command (see [`process::become_subreaper`]); when
@@ -385,7 +382,8 @@ pub fn run_ordered(
     interrupted()?;
 
     // 2. bind, and what each runner runs.
-    let plan = Plan::new(input, &listed.tests, needs.guarding)?;
+    let tests: Vec<&[runners::TestCase]> = listed.iter().map(|l| l.tests.as_slice()).collect();
+    let plan = Plan::new(input, &tests, needs.guarding)?;
 
     // 3. head runs of the bound (and guarded) tests.
     let mut head_obs = BTreeMap::new();
@@ -418,7 +416,7 @@ pub fn run_ordered(
             .adapters
             .iter()
             .zip(&plan.wanted)
-            .any(|(a, w)| uses_cargo(a.kind()) && !w.is_empty());
+            .any(|(a, w)| a.cargo_target() && !w.is_empty());
         if rust_at_base {
             cx.seed_base_target(wt)?;
         }
@@ -502,10 +500,10 @@ fn first_line(s: &str) -> String {
 #[cfg(feature = "claim-check")]
 impl<'a> Ctx<'a> {
     fn new(input: &'a FloorInput<'a>, store: &'a mut EvidenceStore) -> Ctx<'a> {
-        let adapters: Vec<Box<dyn Runner>> = input
+        let adapters: Vec<Arc<dyn Runner>> = input
             .runners
             .iter()
-            .filter_map(|r| runners::adapter(r.clone()))
+            .filter_map(|r| input.registry.make(r.clone()))
             .collect();
         let norm = Normalizer::new(&[
             (input.temp_root.join("head"), "$WORKTREE"),
@@ -638,31 +636,6 @@ pub fn is_output_path(p: &str) -> bool {
         || p.starts_with(".shipmoor/cache/")
         || p == ".shipmoor/verify.md"
         || (p.starts_with(".shipmoor/claim-check.") && p.ends_with(".json"))
-}
-
-/// A command a person can paste to run one test the way the floor did.
-pub fn reproduce(config: &RunnerConfig, id: &str) -> String {
-    let cd = if config.root == "." {
-        String::new()
-    } else {
-        format!("cd {} && ", config.root)
-    };
-    let (binary, name) = id.split_once(' ').unwrap_or(("", id));
-    match config.kind {
-        RunnerKind::Pytest => format!("{cd}pytest {id}"),
-        RunnerKind::Nextest => {
-            format!("{cd}cargo nextest run -E 'binary_id({binary}) & test(={name})'")
-        }
-        RunnerKind::Cargo => {
-            let target = match binary.split_once("::") {
-                Some((_, t)) if t.starts_with("bin/") => format!("--bin {}", &t[4..]),
-                Some((_, t)) => format!("--test {t}"),
-                None => "--lib".to_string(),
-            };
-            format!("{cd}cargo test {target} -- --exact {name}")
-        }
-        other => format!("{cd}{} {id}", other.as_str()),
-    }
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ impl Ctx<'_> {
     }
 
     /// The changed files each runner takes for test code as a whole at head beyond its path
-    /// rule ([`Runner::test_files_among`]), relative to the repository. Read before any of the
+    /// rule ([`runners::TestItems::test_files_among`]), relative to the repository. Read before any of the
     /// change's code runs in the head worktree, so what it decides is what head commits.
     pub(super) fn test_modules_at_head(
         &mut self,
@@ -121,7 +121,7 @@ impl Ctx<'_> {
                 env: self.side_env(Side::Head),
                 jail: self.jail(Side::Head, None),
             };
-            for f in self.adapters[i].test_files_among(&ctx, &rel) {
+            for f in self.adapters[i].items().test_files_among(&ctx, &rel) {
                 out.insert(if root == "." || root.is_empty() {
                     f
                 } else {
@@ -134,7 +134,7 @@ impl Ctx<'_> {
 
     /// The source files of the change whose test items (only) are laid over base, with base's
     /// text and head's test items spliced in (book: floor/base-overlay.md): changed files that a runner keeps
-    /// tests beside the code in ([`Runner::may_splice`], Rust's `#[cfg(test)]` modules). Such a
+    /// tests beside the code in ([`runners::TestItems::may_splice`], Rust's `#[cfg(test)]` modules). Such a
     /// file is never laid over whole, even when its path carries a tag: it holds the fix too.
     /// A file new at head is not spliced: base's code does not include it, so its tests cannot
     /// exist there and read as not observed. A file that does not parse is left as base has it,
@@ -153,7 +153,7 @@ impl Ctx<'_> {
                     .filter(|r| {
                         !a.is_test_file(r)
                             && !self.test_modules.contains(&ch.path)
-                            && a.may_splice(r)
+                            && a.items().may_splice(r)
                     })
                     .map(|r| (a, r.to_string()))
             });
@@ -175,7 +175,7 @@ impl Ctx<'_> {
             else {
                 continue;
             };
-            match adapter.splice_test_items(&rel, &base, &head) {
+            match adapter.items().splice_test_items(&rel, &base, &head) {
                 None => {}
                 Some(Ok(spliced)) if spliced == base => {}
                 Some(Ok(spliced)) => out.push((ch.path.clone(), spliced)),

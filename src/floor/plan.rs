@@ -5,75 +5,18 @@
 //! file groups).
 
 use super::*;
+use crate::floor::runners::registry::Registry;
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.
 pub fn detect_runners(git: &Git, head: &CommitId) -> Result<Vec<RunnerConfig>, Error> {
     let files: Vec<String> = git.files(head.as_str(), None)?;
-    let has = |name: &str| files.iter().any(|f| f == name);
-    let mut found = Vec::new();
-    let cfg = |kind, root: &str| RunnerConfig {
-        kind,
-        root: root.to_string(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 0,
-        env_pass: Vec::new(),
+    let read = |f: &str| -> Result<String, Error> {
+        Ok(git
+            .show(head, f)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default())
     };
-    if has("Cargo.toml") {
-        found.push(cfg(RunnerKind::Cargo, "."));
-    }
-    let python_marker = [
-        "pytest.ini",
-        "conftest.py",
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "tox.ini",
-    ]
-    .iter()
-    .any(|f| has(f));
-    let python_tests = files.iter().any(|f| {
-        let base = f.rsplit('/').next().unwrap_or(f);
-        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
-    });
-    if python_marker || python_tests {
-        found.push(cfg(RunnerKind::Pytest, "."));
-    }
-    let skip = |f: &str| {
-        f.split('/')
-            .any(|c| matches!(c, "node_modules" | "vendor" | "testdata" | ".git"))
-    };
-    // Every Go module and every JavaScript package with vitest or jest is a runner of its own,
-    // rooted where its go.mod or package.json is.
-    for f in files.iter().filter(|f| !skip(f)) {
-        let (dir, name) = match f.rsplit_once('/') {
-            Some((d, n)) => (d, n),
-            None => (".", f.as_str()),
-        };
-        match name {
-            "go.mod" => found.push(cfg(RunnerKind::Go, dir)),
-            "package.json" => {
-                let text = git
-                    .show(head, f)?
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
-                let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-                let uses = |tool: &str| {
-                    ["dependencies", "devDependencies"]
-                        .iter()
-                        .any(|k| v[k].get(tool).is_some())
-                };
-                if uses("vitest") {
-                    found.push(cfg(RunnerKind::Vitest, dir));
-                } else if uses("jest") {
-                    found.push(cfg(RunnerKind::Jest, dir));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(found)
+    Registry::builtin().detect(&files, &read)
 }
 
 /// Checks every runner's tools, and what the worktrees take from the checkout (`checkout`),
@@ -85,9 +28,10 @@ pub fn check_tools(
     confinement: &crate::sandbox::Confinement,
 ) -> Result<(), Error> {
     let probe = runners::Probe::new(confinement);
+    let registry = Registry::builtin();
     let mut errors = Vec::new();
     for r in runners {
-        match runners::adapter(r.clone()) {
+        match registry.make(r.clone()) {
             Some(a) => {
                 if let Err(e) = a
                     .check_tool(&probe)
@@ -102,7 +46,7 @@ pub fn check_tools(
                     r.kind.as_str()
                 ))
                 .at(display_path, r.line, 1)
-                .help("use one of: cargo, nextest, pytest, go, vitest, jest, junit-command"),
+                .help(format!("use one of: {}", registry.names().join(", "))),
             ),
         }
     }
@@ -126,12 +70,12 @@ pub(super) fn detect_harness(
     let allow = gb
         .build()
         .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
+    let registry = input.registry;
     let scripts: Vec<String> = input
         .runners
         .iter()
-        .filter(|r| r.kind == RunnerKind::JunitCommand)
         .filter_map(|r| {
-            let script = r.command.as_deref().and_then(bind::command_script)?;
+            let script = registry.make(r.clone())?.harness_script()?;
             Some(if r.root == "." {
                 script
             } else {
@@ -154,6 +98,7 @@ pub(super) fn detect_harness(
         &|p| allow.is_match(p),
         &scripts,
         input.acceptance_path.as_deref(),
+        &registry.harness_rules(),
     );
     // Settings this change edits that base had (worked out with the claim; book:
     // floor/harness.md).
@@ -199,15 +144,53 @@ impl Needs {
     }
 }
 
-/// What head's listing found, per runner (indexed as the runners are).
-pub(super) struct Listed {
-    pub tests: Vec<Vec<runners::TestCase>>,
-    /// The listing's problem, and whether it was a build failure.
-    pub problems: Vec<Option<(String, bool)>>,
-    /// The files head's build errors point into, and whether nothing was listed.
-    pub head_build: Vec<Option<(Vec<String>, bool)>>,
+/// What head's listing of one runner found.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Listing {
+    pub tests: Vec<runners::TestCase>,
+    pub outcome: ListOutcome,
     /// The listing's evidence record.
-    pub evidence: Vec<Option<String>>,
+    pub evidence: Option<String>,
+}
+
+/// How head's listing of one runner went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum ListOutcome {
+    /// Listed, or nothing to list (no tag occurs under the runner's root).
+    #[default]
+    Listed,
+    /// The setup or the listing could not run (a timeout, the runner crashed).
+    Failed(String),
+    /// Head does not build: the problem, the files its errors point into, and whether nothing
+    /// was listed at all (a partial listing still binds what it found).
+    DoesNotBuild {
+        problem: String,
+        files: Vec<String>,
+        nothing_listed: bool,
+    },
+}
+
+impl ListOutcome {
+    /// The listing's problem, and whether it was a build failure.
+    pub fn problem(&self) -> Option<(&str, bool)> {
+        match self {
+            ListOutcome::Listed => None,
+            ListOutcome::Failed(p) => Some((p, false)),
+            ListOutcome::DoesNotBuild { problem, .. } => Some((problem, true)),
+        }
+    }
+
+    /// Head's build failure: the files its errors point into, and whether nothing was listed.
+    pub fn build(&self) -> Option<(&[String], bool)> {
+        match self {
+            ListOutcome::DoesNotBuild {
+                files,
+                nothing_listed,
+                ..
+            } => Some((files, *nothing_listed)),
+            _ => None,
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -234,19 +217,13 @@ impl Ctx<'_> {
         wt: Option<&Worktree>,
         changes: &[Change],
         needs: Needs,
-    ) -> Result<Listed, Error> {
-        let n = self.adapters.len();
-        let mut listed = Listed {
-            tests: vec![Vec::new(); n],
-            problems: vec![None; n],
-            head_build: vec![None; n],
-            evidence: vec![None; n],
-        };
+    ) -> Result<Vec<Listing>, Error> {
+        let mut listed = vec![Listing::default(); self.adapters.len()];
         let Some(wt) = wt.filter(|_| needs.tests) else {
             return Ok(listed);
         };
         self.test_modules = self.test_modules_at_head(wt, changes)?;
-        if self.adapters.iter().any(|a| uses_cargo(a.kind())) {
+        if self.adapters.iter().any(|a| a.cargo_target()) {
             self.seed_head_target(wt)?;
         }
         let input = self.input;
@@ -262,7 +239,7 @@ impl Ctx<'_> {
                 continue;
             };
             if let Some(p) = self.setup(i, wt, Side::Head, None)? {
-                listed.problems[i] = Some((p, false));
+                listed[i].outcome = ListOutcome::Failed(p);
                 continue;
             }
             (input.progress)(&format!(
@@ -274,7 +251,7 @@ impl Ctx<'_> {
             let watch = self.step_watch(
                 Side::Head,
                 format!("{} to list the tests", self.adapters[i].kind().as_str()),
-                progress::Source::None,
+                progress::Source::default(),
                 &[],
             );
             self.watch_from(Side::Head, wt);
@@ -282,19 +259,19 @@ impl Ctx<'_> {
             let kind = self.adapters[i].kind().as_str();
             self.watch_after(Side::Head, wt, &format!("the {kind} listing"), false);
             let ev = self.record_listing(i, Side::Head, &report)?;
-            listed.evidence[i] = Some(ev);
+            listed[i].evidence = Some(ev);
             if let Some(bf) = &report.build_failure {
                 // A partial listing (pytest collects what imports) still binds what it found;
                 // the files that failed are kept to judge the criteria they carry.
-                listed.problems[i] = Some((
-                    format!("head does not build: {}", first_line(&bf.excerpt)),
-                    true,
-                ));
-                listed.head_build[i] = Some((bf.diagnostic_files.clone(), report.tests.is_empty()));
+                listed[i].outcome = ListOutcome::DoesNotBuild {
+                    problem: format!("head does not build: {}", first_line(&bf.excerpt)),
+                    files: bf.diagnostic_files.clone(),
+                    nothing_listed: report.tests.is_empty(),
+                };
             } else if let Some(p) = &report.problem {
-                listed.problems[i] = Some((p.clone(), false));
+                listed[i].outcome = ListOutcome::Failed(p.clone());
             }
-            listed.tests[i] = report.tests;
+            listed[i].tests = report.tests;
         }
         Ok(listed)
     }
@@ -384,7 +361,7 @@ impl Plan {
     /// what each runner runs.
     pub(super) fn new(
         input: &FloorInput<'_>,
-        listings: &[Vec<runners::TestCase>],
+        listings: &[&[runners::TestCase]],
         guarding: bool,
     ) -> Result<Plan, Error> {
         let criteria = &input.acceptance.criteria;
@@ -410,22 +387,22 @@ impl Plan {
             plan.guarded.clear();
         }
         for t in plan.bindings.iter().flat_map(|b| b.tests()) {
-            plan.bound[t.runner].insert(t.id.clone(), t.file.clone());
+            plan.bound[t.runner.0].insert(t.id.clone(), t.file.clone());
         }
         let mut wanted = vec![BTreeSet::new(); listings.len()];
         for t in plan.mine().flat_map(|b| b.tests()).chain(&plan.guarded) {
-            wanted[t.runner].insert(t.id.clone());
+            wanted[t.runner.0].insert(t.id.clone());
         }
         // A shard runs the whole of every file group it has a test in: the bound tests of one
         // file run in one invocation, and the same invocation in every shard that needs it (and
         // in the single run) gives the same evidence, where a part of the group would give
         // other evidence.
         if input.shard.is_some() {
-            let mut files: BTreeSet<(usize, String)> = BTreeSet::new();
+            let mut files: BTreeSet<(RunnerId, String)> = BTreeSet::new();
             for (i, ids) in wanted.iter().enumerate() {
                 for id in ids {
                     if let Some(Some(file)) = plan.bound[i].get(id) {
-                        files.insert((i, file.clone()));
+                        files.insert((RunnerId(i), file.clone()));
                     }
                 }
             }
@@ -434,7 +411,7 @@ impl Plan {
                     .as_ref()
                     .is_some_and(|f| files.contains(&(t.runner, f.clone())))
                 {
-                    wanted[t.runner].insert(t.id.clone());
+                    wanted[t.runner.0].insert(t.id.clone());
                 }
             }
         }
@@ -473,14 +450,14 @@ impl Plan {
         self.mine()
             .flat_map(|b| b.tests())
             .chain(&self.guarded)
-            .filter(|t| t.runner == i)
+            .filter(|t| t.runner == RunnerId(i))
             .filter_map(|t| Some((t.id.clone(), t.file.clone()?)))
             .collect()
     }
 }
 
 /// The runner each binding's tests are in (the first, when several), `None` for no test.
-fn binding_runners(bindings: &[Binding]) -> Vec<Option<usize>> {
+fn binding_runners(bindings: &[Binding]) -> Vec<Option<RunnerId>> {
     bindings
         .iter()
         .map(|b| b.tests().iter().map(|t| t.runner).min())

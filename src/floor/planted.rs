@@ -31,6 +31,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::runners::registry::{written, REGISTRY};
+
 /// What can be told apart about a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
@@ -300,29 +302,7 @@ fn source_kind(name: &str) -> Option<&'static str> {
 /// JavaScript toolchain reads before or while it runs a test. Lock files are no such file
 /// (builds rewrite them).
 pub(super) fn harness_kind(rel: &str) -> Option<&'static str> {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    let dir = rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-    let under = |d: &str| dir == d || dir.ends_with(&format!("/{d}"));
-    Some(match name {
-        "conftest.py" => "pytest conftest",
-        "pytest.ini" | ".pytest.ini" | "pytest.toml" | ".pytest.toml" | "tox.ini" | "setup.cfg"
-        | "pyproject.toml" => "pytest configuration",
-        "pytest.py" => "a module named pytest",
-        "sitecustomize.py" | "usercustomize.py" => "Python start-up hook",
-        _ if name.ends_with(".pth") => "Python path hook",
-        "Cargo.toml" => "cargo manifest",
-        "build.rs" => "cargo build script",
-        "config" | "config.toml" if under(".cargo") => "cargo configuration",
-        "nextest.toml" if under(".config") => "nextest configuration",
-        "rust-toolchain" | "rust-toolchain.toml" => "Rust toolchain file",
-        "go.mod" | "go.work" => "Go module file",
-        _ if name.ends_with(".go") => "Go source",
-        "package.json" => "package.json",
-        ".npmrc" | ".yarnrc" | ".yarnrc.yml" | ".pnpmfile.cjs" => "package manager configuration",
-        _ if super::harness::is_js_config(name) => "test runner configuration",
-        _ if name.starts_with("tsconfig") && name.ends_with(".json") => "TypeScript configuration",
-        _ => return None,
-    })
+    written(REGISTRY, rel)
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! Out: lines for a [`Live`] sink (stderr, `claim-check: ` before each; nothing with `--quiet`).
 //!
 //! Steps, for one step (a setup, a listing, or one run of some bound tests):
-//! 1. the runner's streamed results are read as they arrive ([`Source`]): pytest's from the
+//! 1. the runner's streamed results are read as they arrive (the [`Source`] each runner gives,
+//!    [`crate::floor::runners::Runner::progress`]): pytest's from the
 //!    floor's own plugin, which appends a JSON line per test to a file in the scratch dir (so
 //!    pytest's argv and output, which the evidence records, stay as they were); cargo test's
 //!    `test NAME ... ok` lines (the floor runs one test at a time, so the time since the
@@ -28,9 +29,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::runners::{Outcome, RunCtx};
 use super::Side;
-use crate::acceptance::RunnerKind;
+use crate::format::floor::Outcome;
 use crate::process::{Stream, Watch};
 use crate::text::one_line;
 
@@ -157,119 +157,22 @@ pub fn heartbeat_line(
     format!("{label}: still running {what} ({detail})")
 }
 
-/// How a runner's output tells which tests finished.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// The floor's pytest plugin's JSON lines, in this file.
-    PytestFile(PathBuf),
-    /// libtest's `test NAME ... ok` lines on stdout.
-    Libtest,
-    /// `go test -json` events on stdout.
-    GoJson,
-    /// nextest's status lines on stderr.
-    Nextest,
-    /// Nothing streams: lines come from the parsed outcomes when the step ends.
-    None,
-}
+/// Reads one streamed line into a finished test, when it says one finished.
+pub type LineParser = fn(&str) -> Option<Finished>;
 
-impl Source {
-    /// What a runner's test run streams, in `ctx`.
-    pub fn of(kind: RunnerKind, ctx: &RunCtx) -> Source {
-        match kind {
-            RunnerKind::Pytest => Source::PytestFile(super::runners::pytest::progress_path(ctx)),
-            RunnerKind::Cargo => Source::Libtest,
-            RunnerKind::Go => Source::GoJson,
-            RunnerKind::Nextest => Source::Nextest,
-            // jest prints a file's tests when the whole file is done (the floor runs one file
-            // at a time), and vitest's JSON reporter writes only at the end.
-            RunnerKind::Vitest | RunnerKind::Jest | RunnerKind::JunitCommand => Source::None,
-        }
-    }
-}
-
-/// A line of the pytest plugin: `{"nodeid": …, "outcome": "passed", "duration": 0.01}`.
-pub fn parse_pytest(line: &str) -> Option<Finished> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    let outcome = match v.get("outcome")?.as_str()? {
-        "passed" => Shown::Pass,
-        "failed" => Shown::Fail,
-        "skipped" => Shown::Skip,
-        _ => return None,
-    };
-    Some(Finished {
-        name: v.get("nodeid")?.as_str()?.to_string(),
-        outcome,
-        seconds: v.get("duration").and_then(serde_json::Value::as_f64),
-    })
-}
-
-/// libtest's `test tests::a ... ok` (`FAILED`, `ignored`, `ignored, reason`); the time is the
-/// caller's to add.
-pub fn parse_libtest(line: &str) -> Option<Finished> {
-    let rest = line.trim_end().strip_prefix("test ")?;
-    let (name, result) = rest.rsplit_once(" ... ")?;
-    let outcome = match result {
-        "ok" => Shown::Pass,
-        "FAILED" => Shown::Fail,
-        r if r == "ignored" || r.starts_with("ignored, ") => Shown::Skip,
-        _ => return None,
-    };
-    Some(Finished {
-        name: name.to_string(),
-        outcome,
-        seconds: None,
-    })
-}
-
-/// A `go test -json` event that ends a test: `pass`, `fail` or `skip` with a `Test`, named
-/// `<package> <test>` as the go adapter's ids are.
-pub fn parse_go_json(line: &str) -> Option<Finished> {
-    let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
-    let outcome = match v.get("Action")?.as_str()? {
-        "pass" => Shown::Pass,
-        "fail" => Shown::Fail,
-        "skip" => Shown::Skip,
-        _ => return None,
-    };
-    let test = v.get("Test")?.as_str()?;
-    let package = v.get("Package")?.as_str()?;
-    Some(Finished {
-        name: format!("{package} {test}"),
-        outcome,
-        seconds: v.get("Elapsed").and_then(serde_json::Value::as_f64),
-    })
-}
-
-/// nextest's `        PASS [   0.004s] fx-crate::t unit_ok` (newer versions put a `(1/3)`
-/// counter before the binary id); every status but `PASS` and `SKIP` is a failure.
-pub fn parse_nextest(line: &str) -> Option<Finished> {
-    let line = line.trim();
-    let (status, rest) = line.split_once(" [")?;
-    let (time, rest) = rest.split_once("s] ")?;
-    let seconds: f64 = time.trim().parse().ok()?;
-    let status = status.trim();
-    let outcome = match status {
-        "PASS" => Shown::Pass,
-        "SKIP" => Shown::Skip,
-        s if !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ') =>
-        {
-            Shown::Fail
-        }
-        _ => return None,
-    };
-    let rest = rest.trim_start();
-    let rest = match rest.strip_prefix('(') {
-        Some(counted) => counted.split_once(") ")?.1,
-        None => rest,
-    };
-    let (binary, test) = rest.trim().split_once(' ')?;
-    Some(Finished {
-        name: format!("{binary} {}", test.trim()),
-        outcome,
-        seconds: Some(seconds),
-    })
+/// How a runner's output tells which tests finished: a parser of the lines it prints, or of
+/// the lines it appends to a file; the default streams nothing (lines come from the parsed
+/// outcomes when the step ends).
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    /// Reads one line the run printed on the given stream.
+    pub line: Option<fn(Stream, &str) -> Option<Finished>>,
+    /// A file the run appends a line per finished test to, and the reader of its lines.
+    pub file: Option<(PathBuf, LineParser)>,
+    /// The streamed names lack the id's first part (libtest's test name without the binary
+    /// id): a name stands for the one requested id that ends with ` NAME`, and a test's time
+    /// is the time since the line before.
+    pub bare_names: bool,
 }
 
 /// Bytes kept of a line still without its end, and read of the pytest plugin's file: a test
@@ -356,7 +259,7 @@ impl StepWatch {
         if self.ids.iter().any(|id| id == name) {
             return Some(name.to_string());
         }
-        if self.source != Source::Libtest {
+        if !self.source.bare_names {
             return None;
         }
         let suffix = format!(" {name}");
@@ -369,9 +272,10 @@ impl StepWatch {
 
     fn finished(&mut self, f: Finished) {
         let now = Instant::now();
-        let seconds = match self.source {
-            Source::Libtest => Some(now.duration_since(self.last_event).as_secs_f64()),
-            _ => f.seconds,
+        let seconds = if self.source.bare_names {
+            Some(now.duration_since(self.last_event).as_secs_f64())
+        } else {
+            f.seconds
         };
         self.last_event = now;
         let Some(id) = self.requested(&f.name) else {
@@ -388,20 +292,14 @@ impl StepWatch {
 
     fn line(&mut self, stream: Stream, line: &[u8]) {
         let text = String::from_utf8_lossy(line);
-        let parsed = match (&self.source, stream) {
-            (Source::Libtest, Stream::Stdout) => parse_libtest(&text),
-            (Source::GoJson, Stream::Stdout) => parse_go_json(&text),
-            (Source::Nextest, Stream::Stderr) => parse_nextest(&text),
-            _ => None,
-        };
-        if let Some(f) = parsed {
+        if let Some(f) = self.source.line.and_then(|parse| parse(stream, &text)) {
             self.finished(f);
         }
     }
 
     /// Reads what the pytest plugin appended since the last poll.
     fn poll_file(&mut self) {
-        let Source::PytestFile(path) = &self.source else {
+        let Some((path, parse)) = self.source.file.clone() else {
             return;
         };
         if self.file_polled.is_some_and(|t| t.elapsed() < FILE_POLL) || self.file_read >= FILE_LIMIT
@@ -409,7 +307,7 @@ impl StepWatch {
             return;
         }
         self.file_polled = Some(Instant::now());
-        let Ok(mut file) = std::fs::File::open(path) else {
+        let Ok(mut file) = std::fs::File::open(&path) else {
             return;
         };
         let mut bytes = Vec::new();
@@ -427,7 +325,7 @@ impl StepWatch {
         };
         self.file_read += end as u64 + 1;
         for line in bytes[..end].split(|b| *b == b'\n') {
-            if let Some(f) = parse_pytest(&String::from_utf8_lossy(line)) {
+            if let Some(f) = parse(&String::from_utf8_lossy(line)) {
                 self.finished(f);
             }
         }

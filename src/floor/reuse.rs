@@ -120,7 +120,7 @@ impl Ctx<'_> {
     pub(super) fn reuse_base(
         &mut self,
         key: &KeyInputs,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> bool {
         let Some(cache) = self.input.base_cache else {
             return false;
@@ -218,7 +218,7 @@ impl Ctx<'_> {
         &mut self,
         entry: &Entry,
         items: Vec<(String, Vec<u8>)>,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<usize, String> {
         let by_name: BTreeMap<String, Vec<u8>> = items.into_iter().collect();
         let record = |p: &str| -> Result<Record, String> {
@@ -285,7 +285,10 @@ impl Ctx<'_> {
         }
         for o in &entry.observed {
             obs.insert(
-                (o.runner, o.id.clone()),
+                TestKey {
+                    runner: RunnerId(o.runner),
+                    id: o.id.clone(),
+                },
                 Observed {
                     outcomes: o.outcomes.clone(),
                     evidence: o.evidence.clone(),
@@ -309,7 +312,7 @@ impl Ctx<'_> {
     pub(super) fn offer_base(
         &mut self,
         key: KeyInputs,
-        obs: &BTreeMap<(usize, String), Observed>,
+        obs: &BTreeMap<TestKey, Observed>,
         first_record: usize,
         first_rewritten: usize,
     ) -> Result<(), Error> {
@@ -352,9 +355,9 @@ impl Ctx<'_> {
         }
         let observed: Vec<CachedObservation> = obs
             .iter()
-            .map(|((runner, id), o)| CachedObservation {
-                runner: *runner,
-                id: id.clone(),
+            .map(|(k, o)| CachedObservation {
+                runner: k.runner.0,
+                id: k.id.clone(),
                 outcomes: o.outcomes.clone(),
                 evidence: o.evidence.clone(),
                 problem: o.problem.clone(),
@@ -457,17 +460,7 @@ impl Ctx<'_> {
     /// `rust-toolchain.toml` is honoured); a command that fails is keyed as failing.
     fn toolchain(&self, i: usize, head: &Worktree) -> Vec<String> {
         let adapter = &self.adapters[i];
-        let probes: &[&[&str]] = match adapter.kind() {
-            RunnerKind::Cargo => &[&["rustc", "-vV"], &["cargo", "-V"]],
-            RunnerKind::Nextest => &[
-                &["rustc", "-vV"],
-                &["cargo", "-V"],
-                &["cargo", "nextest", "--version"],
-            ],
-            RunnerKind::Go => &[&["go", "version"]],
-            RunnerKind::Jest | RunnerKind::Vitest => &[&["node", "--version"]],
-            _ => &[],
-        };
+        let probes = adapter.version_probes();
         let root = &adapter.config().root;
         let dir = if root == "." {
             head.path().to_path_buf()
@@ -564,8 +557,8 @@ fn environment(pass: &[String], env: &crate::sandbox::env::EnvPolicy) -> Vec<Var
 /// Why base's observations are not kept, when they are not: a flake (mixed outcomes), a test
 /// base could not observe for a reason of the machine's (its setup, a timeout, the runner), a
 /// build failure not attributed.
-fn not_to_keep(obs: &BTreeMap<(usize, String), Observed>) -> Option<String> {
-    for ((_, id), o) in obs {
+fn not_to_keep(obs: &BTreeMap<TestKey, Observed>) -> Option<String> {
+    for (TestKey { id, .. }, o) in obs {
         if let Some(why) = &o.tainted {
             return Some(format!("{id} ran after {why}"));
         }
@@ -594,7 +587,7 @@ fn not_to_keep(obs: &BTreeMap<(usize, String), Observed>) -> Option<String> {
 }
 
 /// What base's runs gave, for the row of a later hit (`2 failed, 1 passed`).
-fn summary(obs: &BTreeMap<(usize, String), Observed>) -> String {
+fn summary(obs: &BTreeMap<TestKey, Observed>) -> String {
     let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
     for o in obs.values() {
         if let Some(last) = o.outcomes.last() {

@@ -11,7 +11,7 @@ impl Ctx<'_> {
     fn cargo_dir(&self, root: &std::path::Path) -> PathBuf {
         self.adapters
             .iter()
-            .find(|a| uses_cargo(a.kind()))
+            .find(|a| a.cargo_target())
             .map(|a| {
                 let r = &a.config().root;
                 if r == "." {
@@ -102,7 +102,7 @@ impl Ctx<'_> {
         let watch = self.step_watch(
             side,
             "the seeding of the target dir".into(),
-            progress::Source::None,
+            progress::Source::default(),
             &[],
         );
         progress::step(watch.as_ref(), || {

@@ -20,7 +20,7 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
         plan: &Plan,
         changes: &[Change],
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let runs = plan.runs;
         for (i, wanted) in plan.wanted.iter().enumerate() {
@@ -37,7 +37,10 @@ impl Ctx<'_> {
                 if let Some(p) = self.setup(i, wt, side, overlay)? {
                     for id in &ids {
                         obs.insert(
-                            (i, id.clone()),
+                            TestKey {
+                                runner: RunnerId(i),
+                                id: id.clone(),
+                            },
                             Observed {
                                 problem: Some(p.clone()),
                                 ..Default::default()
@@ -239,21 +242,23 @@ impl Ctx<'_> {
         } else {
             wt.path().join(root)
         };
-        let kind = self.adapters[i].kind();
-        if kind == RunnerKind::Go {
-            self.seed_go_cache(side);
+        let adapter = self.adapters[i].clone();
+        let kind = adapter.kind();
+        if let Some(cache) = adapter.build_cache() {
+            self.seed_build_cache(side, &cache);
         }
         self.fetch_dependencies(i, side, wt);
         let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
         // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
-        let cargo = uses_cargo(kind);
+        let cargo = adapter.cargo_target();
         let mut env: Vec<(OsString, OsString)> = self
             .side_env(side)
             .into_iter()
             .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
             .chain(self.passed_env(Some(i)))
             .collect();
-        if let Some(path) = confine::runner_path(kind, &dir, wt.path(), &self.home(side)) {
+        let first = adapter.path_dirs(&dir, wt.path());
+        if let Some(path) = confine::runner_path(first, &self.home(side)) {
             env.push(("PATH".into(), path));
         }
         let jail = self.jail(side, Some(&scratch));
@@ -307,10 +312,9 @@ impl Ctx<'_> {
             .collect()
     }
 
-    /// A fresh worktree has the code but not what the workflow installed into the checkout.
-    /// With no `setup`, a JavaScript runner reuses the checkout's `node_modules` (a link) when
-    /// the lockfile at this commit is the same as the checkout's, and says so in the report.
-    fn reuse_node_modules(&mut self, i: usize, wt: &Worktree, side: Side) {
+    /// What a side without a `setup` takes from the checkout ([`Runner::without_setup`]),
+    /// said in the progress and in a runtime row.
+    fn prepare_without_setup(&mut self, i: usize, wt: &Worktree, side: Side) {
         let root = self.adapters[i].config().root.clone();
         let rel = |base: &std::path::Path| {
             if root == "." {
@@ -320,39 +324,16 @@ impl Ctx<'_> {
             }
         };
         let (dir, checkout) = (rel(wt.path()), rel(self.input.git.root()));
-        if dir.join("node_modules").exists() || !checkout.join("node_modules").is_dir() {
+        let Some(prepared) = self.adapters[i].without_setup(&dir, &checkout) else {
             return;
-        }
-        const LOCKFILES: [&str; 5] = [
-            "package-lock.json",
-            "npm-shrinkwrap.json",
-            "yarn.lock",
-            "pnpm-lock.yaml",
-            "bun.lockb",
-        ];
-        let same = LOCKFILES.iter().find_map(|name| {
-            let ours = std::fs::read(dir.join(name)).ok()?;
-            let theirs = std::fs::read(checkout.join(name)).ok()?;
-            Some((name, ours == theirs))
-        });
-        let result = match same {
-            Some((name, true)) => {
-                match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
-                    Ok(()) => {
-                        self.reused.push(crate::sandbox::canonical(&checkout.join("node_modules")));
-                        format!("reused the checkout's node_modules: {name} is the same at this commit")
-                    }
-                    Err(e) => format!("could not link the checkout's node_modules: {e}"),
-                }
-            }
-            Some((name, false)) => format!("not reusing the checkout's node_modules: {name} differs at this commit; set `setup:` (for example `npm ci`)"),
-            None => "not reusing the checkout's node_modules: no lockfile to compare; set `setup:` (for example `npm ci`)".to_string(),
         };
+        self.reused.extend(prepared.reused);
+        let result = prepared.result;
         (self.input.progress)(&format!("{}: {result}", side.as_str()));
         self.runtime.push(RuntimeRow {
             side: row_side(side).into(),
             runner: self.adapters[i].kind().as_str().into(),
-            command: "node_modules".into(),
+            command: prepared.command.into(),
             tests: 0,
             result,
             seconds: 0.0,
@@ -371,12 +352,7 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
     ) -> Result<Option<String>, Error> {
         let Some(setup) = self.adapters[i].config().setup.clone() else {
-            if matches!(
-                self.adapters[i].kind(),
-                RunnerKind::Vitest | RunnerKind::Jest
-            ) {
-                self.reuse_node_modules(i, wt, side);
-            }
+            self.prepare_without_setup(i, wt, side);
             return Ok(None);
         };
         (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
@@ -391,7 +367,7 @@ impl Ctx<'_> {
         let watch = self.step_watch(
             side,
             format!("setup `{setup}`"),
-            progress::Source::None,
+            progress::Source::default(),
             &[],
         );
         let confine = process::Confine::Sandboxed(&ctx.jail);
@@ -474,7 +450,7 @@ impl Ctx<'_> {
         ids: &[String],
         bound: &BTreeMap<String, Option<String>>,
         k: u32,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let (groups, alone, together) = group_by_file(ids, bound);
         // Each invocation is a stage of its own, named as it is ordered here, so that the
@@ -515,11 +491,11 @@ impl Ctx<'_> {
         overlay: Option<&OverlayRef>,
         ids: &[String],
         k: u32,
-        obs: &mut BTreeMap<(usize, String), Observed>,
+        obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
         let kind = self.adapters[i].kind();
-        let source = progress::Source::of(kind, &ctx);
+        let source = self.adapters[i].progress(&ctx);
         let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
         // What an earlier command at this side wrote that decides how this one runs.
         self.watch_from(side, wt);
@@ -537,7 +513,7 @@ impl Ctx<'_> {
         );
         if let Some(w) = &watch {
             let mut w = w.borrow_mut();
-            w.finish(&report.outcomes);
+            w.finish(&report.outcomes());
             self.tally.0 = w.done();
         }
         let commit = self.commit(side);
@@ -552,11 +528,8 @@ impl Ctx<'_> {
             .sum();
         let mut counts: BTreeMap<Outcome, usize> = BTreeMap::new();
         for id in ids {
-            let outcome = report
-                .outcomes
-                .get(id)
-                .copied()
-                .unwrap_or(Outcome::NotObserved);
+            let run = report.tests.get(id);
+            let outcome = run.map_or(Outcome::NotObserved, |t| t.outcome);
             *counts.entry(outcome).or_default() += 1;
             // Cite the invocation that ran this test: the last one whose output names it
             // (earlier ones build or collect; cargo runs one binary per invocation).
@@ -575,7 +548,9 @@ impl Ctx<'_> {
                 .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
                 .unwrap_or_default();
             let exit_code = inv.and_then(|inv| inv.captured.exit_code);
-            let message = report.messages.get(id).map(|m| self.norm.apply_text(m));
+            let message = run
+                .and_then(|t| t.message.as_deref())
+                .map(|m| self.norm.apply_text(m));
             let note = match outcome {
                 Outcome::BuildFail => report
                     .build_failure
@@ -603,7 +578,12 @@ impl Ctx<'_> {
                 results,
                 note,
             }))?;
-            let entry = obs.entry((i, id.clone())).or_default();
+            let entry = obs
+                .entry(TestKey {
+                    runner: RunnerId(i),
+                    id: id.clone(),
+                })
+                .or_default();
             entry.outcomes.push(outcome);
             entry.evidence.push(ptr);
             if entry.tainted.is_none() {
@@ -613,7 +593,7 @@ impl Ctx<'_> {
                 entry.problem = report.problem.clone();
             }
             if outcome == Outcome::BuildFail {
-                entry.build_files = report.build_files.get(id).cloned().or_else(|| {
+                entry.build_files = run.and_then(|t| t.build_files.clone()).or_else(|| {
                     report
                         .build_failure
                         .as_ref()
@@ -629,7 +609,7 @@ impl Ctx<'_> {
                 entry.message = message;
             }
             if outcome == Outcome::Fail && entry.failure_kind.is_none() {
-                entry.failure_kind = report.failure_kinds.get(id).copied();
+                entry.failure_kind = run.and_then(|t| t.failure_kind);
             }
         }
         let result = counts

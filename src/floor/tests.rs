@@ -1,3 +1,4 @@
+use super::runners::RunnerId;
 use super::side::group_by_file;
 use super::{Share, Split};
 use std::collections::BTreeMap;
@@ -5,8 +6,9 @@ use std::collections::BTreeMap;
 #[test]
 fn shards_split_the_entries_round_robin_by_criterion_or_by_runner() {
     let positions = |k, n, split, runners: &[Option<usize>], guard| {
+        let runners: Vec<Option<RunnerId>> = runners.iter().map(|r| r.map(RunnerId)).collect();
         Share { k, n, split }
-            .positions(runners, guard)
+            .positions(&runners, guard)
             .into_iter()
             .collect::<Vec<_>>()
     };

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use common::{ident, require_tool, Repo};
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{adapter, FailureKind, ListScope, Outcome, RunCtx};
+use shipmoor::floor::runners::{FailureKind, ListScope, Outcome, RunCtx};
 
 const CLAMP_BASE: &str =
     "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else { x }\n}\n";
@@ -129,17 +129,18 @@ fn cargo_ctx(dir: &Path, target: &Path, scratch: &Path) -> RunCtx {
     }
 }
 
-fn cargo_runner() -> Box<dyn shipmoor::floor::runners::Runner> {
-    adapter(RunnerConfig {
-        kind: RunnerKind::Cargo,
-        root: ".".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 0,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn cargo_runner() -> std::sync::Arc<dyn shipmoor::floor::runners::Runner> {
+    shipmoor::floor::runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Cargo,
+            root: ".".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 0,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// A proc-macro crate's unit test binary links `libstd` dynamically: started without the
@@ -203,13 +204,18 @@ fn a_proc_macro_crates_unit_tests_list_and_run_with_cargos_environment() {
         &[env_id.clone(), fails_id.clone()],
     );
     assert!(ran.problem.is_none(), "{:?}", ran.problem);
-    assert_eq!(ran.outcomes[&env_id], Outcome::Pass, "{:?}", ran.messages);
-    assert_eq!(ran.outcomes[&fails_id], Outcome::Fail);
     assert_eq!(
-        ran.failure_kinds.get(&fails_id),
+        ran.outcomes()[&env_id],
+        Outcome::Pass,
+        "{:?}",
+        ran.messages()
+    );
+    assert_eq!(ran.outcomes()[&fails_id], Outcome::Fail);
+    assert_eq!(
+        ran.failure_kinds().get(&fails_id),
         Some(&FailureKind::Assertion)
     );
-    assert_eq!(ran.failure_kinds.get(&env_id), None);
+    assert_eq!(ran.failure_kinds().get(&env_id), None);
 }
 
 /// A repository that does not track its `Cargo.lock` (it is in `.gitignore`) and still has a
@@ -340,7 +346,7 @@ fn head_is_seeded_from_the_checkouts_target_and_its_stale_binary_never_answers()
         std::slice::from_ref(&id),
     );
     assert_eq!(
-        stale.outcomes[&id],
+        stale.outcomes()[&id],
         Outcome::Fail,
         "a plain copy no longer reuses the stale binary with this cargo; the seeding is still required"
     );

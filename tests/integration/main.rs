@@ -53,3 +53,4 @@ mod shards;
 mod statement_letter;
 mod tag_scan;
 mod target_seeding;
+mod toy_runner;

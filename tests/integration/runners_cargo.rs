@@ -140,17 +140,18 @@ impl Fixture {
     }
 }
 
-fn adapter(kind: RunnerKind, root: &str) -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind,
-        root: root.to_string(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter(kind: RunnerKind, root: &str) -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind,
+            root: root.to_string(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// cargo-nextest must be installed for these tests (`.ci/run` and `scripts/test.sh` install
@@ -258,7 +259,7 @@ fn check_run(runner: &dyn Runner, fx: &Fixture) {
     let report = runner.run(&fx.ctx("run"), &requested());
     assert!(report.build_failure.is_none());
     assert_eq!(
-        report.outcomes,
+        report.outcomes(),
         expected_outcomes(),
         "problem: {:?}",
         report.problem
@@ -267,7 +268,7 @@ fn check_run(runner: &dyn Runner, fx: &Fixture) {
     assert!(!report.invocations.is_empty());
     // `assert_eq!` failed: an assertion, for the reports' "what kind of failure".
     assert_eq!(
-        report.failure_kinds,
+        report.failure_kinds(),
         BTreeMap::from([("fx-crate::t fails".to_string(), FailureKind::Assertion)])
     );
 }
@@ -287,8 +288,12 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
         "{:?}",
         bf.diagnostics
     );
-    let item = runner.test_item("fx-crate::t passes").expect("a test item");
+    let item = runner
+        .items()
+        .test_item("fx-crate::t passes")
+        .expect("a test item");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/t.rs")
         .expect("an item map");
     let a =
@@ -300,11 +305,11 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
         "fx-crate::t nope".to_string(),
     ];
     let report = runner.run(&fx.ctx("run"), &ids);
-    let bf = report.build_failure.expect("a build failure");
+    let bf = report.build_failure.clone().expect("a build failure");
     assert_eq!(bf.diagnostic_files, vec!["crates/fx/tests/t.rs"]);
     assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
     for id in &ids {
-        assert_eq!(report.outcomes[id], Outcome::BuildFail);
+        assert_eq!(report.outcomes()[id], Outcome::BuildFail);
     }
 }
 
@@ -319,7 +324,7 @@ fn cargo_lists_and_runs() {
     check_run(runner.as_ref(), &fx);
     // Only ids that do not exist: nothing passes.
     let report = runner.run(&fx.ctx("none"), &["fx-crate::t nope".to_string()]);
-    assert_eq!(report.outcomes["fx-crate::t nope"], Outcome::NotObserved);
+    assert_eq!(report.outcomes()["fx-crate::t nope"], Outcome::NotObserved);
 }
 
 #[test]
@@ -352,7 +357,7 @@ fn nextest_lists_and_runs() {
     );
     // Only ids that do not exist: nextest says "no tests to run"; nothing passes, no problem.
     let report = runner.run(&fx.ctx("none"), &["fx-crate::t nope".to_string()]);
-    assert_eq!(report.outcomes["fx-crate::t nope"], Outcome::NotObserved);
+    assert_eq!(report.outcomes()["fx-crate::t nope"], Outcome::NotObserved);
     assert!(report.problem.is_none(), "{:?}", report.problem);
 }
 
@@ -375,19 +380,21 @@ fn test_files() {
     assert!(!nextest.is_test_file("build.rs"));
     // Source files hold unit tests beside the code: only their test items are laid over base.
     for runner in [&cargo, &nextest] {
-        assert!(runner.may_splice("src/lib.rs"));
-        assert!(!runner.may_splice("README.md"));
+        assert!(runner.items().may_splice("src/lib.rs"));
+        assert!(!runner.items().may_splice("README.md"));
         let base = "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests {}\n";
         let head = "pub fn a() -> i32 { 2 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n";
         assert_eq!(
-            runner.splice_test_items("src/lib.rs", base, head),
+            runner.items().splice_test_items("src/lib.rs", base, head),
             Some(Ok(
                 "pub fn a() -> i32 { 1 }\n#[cfg(test)]\nmod tests { #[test] fn t() {} }\n"
                     .to_string()
             ))
         );
         assert_eq!(
-            runner.splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
+            runner
+                .items()
+                .splice_test_items("src/lib.rs", "pub fn a() {}\n", "pub fn b() {}\n"),
             None
         );
     }
@@ -420,10 +427,10 @@ fn cargo_crash_and_timeout_are_problems_not_passes() {
         "fx-crate::t passes".to_string(),
     ];
     let report = runner.run(&fx.ctx("exit"), &ids);
-    assert_eq!(report.outcomes[&ids[0]], Outcome::NotObserved);
-    assert_eq!(report.outcomes[&ids[1]], Outcome::NotObserved);
+    assert_eq!(report.outcomes()[&ids[0]], Outcome::NotObserved);
+    assert_eq!(report.outcomes()[&ids[1]], Outcome::NotObserved);
     // Other binaries are unaffected.
-    assert_eq!(report.outcomes[&ids[2]], Outcome::Pass);
+    assert_eq!(report.outcomes()[&ids[2]], Outcome::Pass);
     let problem = report.problem.expect("a problem");
     assert!(problem.contains("fx-crate::odd"), "{problem}");
 
@@ -432,7 +439,7 @@ fn cargo_crash_and_timeout_are_problems_not_passes() {
     ctx.timeout = Duration::from_secs(5);
     let report = runner.run(&ctx, &["fx-crate::odd sleeps".to_string()]);
     assert_eq!(
-        report.outcomes["fx-crate::odd sleeps"],
+        report.outcomes()["fx-crate::odd sleeps"],
         Outcome::NotObserved
     );
     let problem = report.problem.expect("a problem");

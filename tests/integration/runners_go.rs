@@ -162,17 +162,18 @@ impl Fixture {
     }
 }
 
-fn adapter() -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind: RunnerKind::Go,
-        root: "gomod".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .expect("the go adapter")
+fn adapter() -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Go,
+            root: "gomod".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .expect("the go adapter")
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -292,29 +293,29 @@ fn lists_and_runs() {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert_eq!(report.outcomes(), expected, "problem: {:?}", report.problem);
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(report.build_failure.is_none());
     assert_eq!(
         report
-            .messages
+            .messages()
             .get("example.com/m/pkg TestFail")
             .map(String::as_str),
         Some("pkg_test.go:15: got 1, want 2")
     );
     assert_eq!(
         report
-            .messages
+            .messages()
             .get("example.com/m/pkg TestSubs/bad")
             .map(String::as_str),
         Some("pkg_test.go:24: sub failed")
     );
-    let boom = &report.messages["example.com/m/crash TestBoom"];
+    let boom = &report.messages()["example.com/m/crash TestBoom"];
     assert!(
         boom.starts_with("panic: assignment to entry in nil map"),
         "{boom}"
     );
-    assert_eq!(report.messages.len(), 3, "{:?}", report.messages);
+    assert_eq!(report.messages().len(), 3, "{:?}", report.messages());
 
     // One command per package for top-level tests, one per parent for subtests; exact regexes.
     let commands: Vec<String> = report
@@ -348,9 +349,12 @@ fn lists_and_runs() {
         ]),
     );
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::NotObserved),
+        report
+            .outcomes()
+            .values()
+            .all(|o| *o == Outcome::NotObserved),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     assert!(report.problem.is_none(), "{:?}", report.problem);
     // Nothing was written into the module.
@@ -393,11 +397,11 @@ fn test_files_that_do_not_compile_are_build_failures() {
         &ids(&["example.com/m/broken TestB", "example.com/m/pkg TestPass"]),
     );
     assert_eq!(
-        report.outcomes["example.com/m/broken TestB"],
+        report.outcomes()["example.com/m/broken TestB"],
         Outcome::BuildFail
     );
     assert_eq!(
-        report.outcomes["example.com/m/pkg TestPass"],
+        report.outcomes()["example.com/m/pkg TestPass"],
         Outcome::Pass,
         "{:?}",
         report.problem
@@ -452,14 +456,17 @@ fn packages_that_do_not_load_are_build_failures() {
         ]),
     );
     assert_eq!(
-        report.outcomes["example.com/m/wrong TestW"],
+        report.outcomes()["example.com/m/wrong TestW"],
         Outcome::BuildFail
     );
     assert_eq!(
-        report.outcomes["example.com/m/user TestU"],
+        report.outcomes()["example.com/m/user TestU"],
         Outcome::BuildFail
     );
-    assert_eq!(report.outcomes["example.com/m/pkg TestPass"], Outcome::Pass);
+    assert_eq!(
+        report.outcomes()["example.com/m/pkg TestPass"],
+        Outcome::Pass
+    );
     assert!(report.problem.is_none(), "{:?}", report.problem);
     let bf = report.build_failure.expect("a build failure");
     assert_eq!(
@@ -570,7 +577,7 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
             "example.com/m/norun TestNeverRuns",
         ]),
     );
-    let outcome = |id: &str| report.outcomes[id];
+    let outcome = |id: &str| report.outcomes()[id];
     // The forged `--- PASS:` line does not hide the real failure.
     assert_eq!(outcome("example.com/m/tricky TestForge"), Outcome::Pass);
     assert_eq!(
@@ -578,7 +585,7 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
         Outcome::Fail
     );
     assert_eq!(
-        report.messages["example.com/m/tricky TestReallyFails"],
+        report.messages()["example.com/m/tricky TestReallyFails"],
         "tricky_test.go:14: really"
     );
     // os.Exit(1) inside a test: exit 1 with no failed test, so not even TestFirst is believed.
@@ -602,25 +609,29 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
     );
 
     // go's own -timeout (a runner argument) stops the binary mid-run.
-    let with_timeout = runners::adapter(RunnerConfig {
-        kind: RunnerKind::Go,
-        root: "gomod".into(),
-        args: vec!["-timeout=1s".into()],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .expect("the go adapter");
+    let with_timeout = runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Go,
+            root: "gomod".into(),
+            args: vec!["-timeout=1s".into()],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .expect("the go adapter");
     let slow = ids(&[
         "example.com/m/slow TestQuick",
         "example.com/m/slow TestSlow",
     ]);
     let report = with_timeout.run(&fx.ctx("go-timeout"), &slow);
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::NotObserved),
+        report
+            .outcomes()
+            .values()
+            .all(|o| *o == Outcome::NotObserved),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     let problem = report.problem.unwrap_or_default();
     assert!(
@@ -642,7 +653,10 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
     let mut ctx = fx.ctx("our-timeout");
     ctx.timeout = Duration::from_secs(3);
     let report = adapter().run(&ctx, &slow);
-    assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+    assert!(report
+        .outcomes()
+        .values()
+        .all(|o| *o == Outcome::NotObserved));
     let problem = report.problem.unwrap_or_default();
     assert!(problem.contains("timed out after"), "{problem}");
 }
@@ -779,9 +793,9 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
     let head = runner.run(&fx.ctx("head"), &wanted);
     assert!(head.problem.is_none(), "{:?}", head.problem);
     assert!(
-        head.outcomes.values().all(|o| *o == Outcome::Pass),
+        head.outcomes().values().all(|o| *o == Outcome::Pass),
         "{:?}",
-        head.outcomes
+        head.outcomes()
     );
 
     // "Base": the high clamp and Fixed are gone.
@@ -789,9 +803,9 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
     let base = runner.run(&fx.ctx("base"), &wanted);
     assert!(base.problem.is_none(), "{:?}", base.problem);
     let got: Vec<(&str, Outcome)> = base
-        .outcomes
+        .tests
         .iter()
-        .map(|(k, v)| (&k["example.com/m/table ".len()..], *v))
+        .map(|(k, t)| (&k["example.com/m/table ".len()..], t.outcome))
         .collect();
     assert_eq!(
         got,
@@ -808,11 +822,11 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
     );
     let high = "example.com/m/table TestClamp/clamps_high";
     assert_eq!(
-        base.messages[high],
+        base.messages()[high],
         "table_test.go:19: Clamp(50) = 50, want 10"
     );
-    assert_eq!(base.failure_kinds[high], FailureKind::Assertion);
-    assert_eq!(base.failure_kinds.len(), 1, "{:?}", base.failure_kinds);
+    assert_eq!(base.failure_kinds()[high], FailureKind::Assertion);
+    assert_eq!(base.failure_kinds().len(), 1, "{:?}", base.failure_kinds());
     // Exactly the requested subtests ran: one anchored, escaped pattern per level.
     let commands: Vec<String> = base
         .invocations
@@ -843,8 +857,13 @@ fn subtests_are_listed_and_decided_by_their_own_outcome() {
     // A panic is an exception.
     let boom = "example.com/m/boom TestBoom/nil_map";
     let report = runner.run(&fx.ctx("boom"), &[boom.to_string()]);
-    assert_eq!(report.outcomes[boom], Outcome::Fail, "{:?}", report.problem);
-    assert_eq!(report.failure_kinds[boom], FailureKind::Exception);
+    assert_eq!(
+        report.outcomes()[boom],
+        Outcome::Fail,
+        "{:?}",
+        report.problem
+    );
+    assert_eq!(report.failure_kinds()[boom], FailureKind::Exception);
 }
 
 const OTHER_TEST: &str = r#"package other
@@ -998,17 +1017,22 @@ fn item_maps_come_from_gos_parser() {
     let ctx = fx.ctx("parse");
     assert_eq!(
         runner
+            .items()
             .test_item("example.com/m/pkg TestA/sub/x#01")
             .as_deref(),
         Some("TestA")
     );
     assert_eq!(
-        runner.test_item("example.com/m/pkg TestA").as_deref(),
+        runner
+            .items()
+            .test_item("example.com/m/pkg TestA")
+            .as_deref(),
         Some("TestA")
     );
-    assert_eq!(runner.test_item("not an id"), None);
+    assert_eq!(runner.items().test_item("not an id"), None);
 
     let map = runner
+        .items()
         .item_map(&ctx, "pkg/p_test.go")
         .expect("the file parses");
     let names = |n: &[&str]| -> BTreeSet<String> { n.iter().map(|s| s.to_string()).collect() };
@@ -1045,8 +1069,11 @@ fn item_maps_come_from_gos_parser() {
         ]
     );
     // A file that does not parse has no map.
-    assert!(runner.item_map(&ctx, "pkg/bad_test.go").is_none());
-    assert!(runner.item_map(&ctx, "pkg/missing_test.go").is_none());
+    assert!(runner.items().item_map(&ctx, "pkg/bad_test.go").is_none());
+    assert!(runner
+        .items()
+        .item_map(&ctx, "pkg/missing_test.go")
+        .is_none());
 }
 
 const CLAMP_BASE: &str = "package clamp\n\nfunc Clamp(x, lo, hi int) int {\n\tif x < lo {\n\t\treturn lo\n\t}\n\treturn x\n}\n";
@@ -1107,9 +1134,9 @@ fn base_build_failures_are_attributed_with_gos_positions() {
     let report = runner.run(&ctx, &wanted);
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::BuildFail),
+        report.outcomes().values().all(|o| *o == Outcome::BuildFail),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     let bf = report.build_failure.expect("a build failure");
     let at: Vec<(String, u32)> = bf
@@ -1135,8 +1162,8 @@ fn base_build_failures_are_attributed_with_gos_positions() {
     );
 
     let decide = |id: &str, rel: &str| -> Attribution {
-        let item = runner.test_item(id).expect("a test item");
-        let map = runner.item_map(&ctx, rel).expect("the file parses");
+        let item = runner.items().test_item(id).expect("a test item");
+        let map = runner.items().item_map(&ctx, rel).expect("the file parses");
         attribute(&format!("gomod/{rel}"), &item, &map, &bf.diagnostics)
     };
     // The new-API call is in TestUsesNew's body, outside TestTrivial.

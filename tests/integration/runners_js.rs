@@ -76,17 +76,18 @@ impl Fixture {
     }
 }
 
-fn adapter(kind: RunnerKind) -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind,
-        root: "web".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter(kind: RunnerKind) -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind,
+            root: "web".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -344,15 +345,15 @@ fn lists_and_runs(kind: RunnerKind) {
         ("tests/gone.test.js > adds", Outcome::NotObserved),
         ("tests/math.test.js > math inner deep", Outcome::NotObserved),
     ]);
-    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert_eq!(report.outcomes(), expected, "problem: {:?}", report.problem);
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(report.build_failure.is_none());
-    let message = &report.messages["tests/math.test.js > adds twice"];
+    let message = &report.messages()["tests/math.test.js > adds twice"];
     assert!(
         message.contains("expect") || message.contains("expected"),
         "{message}"
     );
-    assert_eq!(report.messages.len(), 1, "{:?}", report.messages);
+    assert_eq!(report.messages().len(), 1, "{:?}", report.messages());
     let last = report.invocations.last().unwrap();
     assert!(
         last.command
@@ -369,7 +370,7 @@ fn lists_and_runs(kind: RunnerKind) {
         &ids(&["tests/math.test.js > adds", "tests/math.test.js > add"]),
     );
     assert_eq!(
-        report.outcomes,
+        report.outcomes(),
         outcomes(&[
             ("tests/math.test.js > adds", Outcome::Pass),
             ("tests/math.test.js > add", Outcome::NotObserved),
@@ -385,7 +386,7 @@ fn lists_and_runs(kind: RunnerKind) {
         // Case-insensitive: `ADDS` ran and failed; it is not mistaken for `adds`.
         assert_eq!(ran["ADDS"], "failed");
         let r = runner.run(&fx.ctx("upper"), &ids(&["tests/math.test.js > ADDS"]));
-        assert_eq!(r.outcomes["tests/math.test.js > ADDS"], Outcome::Fail);
+        assert_eq!(r.outcomes()["tests/math.test.js > ADDS"], Outcome::Fail);
     } else {
         assert_eq!(last_exit(&report), Some(0));
     }
@@ -400,9 +401,12 @@ fn lists_and_runs(kind: RunnerKind) {
         ]),
     );
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::NotObserved),
+        report
+            .outcomes()
+            .values()
+            .all(|o| *o == Outcome::NotObserved),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     assert!(report.problem.is_none(), "{:?}", report.problem);
 }
@@ -446,7 +450,7 @@ fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
         ]),
     );
     assert_eq!(
-        report.outcomes,
+        report.outcomes(),
         outcomes(&[
             ("tests/gone.test.js > uses gone", Outcome::BuildFail),
             ("tests/bad.test.js > uses bad", Outcome::BuildFail),
@@ -458,7 +462,7 @@ fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
         report.problem
     );
     assert!(report.problem.is_none(), "{:?}", report.problem);
-    let message = &report.messages["tests/flaky.test.js > flaky"];
+    let message = &report.messages()["tests/flaky.test.js > flaky"];
     assert!(
         message.starts_with("passed only after a retry"),
         "{message}"
@@ -476,7 +480,7 @@ fn files_that_do_not_load_are_build_failures(kind: RunnerKind) {
     // Only the broken file that holds the requested test is named.
     let report = runner.run(&fx.ctx("gone"), &ids(&["tests/gone.test.js > uses gone"]));
     assert_eq!(
-        report.outcomes["tests/gone.test.js > uses gone"],
+        report.outcomes()["tests/gone.test.js > uses gone"],
         Outcome::BuildFail
     );
     assert_eq!(
@@ -501,7 +505,7 @@ fn without_node_modules(kind: RunnerKind) {
     );
     let report = runner.run(&fx.ctx("run"), &ids(&["tests/math.test.js > adds"]));
     assert_eq!(
-        report.outcomes["tests/math.test.js > adds"],
+        report.outcomes()["tests/math.test.js > adds"],
         Outcome::NotObserved
     );
     assert!(report.problem.is_some_and(|p| p.contains("npm ci")));
@@ -573,12 +577,12 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     let report = runner.run(&fx.ctx("run"), &ids(&[trivial, uses]));
     assert_eq!(report.invocations.len(), 1, "one process");
     assert_eq!(
-        report.outcomes[trivial],
+        report.outcomes()[trivial],
         Outcome::BuildFail,
         "{:?}",
         report.problem
     );
-    assert_eq!(report.outcomes[uses], Outcome::BuildFail);
+    assert_eq!(report.outcomes()[uses], Outcome::BuildFail);
     let bf = report.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
     let d = &bf.diagnostics[0];
@@ -590,22 +594,23 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     assert!(!bf.excerpt.contains(&worktree), "{}", bf.excerpt);
 
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/clamp.test.js")
         .expect("it parses");
     assert_eq!(
-        runner.test_item(trivial).as_deref(),
+        runner.items().test_item(trivial).as_deref(),
         Some("clamp > trivial")
     );
     let a = attribute(
         file,
-        &runner.test_item(trivial).unwrap(),
+        &runner.items().test_item(trivial).unwrap(),
         &map,
         &bf.diagnostics,
     );
     assert!(matches!(a, Attribution::Elsewhere { .. }), "{a:?}");
     let a = attribute(
         file,
-        &runner.test_item(uses).unwrap(),
+        &runner.items().test_item(uses).unwrap(),
         &map,
         &bf.diagnostics,
     );
@@ -618,24 +623,29 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     let api = "tests/body.test.js > calls new api";
     let asserts = "tests/body.test.js > asserts";
     let report = runner.run(&fx.ctx("body"), &ids(&[api, asserts]));
-    assert_eq!(report.outcomes[api], Outcome::Fail, "{:?}", report.problem);
     assert_eq!(
-        report.failure_kinds[api],
+        report.outcomes()[api],
+        Outcome::Fail,
+        "{:?}",
+        report.problem
+    );
+    assert_eq!(
+        report.failure_kinds()[api],
         FailureKind::Exception,
         "{:?}",
-        report.messages
+        report.messages()
     );
     assert!(
-        report.messages[api].contains("TypeError"),
+        report.messages()[api].contains("TypeError"),
         "{:?}",
-        report.messages
+        report.messages()
     );
-    assert_eq!(report.outcomes[asserts], Outcome::Fail);
+    assert_eq!(report.outcomes()[asserts], Outcome::Fail);
     assert_eq!(
-        report.failure_kinds[asserts],
+        report.failure_kinds()[asserts],
         FailureKind::Assertion,
         "{:?}",
-        report.messages
+        report.messages()
     );
     assert!(report.build_failure.is_none());
 
@@ -646,12 +656,12 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     let uses = "tests/toplevel.test.js > clamps high";
     let report = runner.run(&fx.ctx("toplevel"), &ids(&[trivial, uses]));
     assert_eq!(
-        report.outcomes[trivial],
+        report.outcomes()[trivial],
         Outcome::BuildFail,
         "{:?}",
         report.problem
     );
-    assert_eq!(report.outcomes[uses], Outcome::BuildFail);
+    assert_eq!(report.outcomes()[uses], Outcome::BuildFail);
     let bf = report.build_failure.expect("a build failure");
     let at: Vec<(&str, u32, Option<u32>, &[String])> = bf
         .diagnostics
@@ -678,6 +688,7 @@ fn load_failures_are_attributed(kind: RunnerKind) {
         "{thrown}"
     );
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-toplevel"), "tests/toplevel.test.js")
         .unwrap();
     let a = attribute(file, "trivial", &map, &bf.diagnostics);
@@ -699,7 +710,7 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     // A syntax error: its position, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/syntax.test.js > ok"]));
     assert_eq!(
-        report.outcomes["tests/syntax.test.js > ok"],
+        report.outcomes()["tests/syntax.test.js > ok"],
         Outcome::BuildFail
     );
     let bf = report.build_failure.unwrap();
@@ -707,6 +718,7 @@ fn load_failures_are_attributed(kind: RunnerKind) {
     assert_eq!(d.file, "web/tests/syntax.test.js");
     assert!((6..=8).contains(&d.line), "{d:?}");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map2"), "tests/syntax.test.js")
         .unwrap();
     let a = attribute("web/tests/syntax.test.js", "ok", &map, &bf.diagnostics);

@@ -93,17 +93,18 @@ impl Fixture {
     }
 }
 
-fn adapter() -> Box<dyn Runner> {
-    runners::adapter(RunnerConfig {
-        kind: RunnerKind::Pytest,
-        root: "py".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap()
+fn adapter() -> std::sync::Arc<dyn Runner> {
+    runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Pytest,
+            root: "py".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap()
 }
 
 /// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
@@ -192,7 +193,7 @@ fn lists_and_runs() {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    assert_eq!(report.outcomes, expected, "problem: {:?}", report.problem);
+    assert_eq!(report.outcomes(), expected, "problem: {:?}", report.problem);
     assert!(report.problem.is_none(), "{:?}", report.problem);
     assert!(report.build_failure.is_none());
     let last = report.invocations.last().unwrap();
@@ -213,7 +214,10 @@ fn lists_and_runs() {
         &fx.ctx("none"),
         &ids(&["tests/test_a.py::test_skip", "tests/test_a.py::test_nope"]),
     );
-    assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+    assert!(report
+        .outcomes()
+        .values()
+        .all(|o| *o == Outcome::NotObserved));
 }
 
 #[test]
@@ -249,11 +253,11 @@ fn files_that_do_not_import_are_build_failures() {
         ]),
     );
     assert_eq!(
-        report.outcomes["tests/test_broken.py::test_new"],
+        report.outcomes()["tests/test_broken.py::test_new"],
         Outcome::BuildFail
     );
     assert_eq!(
-        report.outcomes["tests/sub/test_b.py::test_other"],
+        report.outcomes()["tests/sub/test_b.py::test_other"],
         Outcome::Pass,
         "{:?}",
         report.problem
@@ -276,7 +280,7 @@ fn broken_conftest_fails_everything_below_it() {
 
     let report = runner.run(&fx.ctx("run"), &ids(&["tests/sub/test_b.py::test_other"]));
     assert_eq!(
-        report.outcomes["tests/sub/test_b.py::test_other"],
+        report.outcomes()["tests/sub/test_b.py::test_other"],
         Outcome::BuildFail
     );
 }
@@ -297,7 +301,12 @@ fn tests_import_the_project_from_the_root() {
     ]);
     let id = "tests/test_refund.py::test_refund".to_string();
     let report = adapter().run(&fx.ctx("run"), std::slice::from_ref(&id));
-    assert_eq!(report.outcomes[&id], Outcome::Pass, "{:?}", report.problem);
+    assert_eq!(
+        report.outcomes()[&id],
+        Outcome::Pass,
+        "{:?}",
+        report.problem
+    );
 }
 
 #[test]
@@ -347,9 +356,9 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     assert_eq!(report.invocations.len(), 1, "one process");
     assert!(
-        report.outcomes.values().all(|o| *o == Outcome::BuildFail),
+        report.outcomes().values().all(|o| *o == Outcome::BuildFail),
         "{:?}",
-        report.outcomes
+        report.outcomes()
     );
     let bf = report.build_failure.expect("a build failure");
     assert_eq!(bf.diagnostics.len(), 1, "{:?}", bf.diagnostics);
@@ -362,9 +371,10 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
 
     let map = runner
+        .items()
         .item_map(&fx.ctx("map"), "tests/test_new.py")
         .expect("the file parses");
-    let item = |id: &str| runner.test_item(id).unwrap();
+    let item = |id: &str| runner.items().test_item(id).unwrap();
     assert_eq!(
         item("tests/test_new.py::TestK::test_method"),
         "TestK::test_method"
@@ -421,6 +431,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     let report = runner.run(&fx.ctx("run2"), &ids(&["tests/test_new.py::test_trivial"]));
     let bf = report.build_failure.expect("a build failure");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map2"), "tests/test_new.py")
         .unwrap();
     let trivial = attribute(file, "test_trivial", &map, &bf.diagnostics);
@@ -448,20 +459,20 @@ fn import_failures_are_attributed_with_the_files_ast() {
         ]),
     );
     assert_eq!(
-        report.outcomes["tests/test_body.py::test_calls_new_api"],
+        report.outcomes()["tests/test_body.py::test_calls_new_api"],
         Outcome::Fail
     );
     assert_eq!(
-        report.failure_kinds["tests/test_body.py::test_calls_new_api"],
+        report.failure_kinds()["tests/test_body.py::test_calls_new_api"],
         FailureKind::Exception
     );
     assert!(
-        report.messages["tests/test_body.py::test_calls_new_api"].contains("AttributeError"),
+        report.messages()["tests/test_body.py::test_calls_new_api"].contains("AttributeError"),
         "{:?}",
-        report.messages
+        report.messages()
     );
     assert_eq!(
-        report.failure_kinds["tests/test_body.py::test_asserts"],
+        report.failure_kinds()["tests/test_body.py::test_asserts"],
         FailureKind::Assertion
     );
     assert!(report.build_failure.is_none());
@@ -481,6 +492,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     assert!(d.message.starts_with("AttributeError"), "{d:?}");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-deco"), "tests/test_deco.py")
         .unwrap();
     let deco = "py/tests/test_deco.py";
@@ -500,6 +512,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     );
     let bf = report.build_failure.expect("a build failure");
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-fixtures"), "tests/test_fixtures.py")
         .unwrap();
     let f = "py/tests/test_fixtures.py";
@@ -510,6 +523,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
         "import pytest\nfrom app import old_function\nfrom app import new_function\n\n\n@pytest.fixture(autouse=True)\ndef everywhere():\n    new_function()\n\n\ndef test_trivial():\n    assert old_function() == 1\n",
     );
     let map = runner
+        .items()
         .item_map(&fx.ctx("map-autouse"), "tests/test_fixtures.py")
         .unwrap();
     assert!(attribute(f, "test_trivial", &map, &bf.diagnostics).is_own());
@@ -517,7 +531,7 @@ fn import_failures_are_attributed_with_the_files_ast() {
     // A syntax error: its line, inside the item that holds it.
     let report = runner.run(&fx.ctx("syntax"), &ids(&["tests/test_syntax.py::test_ok"]));
     assert_eq!(
-        report.outcomes["tests/test_syntax.py::test_ok"],
+        report.outcomes()["tests/test_syntax.py::test_ok"],
         Outcome::BuildFail
     );
     let d = &report.build_failure.unwrap().diagnostics[0];
@@ -529,9 +543,13 @@ fn import_failures_are_attributed_with_the_files_ast() {
     assert!(d.message.starts_with("SyntaxError"), "{d:?}");
     // The file does not parse: no map, so nothing is attributed.
     assert!(runner
+        .items()
         .item_map(&fx.ctx("map3"), "tests/test_syntax.py")
         .is_none());
-    assert!(runner.item_map(&fx.ctx("map4"), "../outside.py").is_none());
+    assert!(runner
+        .items()
+        .item_map(&fx.ctx("map4"), "../outside.py")
+        .is_none());
 }
 
 #[test]
@@ -596,7 +614,7 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     let report = adapter().run(&ctx, std::slice::from_ref(&id));
     assert_eq!(
         report
-            .outcomes
+            .outcomes()
             .get(&id)
             .copied()
             .unwrap_or(Outcome::NotObserved),
@@ -612,20 +630,21 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     assert!(problem.contains("py/src/pkgx"), "{problem}");
 
     // With the worktree's source first on the path, the same run observes the worktree's code.
-    let on_path = runners::adapter(RunnerConfig {
-        kind: RunnerKind::Pytest,
-        root: "py".into(),
-        args: vec!["-o".into(), "pythonpath=src".into()],
-        setup: None,
-        command: None,
-        line: 1,
-        env_pass: Vec::new(),
-    })
-    .unwrap();
+    let on_path = runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Pytest,
+            root: "py".into(),
+            args: vec!["-o".into(), "pythonpath=src".into()],
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .unwrap();
     let mut ctx = fx.ctx("source-first");
     ctx.env
         .push(("PYTHONPATH".into(), installed.into_os_string()));
     let report = on_path.run(&ctx, std::slice::from_ref(&id));
-    assert_eq!(report.outcomes[&id], Outcome::Fail, "{report:?}");
+    assert_eq!(report.outcomes()[&id], Outcome::Fail, "{report:?}");
     assert_eq!(report.problem, None);
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use common::require_tool;
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{adapter, Outcome, RunCtx};
+use shipmoor::floor::runners::{Outcome, RunCtx};
 
 const LIB_BASE: &str =
     "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x < lo { lo } else { x }\n}\n";
@@ -54,16 +54,17 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
-    let cargo = adapter(RunnerConfig {
-        kind: RunnerKind::Cargo,
-        root: ".".into(),
-        args: vec![],
-        setup: None,
-        command: None,
-        line: 0,
-        env_pass: Vec::new(),
-    })
-    .unwrap();
+    let cargo = shipmoor::floor::runners::registry::Registry::builtin()
+        .make(RunnerConfig {
+            kind: RunnerKind::Cargo,
+            root: ".".into(),
+            args: vec![],
+            setup: None,
+            command: None,
+            line: 0,
+            env_pass: Vec::new(),
+        })
+        .unwrap();
     std::fs::create_dir_all(scratch).unwrap();
     let ctx = RunCtx {
         worktree: dir.to_path_buf(),
@@ -78,7 +79,7 @@ fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
     };
     let report = cargo.run(&ctx, &[ID.to_string()]);
     assert!(report.problem.is_none(), "{:?}", report.problem);
-    report.outcomes[ID]
+    report.outcomes()[ID]
 }
 
 #[test]

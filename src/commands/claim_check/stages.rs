@@ -139,6 +139,7 @@ pub(super) fn run_floor(
         shard: resolved.job.share(),
         base_cache: resolved.base_cache.as_ref(),
         confinement: &resolved.confinement,
+        registry: &crate::floor::runners::registry::Registry::builtin(),
     };
     floor::run_ordered(&input, store)
 }

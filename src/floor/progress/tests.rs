@@ -108,115 +108,6 @@ fn the_heartbeat_interval_comes_from_its_variable_or_is_ten_seconds() {
 }
 
 #[test]
-fn pytest_plugin_lines() {
-    assert_eq!(
-        parse_pytest(
-            r#"{"nodeid": "tests/test_x.py::TestA::test_b[1]", "outcome": "failed", "duration": 0.25}"#
-        ),
-        Some(Finished {
-            name: "tests/test_x.py::TestA::test_b[1]".into(),
-            outcome: Shown::Fail,
-            seconds: Some(0.25)
-        })
-    );
-    let skipped = parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "skipped", "duration": 0}"#);
-    assert_eq!(skipped.map(|f| f.outcome), Some(Shown::Skip));
-    let passed = parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "passed", "duration": 0.01}"#);
-    assert_eq!(passed.map(|f| f.outcome), Some(Shown::Pass));
-    assert_eq!(
-        parse_pytest(r#"{"nodeid": "t.py::a", "outcome": "rerun"}"#),
-        None
-    );
-    assert_eq!(parse_pytest("not json"), None);
-}
-
-#[test]
-fn libtest_lines() {
-    let f = parse_libtest("test tests::refund_is_capped ... ok").expect("parsed");
-    assert_eq!(
-        (f.name.as_str(), f.outcome),
-        ("tests::refund_is_capped", Shown::Pass)
-    );
-    assert_eq!(
-        parse_libtest("test a::b ... FAILED").map(|f| f.outcome),
-        Some(Shown::Fail)
-    );
-    assert_eq!(
-        parse_libtest("test a::slow ... ignored, takes a minute").map(|f| f.outcome),
-        Some(Shown::Skip)
-    );
-    assert_eq!(
-        parse_libtest("test a::c ... ignored").map(|f| f.outcome),
-        Some(Shown::Skip)
-    );
-    // The summary, a name with " ... " in it as libtest never prints one, and other output.
-    assert_eq!(parse_libtest("test result: ok. 1 passed; 0 failed"), None);
-    assert_eq!(parse_libtest("running 1 test"), None);
-    assert_eq!(parse_libtest("test a::b ... "), None);
-}
-
-#[test]
-fn go_json_events() {
-    let f = parse_go_json(
-        r#"{"Time":"2026-11-30T10:00:00Z","Action":"pass","Package":"example.com/m/refund","Test":"TestCap/over","Elapsed":0.31}"#,
-    )
-    .expect("parsed");
-    assert_eq!(
-        f,
-        Finished {
-            name: "example.com/m/refund TestCap/over".into(),
-            outcome: Shown::Pass,
-            seconds: Some(0.31)
-        }
-    );
-    let fail = r#"{"Action":"fail","Package":"m","Test":"TestA","Elapsed":1}"#;
-    assert_eq!(parse_go_json(fail).map(|f| f.outcome), Some(Shown::Fail));
-    let skip = r#"{"Action":"skip","Package":"m","Test":"TestA","Elapsed":0}"#;
-    assert_eq!(parse_go_json(skip).map(|f| f.outcome), Some(Shown::Skip));
-    // A package's own result, a test's output and its start are not finished tests.
-    assert_eq!(
-        parse_go_json(r#"{"Action":"pass","Package":"m","Elapsed":1.2}"#),
-        None
-    );
-    assert_eq!(
-        parse_go_json(r#"{"Action":"output","Package":"m","Test":"TestA","Output":"--- PASS"}"#),
-        None
-    );
-    assert_eq!(
-        parse_go_json(r#"{"Action":"run","Package":"m","Test":"TestA"}"#),
-        None
-    );
-}
-
-#[test]
-fn nextest_status_lines() {
-    let f = parse_nextest("        PASS [   0.004s] fx-crate::t unit_ok").expect("parsed");
-    assert_eq!(
-        f,
-        Finished {
-            name: "fx-crate::t unit_ok".into(),
-            outcome: Shown::Pass,
-            seconds: Some(0.004)
-        }
-    );
-    let counted =
-        parse_nextest("        FAIL [   1.250s] (2/3) fx-crate tests::a").expect("parsed");
-    assert_eq!(
-        (counted.name.as_str(), counted.outcome),
-        ("fx-crate tests::a", Shown::Fail)
-    );
-    assert_eq!(
-        parse_nextest("     SIGSEGV [   0.100s] fx-crate tests::b").map(|f| f.outcome),
-        Some(Shown::Fail)
-    );
-    assert_eq!(parse_nextest("    Starting 2 tests across 1 binary"), None);
-    assert_eq!(
-        parse_nextest("     Summary [   0.010s] 2 tests run: 2 passed"),
-        None
-    );
-}
-
-#[test]
 fn a_step_shows_each_requested_test_once_and_the_rest_at_its_end() {
     let (live, lines) = live(Duration::from_secs(3600));
     let mut w = StepWatch::new(
@@ -224,7 +115,7 @@ fn a_step_shows_each_requested_test_once_and_the_rest_at_its_end() {
         Side::Head,
         "head e295e43".into(),
         "cargo".into(),
-        Source::Libtest,
+        crate::floor::runners::rust::progress::libtest_source(),
         ids(&["fx::t a", "fx::t b", "fx::t c"]),
         0,
         3,
@@ -282,7 +173,7 @@ fn a_silent_step_beats_with_its_tally() {
         Side::Base,
         "base 7fb7011".into(),
         "go".into(),
-        Source::GoJson,
+        crate::floor::runners::go::progress::source(),
         ids(&["m TestA", "m TestB"]),
         1,
         3,
@@ -321,7 +212,13 @@ fn the_pytest_plugin_file_is_read_as_it_grows_and_its_last_line_at_the_end() {
         Side::Head,
         "head e295e43".into(),
         "pytest".into(),
-        Source::PytestFile(file.clone()),
+        Source {
+            file: Some((
+                file.clone(),
+                crate::floor::runners::pytest::progress::parse_pytest,
+            )),
+            ..Source::default()
+        },
         ids(&["t.py::a", "t.py::b"]),
         0,
         2,

@@ -456,15 +456,18 @@ impl JunitFile {
                 continue;
             };
             let outcome = case_outcome(Some(case.status), agrees);
+            let Some(t) = report.test_mut(id) else {
+                continue;
+            };
             if outcome == Outcome::Fail {
                 if let Some(m) = messages.get(&key) {
-                    report.messages.insert(id.to_string(), m.clone());
+                    t.message = Some(m.clone());
                 }
                 if let Some(kind) = (reading.failure_kind)(case) {
-                    report.failure_kinds.insert(id.to_string(), kind);
+                    t.failure_kind = Some(kind);
                 }
             }
-            report.outcomes.insert(id.to_string(), outcome);
+            t.outcome = outcome;
         }
         report.problem = join_problems(problems);
     }
@@ -695,15 +698,15 @@ mod tests {
             Vec::new(),
         );
         assert_eq!(report.problem, None);
-        assert_eq!(report.outcomes["a ok"], Outcome::Pass);
-        assert_eq!(report.outcomes["a bad"], Outcome::Fail);
-        assert_eq!(report.outcomes["a later"], Outcome::NotObserved);
-        assert_eq!(report.outcomes["a gone"], Outcome::NotObserved);
-        assert_eq!(report.outcomes["nospace"], Outcome::NotObserved);
-        assert_eq!(report.messages.len(), 1);
-        assert_eq!(report.messages["a bad"], "boom");
-        assert_eq!(report.failure_kinds.len(), 1);
-        assert_eq!(report.failure_kinds["a bad"], FailureKind::Assertion);
+        assert_eq!(report.outcomes()["a ok"], Outcome::Pass);
+        assert_eq!(report.outcomes()["a bad"], Outcome::Fail);
+        assert_eq!(report.outcomes()["a later"], Outcome::NotObserved);
+        assert_eq!(report.outcomes()["a gone"], Outcome::NotObserved);
+        assert_eq!(report.outcomes()["nospace"], Outcome::NotObserved);
+        assert_eq!(report.messages().len(), 1);
+        assert_eq!(report.messages()["a bad"], "boom");
+        assert_eq!(report.failure_kinds().len(), 1);
+        assert_eq!(report.failure_kinds()["a bad"], FailureKind::Assertion);
 
         // An exit code that disagrees: no pass, the disagreement is the problem.
         let mut report = RunReport::not_observed(&ids);
@@ -714,8 +717,8 @@ mod tests {
             reading(CaseNames::Joined, true, &disagree),
             vec!["earlier".into()],
         );
-        assert_eq!(report.outcomes["a ok"], Outcome::NotObserved);
-        assert_eq!(report.outcomes["a bad"], Outcome::Fail);
+        assert_eq!(report.outcomes()["a ok"], Outcome::NotObserved);
+        assert_eq!(report.outcomes()["a bad"], Outcome::Fail);
         assert_eq!(
             report.problem.as_deref(),
             Some("earlier; exit 0 but failures")
@@ -738,7 +741,10 @@ mod tests {
             reading(dotted, true, &agree),
             Vec::new(),
         );
-        assert!(report.outcomes.values().all(|o| *o == Outcome::NotObserved));
+        assert!(report
+            .outcomes()
+            .values()
+            .all(|o| *o == Outcome::NotObserved));
         assert_eq!(
             report.problem.as_deref(),
             Some(
@@ -761,7 +767,7 @@ mod tests {
                 Vec::new(),
             );
             assert_eq!(report.problem.as_deref(), problem);
-            assert_eq!(report.outcomes["a ok"], Outcome::NotObserved);
+            assert_eq!(report.outcomes()["a ok"], Outcome::NotObserved);
         }
         let mut report = RunReport::not_observed(&ids);
         file("<html/>").attach(

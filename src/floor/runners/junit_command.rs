@@ -14,13 +14,38 @@
 //! tests are not observed. Build failures cannot be told apart from other failures here.
 
 use std::ffi::{OsStr, OsString};
+use std::sync::Arc;
 
 use super::contract::JUNIT_COMMAND;
 use super::junit::{any_failed, CaseNames, JunitCase, JunitFile, Reading};
 use super::kit::{exec, exit_problem, worktree_relative};
+use super::registered::{nothing_written, Detect, Registered};
 use super::{ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestCase};
-use crate::acceptance::RunnerConfig;
+use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
+use crate::floor::harness::{Family, HarnessFile, HarnessHit};
+
+/// `junit-command`: only when configured.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::JunitCommand,
+    detect: Detect::Never,
+    make: |config| Arc::new(JunitCommand::new(config)),
+    harness,
+    written: nothing_written,
+};
+
+/// The harness guard's rule for `junit-command`: a runner's own script decides everything it
+/// reports, for every test of the repository.
+fn harness(f: &HarnessFile<'_>) -> Option<HarnessHit> {
+    f.command_scripts
+        .iter()
+        .any(|s| s == f.path)
+        .then(|| HarnessHit {
+            what: "junit-command script",
+            family: Family::Command,
+            scope: String::new(),
+        })
+}
 
 pub struct JunitCommand {
     config: RunnerConfig,
@@ -68,6 +93,13 @@ impl JunitCommand {
     }
 }
 
+/// The script a command runs first, when its first word is a relative path.
+pub fn command_script(cmd: &str) -> Option<String> {
+    let first = cmd.split_whitespace().next()?;
+    let first = first.strip_prefix("./").unwrap_or(first);
+    (first.contains('/') && !first.starts_with('/')).then(|| first.to_string())
+}
+
 /// The opening of the problem when the command's JUnit XML does not parse.
 const UNREADABLE: &str = "its JUnit XML is unreadable";
 
@@ -78,6 +110,14 @@ fn id_of(c: &JunitCase) -> String {
 impl Runner for JunitCommand {
     fn config(&self) -> &RunnerConfig {
         &self.config
+    }
+
+    fn family(&self) -> Family {
+        Family::Command
+    }
+
+    fn harness_script(&self) -> Option<String> {
+        self.config.command.as_deref().and_then(command_script)
     }
 
     fn check_tool(&self, _probe: &Probe) -> Result<(), InputError> {
@@ -175,6 +215,15 @@ mod tests {
     use crate::floor::runners::Outcome;
     use std::time::Duration;
 
+    #[test]
+    fn the_script_a_command_runs_first() {
+        assert_eq!(
+            command_script("./scripts/check.sh --x").as_deref(),
+            Some("scripts/check.sh")
+        );
+        assert_eq!(command_script("make check"), None);
+    }
+
     fn runner(command: &str) -> JunitCommand {
         JunitCommand::new(RunnerConfig {
             kind: crate::acceptance::RunnerKind::JunitCommand,
@@ -230,11 +279,11 @@ mod tests {
         .to_vec();
         let run = r.run(&ctx(dir.path(), scratch.path()), &want);
         assert_eq!(run.problem, None);
-        assert_eq!(run.outcomes["suite.A ok"], Outcome::Pass);
-        assert_eq!(run.outcomes["suite.A bad"], Outcome::Fail);
-        assert_eq!(run.outcomes["suite.A later"], Outcome::NotObserved);
-        assert_eq!(run.outcomes["suite.A nothing"], Outcome::NotObserved);
-        assert_eq!(run.messages["suite.A bad"], "expected 1, got 2");
+        assert_eq!(run.outcomes()["suite.A ok"], Outcome::Pass);
+        assert_eq!(run.outcomes()["suite.A bad"], Outcome::Fail);
+        assert_eq!(run.outcomes()["suite.A later"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["suite.A nothing"], Outcome::NotObserved);
+        assert_eq!(run.messages()["suite.A bad"], "expected 1, got 2");
     }
 
     #[test]
@@ -244,7 +293,7 @@ mod tests {
         // Failures in the file, but exit 0.
         script(dir.path(), 0);
         let run = runner("sh run.sh").run(&ctx(dir.path(), scratch.path()), &["suite.A ok".into()]);
-        assert_eq!(run.outcomes["suite.A ok"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["suite.A ok"], Outcome::NotObserved);
         assert!(run.problem.is_some());
     }
 
@@ -253,7 +302,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let scratch = tempfile::tempdir().unwrap();
         let run = runner("exit 0").run(&ctx(dir.path(), scratch.path()), &["a b".into()]);
-        assert_eq!(run.outcomes["a b"], Outcome::NotObserved);
+        assert_eq!(run.outcomes()["a b"], Outcome::NotObserved);
         assert!(run.problem.unwrap().contains("wrote no JUnit XML"));
     }
 }

@@ -14,7 +14,7 @@ use crate::process::{self, Captured};
 
 /// Runs one command through [`process::run`]: cwd `cwd`, `ctx.env`, then `extra_env`; with
 /// `ctx.timeout`. Recorded as an [`Invocation`] whose argv is shown relative to the worktree.
-pub(super) fn exec(
+pub fn exec(
     ctx: &RunCtx,
     program: &OsStr,
     args: &[OsString],
@@ -57,7 +57,7 @@ pub(super) fn code_str(code: Option<i32>) -> String {
 }
 
 /// A command that ran (or could not start), recorded as an [`Invocation`].
-pub(super) struct Ran {
+pub struct Ran {
     pub invocation: Invocation,
     /// Why the command could not be started, when it could not.
     pub spawn_error: Option<String>,
@@ -92,7 +92,7 @@ impl Ran {
 }
 
 /// "<what> exited with code N: <last lines of stderr>".
-pub(super) fn exit_problem(what: &str, c: &Captured) -> String {
+pub fn exit_problem(what: &str, c: &Captured) -> String {
     format!(
         "{what} exited with code {}{}",
         code_str(c.exit_code),

@@ -23,6 +23,10 @@ pub mod kit;
 #[cfg(feature = "claim-check")]
 pub mod pytest;
 #[cfg(feature = "claim-check")]
+pub mod registered;
+#[cfg(feature = "claim-check")]
+pub mod registry;
+#[cfg(feature = "claim-check")]
 pub mod rust;
 
 use std::collections::BTreeMap;
@@ -33,7 +37,17 @@ use std::time::Duration;
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 pub use crate::floor::attribute::{Diagnostic, ItemMap};
+use crate::floor::harness::Family;
 use crate::process::Captured;
+
+/// A runner of a floor run, by its position among the run's runners (the order detection or the
+/// acceptance set gives them): how every observation and binding names its runner. Stored as
+/// the bare number (in the base cache's entries too).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct RunnerId(pub usize);
 
 /// A test a runner listed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,6 +93,19 @@ pub struct RunCtx {
     pub env: Vec<(OsString, OsString)>,
     /// The sandbox and the policy every command of the runner starts under.
     pub jail: crate::sandbox::Jail,
+}
+
+impl RunCtx {
+    /// A variable as the runner's commands see it: the last value `env` sets, else the
+    /// process's own.
+    pub fn var(&self, name: &str) -> Option<OsString> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var_os(name))
+    }
 }
 
 /// Where a runner's tools are asked who they are (`--version`, the interpreter that runs
@@ -221,21 +248,38 @@ pub struct ListReport {
     pub problem: Option<String>,
 }
 
+/// What one run observed of one requested test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    pub outcome: Outcome,
+    /// For a failed test, the failure's first line as the runner reported it (an assertion
+    /// message, a panic), for reasons a person reads.
+    pub message: Option<String>,
+    /// For a failed test, what kind of failure it was, where the runner can tell.
+    pub failure_kind: Option<FailureKind>,
+    /// For a `BuildFail` test, the files its own target's errors point into, where the runner
+    /// can tell targets apart (cargo builds each test target on its own after a failure).
+    pub build_files: Option<Vec<String>>,
+}
+
+impl TestRun {
+    fn not_observed() -> TestRun {
+        TestRun {
+            outcome: Outcome::NotObserved,
+            message: None,
+            failure_kind: None,
+            build_files: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct RunReport {
     /// One entry per requested test id. Ids the runner never reported are `NotObserved`.
-    pub outcomes: BTreeMap<String, Outcome>,
-    /// For failed tests, the failure's first line as the runner reported it (an assertion
-    /// message, a panic), for reasons a person reads.
-    pub messages: BTreeMap<String, String>,
-    /// For failed tests, what kind of failure it was, where the runner can tell.
-    pub failure_kinds: BTreeMap<String, FailureKind>,
+    pub tests: BTreeMap<String, TestRun>,
     pub invocations: Vec<Invocation>,
     /// Set when the tests' targets did not compile (the affected tests are `BuildFail`).
     pub build_failure: Option<BuildFailure>,
-    /// Per `BuildFail` test, the files its own target's errors point into, where the runner
-    /// can tell targets apart (cargo builds each test target on its own after a failure).
-    pub build_files: BTreeMap<String, Vec<String>>,
     /// Set when the run could not be observed for an operational reason (timeout, runner crash,
     /// results file missing although the runner exited); affected tests are `NotObserved`.
     pub problem: Option<String>,
@@ -246,12 +290,49 @@ impl RunReport {
     /// until the runner reports it.
     pub fn not_observed(ids: &[String]) -> RunReport {
         RunReport {
-            outcomes: ids
+            tests: ids
                 .iter()
-                .map(|id| (id.clone(), Outcome::NotObserved))
+                .map(|id| (id.clone(), TestRun::not_observed()))
                 .collect(),
             ..RunReport::default()
         }
+    }
+
+    /// A requested test's entry, to write what the run observed of it; `None` for an id that
+    /// was not requested (nothing is kept of it).
+    pub fn test_mut(&mut self, id: &str) -> Option<&mut TestRun> {
+        self.tests.get_mut(id)
+    }
+
+    /// Sets a requested test's outcome.
+    pub fn set(&mut self, id: &str, outcome: Outcome) {
+        if let Some(t) = self.test_mut(id) {
+            t.outcome = outcome;
+        }
+    }
+
+    /// Every requested test's outcome.
+    pub fn outcomes(&self) -> BTreeMap<String, Outcome> {
+        self.tests
+            .iter()
+            .map(|(id, t)| (id.clone(), t.outcome))
+            .collect()
+    }
+
+    /// The failure messages the run gave, by test.
+    pub fn messages(&self) -> BTreeMap<String, String> {
+        self.tests
+            .iter()
+            .filter_map(|(id, t)| Some((id.clone(), t.message.clone()?)))
+            .collect()
+    }
+
+    /// The failure kinds the run told, by test.
+    pub fn failure_kinds(&self) -> BTreeMap<String, FailureKind> {
+        self.tests
+            .iter()
+            .filter_map(|(id, t)| Some((id.clone(), t.failure_kind?)))
+            .collect()
     }
 }
 
@@ -296,6 +377,77 @@ pub trait Runner: Send + Sync {
     /// Runs exactly the given test ids once, retries off, and reads their outcomes.
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport;
 
+    /// What the runner knows of its test files' items (their names, their item maps, the
+    /// splice of test items into base), for attributing build failures and for the overlay.
+    fn items(&self) -> &dyn TestItems {
+        &NoItems
+    }
+
+    /// The runners a harness file of this family governs ([`Family`]).
+    fn family(&self) -> Family;
+
+    /// A command a person can paste to run one test the way the floor did; by default the
+    /// runner's name and the id, from the runner's root.
+    fn reproduce(&self, id: &str) -> String {
+        format!("{}{} {id}", cd_prefix(self.config()), self.kind().as_str())
+    }
+
+    /// The commands whose answers key the base cache with this runner's toolchain (`rustc -vV`),
+    /// run in head's worktree.
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        &[]
+    }
+
+    /// Whether the runner builds with cargo: it gets `CARGO_TARGET_DIR` and a seeded target
+    /// dir.
+    fn cargo_target(&self) -> bool {
+        false
+    }
+
+    /// The build cache a side's commands write, seeded from the person's once per side
+    /// (Go's `GOCACHE`).
+    fn build_cache(&self) -> Option<BuildCache> {
+        None
+    }
+
+    /// Directories put first on the `PATH` of the runner's commands in `dir` (inside
+    /// `worktree`): the project's own tools, where its ecosystem puts them first.
+    fn path_dirs(&self, _dir: &std::path::Path, _worktree: &std::path::Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// The command that fetches the project's dependencies at `dir` into the person's store,
+    /// before any of the change's code runs at a side; `None`: nothing to fetch.
+    #[cfg(feature = "claim-check")]
+    fn fetch(&self, _dir: &std::path::Path, _probe: &Probe, _timeout: Duration) -> Option<Fetch> {
+        None
+    }
+
+    /// What a side without a `setup` takes from the checkout (`dir` the runner's root in the
+    /// worktree, `checkout` the same in the repository's working directory); `None`: nothing.
+    fn without_setup(
+        &self,
+        _dir: &std::path::Path,
+        _checkout: &std::path::Path,
+    ) -> Option<Prepared> {
+        None
+    }
+
+    /// The script the runner's command runs, relative to its root, which the harness guard
+    /// watches.
+    fn harness_script(&self) -> Option<String> {
+        None
+    }
+
+    /// What the runner's test run streams that tells which tests finished, in `ctx`.
+    #[cfg(feature = "claim-check")]
+    fn progress(&self, _ctx: &RunCtx) -> crate::floor::progress::Source {
+        crate::floor::progress::Source::default()
+    }
+}
+
+/// What a runner knows of the items in its test files.
+pub trait TestItems {
     /// The test item a test id names inside its file, as this runner's [`ItemMap`] names it
     /// (see [`crate::floor::attribute::TestItem::name`]); `None` where the runner cannot tell.
     fn test_item(&self, _id: &str) -> Option<String> {
@@ -320,12 +472,12 @@ pub trait Runner: Send + Sync {
 
     /// Whether a file that is not a test file (relative to the runner's root) is a source file
     /// that can hold tests beside the code (Rust's `#[cfg(test)]` modules): such a file is never
-    /// laid over base whole, only its test items are ([`Runner::splice_test_items`]).
+    /// laid over base whole, only its test items are ([`TestItems::splice_test_items`]).
     fn may_splice(&self, _rel_path: &str) -> bool {
         false
     }
 
-    /// For a changed file [`Runner::may_splice`] accepts, `base` with head's test items spliced
+    /// For a changed file [`TestItems::may_splice`] accepts, `base` with head's test items spliced
     /// in, so that only the tests are laid over base (book: floor/base-overlay.md); `rel_path` is relative to the
     /// runner's root. `None` where neither side holds test items; an error says which side does
     /// not parse.
@@ -339,6 +491,53 @@ pub trait Runner: Send + Sync {
     }
 }
 
+/// A runner that knows nothing of its test files' items.
+pub struct NoItems;
+
+impl TestItems for NoItems {}
+
+/// A build cache a side's commands write, seeded from the person's: the copy is named `name`
+/// in the runtime rows (`what` in their wording), taken from the variable `env` or else
+/// `person_dir` under the person's cache directory, into `home` under the side's home.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildCache {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub env: &'static str,
+    pub person_dir: &'static str,
+    pub home: &'static str,
+}
+
+/// A dependency fetch (`cargo fetch`, `go mod download`): the command (with no working
+/// directory: it then runs in a scratch directory), the store it writes, what the runtime row
+/// calls it, and environment set on it beyond the side's.
+#[cfg(feature = "claim-check")]
+pub struct Fetch {
+    pub cmd: std::process::Command,
+    pub store: Vec<PathBuf>,
+    pub what: &'static str,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// What a side without `setup` took from the checkout: the runtime row's command and result,
+/// and a path of the checkout the side's commands now read (`reused`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub command: &'static str,
+    pub result: String,
+    pub reused: Option<PathBuf>,
+}
+
+/// `cd <root> && ` for a runner whose root is not the repository's, else nothing: the start of
+/// a command a person can paste.
+pub fn cd_prefix(config: &RunnerConfig) -> String {
+    if config.root == "." {
+        String::new()
+    } else {
+        format!("cd {} && ", config.root)
+    }
+}
+
 /// The first meaningful line of a failure message, bounded.
 pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<String> {
     let pick = |s: &str| {
@@ -348,18 +547,4 @@ pub fn first_message_line(message: Option<&str>, text: Option<&str>) -> Option<S
             .map(|l| l.chars().take(200).collect::<String>())
     };
     message.and_then(pick).or_else(|| text.and_then(pick))
-}
-
-/// The adapter for a configured runner.
-#[cfg(feature = "claim-check")]
-pub fn adapter(config: RunnerConfig) -> Option<Box<dyn Runner>> {
-    match config.kind {
-        RunnerKind::Cargo => Some(Box::new(rust::cargo::CargoTest::new(config))),
-        RunnerKind::Nextest => Some(Box::new(rust::nextest::Nextest::new(config))),
-        RunnerKind::Pytest => Some(Box::new(pytest::Pytest::new(config))),
-        RunnerKind::Go => Some(Box::new(go::GoTest::new(config))),
-        RunnerKind::Vitest => Some(Box::new(js::vitest::Vitest::new(config))),
-        RunnerKind::Jest => Some(Box::new(js::jest::Jest::new(config))),
-        RunnerKind::JunitCommand => Some(Box::new(junit_command::JunitCommand::new(config))),
-    }
 }

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use serde::Deserialize;
 
 use super::go_env;
-use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::floor::attribute::{ItemMap, ParsedImport, ParsedItem};
 use crate::floor::runners::RunCtx;
 use crate::process;
 
@@ -46,21 +46,6 @@ struct Parsed {
     items: Vec<ParsedItem>,
     #[serde(default)]
     imports: Vec<ParsedImport>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ParsedItem {
-    name: String,
-    start: u32,
-    end: u32,
-    uses: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ParsedImport {
-    start: u32,
-    end: u32,
-    names: Vec<String>,
 }
 
 /// The environment for building the parser: the caller's (its `GOCACHE`, with [`go_env`]'s
@@ -127,29 +112,5 @@ pub fn item_map(ctx: &RunCtx, file: &Path) -> Option<ItemMap> {
     if parsed.error.is_some() {
         return None;
     }
-    Some(ItemMap {
-        items: parsed
-            .items
-            .into_iter()
-            .map(|i| TestItem {
-                name: i.name,
-                lines: Lines {
-                    start: i.start,
-                    end: i.end,
-                },
-                uses: i.uses.into_iter().collect(),
-            })
-            .collect(),
-        imports: parsed
-            .imports
-            .into_iter()
-            .map(|i| Import {
-                lines: Lines {
-                    start: i.start,
-                    end: i.end,
-                },
-                names: i.names.into_iter().collect(),
-            })
-            .collect(),
-    })
+    Some(ItemMap::from_parsed(parsed.items, parsed.imports))
 }

@@ -22,8 +22,8 @@
 //! errors into a build failure; [`goparse`] parses a test file with go's own parser.
 //!
 //! # Attribution (book: floor/attribution.md)
-//! [`Runner::test_item`] is the id's top-level test (`TestA` for `TestA/x`), and
-//! [`Runner::item_map`] parses a test file with go's own parser (see [`goparse`]). A build
+//! [`TestItems::test_item`] is the id's top-level test (`TestA` for `TestA/x`), and
+//! [`TestItems::item_map`] parses a test file with go's own parser (see [`goparse`]). A build
 //! failure carries `diagnostics`: each error line with a position (`./x_test.go:12:5:
 //! undefined: Foo`, `pkg/x_test.go:6:2: no required module provides package …` for an import
 //! that does not resolve, and the `Pos` of a load error), printed by go relative to `ctx.dir`
@@ -40,18 +40,37 @@
 
 mod diagnostics;
 mod goparse;
+pub mod harness;
 mod list;
 mod packages;
+pub mod progress;
 mod run;
 mod test2json;
 
 use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::kit::{exec, exit_problem, Ran};
-use super::{ItemMap, ListReport, ListScope, Probe, RunCtx, RunReport, Runner};
-use crate::acceptance::RunnerConfig;
+use super::registered::{Detect, Registered};
+use super::{
+    BuildCache, Fetch, ItemMap, ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestItems,
+};
+use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::progress::Source;
+
+/// `go`: a runner rooted at each `go.mod` of head.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Go,
+    detect: Detect::EachFile(|name, _| Ok(name == "go.mod")),
+    make: |config| Arc::new(GoTest::new(config)),
+    harness: harness::harness,
+    written: harness::written,
+};
 
 const INSTALL_HELP: &str =
     "install Go: `apt-get install golang-go`, or download it from https://go.dev/dl/";
@@ -103,6 +122,53 @@ impl Runner for GoTest {
         run::run_tests(ctx, &self.config.args, ids)
     }
 
+    fn items(&self) -> &dyn TestItems {
+        self
+    }
+
+    fn family(&self) -> Family {
+        Family::Go
+    }
+
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        &[&["go", "version"]]
+    }
+
+    /// Go's build cache: every entry is named by the digest of its inputs, so a copy of the
+    /// person's holds nothing stale.
+    fn build_cache(&self) -> Option<BuildCache> {
+        Some(BuildCache {
+            name: "go",
+            what: "GOCACHE",
+            env: "GOCACHE",
+            person_dir: "go-build",
+            home: ".cache/go-build",
+        })
+    }
+
+    /// `go mod download`: it runs no code and checks every module against `go.sum` and the
+    /// checksum database.
+    fn fetch(&self, dir: &Path, _probe: &Probe, _timeout: Duration) -> Option<Fetch> {
+        let store = module_cache()?;
+        if !dir.join("go.mod").is_file() {
+            return None;
+        }
+        let mut cmd = Command::new("go");
+        cmd.args(["mod", "download"]).current_dir(dir);
+        Some(Fetch {
+            cmd,
+            store: vec![store],
+            what: "go mod download",
+            env: toolchain_env(),
+        })
+    }
+
+    fn progress(&self, _ctx: &RunCtx) -> Source {
+        progress::source()
+    }
+}
+
+impl TestItems for GoTest {
     /// The top-level test function: `TestParent` for `TestParent/sub`.
     fn test_item(&self, id: &str) -> Option<String> {
         parse_id(id).and_then(|(_, levels)| levels.first().map(|top| top.to_string()))
@@ -124,6 +190,23 @@ fn go(ctx: &RunCtx, args: &[OsString]) -> Ran {
 /// toolchain, never one a `go.mod` names), for commands started outside the adapter.
 pub fn toolchain_env() -> Vec<(OsString, OsString)> {
     go_env(&[])
+}
+
+/// Go's module cache as the floor's commands find it: `GOMODCACHE`, else `pkg/mod` under
+/// `GOPATH` or `~/go`; `None` when neither is set and `~/go` does not exist (then each side's
+/// private home holds one of its own, writable).
+fn module_cache() -> Option<PathBuf> {
+    if let Some(m) = std::env::var_os("GOMODCACHE") {
+        return Some(PathBuf::from(m));
+    }
+    let gopath = std::env::var_os("GOPATH")
+        .and_then(|p| std::env::split_paths(&p).next())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join("go"))
+                .filter(|p| p.is_dir())
+        })?;
+    Some(gopath.join("pkg/mod"))
 }
 
 fn go_env(env: &[(OsString, OsString)]) -> Vec<(OsString, OsString)> {

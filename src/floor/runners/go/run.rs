@@ -83,7 +83,7 @@ pub(super) fn run_tests(ctx: &RunCtx, args: &[String], ids: &[String]) -> RunRep
         }
         if !info.errors.is_empty() {
             for (id, _) in wanted {
-                report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+                report.set(id, Outcome::BuildFail);
             }
             failures.push(info.load_failure(ctx));
             continue;
@@ -133,14 +133,17 @@ pub(super) fn run_tests(ctx: &RunCtx, args: &[String], ids: &[String]) -> RunRep
                 problems.push(format!("{what}: {p}"));
             }
             for (name, id) in &names {
+                let Some(t) = report.test_mut(id) else {
+                    continue;
+                };
                 if let Some(o) = judged.outcomes.get(name.as_str()) {
-                    report.outcomes.insert(id.to_string(), *o);
+                    t.outcome = *o;
                 }
                 if let Some(m) = judged.messages.get(name.as_str()) {
-                    report.messages.insert(id.to_string(), m.clone());
+                    t.message = Some(m.clone());
                 }
                 if let Some(k) = judged.kinds.get(name.as_str()) {
-                    report.failure_kinds.insert(id.to_string(), *k);
+                    t.failure_kind = Some(*k);
                 }
             }
             report.invocations.push(ran.invocation);

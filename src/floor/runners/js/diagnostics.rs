@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::*;
 use crate::floor::runners::kit::{display_text, worktree_relative};
+use crate::floor::runners::{Diagnostic, RunCtx};
 
 /// Files inside the worktree (repo-relative, not under `node_modules`) that an error message
 /// names with a position, in order of appearance: absolute paths (`/w/src/a.js:3:5`,

@@ -29,8 +29,32 @@
 //! failed, 1 when a test or a file failed) is a pass; a test that passed only after a
 //! `jest.retryTimes` retry (`retryReasons` not empty) is a failure.
 
-use super::*;
-use super::{self as js, JsTool};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{self as js, JsItems, JsTool};
+use crate::acceptance::{RunnerConfig, RunnerKind};
+use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::runners::registered::{Detect, Registered};
+use crate::floor::runners::{
+    ListReport, ListScope, Prepared, Probe, RunCtx, RunReport, Runner, TestItems,
+};
+
+/// `jest`: a runner rooted at each `package.json` of head that depends on jest and not on vitest.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Jest,
+    detect: Detect::EachFile(|name, text| {
+        if name != "package.json" {
+            return Ok(false);
+        }
+        let text = text()?;
+        Ok(!js::depends_on(&text, "vitest") && js::depends_on(&text, "jest"))
+    }),
+    make: |config| Arc::new(Jest::new(config)),
+    harness: js::harness::harness,
+    written: js::harness::written,
+};
 
 pub struct Jest {
     config: RunnerConfig,
@@ -52,7 +76,7 @@ impl Runner for Jest {
         js::check_node(probe)
     }
 
-    fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {
+    fn check_checkout(&self, checkout: &Path) -> Result<(), InputError> {
         js::check_checkout_bin(JsTool::Jest, &self.config, checkout)
     }
 
@@ -74,11 +98,23 @@ impl Runner for Jest {
         js::run::run(JsTool::Jest, &self.config, ctx, ids)
     }
 
-    fn test_item(&self, id: &str) -> Option<String> {
-        js::test_item(id)
+    fn items(&self) -> &dyn TestItems {
+        &JsItems
     }
 
-    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        js::item_map(ctx, rel_path)
+    fn family(&self) -> Family {
+        Family::Js
+    }
+
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        js::VERSION_PROBES
+    }
+
+    fn path_dirs(&self, dir: &Path, worktree: &Path) -> Vec<PathBuf> {
+        js::bin_dirs(dir, worktree)
+    }
+
+    fn without_setup(&self, dir: &Path, checkout: &Path) -> Option<Prepared> {
+        js::reuse_node_modules(dir, checkout)
     }
 }

@@ -19,8 +19,10 @@ use std::collections::BTreeSet;
 
 use super::report::{agreement, observe};
 use super::run::execute;
-use super::*;
+use super::{find_bin, missing_bin_problem, JsTool, JS_EXTENSIONS};
+use crate::acceptance::RunnerConfig;
 use crate::floor::runners::kit::{join_problems, safe_relative, worktree_relative};
+use crate::floor::runners::{first_message_line, ListReport, ListScope, RunCtx, TestCase};
 
 /// A test-name pattern that matches no name at all (an empty negative lookahead always fails).
 const MATCHES_NOTHING: &str = "(?!)";

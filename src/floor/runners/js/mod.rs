@@ -37,16 +37,101 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::kit::safe_relative;
-use super::*;
+use super::{ItemMap, Prepared, Probe, RunCtx, TestItems};
+use crate::acceptance::RunnerConfig;
+use crate::error::InputError;
 use crate::process;
 
 mod diagnostics;
+pub mod harness;
 pub mod jest;
 mod list;
 mod parse;
 mod report;
 mod run;
 pub mod vitest;
+
+/// What both JavaScript adapters' runs of a side are keyed with in the base cache.
+const VERSION_PROBES: &[&[&str]] = &[&["node", "--version"]];
+
+/// What vitest and jest know of a test file's items: the titles an id names, and the items
+/// and imports [`parse`] finds.
+pub struct JsItems;
+
+impl TestItems for JsItems {
+    fn test_item(&self, id: &str) -> Option<String> {
+        test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        item_map(ctx, rel_path)
+    }
+}
+
+/// Whether a package.json's text names `tool` among its dependencies or dev dependencies.
+fn depends_on(text: &str, tool: &str) -> bool {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    ["dependencies", "devDependencies"]
+        .iter()
+        .any(|k| v[k].get(tool).is_some())
+}
+
+/// `node_modules/.bin` of the runner's root `dir` and of each directory above it up to
+/// `worktree`, as `npm test` and `npx` put them first on `PATH`.
+fn bin_dirs(dir: &Path, worktree: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at {
+        dirs.push(d.join("node_modules/.bin"));
+        if d == worktree {
+            break;
+        }
+        at = d.parent().filter(|p| p.starts_with(worktree));
+    }
+    dirs
+}
+
+/// A fresh worktree has the code but not what the workflow installed into the checkout.
+/// With no `setup`, a JavaScript runner reuses the checkout's `node_modules` (a link) when
+/// the lockfile at this commit is the same as the checkout's, and says so in the report.
+/// `dir` is the runner's root in the worktree, `checkout` the same in the repository's
+/// working directory; `None` when the worktree has its own `node_modules` or the checkout none.
+fn reuse_node_modules(dir: &Path, checkout: &Path) -> Option<Prepared> {
+    if dir.join("node_modules").exists() || !checkout.join("node_modules").is_dir() {
+        return None;
+    }
+    const LOCKFILES: [&str; 5] = [
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+    ];
+    let same = LOCKFILES.iter().find_map(|name| {
+        let ours = std::fs::read(dir.join(name)).ok()?;
+        let theirs = std::fs::read(checkout.join(name)).ok()?;
+        Some((name, ours == theirs))
+    });
+    let mut reused = None;
+    let result = match same {
+        Some((name, true)) => {
+            match std::os::unix::fs::symlink(checkout.join("node_modules"), dir.join("node_modules")) {
+                Ok(()) => {
+                    reused = Some(crate::sandbox::canonical(&checkout.join("node_modules")));
+                    format!("reused the checkout's node_modules: {name} is the same at this commit")
+                }
+                Err(e) => format!("could not link the checkout's node_modules: {e}"),
+            }
+        }
+        Some((name, false)) => format!("not reusing the checkout's node_modules: {name} differs at this commit; set `setup:` (for example `npm ci`)"),
+        None => "not reusing the checkout's node_modules: no lockfile to compare; set `setup:` (for example `npm ci`)".to_string(),
+    };
+    Some(Prepared {
+        command: "node_modules",
+        result,
+        reused,
+    })
+}
 
 /// The separator between the file, the describe blocks and the title in a test id.
 pub(super) const SEP: &str = " > ";
@@ -148,7 +233,7 @@ fn find_bin_in(dir: &Path, top: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Without a `setup:`, a worktree's `node_modules` can only be the checkout's (linked, see
-/// `reuse_node_modules` in the floor), so a tool missing from the checkout is missing from
+/// [`reuse_node_modules`]), so a tool missing from the checkout is missing from
 /// every run: an input error before any worktree exists, as a missing pytest or go is, rather
 /// than a problem at each side and an INCONCLUSIVE verdict. With a `setup:` the tool is
 /// installed in each worktree and looked for there.

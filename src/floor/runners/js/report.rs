@@ -9,9 +9,12 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::diagnostics::{load_diagnostics, mentioned_files};
-use super::*;
+use super::{test_id, JsTool};
 use crate::floor::runners::junit::JunitCase;
 use crate::floor::runners::kit::{display_text, relative_to, truncate, worktree_relative};
+use crate::floor::runners::{
+    first_message_line, BuildFailure, FailureKind, Outcome, RunCtx, RunReport,
+};
 
 /// What one test's result says. The order is "how bad": the worst wins for duplicate ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -421,17 +424,19 @@ pub(super) fn judge(
     let mut build_failed: BTreeSet<&str> = BTreeSet::new();
     for &(id, file) in runnable {
         if obs.broken.contains_key(file) {
-            report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+            report.set(id, Outcome::BuildFail);
             build_failed.insert(file);
             continue;
         }
         let outcome = match obs.tests.get(id) {
             Some((JsStatus::Failed, message)) => {
-                if let Some(m) = first_message_line(message.as_deref(), None) {
-                    report.messages.insert(id.to_string(), m);
-                }
-                if let Some(kind) = message.as_deref().and_then(failure_kind) {
-                    report.failure_kinds.insert(id.to_string(), kind);
+                if let Some(t) = report.test_mut(id) {
+                    if let Some(m) = first_message_line(message.as_deref(), None) {
+                        t.message = Some(m);
+                    }
+                    if let Some(kind) = message.as_deref().and_then(failure_kind) {
+                        t.failure_kind = Some(kind);
+                    }
                 }
                 Outcome::Fail
             }
@@ -447,7 +452,7 @@ pub(super) fn judge(
             }
             _ => Outcome::NotObserved,
         };
-        report.outcomes.insert(id.to_string(), outcome);
+        report.set(id, outcome);
     }
     for file in errored_files {
         let message = obs.file_errors.get(file).map(String::as_str);

@@ -36,9 +36,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::report::{add_vitest_stacks, judge, observe, parse_results, JsFile};
-use super::*;
+use super::{find_bin, missing_bin_problem, split_id, JsTool, SEP};
+use crate::acceptance::RunnerConfig;
 use crate::floor::runners::junit::parse_junit;
 use crate::floor::runners::kit::{exec, exit_problem, join_problems, safe_relative};
+use crate::floor::runners::{Invocation, RunCtx, RunReport};
 
 impl JsTool {
     /// Where the tool writes its second report, beside the results file: vitest's JUnit, which

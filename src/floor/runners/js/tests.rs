@@ -13,6 +13,7 @@ use super::report::*;
 use super::run::*;
 use super::*;
 use crate::floor::runners::junit::parse_junit;
+use crate::floor::runners::{Diagnostic, FailureKind, Outcome, RunReport};
 
 fn ctx() -> RunCtx {
     RunCtx {
@@ -594,13 +595,8 @@ fn jest_results() {
 fn judged(json: &str, exit: Option<i32>, ids: &[&str]) -> (RunReport, Vec<String>) {
     let c = ctx();
     let obs = observe(&c, &parse_results(json.as_bytes()).unwrap());
-    let mut report = RunReport {
-        outcomes: ids
-            .iter()
-            .map(|id| (id.to_string(), Outcome::NotObserved))
-            .collect(),
-        ..RunReport::default()
-    };
+    let ids_owned: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let mut report = RunReport::not_observed(&ids_owned);
     let runnable: Vec<(&str, &str)> = ids
         .iter()
         .map(|id| (*id, split_id(id).unwrap().0))
@@ -634,9 +630,9 @@ fn vitest_outcomes() {
     ];
     let (report, problems) = judged(VITEST_JSON, Some(1), &ids);
     let got: Vec<(&str, Outcome)> = report
-        .outcomes
+        .tests
         .iter()
-        .map(|(k, v)| (k.as_str(), *v))
+        .map(|(k, t)| (k.as_str(), t.outcome))
         .collect();
     assert_eq!(
         got,
@@ -658,10 +654,10 @@ fn vitest_outcomes() {
     );
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(
-        report.messages["tests/math.test.js > fails"],
+        report.messages()["tests/math.test.js > fails"],
         "AssertionError: expected 2 to be 3 // Object.is equality"
     );
-    assert_eq!(report.messages.len(), 2);
+    assert_eq!(report.messages().len(), 2);
     let bf = report.build_failure.unwrap();
     assert_eq!(bf.diagnostic_files, vec!["web/tests/broken.test.js"]);
 
@@ -670,12 +666,12 @@ fn vitest_outcomes() {
     for exit in [Some(0), Some(2), None] {
         let (report, _) = judged(VITEST_JSON, exit, &ids);
         assert_eq!(
-            report.outcomes["tests/math.test.js > adds"],
+            report.outcomes()["tests/math.test.js > adds"],
             Outcome::NotObserved,
             "{exit:?}"
         );
         assert_eq!(
-            report.outcomes["tests/math.test.js > fails"],
+            report.outcomes()["tests/math.test.js > fails"],
             Outcome::Fail,
             "{exit:?}"
         );
@@ -698,28 +694,34 @@ fn jest_outcomes() {
         "tests/hook.test.js > ok",
     ];
     let (report, problems) = judged(JEST_JSON, Some(1), &ids);
-    assert_eq!(report.outcomes["tests/math.test.js > adds"], Outcome::Pass);
+    assert_eq!(
+        report.outcomes()["tests/math.test.js > adds"],
+        Outcome::Pass
+    );
     // Filtered out by the pattern: `pending`, never a pass.
     assert_eq!(
-        report.outcomes["tests/math.test.js > adds twice"],
+        report.outcomes()["tests/math.test.js > adds twice"],
         Outcome::NotObserved
     );
-    assert_eq!(report.outcomes["tests/math.test.js > fails"], Outcome::Fail);
     assert_eq!(
-        report.messages["tests/math.test.js > fails"],
-        "Error: expect(received).toBe(expected) // Object.is equality"
-    );
-    assert_eq!(
-        report.outcomes["tests/math.test.js > math > flaky"],
+        report.outcomes()["tests/math.test.js > fails"],
         Outcome::Fail
     );
     assert_eq!(
-        report.outcomes["tests/missing.test.js > uses gone"],
+        report.messages()["tests/math.test.js > fails"],
+        "Error: expect(received).toBe(expected) // Object.is equality"
+    );
+    assert_eq!(
+        report.outcomes()["tests/math.test.js > math > flaky"],
+        Outcome::Fail
+    );
+    assert_eq!(
+        report.outcomes()["tests/missing.test.js > uses gone"],
         Outcome::BuildFail
     );
     // Its file failed after the test passed (an `afterAll` that threw).
     assert_eq!(
-        report.outcomes["tests/hook.test.js > ok"],
+        report.outcomes()["tests/hook.test.js > ok"],
         Outcome::NotObserved
     );
     assert_eq!(problems.len(), 1, "{problems:?}");
@@ -755,11 +757,11 @@ fn a_retried_pass_fails_without_spoiling_the_others() {
             ]}]}"#;
     let ids = ["a.test.js > a", "a.test.js > flaky"];
     let (report, problems) = judged(json, Some(0), &ids);
-    assert_eq!(report.outcomes["a.test.js > a"], Outcome::Pass);
-    assert_eq!(report.outcomes["a.test.js > flaky"], Outcome::Fail);
+    assert_eq!(report.outcomes()["a.test.js > a"], Outcome::Pass);
+    assert_eq!(report.outcomes()["a.test.js > flaky"], Outcome::Fail);
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(
-        report.messages["a.test.js > flaky"],
+        report.messages()["a.test.js > flaky"],
         "passed only after a retry; an earlier attempt failed: AssertionError: expected 1 to be 2"
     );
 }

@@ -42,8 +42,28 @@
 //! body): `TypeError: (0 , clamp) is not a function` at the call, which is also placed at the
 //! import that binds `clamp` (book: floor/attribution.md).
 
-use super::*;
-use super::{self as js, JsTool};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{self as js, JsItems, JsTool};
+use crate::acceptance::{RunnerConfig, RunnerKind};
+use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::runners::registered::{Detect, Registered};
+use crate::floor::runners::{
+    ListReport, ListScope, Prepared, Probe, RunCtx, RunReport, Runner, TestItems,
+};
+
+/// `vitest`: a runner rooted at each `package.json` of head that depends on vitest.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Vitest,
+    detect: Detect::EachFile(|name, text| {
+        Ok(name == "package.json" && js::depends_on(&text()?, "vitest"))
+    }),
+    make: |config| Arc::new(Vitest::new(config)),
+    harness: js::harness::harness,
+    written: js::harness::written,
+};
 
 pub struct Vitest {
     config: RunnerConfig,
@@ -65,7 +85,7 @@ impl Runner for Vitest {
         js::check_node(probe)
     }
 
-    fn check_checkout(&self, checkout: &std::path::Path) -> Result<(), InputError> {
+    fn check_checkout(&self, checkout: &Path) -> Result<(), InputError> {
         js::check_checkout_bin(JsTool::Vitest, &self.config, checkout)
     }
 
@@ -87,11 +107,23 @@ impl Runner for Vitest {
         js::run::run(JsTool::Vitest, &self.config, ctx, ids)
     }
 
-    fn test_item(&self, id: &str) -> Option<String> {
-        js::test_item(id)
+    fn items(&self) -> &dyn TestItems {
+        &JsItems
     }
 
-    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        js::item_map(ctx, rel_path)
+    fn family(&self) -> Family {
+        Family::Js
+    }
+
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        js::VERSION_PROBES
+    }
+
+    fn path_dirs(&self, dir: &Path, worktree: &Path) -> Vec<PathBuf> {
+        js::bin_dirs(dir, worktree)
+    }
+
+    fn without_setup(&self, dir: &Path, checkout: &Path) -> Option<Prepared> {
+        js::reuse_node_modules(dir, checkout)
     }
 }

@@ -1,15 +1,14 @@
 //! A pytest test file's test items and imports, for attribution (book: floor/attribution.md):
 //! `py/items.py` (Python's own `ast`, run by the same Python that starts pytest, `-I` so that
 //! nothing of the project is imported) walks the file and prints them as JSON, read here as an
-//! [`ItemMap`]. Items are named as [`crate::floor::runners::Runner::test_item`] names a node id
+//! [`ItemMap`]. Items are named as [`crate::floor::runners::TestItems::test_item`] names a node id
 //! (`TestA::test_b`).
 
-use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::process::Command;
 
 use super::tool::PytestCommand;
-use crate::floor::attribute::{Import, Lines, TestItem};
+use crate::floor::attribute::{ParsedImport, ParsedItem};
 use crate::floor::runners::kit::safe_relative;
 use crate::floor::runners::{ItemMap, RunCtx};
 use crate::process;
@@ -53,46 +52,9 @@ pub(super) fn item_map(command: PytestCommand, ctx: &RunCtx, rel_path: &str) -> 
 fn parse_item_map(stdout: &[u8]) -> Option<ItemMap> {
     #[derive(serde::Deserialize)]
     struct Raw {
-        items: Vec<RawItem>,
-        imports: Vec<RawImport>,
-    }
-    #[derive(serde::Deserialize)]
-    struct RawItem {
-        name: String,
-        start: u32,
-        end: u32,
-        uses: BTreeSet<String>,
-    }
-    #[derive(serde::Deserialize)]
-    struct RawImport {
-        start: u32,
-        end: u32,
-        names: BTreeSet<String>,
+        items: Vec<ParsedItem>,
+        imports: Vec<ParsedImport>,
     }
     let raw: Raw = serde_json::from_slice(stdout).ok()?;
-    Some(ItemMap {
-        items: raw
-            .items
-            .into_iter()
-            .map(|i| TestItem {
-                name: i.name,
-                lines: Lines {
-                    start: i.start,
-                    end: i.end,
-                },
-                uses: i.uses,
-            })
-            .collect(),
-        imports: raw
-            .imports
-            .into_iter()
-            .map(|i| Import {
-                lines: Lines {
-                    start: i.start,
-                    end: i.end,
-                },
-                names: i.names,
-            })
-            .collect(),
-    })
+    Some(ItemMap::from_parsed(raw.items, raw.imports))
 }

@@ -19,19 +19,58 @@
 //! - `items`: a test file's items and imports, for attribution (book: floor/attribution.md).
 
 mod diagnostics;
+pub mod harness;
 mod items;
 mod list;
+pub mod progress;
 mod report;
 mod run;
 mod tool;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::kit::worktree_relative;
-use super::*;
+use super::registered::{Detect, Registered};
+use super::{
+    cd_prefix, ItemMap, ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestItems,
+};
+use crate::acceptance::{RunnerConfig, RunnerKind};
+use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::progress::Source;
 use tool::{describe, find_pytest, PytestCommand};
 
-pub use run::progress_path;
+use run::progress_path;
+
+/// `pytest`: a runner at the repository's root when head has a Python project's marker file
+/// or a Python test file.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Pytest,
+    detect: Detect::Root(detected),
+    make: |config| Arc::new(Pytest::new(config)),
+    harness: harness::harness,
+    written: harness::written,
+};
+
+/// Whether head's files hold a Python project's marker or a Python test file.
+fn detected(files: &[String]) -> bool {
+    let has = |name: &str| files.iter().any(|f| f == name);
+    let python_marker = [
+        "pytest.ini",
+        "conftest.py",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| has(f));
+    let python_tests = files.iter().any(|f| {
+        let base = f.rsplit('/').next().unwrap_or(f);
+        base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))
+    });
+    python_marker || python_tests
+}
 
 pub struct Pytest {
     config: RunnerConfig,
@@ -86,6 +125,24 @@ impl Runner for Pytest {
         self.run_tests(ctx, ids)
     }
 
+    fn items(&self) -> &dyn TestItems {
+        self
+    }
+
+    fn family(&self) -> Family {
+        Family::Python
+    }
+
+    fn reproduce(&self, id: &str) -> String {
+        format!("{}pytest {id}", cd_prefix(&self.config))
+    }
+
+    fn progress(&self, ctx: &RunCtx) -> Source {
+        progress::source(ctx)
+    }
+}
+
+impl TestItems for Pytest {
     /// The node id's path after the file, without parameters: `TestA::test_b` of
     /// `tests/test_x.py::TestA::test_b[1]`, as `py/items.py` names items.
     fn test_item(&self, id: &str) -> Option<String> {

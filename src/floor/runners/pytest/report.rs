@@ -62,7 +62,7 @@ pub(super) fn read_run(
     let mut build_failed = false;
     to_run.retain(|id| {
         if errors.iter().any(|e| e.covers(id)) {
-            report.outcomes.insert(id.to_string(), Outcome::BuildFail);
+            report.set(id, Outcome::BuildFail);
             build_failed = true;
             false
         } else {

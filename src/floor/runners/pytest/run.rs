@@ -113,13 +113,7 @@ fn write_select_plugin(ctx: &RunCtx, ids: &[&str]) -> std::io::Result<Vec<(OsStr
     std::fs::write(&list, text)?;
     // Ahead of what the project sets, which is kept.
     let mut path = dir.clone().into_os_string();
-    let existing = ctx
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PYTHONPATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var_os("PYTHONPATH"));
+    let existing = ctx.var("PYTHONPATH");
     if let Some(existing) = existing.filter(|p| !p.is_empty()) {
         path.push(":");
         path.push(existing);

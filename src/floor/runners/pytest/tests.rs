@@ -8,6 +8,7 @@ use super::report::{failure_kind, junit_collect_errors, junit_key};
 use super::*;
 use crate::floor::runners::junit::{parse_junit, JunitCase, JunitStatus};
 use crate::floor::runners::kit::safe_relative;
+use crate::floor::runners::FailureKind;
 
 fn ctx() -> RunCtx {
     RunCtx {

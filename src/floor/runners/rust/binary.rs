@@ -145,14 +145,7 @@ fn dylib_path_var() -> &'static str {
 /// that a `rust-toolchain.toml` there picks the same toolchain as cargo. Empty when rustc
 /// cannot tell; a binary that needs them then fails to start and says so.
 pub(super) fn toolchain_lib_dirs(ctx: &RunCtx) -> Vec<PathBuf> {
-    let rustc = ctx
-        .env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "RUSTC")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var_os("RUSTC"))
-        .unwrap_or_else(|| OsString::from("rustc"));
+    let rustc = ctx.var("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
     let args = ["--print", "target-libdir", "--print", "sysroot"].map(OsString::from);
     let ran = exec(ctx, &rustc, &args, &ctx.dir, &[]);
     if ran.operational_problem("rustc").is_some() || !ran.captured().success() {

@@ -31,19 +31,34 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use super::binary::{toolchain_lib_dirs, TestBinary};
 use super::build::{build_selected, build_tests, Build, CargoMessages};
 use super::cargo_meta::exec;
 use super::cargo_targets::{self, workspace_members};
 use super::libtest::{judge_libtest, panic_kind, panic_messages, parse_libtest, parse_terse_list};
-use super::{check_cargo, split_args, under_tests_dir};
-use crate::acceptance::RunnerConfig;
+use super::{check_cargo, split_args, under_tests_dir, RustItems};
+use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::progress::Source;
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
+use crate::floor::runners::registered::{Detect, Registered};
 use crate::floor::runners::{
-    BuildFailure, ItemMap, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport, Runner,
-    TestCase,
+    cd_prefix, BuildFailure, Fetch, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport,
+    Runner, TestCase, TestItems,
+};
+
+/// `cargo`: a runner at the repository's root when head has a `Cargo.toml` there.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Cargo,
+    detect: Detect::Root(|files| files.iter().any(|f| f == "Cargo.toml")),
+    make: |config| Arc::new(CargoTest::new(config)),
+    harness: super::harness::harness,
+    written: super::harness::written,
 };
 
 pub struct CargoTest {
@@ -72,29 +87,32 @@ impl Runner for CargoTest {
         under_tests_dir(rel_path)
     }
 
-    fn test_item(&self, id: &str) -> Option<String> {
-        super::items::test_item(id)
+    fn items(&self) -> &dyn TestItems {
+        &RustItems
     }
 
-    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        super::item_map(ctx, rel_path)
+    fn family(&self) -> Family {
+        Family::Rust
     }
 
-    fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
-        super::test_files_among(ctx, changed)
+    fn reproduce(&self, id: &str) -> String {
+        super::reproduce(&cd_prefix(&self.config), id, false)
     }
 
-    fn may_splice(&self, rel_path: &str) -> bool {
-        super::may_splice(rel_path)
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        super::VERSION_PROBES
     }
 
-    fn splice_test_items(
-        &self,
-        rel_path: &str,
-        base: &str,
-        head: &str,
-    ) -> Option<Result<String, String>> {
-        super::items::splice_source(rel_path, base, head)
+    fn cargo_target(&self) -> bool {
+        true
+    }
+
+    fn fetch(&self, dir: &Path, probe: &Probe, timeout: Duration) -> Option<Fetch> {
+        super::fetch(dir, probe, timeout)
+    }
+
+    fn progress(&self, _ctx: &RunCtx) -> Source {
+        super::progress::libtest_source()
     }
 
     fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
@@ -186,10 +204,10 @@ impl Runner for CargoTest {
                     continue;
                 };
                 if let Some(bf) = build.failed.get(binary_id) {
-                    report.outcomes.insert(id.clone(), Outcome::BuildFail);
-                    report
-                        .build_files
-                        .insert(id.clone(), bf.diagnostic_files.clone());
+                    if let Some(t) = report.test_mut(id) {
+                        t.outcome = Outcome::BuildFail;
+                        t.build_files = Some(bf.diagnostic_files.clone());
+                    }
                     failed.push(bf.clone());
                 }
             }
@@ -225,15 +243,15 @@ impl Runner for CargoTest {
                 let parsed = parse_libtest(&stdout);
                 for (name, m) in panic_messages(&stdout) {
                     let id = format!("{} {}", bin.binary_id, name);
-                    report.failure_kinds.insert(id.clone(), panic_kind(&m));
-                    report.messages.insert(id, m);
+                    if let Some(t) = report.test_mut(&id) {
+                        t.failure_kind = Some(panic_kind(&m));
+                        t.message = Some(m);
+                    }
                 }
                 match judge_libtest(&parsed, ran.captured().exit_code, names) {
                     Ok(outcomes) => {
                         for (name, outcome) in outcomes {
-                            report
-                                .outcomes
-                                .insert(format!("{} {}", bin.binary_id, name), outcome);
+                            report.set(&format!("{} {}", bin.binary_id, name), outcome);
                         }
                     }
                     Err(why) => problems.push(format!("{what}: {why}")),

@@ -1,6 +1,6 @@
 //! The Rust runners: the `cargo test` adapter ([`cargo`]) and the `cargo nextest` adapter
 //! ([`nextest`]), and what both know of Rust and cargo. Here: the one splice path both adapters'
-//! [`super::Runner`] methods call (which files are test files, the item map of a test file, the
+//! [`RustItems`] give (which files are test files, the item map of a test file, the
 //! module files that are test code as a whole, which files may be spliced), and the tool check
 //! and argument split they share. Below:
 //! - [`cargo_meta`]: cargo's vocabulary (workspace members, binary ids, target kinds, cargo's
@@ -24,26 +24,134 @@ pub mod cargo;
 pub mod cargo_meta;
 pub mod cargo_targets;
 pub mod diagnostics;
+pub mod harness;
 pub mod items;
 pub mod libtest;
 pub mod modules;
 pub mod nextest;
+pub mod progress;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::error::InputError;
 use crate::floor::runners::kit::worktree_relative;
-use crate::floor::runners::{ItemMap, RunCtx};
+use crate::floor::runners::{Fetch, ItemMap, Probe, RunCtx, TestItems};
 use crate::process;
 
-/// [`super::Runner::may_splice`]: every Rust source file can hold tests beside the code
+/// What both Rust adapters know of a Rust file's test items: their names, a file's item map,
+/// the module files that are test code as a whole, and the splice of test items into base.
+pub struct RustItems;
+
+impl TestItems for RustItems {
+    fn test_item(&self, id: &str) -> Option<String> {
+        items::test_item(id)
+    }
+
+    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
+        item_map(ctx, rel_path)
+    }
+
+    fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
+        test_files_among(ctx, changed)
+    }
+
+    fn may_splice(&self, rel_path: &str) -> bool {
+        may_splice(rel_path)
+    }
+
+    fn splice_test_items(
+        &self,
+        rel_path: &str,
+        base: &str,
+        head: &str,
+    ) -> Option<Result<String, String>> {
+        items::splice_source(rel_path, base, head)
+    }
+}
+
+/// What both Rust adapters' runs of a side are keyed with in the base cache.
+const VERSION_PROBES: &[&[&str]] = &[&["rustc", "-vV"], &["cargo", "-V"]];
+
+/// A `cargo test` reproduction, or a `cargo nextest run` one, of the test `id` from `cd`.
+fn reproduce(cd: &str, id: &str, nextest: bool) -> String {
+    let (binary, name) = id.split_once(' ').unwrap_or(("", id));
+    if nextest {
+        return format!("{cd}cargo nextest run -E 'binary_id({binary}) & test(={name})'");
+    }
+    let target = match binary.split_once("::") {
+        Some((_, t)) if t.starts_with("bin/") => format!("--bin {}", &t[4..]),
+        Some((_, t)) => format!("--test {t}"),
+        None => "--lib".to_string(),
+    };
+    format!("{cd}cargo test {target} -- --exact {name}")
+}
+
+/// `cargo fetch` of the project at `dir` into cargo's store, from a directory outside the
+/// project (so that neither its `.cargo/config.toml` nor its `rust-toolchain.toml` is read),
+/// for the host's platform only.
+fn fetch(dir: &Path, probe: &Probe, timeout: Duration) -> Option<Fetch> {
+    let home = cargo_home()?;
+    if !dir.join("Cargo.toml").is_file() {
+        return None;
+    }
+    // Cargo's locks on its store: the fetch takes them as the person's own cargo
+    // would (a build inside the sandbox reads the store without them).
+    let mut store = vec![home.join("registry"), home.join("git")];
+    for lock in [".package-cache", ".package-cache-mutate"] {
+        let path = home.join(lock);
+        let made = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .is_ok();
+        if made {
+            store.push(path);
+        }
+    }
+    let mut cmd = Command::new("cargo");
+    cmd.arg("fetch")
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"));
+    if let Some(host) = host_triple(probe, timeout) {
+        cmd.arg("--target").arg(host);
+    }
+    Some(Fetch {
+        cmd,
+        store,
+        what: "cargo fetch",
+        env: Vec::new(),
+    })
+}
+
+/// Cargo's home as cargo finds it: `CARGO_HOME`, else `~/.cargo` when it exists.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .filter(|p| p.is_dir())
+}
+
+/// The host's target triple as `rustc -vV` names it, asked from outside any project.
+fn host_triple(probe: &Probe, timeout: Duration) -> Option<String> {
+    let mut cmd = probe.command("rustc");
+    cmd.arg("-vV");
+    let out = probe.run(cmd, timeout).ok()?;
+    out.stdout_lossy()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(|h| h.trim().to_string())
+}
+
+/// [`TestItems::may_splice`]: every Rust source file can hold tests beside the code
 /// (`#[cfg(test)]` modules, `#[test]` functions), which [`items::splice_source`] splices.
 fn may_splice(rel_path: &str) -> bool {
     rel_path.ends_with(".rs")
 }
 
-/// [`super::Runner::item_map`]: the item map of a Rust file under the runner's root, as the file
+/// [`TestItems::item_map`]: the item map of a Rust file under the runner's root, as the file
 /// is in `ctx.dir`; `None` when it cannot be read, lies outside a target's directories, or does
 /// not parse. The file's module path comes from the module tree of the workspace's targets
 /// ([`modules`]): a test in `src/tests/recursive.rs` is named `tests::recursive::…` when
@@ -94,7 +202,7 @@ fn module_tree(ctx: &RunCtx) -> modules::ModuleTree {
     modules::resolve(&roots, &|f| read_source(&ctx.worktree.join(f)))
 }
 
-/// [`super::Runner::test_files_among`]: of `changed` (relative to the runner's root), the Rust
+/// [`TestItems::test_files_among`]: of `changed` (relative to the runner's root), the Rust
 /// files the module tree at `ctx` reaches only through `#[cfg(test)]`.
 fn test_files_among(ctx: &RunCtx, changed: &[String]) -> Vec<String> {
     if !changed.iter().any(|f| f.ends_with(".rs")) {

@@ -39,7 +39,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -48,14 +49,31 @@ use super::build::{classify_build, in_target_order, parse_cargo_messages, Build}
 use super::cargo_meta::exec;
 use super::cargo_targets;
 use super::libtest::output_failure_kind;
-use super::{check_cargo, under_tests_dir};
+use super::{check_cargo, under_tests_dir, RustItems};
+use crate::acceptance::{RunnerConfig, RunnerKind};
+use crate::error::InputError;
+use crate::floor::harness::Family;
+use crate::floor::progress::Source;
 use crate::floor::runners::contract::NEXTEST;
 use crate::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
-use crate::floor::runners::*;
+use crate::floor::runners::registered::{Detect, Registered};
+use crate::floor::runners::{
+    cd_prefix, BuildFailure, Fetch, Invocation, ListReport, ListScope, Outcome, Probe, RunCtx,
+    RunReport, Runner, TestCase, TestItems,
+};
 
 /// The profile we define in our tool config.
 const PROFILE: &str = "shipmoor";
+
+/// `nextest`: only when configured.
+pub const REGISTERED: Registered = Registered {
+    kind: RunnerKind::Nextest,
+    detect: Detect::Never,
+    make: |config| Arc::new(Nextest::new(config)),
+    harness: super::harness::harness,
+    written: super::harness::written,
+};
 
 pub struct Nextest {
     config: RunnerConfig,
@@ -252,29 +270,36 @@ impl Runner for Nextest {
         under_tests_dir(rel_path)
     }
 
-    fn test_item(&self, id: &str) -> Option<String> {
-        super::items::test_item(id)
+    fn items(&self) -> &dyn TestItems {
+        &RustItems
     }
 
-    fn item_map(&self, ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
-        super::item_map(ctx, rel_path)
+    fn family(&self) -> Family {
+        Family::Rust
     }
 
-    fn test_files_among(&self, ctx: &RunCtx, changed: &[String]) -> Vec<String> {
-        super::test_files_among(ctx, changed)
+    fn reproduce(&self, id: &str) -> String {
+        super::reproduce(&cd_prefix(&self.config), id, true)
     }
 
-    fn may_splice(&self, rel_path: &str) -> bool {
-        super::may_splice(rel_path)
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        &[
+            &["rustc", "-vV"],
+            &["cargo", "-V"],
+            &["cargo", "nextest", "--version"],
+        ]
     }
 
-    fn splice_test_items(
-        &self,
-        rel_path: &str,
-        base: &str,
-        head: &str,
-    ) -> Option<Result<String, String>> {
-        super::items::splice_source(rel_path, base, head)
+    fn cargo_target(&self) -> bool {
+        true
+    }
+
+    fn fetch(&self, dir: &Path, probe: &Probe, timeout: Duration) -> Option<Fetch> {
+        super::fetch(dir, probe, timeout)
+    }
+
+    fn progress(&self, _ctx: &RunCtx) -> Source {
+        super::progress::nextest_source()
     }
 
     fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
@@ -299,8 +324,8 @@ impl Runner for Nextest {
         invocations.extend(listed.invocations);
         report.invocations = invocations;
         if let Some(bf) = listed.build_failure {
-            for o in report.outcomes.values_mut() {
-                *o = Outcome::BuildFail;
+            for t in report.tests.values_mut() {
+                t.outcome = Outcome::BuildFail;
             }
             report.build_failure = Some(bf);
             return report;
@@ -363,8 +388,8 @@ impl Runner for Nextest {
         if msgs.build_success == Some(false) {
             match classify_build(ctx, msgs, false, &exit_text, &mut report.invocations) {
                 Build::Failed(bf) => {
-                    for o in report.outcomes.values_mut() {
-                        *o = Outcome::BuildFail;
+                    for t in report.tests.values_mut() {
+                        t.outcome = Outcome::BuildFail;
                     }
                     report.build_failure = Some(bf);
                 }
