@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::attest::verify::Attestation;
 use crate::cli::EvidenceCommand;
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, IoContext};
 use crate::evidence::{is_digest, StoreReader};
 use crate::floor::cache::{self, gc::Limits, gc::Sweep};
 use crate::format::evidence::Record;
@@ -309,7 +309,7 @@ fn gc(
     let mut removed = 0usize;
     let mut freed = 0u64;
     let mut out = std::io::stdout();
-    let entries = std::fs::read_dir(&blobs)?;
+    let entries = std::fs::read_dir(&blobs).at("list", &blobs)?;
     let mut names: Vec<(String, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.to_string(), e.path())))
@@ -329,7 +329,7 @@ fn gc(
         if dry_run {
             let _ = writeln!(out, "would remove {}", path.display());
         } else {
-            std::fs::remove_file(&path)?;
+            std::fs::remove_file(&path).at("remove", &path)?;
         }
     }
     let _ = writeln!(

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::error::IoContext;
 use crate::floor::runners::rust::cargo_meta::cargo_error;
 
 /// Lock files a build or an install may rightly rewrite.
@@ -44,7 +45,7 @@ pub(super) fn apply_overlay(
     for p in delete {
         let path = wt.path().join(p);
         if path.exists() {
-            std::fs::remove_file(&path)?;
+            std::fs::remove_file(&path).at("remove", &path)?;
         }
     }
     Ok(())
