@@ -325,16 +325,20 @@ fn signature(attestation: &Attestation, sig: &SignatureCheck) -> Result<Verified
                 "this bundle is signed with a key: verify it with --key".into()
             });
         };
-        return attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref());
+        return attestation
+            .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
+            .map_err(|e| e.to_string());
     }
     match (&sig.key, &sig.identity) {
-        (Some(path), _) => {
-            attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
-        }
-        (None, Some((id, iss))) => attestation.verify_with_identity(
-            &attest::sigstore::Identity::new(id, iss),
-            sig.trusted_root.as_deref(),
-        ),
+        (Some(path), _) => attestation
+            .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
+            .map_err(|e| e.to_string()),
+        (None, Some((id, iss))) => attestation
+            .verify_with_identity(
+                &attest::sigstore::Identity::new(id, iss),
+                sig.trusted_root.as_deref(),
+            )
+            .map_err(|e| e.to_string()),
         (None, None) => Err("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)".into()),
     }
 }
