@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::error::{IoContext, IoError};
 use crate::format::error::{ErrorDocument, ErrorEntry};
 use crate::format::result::ResultDocument;
 use crate::format::{Disposition, SigningState};
@@ -534,15 +535,16 @@ fn error_annotation(e: &ErrorEntry) -> String {
 }
 
 /// Appends to a file named by an environment variable (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`).
-pub fn append_env_file(var: &str, text: &str) -> std::io::Result<bool> {
+pub fn append_env_file(var: &str, text: &str) -> Result<bool, IoError> {
     let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
         return Ok(false);
     };
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(path)?;
-    f.write_all(text.as_bytes())?;
+        .open(&path)
+        .at("append to", &path)?;
+    f.write_all(text.as_bytes()).at("append to", &path)?;
     Ok(true)
 }
 

@@ -8,7 +8,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// A value that could not be written as canonical JSON (a map with keys that are not strings,
+/// a number JSON cannot hold): a bug in what was serialized, never the user's input.
+#[derive(Debug, thiserror::Error)]
+#[error("canonical JSON: {0}")]
+pub struct CanonicalError(#[from] serde_json::Error);
+
 /// RFC 8785 canonical JSON of a serializable value.
-pub fn canonical_json<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
-    serde_json_canonicalizer::to_vec(value).map_err(|e| format!("canonical JSON: {e}"))
+pub fn canonical_json<T: Serialize>(value: &T) -> Result<Vec<u8>, CanonicalError> {
+    Ok(serde_json_canonicalizer::to_vec(value)?)
 }

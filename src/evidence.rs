@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub use crate::digest::{canonical_json, sha256_hex};
+pub use crate::digest::{canonical_json, sha256_hex, CanonicalError};
 
 use regex::bytes::Regex;
 
@@ -51,7 +51,7 @@ impl EvidenceStore {
     }
 
     /// Stores a record (canonical JSON) and returns its pointer.
-    pub fn put_record<T: Serialize>(&mut self, record: &T) -> Result<String, String> {
+    pub fn put_record<T: Serialize>(&mut self, record: &T) -> Result<String, CanonicalError> {
         let bytes = canonical_json(record)?;
         let p = self.put_blob(bytes);
         if !self.records.contains(&p) {

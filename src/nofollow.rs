@@ -27,6 +27,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
+pub use crate::error::{is_operator_fault, operator_fix};
 use crate::error::{Error, InputError};
 
 /// An output's path and how much of it is taken as it is (see the module doc).
@@ -508,42 +509,6 @@ impl WriteError {
             }
             io => Error::crash(io),
         }
-    }
-}
-
-/// An I/O failure that is the machine's or the operator's to fix, not a bug: a full or
-/// read-only file system, a quota, a permission, a file where a directory goes, a name or a
-/// file too long. These are input errors (exit 2) naming the path, never crashes.
-pub fn is_operator_fault(error: &std::io::Error) -> bool {
-    matches!(
-        error.raw_os_error(),
-        Some(
-            libc::ENOSPC
-                | libc::EDQUOT
-                | libc::EROFS
-                | libc::EACCES
-                | libc::EPERM
-                | libc::ENOTDIR
-                | libc::EISDIR
-                | libc::EFBIG
-                | libc::ENAMETOOLONG
-                | libc::EMLINK
-                | libc::ENOENT
-        )
-    )
-}
-
-/// How to clear an operator fault at `path` (see [`is_operator_fault`]).
-pub fn operator_fix(error: &std::io::Error, path: &Path) -> String {
-    let dir = path.parent().unwrap_or(path).display();
-    match error.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => {
-            format!("free space on the file system holding {dir}")
-        }
-        Some(libc::EROFS) => format!("{dir} is on a read-only file system: mount it writable"),
-        Some(libc::EACCES | libc::EPERM) => format!("make {dir} writable for this user"),
-        Some(libc::ENOENT) => format!("{dir} was removed while the command ran: create it again"),
-        _ => format!("remove what stands at {}", path.display()),
     }
 }
 

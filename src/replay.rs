@@ -118,8 +118,27 @@ pub struct Expectations {
     pub subjects: Vec<Subject>,
 }
 
+/// Why a statement is invalid at a step: the reason the replay report (and admission, and a
+/// shard check) gives, word for word. Not a failure of the command: an invalid statement is a
+/// verdict on the statement (exit 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(String);
+
+impl From<String> for Invalid {
+    fn from(reason: String) -> Self {
+        Invalid(reason)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(reason: &str) -> Self {
+        Invalid(reason.to_string())
+    }
+}
+
 /// The re-execution of step 6, supplied by the caller (it needs a repository and runners).
-pub type Rerun<'a> = &'a dyn Fn(&Statement) -> Result<String, String>;
+pub type Rerun<'a> = &'a dyn Fn(&Statement) -> Result<String, Invalid>;
 
 /// The repository at hand, for step 4's re-run of the citation audit at the recorded head.
 pub trait HeadTree {
@@ -204,7 +223,7 @@ pub fn replay_audited(
     };
     let outcome = steps(bytes, &checks, &mut run, &mut report);
     if let Err((n, why)) = outcome {
-        run.push(n, Status::Failed, why);
+        run.push(n, Status::Failed, why.to_string());
         for later in (n + 1)..=6 {
             run.push(later, Status::NotRun, "an earlier step failed".into());
         }
@@ -215,7 +234,7 @@ pub fn replay_audited(
     report
 }
 
-type StepResult<T> = Result<T, (u8, String)>;
+type StepResult<T> = Result<T, (u8, Invalid)>;
 
 /// What the caller asked to be checked, and with what.
 struct Checks<'a> {
@@ -237,7 +256,7 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
     // 1. parse
     let attestation = Attestation::parse(bytes).map_err(|(label, e)| {
         report.form = label.map(str::to_string);
-        (1, e)
+        (1, Invalid::from(e))
     })?;
     report.form = Some(attestation.label().to_string());
     let version = attestation.version;
@@ -264,7 +283,7 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
         } else {
             format!("the signed payload is not JSON: {e}")
         };
-        (3, why)
+        (3, Invalid::from(why))
     })?;
     let commit = check_statement(&statement, expect).map_err(|e| (3, e))?;
     if let Some(tree) = tree {
@@ -302,40 +321,44 @@ fn steps(bytes: &[u8], checks: &Checks<'_>, run: &mut Run, report: &mut Report) 
 }
 
 // 2. signature
-fn signature(attestation: &Attestation, sig: &SignatureCheck) -> Result<Verified, String> {
-    let load_key = |path: &Path| -> Result<attest::keys::VerifyingKey, String> {
+fn signature(attestation: &Attestation, sig: &SignatureCheck) -> Result<Verified, Invalid> {
+    let load_key = |path: &Path| -> Result<attest::keys::VerifyingKey, Invalid> {
         let pem = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
         attest::keys::load_verifying_key(&pem)
-            .map_err(|e| format!("the key {}: {e}", path.display()))
+            .map_err(|e| Invalid::from(format!("the key {}: {e}", path.display())))
     };
     if attestation.is_unsigned() {
         if !sig.allow_unsigned {
-            return Err("the statement is unsigned; pass --allow-unsigned to accept it (it then proves nothing about who produced it)".into());
+            return Err(Invalid::from("the statement is unsigned; pass --allow-unsigned to accept it (it then proves nothing about who produced it)"));
         }
         return attestation
             .accept_unsigned()
-            .ok_or_else(|| "the statement is unsigned".to_string());
+            .ok_or_else(|| Invalid::from("the statement is unsigned"));
     }
     if attestation.is_envelope() || attestation.is_keyed_bundle_without_log() {
         let Some(path) = &sig.key else {
-            return Err(if attestation.is_envelope() {
-                "a DSSE envelope is verified with --key (the signer's public key)".into()
+            return Err(Invalid::from(if attestation.is_envelope() {
+                "a DSSE envelope is verified with --key (the signer's public key)"
             } else {
-                "this bundle is signed with a key: verify it with --key".into()
-            });
+                "this bundle is signed with a key: verify it with --key"
+            }));
         };
-        return attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref());
+        return attestation
+            .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
+            .map_err(|e| Invalid::from(e.to_string()));
     }
     match (&sig.key, &sig.identity) {
-        (Some(path), _) => {
-            attestation.verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
-        }
-        (None, Some((id, iss))) => attestation.verify_with_identity(
-            &attest::sigstore::Identity::new(id, iss),
-            sig.trusted_root.as_deref(),
-        ),
-        (None, None) => Err("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)".into()),
+        (Some(path), _) => attestation
+            .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
+            .map_err(|e| Invalid::from(e.to_string())),
+        (None, Some((id, iss))) => attestation
+            .verify_with_identity(
+                &attest::sigstore::Identity::new(id, iss),
+                sig.trusted_root.as_deref(),
+            )
+            .map_err(|e| Invalid::from(e.to_string())),
+        (None, None) => Err(Invalid::from("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)")),
     }
 }
 
@@ -348,7 +371,7 @@ fn quoted(s: &str) -> String {
 /// Step 3 over the statement read from the verified payload: [`check_type`],
 /// [`check_predicate_type`], [`check_verifier_id`], then [`check_consistency`]. Returns the
 /// subject commit. Admission runs the same four, each as a check of its own.
-pub fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, String> {
+pub fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, Invalid> {
     check_type(st)?;
     check_predicate_type(st)?;
     check_verifier_id(st)?;
@@ -356,36 +379,36 @@ pub fn check_statement(st: &Statement, expect: &Expectations) -> Result<String, 
 }
 
 /// `_type` is in-toto's Statement v1.
-pub fn check_type(st: &Statement) -> Result<(), String> {
+pub fn check_type(st: &Statement) -> Result<(), Invalid> {
     if st.type_ != STATEMENT_TYPE {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "`_type` is {} and not `{STATEMENT_TYPE}`",
             quoted(&st.type_)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// `predicateType` is SLSA's Verification Summary v1.
-pub fn check_predicate_type(st: &Statement) -> Result<(), String> {
+pub fn check_predicate_type(st: &Statement) -> Result<(), Invalid> {
     if st.predicate_type != PREDICATE_TYPE {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "`predicateType` is {} and not `{PREDICATE_TYPE}`",
             quoted(&st.predicate_type)
-        ));
+        )));
     }
     Ok(())
 }
 
 /// `verifier.id` is Claim Check's: the extension's dispositions mean what this release reads
 /// them as only in a statement Claim Check wrote.
-pub fn check_verifier_id(st: &Statement) -> Result<(), String> {
+pub fn check_verifier_id(st: &Statement) -> Result<(), Invalid> {
     let id = &st.predicate.verifier.id;
     if id != VERIFIER_ID {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "`verifier.id` is {} and not `{VERIFIER_ID}`",
             quoted(id)
-        ));
+        )));
     }
     Ok(())
 }
@@ -395,48 +418,51 @@ pub fn check_verifier_id(st: &Statement) -> Result<(), String> {
 /// expected object digest, when `expect` names them), every expected subject is there,
 /// `resourceUri` names that commit, and the extension's claim digest and head are the
 /// predicate's. Returns the subject commit.
-pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String, String> {
+pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String, Invalid> {
     let ext = st.extension();
     if ext.format_version < 4
         && (!ext.findings.is_empty() || !ext.judges.is_empty() || !ext.judge_notes.is_empty())
     {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "a statement of format {} carries judge findings, which only format 4 records",
             ext.format_version
-        ));
+        )));
     }
     let pred = &st.predicate;
     let commit_subject = match st.commit_subjects().as_slice() {
         [one] => *one,
-        [] => return Err("no subject names a commit (`digest.gitCommit`)".into()),
+        [] => {
+            return Err(Invalid::from(
+                "no subject names a commit (`digest.gitCommit`)",
+            ))
+        }
         commits => {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{} subjects name a commit: an attestation speaks for one",
                 commits.len()
-            ))
+            )))
         }
     };
     let commit = commit_subject.digest.git_commit.clone().unwrap_or_default();
     if let Some(want) = &expect.commit {
         if &commit != want {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "the subject is commit {commit}, not the expected {want}"
-            ));
+            )));
         }
     }
     let object_sha = commit_subject.digest.sha256.as_deref();
     let format = ext.format_version;
     if format >= 2 && object_sha.is_none() {
-        return Err(
-            "the commit subject has no `sha256` (the commit object's), which format 2 records"
-                .into(),
-        );
+        return Err(Invalid::from(
+            "the commit subject has no `sha256` (the commit object's), which format 2 records",
+        ));
     }
     if let (Some(want), Some(got)) = (&expect.commit_sha256, object_sha) {
         if want != got {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "the subject's sha256 {got} is not the commit object's {want}"
-            ));
+            )));
         }
     }
     for s in &expect.subjects {
@@ -445,32 +471,35 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
             .iter()
             .any(|x| x.digest.sha256.as_deref() == Some(s.sha256.as_str()) && x.name == s.name);
         if !found {
-            return Err(format!("no subject {}=sha256:{}", s.name, s.sha256));
+            return Err(Invalid::from(format!(
+                "no subject {}=sha256:{}",
+                s.name, s.sha256
+            )));
         }
     }
     let uri = &pred.resource_uri;
     if !uri.starts_with("git+") || !uri.ends_with(&format!("@{commit}")) {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "`resourceUri` {uri} does not name git+<repository>@{commit}"
-        ));
+        )));
     }
     // Formats 3 and 4: the digest is the claim's, which the extension records too: a statement
     // whose two disagree names one claim to admission and re-fuses another.
     if (3..5).contains(&format)
         && pred.policy.digest.sha256.as_deref() != Some(ext.acceptance.sha256.as_str())
     {
-        return Err(
-            "`policy.digest.sha256` is not the claim's digest the extension records".into(),
-        );
+        return Err(Invalid::from(
+            "`policy.digest.sha256` is not the claim's digest the extension records",
+        ));
     }
     if format >= 5 {
         check_resource_descriptors(st, &commit)?;
     }
     if ext.head != commit {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "the dispositions are for head {} but the subject is {commit}",
             quoted(&ext.head)
-        ));
+        )));
     }
     Ok(commit)
 }
@@ -479,7 +508,7 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
 /// path, one spelling of the repository, the policy naming a file or directory at the subject
 /// commit (with a `sha256` and `gitBlob`, or a `gitTree`) or the claim's own document by the
 /// claim's digest.
-fn check_resource_descriptors(st: &Statement, commit: &str) -> Result<(), String> {
+fn check_resource_descriptors(st: &Statement, commit: &str) -> Result<(), Invalid> {
     let pred = &st.predicate;
     let ext = st.extension();
     let uri = &pred.resource_uri;
@@ -490,20 +519,20 @@ fn check_resource_descriptors(st: &Statement, commit: &str) -> Result<(), String
     match attest::resource::canonical(repository) {
         Ok(c) if c == repository => {}
         Ok(c) => {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "`resourceUri` {uri} is not spelt as git+{c}@{commit}"
-            ))
+            )))
         }
-        Err(e) => return Err(format!("`resourceUri` {uri}: {e}")),
+        Err(e) => return Err(Invalid::from(format!("`resourceUri` {uri}: {e}"))),
     }
     let policy = &pred.policy;
     let digest = &policy.digest;
     if let Some(claim) = policy.uri.strip_prefix(attest::resource::CLAIM_URN) {
         if claim != ext.acceptance.sha256 || digest.sha256.as_deref() != Some(claim) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "`policy` {} does not name the claim the extension records (sha256:{})",
                 policy.uri, ext.acceptance.sha256
-            ));
+            )));
         }
         return Ok(());
     }
@@ -521,9 +550,9 @@ fn check_resource_descriptors(st: &Statement, commit: &str) -> Result<(), String
     let file = hex(&digest.sha256, 64) && hex(&digest.git_blob, 40) && digest.git_tree.is_none();
     let tree = hex(&digest.git_tree, 40) && digest.sha256.is_none() && digest.git_blob.is_none();
     if !file && !tree {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "`policy.digest` of {path} is neither a file's (`sha256` and `gitBlob`) nor a directory's (`gitTree`)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -534,7 +563,7 @@ fn is_hex(s: &str, len: usize) -> bool {
 
 /// Format 5, with the repository at hand: the file `policy` names at the subject commit has the
 /// recorded `sha256` (a directory's tree id is only checked by `--rerun`'s claim).
-fn check_policy_content(st: &Statement, commit: &str, tree: &dyn HeadTree) -> Result<(), String> {
+fn check_policy_content(st: &Statement, commit: &str, tree: &dyn HeadTree) -> Result<(), Invalid> {
     let pred = &st.predicate;
     if st.extension().format_version < 5 || !tree.has_commit(commit) {
         return Ok(());
@@ -549,13 +578,13 @@ fn check_policy_content(st: &Statement, commit: &str, tree: &dyn HeadTree) -> Re
     }
     match tree.read(commit, path) {
         Some(text) if &sha256_hex(text.as_bytes()) == want => Ok(()),
-        Some(text) => Err(format!(
+        Some(text) => Err(Invalid::from(format!(
             "`policy` names {path} at {commit}, whose bytes hash to sha256:{}, not the recorded sha256:{want}",
             sha256_hex(text.as_bytes())
-        )),
-        None => Err(format!(
+        ))),
+        None => Err(Invalid::from(format!(
             "`policy` names {path} at {commit}, and the repository has no such file there"
-        )),
+        ))),
     }
 }
 
@@ -569,7 +598,7 @@ fn read_item(
     dir: &Path,
     pointer: &str,
     seen: &mut BTreeSet<String>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Invalid> {
     let hex = pointer_digest(pointer).ok_or_else(|| {
         format!("`{pointer}` is not a sha256 pointer (`sha256:` and 64 lowercase hex digits)")
     })?;
@@ -584,9 +613,9 @@ fn read_item(
     })?;
     let actual = sha256_hex(&bytes);
     if actual != hex {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "evidence {pointer} was modified: its bytes hash to sha256:{actual}"
-        ));
+        )));
     }
     seen.insert(hex.to_string());
     Ok(bytes)
@@ -596,7 +625,7 @@ fn check_evidence(
     st: &Statement,
     dir: &Path,
     tree: Option<&dyn HeadTree>,
-) -> Result<String, String> {
+) -> Result<String, Invalid> {
     let cited: BTreeSet<String> = st.evidence_pointers().into_iter().collect();
     let store = StoreReader::open(dir).map_err(|e| format!("the evidence store: {e}"))?;
     let mut seen = BTreeSet::new();
@@ -653,14 +682,14 @@ fn check_evidence(
 /// Step 5: the recorded fusion policy re-run over the dispositions gives the recorded verdict,
 /// `verificationResult` and `verifiedLevels`. Returns the verdict and what was established.
 /// Admission runs it too: it needs nothing but the statement.
-pub fn check_fusion(st: &Statement) -> Result<(String, String), String> {
+pub fn check_fusion(st: &Statement) -> Result<(String, String), Invalid> {
     let ext = st.extension();
     if ext.policy != verdict::POLICY {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "policy `{}`: this release applies policy {}",
             ext.policy,
             verdict::POLICY
-        ));
+        )));
     }
     let inputs: Vec<FusionInput> = ext
         .dispositions
@@ -673,31 +702,33 @@ pub fn check_fusion(st: &Statement) -> Result<(String, String), String> {
         })
         .collect();
     if inputs.is_empty() {
-        return Err("no dispositions: an attestation with no criteria is never valid".into());
+        return Err(Invalid::from(
+            "no dispositions: an attestation with no criteria is never valid",
+        ));
     }
     let fused = verdict::fuse(ext.acceptance.state, &inputs);
     if fused.verdict != ext.verdict {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "the dispositions fuse to {} (rule {}) but the attestation says {}",
             fused.verdict.as_str(),
             fused.rule.label(),
             ext.verdict.as_str()
-        ));
+        )));
     }
     let vr = &st.predicate.verification_result;
     if vr != fused.verdict.verification_result() {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "verificationResult {vr} disagrees with the verdict {}",
             fused.verdict.as_str()
-        ));
+        )));
     }
     let levels = &st.predicate.verified_levels;
     let want = attest::verified_levels(fused.verdict, ext.format_version);
     if levels[..] != want[..] {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "verifiedLevels {levels:?} are not exactly [{}]",
             want.join(", ")
-        ));
+        )));
     }
     Ok((
         fused.verdict.as_str().to_string(),
@@ -906,7 +937,8 @@ mod tests {
         without.predicate.verified_levels.pop();
         let e = super::check_fusion(&without).unwrap_err();
         assert!(
-            e.contains("are not exactly [SHIPMOOR_CLAIM_CHECK_BLOCKED, FAILED]"),
+            e.to_string()
+                .contains("are not exactly [SHIPMOOR_CLAIM_CHECK_BLOCKED, FAILED]"),
             "{e}"
         );
     }

@@ -338,7 +338,7 @@ impl Admission<'_> {
         }
         match replay::check_predicate_type(statement) {
             Ok(()) => d.ok("predicate_type", &statement.predicate_type),
-            Err(why) => d.fail("predicate_type", why),
+            Err(why) => d.fail("predicate_type", why.to_string()),
         }
         let verifier = &statement.predicate.verifier.id;
         // Replay's check (the id is Claim Check's) and the policy's (this signer vouches for
@@ -346,7 +346,7 @@ impl Admission<'_> {
         let written = replay::check_verifier_id(statement);
         let trusted = trusted_for.iter().any(|id| id == verifier);
         if let Err(why) = &written {
-            d.fail("verifier", why);
+            d.fail("verifier", why.to_string());
         }
         if !trusted {
             d.fail(
@@ -419,7 +419,7 @@ impl Admission<'_> {
         // and a statement whose fields disagree with its own dispositions is one replay rejects.
         match replay::check_fusion(statement) {
             Ok((_, detail)) => d.ok("fusion", detail),
-            Err(why) => d.fail("fusion", why),
+            Err(why) => d.fail("fusion", why.to_string()),
         }
     }
 
@@ -650,14 +650,14 @@ impl Record {
         match serde_json::from_slice::<Statement>(payload) {
             Ok(s) => {
                 if let Err(why) = replay::check_type(&s) {
-                    self.fail("statement", why);
+                    self.fail("statement", why.to_string());
                     return None;
                 }
                 // The artifact's subject is checked on its own; what the statement must speak
                 // for beyond it, admission does not know (no repository, no expected commit).
                 match replay::check_consistency(&s, &Expectations::default()) {
                     Ok(_) => self.ok("statement", "in-toto Statement v1 written by Claim Check"),
-                    Err(why) => self.fail("statement", why),
+                    Err(why) => self.fail("statement", why.to_string()),
                 }
                 Some(s)
             }

@@ -180,7 +180,7 @@ pub fn sign(payload: &[u8], payload_type: &str, key: &SigningKey) -> Envelope {
 pub fn parse(bytes: &[u8]) -> Result<Envelope, DsseError> {
     // 1. Structure.
     let value: Value = serde_json::from_slice(bytes).map_err(|e| DsseError::Json(e.to_string()))?;
-    super::unique_keys::check(bytes).map_err(DsseError::DuplicateKey)?;
+    super::unique_keys::check(bytes).map_err(|e| DsseError::DuplicateKey(e.to_string()))?;
     let env = Envelope::from_value(&value, "")?;
     // 2. Base64.
     decode(&env)?;

@@ -995,19 +995,28 @@ pub(crate) mod tests {
     }
 }
 
+/// Why a new key pair could not be written as PEM.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyGenError {
+    #[error("cannot encrypt the private key: {0}")]
+    Encrypt(pkcs8::Error),
+    #[error("cannot encode the private key: {0}")]
+    Encode(pkcs8::Error),
+}
+
 /// A new ECDSA P-256 key pair for `--sign key`, from the operating system's randomness: the
 /// private key as PKCS#8 PEM (encrypted with `password` when one is given, as
 /// `load_signing_key` reads it back), and the key.
-pub fn generate_p256(password: Option<&[u8]>) -> Result<(String, SigningKey), String> {
+pub fn generate_p256(password: Option<&[u8]>) -> Result<(String, SigningKey), KeyGenError> {
     use pkcs8::EncodePrivateKey;
     let key = p256::ecdsa::SigningKey::random(&mut rand_core::OsRng);
     let pem = match password {
         Some(pw) => key
             .to_pkcs8_encrypted_pem(&mut rand_core::OsRng, pw, pkcs8::LineEnding::LF)
-            .map_err(|e| format!("cannot encrypt the private key: {e}"))?,
+            .map_err(KeyGenError::Encrypt)?,
         None => key
             .to_pkcs8_pem(pkcs8::LineEnding::LF)
-            .map_err(|e| format!("cannot encode the private key: {e}"))?,
+            .map_err(KeyGenError::Encode)?,
     };
     Ok((pem.to_string(), SigningKey::P256(key)))
 }

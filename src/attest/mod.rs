@@ -44,20 +44,33 @@ pub struct Subject {
     pub sha256: String,
 }
 
+/// Why a `--subject` (as given) is not `NAME=sha256:HEX`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubjectError {
+    #[error("`{0}` is not NAME=sha256:HEX")]
+    Form(String),
+    #[error("`{0}`: the digest must start with `sha256:`")]
+    Algorithm(String),
+    #[error("`{0}`: the name is empty")]
+    NoName(String),
+    #[error("`{0}`: the digest must be 64 hex digits")]
+    Digest(String),
+}
+
 impl Subject {
     /// Parses `NAME=sha256:HEX`.
-    pub fn parse(s: &str) -> Result<Subject, String> {
+    pub fn parse(s: &str) -> Result<Subject, SubjectError> {
         let (name, digest) = s
             .rsplit_once('=')
-            .ok_or_else(|| format!("`{s}` is not NAME=sha256:HEX"))?;
+            .ok_or_else(|| SubjectError::Form(s.to_string()))?;
         let hex = digest
             .strip_prefix("sha256:")
-            .ok_or_else(|| format!("`{s}`: the digest must start with `sha256:`"))?;
+            .ok_or_else(|| SubjectError::Algorithm(s.to_string()))?;
         if name.is_empty() {
-            return Err(format!("`{s}`: the name is empty"));
+            return Err(SubjectError::NoName(s.to_string()));
         }
         if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("`{s}`: the digest must be 64 hex digits"));
+            return Err(SubjectError::Digest(s.to_string()));
         }
         Ok(Subject {
             name: name.to_string(),

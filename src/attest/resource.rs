@@ -10,20 +10,38 @@
 /// The schemes a repository URL may have: the ones git fetches from over a network.
 const SCHEMES: [&str; 4] = ["https", "http", "ssh", "git"];
 
+/// Why a URL cannot name the repository in a statement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResourceError {
+    #[error("the repository URL is empty")]
+    Empty,
+    #[error(
+        "`{url}` is a {scheme}: URL; the statement names a repository others can fetch ({})",
+        SCHEMES.map(|s| format!("{s}://")).join(", ")
+    )]
+    Scheme { url: String, scheme: String },
+    #[error("`{0}` names no host")]
+    NoHost(String),
+    #[error("`{0}` is a local path; the statement names a repository others can fetch")]
+    Local(String),
+    #[error("`{0}` names a host but no repository")]
+    NoRepository(String),
+}
+
 /// The repository's URL as the statement spells it, or why `url` cannot be one.
-pub fn canonical(url: &str) -> Result<String, String> {
+pub fn canonical(url: &str) -> Result<String, ResourceError> {
     let url = url.trim();
     if url.is_empty() {
-        return Err("the repository URL is empty".into());
+        return Err(ResourceError::Empty);
     }
     let absolute = match url.split_once("://") {
         Some((scheme, rest)) => {
             let scheme = scheme.to_ascii_lowercase();
             if !SCHEMES.contains(&scheme.as_str()) {
-                return Err(format!(
-                    "`{url}` is a {scheme}: URL; the statement names a repository others can fetch ({})",
-                    SCHEMES.map(|s| format!("{s}://")).join(", ")
-                ));
+                return Err(ResourceError::Scheme {
+                    url: url.to_string(),
+                    scheme,
+                });
             }
             let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
             // Credentials never reach a document: `user:token@host` keeps only the host.
@@ -32,17 +50,13 @@ pub fn canonical(url: &str) -> Result<String, String> {
                 _ => authority,
             };
             if host.is_empty() {
-                return Err(format!("`{url}` names no host"));
+                return Err(ResourceError::NoHost(url.to_string()));
             }
             format!("{scheme}://{host}/{path}")
         }
         None => match scp_like(url) {
             Some((host, path)) => format!("ssh://{host}/{}", path.trim_start_matches('/')),
-            None => {
-                return Err(format!(
-                    "`{url}` is a local path; the statement names a repository others can fetch"
-                ))
-            }
+            None => return Err(ResourceError::Local(url.to_string())),
         },
     };
     let trimmed = without_git_suffix(absolute.trim_end_matches('/'));
@@ -51,7 +65,7 @@ pub fn canonical(url: &str) -> Result<String, String> {
             .split_once("://")
             .is_some_and(|(_, r)| !r.contains('/'))
     {
-        return Err(format!("`{url}` names a host but no repository"));
+        return Err(ResourceError::NoRepository(url.to_string()));
     }
     Ok(trimmed.to_string())
 }
@@ -167,14 +181,16 @@ mod tests {
             "https:///acme/shop",
             "",
         ] {
-            let e = canonical(url).unwrap_err();
+            let e = canonical(url).unwrap_err().to_string();
             assert!(!e.is_empty(), "{url}");
         }
         assert!(canonical("/home/alice/shop")
             .unwrap_err()
+            .to_string()
             .contains("local path"));
         assert!(canonical("file:///home/alice/shop")
             .unwrap_err()
+            .to_string()
             .contains("file: URL"));
     }
 

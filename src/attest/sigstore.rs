@@ -102,22 +102,125 @@ impl Artifact {
     }
 }
 
+/// Why a bundle was not verified or made, or an artifact or identity token not read: the
+/// step that failed, in the words of the crate that did it.
+#[derive(Debug, thiserror::Error)]
+pub enum SigstoreError {
+    #[error("`{arg}`: the digest is not hexadecimal ({source})")]
+    ArtifactHex {
+        arg: String,
+        source: hex::FromHexError,
+    },
+    #[error("`{arg}`: a SHA-256 digest has 64 hex digits, this one has {digits}")]
+    ArtifactLength { arg: String, digits: usize },
+    #[error("cannot read the artifact `{arg}`: {source}")]
+    ArtifactRead { arg: String, source: std::io::Error },
+    #[error("trusted root `{}`: {source}", path.display())]
+    TrustedRoot {
+        path: PathBuf,
+        source: sigstore_trust_root::Error,
+    },
+    #[error("the embedded public-good trusted root: {0}")]
+    EmbeddedRoot(sigstore_trust_root::Error),
+    #[error("bundle: {0}")]
+    Bundle(sigstore_types::Error),
+    #[error(
+        "the bundle has no transparency log entry: keyed bundles without a \
+                            transparency log are verified by `shipmoor replay --key`"
+    )]
+    NoLogEntry,
+    #[error("key `{}`: cannot read it: {source}", path.display())]
+    KeyRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("key `{}`: not a PEM public key: {source}", path.display())]
+    KeyPem {
+        path: PathBuf,
+        source: sigstore_types::Error,
+    },
+    /// A check of sigstore-verify that failed: one line naming it, then its own words.
+    #[error("{}: {}", check_of(.0), .0)]
+    Check(sigstore_verify::Error),
+    #[error("bundle: not JSON: {0}")]
+    BundleJson(serde_json::Error),
+    #[error("signature: {0}")]
+    Signature(super::dsse::DsseError),
+    #[error("artifact binding: the signed payload is `{0}`, not an in-toto statement")]
+    PayloadType(String),
+    #[error("artifact binding: the signed statement is not JSON: {0}")]
+    StatementJson(serde_json::Error),
+    /// No subject carries the artifact's SHA-256 (hex).
+    #[error(
+        "artifact binding: no subject of the signed statement has the artifact's SHA-256 ({0})"
+    )]
+    Unbound(String),
+    #[cfg(feature = "claim-check")]
+    #[error("the identity token is not a JWT: {0}")]
+    Token(sigstore_oidc::Error),
+    #[cfg(feature = "claim-check")]
+    #[error("the identity token expired at {0}")]
+    Expired(String),
+    #[cfg(feature = "claim-check")]
+    #[error("keyless signing failed: {0}")]
+    Sign(sigstore_sign::Error),
+    #[cfg(feature = "claim-check")]
+    #[error("cannot serialize the bundle: {0}")]
+    Serialize(sigstore_types::Error),
+    #[cfg(feature = "claim-check")]
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The GitHub Actions OIDC token request: what went wrong (see [`TokenRequest`]).
+    #[cfg(feature = "claim-check")]
+    #[error("{TOKEN_REQUEST}{0}")]
+    TokenRequest(TokenRequest),
+}
+
+/// What the GitHub Actions OIDC token request is called in its errors.
+#[cfg(feature = "claim-check")]
+const TOKEN_REQUEST: &str = "the GitHub Actions OIDC token request";
+
+/// How the GitHub Actions OIDC token request failed; its text follows the request's name.
+/// Never carries the request token or the URL.
+#[cfg(feature = "claim-check")]
+#[derive(Debug, thiserror::Error)]
+pub enum TokenRequest {
+    #[error(": cannot build the HTTP client: {0}")]
+    Client(sigstore_oidc::reqwest::Error),
+    #[error(" failed: {0}")]
+    Send(sigstore_oidc::reqwest::Error),
+    #[error(" failed: HTTP {0}")]
+    Status(sigstore_oidc::reqwest::StatusCode),
+    #[error(": cannot read the answer: {0}")]
+    Read(sigstore_oidc::reqwest::Error),
+    #[error(": the answer is not JSON: {0}")]
+    Json(serde_json::Error),
+    #[error(": the answer has no `value` string holding the token")]
+    NoValue,
+}
+
 /// Reads `sha256:HEX` as a digest, anything else as a file to read.
-pub fn parse_artifact(arg: &str) -> Result<Artifact, String> {
+pub fn parse_artifact(arg: &str) -> Result<Artifact, SigstoreError> {
     if let Some(hex_digest) = arg.strip_prefix("sha256:") {
-        let bytes = hex::decode(hex_digest)
-            .map_err(|e| format!("`{arg}`: the digest is not hexadecimal ({e})"))?;
-        let digest: [u8; 32] = bytes.try_into().map_err(|b: Vec<u8>| {
-            format!(
-                "`{arg}`: a SHA-256 digest has 64 hex digits, this one has {}",
-                b.len() * 2
-            )
+        let bytes = hex::decode(hex_digest).map_err(|source| SigstoreError::ArtifactHex {
+            arg: arg.to_string(),
+            source,
         })?;
+        let digest: [u8; 32] =
+            bytes
+                .try_into()
+                .map_err(|b: Vec<u8>| SigstoreError::ArtifactLength {
+                    arg: arg.to_string(),
+                    digits: b.len() * 2,
+                })?;
         return Ok(Artifact::Sha256(digest));
     }
     std::fs::read(arg)
         .map(Artifact::Bytes)
-        .map_err(|e| format!("cannot read the artifact `{arg}`: {e}"))
+        .map_err(|source| SigstoreError::ArtifactRead {
+            arg: arg.to_string(),
+            source,
+        })
 }
 
 /// A signer a certificate must name: its identity (the certificate's SAN, exactly) and the OIDC
@@ -183,17 +286,21 @@ pub fn verify_bundle(
     artifact: &Artifact,
     trust: &Trust,
     trusted_root: Option<&Path>,
-) -> Result<VerifiedBundle, String> {
+) -> Result<VerifiedBundle, SigstoreError> {
     // 1. The trusted root.
     let root = match trusted_root {
-        Some(path) => TrustedRoot::from_file(path)
-            .map_err(|e| format!("trusted root `{}`: {e}", path.display()))?,
+        Some(path) => {
+            TrustedRoot::from_file(path).map_err(|source| SigstoreError::TrustedRoot {
+                path: path.to_path_buf(),
+                source,
+            })?
+        }
         None => TrustedRoot::from_json(SIGSTORE_PRODUCTION_TRUSTED_ROOT)
-            .map_err(|e| format!("the embedded public-good trusted root: {e}"))?,
+            .map_err(SigstoreError::EmbeddedRoot)?,
     };
 
     // 2. The bundle's structure.
-    let bundle = Bundle::from_json(bundle_json).map_err(|e| format!("bundle: {e}"))?;
+    let bundle = Bundle::from_json(bundle_json).map_err(SigstoreError::Bundle)?;
 
     // 3. The policy, and 4. the checks.
     let digest;
@@ -207,16 +314,16 @@ pub fn verify_bundle(
     let result = match trust {
         Trust::Key(path) => {
             if bundle.verification_material.tlog_entries.is_empty() {
-                return Err(
-                    "the bundle has no transparency log entry: keyed bundles without a \
-                            transparency log are verified by `shipmoor replay --key`"
-                        .to_string(),
-                );
+                return Err(SigstoreError::NoLogEntry);
             }
-            let pem = std::fs::read_to_string(path)
-                .map_err(|e| format!("key `{}`: cannot read it: {e}", path.display()))?;
-            let key = DerPublicKey::from_pem(&pem)
-                .map_err(|e| format!("key `{}`: not a PEM public key: {e}", path.display()))?;
+            let pem = std::fs::read_to_string(path).map_err(|source| SigstoreError::KeyRead {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let key = DerPublicKey::from_pem(&pem).map_err(|source| SigstoreError::KeyPem {
+                path: path.to_path_buf(),
+                source,
+            })?;
             sigstore_verify::verify(
                 input,
                 &bundle,
@@ -231,7 +338,7 @@ pub fn verify_bundle(
             &root,
         ),
     }
-    .map_err(|e| describe(&e))?;
+    .map_err(SigstoreError::Check)?;
 
     // 5. What was verified.
     let (payload_type, payload) = match &bundle.content {
@@ -267,22 +374,20 @@ pub fn verify_keyed_bundle_without_log(
     bundle_json: &str,
     artifact: &Artifact,
     key: &super::keys::VerifyingKey,
-) -> Result<VerifiedBundle, String> {
+) -> Result<VerifiedBundle, SigstoreError> {
     // 1. Structure, key and signature.
-    let bundle: Value =
-        serde_json::from_str(bundle_json).map_err(|e| format!("bundle: not JSON: {e}"))?;
-    let verified = super::keyed_bundle::verify_keyed_bundle(&bundle, key)
-        .map_err(|e| format!("signature: {e}"))?;
+    let bundle: Value = serde_json::from_str(bundle_json).map_err(SigstoreError::BundleJson)?;
+    let verified =
+        super::keyed_bundle::verify_keyed_bundle(&bundle, key).map_err(SigstoreError::Signature)?;
 
     // 2. The artifact binding.
     if verified.payload_type() != super::dsse::PAYLOAD_TYPE {
-        return Err(format!(
-            "artifact binding: the signed payload is `{}`, not an in-toto statement",
-            verified.payload_type()
+        return Err(SigstoreError::PayloadType(
+            verified.payload_type().to_string(),
         ));
     }
-    let statement: Value = serde_json::from_slice(verified.payload())
-        .map_err(|e| format!("artifact binding: the signed statement is not JSON: {e}"))?;
+    let statement: Value =
+        serde_json::from_slice(verified.payload()).map_err(SigstoreError::StatementJson)?;
     let want = hex::encode(artifact.sha256());
     let bound = statement
         .get("subject")
@@ -295,9 +400,7 @@ pub fn verify_keyed_bundle_without_log(
             })
         });
     if !bound {
-        return Err(format!(
-            "artifact binding: no subject of the signed statement has the artifact's SHA-256 ({want})"
-        ));
+        return Err(SigstoreError::Unbound(want));
     }
     Ok(VerifiedBundle {
         payload_type: Some(verified.payload_type().to_string()),
@@ -307,10 +410,10 @@ pub fn verify_keyed_bundle_without_log(
     })
 }
 
-/// One line naming the failed check, then sigstore-verify's own words.
-fn describe(e: &sigstore_verify::Error) -> String {
+/// The check of sigstore-verify that failed, as [`SigstoreError::Check`] names it.
+fn check_of(e: &sigstore_verify::Error) -> &'static str {
     use sigstore_verify::Error as E;
-    let check = match e {
+    match e {
         E::IdentityMismatch { .. } => "certificate identity",
         E::IssuerMismatch { .. } => "certificate issuer",
         E::SignatureInvalid(_) => "signature",
@@ -324,8 +427,7 @@ fn describe(e: &sigstore_verify::Error) -> String {
         E::InvalidTrustRoot(_) | E::TrustRoot(_) | E::TrustedCertificate(_) => "trusted root",
         E::Crypto(_) => "cryptography",
         _ => "verification",
-    };
-    format!("{check}: {e}")
+    }
 }
 
 #[cfg(test)]
@@ -341,9 +443,11 @@ mod tests {
         );
         assert!(parse_artifact("sha256:abcd")
             .unwrap_err()
+            .to_string()
             .contains("64 hex"));
         assert!(parse_artifact(&format!("sha256:{}", "zz".repeat(32)))
             .unwrap_err()
+            .to_string()
             .contains("not hexadecimal"));
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.txt");
@@ -356,6 +460,7 @@ mod tests {
         );
         assert!(parse_artifact(dir.path().join("missing").to_str().unwrap())
             .unwrap_err()
+            .to_string()
             .contains("cannot read"));
     }
 
@@ -389,7 +494,8 @@ mod tests {
             &Trust::Key(PathBuf::from("unused.pub")),
             None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("shipmoor replay --key"), "{err}");
         assert!(is_keyed_without_log(bundle));
     }
@@ -422,7 +528,8 @@ mod tests {
             &Artifact::Sha256(digest),
             &keys.verifying("ed25519"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(other.starts_with("signature: "), "{other}");
         let mut changed: Value = serde_json::from_str(&bundle).unwrap();
         let forged = serde_json::json!({"_type": "x", "subject": statement["subject"]});
@@ -433,10 +540,12 @@ mod tests {
         .into();
         let err =
             verify_keyed_bundle_without_log(&changed.to_string(), &Artifact::Sha256(digest), &vk)
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
         assert!(err.starts_with("signature: "), "{err}");
-        let err =
-            verify_keyed_bundle_without_log(&bundle, &Artifact::Sha256([8; 32]), &vk).unwrap_err();
+        let err = verify_keyed_bundle_without_log(&bundle, &Artifact::Sha256([8; 32]), &vk)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("artifact binding: "), "{err}");
     }
 }

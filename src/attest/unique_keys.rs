@@ -15,15 +15,21 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+/// A key repeated in an object of an attestation's JSON: the key, where, and the line and
+/// column, in the parser's words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DuplicateKey(serde_json::Error);
+
 /// `Ok` when no object in `bytes` repeats a key. Bytes that are not JSON are also `Ok`: that is
 /// for the parser that reads them to report, in its own words.
-pub fn check(bytes: &[u8]) -> Result<(), String> {
+pub fn check(bytes: &[u8]) -> Result<(), DuplicateKey> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let root = Node {
         path: String::new(),
     };
     match root.deserialize(&mut de).and_then(|()| de.end()) {
-        Err(e) if e.is_data() => Err(e.to_string()),
+        Err(e) if e.is_data() => Err(DuplicateKey(e)),
         _ => Ok(()),
     }
 }
@@ -163,7 +169,7 @@ mod tests {
             ),
         ];
         for (json, want) in cases {
-            let e = check(json.as_bytes()).unwrap_err();
+            let e = check(json.as_bytes()).unwrap_err().to_string();
             assert!(e.starts_with(want), "{json}: {e}");
         }
     }
@@ -172,10 +178,10 @@ mod tests {
     fn the_same_key_in_sibling_objects_and_every_json_type_pass() {
         let ok = r#"{"s": [{"k": 1}, {"k": -2.5e3}], "t": {"k": null, "u": {"k": true}},
                      "k": "x", "n": 18446744073709551615, "e": {}, "a": []}"#;
-        assert_eq!(check(ok.as_bytes()), Ok(()));
+        assert_eq!(check(ok.as_bytes()).map_err(|e| e.to_string()), Ok(()));
         // Not JSON is for the reader to report.
-        assert_eq!(check(b"{"), Ok(()));
-        assert_eq!(check(b"{} {}"), Ok(()));
+        assert_eq!(check(b"{").map_err(|e| e.to_string()), Ok(()));
+        assert_eq!(check(b"{} {}").map_err(|e| e.to_string()), Ok(()));
         // A repetition before the bytes stop being JSON is still one.
         assert!(check(br#"{"a": 1, "a": "#).is_err());
     }

@@ -9,9 +9,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::dsse::{self, DsseError};
+use super::keyed_bundle;
 use super::keys::VerifyingKey;
 use super::sigstore::{self, Identity};
-use super::{dsse, keyed_bundle};
+use super::unique_keys::DuplicateKey;
 use crate::format::statement;
 
 /// The attestation's form.
@@ -66,6 +68,49 @@ impl Signer {
     }
 }
 
+/// Why an attestation's form was not read, or its signature not verified by a signer.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the statement is unsigned")]
+    Unsigned,
+    #[error("DSSE signature: {0}")]
+    Signature(DsseError),
+    #[error("keyed bundle: {0}")]
+    KeyedBundle(DsseError),
+    #[error("a DSSE envelope carries no certificate: it is verified with a key")]
+    NoCertificate,
+    #[error("this bundle is signed with a key, not a certificate")]
+    KeySigned,
+    #[error("the statement has no sha256 subject to bind the bundle to")]
+    NoSubject,
+    #[error("{0}")]
+    Json(serde_json::Error),
+    #[error("{0}")]
+    Sigstore(#[from] sigstore::SigstoreError),
+    #[error("the verified bundle has no DSSE payload")]
+    NoPayload,
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("{0}")]
+    DuplicateKey(#[from] DuplicateKey),
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("DSSE envelope: {0}")]
+    Envelope(DsseError),
+    #[error("bundle media type `{0}`: this release reads Sigstore bundles v0.3")]
+    MediaType(String),
+    #[error("the bundle carries no DSSE envelope: it is not an attestation")]
+    NoEnvelope,
+    #[error("neither an in-toto statement (`_type`), a DSSE envelope (`payloadType`) nor a Sigstore bundle (`mediaType`)")]
+    UnknownForm,
+    #[error("payloadType `{}` is not `{}`", .0, dsse::PAYLOAD_TYPE)]
+    PayloadType(String),
+    #[error("the envelope's payload: {0}")]
+    Payload(DsseError),
+    #[error("the bundle's DSSE envelope: {0}")]
+    BundleEnvelope(DsseError),
+}
+
 /// What a successful signature check established.
 pub struct Verified {
     /// The statement's bytes the signature covers.
@@ -80,16 +125,16 @@ impl Attestation {
     /// this release reads. A failure says what is wrong and, when the form was recognised,
     /// its [`label`](Self::label).
     pub fn parse(bytes: &[u8]) -> Result<Attestation, (Option<&'static str>, String)> {
-        let form = parse_form(bytes).map_err(|e| (None, e))?;
+        let form = parse_form(bytes).map_err(|e| (None, e.to_string()))?;
         let label = form.label();
         let unverified = match &form {
             Form::Statement => Ok(bytes.to_vec()),
             Form::Envelope(env) => envelope_payload(env),
             Form::Bundle(b) => keyed_bundle::from_bundle(b)
-                .map_err(|e| format!("the bundle's DSSE envelope: {e}"))
+                .map_err(VerifyError::BundleEnvelope)
                 .and_then(|env| envelope_payload(&env)),
         }
-        .map_err(|e| (Some(label), e))?;
+        .map_err(|e| (Some(label), e.to_string()))?;
         super::unique_keys::check(&unverified)
             .map_err(|e| (Some(label), format!("the statement: {e}")))?;
         let version = statement::format_version(&unverified).map_err(|e| (Some(label), e))?;
@@ -151,16 +196,15 @@ impl Attestation {
         key: &VerifyingKey,
         key_path: &Path,
         trusted_root: Option<&Path>,
-    ) -> Result<Verified, String> {
+    ) -> Result<Verified, VerifyError> {
         let signer = Signer::Key {
             keyid: key.keyid(),
             algorithm: key.algorithm().to_string(),
         };
         match &self.form {
-            Form::Statement => Err("the statement is unsigned".into()),
+            Form::Statement => Err(VerifyError::Unsigned),
             Form::Envelope(env) => {
-                let verified =
-                    dsse::verify(env, key).map_err(|e| format!("DSSE signature: {e}"))?;
+                let verified = dsse::verify(env, key).map_err(VerifyError::Signature)?;
                 Ok(Verified {
                     payload: verified.into_payload(),
                     detail: format!(
@@ -172,8 +216,8 @@ impl Attestation {
                 })
             }
             Form::Bundle(b) if self.is_keyed_bundle_without_log() => {
-                let verified = keyed_bundle::verify_keyed_bundle(b, key)
-                    .map_err(|e| format!("keyed bundle: {e}"))?;
+                let verified =
+                    keyed_bundle::verify_keyed_bundle(b, key).map_err(VerifyError::KeyedBundle)?;
                 Ok(Verified {
                     payload: verified.into_payload(),
                     detail: format!(
@@ -201,15 +245,11 @@ impl Attestation {
         &self,
         identity: &Identity,
         trusted_root: Option<&Path>,
-    ) -> Result<Verified, String> {
+    ) -> Result<Verified, VerifyError> {
         match &self.form {
-            Form::Statement => Err("the statement is unsigned".into()),
-            Form::Envelope(_) => {
-                Err("a DSSE envelope carries no certificate: it is verified with a key".into())
-            }
-            Form::Bundle(_) if self.is_keyed_bundle_without_log() => {
-                Err("this bundle is signed with a key, not a certificate".into())
-            }
+            Form::Statement => Err(VerifyError::Unsigned),
+            Form::Envelope(_) => Err(VerifyError::NoCertificate),
+            Form::Bundle(_) if self.is_keyed_bundle_without_log() => Err(VerifyError::KeySigned),
             Form::Bundle(b) => {
                 let trust = sigstore::Trust::Identity(identity.clone());
                 let (payload, who) = self.verify_bundle(b, &trust, trusted_root)?;
@@ -230,12 +270,11 @@ impl Attestation {
         bundle: &Value,
         trust: &sigstore::Trust,
         trusted_root: Option<&Path>,
-    ) -> Result<(Vec<u8>, String), String> {
+    ) -> Result<(Vec<u8>, String), VerifyError> {
         // sigstore-verify binds a DSSE bundle to an artifact through a sha256 subject; the
         // subject itself is checked after the signature.
-        let digest = first_sha256_subject(&self.unverified)
-            .ok_or("the statement has no sha256 subject to bind the bundle to")?;
-        let json = serde_json::to_string(bundle).map_err(|e| e.to_string())?;
+        let digest = first_sha256_subject(&self.unverified).ok_or(VerifyError::NoSubject)?;
+        let json = serde_json::to_string(bundle).map_err(VerifyError::Json)?;
         let verified = sigstore::verify_bundle(
             &json,
             &sigstore::Artifact::Sha256(digest),
@@ -244,7 +283,7 @@ impl Attestation {
         )?;
         let payload = verified
             .dsse_payload()
-            .ok_or("the verified bundle has no DSSE payload")?
+            .ok_or(VerifyError::NoPayload)?
             .to_vec();
         let who = match (verified.identity(), verified.issuer()) {
             (Some(i), Some(o)) => format!("certificate for {i} (issuer {o})"),
@@ -254,47 +293,40 @@ impl Attestation {
     }
 }
 
-fn parse_form(bytes: &[u8]) -> Result<Form, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+fn parse_form(bytes: &[u8]) -> Result<Form, VerifyError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(VerifyError::NotJson)?;
     // Before any field is read: a repeated key reads as its last value here, and as its first
     // in some other verifier.
     super::unique_keys::check(bytes)?;
     let Some(obj) = v.as_object() else {
-        return Err("not a JSON object".into());
+        return Err(VerifyError::NotObject);
     };
     if obj.contains_key("_type") {
         return Ok(Form::Statement);
     }
     if obj.contains_key("payloadType") {
-        let env = dsse::parse(bytes).map_err(|e| format!("DSSE envelope: {e}"))?;
+        let env = dsse::parse(bytes).map_err(VerifyError::Envelope)?;
         return Ok(Form::Envelope(env));
     }
     if let Some(mt) = obj.get("mediaType").and_then(Value::as_str) {
         let v03 = mt == "application/vnd.dev.sigstore.bundle.v0.3+json"
             || mt == "application/vnd.dev.sigstore.bundle+json;version=0.3";
         if !v03 {
-            return Err(format!(
-                "bundle media type `{mt}`: this release reads Sigstore bundles v0.3"
-            ));
+            return Err(VerifyError::MediaType(mt.to_string()));
         }
         if obj.get("dsseEnvelope").is_none() {
-            return Err("the bundle carries no DSSE envelope: it is not an attestation".into());
+            return Err(VerifyError::NoEnvelope);
         }
         return Ok(Form::Bundle(v));
     }
-    Err("neither an in-toto statement (`_type`), a DSSE envelope (`payloadType`) nor a Sigstore bundle (`mediaType`)".into())
+    Err(VerifyError::UnknownForm)
 }
 
-fn envelope_payload(env: &dsse::Envelope) -> Result<Vec<u8>, String> {
+fn envelope_payload(env: &dsse::Envelope) -> Result<Vec<u8>, VerifyError> {
     if env.payload_type != dsse::PAYLOAD_TYPE {
-        return Err(format!(
-            "payloadType `{}` is not `{}`",
-            env.payload_type,
-            dsse::PAYLOAD_TYPE
-        ));
+        return Err(VerifyError::PayloadType(env.payload_type.clone()));
     }
-    env.unverified_payload()
-        .map_err(|e| format!("the envelope's payload: {e}"))
+    env.unverified_payload().map_err(VerifyError::Payload)
 }
 
 fn first_sha256_subject(payload: &[u8]) -> Option<[u8; 32]> {

@@ -6,7 +6,7 @@ mod derive;
 
 use crate::acceptance::{self, claim, AcceptanceState};
 use crate::cli::{AcceptanceArgs, AcceptanceCommand, Format};
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, IoContext};
 use crate::git::Git;
 
 pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
@@ -321,7 +321,7 @@ fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Err
     };
     let mut out = std::io::stdout();
     if low.is_empty() {
-        std::fs::rename(&located.path, &target)?;
+        std::fs::rename(&located.path, &target).at("rename", &located.path)?;
     } else {
         let x = min_confidence.unwrap_or_default();
         if low.len() == set.criteria.len() {
@@ -338,7 +338,7 @@ fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Err
                 .help("an acceptance set with no criteria can never be READY: lower --min-confidence, or edit the draft"),
             ));
         }
-        let text = std::fs::read_to_string(&located.path)?;
+        let text = std::fs::read_to_string(&located.path).at("read", &located.path)?;
         let kept = without_criteria(&text, &low);
         let shown = target.display().to_string();
         acceptance::parse::parse(&kept, &shown, AcceptanceState::Committed, String::new())
@@ -357,7 +357,7 @@ fn commit(args: &AcceptanceArgs, min_confidence: Option<f64>) -> Result<i32, Err
             repository.as_ref().map(|g| g.root()),
             kept.as_bytes(),
         )?;
-        std::fs::remove_file(&located.path)?;
+        std::fs::remove_file(&located.path).at("remove", &located.path)?;
         let _ = writeln!(
             out,
             "dropped {} below confidence {x}:",
@@ -495,7 +495,8 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
 fn criteria_from(from: &std::path::Path) -> Result<Vec<(String, String)>, Error> {
     let text = if from == std::path::Path::new("-") {
         let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .at("read", "standard input")?;
         s
     } else {
         let bytes = crate::nofollow::read_named(from, crate::acceptance::ACCEPTANCE_LIMIT)

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::attest::verify::Attestation;
 use crate::cli::EvidenceCommand;
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, IoContext};
 use crate::evidence::{is_digest, StoreReader};
 use crate::floor::cache::{self, gc::Limits, gc::Sweep};
 use crate::format::evidence::Record;
@@ -226,16 +226,29 @@ fn cited(
 /// A kept attestation's bytes. One found beside the store is a file of the checkout, so it is
 /// read as evidence is (a regular file, through no symlink); one named with `--keep` is the
 /// user's, followed, but still a regular file, and both no larger than an evidence item.
-fn read_attestation(file: &Path, named: bool) -> Result<Vec<u8>, String> {
+fn read_attestation(file: &Path, named: bool) -> Result<Vec<u8>, KeptUnread> {
     let limit = crate::evidence::ITEM_LIMIT;
     if !named {
-        return crate::nofollow::read_regular(file, limit).map_err(|e| format!("it {e}"));
+        return crate::nofollow::read_regular(file, limit).map_err(KeptUnread::Read);
     }
-    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    let meta = std::fs::metadata(file).map_err(KeptUnread::Io)?;
     if !meta.is_file() || meta.len() > limit {
-        return Err(format!("it is not a regular file of at most {limit} bytes"));
+        return Err(KeptUnread::NotRegular(limit));
     }
-    std::fs::read(file).map_err(|e| e.to_string())
+    std::fs::read(file).map_err(KeptUnread::Io)
+}
+
+/// Why a kept attestation was not read.
+#[derive(Debug, thiserror::Error)]
+enum KeptUnread {
+    /// One beside the store, read as evidence is.
+    #[error("it {0}")]
+    Read(crate::nofollow::ReadError),
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// Not a regular file, or over the limit (in bytes).
+    #[error("it is not a regular file of at most {0} bytes")]
+    NotRegular(u64),
 }
 
 fn gc(
@@ -309,7 +322,7 @@ fn gc(
     let mut removed = 0usize;
     let mut freed = 0u64;
     let mut out = std::io::stdout();
-    let entries = std::fs::read_dir(&blobs)?;
+    let entries = std::fs::read_dir(&blobs).at("list", &blobs)?;
     let mut names: Vec<(String, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.to_string(), e.path())))
@@ -329,7 +342,7 @@ fn gc(
         if dry_run {
             let _ = writeln!(out, "would remove {}", path.display());
         } else {
-            std::fs::remove_file(&path)?;
+            std::fs::remove_file(&path).at("remove", &path)?;
         }
     }
     let _ = writeln!(

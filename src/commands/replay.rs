@@ -10,6 +10,8 @@ use crate::cli::ReplayArgs;
 use crate::error::{Error, InputError};
 use crate::evidence::sha256_hex;
 use crate::git::{CommitId, CommitTrees, Git};
+#[cfg(feature = "claim-check")]
+use crate::replay::Invalid;
 use crate::replay::{self, Expectations, SignatureCheck};
 // What `--rerun` uses (the floor again: the default feature `claim-check`).
 #[cfg(feature = "claim-check")]
@@ -265,7 +267,7 @@ fn rerun(
     st: &Statement,
     git: Option<&Git>,
     confinement: &crate::sandbox::Confinement,
-) -> Result<String, String> {
+) -> Result<String, Invalid> {
     let git = git.ok_or("--rerun needs the repository (--repo)")?;
     let ext = st.extension();
     // From format 3 the claim is the extension's `acceptance` (its files, and its digest); the
@@ -363,10 +365,10 @@ fn rerun(
             }
         ))
     } else {
-        Err(format!(
+        Err(Invalid::from(format!(
             "the floor re-run differs: {}",
             differences.join("; ")
-        ))
+        )))
     }
 }
 
@@ -378,13 +380,13 @@ fn legacy_set(
     git: &Git,
     path: &str,
     want: &str,
-) -> Result<acceptance::AcceptanceSet, String> {
+) -> Result<acceptance::AcceptanceSet, Invalid> {
     let file = git.root().join(path);
     let bytes = std::fs::read(&file).map_err(|e| format!("the acceptance set {path}: {e}"))?;
     if sha256_hex(&bytes) != want {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "the acceptance set {path} is not the one the attestation names (sha256 differs)"
-        ));
+        )));
     }
     let state = ext.acceptance.state;
     let text = String::from_utf8(bytes).map_err(|_| "the acceptance set is not UTF-8")?;
@@ -408,7 +410,7 @@ fn rebuild_claim(
     head: &CommitId,
     path: &str,
     want: &str,
-) -> Result<acceptance::AcceptanceSet, String> {
+) -> Result<acceptance::AcceptanceSet, Invalid> {
     use crate::acceptance::claim;
     let head_files =
         claim::Files::read(&claim::Source::Commit(git, head), true).map_err(|e| e.to_string())?;
@@ -459,12 +461,12 @@ fn rebuild_claim(
                 .collect();
             claim::derived(criteria, path, &head_files, Some(&base_files))
         }
-        other => return Err(format!("unknown claim source {other:?}")),
+        other => return Err(Invalid::from(format!("unknown claim source {other:?}"))),
     };
     if c.set.sha256 != want {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "the claim of base..head ({source}: {path}) is not the one the attestation names (its digest differs)"
-        ));
+        )));
     }
     Ok(c.set)
 }

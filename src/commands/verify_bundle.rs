@@ -61,7 +61,7 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
     if let Some(root) = &sig.trusted_root {
         read(root, "trusted root", super::replay::ATTESTATION_LIMIT)?;
     }
-    let artifact = sigstore::parse_artifact(&args.artifact).map_err(usage)?;
+    let artifact = sigstore::parse_artifact(&args.artifact).map_err(|e| usage(e.to_string()))?;
 
     // 3. The verification.
     let json = String::from_utf8(bundle_bytes).map_err(|_| "bundle: not UTF-8 text".to_string());
@@ -74,6 +74,7 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
                 .map_err(|_| "key: not UTF-8 text".to_string())
                 .and_then(|pem| keys::load_verifying_key(pem).map_err(|e| format!("key: {e}")))?;
             sigstore::verify_keyed_bundle_without_log(&json, &artifact, &key)
+                .map_err(|e| e.to_string())
         }
         Trust::Key(_) if without_log => Err(
             "the bundle is signed with a key and has no transparency log entry, so nothing shows \
@@ -81,7 +82,8 @@ pub fn run(args: VerifyBundleArgs) -> Result<i32, Error> {
              verify it with the key alone (its signature and the artifact; no log entry is checked)"
                 .to_string(),
         ),
-        _ => sigstore::verify_bundle(&json, &artifact, &trust, sig.trusted_root.as_deref()),
+        _ => sigstore::verify_bundle(&json, &artifact, &trust, sig.trusted_root.as_deref())
+            .map_err(|e| e.to_string()),
     }
     });
     let mut stderr = std::io::stderr();

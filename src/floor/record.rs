@@ -102,7 +102,7 @@ impl Ctx<'_> {
     pub(super) fn record_scan(
         &mut self,
         tags: &[String],
-        scanned: &Result<scan::TagScan, String>,
+        scanned: &Result<scan::TagScan, scan::ScanError>,
     ) -> Result<(), Error> {
         let command: Vec<String> = crate::git::TRACKED_COMMAND
             .iter()

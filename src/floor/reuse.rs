@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::cache::{
     self, key::FileDigest, key::LockFile, key::RunnerInputs, key::Variable, BaseCache,
-    CachedObservation, Entry, KeyInputs, Made, Pending,
+    CachedObservation, Entry, EntryError, KeyInputs, Made, Pending,
 };
 use super::overlay::Overlay;
 use super::*;
@@ -219,16 +219,15 @@ impl Ctx<'_> {
         entry: &Entry,
         items: Vec<(String, Vec<u8>)>,
         obs: &mut BTreeMap<TestKey, Observed>,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, EntryError> {
         let by_name: BTreeMap<String, Vec<u8>> = items.into_iter().collect();
-        let record = |p: &str| -> Result<Record, String> {
+        let record = |p: &str| -> Result<Record, EntryError> {
             let hex = crate::evidence::pointer_digest(p)
-                .ok_or_else(|| format!("`{p}` is not an evidence name"))?;
-            let bytes = by_name.get(hex).ok_or_else(|| {
-                format!("its record {} is not among its items", cache::short(hex))
-            })?;
-            serde_json::from_slice(bytes)
-                .map_err(|e| format!("its record {} does not parse: {e}", cache::short(hex)))
+                .ok_or_else(|| EntryError::Pointer(p.to_string()))?;
+            let bytes = by_name
+                .get(hex)
+                .ok_or_else(|| EntryError::RecordMissing(hex.to_string()))?;
+            serde_json::from_slice(bytes).map_err(|e| EntryError::RecordParse(hex.to_string(), e))
         };
         // Each observation rests on records of that test at base, at this base commit, with
         // the outcomes it says; every record is base's.
@@ -236,36 +235,23 @@ impl Ctx<'_> {
             match record(p)? {
                 Record::Setup(r) | Record::Test(r)
                     if r.side == Some(Side::Base) && r.commit == self.input.base.as_str() => {}
-                _ => {
-                    return Err(format!(
-                        "its record {} is not one of base's runs",
-                        short_pointer(p)
-                    ))
-                }
+                _ => return Err(EntryError::NotBase(p.clone())),
             }
         }
         for o in &entry.observed {
             if o.outcomes.len() != o.evidence.len() && o.problem.is_none() {
-                return Err(format!("{}: outcomes and evidence differ in number", o.id));
+                return Err(EntryError::Count(o.id.clone()));
             }
             for (p, outcome) in o.evidence.iter().zip(&o.outcomes) {
                 let Record::Test(r) = record(p)? else {
-                    return Err(format!(
-                        "{}: evidence {} is no test run",
-                        o.id,
-                        short_pointer(p)
-                    ));
+                    return Err(EntryError::NoTestRun(o.id.clone(), p.clone()));
                 };
                 if r.test_id.as_deref() != Some(o.id.as_str()) || r.outcome != Some(*outcome) {
-                    return Err(format!(
-                        "{}: evidence {} records another test or outcome",
-                        o.id,
-                        short_pointer(p)
-                    ));
+                    return Err(EntryError::OtherTest(o.id.clone(), p.clone()));
                 }
             }
             if o.runner >= self.adapters.len() {
-                return Err(format!("{}: no runner {}", o.id, o.runner));
+                return Err(EntryError::NoRunner(o.id.clone(), o.runner));
             }
         }
         let records: BTreeSet<&str> = entry
@@ -634,9 +620,4 @@ fn explain_miss(cache: &BaseCache, key: &KeyInputs) -> String {
 
 fn short_commit(c: &str) -> &str {
     &c[..c.len().min(7)]
-}
-
-fn short_pointer(p: &str) -> &str {
-    let hex = p.strip_prefix("sha256:").unwrap_or(p);
-    cache::short(hex)
 }

@@ -81,14 +81,26 @@ impl TagScan {
 
 pub use crate::git::Tracked;
 
+/// Why the tag scan did not finish: every test is then listed, and the scan's record says why.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// The tracked files could not be listed (git's error).
+    #[error("{0}")]
+    Tracked(crate::error::Error),
+    #[error("the tag scan's pattern does not compile: {0}")]
+    Pattern(grep_regex::Error),
+    #[error("a tag scan thread panicked")]
+    Panicked,
+}
+
 /// The tracked files of a checkout or worktree, relative to its root.
-pub fn tracked_files(git: &Git) -> Result<Vec<Tracked>, String> {
-    git.tracked().map_err(|e| e.to_string())
+pub fn tracked_files(git: &Git) -> Result<Vec<Tracked>, ScanError> {
+    git.tracked().map_err(ScanError::Tracked)
 }
 
 /// Scans the tracked files of the checkout or worktree `git` for `tags` (see the module doc);
 /// paths in the result are relative to its root.
-pub fn scan_tree(git: &Git, tags: &[String], threads: usize) -> Result<TagScan, String> {
+pub fn scan_tree(git: &Git, tags: &[String], threads: usize) -> Result<TagScan, ScanError> {
     let started = Instant::now();
     let mut files = tracked_files(git)?;
     // This tool's own reports name every tag; a committed copy says nothing about tests.
@@ -106,7 +118,7 @@ pub struct TagMatcher {
 }
 
 impl TagMatcher {
-    pub fn new(tags: &[String]) -> Result<TagMatcher, String> {
+    pub fn new(tags: &[String]) -> Result<TagMatcher, ScanError> {
         // Indexes follow the caller's order; an empty or repeated tag is left out.
         let mut seen = BTreeSet::new();
         let tags: Vec<String> = tags
@@ -125,7 +137,7 @@ impl TagMatcher {
                 .unicode(false)
                 .line_terminator(Some(b'\n'))
                 .build(&alternatives.join("|"))
-                .map_err(|e| format!("the tag scan's pattern does not compile: {e}"))?;
+                .map_err(ScanError::Pattern)?;
             Some(matcher)
         };
         Ok(TagMatcher { tags, regex })
@@ -239,7 +251,7 @@ pub fn scan_files(
     files: &[Tracked],
     tags: &[String],
     threads: usize,
-) -> Result<TagScan, String> {
+) -> Result<TagScan, ScanError> {
     let matcher = TagMatcher::new(tags)?;
     let mut scan = TagScan {
         tags: tags.iter().map(|t| (t.clone(), Vec::new())).collect(),
@@ -300,9 +312,7 @@ pub fn scan_files(
             });
         }
     });
-    let mut found = found
-        .into_inner()
-        .map_err(|_| "a tag scan thread panicked".to_string())?;
+    let mut found = found.into_inner().map_err(|_| ScanError::Panicked)?;
     found.sort();
     for (i, _, occ) in found {
         if let Some(list) = scan.tags.get_mut(&matcher.tags[i]) {

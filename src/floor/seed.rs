@@ -98,7 +98,7 @@ impl Ctx<'_> {
         to: &std::path::Path,
         wt: &Worktree,
         lock: Option<&std::path::Path>,
-    ) -> Result<workspace::Seeded, String> {
+    ) -> Result<workspace::Seeded, workspace::SeedError> {
         let watch = self.step_watch(
             side,
             "the seeding of the target dir".into(),
@@ -124,7 +124,7 @@ impl Ctx<'_> {
         source: &str,
         lock_source: &str,
         from_shown: &str,
-        seeded: Result<workspace::Seeded, String>,
+        seeded: Result<workspace::Seeded, workspace::SeedError>,
         to: &std::path::Path,
     ) {
         // `$TMP/target/head` or `$TMP/target/base`.

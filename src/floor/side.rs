@@ -4,6 +4,7 @@
 //! pinned terminal size); the scratch directories; and the progress watch of each step.
 
 use super::*;
+use crate::error::IoContext;
 
 impl Ctx<'_> {
     /// Steps 3 and 4 at one side: every runner's tests of `plan`, `runs` times each, in `side`'s
@@ -229,7 +230,7 @@ impl Ctx<'_> {
             .temp_root
             .join("scratch")
             .join(format!("{:03}-{label}", self.scratch_seq));
-        std::fs::create_dir_all(&p)?;
+        std::fs::create_dir_all(&p).at("create", &p)?;
         Ok(p)
     }
 

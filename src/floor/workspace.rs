@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::error::IoContext;
 use crate::floor::runners::rust::cargo_meta::cargo_error;
 
 /// Lock files a build or an install may rightly rewrite.
@@ -44,7 +45,7 @@ pub(super) fn apply_overlay(
     for p in delete {
         let path = wt.path().join(p);
         if path.exists() {
-            std::fs::remove_file(&path)?;
+            std::fs::remove_file(&path).at("remove", &path)?;
         }
     }
     Ok(())
@@ -71,6 +72,50 @@ pub struct Seeded {
     pub lock_given: bool,
     pub duration: Duration,
 }
+/// Why a target dir was not seeded: the side then builds from scratch, and its runtime row
+/// says why.
+#[derive(Debug, thiserror::Error)]
+pub enum SeedError {
+    /// A command (`cargo metadata`, `cp`, …) that could not be run.
+    #[error("{what}: {source}")]
+    Spawn {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// A command that ran and failed, with the first words of its error.
+    #[error("{what} failed: {message}")]
+    Failed { what: &'static str, message: String },
+    #[error("cargo locate-project printed {}", .0.display())]
+    Located(PathBuf),
+    #[error("copying {} into place: {source}", path.display())]
+    CopyLock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("restoring {}: {source}", path.display())]
+    RestoreLock {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A directory of the target dir that could not be listed.
+    #[error("{}: {source}", path.display())]
+    Dir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cargo metadata: {0}")]
+    Metadata(serde_json::Error),
+    #[error("cargo metadata lists no path package")]
+    NoPathPackage,
+    #[error("rustc -vV names no host: {0}")]
+    NoHost(String),
+}
+
+/// The [`SeedError`] of a command `what` that could not be run.
+fn spawn(what: &'static str) -> impl FnOnce(std::io::Error) -> SeedError {
+    move |source| SeedError::Spawn { what, source }
+}
+
 /// Makes `to` a copy of the cargo target dir `from` (reflinked where the file system can) and
 /// removes from it every unit of the path packages of the project in `project_dir`, so that
 /// only registry crates (keyed by name, version and features) are reused.
@@ -99,7 +144,7 @@ pub fn seed_cargo_target(
     lock: Option<&Path>,
     timeout: Duration,
     jail: &crate::sandbox::Jail,
-) -> Result<Seeded, String> {
+) -> Result<Seeded, SeedError> {
     let confine = process::Confine::Sandboxed(jail);
     let started = std::time::Instant::now();
     let cargo = |args: &[&str]| {
@@ -118,33 +163,36 @@ pub fn seed_cargo_target(
         "plain",
         "--offline",
     ]);
-    let l =
-        process::run(loc, timeout, confine).map_err(|e| format!("cargo locate-project: {e}"))?;
+    let l = process::run(loc, timeout, confine).map_err(spawn("cargo locate-project"))?;
     if !l.success() {
-        return Err(format!(
-            "cargo locate-project failed: {}",
-            cargo_error(&l.stderr_lossy())
-        ));
+        return Err(SeedError::Failed {
+            what: "cargo locate-project",
+            message: cargo_error(&l.stderr_lossy()),
+        });
     }
     let root_manifest = PathBuf::from(l.stdout_lossy().trim());
     let lock_path = root_manifest
         .parent()
         .map(|d| d.join("Cargo.lock"))
-        .ok_or_else(|| format!("cargo locate-project printed {}", root_manifest.display()))?;
+        .ok_or_else(|| SeedError::Located(root_manifest.clone()))?;
     let kept = std::fs::read(&lock_path).ok();
     let mut lock_given = false;
     if let (None, Some(lock)) = (&kept, lock) {
         if lock.is_file() {
-            std::fs::copy(lock, &lock_path)
-                .map_err(|e| format!("copying {} into place: {e}", lock.display()))?;
+            std::fs::copy(lock, &lock_path).map_err(|source| SeedError::CopyLock {
+                path: lock.to_path_buf(),
+                source,
+            })?;
             lock_given = true;
         }
     }
     let result = clean_path_packages(&cargo, project_dir, timeout, confine);
     if let Some(bytes) = kept {
         if std::fs::read(&lock_path).ok().as_ref() != Some(&bytes) {
-            std::fs::write(&lock_path, bytes)
-                .map_err(|e| format!("restoring {}: {e}", lock_path.display()))?;
+            std::fs::write(&lock_path, bytes).map_err(|source| SeedError::RestoreLock {
+                path: lock_path.clone(),
+                source,
+            })?;
         }
     }
     Ok(Seeded {
@@ -170,28 +218,35 @@ fn copy_target(
     to: &Path,
     own: &BTreeSet<String>,
     timeout: Duration,
-) -> Result<(), String> {
-    let entries = |dir: &Path| -> Result<Vec<(PathBuf, bool)>, String> {
+) -> Result<(), SeedError> {
+    let listing = |dir: &Path| {
+        let path = dir.to_path_buf();
+        move |source| SeedError::Dir { path, source }
+    };
+    let entries = |dir: &Path| -> Result<Vec<(PathBuf, bool)>, SeedError> {
         let mut out = Vec::new();
-        for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            let e = e.map_err(|e| format!("{}: {e}", dir.display()))?;
+        for e in std::fs::read_dir(dir).map_err(listing(dir))? {
+            let e = e.map_err(listing(dir))?;
             let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
             out.push((e.path(), is_dir));
         }
         out.sort();
         Ok(out)
     };
-    let cp = |sources: &[PathBuf], into: &Path| -> Result<(), String> {
-        std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    let cp = |sources: &[PathBuf], into: &Path| -> Result<(), SeedError> {
+        std::fs::create_dir_all(into).map_err(listing(into))?;
         // A `deps` directory can hold thousands of files: bounded argument lists.
         for chunk in sources.chunks(256) {
             let mut cmd = Command::new("cp");
             cmd.arg("-a").arg("--reflink=auto").args(chunk).arg(into);
             // `cp` copies the build directory as data: nothing in it runs.
-            let c = process::run(cmd, timeout, process::Confine::Unconfined)
-                .map_err(|e| format!("cp: {e}"))?;
+            let c =
+                process::run(cmd, timeout, process::Confine::Unconfined).map_err(spawn("cp"))?;
             if !c.success() {
-                return Err(format!("cp failed: {}", first_line(&c.stderr_lossy())));
+                return Err(SeedError::Failed {
+                    what: "cp",
+                    message: first_line(&c.stderr_lossy()),
+                });
             }
         }
         Ok(())
@@ -304,7 +359,7 @@ fn clean_path_packages(
     project_dir: &Path,
     timeout: Duration,
     confine: process::Confine<'_>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, SeedError> {
     let host = host_triple(project_dir, timeout, confine)?;
     let meta = cargo(&[
         "metadata",
@@ -314,15 +369,14 @@ fn clean_path_packages(
         "--filter-platform",
         &host,
     ]);
-    let m = process::run(meta, timeout, confine).map_err(|e| format!("cargo metadata: {e}"))?;
+    let m = process::run(meta, timeout, confine).map_err(spawn("cargo metadata"))?;
     if !m.success() {
-        return Err(format!(
-            "cargo metadata failed: {}",
-            cargo_error(&m.stderr_lossy())
-        ));
+        return Err(SeedError::Failed {
+            what: "cargo metadata",
+            message: cargo_error(&m.stderr_lossy()),
+        });
     }
-    let v: serde_json::Value =
-        serde_json::from_slice(&m.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).map_err(SeedError::Metadata)?;
     let mut packages: Vec<(String, String)> = v["packages"]
         .as_array()
         .map(|ps| {
@@ -340,19 +394,18 @@ fn clean_path_packages(
     packages.sort_by(|a, b| a.1.cmp(&b.1));
     packages.dedup();
     if packages.is_empty() {
-        return Err("cargo metadata lists no path package".into());
+        return Err(SeedError::NoPathPackage);
     }
     let mut args = vec!["clean", "--offline"];
     for (id, _) in &packages {
         args.extend(["-p", id.as_str()]);
     }
-    let c =
-        process::run(cargo(&args), timeout, confine).map_err(|e| format!("cargo clean: {e}"))?;
+    let c = process::run(cargo(&args), timeout, confine).map_err(spawn("cargo clean"))?;
     if !c.success() {
-        return Err(format!(
-            "cargo clean -p failed: {}",
-            cargo_error(&c.stderr_lossy())
-        ));
+        return Err(SeedError::Failed {
+            what: "cargo clean -p",
+            message: cargo_error(&c.stderr_lossy()),
+        });
     }
     Ok(packages.into_iter().map(|(_, name)| name).collect())
 }
@@ -363,20 +416,15 @@ fn host_triple(
     dir: &Path,
     timeout: Duration,
     confine: process::Confine<'_>,
-) -> Result<String, String> {
+) -> Result<String, SeedError> {
     let mut cmd = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
     cmd.arg("-vV").current_dir(dir);
-    let out = process::run(cmd, timeout, confine).map_err(|e| format!("rustc -vV: {e}"))?;
+    let out = process::run(cmd, timeout, confine).map_err(spawn("rustc -vV"))?;
     out.stdout_lossy()
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
         .map(|h| h.trim().to_string())
-        .ok_or_else(|| {
-            format!(
-                "rustc -vV names no host: {}",
-                first_line(&out.stderr_lossy())
-            )
-        })
+        .ok_or_else(|| SeedError::NoHost(first_line(&out.stderr_lossy())))
 }
 
 /// The `Cargo.lock` cargo uses for the project in `dir`: the first one in `dir` or a parent,

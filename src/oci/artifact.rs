@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
+use crate::attest::dsse::DsseError;
 use crate::attest::keyed_bundle;
 
 /// The Sigstore bundle v0.3 media type: the artifact's type and its layer's.
@@ -65,29 +66,83 @@ pub struct BundleFacts {
     pub time_verified: Option<String>,
 }
 
+/// Why a bundle, an index or a manifest is not what an attestation in a registry is made of or
+/// read from, or (a bug) could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    #[error("not JSON (a Sigstore bundle is): {0}")]
+    BundleJson(serde_json::Error),
+    #[error("not a Sigstore bundle v0.3 with a DSSE envelope: {0}")]
+    NotBundle(DsseError),
+    #[error("the DSSE envelope's payload: {0}")]
+    Payload(DsseError),
+    #[error("the DSSE payload is not JSON (an in-toto statement is): {0}")]
+    PayloadJson(serde_json::Error),
+    #[error("the DSSE payload has no `predicateType`: it is not an in-toto statement")]
+    NoPredicateType,
+    #[error("the statement has no `subject` list")]
+    NoSubjects,
+    /// JSON this release writes that serde could not write.
+    #[error("{0}")]
+    Write(serde_json::Error),
+    #[error("the referrers index is not JSON: {0}")]
+    IndexJson(serde_json::Error),
+    #[error("the referrers index is not a JSON object")]
+    IndexNotObject,
+    /// What the referrers tag holds instead of an image index (its media type).
+    #[error("it holds a {0}, not an image index")]
+    NotIndex(String),
+    #[error("the referrers index's `manifests` is not a list")]
+    ManifestsNotList,
+    #[error("the referrers list is not an image index: {0}")]
+    ReferrersList(serde_json::Error),
+    #[error("the manifest is not JSON: {0}")]
+    ManifestJson(serde_json::Error),
+    /// A manifest about another image: its subject (`missing` when it names none), the image.
+    #[error("its subject is {0}, not the image {1}")]
+    OtherSubject(String, String),
+    #[error("the manifest has no layers")]
+    NoLayers,
+    #[error("the manifest has no bundle layer")]
+    NoBundleLayer,
+    #[error("its bundle layer: {0}")]
+    BundleLayer(serde_json::Error),
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the bundle holds no DSSE envelope")]
+    NoEnvelope,
+    #[error("the DSSE envelope has no payload")]
+    NoPayload,
+    #[error("the DSSE envelope has no payloadType")]
+    NoPayloadType,
+    #[error("the DSSE payload type is `{0}`, not an in-toto statement's")]
+    PayloadType(String),
+    #[error("the DSSE signature has no `sig`")]
+    NoSig,
+    #[error("the DSSE envelope must carry exactly one signature")]
+    Signatures,
+    #[error("the `.att` manifest is not an OCI image manifest: {0}")]
+    AttManifest(serde_json::Error),
+}
+
 impl BundleFacts {
     /// A Sigstore bundle v0.3 holding a DSSE envelope whose payload is an in-toto statement;
     /// the error says which of these it is not.
-    pub fn read(bundle: &[u8]) -> Result<BundleFacts, String> {
-        let value: Value = serde_json::from_slice(bundle)
-            .map_err(|e| format!("not JSON (a Sigstore bundle is): {e}"))?;
-        let envelope = keyed_bundle::from_bundle(&value)
-            .map_err(|e| format!("not a Sigstore bundle v0.3 with a DSSE envelope: {e}"))?;
-        let payload = envelope
-            .unverified_payload()
-            .map_err(|e| format!("the DSSE envelope's payload: {e}"))?;
-        let statement: Value = serde_json::from_slice(&payload)
-            .map_err(|e| format!("the DSSE payload is not JSON (an in-toto statement is): {e}"))?;
+    pub fn read(bundle: &[u8]) -> Result<BundleFacts, OciError> {
+        let value: Value = serde_json::from_slice(bundle).map_err(OciError::BundleJson)?;
+        let envelope = keyed_bundle::from_bundle(&value).map_err(OciError::NotBundle)?;
+        let payload = envelope.unverified_payload().map_err(OciError::Payload)?;
+        let statement: Value = serde_json::from_slice(&payload).map_err(OciError::PayloadJson)?;
         let predicate_type = statement
             .get("predicateType")
             .and_then(Value::as_str)
             .filter(|t| !t.is_empty())
-            .ok_or("the DSSE payload has no `predicateType`: it is not an in-toto statement")?
+            .ok_or(OciError::NoPredicateType)?
             .to_string();
         let subject_sha256 = statement
             .get("subject")
             .and_then(Value::as_array)
-            .ok_or("the statement has no `subject` list")?
+            .ok_or(OciError::NoSubjects)?
             .iter()
             .filter_map(|s| s.pointer("/digest/sha256").and_then(Value::as_str))
             .map(str::to_ascii_lowercase)
@@ -168,7 +223,7 @@ pub fn artifact_manifest(
     bundle: &[u8],
     predicate_type: &str,
     created: &str,
-) -> Result<(Vec<u8>, BTreeMap<String, String>), String> {
+) -> Result<(Vec<u8>, BTreeMap<String, String>), OciError> {
     let layer_digest = sha256_digest(bundle);
     let annotations = BTreeMap::from([
         (CONTENT_ANNOTATION.to_string(), DSSE_CONTENT.to_string()),
@@ -204,7 +259,7 @@ pub fn artifact_manifest(
         },
         artifact_type: BUNDLE_MEDIA_TYPE.to_string(),
     };
-    let bytes = serde_json::to_vec(&manifest).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&manifest).map_err(OciError::Write)?;
     Ok((bytes, annotations))
 }
 
@@ -225,18 +280,20 @@ pub struct IndexEntry {
 /// The tag schema's index with `entry` added: `existing` (the index already at the tag, if
 /// any) keeps every entry and field it has, whoever wrote them; an entry with the same digest
 /// is not added twice. `None` when nothing changes (the entry is there already).
-pub fn index_with(existing: Option<&[u8]>, entry: &IndexEntry) -> Result<Option<Vec<u8>>, String> {
+pub fn index_with(
+    existing: Option<&[u8]>,
+    entry: &IndexEntry,
+) -> Result<Option<Vec<u8>>, OciError> {
     let mut index = match existing {
         Some(bytes) => {
-            let v: Value = serde_json::from_slice(bytes)
-                .map_err(|e| format!("the referrers index is not JSON: {e}"))?;
+            let v: Value = serde_json::from_slice(bytes).map_err(OciError::IndexJson)?;
             if !v.is_object() {
-                return Err("the referrers index is not a JSON object".to_string());
+                return Err(OciError::IndexNotObject);
             }
             match v.get("mediaType").and_then(Value::as_str) {
                 None | Some(INDEX_MEDIA_TYPE) => {}
                 Some(other) => {
-                    return Err(format!("it holds a {other}, not an image index"));
+                    return Err(OciError::NotIndex(other.to_string()));
                 }
             }
             v
@@ -254,29 +311,28 @@ pub fn index_with(existing: Option<&[u8]>, entry: &IndexEntry) -> Result<Option<
                 .or_insert_with(|| Value::Array(Vec::new()))
         })
         .and_then(Value::as_array_mut)
-        .ok_or("the referrers index's `manifests` is not a list")?;
+        .ok_or(OciError::ManifestsNotList)?;
     if manifests
         .iter()
         .any(|m| m.get("digest").and_then(Value::as_str) == Some(entry.digest.as_str()))
     {
         return Ok(None);
     }
-    manifests.push(serde_json::to_value(entry).map_err(|e| e.to_string())?);
+    manifests.push(serde_json::to_value(entry).map_err(OciError::Write)?);
     serde_json::to_vec(&index)
         .map(Some)
-        .map_err(|e| e.to_string())
+        .map_err(OciError::Write)
 }
 
 /// The entries of a referrers list (the referrers API's answer, or the tag schema's index)
 /// that are VSA bundles as [`artifact_manifest`] types them.
-pub fn bundle_entries(index: &[u8], predicate_type: &str) -> Result<Vec<IndexEntry>, String> {
+pub fn bundle_entries(index: &[u8], predicate_type: &str) -> Result<Vec<IndexEntry>, OciError> {
     #[derive(Deserialize)]
     struct Index {
         #[serde(default)]
         manifests: Vec<IndexEntry>,
     }
-    let index: Index = serde_json::from_slice(index)
-        .map_err(|e| format!("the referrers list is not an image index: {e}"))?;
+    let index: Index = serde_json::from_slice(index).map_err(OciError::ReferrersList)?;
     Ok(index
         .manifests
         .into_iter()
@@ -292,25 +348,24 @@ pub fn bundle_entries(index: &[u8], predicate_type: &str) -> Result<Vec<IndexEnt
 
 /// The bundle layer an artifact manifest names, after checking that the manifest is about
 /// `subject`: its descriptor.
-pub fn bundle_layer(manifest: &[u8], subject: &str) -> Result<Descriptor, String> {
-    let v: Value =
-        serde_json::from_slice(manifest).map_err(|e| format!("the manifest is not JSON: {e}"))?;
+pub fn bundle_layer(manifest: &[u8], subject: &str) -> Result<Descriptor, OciError> {
+    let v: Value = serde_json::from_slice(manifest).map_err(OciError::ManifestJson)?;
     let about = v.pointer("/subject/digest").and_then(Value::as_str);
     if about != Some(subject) {
-        return Err(format!(
-            "its subject is {}, not the image {subject}",
-            about.unwrap_or("missing")
+        return Err(OciError::OtherSubject(
+            about.unwrap_or("missing").to_string(),
+            subject.to_string(),
         ));
     }
     let layers = v
         .get("layers")
         .and_then(Value::as_array)
-        .ok_or("the manifest has no layers")?;
+        .ok_or(OciError::NoLayers)?;
     let layer = layers
         .iter()
         .find(|l| l.get("mediaType").and_then(Value::as_str) == Some(BUNDLE_MEDIA_TYPE))
-        .ok_or("the manifest has no bundle layer")?;
-    serde_json::from_value(layer.clone()).map_err(|e| format!("its bundle layer: {e}"))
+        .ok_or(OciError::NoBundleLayer)?;
+    serde_json::from_value(layer.clone()).map_err(OciError::BundleLayer)
 }
 
 /// A keyed Sigstore bundle around `statement`, for the tests of this module and its callers:
@@ -388,7 +443,7 @@ mod tests {
             (test_bundle(&json!({"subject": []})), "no `predicateType`"),
         ];
         for (bytes, expected) in cases {
-            let e = BundleFacts::read(&bytes).unwrap_err();
+            let e = BundleFacts::read(&bytes).unwrap_err().to_string();
             assert!(e.contains(expected), "{e}");
         }
     }
@@ -421,7 +476,9 @@ mod tests {
     fn an_artifact_about_another_image_is_not_read_as_this_ones() {
         let (bytes, _) =
             artifact_manifest(&subject(), &test_bundle(&statement()), VSA, "t").unwrap();
-        let e = bundle_layer(&bytes, &format!("sha256:{}", "b".repeat(64))).unwrap_err();
+        let e = bundle_layer(&bytes, &format!("sha256:{}", "b".repeat(64)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not the image"), "{e}");
     }
 

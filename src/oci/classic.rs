@@ -30,7 +30,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::artifact::{sha256_digest, MANIFEST_MEDIA_TYPE};
+use super::artifact::{sha256_digest, OciError, MANIFEST_MEDIA_TYPE};
 
 /// The layer's media type: a DSSE envelope.
 pub const LAYER_MEDIA_TYPE: &str = "application/vnd.dsse.envelope.v1+json";
@@ -90,23 +90,19 @@ struct CosignSignature<'a> {
 /// The classic layer of a Sigstore bundle v0.3 holding a DSSE envelope: the envelope re-laid
 /// as cosign lays it (the signature covers the payload, not the envelope's layout), the
 /// predicate type, and for a keyless bundle its certificate chain and Rekor entry.
-pub fn layer_of_bundle(bundle: &[u8], predicate_type: &str) -> Result<Layer, String> {
-    let value: Value = serde_json::from_slice(bundle).map_err(|e| format!("not JSON: {e}"))?;
-    let dsse = value
-        .get("dsseEnvelope")
-        .ok_or("the bundle holds no DSSE envelope")?;
+pub fn layer_of_bundle(bundle: &[u8], predicate_type: &str) -> Result<Layer, OciError> {
+    let value: Value = serde_json::from_slice(bundle).map_err(OciError::NotJson)?;
+    let dsse = value.get("dsseEnvelope").ok_or(OciError::NoEnvelope)?;
     let payload = dsse
         .get("payload")
         .and_then(Value::as_str)
-        .ok_or("the DSSE envelope has no payload")?;
+        .ok_or(OciError::NoPayload)?;
     let payload_type = dsse
         .get("payloadType")
         .and_then(Value::as_str)
-        .ok_or("the DSSE envelope has no payloadType")?;
+        .ok_or(OciError::NoPayloadType)?;
     if payload_type != PAYLOAD_TYPE {
-        return Err(format!(
-            "the DSSE payload type is `{payload_type}`, not an in-toto statement's"
-        ));
+        return Err(OciError::PayloadType(payload_type.to_string()));
     }
     let sig = match dsse
         .get("signatures")
@@ -116,15 +112,15 @@ pub fn layer_of_bundle(bundle: &[u8], predicate_type: &str) -> Result<Layer, Str
         Some([one]) => one
             .get("sig")
             .and_then(Value::as_str)
-            .ok_or("the DSSE signature has no `sig`")?,
-        _ => return Err("the DSSE envelope must carry exactly one signature".into()),
+            .ok_or(OciError::NoSig)?,
+        _ => return Err(OciError::Signatures),
     };
     let envelope = serde_json::to_vec(&CosignEnvelope {
         payload_type,
         payload,
         signatures: vec![CosignSignature { keyid: "", sig }],
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(OciError::Write)?;
     let mut annotations = BTreeMap::from([
         (SIGNATURE_ANNOTATION.to_string(), String::new()),
         (
@@ -239,7 +235,7 @@ pub type Image = (Vec<u8>, Vec<u8>);
 /// descriptors, in order): the layers of other predicate types kept in their order after the
 /// new one, the same predicate type's replaced. `None` when the tag already holds exactly this
 /// layer, and nothing needs writing. Returns the config's and the manifest's bytes.
-pub fn image_with(existing: &[LayerDescriptor], layer: &Layer) -> Result<Option<Image>, String> {
+pub fn image_with(existing: &[LayerDescriptor], layer: &Layer) -> Result<Option<Image>, OciError> {
     let new = LayerDescriptor {
         media_type: LAYER_MEDIA_TYPE.to_string(),
         size: layer.envelope.len() as u64,
@@ -294,7 +290,7 @@ struct ConfigDescriptor {
     digest: String,
 }
 
-fn manifest(config: &[u8], layers: &[LayerDescriptor]) -> Result<Vec<u8>, String> {
+fn manifest(config: &[u8], layers: &[LayerDescriptor]) -> Result<Vec<u8>, OciError> {
     serde_json::to_vec(&Manifest {
         schema_version: 2,
         media_type: MANIFEST_MEDIA_TYPE.to_string(),
@@ -305,14 +301,13 @@ fn manifest(config: &[u8], layers: &[LayerDescriptor]) -> Result<Vec<u8>, String
         },
         layers: layers.to_vec(),
     })
-    .map_err(|e| e.to_string())
+    .map_err(OciError::Write)
 }
 
 /// The layer descriptors of an `.att` manifest, every one of them (a reader keeps the DSSE
 /// envelopes among them).
-pub fn layers_of(manifest: &[u8]) -> Result<Vec<LayerDescriptor>, String> {
-    let m: Manifest = serde_json::from_slice(manifest)
-        .map_err(|e| format!("the `.att` manifest is not an OCI image manifest: {e}"))?;
+pub fn layers_of(manifest: &[u8]) -> Result<Vec<LayerDescriptor>, OciError> {
+    let m: Manifest = serde_json::from_slice(manifest).map_err(OciError::AttManifest)?;
     Ok(m.layers)
 }
 

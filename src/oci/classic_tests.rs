@@ -119,12 +119,14 @@ fn a_bundle_without_an_in_toto_envelope_is_no_layer() {
     assert!(layer_of_bundle(b"{", "x").is_err());
     assert!(layer_of_bundle(br#"{"messageSignature":{}}"#, "x")
         .unwrap_err()
+        .to_string()
         .contains("no DSSE envelope"));
     let e = layer_of_bundle(
         br#"{"dsseEnvelope":{"payload":"e30=","payloadType":"text/plain","signatures":[{"sig":"AA=="}]}}"#,
         "x",
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("not an in-toto statement's"), "{e}");
 }
 

@@ -221,7 +221,7 @@ impl Registry {
         bundle: &[u8],
         form: Form,
     ) -> Result<Attached, Error> {
-        let not_attachable = |why: String| {
+        let not_attachable = |why: artifact::OciError| {
             Error::input(
                 InputError::new(format!("the attestation is not attachable: {why}"))
                     .help("attach the Sigstore bundle `claim-check --sign key|keyless` writes (`.shipmoor/claim-check.vsa.sigstore.json`)"),
@@ -513,7 +513,7 @@ impl Registry {
         let (list, via) = self.referrers(reference, &subject.digest).await?;
         let entries = match list {
             Some(list) => artifact::bundle_entries(&list, VSA_PREDICATE_TYPE)
-                .map_err(|why| self.input(reference, why))?,
+                .map_err(|why| self.input(reference, why.to_string()))?,
             None => Vec::new(),
         };
         let mut found = Vec::new();

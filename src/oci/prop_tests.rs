@@ -51,10 +51,12 @@ fn read_all(input: &[u8]) -> Result<(), String> {
     let subject = subject().digest;
     let reasons = within(20, "reading registry documents", || {
         [
-            bundle_entries(input, VSA).err(),
-            bundle_layer(input, &subject).err(),
-            index_with(Some(input), &entry()).err(),
-            BundleFacts::read(input).err(),
+            bundle_entries(input, VSA).err().map(|e| e.to_string()),
+            bundle_layer(input, &subject).err().map(|e| e.to_string()),
+            index_with(Some(input), &entry())
+                .err()
+                .map(|e| e.to_string()),
+            BundleFacts::read(input).err().map(|e| e.to_string()),
         ]
     });
     match reasons.iter().flatten().find(|r| r.trim().is_empty()) {

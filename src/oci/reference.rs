@@ -58,7 +58,7 @@ impl Reference {
         if let Some(tag) = tag {
             check_tag(tag).map_err(|why| bad(why.to_string()))?;
         }
-        let (registry, repository) = split_name(name).map_err(bad)?;
+        let (registry, repository) = split_name(name).map_err(|why| bad(why.to_string()))?;
         let inner = match (tag, digest) {
             (Some(t), Some(d)) => {
                 oci_client::Reference::with_tag_and_digest(registry, repository, t.into(), d.into())
@@ -138,15 +138,32 @@ const DOCKER_HUB: &str = "docker.io";
 const DOCKER_HUB_LEGACY: &str = "index.docker.io";
 const OFFICIAL: &str = "library";
 
+/// Why the name of an image reference (before its tag or digest) is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("the name is empty")]
+    Empty,
+    #[error("the name is longer than 255 characters")]
+    TooLong,
+    #[error("`{0}` is not a registry host")]
+    Host(String),
+    #[error("`{0}`: the port must be digits")]
+    Port(String),
+    #[error("a path component is empty")]
+    EmptyComponent,
+    #[error("`{0}`: a repository's path components are lowercase letters and digits, separated by `.`, `_`, `__` or `-`")]
+    Component(String),
+}
+
 /// `[registry/]path` → the registry and the repository, as docker resolves a name: the first
 /// component is a registry when it has a `.` or a `:` or is `localhost`; else the name is on
 /// Docker Hub.
-fn split_name(name: &str) -> Result<(String, String), String> {
+fn split_name(name: &str) -> Result<(String, String), NameError> {
     if name.is_empty() {
-        return Err("the name is empty".into());
+        return Err(NameError::Empty);
     }
     if name.len() > 255 {
-        return Err("the name is longer than 255 characters".into());
+        return Err(NameError::TooLong);
     }
     let (registry, path) = match name.split_once('/') {
         Some((first, rest))
@@ -174,8 +191,8 @@ fn split_name(name: &str) -> Result<(String, String), String> {
 }
 
 /// `host[:port]`: DNS labels (letters, digits, inner `-`) joined by `.`, or `[ipv6]`.
-fn check_host(host: &str) -> Result<(), String> {
-    let bad = || format!("`{host}` is not a registry host");
+fn check_host(host: &str) -> Result<(), NameError> {
+    let bad = || NameError::Host(host.to_string());
     let (name, port) = match host.strip_prefix('[') {
         Some(rest) => {
             let (v6, after) = rest.split_once(']').ok_or_else(bad)?;
@@ -203,13 +220,13 @@ fn check_host(host: &str) -> Result<(), String> {
         return Err(bad());
     }
     if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
-        return Err(format!("`{host}`: the port must be digits"));
+        return Err(NameError::Port(host.to_string()));
     }
     Ok(())
 }
 
 /// A path component: lowercase letters and digits, separated by `.`, `_`, `__` or dashes.
-fn check_component(c: &str) -> Result<(), String> {
+fn check_component(c: &str) -> Result<(), NameError> {
     let bytes = c.as_bytes();
     let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let ok = !bytes.is_empty()
@@ -229,11 +246,9 @@ fn check_component(c: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else if c.is_empty() {
-        Err("a path component is empty".into())
+        Err(NameError::EmptyComponent)
     } else {
-        Err(format!(
-            "`{c}`: a repository's path components are lowercase letters and digits, separated by `.`, `_`, `__` or `-`"
-        ))
+        Err(NameError::Component(c.to_string()))
     }
 }
 

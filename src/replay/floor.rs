@@ -18,6 +18,8 @@ use crate::format::statement::DispositionFloor;
 use crate::format::SideOutcome;
 use crate::verdict::FloorResult;
 
+use super::Invalid;
+
 /// The records a disposition may cite, and the commits they must have run at.
 pub struct Cited<'a> {
     /// By pointer (`sha256:<hex>`), every one already re-hashed by the caller.
@@ -35,7 +37,7 @@ pub struct Cited<'a> {
 /// the rule's over them, or more cautious, never bolder; a satisfied `check.command` or
 /// `check.pattern` is what its records show. The error says what the disposition states and
 /// what its records show.
-pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Result<(), String> {
+pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Result<(), Invalid> {
     let Cited {
         records,
         base,
@@ -43,10 +45,10 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
         among,
     } = *cited;
     let claimed = floor.result;
-    let cite = |p: &str| -> Result<&Record, String> {
-        records
-            .get(p)
-            .ok_or_else(|| format!("criterion {id}: evidence {p} is not among {among}"))
+    let cite = |p: &str| -> Result<&Record, Invalid> {
+        records.get(p).ok_or_else(|| {
+            Invalid::from(format!("criterion {id}: evidence {p} is not among {among}"))
+        })
     };
     for p in &floor.evidence_all {
         cite(p)?;
@@ -58,7 +60,7 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
     let mut states = Vec::new();
     for t in tests {
         let tid = &t.id;
-        let side_state = |side: Side, commit: &str| -> Result<SideState, String> {
+        let side_state = |side: Side, commit: &str| -> Result<SideState, Invalid> {
             let mut outcomes = Vec::new();
             let mut problem = None;
             for p in t.evidence(side) {
@@ -69,10 +71,10 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
                         && r.commit == commit
                 });
                 let Some(run) = run else {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "criterion {id}: evidence {p} is not {tid} at {} {commit}",
                         side.as_str()
-                    ));
+                    )));
                 };
                 let o = run
                     .outcome
@@ -95,10 +97,10 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
             let agrees = shown == recorded
                 || (unobserved.contains(&recorded) && unobserved.contains(&shown));
             if !agrees {
-                return Err(format!(
+                return Err(Invalid::from(format!(
                     "criterion {id}: {tid} reads `{recorded}` at {} but its evidence shows `{shown}`",
                     side.as_str()
-                ));
+                )));
             }
             Ok(s)
         };
@@ -112,33 +114,33 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
         // A disposition may be more cautious than its records (the harness guard, say), never
         // bolder: a satisfied criterion must be what its records show.
         if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {id} reads satisfied but its evidence gives {}",
                 recomputed.as_str()
-            ));
+            )));
         }
         if claimed == FloorResult::Unsatisfied && recomputed == FloorResult::Satisfied {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {id} reads unsatisfied but its evidence gives satisfied"
-            ));
+            )));
         }
     }
     if binding == "guard" && !tests.is_empty() {
         let recomputed = rule::decide_guard(&states).0;
         if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "the guard reads satisfied but its evidence gives {}",
                 recomputed.as_str()
-            ));
+            )));
         }
     }
     if claimed == FloorResult::Satisfied
         && tests.is_empty()
         && !matches!(binding, "check.command" | "check.pattern")
     {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "criterion {id} reads satisfied with no observed test"
-        ));
+        )));
     }
     let cited_records = || floor.evidence_all.iter().filter_map(|p| cite(p).ok());
     if claimed == FloorResult::Satisfied && binding == "check.command" {
@@ -157,9 +159,9 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
                     .all(|r| r.commit == commit && r.outcome == Some(outcome))
         };
         if !at(Side::Head, head, Outcome::Pass) || !at(Side::Base, base, Outcome::Fail) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {id} reads satisfied but its command records do not show exit 0 at head and a failure at base"
-            ));
+            )));
         }
     }
     if claimed == FloorResult::Satisfied && binding == "check.pattern" {
@@ -168,9 +170,9 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
             _ => false,
         });
         if !matched {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {id} reads satisfied but no pattern record shows a match at head"
-            ));
+            )));
         }
     }
     Ok(())

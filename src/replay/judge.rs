@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::HeadTree;
+use super::{HeadTree, Invalid};
 use crate::format::evidence::Record;
 use crate::format::judge::{Citation, Request, REQUEST_SCHEMA};
 use crate::format::statement::Extension;
@@ -28,7 +28,7 @@ pub(super) fn check_findings(
     records: &BTreeMap<String, Record>,
     blobs: &BTreeMap<String, Vec<u8>>,
     tree: Option<&dyn HeadTree>,
-) -> Result<String, String> {
+) -> Result<String, Invalid> {
     let judge_blocks = ext
         .dispositions
         .iter()
@@ -39,10 +39,10 @@ pub(super) fn check_findings(
     let criteria: BTreeSet<&str> = ext.dispositions.iter().map(|d| d.id.as_str()).collect();
     for f in &ext.findings {
         if !criteria.contains(f.criterion.as_str()) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "judge {}'s finding is on criterion {}, which the statement has no disposition for",
                 f.judge, f.criterion
-            ));
+            )));
         }
         check_finding(ext, f, records, blobs)?;
     }
@@ -53,17 +53,17 @@ pub(super) fn check_findings(
             .any(|f| f.criterion == d.id && f.result == JudgeResult::Block);
         let recorded = d.judge.result == JudgeResult::Block;
         if recorded && !confirmed {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {}: the disposition reads a judge block, but no judge finding with its evidence records one",
                 d.id
-            ));
+            )));
         }
         if confirmed && !recorded {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "criterion {}: a judge's confirmed block is recorded, but the disposition's judge result reads `{}`",
                 d.id,
                 d.judge.result.as_str()
-            ));
+            )));
         }
     }
     check_discarded(&ext.findings)?;
@@ -111,12 +111,12 @@ fn check_finding(
     f: &Finding,
     records: &BTreeMap<String, Record>,
     blobs: &BTreeMap<String, Vec<u8>>,
-) -> Result<(), String> {
+) -> Result<(), Invalid> {
     let who = format!("criterion {}: judge {}", f.criterion, f.judge);
     if f.result == JudgeResult::None {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}'s finding reads `none`, which no judge gives"
-        ));
+        )));
     }
     let cited = |p: &str| {
         records.get(p).ok_or_else(|| {
@@ -140,10 +140,10 @@ fn check_finding(
             r
         }
         _ => {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{who}: evidence {} is not that judge's request on that criterion at base..head",
                 f.request_evidence
-            ))
+            )))
         }
     };
     // The document the judge was sent, which the record only points at.
@@ -158,10 +158,10 @@ fn check_finding(
         || sent.base != ext.base
         || sent.head != ext.head
     {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}: the request {} of evidence {} is not a request on that criterion at base..head",
             request.request, f.request_evidence
-        ));
+        )));
     }
     let response = match &f.response_evidence {
         Some(p) => match cited(p)? {
@@ -172,17 +172,17 @@ fn check_finding(
                     && r.commit == ext.head =>
             {
                 if r.request != f.request_evidence {
-                    return Err(format!(
+                    return Err(Invalid::from(format!(
                         "{who}: evidence {p} answers the request {}, not the finding's {}",
                         r.request, f.request_evidence
-                    ));
+                    )));
                 }
                 Some(r)
             }
             _ => {
-                return Err(format!(
+                return Err(Invalid::from(format!(
                     "{who}: evidence {p} is not that judge's response on that criterion"
-                ))
+                )))
             }
         },
         None => None,
@@ -200,25 +200,25 @@ fn check_finding(
             .chain(a.obligations.iter().filter_map(|o| o.citation.as_ref()))
             .collect();
         if let Some(c) = f.citations.iter().find(|c| !made.contains(&&c.citation)) {
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "{who}: the citation {} is not in the judge's response",
                 at(&c.citation)
-            ));
+            )));
         }
     }
     if f.result != JudgeResult::Block {
         return Ok(());
     }
     let Some(a) = answer else {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}: a block with no response record that reads as the judge's answer"
-        ));
+        )));
     };
     // As the engine reads them: a judge may echo the short ids.
     let commits_agree = a.base.as_deref().is_none_or(|b| names_commit(b, &ext.base))
         && a.head.as_deref().is_none_or(|h| names_commit(h, &ext.head));
     if !a.decision.trim().eq_ignore_ascii_case("block") || !commits_agree {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}: a block, but the response record answers `{}`{}",
             a.decision,
             if commits_agree {
@@ -226,30 +226,30 @@ fn check_finding(
             } else {
                 " for other commits"
             }
-        ));
+        )));
     }
     let Some(pointer) = &f.pointer else {
-        return Err(format!("{who}: a block with no pointer"));
+        return Err(Invalid::from(format!("{who}: a block with no pointer")));
     };
     if a.pointer.as_ref() != Some(pointer) {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}: the block points at {}, but the judge's response points at {}",
             at(pointer),
             a.pointer
                 .as_ref()
                 .map(at)
                 .unwrap_or_else(|| "nothing".into())
-        ));
+        )));
     }
     let resolved = f
         .citations
         .iter()
         .any(|c| &c.citation == pointer && c.check == CitationCheck::Resolved);
     if !resolved {
-        return Err(format!(
+        return Err(Invalid::from(format!(
             "{who}: the block's pointer {} is not recorded as resolving",
             at(pointer)
-        ));
+        )));
     }
     Ok(())
 }
@@ -257,7 +257,7 @@ fn check_finding(
 /// A judge most of whose citations in the run do not resolve has all its blocks discarded
 /// (book: judge.md): a statement that keeps one is not what the run could have concluded. The rule is
 /// the engine's own, run over each judge's findings.
-fn check_discarded(findings: &[Finding]) -> Result<(), String> {
+fn check_discarded(findings: &[Finding]) -> Result<(), Invalid> {
     let judges: BTreeSet<&str> = findings.iter().map(|f| f.judge.as_str()).collect();
     for judge in judges {
         let mut of_judge: Vec<Finding> = findings
@@ -270,9 +270,9 @@ fn check_discarded(findings: &[Finding]) -> Result<(), String> {
             let all = of_judge.iter().flat_map(|f| &f.citations);
             let total = all.clone().count();
             let unresolved = all.filter(|c| c.check != CitationCheck::Resolved).count();
-            return Err(format!(
+            return Err(Invalid::from(format!(
                 "judge {judge}: {unresolved} of its {total} citations do not resolve, yet a block of it is kept"
-            ));
+            )));
         }
     }
     Ok(())
@@ -280,14 +280,14 @@ fn check_discarded(findings: &[Finding]) -> Result<(), String> {
 
 /// The citation audit again, at the recorded head: every citation's check must be what the run
 /// recorded. Returns how many were checked.
-fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, String> {
+fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, Invalid> {
     let read = |path: &str| tree.read(&ext.head, path);
     let mut n = 0;
     for f in &ext.findings {
         for c in &f.citations {
             let now = check_citation(&c.citation, &read);
             if now != c.check {
-                return Err(format!(
+                return Err(Invalid::from(format!(
                     "criterion {}: judge {}'s citation {} is recorded `{}`, but at head {} the audit gives `{}`",
                     f.criterion,
                     f.judge,
@@ -295,7 +295,7 @@ fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, String> {
                     check_word(c.check),
                     short(&ext.head),
                     check_word(now)
-                ));
+                )));
             }
             n += 1;
         }

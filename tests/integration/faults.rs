@@ -252,6 +252,89 @@ fn an_output_path_that_cannot_be_written_is_an_input_error_before_any_work() {
     }
 }
 
+/// A directory the user may not write: `acceptance commit` in a checkout whose `.shipmoor/` is
+/// read-only for the user (mode 0555, the command run in a user namespace of its own, where
+/// root's override of file permissions does not reach the checkout's files). Exit 2 naming
+/// the draft and the fix; the draft stays as it was and no committed file appears.
+#[test]
+fn a_directory_without_write_permission_is_an_input_error_naming_the_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    let draft = ".shipmoor/acceptance.yaml.draft";
+    r.write(
+        draft,
+        "version: 1\ncriteria:\n  - id: a\n    ac: A holds.\n",
+    );
+    let dir = r.path().join(".shipmoor");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = Command::new("unshare")
+        .args(["--user", env!("CARGO_BIN_EXE_shipmoor")])
+        .args(["acceptance", "commit", "--acceptance", draft])
+        .current_dir(r.path())
+        .env("SOURCE_DATE_EPOCH", PINNED_EPOCH)
+        .env("SHIPMOOR_TMPDIR", r.tmp.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("this test needs unshare (util-linux), which is missing");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = common::Run::from(out);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("Permission denied"), "{run:?}");
+    let shown = r.path().join(draft).display().to_string();
+    assert!(
+        run.stderr.contains(&format!("cannot rename {shown}")),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("help: make {} writable", dir.display())),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("internal error"), "{run:?}");
+    assert_eq!(
+        r.read(draft),
+        "version: 1\ncriteria:\n  - id: a\n    ac: A holds.\n"
+    );
+    assert!(!r.exists(".shipmoor/acceptance.yaml"));
+}
+
+/// A directory that does not exist where an output goes: `action report` with `GITHUB_OUTPUT`
+/// in a directory that is not there. Exit 2 naming the file and the fix, and the job summary,
+/// written after the outputs, is not written either.
+#[test]
+fn a_missing_directory_is_an_input_error_naming_the_path() {
+    let r = Repo::new();
+    r.write("README", "x\n");
+    r.commit("base");
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("not-there/output");
+    let summary = dir.path().join("summary");
+    let run = r.shipmoor_env(
+        &[
+            "action",
+            "report",
+            "--result",
+            "no-result.json",
+            "--exit-code",
+            "3",
+        ],
+        &[
+            ("GITHUB_OUTPUT", output.to_str().unwrap()),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("No such file or directory"), "{run:?}");
+    assert!(
+        run.stderr.contains(&output.display().to_string()),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("help:"), "{run:?}");
+    assert!(!run.stderr.contains("internal error"), "{run:?}");
+    assert!(!output.exists() && !output.parent().unwrap().exists());
+    assert!(!summary.exists(), "the job summary was written");
+}
+
 #[test]
 fn ctrl_c_while_the_judge_runs_is_exit_130_and_nothing_is_written() {
     let (r, base) = ready_change();

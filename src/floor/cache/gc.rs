@@ -20,7 +20,8 @@ use time::OffsetDateTime;
 
 use super::key::OBSERVATION_VERSION;
 use super::{
-    check_dirs, read_entries, read_item, read_listed, remove_any, short, write_listed, Entry,
+    check_dirs, read_entries, read_item, read_listed, remove_any, short, write_listed, CacheError,
+    Entry, EntryError,
 };
 use crate::evidence::is_digest;
 use crate::nofollow::{is_real_dir, OutputPath, Refused};
@@ -43,7 +44,7 @@ pub struct Size {
 
 impl Size {
     /// A number of bytes, or of `K`, `M` or `G` (powers of 1024, either case): `500M`.
-    pub fn parse(s: &str) -> Result<Size, String> {
+    pub fn parse(s: &str) -> Result<Size, SizeError> {
         let t = s.trim();
         let (digits, shift) = match t.as_bytes().last().map(u8::to_ascii_uppercase) {
             Some(b'K') => (&t[..t.len() - 1], 10),
@@ -51,11 +52,7 @@ impl Size {
             Some(b'G') => (&t[..t.len() - 1], 30),
             _ => (t, 0),
         };
-        let bad = || {
-            format!(
-                "`{s}` is not a size: a number of bytes, or of K, M or G (powers of 1024), e.g. 500M or 2G"
-            )
-        };
+        let bad = || SizeError(s.to_string());
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -71,6 +68,13 @@ impl Size {
         self.bytes
     }
 }
+
+/// A `--cache-max-size` that is no size (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a size: a number of bytes, or of K, M or G (powers of 1024), e.g. 500M or 2G"
+)]
+pub struct SizeError(String);
 
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -190,63 +194,10 @@ impl Sweep {
             return Ok(None);
         }
         let v1 = out.path().join("v1");
-        let entries_dir = v1.join("entries");
         let items_dir = v1.join("sha256");
-        let version = env!("CARGO_PKG_VERSION");
-        let mut gone = Vec::new();
-        let mut good: Vec<Candidate> = Vec::new();
         // Each item read and checked once, however many entries cite it: its bytes.
         let mut sizes: BTreeMap<String, u64> = BTreeMap::new();
-        let listed = read_listed(&v1.join("listed"));
-        for (name, read) in read_entries(&entries_dir) {
-            let bytes = size_of(&entries_dir.join(&name));
-            if listed.as_ref().is_none_or(|l| !l.contains(&name)) {
-                gone.push(Gone {
-                    name,
-                    why: Why::Unlisted,
-                    bytes,
-                });
-                continue;
-            }
-            let entry = match read {
-                Ok(entry) => entry,
-                Err(w) => {
-                    gone.push(Gone {
-                        name,
-                        why: Why::Unreadable(w),
-                        bytes,
-                    });
-                    continue;
-                }
-            };
-            let why = if entry.made.by != version {
-                Some(Why::MadeBy(entry.made.by.clone()))
-            } else if entry.inputs.shipmoor != version {
-                Some(Why::KeyedFor(entry.inputs.shipmoor.clone()))
-            } else if entry.inputs.observation != OBSERVATION_VERSION {
-                Some(Why::Observation(entry.inputs.observation))
-            } else {
-                check_items(&items_dir, &entry, &mut sizes)
-                    .err()
-                    .map(Why::Items)
-            };
-            match why {
-                Some(why) => gone.push(Gone { name, why, bytes }),
-                None => {
-                    let items = entry
-                        .items
-                        .iter()
-                        .filter_map(|p| crate::evidence::pointer_digest(p).map(str::to_string))
-                        .collect();
-                    good.push(Candidate {
-                        name,
-                        entry,
-                        bytes,
-                        items,
-                    });
-                }
-            }
-        }
+        let (mut gone, good) = read_candidates(&v1, &mut sizes);
         // Of two entries of one key, a run finds the later (by `made.at`, then by name), as
         // `BaseCache::open` picks it.
         let mut found: BTreeMap<String, usize> = BTreeMap::new();
@@ -348,8 +299,8 @@ impl Sweep {
 
     /// Removes what [`Sweep::plan`] found, after checking the directories again; a file that
     /// is gone already is no error.
-    pub fn apply(&self) -> Result<(), String> {
-        check_dirs(&self.out).map_err(|r| r.to_string())?;
+    pub fn apply(&self) -> Result<(), CacheError> {
+        check_dirs(&self.out).map_err(CacheError::Refused)?;
         let v1 = self.out.path().join("v1");
         let entries = v1.join("entries");
         let items = v1.join("sha256");
@@ -381,10 +332,77 @@ impl Sweep {
     }
 }
 
+/// Every entry of the cache's `v1`, read and checked: those that go (unlisted, unreadable,
+/// another release's or observation version's, an item missing or not hashing to its name),
+/// each with why, and those that checked out, in name order. `sizes` gets the bytes of each
+/// item read.
+fn read_candidates(v1: &Path, sizes: &mut BTreeMap<String, u64>) -> (Vec<Gone>, Vec<Candidate>) {
+    let version = env!("CARGO_PKG_VERSION");
+    let entries_dir = v1.join("entries");
+    let items_dir = v1.join("sha256");
+    let mut gone = Vec::new();
+    let mut good: Vec<Candidate> = Vec::new();
+    let listed = read_listed(&v1.join("listed"));
+    for (name, read) in read_entries(&entries_dir) {
+        let bytes = size_of(&entries_dir.join(&name));
+        if listed.as_ref().is_none_or(|l| !l.contains(&name)) {
+            gone.push(Gone {
+                name,
+                why: Why::Unlisted,
+                bytes,
+            });
+            continue;
+        }
+        let entry = match read {
+            Ok(entry) => entry,
+            Err(w) => {
+                gone.push(Gone {
+                    name,
+                    why: Why::Unreadable(w.to_string()),
+                    bytes,
+                });
+                continue;
+            }
+        };
+        let why = if entry.made.by != version {
+            Some(Why::MadeBy(entry.made.by.clone()))
+        } else if entry.inputs.shipmoor != version {
+            Some(Why::KeyedFor(entry.inputs.shipmoor.clone()))
+        } else if entry.inputs.observation != OBSERVATION_VERSION {
+            Some(Why::Observation(entry.inputs.observation))
+        } else {
+            check_items(&items_dir, &entry, sizes)
+                .err()
+                .map(|e| Why::Items(e.to_string()))
+        };
+        match why {
+            Some(why) => gone.push(Gone { name, why, bytes }),
+            None => {
+                let items = entry
+                    .items
+                    .iter()
+                    .filter_map(|p| crate::evidence::pointer_digest(p).map(str::to_string))
+                    .collect();
+                good.push(Candidate {
+                    name,
+                    entry,
+                    bytes,
+                    items,
+                });
+            }
+        }
+    }
+    (gone, good)
+}
+
 /// Every item of `entry` read and checked against its name, each at most once (`sizes` holds
 /// those already read, with their bytes); `Err` names the first that is missing or does not
 /// hash to its name.
-fn check_items(dir: &Path, entry: &Entry, sizes: &mut BTreeMap<String, u64>) -> Result<(), String> {
+fn check_items(
+    dir: &Path,
+    entry: &Entry,
+    sizes: &mut BTreeMap<String, u64>,
+) -> Result<(), EntryError> {
     for pointer in &entry.items {
         if crate::evidence::pointer_digest(pointer).is_some_and(|h| sizes.contains_key(h)) {
             continue;

@@ -22,6 +22,7 @@
 //! with it, base runs again.
 
 pub mod entry;
+pub mod error;
 pub mod gc;
 pub mod key;
 
@@ -31,9 +32,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::digest::sha256_hex;
+use crate::error::IoContext;
 use crate::evidence::is_digest;
 use crate::nofollow::{is_real_dir, read_regular, OutputPath};
 pub use entry::{CachedObservation, Entry, Made, ENTRY_SCHEMA};
+pub use error::{CacheError, EntryError};
 pub use key::KeyInputs;
 
 /// The schema of `v1/listed`: the entries a completed run left in the cache.
@@ -113,7 +116,7 @@ pub struct Pending {
 
 impl Pending {
     /// The entry in its canonical bytes, and every item it cites (hex name, bytes).
-    pub fn new(entry: &Entry, items: Vec<(String, Vec<u8>)>) -> Result<Pending, String> {
+    pub fn new(entry: &Entry, items: Vec<(String, Vec<u8>)>) -> Result<Pending, CacheError> {
         let bytes = crate::digest::canonical_json(entry)?;
         Ok(Pending {
             name: sha256_hex(&bytes),
@@ -241,7 +244,7 @@ impl BaseCache {
 
     /// Every item of `held`, read and checked against its name: `Err` names the first that is
     /// missing or does not hash to its name.
-    pub fn read_items(&self, held: &Held) -> Result<Vec<(String, Vec<u8>)>, String> {
+    pub fn read_items(&self, held: &Held) -> Result<Vec<(String, Vec<u8>)>, EntryError> {
         let dir = self.items_dir();
         held.entry
             .items
@@ -254,7 +257,7 @@ impl BaseCache {
     /// entries read at the start, `pending`, and the items they cite: every other file in
     /// `v1/` appeared while the change's code ran, and is removed. Called when nothing the
     /// run started still runs.
-    pub fn commit(&self, pending: Option<&Pending>) -> Result<Committed, String> {
+    pub fn commit(&self, pending: Option<&Pending>) -> Result<Committed, CacheError> {
         if self.refused.is_some() {
             return Ok(Committed::default());
         }
@@ -273,23 +276,19 @@ impl BaseCache {
         if let Some(p) = pending {
             let tag = self.out.child_file("CACHEDIR.TAG");
             if std::fs::symlink_metadata(tag.path()).is_err() {
-                tag.write(CACHEDIR_TAG.as_bytes())
-                    .map_err(|e| e.to_string())?;
+                tag.write(CACHEDIR_TAG.as_bytes())?;
             }
-            items.create_dir().map_err(|e| e.to_string())?;
+            items.create_dir()?;
             for (hex, bytes) in &p.items {
                 let item = items.child_file(hex);
                 let there =
                     read_regular(item.path(), ITEM_LIMIT).is_ok_and(|b| sha256_hex(&b) == *hex);
                 if !there {
-                    item.write(bytes).map_err(|e| e.to_string())?;
+                    item.write(bytes)?;
                 }
                 keep_items.insert(hex.clone());
             }
-            entries
-                .child_file(&p.name)
-                .write(&p.bytes)
-                .map_err(|e| e.to_string())?;
+            entries.child_file(&p.name).write(&p.bytes)?;
             keep_entries.insert(p.name.clone());
             done.stored = true;
         }
@@ -337,7 +336,7 @@ fn check_dirs(out: &OutputPath) -> Result<(), crate::nofollow::Refused> {
 }
 
 /// Writes `v1/listed` naming `entries` (none: no list, and no `v1/` made for one).
-fn write_listed(out: &OutputPath, entries: BTreeSet<String>) -> Result<(), String> {
+fn write_listed(out: &OutputPath, entries: BTreeSet<String>) -> Result<(), CacheError> {
     let v1 = out.child_dir("v1");
     if entries.is_empty() {
         let path = v1.path().join("listed");
@@ -350,11 +349,9 @@ fn write_listed(out: &OutputPath, entries: BTreeSet<String>) -> Result<(), Strin
         schema: LISTED_SCHEMA.to_string(),
         entries: entries.into_iter().collect(),
     };
-    let bytes = serde_json::to_vec(&listed).map_err(|e| e.to_string())?;
-    v1.create_dir().map_err(|e| e.to_string())?;
-    v1.child_file("listed")
-        .write(&bytes)
-        .map_err(|e| e.to_string())
+    let bytes = serde_json::to_vec(&listed).map_err(CacheError::Json)?;
+    v1.create_dir()?;
+    Ok(v1.child_file("listed").write(&bytes)?)
 }
 
 /// The entries `path` (`v1/listed`) names, when it is a list a completed run wrote; `None`
@@ -367,7 +364,7 @@ fn read_listed(path: &Path) -> Option<BTreeSet<String>> {
 
 /// Every file of the entries directory `dir` by name, in name order, each read and checked
 /// ([`read_entry`]) or why not. A directory that cannot be listed holds none.
-fn read_entries(dir: &Path) -> Vec<(String, Result<Entry, String>)> {
+fn read_entries(dir: &Path) -> Vec<(String, Result<Entry, EntryError>)> {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -387,19 +384,19 @@ fn read_entries(dir: &Path) -> Vec<(String, Result<Entry, String>)> {
 
 /// The item `pointer` (`sha256:<hex>`) of the items directory `dir`, read and checked against
 /// its name: its hex name and bytes, or why not (missing, not a regular file, another hash).
-fn read_item(dir: &Path, pointer: &str) -> Result<(String, Vec<u8>), String> {
+fn read_item(dir: &Path, pointer: &str) -> Result<(String, Vec<u8>), EntryError> {
     let hex = crate::evidence::pointer_digest(pointer)
-        .ok_or_else(|| format!("`{pointer}` is not an evidence name"))?;
+        .ok_or_else(|| EntryError::Pointer(pointer.to_string()))?;
     let bytes = read_regular(&dir.join(hex), ITEM_LIMIT)
-        .map_err(|e| format!("its item {} {e}", short(hex)))?;
+        .map_err(|e| EntryError::ItemRead(hex.to_string(), e))?;
     if sha256_hex(&bytes) != hex {
-        return Err(format!("its item {} does not hash to its name", short(hex)));
+        return Err(EntryError::ItemHash(hex.to_string()));
     }
     Ok((hex.to_string(), bytes))
 }
 
 /// Removes every file of `dir` whose name is not in `keep`; how many.
-fn prune(dir: &OutputPath, keep: &BTreeSet<String>) -> Result<usize, String> {
+fn prune(dir: &OutputPath, keep: &BTreeSet<String>) -> Result<usize, CacheError> {
     if dir.check().is_err() || !is_real_dir(dir.path()).unwrap_or(false) {
         return Ok(0);
     }
@@ -419,36 +416,32 @@ fn prune(dir: &OutputPath, keep: &BTreeSet<String>) -> Result<usize, String> {
 }
 
 /// Removes a file, a symlink (never what it points to) or a directory.
-fn remove_any(path: &Path) -> Result<(), String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+fn remove_any(path: &Path) -> Result<(), CacheError> {
+    let meta = std::fs::symlink_metadata(path).map_err(CacheError::Stat)?;
     let r = if meta.is_dir() {
         std::fs::remove_dir_all(path)
     } else {
         std::fs::remove_file(path)
     };
-    r.map_err(|e| format!("cannot remove {}: {e}", path.display()))
+    Ok(r.at("remove", path)?)
 }
 
 /// The entry `name` of the directory `dir`, checked: a regular file whose bytes hash to its
 /// name, of this release's schema, parsed.
-fn read_entry(dir: &Path, name: &str) -> Result<Entry, String> {
+fn read_entry(dir: &Path, name: &str) -> Result<Entry, EntryError> {
     if !is_digest(name) {
-        return Err("its name is not 64 lowercase hex digits".into());
+        return Err(EntryError::Name);
     }
-    let bytes = read_regular(&dir.join(name), ENTRY_LIMIT).map_err(|e| e.to_string())?;
+    let bytes = read_regular(&dir.join(name), ENTRY_LIMIT).map_err(EntryError::Read)?;
     if sha256_hex(&bytes) != name {
-        return Err("its contents do not hash to its name".into());
+        return Err(EntryError::Hash);
     }
-    let entry: Entry =
-        serde_json::from_slice(&bytes).map_err(|e| format!("it does not parse: {e}"))?;
+    let entry: Entry = serde_json::from_slice(&bytes).map_err(EntryError::Parse)?;
     if entry.schema != ENTRY_SCHEMA {
-        return Err(format!(
-            "its schema is {}, not {ENTRY_SCHEMA}",
-            entry.schema
-        ));
+        return Err(EntryError::Schema(entry.schema));
     }
     if entry.inputs.digest() != entry.key {
-        return Err("its key is not the digest of its inputs".into());
+        return Err(EntryError::Key);
     }
     Ok(entry)
 }

@@ -101,7 +101,7 @@ fn a_tampered_entry_or_item_is_ignored_with_a_note() {
     std::fs::write(&item, b"0 failed").unwrap();
     let cache = BaseCache::open(&dir, None, "cache".into());
     let e2 = cache.read_items(cache.lookup(&e.key).unwrap()).unwrap_err();
-    assert!(e2.contains("does not hash to its name"), "{e2}");
+    assert!(e2.to_string().contains("does not hash to its name"), "{e2}");
     // The entry itself rewritten: ignored when read, with a note naming it.
     std::fs::write(dir.join("v1/entries").join(&name), b"{}").unwrap();
     let cache = BaseCache::open(&dir, None, "cache".into());

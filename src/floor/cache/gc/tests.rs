@@ -532,6 +532,6 @@ fn sizes_read_as_bytes_or_powers_of_1024() {
     }
     for s in ["", "G", "1.5G", "1T", "-1", "1 G", "1GB", "99999999999999G"] {
         let err = Size::parse(s).unwrap_err();
-        assert!(err.contains("e.g. 500M"), "{s}: {err}");
+        assert!(err.to_string().contains("e.g. 500M"), "{s}: {err}");
     }
 }
