@@ -1,10 +1,11 @@
-//! The layers of the crate, and the test that keeps the code in them (the book's design page
+//! The tiers of the crate, and the test that keeps the code in them (the book's design page
 //! shows the same table).
 //!
-//! Each top-level module sits in a layer and may use only modules of its own layer or below;
-//! within a layer, and among the files of one module, no two modules use each other, directly or
-//! through others (no import circle). A module may always use its own submodules and its
-//! ancestors (`use super::*` of a child): those are one module's parts.
+//! Each top-level module sits in a named tier, and each tier lists its modules lowest first: a
+//! module may use only the modules of lower tiers and those listed before it in its own tier.
+//! Among the files of one module, no two use each other, directly or through others (no import
+//! circle). A module may always use its own submodules and its ancestors (`use super::X` of a
+//! child): those are one module's parts.
 //!
 //! How the test reads the code: every `.rs` file under `src/` is parsed with `syn`; every path
 //! it names (in `use` items, types and expressions) that starts with `crate::`, `super::` or
@@ -12,43 +13,35 @@
 //! (`#[cfg(test)]` items, `tests.rs`, `*_tests.rs` files and `tests/` directories) is left out,
 //! since a test may reach anywhere.
 
-/// The layers, lowest first (see the module doc). A module not listed fails the test: a new
-/// module takes its place here first.
-pub const LAYERS: &[&[&str]] = &[
-    // 0. the base: errors, the clock, text, colour, the sandbox, processes, git, safe paths,
-    //    spanned YAML.
-    &[
-        "error",
-        "clock",
-        "text",
-        "digest",
-        "colour",
-        "sandbox",
-        "process",
-        "git",
-        "nofollow",
-        "spanned_yaml",
-    ],
-    // 1. the input model: acceptance sets, criteria, tags, the judges' settings.
-    &["acceptance"],
-    // 2. the pure fusion.
-    &["verdict"],
-    // 3. the wire types every reader trusts.
-    &["format"],
-    // 4. the evidence store.
-    &["evidence"],
-    // 5.–6. the stages that observe.
-    &["floor"],
-    &["judge"],
-    // 7. what a person reads.
-    &["report"],
-    // 8.–10. signing, verifying, admitting, and the runner integration.
-    &["attest"],
-    &["replay", "oci"],
-    &["admit", "action", "agent"],
-    // 11.–12. the command line's types, then the commands that take them.
-    &["cli"],
-    &["commands"],
+/// The tiers, lowest first, each with its modules lowest first (see the module doc). A module
+/// not listed fails the test: a new module takes its place here first.
+pub const LAYERS: &[(&str, &[&str])] = &[
+    // Errors, the clock, text, colour, the sandbox, processes, git, safe paths, spanned YAML.
+    (
+        "base",
+        &[
+            "error",
+            "clock",
+            "text",
+            "digest",
+            "colour",
+            "sandbox",
+            "process",
+            "git",
+            "nofollow",
+            "spanned_yaml",
+        ],
+    ),
+    // The input model, the pure fusion, the wire types every reader trusts, the evidence store.
+    ("model", &["acceptance", "verdict", "format", "evidence"]),
+    // The stages that observe, and what a person reads.
+    ("stages", &["floor", "judge", "report"]),
+    // Signing and verifying: the statement, replay, the registry.
+    ("trust", &["attest", "replay", "oci"]),
+    // Admission, the Action, the coding agents.
+    ("integrations", &["admit", "action", "agent"]),
+    // The command line's types, then the commands that take them.
+    ("front", &["cli", "commands"]),
 ];
 
 #[cfg(test)]
@@ -248,12 +241,16 @@ mod tests {
         out
     }
 
-    fn layer_of(top: &str) -> Option<usize> {
-        LAYERS.iter().position(|l| l.contains(&top))
+    /// A top-level module's place: its tier, then its position in the tier.
+    fn layer_of(top: &str) -> Option<(usize, usize)> {
+        LAYERS
+            .iter()
+            .enumerate()
+            .find_map(|(t, (_, l))| Some((t, l.iter().position(|m| *m == top)?)))
     }
 
-    /// The problems of a graph (see the module doc): imports up a layer, modules missing from
-    /// the table, and import circles among siblings' subtrees.
+    /// The problems of a graph (see the module doc): imports up a tier or up a tier's order,
+    /// modules missing from the table, and import circles among siblings' subtrees.
     fn problems(edges: &BTreeSet<(ModPath, ModPath)>) -> Vec<String> {
         let mut out = Vec::new();
         let name = |m: &ModPath| {
@@ -268,12 +265,20 @@ mod tests {
                 continue;
             };
             match (layer_of(a), layer_of(b)) {
-                (None, _) => out.push(format!("`{a}` is in no layer of `LAYERS`")),
-                (_, None) => out.push(format!("`{b}` is in no layer of `LAYERS`")),
-                (Some(la), Some(lb)) if lb > la => out.push(format!(
-                    "`{}` (layer {la}) uses `{}` (layer {lb}): an import up a layer",
+                (None, _) => out.push(format!("`{a}` is in no tier of `LAYERS`")),
+                (_, None) => out.push(format!("`{b}` is in no tier of `LAYERS`")),
+                (Some((ta, _)), Some((tb, _))) if tb > ta => out.push(format!(
+                    "`{}` (tier {}) uses `{}` (tier {}): an import up a tier",
                     name(from),
-                    name(to)
+                    LAYERS[ta].0,
+                    name(to),
+                    LAYERS[tb].0
+                )),
+                (Some((ta, pa)), Some((tb, pb))) if ta == tb && pb > pa => out.push(format!(
+                    "`{}` uses `{}`, listed after it in tier {}: an import up the tier",
+                    name(from),
+                    name(to),
+                    LAYERS[ta].0
                 )),
                 _ => {}
             }
@@ -382,6 +387,7 @@ mod tests {
             ("floor::runners::cargo", "floor::runners::kit"),
             ("floor::runners::kit", "floor::runners::cargo"),
             ("floor::decide", "verdict"),
+            ("verdict", "evidence::store"),
             ("nowhere", "error"),
         ]
         .iter()
@@ -391,8 +397,9 @@ mod tests {
         assert_eq!(
             found,
             [
-                "`format::result` (layer 3) uses `floor` (layer 5): an import up a layer",
-                "`nowhere` is in no layer of `LAYERS`",
+                "`format::result` (tier model) uses `floor` (tier stages): an import up a tier",
+                "`nowhere` is in no tier of `LAYERS`",
+                "`verdict` uses `evidence::store`, listed after it in tier model: an import up the tier",
                 "an import circle: floor::runners::cargo → floor::runners::kit",
             ],
             "{found:#?}"
@@ -422,30 +429,34 @@ mod tests {
         let url = regex::Regex::new(r"claim-check/book/([a-z0-9/-]+)\.html").expect("pattern");
         let mut found = Vec::new();
         let mut cited = 0;
-        let mut stack = vec![root.join("src"), root.join("tests"), root.join("bench")];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&p) else {
+        // The code, the published JSON Schemas and the manifest's comments.
+        let mut stack = vec![
+            root.join("src"),
+            root.join("tests"),
+            root.join("bench"),
+            root.join("schemas"),
+            root.join("Cargo.toml"),
+        ];
+        while let Some(p) = stack.pop() {
+            if p.is_dir() {
+                let Ok(entries) = std::fs::read_dir(&p) else {
                     continue;
                 };
-                for (n, line) in text.lines().enumerate() {
-                    if line.contains("DESIGN ") && !line.contains("DESIGN.md") {
-                        found.push(format!("{}:{}: cites DESIGN", p.display(), n + 1));
-                    }
-                    for c in cite.captures_iter(line).chain(url.captures_iter(line)) {
-                        cited += 1;
-                        let page = c[1].trim_end_matches(".md").to_string() + ".md";
-                        if !book.join(&page).is_file() {
-                            found.push(format!("{}:{}: no page {}", p.display(), n + 1, &c[1]));
-                        }
+                stack.extend(entries.flatten().map(|e| e.path()));
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                if line.contains("DESIGN ") && !line.contains("DESIGN.md") {
+                    found.push(format!("{}:{}: cites DESIGN", p.display(), n + 1));
+                }
+                for c in cite.captures_iter(line).chain(url.captures_iter(line)) {
+                    cited += 1;
+                    let page = c[1].trim_end_matches(".md").to_string() + ".md";
+                    if !book.join(&page).is_file() {
+                        found.push(format!("{}:{}: no page {}", p.display(), n + 1, &c[1]));
                     }
                 }
             }
@@ -477,7 +488,7 @@ mod tests {
         );
     }
 
-    /// The book's design page shows the same table as [`LAYERS`], layer by layer.
+    /// The book's design page shows the same table as [`LAYERS`], tier by tier.
     #[test]
     fn the_design_page_shows_the_layer_table() {
         let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/design.md");
@@ -487,25 +498,87 @@ mod tests {
             .nth(1)
             .expect("a `## Layers` section in docs/src/design.md");
         let name = regex::Regex::new(r"`([a-z_]+)`").expect("pattern");
-        let rows: Vec<Vec<String>> = section
+        let rows: Vec<(String, Vec<String>)> = section
             .lines()
             .skip_while(|l| !l.starts_with('|'))
             .take_while(|l| l.starts_with('|'))
             .skip(2)
             .map(|row| {
+                let tier = row.split('|').nth(1).unwrap_or_default().trim();
                 let modules = row.split('|').nth(2).unwrap_or_default();
-                name.captures_iter(modules)
-                    .map(|c| c[1].to_string())
-                    .collect()
+                (
+                    tier.to_string(),
+                    name.captures_iter(modules)
+                        .map(|c| c[1].to_string())
+                        .collect(),
+                )
             })
             .collect();
-        let table: Vec<Vec<String>> = LAYERS
+        assert_eq!(
+            rows,
+            table(),
+            "docs/src/design.md's layer table differs from LAYERS"
+        );
+    }
+
+    /// [`LAYERS`] as owned names, tier by tier.
+    fn table() -> Vec<(String, Vec<String>)> {
+        LAYERS
             .iter()
-            .map(|l| l.iter().map(|m| m.to_string()).collect())
+            .map(|(tier, l)| (tier.to_string(), l.iter().map(|m| m.to_string()).collect()))
+            .collect()
+    }
+
+    /// The crate's doc (`src/lib.rs`) lists the tiers of [`LAYERS`] in order, each with its
+    /// modules in order: one numbered item per tier, `N. tier: ` and the modules' names in
+    /// backticks, each followed by what it holds in parentheses.
+    #[test]
+    fn the_crate_doc_lists_the_layer_table() {
+        let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
+        let text = std::fs::read_to_string(&lib).expect("src/lib.rs");
+        let item = regex::Regex::new(r"^[0-9]+\. ([a-z]+): (.*)").expect("pattern");
+        let name = regex::Regex::new(r"`([a-z_]+)`").expect("pattern");
+        let mut tiers: Vec<(String, String)> = Vec::new();
+        for line in text.lines().map_while(|l| l.strip_prefix("//!")) {
+            let line = line.trim_start();
+            if let Some(c) = item.captures(line) {
+                tiers.push((c[1].to_string(), c[2].to_string()));
+            } else if line.is_empty() {
+                if !tiers.is_empty() {
+                    break;
+                }
+            } else if let Some((_, text)) = tiers.last_mut() {
+                text.push(' ');
+                text.push_str(line);
+            }
+        }
+        let found: Vec<(String, Vec<String>)> = tiers
+            .into_iter()
+            .map(|(tier, text)| {
+                // What a module holds is in parentheses: only the names outside them count.
+                let mut depth = 0usize;
+                let outside: String = text
+                    .chars()
+                    .filter(|c| {
+                        match c {
+                            '(' => depth += 1,
+                            ')' => depth = depth.saturating_sub(1),
+                            _ => return depth == 0,
+                        }
+                        false
+                    })
+                    .collect();
+                let names = name
+                    .captures_iter(&outside)
+                    .map(|c| c[1].to_string())
+                    .collect();
+                (tier, names)
+            })
             .collect();
         assert_eq!(
-            rows, table,
-            "docs/src/design.md's layer table differs from LAYERS"
+            found,
+            table(),
+            "src/lib.rs's list of modules differs from LAYERS"
         );
     }
 }
