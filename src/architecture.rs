@@ -44,6 +44,37 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ("front", &["cli", "commands"]),
 ];
 
+/// Layers inside a module, as [`LAYERS`] orders the crate's top-level modules: a module, then
+/// its children in layers, lowest first. A child (with its subtree) uses only children of its
+/// own layer or below; a child missing from its module's table fails the test. When the test
+/// fails it prints each such module's graph and the tightest layers that graph allows.
+pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[(
+    "floor",
+    &[
+        // What a runner's results are attributed by, then the runners.
+        &["attribute"],
+        &["runners"],
+        // What the phases read and keep: bindings, the base cache, the harness guard's files,
+        // progress lines, the pure rule, the tag scan, the worktrees.
+        &[
+            "bind",
+            "cache",
+            "harness",
+            "progress",
+            "rule",
+            "scan",
+            "workspace",
+        ],
+        &["decide", "overlay", "planted", "record", "side"],
+        &["checks", "confine", "isolate", "reuse", "seed"],
+        // The phases that drive the rest.
+        &["entries", "plan"],
+    ],
+)];
+
+#[cfg(test)]
+mod ratchet_tests;
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
@@ -51,13 +82,13 @@ mod tests {
 
     use syn::visit::Visit;
 
-    use super::LAYERS;
+    use super::{LAYERS, MODULE_LAYERS};
 
     /// A module path inside the crate (`["floor", "runners", "cargo"]`; empty for the root).
-    type ModPath = Vec<String>;
+    pub(super) type ModPath = Vec<String>;
 
     /// Every non-test source file with its module path.
-    fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
+    pub(super) fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
         let mut out = BTreeMap::new();
         let mut stack = vec![src.to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -104,7 +135,7 @@ mod tests {
     #[derive(Default)]
     struct Paths(Vec<Vec<String>>);
 
-    fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+    pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
         attrs.iter().any(|a| {
             a.path().is_ident("cfg")
                 && a.meta.require_list().is_ok_and(|l| {
@@ -251,7 +282,10 @@ mod tests {
 
     /// The problems of a graph (see the module doc): imports up a tier or up a tier's order,
     /// modules missing from the table, and import circles among siblings' subtrees.
-    fn problems(edges: &BTreeSet<(ModPath, ModPath)>) -> Vec<String> {
+    fn problems(
+        edges: &BTreeSet<(ModPath, ModPath)>,
+        module_layers: &[(&str, &[&[&str]])],
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let name = |m: &ModPath| {
             if m.is_empty() {
@@ -281,6 +315,38 @@ mod tests {
                     LAYERS[ta].0
                 )),
                 _ => {}
+            }
+        }
+        // Layers inside a module: between two of its children, each standing for its subtree.
+        for (module, layers) in module_layers {
+            let parent: ModPath = module.split("::").map(str::to_string).collect();
+            let n = parent.len();
+            let layer = |child: &str| layers.iter().position(|l| l.contains(&child));
+            for (from, to) in edges {
+                if !(from.starts_with(&parent) && to.starts_with(&parent))
+                    || from.len() <= n
+                    || to.len() <= n
+                    || from[n] == to[n]
+                {
+                    continue;
+                }
+                match (layer(&from[n]), layer(&to[n])) {
+                    (None, _) => out.push(format!(
+                        "`{}` is in no layer of `MODULE_LAYERS` for `{module}`",
+                        name(&from[..=n].to_vec())
+                    )),
+                    (_, None) => out.push(format!(
+                        "`{}` is in no layer of `MODULE_LAYERS` for `{module}`",
+                        name(&to[..=n].to_vec())
+                    )),
+                    (Some(la), Some(lb)) if lb > la => out.push(format!(
+                        "`{}` ({module} layer {la}) uses `{}` ({module} layer {lb}): an import \
+                         up a layer",
+                        name(from),
+                        name(to)
+                    )),
+                    _ => {}
+                }
             }
         }
         // Circles: between the children of one parent, each standing for its whole subtree.
@@ -330,12 +396,126 @@ mod tests {
     #[test]
     fn every_import_runs_down_the_layers_and_no_two_modules_use_each_other() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let found = problems(&edges(&src));
+        let edges = edges(&src);
+        let known: BTreeSet<ModPath> = modules(&src).into_keys().collect();
+        let mut found = problems(&edges, MODULE_LAYERS);
+        found.extend(layer_table_problems(&known));
+        found.sort();
+        found.dedup();
+        let graphs: Vec<String> = MODULE_LAYERS
+            .iter()
+            .map(|(module, _)| graph_inside(&edges, &known, module))
+            .collect();
         assert!(
             found.is_empty(),
-            "the crate's layers are broken (see src/architecture.rs):\n{}",
-            found.join("\n")
+            "the crate's layers are broken (see src/architecture.rs):\n{}\n\n{}",
+            found.join("\n"),
+            graphs.join("\n")
         );
+    }
+
+    /// The children of a module: the modules one level below it.
+    fn children(known: &BTreeSet<ModPath>, parent: &ModPath) -> BTreeSet<String> {
+        known
+            .iter()
+            .filter(|m| m.len() == parent.len() + 1 && m.starts_with(parent))
+            .map(|m| m[parent.len()].clone())
+            .collect()
+    }
+
+    /// The tables of [`MODULE_LAYERS`] against the modules: every child of a listed module in
+    /// one layer of its table, and every name in a table a child.
+    fn layer_table_problems(known: &BTreeSet<ModPath>) -> Vec<String> {
+        let mut out = Vec::new();
+        for (module, layers) in MODULE_LAYERS {
+            let parent: ModPath = module.split("::").map(str::to_string).collect();
+            let children = children(known, &parent);
+            let listed: Vec<&str> = layers.iter().flat_map(|l| l.iter().copied()).collect();
+            for c in &children {
+                if !listed.contains(&c.as_str()) {
+                    out.push(format!(
+                        "`{module}::{c}` is in no layer of `MODULE_LAYERS` for `{module}`"
+                    ));
+                }
+            }
+            for (i, l) in listed.iter().enumerate() {
+                if !children.contains(*l) {
+                    out.push(format!(
+                        "`MODULE_LAYERS` lists `{module}::{l}`, which is no module"
+                    ));
+                } else if listed[..i].contains(l) {
+                    out.push(format!("`MODULE_LAYERS` lists `{module}::{l}` twice"));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the children of `module` use of one another (each child standing for its subtree),
+    /// and the tightest layers that allows: each child one layer above the highest it uses
+    /// (none, if the children use each other in a circle).
+    fn graph_inside(
+        edges: &BTreeSet<(ModPath, ModPath)>,
+        known: &BTreeSet<ModPath>,
+        module: &str,
+    ) -> String {
+        let parent: ModPath = module.split("::").map(str::to_string).collect();
+        let n = parent.len();
+        let mut uses: BTreeMap<String, BTreeSet<String>> = children(known, &parent)
+            .into_iter()
+            .map(|c| (c, BTreeSet::new()))
+            .collect();
+        for (from, to) in edges {
+            if from.starts_with(&parent)
+                && to.starts_with(&parent)
+                && from.len() > n
+                && to.len() > n
+                && from[n] != to[n]
+            {
+                uses.entry(from[n].clone())
+                    .or_default()
+                    .insert(to[n].clone());
+            }
+        }
+        let mut out = format!("what the children of `{module}` use of one another:\n");
+        for (c, used) in &uses {
+            let used: Vec<&str> = used.iter().map(String::as_str).collect();
+            out.push_str(&format!("  {c} → {}\n", used.join(", ")));
+        }
+        let mut layer: BTreeMap<&str, usize> = BTreeMap::new();
+        // Each round places the children whose uses are all placed.
+        while layer.len() < uses.len() {
+            let ready: Vec<(&str, usize)> = uses
+                .iter()
+                .filter(|(c, _)| !layer.contains_key(c.as_str()))
+                .filter_map(|(c, used)| {
+                    let below: Option<Vec<usize>> = used
+                        .iter()
+                        .map(|u| layer.get(u.as_str()).copied())
+                        .collect();
+                    Some((
+                        c.as_str(),
+                        below?.into_iter().map(|l| l + 1).max().unwrap_or(0),
+                    ))
+                })
+                .collect();
+            if ready.is_empty() {
+                out.push_str("  (a circle: no layers)\n");
+                return out;
+            }
+            layer.extend(ready);
+        }
+        let top = layer.values().copied().max().unwrap_or(0);
+        out.push_str("the tightest layers, lowest first:\n");
+        for l in 0..=top {
+            let names: Vec<String> = layer
+                .iter()
+                .filter(|(_, x)| **x == l)
+                .map(|(c, _)| format!("{c:?}"))
+                .collect();
+            out.push_str(&format!("  &[{}],\n", names.join(", ")));
+        }
+        out
     }
 
     /// git is spoken to through `src/git.rs` alone: `Git::run` is private to it, no other file
@@ -389,17 +569,33 @@ mod tests {
             ("floor::decide", "verdict"),
             ("verdict", "evidence::store"),
             ("nowhere", "error"),
+            ("floor::attribute", "floor::plan::Plan"),
+            ("floor::confine", "floor::side"),
+            ("floor::side", "floor::confine::runner_path"),
+            ("floor::bind", "floor::runners::kit"),
+            ("floor::bind", "floor::elsewhere"),
         ]
         .iter()
         .map(|(a, b)| (m(a), m(b)))
         .collect();
-        let found = problems(&edges);
+        let floor: &[&[&str]] = &[
+            &["attribute", "runners"],
+            &["bind", "side"],
+            &["confine", "plan"],
+        ];
+        let found = problems(&edges, &[("floor", floor)]);
         assert_eq!(
             found,
             [
+                "`floor::attribute` (floor layer 0) uses `floor::plan::Plan` (floor layer 2): an \
+                 import up a layer",
+                "`floor::elsewhere` is in no layer of `MODULE_LAYERS` for `floor`",
+                "`floor::side` (floor layer 1) uses `floor::confine::runner_path` (floor layer 2): \
+                 an import up a layer",
                 "`format::result` (tier model) uses `floor` (tier stages): an import up a tier",
                 "`nowhere` is in no tier of `LAYERS`",
                 "`verdict` uses `evidence::store`, listed after it in tier model: an import up the tier",
+                "an import circle: floor::confine → floor::side",
                 "an import circle: floor::runners::cargo → floor::runners::kit",
             ],
             "{found:#?}"
@@ -463,29 +659,6 @@ mod tests {
         }
         assert!(cited > 20, "the check found only {cited} citations");
         assert!(found.is_empty(), "{}", found.join("\n"));
-    }
-
-    /// Files by idea: no source file holds more than 1,000 lines before its first top-level
-    /// `#[cfg(test)]` (big modules keep their unit tests in a sibling `tests.rs`).
-    #[test]
-    fn no_source_file_is_over_a_thousand_lines_before_its_tests() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut found = Vec::new();
-        for file in modules(&src).into_values() {
-            let text = std::fs::read_to_string(&file).expect("source file");
-            let before = text
-                .lines()
-                .take_while(|l| !l.starts_with("#[cfg(test)]"))
-                .count();
-            if before > 1000 {
-                found.push(format!("{}: {before} lines", file.display()));
-            }
-        }
-        assert!(
-            found.is_empty(),
-            "files over 1,000 lines:\n{}",
-            found.join("\n")
-        );
     }
 
     /// The book's design page shows the same table as [`LAYERS`], tier by tier.
