@@ -14,16 +14,6 @@ use super::tests::{is_test_attr, modules, ModPath};
 /// Crate-internal glob imports outside test code, as `file: use path::*` (see
 /// [`no_crate_glob_imports_outside_tests`]).
 const GLOB_IMPORTS: &[&str] = &[
-    "src/acceptance/derive/ids.rs: use super::*",
-    "src/acceptance/derive/merge.rs: use super::*",
-    "src/acceptance/derive/mod.rs: use clean::*",
-    "src/acceptance/derive/mod.rs: use ids::*",
-    "src/acceptance/derive/mod.rs: use merge::*",
-    "src/acceptance/derive/mod.rs: use scan::*",
-    "src/acceptance/derive/mod.rs: use sections::*",
-    "src/acceptance/derive/mod.rs: use words::*",
-    "src/acceptance/derive/scan.rs: use super::*",
-    "src/acceptance/derive/words.rs: use super::*",
     "src/floor/checks.rs: use super::*",
     "src/floor/confine.rs: use super::*",
     "src/floor/decide.rs: use super::*",
