@@ -96,7 +96,6 @@ const STRING_ERRORS: &[&str] = &[
     "src/floor/scan.rs",
     "src/floor/seed.rs",
     "src/floor/workspace.rs",
-    "src/format/result.rs",
     "src/format/statement.rs",
     "src/git.rs",
     "src/judge/audit.rs",
