@@ -48,29 +48,43 @@ pub const LAYERS: &[(&str, &[&str])] = &[
 /// its children in layers, lowest first. A child (with its subtree) uses only children of its
 /// own layer or below; a child missing from its module's table fails the test. When the test
 /// fails it prints each such module's graph and the tightest layers that graph allows.
-pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[(
-    "floor",
-    &[
-        // What a runner's results are attributed by, then the runners.
-        &["attribute"],
-        &["runners"],
-        // What the phases read and keep: bindings, the base cache, the harness guard's files,
-        // progress lines, the pure rule, the tag scan, the worktrees.
+pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
+    (
+        "floor",
         &[
-            "bind",
-            "cache",
-            "harness",
-            "progress",
-            "rule",
-            "scan",
-            "workspace",
+            // What a runner's results are attributed by, then the runners.
+            &["attribute"],
+            &["runners"],
+            // What the phases read and keep: bindings, the base cache, the harness guard's
+            // files, progress lines, the pure rule, the tag scan, the worktrees.
+            &[
+                "bind",
+                "cache",
+                "harness",
+                "progress",
+                "rule",
+                "scan",
+                "workspace",
+            ],
+            &["decide", "overlay", "planted", "record", "side"],
+            &["checks", "confine", "isolate", "reuse", "seed"],
+            // The phases that drive the rest.
+            &["entries", "plan"],
         ],
-        &["decide", "overlay", "planted", "record", "side"],
-        &["checks", "confine", "isolate", "reuse", "seed"],
-        // The phases that drive the rest.
-        &["entries", "plan"],
-    ],
-)];
+    ),
+    (
+        "acceptance::derive",
+        &[
+            // Cleaning text and reading headings; the sentence tests; the line scan that uses
+            // them; merging the scan's candidates; their ids.
+            &["clean", "sections"],
+            &["words"],
+            &["scan"],
+            &["merge"],
+            &["ids"],
+        ],
+    ),
+];
 
 #[cfg(test)]
 mod ratchet_tests;
@@ -594,7 +608,8 @@ mod tests {
                  an import up a layer",
                 "`format::result` (tier model) uses `floor` (tier stages): an import up a tier",
                 "`nowhere` is in no tier of `LAYERS`",
-                "`verdict` uses `evidence::store`, listed after it in tier model: an import up the tier",
+                "`verdict` uses `evidence::store`, listed after it in tier model: an import up \
+                 the tier",
                 "an import circle: floor::confine → floor::side",
                 "an import circle: floor::runners::cargo → floor::runners::kit",
             ],

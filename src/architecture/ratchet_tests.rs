@@ -494,7 +494,8 @@ mod more {
 /// A `mod tests;` line hides nothing after it, and a test module's lines do not count.
 #[test]
 fn a_file_counts_every_line_outside_its_test_items() {
-    let text = "//! doc\n#[cfg(test)]\nmod tests;\nfn a() {}\n\n#[cfg(test)]\nmod more {\n    fn b() {}\n}\nfn c() {}\n";
+    let text = "//! doc\n#[cfg(test)]\nmod tests;\nfn a() {}\n\n\
+                #[cfg(test)]\nmod more {\n    fn b() {}\n}\nfn c() {}\n";
     let parsed = syn::parse_file(text).expect("parses");
     assert_eq!(lines_outside_tests(text, &parsed), 4);
 }
