@@ -1,10 +1,11 @@
-//! The layers of the crate, and the test that keeps the code in them (the book's design page
+//! The tiers of the crate, and the test that keeps the code in them (the book's design page
 //! shows the same table).
 //!
-//! Each top-level module sits in a layer and may use only modules of its own layer or below;
-//! within a layer, and among the files of one module, no two modules use each other, directly or
-//! through others (no import circle). A module may always use its own submodules and its
-//! ancestors (`use super::*` of a child): those are one module's parts.
+//! Each top-level module sits in a named tier, and each tier lists its modules lowest first: a
+//! module may use only the modules of lower tiers and those listed before it in its own tier.
+//! Among the files of one module, no two use each other, directly or through others (no import
+//! circle). A module may always use its own submodules and its ancestors (`use super::X` of a
+//! child): those are one module's parts.
 //!
 //! How the test reads the code: every `.rs` file under `src/` is parsed with `syn`; every path
 //! it names (in `use` items, types and expressions) that starts with `crate::`, `super::` or
@@ -12,44 +13,81 @@
 //! (`#[cfg(test)]` items, `tests.rs`, `*_tests.rs` files and `tests/` directories) is left out,
 //! since a test may reach anywhere.
 
-/// The layers, lowest first (see the module doc). A module not listed fails the test: a new
-/// module takes its place here first.
-pub const LAYERS: &[&[&str]] = &[
-    // 0. the base: errors, the clock, text, colour, the sandbox, processes, git, safe paths,
-    //    spanned YAML.
-    &[
-        "error",
-        "clock",
-        "text",
-        "digest",
-        "colour",
-        "sandbox",
-        "process",
-        "git",
-        "nofollow",
-        "spanned_yaml",
-    ],
-    // 1. the input model: acceptance sets, criteria, tags, the judges' settings.
-    &["acceptance"],
-    // 2. the pure fusion.
-    &["verdict"],
-    // 3. the wire types every reader trusts.
-    &["format"],
-    // 4. the evidence store.
-    &["evidence"],
-    // 5.–6. the stages that observe.
-    &["floor"],
-    &["judge"],
-    // 7. what a person reads.
-    &["report"],
-    // 8.–10. signing, verifying, admitting, and the runner integration.
-    &["attest"],
-    &["replay", "oci"],
-    &["admit", "action", "agent"],
-    // 11.–12. the command line's types, then the commands that take them.
-    &["cli"],
-    &["commands"],
+/// The tiers, lowest first, each with its modules lowest first (see the module doc). A module
+/// not listed fails the test: a new module takes its place here first.
+pub const LAYERS: &[(&str, &[&str])] = &[
+    // Errors, the clock, text, colour, the sandbox, processes, git, safe paths, spanned YAML.
+    (
+        "base",
+        &[
+            "error",
+            "clock",
+            "text",
+            "digest",
+            "colour",
+            "sandbox",
+            "process",
+            "git",
+            "nofollow",
+            "spanned_yaml",
+        ],
+    ),
+    // The input model, the pure fusion, the wire types every reader trusts, the evidence store.
+    ("model", &["acceptance", "verdict", "format", "evidence"]),
+    // The stages that observe, and what a person reads.
+    ("stages", &["floor", "judge", "report"]),
+    // Signing and verifying: the statement, replay, the registry.
+    ("trust", &["attest", "replay", "oci"]),
+    // Admission, the Action, the coding agents.
+    ("integrations", &["admit", "action", "agent"]),
+    // The command line's types, then the commands that take them.
+    ("front", &["cli", "commands"]),
 ];
+
+/// Layers inside a module, as [`LAYERS`] orders the crate's top-level modules: a module, then
+/// its children in layers, lowest first. A child (with its subtree) uses only children of its
+/// own layer or below; a child missing from its module's table fails the test. When the test
+/// fails it prints each such module's graph and the tightest layers that graph allows.
+pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
+    (
+        "floor",
+        &[
+            // What a runner's results are attributed by, then the runners.
+            &["attribute"],
+            &["runners"],
+            // What the phases read and keep: bindings, the base cache, the harness guard's
+            // files, progress lines, the pure rule, the tag scan, the worktrees.
+            &[
+                "bind",
+                "cache",
+                "harness",
+                "progress",
+                "rule",
+                "scan",
+                "workspace",
+            ],
+            &["decide", "overlay", "planted", "record", "side"],
+            &["checks", "confine", "isolate", "reuse", "seed"],
+            // The phases that drive the rest.
+            &["entries", "plan"],
+        ],
+    ),
+    (
+        "acceptance::derive",
+        &[
+            // Cleaning text and reading headings; the sentence tests; the line scan that uses
+            // them; merging the scan's candidates; their ids.
+            &["clean", "sections"],
+            &["words"],
+            &["scan"],
+            &["merge"],
+            &["ids"],
+        ],
+    ),
+];
+
+#[cfg(test)]
+mod ratchet_tests;
 
 #[cfg(test)]
 mod tests {
@@ -58,13 +96,13 @@ mod tests {
 
     use syn::visit::Visit;
 
-    use super::LAYERS;
+    use super::{LAYERS, MODULE_LAYERS};
 
     /// A module path inside the crate (`["floor", "runners", "cargo"]`; empty for the root).
-    type ModPath = Vec<String>;
+    pub(super) type ModPath = Vec<String>;
 
     /// Every non-test source file with its module path.
-    fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
+    pub(super) fn modules(src: &Path) -> BTreeMap<ModPath, PathBuf> {
         let mut out = BTreeMap::new();
         let mut stack = vec![src.to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -111,7 +149,7 @@ mod tests {
     #[derive(Default)]
     struct Paths(Vec<Vec<String>>);
 
-    fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
+    pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
         attrs.iter().any(|a| {
             a.path().is_ident("cfg")
                 && a.meta.require_list().is_ok_and(|l| {
@@ -248,13 +286,20 @@ mod tests {
         out
     }
 
-    fn layer_of(top: &str) -> Option<usize> {
-        LAYERS.iter().position(|l| l.contains(&top))
+    /// A top-level module's place: its tier, then its position in the tier.
+    fn layer_of(top: &str) -> Option<(usize, usize)> {
+        LAYERS
+            .iter()
+            .enumerate()
+            .find_map(|(t, (_, l))| Some((t, l.iter().position(|m| *m == top)?)))
     }
 
-    /// The problems of a graph (see the module doc): imports up a layer, modules missing from
-    /// the table, and import circles among siblings' subtrees.
-    fn problems(edges: &BTreeSet<(ModPath, ModPath)>) -> Vec<String> {
+    /// The problems of a graph (see the module doc): imports up a tier or up a tier's order,
+    /// modules missing from the table, and import circles among siblings' subtrees.
+    fn problems(
+        edges: &BTreeSet<(ModPath, ModPath)>,
+        module_layers: &[(&str, &[&[&str]])],
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let name = |m: &ModPath| {
             if m.is_empty() {
@@ -268,14 +313,54 @@ mod tests {
                 continue;
             };
             match (layer_of(a), layer_of(b)) {
-                (None, _) => out.push(format!("`{a}` is in no layer of `LAYERS`")),
-                (_, None) => out.push(format!("`{b}` is in no layer of `LAYERS`")),
-                (Some(la), Some(lb)) if lb > la => out.push(format!(
-                    "`{}` (layer {la}) uses `{}` (layer {lb}): an import up a layer",
+                (None, _) => out.push(format!("`{a}` is in no tier of `LAYERS`")),
+                (_, None) => out.push(format!("`{b}` is in no tier of `LAYERS`")),
+                (Some((ta, _)), Some((tb, _))) if tb > ta => out.push(format!(
+                    "`{}` (tier {}) uses `{}` (tier {}): an import up a tier",
                     name(from),
-                    name(to)
+                    LAYERS[ta].0,
+                    name(to),
+                    LAYERS[tb].0
+                )),
+                (Some((ta, pa)), Some((tb, pb))) if ta == tb && pb > pa => out.push(format!(
+                    "`{}` uses `{}`, listed after it in tier {}: an import up the tier",
+                    name(from),
+                    name(to),
+                    LAYERS[ta].0
                 )),
                 _ => {}
+            }
+        }
+        // Layers inside a module: between two of its children, each standing for its subtree.
+        for (module, layers) in module_layers {
+            let parent: ModPath = module.split("::").map(str::to_string).collect();
+            let n = parent.len();
+            let layer = |child: &str| layers.iter().position(|l| l.contains(&child));
+            for (from, to) in edges {
+                if !(from.starts_with(&parent) && to.starts_with(&parent))
+                    || from.len() <= n
+                    || to.len() <= n
+                    || from[n] == to[n]
+                {
+                    continue;
+                }
+                match (layer(&from[n]), layer(&to[n])) {
+                    (None, _) => out.push(format!(
+                        "`{}` is in no layer of `MODULE_LAYERS` for `{module}`",
+                        name(&from[..=n].to_vec())
+                    )),
+                    (_, None) => out.push(format!(
+                        "`{}` is in no layer of `MODULE_LAYERS` for `{module}`",
+                        name(&to[..=n].to_vec())
+                    )),
+                    (Some(la), Some(lb)) if lb > la => out.push(format!(
+                        "`{}` ({module} layer {la}) uses `{}` ({module} layer {lb}): an import \
+                         up a layer",
+                        name(from),
+                        name(to)
+                    )),
+                    _ => {}
+                }
             }
         }
         // Circles: between the children of one parent, each standing for its whole subtree.
@@ -325,12 +410,126 @@ mod tests {
     #[test]
     fn every_import_runs_down_the_layers_and_no_two_modules_use_each_other() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let found = problems(&edges(&src));
+        let edges = edges(&src);
+        let known: BTreeSet<ModPath> = modules(&src).into_keys().collect();
+        let mut found = problems(&edges, MODULE_LAYERS);
+        found.extend(layer_table_problems(&known));
+        found.sort();
+        found.dedup();
+        let graphs: Vec<String> = MODULE_LAYERS
+            .iter()
+            .map(|(module, _)| graph_inside(&edges, &known, module))
+            .collect();
         assert!(
             found.is_empty(),
-            "the crate's layers are broken (see src/architecture.rs):\n{}",
-            found.join("\n")
+            "the crate's layers are broken (see src/architecture.rs):\n{}\n\n{}",
+            found.join("\n"),
+            graphs.join("\n")
         );
+    }
+
+    /// The children of a module: the modules one level below it.
+    fn children(known: &BTreeSet<ModPath>, parent: &ModPath) -> BTreeSet<String> {
+        known
+            .iter()
+            .filter(|m| m.len() == parent.len() + 1 && m.starts_with(parent))
+            .map(|m| m[parent.len()].clone())
+            .collect()
+    }
+
+    /// The tables of [`MODULE_LAYERS`] against the modules: every child of a listed module in
+    /// one layer of its table, and every name in a table a child.
+    fn layer_table_problems(known: &BTreeSet<ModPath>) -> Vec<String> {
+        let mut out = Vec::new();
+        for (module, layers) in MODULE_LAYERS {
+            let parent: ModPath = module.split("::").map(str::to_string).collect();
+            let children = children(known, &parent);
+            let listed: Vec<&str> = layers.iter().flat_map(|l| l.iter().copied()).collect();
+            for c in &children {
+                if !listed.contains(&c.as_str()) {
+                    out.push(format!(
+                        "`{module}::{c}` is in no layer of `MODULE_LAYERS` for `{module}`"
+                    ));
+                }
+            }
+            for (i, l) in listed.iter().enumerate() {
+                if !children.contains(*l) {
+                    out.push(format!(
+                        "`MODULE_LAYERS` lists `{module}::{l}`, which is no module"
+                    ));
+                } else if listed[..i].contains(l) {
+                    out.push(format!("`MODULE_LAYERS` lists `{module}::{l}` twice"));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the children of `module` use of one another (each child standing for its subtree),
+    /// and the tightest layers that allows: each child one layer above the highest it uses
+    /// (none, if the children use each other in a circle).
+    fn graph_inside(
+        edges: &BTreeSet<(ModPath, ModPath)>,
+        known: &BTreeSet<ModPath>,
+        module: &str,
+    ) -> String {
+        let parent: ModPath = module.split("::").map(str::to_string).collect();
+        let n = parent.len();
+        let mut uses: BTreeMap<String, BTreeSet<String>> = children(known, &parent)
+            .into_iter()
+            .map(|c| (c, BTreeSet::new()))
+            .collect();
+        for (from, to) in edges {
+            if from.starts_with(&parent)
+                && to.starts_with(&parent)
+                && from.len() > n
+                && to.len() > n
+                && from[n] != to[n]
+            {
+                uses.entry(from[n].clone())
+                    .or_default()
+                    .insert(to[n].clone());
+            }
+        }
+        let mut out = format!("what the children of `{module}` use of one another:\n");
+        for (c, used) in &uses {
+            let used: Vec<&str> = used.iter().map(String::as_str).collect();
+            out.push_str(&format!("  {c} → {}\n", used.join(", ")));
+        }
+        let mut layer: BTreeMap<&str, usize> = BTreeMap::new();
+        // Each round places the children whose uses are all placed.
+        while layer.len() < uses.len() {
+            let ready: Vec<(&str, usize)> = uses
+                .iter()
+                .filter(|(c, _)| !layer.contains_key(c.as_str()))
+                .filter_map(|(c, used)| {
+                    let below: Option<Vec<usize>> = used
+                        .iter()
+                        .map(|u| layer.get(u.as_str()).copied())
+                        .collect();
+                    Some((
+                        c.as_str(),
+                        below?.into_iter().map(|l| l + 1).max().unwrap_or(0),
+                    ))
+                })
+                .collect();
+            if ready.is_empty() {
+                out.push_str("  (a circle: no layers)\n");
+                return out;
+            }
+            layer.extend(ready);
+        }
+        let top = layer.values().copied().max().unwrap_or(0);
+        out.push_str("the tightest layers, lowest first:\n");
+        for l in 0..=top {
+            let names: Vec<String> = layer
+                .iter()
+                .filter(|(_, x)| **x == l)
+                .map(|(c, _)| format!("{c:?}"))
+                .collect();
+            out.push_str(&format!("  &[{}],\n", names.join(", ")));
+        }
+        out
     }
 
     /// git is spoken to through `src/git.rs` alone: `Git::run` is private to it, no other file
@@ -382,17 +581,36 @@ mod tests {
             ("floor::runners::cargo", "floor::runners::kit"),
             ("floor::runners::kit", "floor::runners::cargo"),
             ("floor::decide", "verdict"),
+            ("verdict", "evidence::store"),
             ("nowhere", "error"),
+            ("floor::attribute", "floor::plan::Plan"),
+            ("floor::confine", "floor::side"),
+            ("floor::side", "floor::confine::runner_path"),
+            ("floor::bind", "floor::runners::kit"),
+            ("floor::bind", "floor::elsewhere"),
         ]
         .iter()
         .map(|(a, b)| (m(a), m(b)))
         .collect();
-        let found = problems(&edges);
+        let floor: &[&[&str]] = &[
+            &["attribute", "runners"],
+            &["bind", "side"],
+            &["confine", "plan"],
+        ];
+        let found = problems(&edges, &[("floor", floor)]);
         assert_eq!(
             found,
             [
-                "`format::result` (layer 3) uses `floor` (layer 5): an import up a layer",
-                "`nowhere` is in no layer of `LAYERS`",
+                "`floor::attribute` (floor layer 0) uses `floor::plan::Plan` (floor layer 2): an \
+                 import up a layer",
+                "`floor::elsewhere` is in no layer of `MODULE_LAYERS` for `floor`",
+                "`floor::side` (floor layer 1) uses `floor::confine::runner_path` (floor layer 2): \
+                 an import up a layer",
+                "`format::result` (tier model) uses `floor` (tier stages): an import up a tier",
+                "`nowhere` is in no tier of `LAYERS`",
+                "`verdict` uses `evidence::store`, listed after it in tier model: an import up \
+                 the tier",
+                "an import circle: floor::confine → floor::side",
                 "an import circle: floor::runners::cargo → floor::runners::kit",
             ],
             "{found:#?}"
@@ -422,30 +640,34 @@ mod tests {
         let url = regex::Regex::new(r"claim-check/book/([a-z0-9/-]+)\.html").expect("pattern");
         let mut found = Vec::new();
         let mut cited = 0;
-        let mut stack = vec![root.join("src"), root.join("tests"), root.join("bench")];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                    continue;
-                }
-                let Ok(text) = std::fs::read_to_string(&p) else {
+        // The code, the published JSON Schemas and the manifest's comments.
+        let mut stack = vec![
+            root.join("src"),
+            root.join("tests"),
+            root.join("bench"),
+            root.join("schemas"),
+            root.join("Cargo.toml"),
+        ];
+        while let Some(p) = stack.pop() {
+            if p.is_dir() {
+                let Ok(entries) = std::fs::read_dir(&p) else {
                     continue;
                 };
-                for (n, line) in text.lines().enumerate() {
-                    if line.contains("DESIGN ") && !line.contains("DESIGN.md") {
-                        found.push(format!("{}:{}: cites DESIGN", p.display(), n + 1));
-                    }
-                    for c in cite.captures_iter(line).chain(url.captures_iter(line)) {
-                        cited += 1;
-                        let page = c[1].trim_end_matches(".md").to_string() + ".md";
-                        if !book.join(&page).is_file() {
-                            found.push(format!("{}:{}: no page {}", p.display(), n + 1, &c[1]));
-                        }
+                stack.extend(entries.flatten().map(|e| e.path()));
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                if line.contains("DESIGN ") && !line.contains("DESIGN.md") {
+                    found.push(format!("{}:{}: cites DESIGN", p.display(), n + 1));
+                }
+                for c in cite.captures_iter(line).chain(url.captures_iter(line)) {
+                    cited += 1;
+                    let page = c[1].trim_end_matches(".md").to_string() + ".md";
+                    if !book.join(&page).is_file() {
+                        found.push(format!("{}:{}: no page {}", p.display(), n + 1, &c[1]));
                     }
                 }
             }
@@ -454,30 +676,7 @@ mod tests {
         assert!(found.is_empty(), "{}", found.join("\n"));
     }
 
-    /// Files by idea: no source file holds more than 1,000 lines before its first top-level
-    /// `#[cfg(test)]` (big modules keep their unit tests in a sibling `tests.rs`).
-    #[test]
-    fn no_source_file_is_over_a_thousand_lines_before_its_tests() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut found = Vec::new();
-        for file in modules(&src).into_values() {
-            let text = std::fs::read_to_string(&file).expect("source file");
-            let before = text
-                .lines()
-                .take_while(|l| !l.starts_with("#[cfg(test)]"))
-                .count();
-            if before > 1000 {
-                found.push(format!("{}: {before} lines", file.display()));
-            }
-        }
-        assert!(
-            found.is_empty(),
-            "files over 1,000 lines:\n{}",
-            found.join("\n")
-        );
-    }
-
-    /// The book's design page shows the same table as [`LAYERS`], layer by layer.
+    /// The book's design page shows the same table as [`LAYERS`], tier by tier.
     #[test]
     fn the_design_page_shows_the_layer_table() {
         let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/design.md");
@@ -487,25 +686,87 @@ mod tests {
             .nth(1)
             .expect("a `## Layers` section in docs/src/design.md");
         let name = regex::Regex::new(r"`([a-z_]+)`").expect("pattern");
-        let rows: Vec<Vec<String>> = section
+        let rows: Vec<(String, Vec<String>)> = section
             .lines()
             .skip_while(|l| !l.starts_with('|'))
             .take_while(|l| l.starts_with('|'))
             .skip(2)
             .map(|row| {
+                let tier = row.split('|').nth(1).unwrap_or_default().trim();
                 let modules = row.split('|').nth(2).unwrap_or_default();
-                name.captures_iter(modules)
-                    .map(|c| c[1].to_string())
-                    .collect()
+                (
+                    tier.to_string(),
+                    name.captures_iter(modules)
+                        .map(|c| c[1].to_string())
+                        .collect(),
+                )
             })
             .collect();
-        let table: Vec<Vec<String>> = LAYERS
+        assert_eq!(
+            rows,
+            table(),
+            "docs/src/design.md's layer table differs from LAYERS"
+        );
+    }
+
+    /// [`LAYERS`] as owned names, tier by tier.
+    fn table() -> Vec<(String, Vec<String>)> {
+        LAYERS
             .iter()
-            .map(|l| l.iter().map(|m| m.to_string()).collect())
+            .map(|(tier, l)| (tier.to_string(), l.iter().map(|m| m.to_string()).collect()))
+            .collect()
+    }
+
+    /// The crate's doc (`src/lib.rs`) lists the tiers of [`LAYERS`] in order, each with its
+    /// modules in order: one numbered item per tier, `N. tier: ` and the modules' names in
+    /// backticks, each followed by what it holds in parentheses.
+    #[test]
+    fn the_crate_doc_lists_the_layer_table() {
+        let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
+        let text = std::fs::read_to_string(&lib).expect("src/lib.rs");
+        let item = regex::Regex::new(r"^[0-9]+\. ([a-z]+): (.*)").expect("pattern");
+        let name = regex::Regex::new(r"`([a-z_]+)`").expect("pattern");
+        let mut tiers: Vec<(String, String)> = Vec::new();
+        for line in text.lines().map_while(|l| l.strip_prefix("//!")) {
+            let line = line.trim_start();
+            if let Some(c) = item.captures(line) {
+                tiers.push((c[1].to_string(), c[2].to_string()));
+            } else if line.is_empty() {
+                if !tiers.is_empty() {
+                    break;
+                }
+            } else if let Some((_, text)) = tiers.last_mut() {
+                text.push(' ');
+                text.push_str(line);
+            }
+        }
+        let found: Vec<(String, Vec<String>)> = tiers
+            .into_iter()
+            .map(|(tier, text)| {
+                // What a module holds is in parentheses: only the names outside them count.
+                let mut depth = 0usize;
+                let outside: String = text
+                    .chars()
+                    .filter(|c| {
+                        match c {
+                            '(' => depth += 1,
+                            ')' => depth = depth.saturating_sub(1),
+                            _ => return depth == 0,
+                        }
+                        false
+                    })
+                    .collect();
+                let names = name
+                    .captures_iter(&outside)
+                    .map(|c| c[1].to_string())
+                    .collect();
+                (tier, names)
+            })
             .collect();
         assert_eq!(
-            rows, table,
-            "docs/src/design.md's layer table differs from LAYERS"
+            found,
+            table(),
+            "src/lib.rs's list of modules differs from LAYERS"
         );
     }
 }

@@ -1,20 +1,31 @@
 //! Shipmoor Claim Check.
 //!
 //! A change claims to meet its acceptance criteria; `shipmoor claim-check` decides, criterion by
-//! criterion, whether the claim holds. The modules follow the pipeline in the order data flows:
+//! criterion, whether the claim holds.
 //!
-//! 1. [`acceptance`]: the acceptance set (intent), its validation and the criteria's tags;
-//! 2. [`floor`]: worktrees at base and head, test runners, observations, the floor's rule;
-//! 3. [`verdict`]: the pure fusion (policy v3) of dispositions into one verdict;
-//! 4. [`evidence`]: canonical evidence records and content-addressed blobs;
-//! 5. [`report`]: the terminal report, the fix packet and `verify.md`;
-//! 6. [`attest`]: the in-toto statement carrying the Verification Summary Attestation.
+//! The modules sit in six named tiers, lowest first, and each tier lists its modules lowest
+//! first: a module uses only the modules of lower tiers and those before it in its own
+//! ([`architecture::LAYERS`] holds the table, and its test keeps the code in it; book:
+//! design.md):
 //!
-//! [`format`] types every document written and read back (the statement, evidence records, the
-//! run result, the fix packet) once, for the writers and for the readers (`replay`, the Action).
-//! [`commands`] wires the stages to the command line; [`error`] maps every failure to one exit
-//! code. [`nofollow`] writes every output, and reads every file that came from elsewhere,
-//! without following a symlink.
+//! 1. base: [`error`] (every failure mapped to one exit code), [`clock`], [`text`], [`digest`],
+//!    [`colour`], [`sandbox`] (the kernel sandbox of the change's commands), [`process`],
+//!    [`git`] (the one git wrapper), [`nofollow`] (every output written, and every file that
+//!    came from elsewhere read, without following a symlink), `spanned_yaml`;
+//! 2. model: [`acceptance`] (the acceptance set (intent), its validation and the criteria's
+//!    tags), [`verdict`] (the pure fusion (policy v3) of dispositions into one verdict),
+//!    [`format`] (every document written and read back: the statement, evidence records, the
+//!    run result, the fix packet; typed once, for the writers and for the readers), [`evidence`]
+//!    (canonical evidence records and content-addressed blobs);
+//! 3. stages: [`floor`] (worktrees at base and head, test runners, observations, the floor's
+//!    rule), [`judge`] (the bring-your-own judge, full mode), [`report`] (the terminal report,
+//!    the fix packet and `verify.md`);
+//! 4. trust: [`attest`] (the in-toto statement carrying the Verification Summary Attestation),
+//!    [`replay`] (offline verification), [`oci`] (the registry client);
+//! 5. integrations: [`admit`] (admission), [`action`] (the GitHub Action), [`agent`] (the coding
+//!    agents' hook and MCP server);
+//! 6. front: [`cli`] (the command line's types), [`commands`] (the stages wired to the command
+//!    line, one file per subcommand).
 //!
 //! The default feature `claim-check` holds what runs the change's code or speaks for it: the
 //! floor's execution (its runners, the tag scan, the Rust and TypeScript parsers), the judge's

@@ -12,161 +12,12 @@ use crate::git::Git;
 pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
     match cmd {
         AcceptanceCommand::Init { repo, from, force } => init(&repo, from.as_deref(), force),
-        AcceptanceCommand::Lint { args, format } => {
-            let view = view(&args)?;
-            if format == Format::Json {
-                return lint_json(&view);
-            }
-            let mut out = std::io::stdout();
-            if let Some(note) = &view.note {
-                let _ = writeln!(out, "{note}");
-            }
-            if let Some(config) = &view.config {
-                let _ = writeln!(
-                    out,
-                    "{}: ok (project settings: {})",
-                    config.display_path,
-                    if config.settings_keys.is_empty() {
-                        "none".to_string()
-                    } else {
-                        config.settings_keys.join(", ")
-                    }
-                );
-            }
-            for f in &view.files {
-                let claimed: Vec<&str> = f
-                    .criteria
-                    .iter()
-                    .filter(|c| c.claimed)
-                    .map(|c| c.id.as_str())
-                    .collect();
-                let inherited: Vec<&str> = f
-                    .criteria
-                    .iter()
-                    .filter(|c| !c.claimed)
-                    .map(|c| c.id.as_str())
-                    .collect();
-                let _ = writeln!(
-                    out,
-                    "{}: ok ({}, {}{})",
-                    f.path,
-                    crate::report::criteria_count(f.criteria.len()),
-                    f.state.as_str(),
-                    if f.state == AcceptanceState::Draft {
-                        "; commit it with `shipmoor acceptance commit`"
-                    } else {
-                        ""
-                    }
-                );
-                if !claimed.is_empty() {
-                    let _ = writeln!(out, "  this change's claim: {}", claimed.join(", "));
-                }
-                if !inherited.is_empty() {
-                    let _ = writeln!(
-                        out,
-                        "  inherited from earlier changes: {}",
-                        inherited.join(", ")
-                    );
-                }
-            }
-            Ok(0)
-        }
+        AcceptanceCommand::Lint { args, format } => lint(&args, format),
         AcceptanceCommand::Tags {
             args,
             format,
             where_,
-        } => {
-            let view = view(&args)?;
-            let scan = if where_ {
-                let tags: Vec<String> = view
-                    .files
-                    .iter()
-                    .flat_map(|f| f.criteria.iter().map(|c| c.tag.clone()))
-                    .collect();
-                Some(scan_checkout(&args, &tags)?)
-            } else {
-                None
-            };
-            let occurrences = |tag: &str| {
-                scan.as_ref()
-                    .and_then(|s| s.tags.get(tag))
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            let mut out = std::io::stdout();
-            let rows: Vec<(&str, &claim::FileCriterion)> = view
-                .files
-                .iter()
-                .flat_map(|f| f.criteria.iter().map(move |c| (f.path.as_str(), c)))
-                .collect();
-            match format {
-                Format::Human => {
-                    let width = rows.iter().map(|(_, c)| c.id.len()).max().unwrap_or(0);
-                    // One file that is all this change's claim reads as it always has: `id  tag`.
-                    let plain = view.files.len() == 1 && rows.iter().all(|(_, c)| c.claimed);
-                    let mut file = "";
-                    let indent = if plain { "    " } else { "      " };
-                    for (path, c) in &rows {
-                        if plain {
-                            let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
-                        } else {
-                            if *path != file {
-                                let _ = writeln!(out, "{path}");
-                                file = path;
-                            }
-                            let _ = writeln!(
-                                out,
-                                "  {:width$}  {}  {}",
-                                c.id,
-                                c.tag,
-                                if c.claimed { "claim" } else { "inherited" }
-                            );
-                        }
-                        if scan.is_some() {
-                            let found = occurrences(&c.tag);
-                            if found.is_empty() {
-                                let _ = writeln!(out, "{indent}(in no tracked file)");
-                            }
-                            for o in found {
-                                let _ = writeln!(out, "{indent}{}", where_line(&o));
-                            }
-                        }
-                    }
-                    if let Some(s) = &scan {
-                        let _ = writeln!(
-                            out,
-                            "searched {} tracked files ({} binary, {} not readable) in {:.2}s",
-                            s.files,
-                            s.binary,
-                            s.unreadable,
-                            s.duration.as_secs_f64()
-                        );
-                    }
-                }
-                Format::Json => {
-                    let v: Vec<_> = rows
-                        .iter()
-                        .map(|(path, c)| {
-                            let mut v = serde_json::json!({
-                                "id": c.id, "tag": c.tag, "requirement": c.requirement,
-                                "file": path, "claim": c.claimed,
-                            });
-                            if scan.is_some() {
-                                v["where"] = serde_json::json!(occurrences(&c.tag));
-                            }
-                            v
-                        })
-                        .collect();
-                    let doc = TagsDocument {
-                        schema: TAGS_SCHEMA,
-                        criteria: v,
-                    };
-                    let text = serde_json::to_string_pretty(&doc).map_err(Error::crash)?;
-                    let _ = writeln!(out, "{text}");
-                }
-            }
-            Ok(0)
-        }
+        } => tags(&args, format, where_),
         AcceptanceCommand::Derive {
             repo,
             from,
@@ -187,6 +38,163 @@ pub fn run(cmd: AcceptanceCommand) -> Result<i32, Error> {
             min_confidence,
         } => commit(&args, min_confidence),
     }
+}
+
+/// `acceptance lint`: each acceptance file checked, with its criteria (this change's claim,
+/// those inherited) and its state.
+fn lint(args: &AcceptanceArgs, format: Format) -> Result<i32, Error> {
+    let view = view(args)?;
+    if format == Format::Json {
+        return lint_json(&view);
+    }
+    let mut out = std::io::stdout();
+    if let Some(note) = &view.note {
+        let _ = writeln!(out, "{note}");
+    }
+    if let Some(config) = &view.config {
+        let _ = writeln!(
+            out,
+            "{}: ok (project settings: {})",
+            config.display_path,
+            if config.settings_keys.is_empty() {
+                "none".to_string()
+            } else {
+                config.settings_keys.join(", ")
+            }
+        );
+    }
+    for f in &view.files {
+        let claimed: Vec<&str> = f
+            .criteria
+            .iter()
+            .filter(|c| c.claimed)
+            .map(|c| c.id.as_str())
+            .collect();
+        let inherited: Vec<&str> = f
+            .criteria
+            .iter()
+            .filter(|c| !c.claimed)
+            .map(|c| c.id.as_str())
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}: ok ({}, {}{})",
+            f.path,
+            crate::report::criteria_count(f.criteria.len()),
+            f.state.as_str(),
+            if f.state == AcceptanceState::Draft {
+                "; commit it with `shipmoor acceptance commit`"
+            } else {
+                ""
+            }
+        );
+        if !claimed.is_empty() {
+            let _ = writeln!(out, "  this change's claim: {}", claimed.join(", "));
+        }
+        if !inherited.is_empty() {
+            let _ = writeln!(
+                out,
+                "  inherited from earlier changes: {}",
+                inherited.join(", ")
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// `acceptance tags`: every criterion's tag, and with `--where` where each occurs in the
+/// checkout's tracked files.
+fn tags(args: &AcceptanceArgs, format: Format, where_: bool) -> Result<i32, Error> {
+    let view = view(args)?;
+    let scan = if where_ {
+        let tags: Vec<String> = view
+            .files
+            .iter()
+            .flat_map(|f| f.criteria.iter().map(|c| c.tag.clone()))
+            .collect();
+        Some(scan_checkout(args, &tags)?)
+    } else {
+        None
+    };
+    let occurrences = |tag: &str| {
+        scan.as_ref()
+            .and_then(|s| s.tags.get(tag))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut out = std::io::stdout();
+    let rows: Vec<(&str, &claim::FileCriterion)> = view
+        .files
+        .iter()
+        .flat_map(|f| f.criteria.iter().map(move |c| (f.path.as_str(), c)))
+        .collect();
+    match format {
+        Format::Human => {
+            let width = rows.iter().map(|(_, c)| c.id.len()).max().unwrap_or(0);
+            // One file that is all this change's claim reads as it always has: `id  tag`.
+            let plain = view.files.len() == 1 && rows.iter().all(|(_, c)| c.claimed);
+            let mut file = "";
+            let indent = if plain { "    " } else { "      " };
+            for (path, c) in &rows {
+                if plain {
+                    let _ = writeln!(out, "{:width$}  {}", c.id, c.tag);
+                } else {
+                    if *path != file {
+                        let _ = writeln!(out, "{path}");
+                        file = path;
+                    }
+                    let _ = writeln!(
+                        out,
+                        "  {:width$}  {}  {}",
+                        c.id,
+                        c.tag,
+                        if c.claimed { "claim" } else { "inherited" }
+                    );
+                }
+                if scan.is_some() {
+                    let found = occurrences(&c.tag);
+                    if found.is_empty() {
+                        let _ = writeln!(out, "{indent}(in no tracked file)");
+                    }
+                    for o in found {
+                        let _ = writeln!(out, "{indent}{}", where_line(&o));
+                    }
+                }
+            }
+            if let Some(s) = &scan {
+                let _ = writeln!(
+                    out,
+                    "searched {} tracked files ({} binary, {} not readable) in {:.2}s",
+                    s.files,
+                    s.binary,
+                    s.unreadable,
+                    s.duration.as_secs_f64()
+                );
+            }
+        }
+        Format::Json => {
+            let v: Vec<_> = rows
+                .iter()
+                .map(|(path, c)| {
+                    let mut v = serde_json::json!({
+                        "id": c.id, "tag": c.tag, "requirement": c.requirement,
+                        "file": path, "claim": c.claimed,
+                    });
+                    if scan.is_some() {
+                        v["where"] = serde_json::json!(occurrences(&c.tag));
+                    }
+                    v
+                })
+                .collect();
+            let doc = TagsDocument {
+                schema: TAGS_SCHEMA,
+                criteria: v,
+            };
+            let text = serde_json::to_string_pretty(&doc).map_err(Error::crash)?;
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    Ok(0)
 }
 
 /// The schema of `acceptance lint --format json`.

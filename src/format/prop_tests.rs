@@ -39,7 +39,7 @@ fn read_all(input: &[u8]) -> Result<(), String> {
         let record = serde_json::from_slice::<Record>(input)
             .err()
             .map(|e| e.to_string());
-        let result = ResultDocument::parse(input).err();
+        let result = ResultDocument::parse(input).err().map(|e| e.to_string());
         let hook = crate::agent::hook::parse_payload(input).err();
         match [record, result, hook]
             .iter()

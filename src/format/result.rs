@@ -243,20 +243,20 @@ impl<'a> ResultDocument<'a> {
     }
 
     /// The document as printed: every object's keys sorted, two-space indent, no final newline.
-    pub fn to_json(&self) -> Result<String, String> {
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
         // Through a `Value`, whose maps are sorted: the bytes the result document always had.
-        let mut v = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        let mut v = serde_json::to_value(self)?;
         if let Some(map) = v.as_object_mut() {
             map.insert("schema".into(), RUN_SCHEMA.into());
         }
-        serde_json::to_string_pretty(&v).map_err(|e| e.to_string())
+        serde_json::to_string_pretty(&v)
     }
 }
 
 impl ResultDocument<'static> {
     /// Reads a document a run of this release wrote.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        serde_json::from_slice(bytes).map_err(|e| e.to_string())
+    pub fn parse(bytes: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(bytes)
     }
 }
 
@@ -451,10 +451,14 @@ pub(crate) mod tests {
         let packet = crate::report::fixes::packet(&result);
         let json = ResultDocument::new(&result, &packet).to_json().unwrap();
         let other = json.replace(RESULT_SCHEMA, "claim_check.result.v9");
-        let e = ResultDocument::parse(other.as_bytes()).unwrap_err();
+        let e = ResultDocument::parse(other.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("claim_check.result.v9"), "{e}");
         let renamed = json.replace(r#""disposition":"#, r#""state_of":"#);
-        let e = ResultDocument::parse(renamed.as_bytes()).unwrap_err();
+        let e = ResultDocument::parse(renamed.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("disposition"), "{e}");
     }
 }

@@ -10,9 +10,12 @@ use serde::Serialize;
 
 use crate::evidence::{pointer_digest, StoreReader};
 use crate::format::evidence::Record;
+use crate::format::floor::Outcome;
+use crate::format::result::RouteTo;
 use crate::format::statement::{CriterionDisposition, Extension};
 use crate::format::{Disposition, SideOutcome};
 use crate::report::terminal::wrapped;
+use crate::verdict::{FloorResult, Verdict};
 
 pub const EXPLAIN_SCHEMA: &str = "claim_check.explain.v1";
 
@@ -25,13 +28,13 @@ pub struct Explanation {
     pub required: bool,
     pub file: Option<String>,
     /// The run the statement records.
-    pub verdict: String,
+    pub verdict: Verdict,
     pub base: String,
     pub head: String,
-    pub disposition: String,
-    pub route_to: String,
+    pub disposition: Disposition,
+    pub route_to: RouteTo,
     /// The floor's result and its reason.
-    pub floor_result: String,
+    pub floor_result: FloorResult,
     pub reason: String,
     /// How the criterion was bound (`tag`, `check.test`, …) and the rule that applies to it.
     pub binding: String,
@@ -47,8 +50,8 @@ pub struct Explanation {
 pub struct ExplainedTest {
     pub id: String,
     pub runner: String,
-    pub base: String,
-    pub head: String,
+    pub base: SideOutcome,
+    pub head: SideOutcome,
     /// Each run of it, base first, as its record has it.
     pub runs: Vec<ExplainedRun>,
 }
@@ -58,7 +61,7 @@ pub struct ExplainedRun {
     pub side: String,
     pub record: String,
     /// The record's outcome and note (the failure's first line), when the record could be read.
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
     pub note: Option<String>,
     pub command: Option<String>,
 }
@@ -95,8 +98,8 @@ pub fn explain(
             ExplainedTest {
                 id: t.id.clone(),
                 runner: t.runner.clone(),
-                base: t.base.as_str().to_string(),
-                head: t.head.as_str().to_string(),
+                base: t.base,
+                head: t.head,
                 runs,
             }
         })
@@ -113,12 +116,12 @@ pub fn explain(
         ac: d.ac.clone(),
         required: d.required,
         file: d.file.clone(),
-        verdict: ext.verdict.as_str().to_string(),
+        verdict: ext.verdict,
         base: ext.base.clone(),
         head: ext.head.clone(),
-        disposition: d.disposition.as_str().to_string(),
-        route_to: d.route_to.as_str().to_string(),
-        floor_result: d.floor.result.as_str().to_string(),
+        disposition: d.disposition,
+        route_to: d.route_to,
+        floor_result: d.floor.result,
         reason: d.floor.reason.clone(),
         binding: d.floor.binding.clone(),
         rule: rule(&d.floor.binding).to_string(),
@@ -153,7 +156,7 @@ fn run_of(side: &str, pointer: &str, store: Option<&StoreReader>) -> ExplainedRu
     ExplainedRun {
         side: side.to_string(),
         record: pointer.to_string(),
-        outcome: run.and_then(|r| r.outcome).map(|o| o.as_str().to_string()),
+        outcome: run.and_then(|r| r.outcome),
         note: run.and_then(|r| r.note.clone()),
         command: run.map(|r| r.command.join(" ")),
     }
@@ -262,7 +265,7 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
     s.push_str(&wrapped("  ", &format!("\"{}\"", e.ac), 3, width));
     s.push_str(&format!(
         "  run: {} · base {} · head {}\n",
-        e.verdict,
+        e.verdict.as_str(),
         super::short_commit(&e.base),
         super::short_commit(&e.head)
     ));
@@ -273,7 +276,7 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
         width,
     ));
     s.push_str(&wrapped(
-        &format!("  floor: {}: ", e.floor_result),
+        &format!("  floor: {}: ", e.floor_result.as_str()),
         &e.reason,
         4,
         width,
@@ -292,7 +295,7 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
             s.push_str(&format!(
                 "    {} {} {}\n",
                 r.side,
-                r.outcome.as_deref().unwrap_or("(record not read)"),
+                r.outcome.map_or("(record not read)", Outcome::as_str),
                 super::short_pointer(&r.record)
             ));
             if let Some(n) = &r.note {

@@ -9,11 +9,12 @@
 //! - `author_checks`: unbound criteria, with the exact tag a new test must carry (a judged one
 //!   too: a bound test is what settles it for good).
 
-use super::{citation_at, finding_reason, CriterionResult, Disposition, RunResult};
+use super::{citation_at, CriterionResult, Disposition, RunResult};
 pub use crate::format::fixes::{
     AuthorCheck, EvidenceKind, Fix, FixEvidence, FixPacket, HumanRoute, AUTHOR_INSTRUCTION,
     EVIDENCE_KIND, SCHEMA,
 };
+use crate::judge::audit;
 use crate::verdict::{FloorResult, JudgeResult};
 
 pub fn packet(result: &RunResult) -> FixPacket {
@@ -41,7 +42,7 @@ fn judge_fixes(result: &RunResult, c: &CriterionResult) -> Vec<Fix> {
             Some(Fix {
                 requirement: super::JUDGE_REQUIREMENT.to_string(),
                 ac: c.ac.clone(),
-                reason: finding_reason(f),
+                reason: audit::reason(f),
                 evidence: FixEvidence {
                     kind: EvidenceKind::Judge,
                     pointer: f

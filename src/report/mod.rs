@@ -3,7 +3,7 @@
 //!
 //! In: the floor's entries (each criterion with its disposition), the files the criteria come
 //! from, in full mode the judge's findings ([`JudgeRun`], folded per criterion by
-//! [`judge_outcomes`]), the fused verdict. Out: a [`RunResult`]
+//! [`audit::outcomes`](crate::judge::audit::outcomes)), the fused verdict. Out: a [`RunResult`]
 //! (serialized as `claim_check.result.v1` by `--format json`), and from it each rendering. The
 //! renderers are pure functions of the result, so the same run always renders the same bytes.
 //! The result's and the fix packet's types are in [`crate::format`], which readers share.
@@ -102,7 +102,6 @@ impl AcceptanceInfo {
 /// lane (book: verdict.md): a floor-lane criterion the floor left open is the judge's to block.
 pub const JUDGE_REQUIREMENT: &str = "stage3.byo_judge";
 
-pub use crate::judge::audit::{outcomes as judge_outcomes, reason as finding_reason};
 /// What the judge stage gave a run (full mode): empty in fast mode.
 pub use crate::judge::JudgeRun;
 
@@ -247,11 +246,12 @@ pub fn base_cache_line(r: &RunResult) -> Option<String> {
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{criteria_results, judge_outcomes, Disposition, JudgeOutcome, RouteTo};
+    use super::{criteria_results, Disposition, JudgeOutcome, RouteTo};
     use crate::acceptance::AcceptanceState;
     use crate::acceptance::{tag_for, Criterion, Lane};
     use crate::floor::{guard_criterion, CriterionFloor, EntryKind, FloorEntry, FloorReport};
     use crate::format::judge::Citation;
+    use crate::judge::audit;
     use crate::judge::{Finding, Identity};
     use crate::verdict::{fuse, Verdict};
     use crate::verdict::{FloorResult, JudgeResult};
@@ -408,7 +408,7 @@ mod tests {
                             .collect();
                         let origin = BTreeMap::new();
                         let judged =
-                            criteria_results(&report, &origin, &judge_outcomes(&findings), true);
+                            criteria_results(&report, &origin, &audit::outcomes(&findings), true);
                         let alone = criteria_results(&report, &origin, &BTreeMap::new(), true);
                         let case = format!("{floor:?} {lane:?} required={required} {panel:?}");
                         let r = &judged[0];
@@ -440,12 +440,12 @@ mod tests {
     /// A panel's rationale names each judge; an abstention downgraded by the engine says why.
     #[test]
     fn a_panel_outcome_names_its_judges_and_a_downgrade_its_reason() {
-        let one = judge_outcomes(&[finding("c", "a", JudgeResult::Abstain, true)]);
+        let one = audit::outcomes(&[finding("c", "a", JudgeResult::Abstain, true)]);
         assert_eq!(
             one["c"].rationale.as_deref(),
             Some("unresolved pointer: a says abstain")
         );
-        let panel = judge_outcomes(&[
+        let panel = audit::outcomes(&[
             finding("c", "a", JudgeResult::Abstain, false),
             finding("c", "b", JudgeResult::Block, false),
             finding("d", "a", JudgeResult::Abstain, false),

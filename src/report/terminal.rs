@@ -25,10 +25,11 @@
 use std::fmt::Write;
 
 use super::{
-    citation_at, finding_reason, short_pointer, CriterionResult, Disposition, RunResult,
-    SigningState, JUDGE_REQUIREMENT,
+    citation_at, short_pointer, CriterionResult, Disposition, RunResult, SigningState,
+    JUDGE_REQUIREMENT,
 };
 use crate::acceptance::AcceptanceState;
+use crate::judge::audit;
 use crate::verdict::{FloorResult, JudgeResult, Verdict};
 
 /// The width to wrap at: the terminal's when stdout is one, else `COLUMNS` when it is set (as
@@ -372,7 +373,7 @@ fn judge_lines(out: &mut String, r: &RunResult, c: &CriterionResult, width: Opti
         .filter(|f| f.result == JudgeResult::Block)
     {
         let Some(p) = &f.pointer else { continue };
-        out.push_str(&wrapped("      rationale: ", &finding_reason(f), 6, width));
+        out.push_str(&wrapped("      rationale: ", &audit::reason(f), 6, width));
         let evidence = f
             .response_evidence
             .as_deref()

@@ -11,10 +11,9 @@
 use std::fmt::Write;
 
 use super::fixes::FixPacket;
-use super::{
-    citation_at, finding_reason, short_pointer, BaseCacheState, CriterionResult, RunResult,
-};
+use super::{citation_at, short_pointer, BaseCacheState, CriterionResult, RunResult};
 use crate::acceptance::Lane;
+use crate::judge::audit;
 use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity};
 use crate::verdict::{JudgeResult, Verdict};
 
@@ -498,7 +497,7 @@ fn finding_row(f: &Finding) -> String {
         cell(&f.judge),
         identity_cell(&f.identity),
         cell(&f.criterion),
-        cell(&crate::text::cut(&finding_reason(f), FINDING_CELL_CHARS)),
+        cell(&crate::text::cut(&audit::reason(f), FINDING_CELL_CHARS)),
         cell(&evidence.join("; ")),
     )
 }

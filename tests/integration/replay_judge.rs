@@ -141,7 +141,7 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
     finding.downgraded = None;
     result.findings = vec![finding];
 
-    let outcomes = shipmoor::report::judge_outcomes(&result.findings);
+    let outcomes = shipmoor::judge::audit::outcomes(&result.findings);
     let c = &mut result.criteria[0];
     c.judge = outcomes[&c.id].clone();
     c.disposition = Disposition::Blocked;

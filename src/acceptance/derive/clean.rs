@@ -179,3 +179,15 @@ pub(super) fn normalise(ac: &str) -> String {
     }
     out
 }
+
+pub(super) fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len()
+        && s.is_char_boundary(prefix.len())
+        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+pub(super) fn contains_ignore_case(s: &str, needle: &str) -> bool {
+    s.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}

@@ -1,6 +1,12 @@
 //! Step 6, the criteria's stable ids.
 
-use super::*;
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use sha2::{Digest, Sha256};
+
+use super::merge::{Fx, Map};
+use super::scan::Candidate;
 
 pub(super) const MAX_ID: usize = 48;
 

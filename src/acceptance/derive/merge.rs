@@ -1,6 +1,9 @@
 //! Step 5, merging duplicates and near-duplicates.
 
-use super::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::scan::Candidate;
 
 /// The Jaccard similarity of two token sets (one holding the other) at or above which two
 /// criteria are one.

@@ -65,20 +65,11 @@ mod scan;
 mod sections;
 mod words;
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::OnceLock;
-
-use regex::Regex;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use clean::*;
-use ids::*;
-use merge::*;
-use scan::*;
-use sections::*;
-use words::*;
+use ids::assign_ids;
+use merge::merge;
+use scan::Scanner;
 
 /// One text to derive from: what it is (for the source pointer) and its body.
 pub struct Text<'a> {

@@ -1,7 +1,18 @@
 //! Step 1, the line scan: noise dropped, lines gathered into list items and paragraphs under
 //! their sections, and each block's candidates with their confidence.
 
-use super::*;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::clean::{clean, contains_ignore_case, normalise, starts_with_ignore_case, tag_end};
+use super::sections::{heading_title, section_kind, Section, SectionKind};
+use super::words::{
+    introduces_conditions, is_bracketed, is_chore, is_hedged, is_placeholder, is_pointer,
+    is_rfc2119_boilerplate, is_section_guidance, is_user_obligation, modal, signals,
+    split_sentences,
+};
+use super::Confidence;
 
 /// A criterion found in one text, before merging and ids.
 pub(super) struct Candidate {
@@ -737,16 +748,4 @@ pub(super) fn issue_reference() -> &'static Regex {
         )
         .expect("the issue reference pattern is valid")
     })
-}
-
-pub(super) fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len()
-        && s.is_char_boundary(prefix.len())
-        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
-}
-
-pub(super) fn contains_ignore_case(s: &str, needle: &str) -> bool {
-    s.as_bytes()
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }

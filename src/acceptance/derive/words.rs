@@ -1,7 +1,7 @@
 //! Steps 2 and 3 within a block: sentences, the modal verbs and optional markers of a text, and
 //! what is no criterion (placeholders, chores, hedges, pointers, obligations on users).
 
-use super::*;
+use super::clean::starts_with_ignore_case;
 
 /// Splits at `.`, `!`, `?` (a run of them, with closing quotes or brackets) followed by
 /// whitespace or the end, and at `。！？`; never inside inline code or after an abbreviation

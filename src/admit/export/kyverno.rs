@@ -290,6 +290,89 @@ fn cel(value: &str) -> String {
 
 /// The ImageValidatingPolicy (`policies.kyverno.io/v1`).
 pub(crate) fn image_validating_policy(rules: &Rules) -> Result<Node, InputError> {
+    let (attestors, names) = attestors(rules);
+    let validations = checks(rules, &names);
+    let images = "(images.containers + images.initContainers + images.ephemeralContainers)";
+    let validations: Vec<Node> = validations
+        .into_iter()
+        .map(|(check, expression, message)| {
+            map([
+                (
+                    "expression",
+                    s(format!("{images}.all(image,\n  {expression})")),
+                ),
+                ("message", s(format!("{check}: {message}"))),
+            ])
+        })
+        .collect();
+    Ok(map([
+        ("apiVersion", s("policies.kyverno.io/v1")),
+        ("kind", s("ImageValidatingPolicy")),
+        ("metadata", map([("name", s(rules.name.clone()))])),
+        (
+            "spec",
+            map([
+                ("validationActions", strs(&["Deny"])),
+                ("failurePolicy", s("Fail")),
+                (
+                    "webhookConfiguration",
+                    map([("timeoutSeconds", Node::Int(30))]),
+                ),
+                (
+                    "evaluation",
+                    map([("background", map([("enabled", Node::Bool(false))]))]),
+                ),
+                (
+                    "matchConstraints",
+                    map([(
+                        "resourceRules",
+                        Node::Seq(vec![map([
+                            ("apiGroups", strs(&[""])),
+                            ("apiVersions", strs(&["v1"])),
+                            ("operations", strs(&["CREATE", "UPDATE"])),
+                            ("resources", strs(&["pods"])),
+                        ])]),
+                    )]),
+                ),
+                (
+                    "matchImageReferences",
+                    Node::Seq(
+                        rules
+                            .images
+                            .iter()
+                            .map(|g| map([("glob", s(g.clone()))]))
+                            .collect(),
+                    ),
+                ),
+                (
+                    "validationConfigurations",
+                    map([
+                        ("mutateDigest", Node::Bool(true)),
+                        ("verifyDigest", Node::Bool(true)),
+                        ("required", Node::Bool(true)),
+                    ]),
+                ),
+                ("attestors", Node::Seq(attestors)),
+                (
+                    "attestations",
+                    Node::Seq(vec![map([
+                        ("name", s("vsa")),
+                        ("intoto", map([("type", s(PREDICATE_TYPE))])),
+                    ])]),
+                ),
+                ("validations", Node::Seq(validations)),
+            ])
+            .comment_before(
+                "validations",
+                "In order: a payload is read only after its signature verified.",
+            ),
+        ),
+    ]))
+}
+
+/// The policy's attestors, one per signer identity, and their names as the validations refer to
+/// them (`attestors.signer1`).
+fn attestors(rules: &Rules) -> (Vec<Node>, Vec<String>) {
     let mut attestors = Vec::new();
     let mut names = Vec::new();
     for (i, signer) in rules.signers.iter().enumerate() {
@@ -319,6 +402,12 @@ pub(crate) fn image_validating_policy(rules: &Rules) -> Result<Node, InputError>
             ),
         ]));
     }
+    (attestors, names)
+}
+
+/// The policy's checks, in order: each a name, its CEL expression over one image, and the
+/// message that follows the name when it fails.
+fn checks(rules: &Rules, names: &[String]) -> Vec<(&'static str, String, String)> {
     let payload = "extractPayload(image, attestations.vsa)";
     let pred = format!("{payload}.predicate");
     let ext = format!("{pred}[?{}]", cel(EXTENSION_KEY));
@@ -410,6 +499,13 @@ pub(crate) fn image_validating_policy(rules: &Rules) -> Result<Node, InputError>
                 .to_string(),
         ));
     }
+    validations.push(age(rules, &pred));
+    validations
+}
+
+/// The `age` check over the predicate `pred`: `timeVerified` not in the future (beyond the
+/// clock skew), nor older than the policy's maximum age when it has one.
+fn age(rules: &Rules, pred: &str) -> (&'static str, String, String) {
     let verified = format!("timestamp({pred}.timeVerified)");
     let mut age = format!(
         "{verified} - time.now() <= duration('{}')",
@@ -429,83 +525,7 @@ pub(crate) fn image_validating_policy(rules: &Rules) -> Result<Node, InputError>
             super::super::human_duration(max)
         );
     }
-    validations.push(("age", age, age_message));
-    let images = "(images.containers + images.initContainers + images.ephemeralContainers)";
-    let validations: Vec<Node> = validations
-        .into_iter()
-        .map(|(check, expression, message)| {
-            map([
-                (
-                    "expression",
-                    s(format!("{images}.all(image,\n  {expression})")),
-                ),
-                ("message", s(format!("{check}: {message}"))),
-            ])
-        })
-        .collect();
-    Ok(map([
-        ("apiVersion", s("policies.kyverno.io/v1")),
-        ("kind", s("ImageValidatingPolicy")),
-        ("metadata", map([("name", s(rules.name.clone()))])),
-        (
-            "spec",
-            map([
-                ("validationActions", strs(&["Deny"])),
-                ("failurePolicy", s("Fail")),
-                (
-                    "webhookConfiguration",
-                    map([("timeoutSeconds", Node::Int(30))]),
-                ),
-                (
-                    "evaluation",
-                    map([("background", map([("enabled", Node::Bool(false))]))]),
-                ),
-                (
-                    "matchConstraints",
-                    map([(
-                        "resourceRules",
-                        Node::Seq(vec![map([
-                            ("apiGroups", strs(&[""])),
-                            ("apiVersions", strs(&["v1"])),
-                            ("operations", strs(&["CREATE", "UPDATE"])),
-                            ("resources", strs(&["pods"])),
-                        ])]),
-                    )]),
-                ),
-                (
-                    "matchImageReferences",
-                    Node::Seq(
-                        rules
-                            .images
-                            .iter()
-                            .map(|g| map([("glob", s(g.clone()))]))
-                            .collect(),
-                    ),
-                ),
-                (
-                    "validationConfigurations",
-                    map([
-                        ("mutateDigest", Node::Bool(true)),
-                        ("verifyDigest", Node::Bool(true)),
-                        ("required", Node::Bool(true)),
-                    ]),
-                ),
-                ("attestors", Node::Seq(attestors)),
-                (
-                    "attestations",
-                    Node::Seq(vec![map([
-                        ("name", s("vsa")),
-                        ("intoto", map([("type", s(PREDICATE_TYPE))])),
-                    ])]),
-                ),
-                ("validations", Node::Seq(validations)),
-            ])
-            .comment_before(
-                "validations",
-                "In order: a payload is read only after its signature verified.",
-            ),
-        ),
-    ]))
+    ("age", age, age_message)
 }
 
 /// `['a', 'b']` in CEL.

@@ -28,7 +28,7 @@ fn each_disposition_says_what_would_change_it() {
     let s = statement();
     let ext = &s.predicate.extension;
     let e = explain(ext, find(ext, "refund-voids-payment-intent").unwrap(), None);
-    assert_eq!(e.disposition, "unsatisfied");
+    assert_eq!(e.disposition.as_str(), "unsatisfied");
     assert_eq!(e.rule, rule("tag"));
     assert_eq!(
         (e.tests[0].base.as_str(), e.tests[0].head.as_str()),
