@@ -1,7 +1,22 @@
 //! `check.command` (non-zero at base, 0 at head) and `check.pattern` (a match at head in the
 //! files the change touched).
 
-use super::*;
+use std::process::Command;
+
+use crate::acceptance::Criterion;
+use crate::error::Error;
+use crate::evidence::RECORD_SCHEMA;
+use crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord};
+use crate::format::floor::{CriterionFloor, EvidenceRef, RuntimeRow, Side};
+use crate::git::{Change, Worktree};
+use crate::process;
+use crate::verdict::FloorResult;
+
+use super::decide::{past, unobservable};
+use super::record::{code, excerpt, row_side};
+use super::rule::{Finding, SideState};
+use super::runners::{Invocation, Outcome};
+use super::{interrupted, progress, rule, Ctx};
 
 impl Ctx<'_> {
     pub(super) fn command_check(

@@ -10,7 +10,18 @@
 //! the build caches that must be written are each side's own (Go's `GOCACHE`, seeded from the
 //! person's as the cargo target dir is, see [`super::seed`]).
 
-use super::*;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::Error;
+use crate::format::floor::{RuntimeRow, Side};
+use crate::git::Worktree;
+use crate::process;
+
+use super::record::{code, row_side};
+use super::runners::RunnerId;
+use super::{first_line, runners, Ctx};
 
 /// What a command of the floor is told about where things are, beyond its side's build
 /// directory and terminal size.

@@ -13,7 +13,21 @@
 //! 4. the harness guard and the worktree-rewrite check layered on top;
 //! 5. the reason and the decisive evidence chosen.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::acceptance::{tag_matches, Criterion};
+use crate::error::Error;
+use crate::format::floor::{CriterionFloor, EvidenceRef, TestObservation};
+use crate::git::{CommitId, Git};
+use crate::verdict::FloorResult;
+
+use super::attribute::Attribution;
+use super::bind::{Binding, BoundTest, TestKey};
+use super::plan::Listing;
+use super::rule::{Decision, Finding, SideState};
+use super::runners::{FailureKind, Outcome, Runner, RunnerId};
+use super::{bind, harness, rule, runners, Observed};
 
 /// What the observing phase saw, as plain data: everything the deciding phase reads.
 #[derive(Default, Clone)]

@@ -3,7 +3,18 @@
 //! head (`checks`), or the decision from its tests' observations (`decide`); then the
 //! pass-to-pass guard's. Each entry is a stage of the floor's order.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use crate::error::Error;
+use crate::format::evidence::OverlayRef;
+use crate::format::floor::{CriterionFloor, Side};
+use crate::git::{Change, Worktree};
+use crate::verdict::FloorResult;
+
+use super::bind::{Binding, TestKey};
+use super::decide::{decide_guard, decide_tests, guard_criterion, tag_in_head, Observations};
+use super::plan::{Listing, Plan};
+use super::{Ctx, EntryKind, FloorEntry, Observed, Step, STAGE_ENTRIES};
 
 impl Ctx<'_> {
     /// Step 5: everything the deciding phase reads, from `listed` (head's listing) and the

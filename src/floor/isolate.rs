@@ -4,7 +4,18 @@
 //! failing only when the compiler's errors are in its own item ([`attribute_in`]), and
 //! otherwise reads as not observed at base.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::error::Error;
+use crate::format::evidence::OverlayRef;
+use crate::format::floor::Side;
+use crate::git::{Change, CommitId, Worktree};
+
+use super::attribute::attribute_in;
+use super::bind::TestKey;
+use super::runners::{ItemMap, Outcome, RunnerId};
+use super::workspace::apply_overlay;
+use super::{under_root, Ctx, Observed};
 
 impl Ctx<'_> {
     /// A test whose own file compiled at base can still read `build_fail` there when a

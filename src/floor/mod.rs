@@ -72,31 +72,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::acceptance::Criterion;
 
-// What the floor's execution uses (the default feature `claim-check`, see the crate's doc); the
-// phases' files read these names through `use super::*`.
+// What the floor's execution uses (the default feature `claim-check`, see the crate's doc).
 #[cfg(feature = "claim-check")]
 use {
-    crate::acceptance::{tag_matches, AcceptanceSet, RunnerConfig},
+    crate::acceptance::{AcceptanceSet, RunnerConfig},
     crate::clock::Clock,
-    crate::error::{Error, InputError},
-    crate::evidence::{EvidenceStore, Normalizer, RECORD_SCHEMA},
-    crate::format::evidence::{OverlayRef, PatternMatch, PatternRecord, Record, RunRecord},
-    crate::git::{Change, CommitId, Git, Worktree},
-    crate::verdict::FloorResult,
-    attribute::{attribute_in, Attribution},
-    bind::{Binding, BoundTest, TestKey},
-    decide::*,
-    plan::{detect_harness, Listing, Needs, Plan},
-    record::{code, excerpt, row_side},
-    rule::{Decision, Finding, SideState},
-    runners::{FailureKind, Invocation, ItemMap, Outcome, RunCtx, Runner, RunnerId},
+    crate::error::Error,
+    crate::evidence::{EvidenceStore, Normalizer},
+    crate::git::{CommitId, Git},
+    attribute::Attribution,
+    plan::{detect_harness, Needs, Plan},
+    runners::{FailureKind, Outcome, Runner, RunnerId},
     std::collections::BTreeMap,
-    std::ffi::OsString,
-    std::path::{Path, PathBuf},
-    std::process::Command,
+    std::path::PathBuf,
     std::sync::Arc,
     std::time::Duration,
-    workspace::*,
 };
 #[cfg(feature = "claim-check")]
 pub use {

@@ -3,7 +3,19 @@
 //! source files that keep tests beside the code, spliced into base's text; then base's
 //! worktree with all of it applied.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use crate::error::Error;
+use crate::format::evidence::OverlayRef;
+use crate::format::floor::{RuntimeRow, Side};
+use crate::git::{Change, CommitId, Worktree};
+
+use super::bind::Binding;
+use super::plan::Plan;
+use super::record::row_side;
+use super::runners::RunCtx;
+use super::workspace::{apply_overlay, apply_splices, status_entries};
+use super::{bind, under_root, Ctx};
 
 /// What base's worktree gets from head.
 pub(super) struct Overlay {

@@ -4,7 +4,18 @@
 //! and the tests each runner runs at both sides (in a shard, its own entries' tests, whole
 //! file groups).
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::acceptance::{AcceptanceSet, Criterion, RunnerConfig};
+use crate::error::{Error, InputError};
+use crate::format::floor::Side;
+use crate::git::{Change, CommitId, Git, Worktree};
+
+use super::bind::{Binding, BoundTest};
+use super::decide::{guarded_tests, inherited_guard_tests};
+use super::runners::RunnerId;
+use super::{bind, first_line, harness, progress, runners, scan, Ctx, FloorInput};
 use crate::floor::runners::registry::Registry;
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.

@@ -3,7 +3,15 @@
 //! scan, the runtime table's rows, and the texts a person reads with the worktrees' paths
 //! made relative to the repository.
 
-use super::*;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::evidence::RECORD_SCHEMA;
+use crate::format::evidence::{Record, RunRecord};
+use crate::format::floor::{CriterionFloor, RuntimeRow, Side};
+
+use super::runners::Invocation;
+use super::{all_env_pass, runners, scan, Ctx};
 
 impl Ctx<'_> {
     /// A duration in an evidence record: milliseconds, none under a pinned clock.

@@ -10,7 +10,22 @@ use super::cache::{
     CachedObservation, Entry, EntryError, KeyInputs, Made, Pending,
 };
 use super::overlay::Overlay;
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use crate::error::Error;
+use crate::format::evidence::Record;
+use crate::format::floor::{RuntimeRow, Side};
+use crate::git::Worktree;
+use crate::process;
+
+use super::attribute::Attribution;
+use super::bind::{Binding, TestKey};
+use super::decide::past;
+use super::plan::Plan;
+use super::record::row_side;
+use super::runners::{Outcome, RunnerId};
+use super::{all_env_pass, Ctx, Observed};
 use crate::digest::sha256_hex;
 use crate::format::floor::{BaseCacheState, BaseCacheUse};
 

@@ -4,7 +4,16 @@
 //! binary of the workspace can run at either side. Each seeding is a runtime row; one that
 //! fails leaves its side to build from scratch.
 
-use super::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::format::floor::{RuntimeRow, Side};
+use crate::git::Worktree;
+
+use super::record::row_side;
+use super::workspace::seed_cargo_target;
+use super::{progress, workspace, Ctx};
 
 impl Ctx<'_> {
     /// The cargo project directory of the first cargo or nextest runner inside `root`.

@@ -3,7 +3,29 @@
 //! every command at a side gets (its own cargo target dir, the names `env_pass` passes, a
 //! pinned terminal size); the scratch directories; and the progress watch of each step.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::evidence::RECORD_SCHEMA;
+use crate::format::evidence::{OverlayRef, Record, RunRecord};
+use crate::format::floor::{RuntimeRow, Side};
+use crate::git::{Change, Worktree};
+use crate::process;
+
+use super::bind::TestKey;
+use super::decide::past;
+use super::plan::Plan;
+use super::record::{code, row_side};
+use super::runners::{Invocation, Outcome, RunCtx, RunnerId};
+use super::workspace::rewritten_files;
+use super::{
+    confine, interrupted, planted, progress, Ctx, Observed, Position, Step, STAGE_BASE_RUNNER,
+    STAGE_HEAD_RUNS,
+};
 use crate::error::IoContext;
 
 impl Ctx<'_> {

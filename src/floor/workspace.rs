@@ -5,7 +5,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::*;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::git::{CommitId, Worktree};
+use crate::process;
+
+use super::first_line;
 use crate::error::IoContext;
 use crate::floor::runners::rust::cargo_meta::cargo_error;
 
