@@ -8,15 +8,16 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::format::result::ResultDocument;
+use crate::format::result::{ResultDocument, RouteTo};
 use crate::format::Disposition;
-use crate::verdict::Rule;
+use crate::verdict::{Rule, Verdict};
 
 /// The result of `claim_check`, as the tool returns it (book: agents.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     /// READY, READY WITH GAPS, INCONCLUSIVE or BLOCKED.
-    pub verdict: String,
+    #[schemars(with = "String")]
+    pub verdict: Verdict,
     /// The exit code the command line gives for this verdict (0, 1 or 4).
     pub exit_code: i32,
     /// The rule that decided the verdict (`1`…`5`, `draft-gate`) and why.
@@ -40,9 +41,11 @@ pub struct CriterionSummary {
     pub ac: String,
     pub required: bool,
     /// satisfied, unsatisfied, unbound, undecided, blocked, abstained or not_judged.
-    pub disposition: String,
+    #[schemars(with = "String")]
+    pub disposition: Disposition,
     /// proceed, fix, human, author-check or follow-up.
-    pub route_to: String,
+    #[schemars(with = "String")]
+    pub route_to: RouteTo,
     pub reason: String,
     /// A command that reproduces the decisive observation, where there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,8 +81,8 @@ impl Summary {
                 tag: c.tag.clone(),
                 ac: c.ac.clone(),
                 required: c.required,
-                disposition: c.disposition.as_str().to_string(),
-                route_to: c.route_to.as_str().to_string(),
+                disposition: c.disposition,
+                route_to: c.route_to,
                 reason: match (&c.judge.rationale, c.disposition) {
                     (Some(r), Disposition::Blocked | Disposition::Abstained) => {
                         format!("{} (judge: {r})", c.floor.reason)
@@ -90,7 +93,7 @@ impl Summary {
             })
             .collect();
         let mut summary = Summary {
-            verdict: result.verdict.as_str().to_string(),
+            verdict: result.verdict,
             exit_code: result.exit_code,
             rule: result.rule.clone(),
             rule_reason: result.rule_reason.clone(),
@@ -116,7 +119,10 @@ impl Summary {
     pub fn open(&self) -> Vec<&CriterionSummary> {
         self.criteria
             .iter()
-            .filter(|c| c.disposition == "blocked" || (c.required && is_actionable(&c.disposition)))
+            .filter(|c| {
+                c.disposition == Disposition::Blocked
+                    || (c.required && is_actionable(c.disposition))
+            })
             .collect()
     }
 
@@ -126,10 +132,13 @@ impl Summary {
     }
 }
 
-fn is_actionable(disposition: &str) -> bool {
+fn is_actionable(disposition: Disposition) -> bool {
     matches!(
         disposition,
-        "unsatisfied" | "undecided" | "unbound" | "blocked"
+        Disposition::Unsatisfied
+            | Disposition::Undecided
+            | Disposition::Unbound
+            | Disposition::Blocked
     )
 }
 
@@ -167,21 +176,21 @@ fn step(c: &CriterionSummary) -> Option<String> {
         .map(|r| format!(" Reproduce: `{r}`."))
         .unwrap_or_default();
     let reason = crate::text::cut(&crate::text::one_line(&c.reason), REASON_LIMIT);
-    let text = match c.disposition.as_str() {
-        "satisfied" => return None,
-        "unsatisfied" => format!(
+    let text = match c.disposition {
+        Disposition::Satisfied => return None,
+        Disposition::Unsatisfied => format!(
             "{who}: {}.{reproduce} Fix the code until the check passes at head (it must still fail at base); do not weaken the test.",
             reason
         ),
-        "unbound" => format!(
+        Disposition::Unbound => format!(
             "{who}: no test carries the tag {}. Write a test whose id or filename contains this exact tag; it must fail at the base commit and pass at the head commit.",
             c.tag
         ),
-        "undecided" => format!(
+        Disposition::Undecided => format!(
             "{who}: {}.{reproduce} Make its bound test run and give the same result every time.",
             reason
         ),
-        "blocked" => format!("{who}: {reason}. Resolve what the judge points at."),
+        Disposition::Blocked => format!("{who}: {reason}. Resolve what the judge points at."),
         // Abstained, not judged: what the floor cannot settle waits for a person.
         _ => format!("{who}: {reason}. A person decides this one."),
     };

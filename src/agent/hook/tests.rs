@@ -1,5 +1,7 @@
 use super::{decide, parse_payload, Answer};
 use crate::agent::summary::Summary;
+use crate::format::Disposition;
+use crate::verdict::Verdict;
 
 const BLOCKED: &str = include_str!("../../../tests/fixtures/agents/result-blocked.json");
 
@@ -9,10 +11,10 @@ fn blocked() -> Summary {
 
 fn ready() -> Summary {
     let mut s = blocked();
-    s.verdict = "READY".to_string();
+    s.verdict = Verdict::Ready;
     s.rule = "4".to_string();
     for c in &mut s.criteria {
-        c.disposition = "satisfied".to_string();
+        c.disposition = Disposition::Satisfied;
     }
     s.next_steps.clear();
     s
@@ -83,9 +85,9 @@ fn ready_says_nothing_and_gaps_tell_the_person() {
     assert_eq!(decide(&ready(), 0, 3), Answer::Allow(None));
     assert_eq!(decide(&ready(), 0, 3).to_stdout(), None);
     let mut gaps = ready();
-    gaps.verdict = "READY WITH GAPS".to_string();
+    gaps.verdict = Verdict::ReadyWithGaps;
     gaps.rule = "5".to_string();
-    gaps.criteria[3].disposition = "unbound".to_string();
+    gaps.criteria[3].disposition = Disposition::Unbound;
     gaps.next_steps = vec!["an optional one".to_string()];
     let answer = decide(&gaps, 0, 3);
     let Answer::Allow(Some(message)) = &answer else {
@@ -99,7 +101,7 @@ fn ready_says_nothing_and_gaps_tell_the_person() {
 #[test]
 fn a_draft_claim_blocks_until_it_is_committed() {
     let mut draft = ready();
-    draft.verdict = "INCONCLUSIVE".to_string();
+    draft.verdict = Verdict::Inconclusive;
     draft.rule = "draft-gate".to_string();
     draft.rule_reason = "acceptance set is a draft; commit it".to_string();
     draft.next_steps = vec!["The claim is a draft: commit it.".to_string()];

@@ -1,4 +1,6 @@
 use super::Summary;
+use crate::format::Disposition;
+use crate::verdict::Verdict;
 
 const BLOCKED: &str = include_str!("../../../tests/fixtures/agents/result-blocked.json");
 
@@ -9,7 +11,7 @@ fn blocked() -> Summary {
 #[test]
 fn a_result_document_gives_the_verdict_and_every_disposition() {
     let s = blocked();
-    assert_eq!(s.verdict, "BLOCKED");
+    assert_eq!(s.verdict, Verdict::Blocked);
     assert_eq!(s.exit_code, 1);
     assert_eq!(s.rule, "1");
     let d: Vec<(&str, &str, bool)> = s
@@ -36,8 +38,8 @@ fn open_is_the_required_criteria_an_agent_can_act_on() {
     assert_eq!(open, ["refund-voids-payment-intent", "refund-idempotency"]);
     let mut waiting = s.clone();
     for c in &mut waiting.criteria {
-        if c.disposition != "satisfied" {
-            c.disposition = "abstained".to_string();
+        if c.disposition != Disposition::Satisfied {
+            c.disposition = Disposition::Abstained;
         }
     }
     assert!(waiting.open().is_empty(), "a person decides those");
@@ -75,9 +77,9 @@ fn a_run_counts_only_with_the_exit_code_its_result_states() {
 fn a_judges_block_is_open_on_an_optional_criterion_too() {
     let mut s = blocked();
     for c in &mut s.criteria {
-        c.disposition = "satisfied".to_string();
+        c.disposition = Disposition::Satisfied;
     }
-    s.criteria[3].disposition = "blocked".to_string();
+    s.criteria[3].disposition = Disposition::Blocked;
     let open: Vec<&str> = s.open().iter().map(|c| c.id.as_str()).collect();
     assert_eq!(open, ["refund-receipt-email"]);
 }
