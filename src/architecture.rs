@@ -52,24 +52,22 @@ pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "floor",
         &[
-            // What a runner's results are attributed by, then the runners.
-            &["attribute"],
+            // What the runners build on: attribution of results to test items, the harness
+            // families, progress lines, the tag scan.
+            &["attribute", "harness", "progress", "scan"],
+            // The runners, each a folder, and their registry.
             &["runners"],
-            // What the phases read and keep: bindings, the base cache, the harness guard's
-            // files, progress lines, the pure rule, the tag scan, the worktrees.
-            &[
-                "bind",
-                "cache",
-                "harness",
-                "progress",
-                "rule",
-                "scan",
-                "workspace",
-            ],
-            &["decide", "overlay", "planted", "record", "side"],
-            &["checks", "confine", "isolate", "reuse", "seed"],
-            // The phases that drive the rest.
-            &["entries", "plan"],
+            // What the phases read and keep: bindings, the base cache, files planted at run
+            // time, the evidence recorder, the pure rule, the worktrees.
+            &["bind", "cache", "planted", "record", "rule", "workspace"],
+            // The sandbox and its side effects, the decision, isolation of base builds, seeding.
+            &["confine", "decide", "isolate", "seed"],
+            // Listing and binding; command checks.
+            &["checks", "plan"],
+            // One side's runs, base's overlay, the entries decided.
+            &["entries", "overlay", "side"],
+            // The base cache's reuse: its key reads base's overlay and head's listing.
+            &["reuse"],
         ],
     ),
     (

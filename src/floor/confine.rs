@@ -19,7 +19,7 @@ use crate::format::floor::{RuntimeRow, Side};
 use crate::git::Worktree;
 use crate::process;
 
-use super::record::{code, row_side};
+use super::record::{code, row_side, side_index};
 use super::runners::RunnerId;
 use super::{first_line, runners, Ctx};
 
@@ -197,10 +197,7 @@ impl Ctx<'_> {
     /// says what is missing.
     pub(super) fn fetch_dependencies(&mut self, i: usize, side: Side, wt: &Worktree) {
         let adapter = self.adapters[i].clone();
-        if !self
-            .fetched
-            .insert((super::side::side_index(side), RunnerId(i)))
-        {
+        if !self.fetched.insert((side_index(side), RunnerId(i))) {
             return;
         }
         let root = &adapter.config().root;

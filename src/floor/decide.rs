@@ -24,10 +24,58 @@ use crate::verdict::FloorResult;
 
 use super::attribute::Attribution;
 use super::bind::{Binding, BoundTest, TestKey};
-use super::plan::Listing;
 use super::rule::{Decision, Finding, SideState};
 use super::runners::{FailureKind, Outcome, Runner, RunnerId};
 use super::{bind, harness, rule, runners, Observed};
+
+/// What head's listing of one runner found.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Listing {
+    pub tests: Vec<runners::TestCase>,
+    pub outcome: ListOutcome,
+    /// The listing's evidence record.
+    pub evidence: Option<String>,
+}
+
+/// How head's listing of one runner went.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) enum ListOutcome {
+    /// Listed, or nothing to list (no tag occurs under the runner's root).
+    #[default]
+    Listed,
+    /// The setup or the listing could not run (a timeout, the runner crashed).
+    Failed(String),
+    /// Head does not build: the problem, the files its errors point into, and whether nothing
+    /// was listed at all (a partial listing still binds what it found).
+    DoesNotBuild {
+        problem: String,
+        files: Vec<String>,
+        nothing_listed: bool,
+    },
+}
+
+impl ListOutcome {
+    /// The listing's problem, and whether it was a build failure.
+    pub fn problem(&self) -> Option<(&str, bool)> {
+        match self {
+            ListOutcome::Listed => None,
+            ListOutcome::Failed(p) => Some((p, false)),
+            ListOutcome::DoesNotBuild { problem, .. } => Some((problem, true)),
+        }
+    }
+
+    /// Head's build failure: the files its errors point into, and whether nothing was listed.
+    pub fn build(&self) -> Option<(&[String], bool)> {
+        match self {
+            ListOutcome::DoesNotBuild {
+                files,
+                nothing_listed,
+                ..
+            } => Some((files, *nothing_listed)),
+            _ => None,
+        }
+    }
+}
 
 /// What the observing phase saw, as plain data: everything the deciding phase reads.
 #[derive(Default, Clone)]
@@ -618,11 +666,11 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use super::{decide_guard, decide_tests, did_you_mean, guard_criterion, Observations};
+    use super::{ListOutcome, Listing};
     use crate::acceptance::{tag_for, Criterion, Lane, RunnerConfig, RunnerKind};
     use crate::floor::attribute::{Attribution, Diagnostic};
     use crate::floor::bind::{Binding, BoundTest, TestKey};
     use crate::floor::harness::{Family, HarnessChange};
-    use crate::floor::plan::{ListOutcome, Listing};
     use crate::floor::runners::registry::Registry;
     use crate::floor::runners::{FailureKind, Outcome, Runner, RunnerId};
     use crate::floor::Observed;

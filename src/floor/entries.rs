@@ -12,8 +12,10 @@ use crate::git::{Change, Worktree};
 use crate::verdict::FloorResult;
 
 use super::bind::{Binding, TestKey};
-use super::decide::{decide_guard, decide_tests, guard_criterion, tag_in_head, Observations};
-use super::plan::{Listing, Plan};
+use super::decide::{
+    decide_guard, decide_tests, guard_criterion, tag_in_head, Listing, Observations,
+};
+use super::plan::Plan;
 use super::{Ctx, EntryKind, FloorEntry, Observed, Step, STAGE_ENTRIES};
 
 impl Ctx<'_> {

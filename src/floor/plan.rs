@@ -13,7 +13,7 @@ use crate::format::floor::Side;
 use crate::git::{Change, CommitId, Git, Worktree};
 
 use super::bind::{Binding, BoundTest};
-use super::decide::{guarded_tests, inherited_guard_tests};
+use super::decide::{guarded_tests, inherited_guard_tests, ListOutcome, Listing};
 use super::runners::RunnerId;
 use super::{bind, first_line, harness, progress, runners, scan, Ctx, FloorInput};
 use crate::floor::runners::registry::Registry;
@@ -151,55 +151,6 @@ impl Needs {
                     bind::needs_tests(c)
                         || matches!(c.check, Some(crate::acceptance::Check::Command(_)))
                 }),
-        }
-    }
-}
-
-/// What head's listing of one runner found.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Listing {
-    pub tests: Vec<runners::TestCase>,
-    pub outcome: ListOutcome,
-    /// The listing's evidence record.
-    pub evidence: Option<String>,
-}
-
-/// How head's listing of one runner went.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) enum ListOutcome {
-    /// Listed, or nothing to list (no tag occurs under the runner's root).
-    #[default]
-    Listed,
-    /// The setup or the listing could not run (a timeout, the runner crashed).
-    Failed(String),
-    /// Head does not build: the problem, the files its errors point into, and whether nothing
-    /// was listed at all (a partial listing still binds what it found).
-    DoesNotBuild {
-        problem: String,
-        files: Vec<String>,
-        nothing_listed: bool,
-    },
-}
-
-impl ListOutcome {
-    /// The listing's problem, and whether it was a build failure.
-    pub fn problem(&self) -> Option<(&str, bool)> {
-        match self {
-            ListOutcome::Listed => None,
-            ListOutcome::Failed(p) => Some((p, false)),
-            ListOutcome::DoesNotBuild { problem, .. } => Some((problem, true)),
-        }
-    }
-
-    /// Head's build failure: the files its errors point into, and whether nothing was listed.
-    pub fn build(&self) -> Option<(&[String], bool)> {
-        match self {
-            ListOutcome::DoesNotBuild {
-                files,
-                nothing_listed,
-                ..
-            } => Some((files, *nothing_listed)),
-            _ => None,
         }
     }
 }

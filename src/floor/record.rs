@@ -289,6 +289,14 @@ impl Ctx<'_> {
     }
 }
 
+/// A side's place in the per-side arrays.
+pub(super) fn side_index(side: Side) -> usize {
+    match side {
+        Side::Head => 0,
+        Side::Base => 1,
+    }
+}
+
 /// A runtime row's side: base's names what was laid over it.
 pub(super) fn row_side(side: Side) -> &'static str {
     match side {

@@ -19,7 +19,7 @@ use crate::process;
 use super::bind::TestKey;
 use super::decide::past;
 use super::plan::Plan;
-use super::record::{code, row_side};
+use super::record::{code, row_side, side_index};
 use super::runners::{Invocation, Outcome, RunCtx, RunnerId};
 use super::workspace::rewritten_files;
 use super::{
@@ -654,14 +654,6 @@ impl Ctx<'_> {
             self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
         }
         Ok(())
-    }
-}
-
-/// A side's place in the per-side arrays.
-pub(super) fn side_index(side: Side) -> usize {
-    match side {
-        Side::Head => 0,
-        Side::Base => 1,
     }
 }
 
