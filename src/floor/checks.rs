@@ -29,93 +29,7 @@ impl Ctx<'_> {
     ) -> Result<CriterionFloor, Error> {
         let mut sides = Vec::new();
         for (side, wt) in [(Side::Head, head), (Side::Base, base)] {
-            let mut outcomes = Vec::new();
-            let mut evidence = Vec::new();
-            let mut problem = None;
-            for k in 1..=runs {
-                (self.input.progress)(&format!(
-                    "{}: check.command `{cmd}` (run {k}/{runs})",
-                    side.as_str()
-                ));
-                let mut c = Command::new("sh");
-                c.arg("-c").arg(cmd).current_dir(wt.path());
-                c.envs(self.side_env(side));
-                c.envs(self.passed_env(None));
-                let jail = self.jail(side, None);
-                let watch = self.step_watch(
-                    side,
-                    format!("check.command `{cmd}`"),
-                    progress::Source::default(),
-                    &[],
-                );
-                let confine = process::Confine::Sandboxed(&jail);
-                let cap = progress::step(watch.as_ref(), || {
-                    process::run(c, self.input.timeout, confine)
-                })
-                .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
-                interrupted()?;
-                let outcome = match cap.exit_code {
-                    _ if cap.timed_out => {
-                        problem =
-                            Some(format!("timed out after {}s", self.input.timeout.as_secs()));
-                        Outcome::NotObserved
-                    }
-                    Some(0) => Outcome::Pass,
-                    // The shell's "not found" and "not executable": the check did not run.
-                    Some(126) | Some(127) => Outcome::NotObserved,
-                    Some(_) => Outcome::Fail,
-                    None => {
-                        problem = Some("killed by a signal".into());
-                        Outcome::NotObserved
-                    }
-                };
-                let inv = Invocation {
-                    command: vec!["sh".into(), "-c".into(), cmd.to_string()],
-                    captured: cap.clone(),
-                    results: None,
-                    results_type: None,
-                };
-                let (o, e, _) = self.store_invocation(&inv)?;
-                let commit = self.commit(side);
-                let ptr = self.put(&Record::Command(RunRecord {
-                    schema: RECORD_SCHEMA,
-                    side: Some(side),
-                    commit: commit.to_string(),
-                    overlay: (side == Side::Base).then(|| overlay.clone()),
-                    runner: None,
-                    root: None,
-                    command: inv.command.clone(),
-                    test_id: None,
-                    run: k,
-                    outcome: Some(outcome),
-                    exit_code: cap.exit_code,
-                    duration_ms: self.ms(cap.duration),
-                    stdout: Some(o),
-                    stderr: Some(e),
-                    results: None,
-                    note: problem.clone(),
-                }))?;
-                self.runtime.push(RuntimeRow {
-                    side: row_side(side).into(),
-                    runner: "check.command".into(),
-                    command: cmd.to_string(),
-                    tests: 1,
-                    result: format!("exit {}", code(cap.exit_code)),
-                    seconds: self.seconds(cap.duration),
-                    exit_code: cap.exit_code,
-                    excerpt: (!cap.success()).then(|| {
-                        excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))
-                    }),
-                    tool: None,
-                });
-                outcomes.push(outcome);
-                evidence.push(ptr);
-            }
-            sides.push((
-                SideState::collapse(&outcomes, problem.as_deref(), false),
-                evidence,
-                outcomes,
-            ));
+            sides.push(self.command_runs(cmd, side, wt, overlay, runs)?);
         }
         let (hs, hev, head_runs) = sides.remove(0);
         let (bs, bev, base_runs) = sides.remove(0);
@@ -175,6 +89,103 @@ impl Ctx<'_> {
             reproduce: Some(cmd.to_string()),
         })
     }
+    /// A `check.command`'s `runs` runs at one side: the collapsed state, each run's evidence and
+    /// outcome.
+    fn command_runs(
+        &mut self,
+        cmd: &str,
+        side: Side,
+        wt: &Worktree,
+        overlay: &OverlayRef,
+        runs: u32,
+    ) -> Result<(SideState, Vec<String>, Vec<Outcome>), Error> {
+        let mut outcomes = Vec::new();
+        let mut evidence = Vec::new();
+        let mut problem = None;
+        for k in 1..=runs {
+            (self.input.progress)(&format!(
+                "{}: check.command `{cmd}` (run {k}/{runs})",
+                side.as_str()
+            ));
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(cmd).current_dir(wt.path());
+            c.envs(self.side_env(side));
+            c.envs(self.passed_env(None));
+            let jail = self.jail(side, None);
+            let watch = self.step_watch(
+                side,
+                format!("check.command `{cmd}`"),
+                progress::Source::default(),
+                &[],
+            );
+            let confine = process::Confine::Sandboxed(&jail);
+            let cap = progress::step(watch.as_ref(), || {
+                process::run(c, self.input.timeout, confine)
+            })
+            .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
+            interrupted()?;
+            let outcome = match cap.exit_code {
+                _ if cap.timed_out => {
+                    problem = Some(format!("timed out after {}s", self.input.timeout.as_secs()));
+                    Outcome::NotObserved
+                }
+                Some(0) => Outcome::Pass,
+                // The shell's "not found" and "not executable": the check did not run.
+                Some(126) | Some(127) => Outcome::NotObserved,
+                Some(_) => Outcome::Fail,
+                None => {
+                    problem = Some("killed by a signal".into());
+                    Outcome::NotObserved
+                }
+            };
+            let inv = Invocation {
+                command: vec!["sh".into(), "-c".into(), cmd.to_string()],
+                captured: cap.clone(),
+                results: None,
+                results_type: None,
+            };
+            let (o, e, _) = self.store_invocation(&inv)?;
+            let commit = self.commit(side);
+            let ptr = self.put(&Record::Command(RunRecord {
+                schema: RECORD_SCHEMA,
+                side: Some(side),
+                commit: commit.to_string(),
+                overlay: (side == Side::Base).then(|| overlay.clone()),
+                runner: None,
+                root: None,
+                command: inv.command.clone(),
+                test_id: None,
+                run: k,
+                outcome: Some(outcome),
+                exit_code: cap.exit_code,
+                duration_ms: self.ms(cap.duration),
+                stdout: Some(o),
+                stderr: Some(e),
+                results: None,
+                note: problem.clone(),
+            }))?;
+            self.runtime.push(RuntimeRow {
+                side: row_side(side).into(),
+                runner: "check.command".into(),
+                command: cmd.to_string(),
+                tests: 1,
+                result: format!("exit {}", code(cap.exit_code)),
+                seconds: self.seconds(cap.duration),
+                exit_code: cap.exit_code,
+                excerpt: (!cap.success())
+                    .then(|| excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))),
+                tool: None,
+            });
+            outcomes.push(outcome);
+            evidence.push(ptr);
+        }
+        Ok((
+            SideState::collapse(&outcomes, problem.as_deref(), false),
+            evidence,
+            outcomes,
+        ))
+    }
+
     pub(super) fn pattern_check(
         &mut self,
         c: &Criterion,

@@ -356,90 +356,181 @@ fn did_you_mean(near: &[String]) -> String {
     }
 }
 
+/// A criterion whose binding found no test: why (the tag occurs nowhere, head does not build,
+/// the listing failed, nothing carries the tag), with the listing's or the scan's evidence.
+fn decide_unbound(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
+    let problems = || obs.listings.iter().filter_map(|l| l.outcome.problem());
+    let head_build = || obs.listings.iter().filter_map(|l| l.outcome.build());
+    let listing_ev = obs.listings.iter().find_map(|l| l.evidence.clone());
+    let build_problem = problems().find(|(_, build)| *build);
+    let other_problem = problems().find(|(_, build)| !*build);
+    // Where head does not build, a criterion whose tag is in a file that failed, or (when
+    // nothing could be listed) anywhere in head's files, is bound to something broken.
+    let broken_file = head_build()
+        .flat_map(|(files, _)| files.iter())
+        .find(|f| tag_matches(f, &c.tag))
+        .cloned()
+        .or_else(|| {
+            head_build()
+                .any(|(_, whole)| whole)
+                .then(|| obs.tag_files.get(&c.tag).cloned())
+                .flatten()
+        });
+    // A tag in no tracked file at head cannot be in any test id or test path (book: floor.md).
+    let nowhere = matches!(b, Binding::Tag(_))
+        && !obs.runners.is_empty()
+        && obs
+            .tags_nowhere
+            .as_ref()
+            .is_some_and(|n| n.contains(&c.tag));
+    let (result, reason) = match (b, broken_file, build_problem, other_problem) {
+        _ if nowhere => (
+            FloorResult::Unbound,
+            format!(
+                "the tag {} occurs in no tracked file at head (no path, no contents), so no test can carry it and nothing was built; bind a test whose name a macro pastes together with `check.test`",
+                c.tag
+            ),
+        ),
+        (_, Some(f), Some((p, _)), _) => (
+            FloorResult::Unsatisfied,
+            format!("{p}; the tag is in {f}, whose tests could not be listed"),
+        ),
+        (_, _, _, Some((p, _))) => (
+            FloorResult::Undecided,
+            format!("tests could not be listed at head: {p}"),
+        ),
+        (Binding::ExplicitTest { id, .. }, _, Some((p, _)), None) => (
+            FloorResult::Unsatisfied,
+            format!("check.test `{id}` could not be listed: {p}"),
+        ),
+        (Binding::ExplicitTest { id, near, .. }, _, None, None) => (
+            FloorResult::Unsatisfied,
+            format!(
+                "check.test `{id}` names no test at head (a filter that matches nothing is never a pass){}",
+                did_you_mean(near)
+            ),
+        ),
+        _ if obs.runners.is_empty() => (
+            FloorResult::Unbound,
+            "no test runner detected, so no tagged test could be found".to_string(),
+        ),
+        _ => (
+            FloorResult::Unbound,
+            match obs.tag_files.get(&c.tag) {
+                Some(f) => unbound_despite_scan(&c.tag, f, &obs.runners),
+                None => format!("no test id or test file path carries the tag {}", c.tag),
+            },
+        ),
+    };
+    let mut cf = CriterionFloor::new(result, &reason, b.kind());
+    if let (true, Some(ev)) = (nowhere, &obs.scan_evidence) {
+        cf.evidence = Some(EvidenceRef {
+            pointer: ev.clone(),
+            detail: "tag scan of head's tracked files".into(),
+        });
+        cf.evidence_all.push(ev.clone());
+    } else if let Some(ev) = listing_ev {
+        cf.evidence = Some(EvidenceRef {
+            pointer: ev.clone(),
+            detail: "test listing at head".into(),
+        });
+        cf.evidence_all.push(ev);
+    }
+    cf
+}
+
+/// The reason a bound test's finding is worded as: `tests[i]` is the decisive test, `states`
+/// every bound test's side states, `decided` its observation.
+fn finding_reason(
+    finding: &Finding,
+    tests: &[BoundTest],
+    i: usize,
+    states: &[(SideState, SideState)],
+    decided: &TestObservation,
+    obs: &Observations,
+) -> String {
+    let (head_obs, base_obs) = (&obs.head, &obs.base);
+    let empty = Observed::default();
+    let t = &tests[i];
+    let (hs, bs) = &states[i];
+    match finding {
+        Finding::FailsAtHead => match head_obs.get(&t.key()).and_then(|o| o.message.as_deref()) {
+            Some(m) => format!("bound test {} fails at head: {m}", t.id),
+            None => format!("bound test {} fails at head", t.id),
+        },
+        Finding::DoesNotBuildAtHead => format!("bound test {} does not build at head", t.id),
+        Finding::NotObservedAtHead => format!(
+            "bound test {} was not observed passing at head (skipped, filtered out or absent)",
+            t.id
+        ),
+        Finding::FlakyAtHead => format!(
+            "flaky: bound test {} passed {} at head",
+            t.id,
+            runs_of(&head_obs.get(&t.key()).unwrap_or(&empty).outcomes)
+        ),
+        Finding::UnobservableAtHead => format!(
+            "bound test {} could not be observed at head: {}",
+            t.id,
+            unobservable(hs)
+        ),
+        Finding::FailToPass => format!(
+            "{} fails at base{} and passes at head",
+            if tests.len() == 1 {
+                t.id.clone()
+            } else {
+                format!(
+                    "{} of {} bound tests: {}",
+                    count_fail_base(states),
+                    tests.len(),
+                    t.id
+                )
+            },
+            decided
+                .base_failure
+                .map(|k| format!(" ({})", k.as_str()))
+                .unwrap_or_default()
+        ),
+        Finding::FlakyAtBase => format!(
+            "flaky: bound test {} passed {} at base",
+            t.id,
+            runs_of(&base_obs.get(&t.key()).unwrap_or(&empty).outcomes)
+        ),
+        Finding::BaseDoesNotBuild => {
+            match base_obs.get(&t.key()).and_then(|o| o.attribution.as_ref()) {
+                Some(a) => format!(
+                    "base does not build for bound test {}, which was {}",
+                    t.id,
+                    a.describe()
+                ),
+                None => format!(
+                    "base does not build for bound test {}, which was never observed there",
+                    t.id
+                ),
+            }
+        }
+        Finding::UnobservableAtBase => format!(
+            "bound test {} could not be observed at base: {}",
+            t.id,
+            unobservable(bs)
+        ),
+        Finding::NotObservedAtBase => format!(
+            "bound test {} was not observed at base (absent, skipped or filtered there)",
+            t.id
+        ),
+        Finding::ProvesNothing => {
+            format!("proves nothing: bound test {} already passes at base", t.id)
+        }
+        Finding::NoTests => "no bound test".to_string(),
+    }
+}
+
 /// The disposition of a criterion bound to tests (by tag or `check.test`): see the module doc.
 pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
     let (head_obs, base_obs) = (&obs.head, &obs.base);
-    let problems = || obs.listings.iter().filter_map(|l| l.outcome.problem());
-    let head_build = || obs.listings.iter().filter_map(|l| l.outcome.build());
     let tests = b.tests();
     if tests.is_empty() {
         // Nothing listed could be bound; say why, and whether the runner could list at all.
-        let listing_ev = obs.listings.iter().find_map(|l| l.evidence.clone());
-        let build_problem = problems().find(|(_, build)| *build);
-        let other_problem = problems().find(|(_, build)| !*build);
-        // Where head does not build, a criterion whose tag is in a file that failed, or (when
-        // nothing could be listed) anywhere in head's files, is bound to something broken.
-        let broken_file = head_build()
-            .flat_map(|(files, _)| files.iter())
-            .find(|f| tag_matches(f, &c.tag))
-            .cloned()
-            .or_else(|| {
-                head_build()
-                    .any(|(_, whole)| whole)
-                    .then(|| obs.tag_files.get(&c.tag).cloned())
-                    .flatten()
-            });
-        // A tag in no tracked file at head cannot be in any test id or test path (book: floor.md).
-        let nowhere = matches!(b, Binding::Tag(_))
-            && !obs.runners.is_empty()
-            && obs
-                .tags_nowhere
-                .as_ref()
-                .is_some_and(|n| n.contains(&c.tag));
-        let (result, reason) = match (b, broken_file, build_problem, other_problem) {
-            _ if nowhere => (
-                FloorResult::Unbound,
-                format!(
-                    "the tag {} occurs in no tracked file at head (no path, no contents), so no test can carry it and nothing was built; bind a test whose name a macro pastes together with `check.test`",
-                    c.tag
-                ),
-            ),
-            (_, Some(f), Some((p, _)), _) => (
-                FloorResult::Unsatisfied,
-                format!("{p}; the tag is in {f}, whose tests could not be listed"),
-            ),
-            (_, _, _, Some((p, _))) => (
-                FloorResult::Undecided,
-                format!("tests could not be listed at head: {p}"),
-            ),
-            (Binding::ExplicitTest { id, .. }, _, Some((p, _)), None) => (
-                FloorResult::Unsatisfied,
-                format!("check.test `{id}` could not be listed: {p}"),
-            ),
-            (Binding::ExplicitTest { id, near, .. }, _, None, None) => (
-                FloorResult::Unsatisfied,
-                format!(
-                    "check.test `{id}` names no test at head (a filter that matches nothing is never a pass){}",
-                    did_you_mean(near)
-                ),
-            ),
-            _ if obs.runners.is_empty() => (
-                FloorResult::Unbound,
-                "no test runner detected, so no tagged test could be found".to_string(),
-            ),
-            _ => (
-                FloorResult::Unbound,
-                match obs.tag_files.get(&c.tag) {
-                    Some(f) => unbound_despite_scan(&c.tag, f, &obs.runners),
-                    None => format!("no test id or test file path carries the tag {}", c.tag),
-                },
-            ),
-        };
-        let mut cf = CriterionFloor::new(result, &reason, b.kind());
-        if let (true, Some(ev)) = (nowhere, &obs.scan_evidence) {
-            cf.evidence = Some(EvidenceRef {
-                pointer: ev.clone(),
-                detail: "tag scan of head's tracked files".into(),
-            });
-            cf.evidence_all.push(ev.clone());
-        } else if let Some(ev) = listing_ev {
-            cf.evidence = Some(EvidenceRef {
-                pointer: ev.clone(),
-                detail: "test listing at head".into(),
-            });
-            cf.evidence_all.push(ev);
-        }
-        return cf;
+        return decide_unbound(c, b, obs);
     }
     let empty = Observed::default();
     let mut states = Vec::new();
@@ -486,75 +577,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
     let t: &BoundTest = &tests[i];
     let (hs, bs) = &states[i];
     let decided = &observations[i];
-    let reason = match finding {
-        Finding::FailsAtHead => match head_obs.get(&t.key()).and_then(|o| o.message.as_deref()) {
-            Some(m) => format!("bound test {} fails at head: {m}", t.id),
-            None => format!("bound test {} fails at head", t.id),
-        },
-        Finding::DoesNotBuildAtHead => format!("bound test {} does not build at head", t.id),
-        Finding::NotObservedAtHead => format!(
-            "bound test {} was not observed passing at head (skipped, filtered out or absent)",
-            t.id
-        ),
-        Finding::FlakyAtHead => format!(
-            "flaky: bound test {} passed {} at head",
-            t.id,
-            runs_of(&head_obs.get(&t.key()).unwrap_or(&empty).outcomes)
-        ),
-        Finding::UnobservableAtHead => format!(
-            "bound test {} could not be observed at head: {}",
-            t.id,
-            unobservable(hs)
-        ),
-        Finding::FailToPass => format!(
-            "{} fails at base{} and passes at head",
-            if tests.len() == 1 {
-                t.id.clone()
-            } else {
-                format!(
-                    "{} of {} bound tests: {}",
-                    count_fail_base(&states),
-                    tests.len(),
-                    t.id
-                )
-            },
-            decided
-                .base_failure
-                .map(|k| format!(" ({})", k.as_str()))
-                .unwrap_or_default()
-        ),
-        Finding::FlakyAtBase => format!(
-            "flaky: bound test {} passed {} at base",
-            t.id,
-            runs_of(&base_obs.get(&t.key()).unwrap_or(&empty).outcomes)
-        ),
-        Finding::BaseDoesNotBuild => {
-            match base_obs.get(&t.key()).and_then(|o| o.attribution.as_ref()) {
-                Some(a) => format!(
-                    "base does not build for bound test {}, which was {}",
-                    t.id,
-                    a.describe()
-                ),
-                None => format!(
-                    "base does not build for bound test {}, which was never observed there",
-                    t.id
-                ),
-            }
-        }
-        Finding::UnobservableAtBase => format!(
-            "bound test {} could not be observed at base: {}",
-            t.id,
-            unobservable(bs)
-        ),
-        Finding::NotObservedAtBase => format!(
-            "bound test {} was not observed at base (absent, skipped or filtered there)",
-            t.id
-        ),
-        Finding::ProvesNothing => {
-            format!("proves nothing: bound test {} already passes at base", t.id)
-        }
-        Finding::NoTests => "no bound test".to_string(),
-    };
+    let reason = finding_reason(&finding, tests, i, &states, decided, obs);
     let (ptr, side_label) = match finding {
         Finding::FailToPass
         | Finding::FlakyAtBase
