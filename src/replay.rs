@@ -42,7 +42,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::attest::verify::{Attestation, Signer, Verified};
-use crate::attest::{self, Subject};
+use crate::attest::{self, SubjectArg};
 use crate::evidence::{pointer_digest, sha256_hex, ItemError, StoreReader};
 use crate::format::evidence::Record;
 pub use crate::format::statement::OLDEST_FORMAT;
@@ -115,7 +115,7 @@ pub struct Expectations {
     pub commit: Option<String>,
     /// The raw commit object's SHA-256, when the repository has the commit.
     pub commit_sha256: Option<String>,
-    pub subjects: Vec<Subject>,
+    pub subjects: Vec<SubjectArg>,
 }
 
 /// Why a statement is invalid at a step: the reason the replay report (and admission, and a

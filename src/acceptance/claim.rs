@@ -15,7 +15,7 @@
 //! criterion), later ones winning key by key; (5) settings the change edits that base already
 //! had are its own harness (book: floor/harness.md).
 //!
-//! Pure but for the reads, which go through a [`Source`]: a commit (claim-check reads both sides
+//! Pure but for the reads, which go through a [`FileSource`]: a commit (claim-check reads both sides
 //! from git, never the worktree) or the worktree (`acceptance lint` checks what is being edited).
 
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ pub fn is_acceptance_file(path: &str) -> bool {
 }
 
 /// Where the files are read from.
-pub enum Source<'a> {
+pub enum FileSource<'a> {
     Commit(&'a Git, &'a CommitId),
     Worktree(&'a Path),
 }
@@ -59,10 +59,10 @@ struct Listed {
     link: bool,
 }
 
-impl Source<'_> {
+impl FileSource<'_> {
     fn list(&self) -> Result<Vec<Listed>, Error> {
         let mut out: Vec<Listed> = match self {
-            Source::Commit(git, commit) => git
+            FileSource::Commit(git, commit) => git
                 .tree(commit.as_str(), Some(DIR))?
                 .into_iter()
                 .filter(|e| e.kind == "blob")
@@ -71,7 +71,7 @@ impl Source<'_> {
                     path: e.path,
                 })
                 .collect(),
-            Source::Worktree(root) => {
+            FileSource::Worktree(root) => {
                 let mut v = Vec::new();
                 for dir in [".shipmoor", ".shipmoor/changes"] {
                     let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
@@ -99,8 +99,8 @@ impl Source<'_> {
     /// [`super::ACCEPTANCE_LIMIT`] bytes, never blocking on a FIFO put there).
     fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Error> {
         match self {
-            Source::Commit(git, commit) => git.show(commit, path),
-            Source::Worktree(root) => {
+            FileSource::Commit(git, commit) => git.show(commit, path),
+            FileSource::Worktree(root) => {
                 match crate::nofollow::read_regular(&root.join(path), super::ACCEPTANCE_LIMIT) {
                     Ok(bytes) => Ok(Some(bytes)),
                     Err(crate::nofollow::ReadError::Missing(_)) => Ok(None),
@@ -148,7 +148,7 @@ impl Files {
     /// Reads every file. `strict` (head, the worktree): every problem of every file is an input
     /// error, duplicate ids across files too. Otherwise (base) a file that does not validate is
     /// left out: its criteria then read as new, never as silently inherited.
-    pub fn read(source: &Source<'_>, strict: bool) -> Result<Files, Error> {
+    pub fn read(source: &FileSource<'_>, strict: bool) -> Result<Files, Error> {
         let mut out = Files::default();
         let mut problems = Vec::new();
         for Listed { path, link } in source.list()? {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use syn::visit::Visit;
 
-use super::claim::{Files, Source};
+use super::claim::{FileSource, Files};
 use super::parse::{parse, parse_config};
 use super::{load, locate, AcceptanceState, Located};
 use crate::error::{Error, InputError};
@@ -379,7 +379,7 @@ fn run(case: &Case) -> (Vec<InputError>, String) {
             .map_err(Error::Input),
         Input::Worktree(files) => {
             let dir = tree(files);
-            Files::read(&Source::Worktree(dir.path()), true).map(drop)
+            Files::read(&FileSource::Worktree(dir.path()), true).map(drop)
         }
         Input::Located(files) => {
             let dir = tree(files);

@@ -109,7 +109,7 @@ pub fn yaml(derived: &[Derived], rel: &str) -> Result<String, serde_json::Error>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acceptance::derive::Source;
+    use crate::acceptance::derive::Origin;
 
     fn derived(id: &str, ac: &str) -> Derived {
         Derived {
@@ -118,7 +118,7 @@ mod tests {
             required: true,
             confidence: 0.9,
             reason: "checklist item".into(),
-            source: Source {
+            source: Origin {
                 text: "pull request #2".into(),
                 line: 3,
             },

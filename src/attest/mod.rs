@@ -39,7 +39,7 @@ use crate::verdict::Verdict;
 
 /// An artifact the VSA also speaks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Subject {
+pub struct SubjectArg {
     pub name: String,
     pub sha256: String,
 }
@@ -57,9 +57,9 @@ pub enum SubjectError {
     Digest(String),
 }
 
-impl Subject {
+impl SubjectArg {
     /// Parses `NAME=sha256:HEX`.
-    pub fn parse(s: &str) -> Result<Subject, SubjectError> {
+    pub fn parse(s: &str) -> Result<SubjectArg, SubjectError> {
         let (name, digest) = s
             .rsplit_once('=')
             .ok_or_else(|| SubjectError::Form(s.to_string()))?;
@@ -72,7 +72,7 @@ impl Subject {
         if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(SubjectError::Digest(s.to_string()));
         }
-        Ok(Subject {
+        Ok(SubjectArg {
             name: name.to_string(),
             sha256: hex.to_ascii_lowercase(),
         })
@@ -104,7 +104,7 @@ pub fn commit_object_sha256(raw_commit: &[u8]) -> String {
 pub fn statement(
     r: &RunResult,
     evidence_records: &[String],
-    subjects: &[Subject],
+    subjects: &[SubjectArg],
     head_object_sha256: &str,
     policy: Policy,
 ) -> Statement {
@@ -216,7 +216,7 @@ fn judges(r: &RunResult) -> Vec<JudgeIdentity> {
 /// The statement's bytes: sorted keys, two-space indent, a final newline.
 /// The statement of `r` with its claim as the policy (what the unit tests sign and replay).
 #[cfg(test)]
-pub fn statement_of(r: &RunResult, records: &[String], subjects: &[Subject]) -> Statement {
+pub fn statement_of(r: &RunResult, records: &[String], subjects: &[SubjectArg]) -> Statement {
     let policy = resource::policy(
         &r.repository,
         &r.head,
@@ -237,11 +237,11 @@ mod tests {
     #[test]
     fn subjects_parse() {
         let hex = "a".repeat(64);
-        let s = Subject::parse(&format!("app.tar=sha256:{hex}")).unwrap();
+        let s = SubjectArg::parse(&format!("app.tar=sha256:{hex}")).unwrap();
         assert_eq!(s.name, "app.tar");
-        assert!(Subject::parse("app.tar").is_err());
-        assert!(Subject::parse("app=sha1:abc").is_err());
-        assert!(Subject::parse("=sha256:aa").is_err());
+        assert!(SubjectArg::parse("app.tar").is_err());
+        assert!(SubjectArg::parse("app=sha1:abc").is_err());
+        assert!(SubjectArg::parse("=sha256:aa").is_err());
     }
 
     #[test]

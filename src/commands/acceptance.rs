@@ -457,7 +457,7 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
             note: None,
         });
     }
-    let here = claim::Files::read(&claim::Source::Worktree(&root), true)?;
+    let here = claim::Files::read(&claim::FileSource::Worktree(&root), true)?;
     if here.files.is_empty() && here.config.is_none() {
         // Nothing at all: the same message as always.
         load(args)?;
@@ -481,7 +481,7 @@ fn view(args: &AcceptanceArgs) -> Result<View, Error> {
         (None, None) => None,
     };
     let base_files = match (&git, &base) {
-        (Some(g), Some(b)) => Some(claim::Files::read(&claim::Source::Commit(g, b), false)?),
+        (Some(g), Some(b)) => Some(claim::Files::read(&claim::FileSource::Commit(g, b), false)?),
         _ => {
             note = Some(
                 "no base commit (pass --base): every criterion reads as this change's claim"

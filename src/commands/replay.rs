@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::attest::keys;
 use crate::attest::verify::Attestation;
-use crate::attest::Subject;
+use crate::attest::SubjectArg;
 use crate::cli::ReplayArgs;
 use crate::error::{Error, InputError};
 use crate::evidence::sha256_hex;
@@ -88,7 +88,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Error> {
     let subjects = args
         .subjects
         .iter()
-        .map(|x| Subject::parse(x))
+        .map(|x| SubjectArg::parse(x))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|m| {
             Error::input(
@@ -412,10 +412,10 @@ fn rebuild_claim(
     want: &str,
 ) -> Result<acceptance::AcceptanceSet, Invalid> {
     use crate::acceptance::claim;
-    let head_files =
-        claim::Files::read(&claim::Source::Commit(git, head), true).map_err(|e| e.to_string())?;
-    let base_files =
-        claim::Files::read(&claim::Source::Commit(git, base), false).map_err(|e| e.to_string())?;
+    let head_files = claim::Files::read(&claim::FileSource::Commit(git, head), true)
+        .map_err(|e| e.to_string())?;
+    let base_files = claim::Files::read(&claim::FileSource::Commit(git, base), false)
+        .map_err(|e| e.to_string())?;
     let source = ext.acceptance.source.as_deref().unwrap_or("");
     let c = match source {
         "files" => claim::compare(&head_files, Some(&base_files)),

@@ -435,7 +435,7 @@ mod tests {
     fn written() -> Vec<u8> {
         let result = crate::format::result::tests::every_disposition();
         let records = [format!("sha256:{}", "1".repeat(64))];
-        let artifact = crate::attest::Subject {
+        let artifact = crate::attest::SubjectArg {
             name: "app.tar".into(),
             sha256: "3".repeat(64),
         };

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{JudgeSpec, Transport};
-use crate::acceptance::derive::{Derived, Source, Text};
+use crate::acceptance::derive::{Derived, Origin, Text};
 
 pub const PROPOSE_SCHEMA: &str = "claim_check.propose.v1";
 /// What a chat judge is told: the request's own `task` says what to answer.
@@ -122,7 +122,7 @@ pub fn read_answer(
         seen.push(words(&ac));
         out.push(Derived {
             id: id_for(&ac),
-            source: Source {
+            source: Origin {
                 text: p.text.unwrap_or_else(|| format!("judge {judge}")),
                 line: p.line.unwrap_or(1).max(1),
             },
@@ -211,7 +211,7 @@ mod tests {
             required: true,
             confidence: 0.9,
             reason: "checklist item".into(),
-            source: Source {
+            source: Origin {
                 text: "t".into(),
                 line: 1,
             },

@@ -79,7 +79,7 @@ pub struct Text<'a> {
 
 /// Where a criterion came from: the text's name and the 1-based line in it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Source {
+pub struct Origin {
     pub text: String,
     pub line: usize,
 }
@@ -95,7 +95,7 @@ pub struct Derived {
     pub confidence: f64,
     /// Why that confidence, one short phrase.
     pub reason: String,
-    pub source: Source,
+    pub source: Origin,
 }
 
 /// The confidence of each way a criterion is found, highest first. A person wrote a checklist
@@ -131,7 +131,7 @@ pub fn derive(texts: &[Text<'_>]) -> Vec<Derived> {
             required: c.required,
             confidence: (c.confidence * 100.0).round() / 100.0,
             reason: c.reason,
-            source: Source {
+            source: Origin {
                 text: texts[c.text].name.to_string(),
                 line: c.line,
             },

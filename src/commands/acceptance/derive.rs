@@ -101,7 +101,7 @@ pub(super) fn derive(args: &DeriveArgs<'_>) -> Result<i32, Error> {
     };
     // Ids other acceptance files hold are not the draft's to take.
     let taken: std::collections::BTreeSet<String> =
-        claim::Files::read(&claim::Source::Worktree(&root), false)
+        claim::Files::read(&claim::FileSource::Worktree(&root), false)
             .map(|f| {
                 f.files
                     .iter()
@@ -168,7 +168,7 @@ fn judge_proposals(
     texts: &[acceptance::derive::Text<'_>],
     derived: &[acceptance::derive::Derived],
 ) -> Result<Vec<acceptance::derive::Derived>, Error> {
-    let files = claim::Files::read(&claim::Source::Worktree(root), true)?;
+    let files = claim::Files::read(&claim::FileSource::Worktree(root), true)?;
     let panel = claim::compare(&files, None).set.judge;
     if panel.is_empty() {
         return Err(Error::input(

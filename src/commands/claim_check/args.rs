@@ -19,7 +19,7 @@ use super::sharding;
 use super::signing::signing_key;
 use super::{policy, shown_path};
 use crate::acceptance::{self, AcceptanceSet};
-use crate::attest::{keys::SigningKey, sigstore::Services, Subject};
+use crate::attest::{keys::SigningKey, sigstore::Services, SubjectArg};
 use crate::cli::ClaimCheckArgs;
 use crate::clock::{Clock, Stopwatch};
 use crate::error::{Error, InputError};
@@ -51,7 +51,7 @@ struct Change {
     stopwatch: Stopwatch,
     git: Git,
     repository: String,
-    subjects: Vec<Subject>,
+    subjects: Vec<SubjectArg>,
     signing_key: Option<SigningKey>,
     attach_reference: Option<crate::oci::Reference>,
     base: CommitId,

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use crate::attest::Subject;
+use crate::attest::SubjectArg;
 use crate::cli::{ClaimCheckArgs, Sign};
 use crate::error::{Error, InputError};
 use crate::oci;
@@ -51,7 +51,7 @@ pub(super) fn attach_reference(args: &ClaimCheckArgs) -> Result<Option<oci::Refe
 pub(super) fn resolve_attach_target(
     args: &ClaimCheckArgs,
     reference: oci::Reference,
-) -> Result<(AttachTarget, Subject), Error> {
+) -> Result<(AttachTarget, SubjectArg), Error> {
     let registry = oci::Registry::new(&oci::Options {
         plain_http: args.registry.allow_http_registry,
     })?;
@@ -69,7 +69,7 @@ pub(super) fn resolve_attach_target(
             )
         })?
         .to_string();
-    let subject = Subject {
+    let subject = SubjectArg {
         name: reference.name(),
         sha256,
     };

@@ -28,8 +28,8 @@ pub(super) fn load_claim(
     head: &CommitId,
     located: Option<&acceptance::Located>,
 ) -> Result<(claim::Claim, String), Error> {
-    let head_files = claim::Files::read(&claim::Source::Commit(git, head), true)?;
-    let base_files = claim::Files::read(&claim::Source::Commit(git, base), false)?;
+    let head_files = claim::Files::read(&claim::FileSource::Commit(git, head), true)?;
+    let base_files = claim::Files::read(&claim::FileSource::Commit(git, base), false)?;
     if let Some(l) = located {
         let mut file = acceptance::load(l)?;
         // Named as the reports and the VSA name it, so that `replay --rerun` finds the same.
@@ -158,15 +158,16 @@ fn claims_nothing(
     head_files: &claim::Files,
 ) -> Error {
     let inherited = found.set.inherited_criteria.len();
-    let uncommitted: Vec<String> = claim::Files::read(&claim::Source::Worktree(git.root()), false)
-        .map(|w| {
-            w.files
-                .into_iter()
-                .map(|f| f.path)
-                .filter(|p| head_files.files.iter().all(|h| &h.path != p))
-                .collect()
-        })
-        .unwrap_or_default();
+    let uncommitted: Vec<String> =
+        claim::Files::read(&claim::FileSource::Worktree(git.root()), false)
+            .map(|w| {
+                w.files
+                    .into_iter()
+                    .map(|f| f.path)
+                    .filter(|p| head_files.files.iter().all(|h| &h.path != p))
+                    .collect()
+            })
+            .unwrap_or_default();
     let mut help = "give the change its intent in one of three ways: (1) add its criteria as `.shipmoor/changes/<name>.yaml` (or edit a criterion of `.shipmoor/acceptance.yaml`) and commit it; (2) derive a draft from a text with `shipmoor acceptance derive --from FILE` (or pass `--from FILE` here); (3) put a `## Acceptance criteria` checklist (`- [ ] …`) in the pull request's description or a commit message".to_string();
     if !uncommitted.is_empty() {
         help.push_str(&format!(

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::acceptance::{self, AcceptanceSet, RunnerConfig};
-use crate::attest::Subject;
+use crate::attest::SubjectArg;
 use crate::cli::{ClaimCheckArgs, Mode};
 use crate::error::{Error, InputError};
 use crate::floor;
@@ -78,10 +78,10 @@ pub(super) fn temp_dir_error(temp_base: &Path, e: std::io::Error) -> Error {
     }
 }
 
-pub(super) fn parse_subjects(given: &[String]) -> Result<Vec<Subject>, Error> {
+pub(super) fn parse_subjects(given: &[String]) -> Result<Vec<SubjectArg>, Error> {
     given
         .iter()
-        .map(|s| Subject::parse(s))
+        .map(|s| SubjectArg::parse(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|m| {
             Error::input(

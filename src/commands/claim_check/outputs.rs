@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::signing::SignedForms;
 use super::stop_if_interrupted;
-use crate::attest::{self, Subject};
+use crate::attest::{self, SubjectArg};
 use crate::cli::Format;
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
@@ -27,7 +27,7 @@ pub(super) struct StatementInputs<'a> {
     pub evidence_records: &'a [String],
     /// What the claim was read from ([`super::policy::policy`]).
     pub policy: crate::format::statement::Policy,
-    pub subjects: &'a [Subject],
+    pub subjects: &'a [SubjectArg],
     pub head_object_sha256: &'a str,
 }
 

@@ -11,7 +11,7 @@ use super::claim::ClaimInfo;
 use super::outputs::{Paths, Terminal};
 use super::sharding::ShardPlan;
 use crate::acceptance::{self, RunnerConfig};
-use crate::attest::{keys::SigningKey, sigstore::Services, Subject};
+use crate::attest::{keys::SigningKey, sigstore::Services, SubjectArg};
 use crate::cli::{Mode, Sign};
 use crate::clock::{Clock, Stopwatch};
 use crate::floor::cache::BaseCache;
@@ -37,7 +37,7 @@ pub(super) struct Resolved {
     pub git: Git,
     /// The repository's URL as the statement names it ([`super::policy::resource_uri`]).
     pub repository: String,
-    pub subjects: Vec<Subject>,
+    pub subjects: Vec<SubjectArg>,
     pub signing_key: Option<SigningKey>,
     pub base: CommitId,
     pub head: CommitId,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::acceptance::{
     tag_for, AcceptanceSet, AcceptanceState, Criterion, HarnessConfig, InheritedPolicy, Lane,
 };
-use crate::attest::Subject;
+use crate::attest::SubjectArg;
 use crate::cli::{Format, Mode};
 use crate::floor::runners::FailureKind;
 use crate::floor::{
@@ -314,7 +314,7 @@ fn file_policy(result: &RunResult) -> crate::format::statement::Policy {
 
 fn rendered(result: &RunResult, format: Format) -> Documents {
     let records: Vec<String> = (1..=9).map(pointer).collect();
-    let subjects = [Subject {
+    let subjects = [SubjectArg {
         name: "shop.whl".into(),
         sha256: "ab".repeat(32),
     }];
