@@ -18,7 +18,7 @@
 
 use super::schema::Reader;
 use super::yaml::build_tree;
-use super::{AcceptanceSet, AcceptanceState};
+use super::{AcceptanceSet, AcceptanceState, RunnerKind};
 use crate::error::InputError;
 use crate::spanned_yaml::{Fatal, Pos, Problem};
 
@@ -31,7 +31,26 @@ pub fn parse(
     state: AcceptanceState,
     sha256: String,
 ) -> Result<AcceptanceSet, Vec<InputError>> {
-    parse_as(text, display_path, state, sha256, false)
+    parse_as(text, display_path, state, sha256, false, BUILD_RUNNERS)
+}
+
+/// The runner kinds a set may name, in this build: the full build's runners (the floor's
+/// registry holds them in this order); the verifier build runs no runner and reads any name.
+#[cfg(feature = "claim-check")]
+const BUILD_RUNNERS: Option<&[RunnerKind]> = Some(&RunnerKind::ALL);
+#[cfg(not(feature = "claim-check"))]
+const BUILD_RUNNERS: Option<&[RunnerKind]> = None;
+
+/// [`parse`], with the runner kinds the set may name (`None`: any name), in the order an
+/// unknown kind's error lists them.
+pub fn parse_with_runners(
+    text: &str,
+    display_path: &str,
+    state: AcceptanceState,
+    sha256: String,
+    runners: Option<&[RunnerKind]>,
+) -> Result<AcceptanceSet, Vec<InputError>> {
+    parse_as(text, display_path, state, sha256, false, runners)
 }
 
 /// Parses and validates `.shipmoor/config.yaml`: `version: 1` and the project settings, no
@@ -43,6 +62,7 @@ pub fn parse_config(text: &str, display_path: &str) -> Result<AcceptanceSet, Vec
         AcceptanceState::Committed,
         String::new(),
         true,
+        BUILD_RUNNERS,
     )
 }
 
@@ -52,11 +72,12 @@ fn parse_as(
     state: AcceptanceState,
     sha256: String,
     config: bool,
+    runners: Option<&[RunnerKind]>,
 ) -> Result<AcceptanceSet, Vec<InputError>> {
     let mut problems = Vec::new();
     let parts = match build_tree(text, &mut problems) {
         Ok(root) => {
-            let mut reader = Reader::new(config);
+            let mut reader = Reader::new(config, runners);
             let parts = reader.document(root.as_ref());
             problems.append(&mut reader.v.problems);
             parts

@@ -191,9 +191,11 @@ impl Ctx<'_> {
                 None => {}
                 Some(Ok(spliced)) if spliced == base => {}
                 Some(Ok(spliced)) => out.push((ch.path.clone(), spliced)),
-                Some(Err(e)) => {
-                    unparsed.push((adapter.kind().as_str().to_string(), ch.path.clone(), e))
-                }
+                Some(Err(e)) => unparsed.push((
+                    adapter.kind().as_str().to_string(),
+                    ch.path.clone(),
+                    e.to_string(),
+                )),
             }
         }
         for (runner, path, e) in unparsed {

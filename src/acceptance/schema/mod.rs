@@ -16,7 +16,7 @@
 use saphyr_parser::ScalarStyle;
 
 use super::judges::JudgeSpec;
-use super::{Criterion, HarnessConfig, InheritedPolicy, RunnerConfig, SETTINGS_KEYS};
+use super::{Criterion, HarnessConfig, InheritedPolicy, RunnerConfig, RunnerKind, SETTINGS_KEYS};
 use crate::spanned_yaml::{core_int, describe, is_null, Entry, Kind, Node, Pos, Validator};
 
 mod criteria;
@@ -67,17 +67,20 @@ pub(super) struct Reader {
     pub(super) v: Validator,
     /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
     config: bool,
+    /// The runner kinds `runners` may name (`None`: any name).
+    runner_kinds: Option<Vec<RunnerKind>>,
 }
 
 impl Reader {
     /// A reader of an acceptance file, or (`config`) of `.shipmoor/config.yaml`.
-    pub(super) fn new(config: bool) -> Reader {
+    pub(super) fn new(config: bool, runner_kinds: Option<&[RunnerKind]>) -> Reader {
         Reader {
             v: Validator {
                 renamed: RENAMED_KEYS,
                 ..Validator::default()
             },
             config,
+            runner_kinds: runner_kinds.map(<[RunnerKind]>::to_vec),
         }
     }
 

@@ -24,7 +24,11 @@ impl Reader {
     }
 
     fn runner(&mut self, item: &Node) -> Option<RunnerConfig> {
-        let kinds = RunnerKind::ALL
+        let known: &[RunnerKind] = self
+            .runner_kinds
+            .as_deref()
+            .unwrap_or(RunnerKind::ALL.as_slice());
+        let kinds = known
             .iter()
             .map(|k| format!("`{}`", k.as_str()))
             .collect::<Vec<_>>()
@@ -49,10 +53,14 @@ impl Reader {
         let kind = match f.raw("kind") {
             Some(e) => {
                 let text = self.v.text(e, "kind: cargo");
-                match text.as_deref().map(|t| (RunnerKind::parse(t), t)) {
+                let parse = |t: &str| match &self.runner_kinds {
+                    Some(known) => known.iter().copied().find(|k| k.as_str() == t),
+                    None => Some(RunnerKind::any(t)),
+                };
+                match text.as_deref().map(|t| (parse(t), t)) {
                     Some((Some(kind), _)) => Some(kind),
                     Some((None, t)) => {
-                        let names: Vec<&str> = RunnerKind::ALL.iter().map(|k| k.as_str()).collect();
+                        let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();
                         let near = closest(t, &names)
                             .map(|n| format!("did you mean `{n}`? "))
                             .unwrap_or_default();

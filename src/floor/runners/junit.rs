@@ -33,7 +33,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::Reader;
 
 use super::kit::join_problems;
-use super::{FailureKind, Invocation, Outcome, RunReport};
+use super::{FailureKind, Invocation, Outcome, RunFileError, RunReport};
 
 /// The status of one JUnit test case. The order is "how bad": later variants win when the same
 /// case appears more than once.
@@ -102,9 +102,36 @@ pub fn failure_messages(cases: &[JunitCase]) -> std::collections::BTreeMap<(&str
         .collect()
 }
 
+/// Why a JUnit file cannot be read: what is at its place is no file to read, or its bytes are
+/// not a JUnit document.
+#[derive(Debug, thiserror::Error)]
+pub enum JunitError {
+    #[error(transparent)]
+    RunFile(#[from] RunFileError),
+    #[error("malformed XML at byte {at}: {why}")]
+    Malformed { at: u64, why: quick_xml::Error },
+    /// Text, CDATA, an entity or an attribute that does not decode (`bad text: …`).
+    #[error("bad {what}: {why}")]
+    Undecodable { what: &'static str, why: String },
+    #[error("truncated XML: unclosed elements at end of file")]
+    Truncated,
+    #[error("not a JUnit file: no <testsuites> or <testsuite> root element")]
+    NoRoot,
+    #[error("not a JUnit file: root element is <{0}>")]
+    OtherRoot(String),
+}
+
+/// A decoding failure of one part of the document.
+fn undecodable(what: &'static str) -> impl Fn(&dyn std::fmt::Display) -> JunitError {
+    move |why| JunitError::Undecodable {
+        what,
+        why: why.to_string(),
+    }
+}
+
 /// Reads a JUnit XML document. Errors when the bytes are not well-formed XML or the root element
 /// is neither `testsuites` nor `testsuite`.
-pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
+pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, JunitError> {
     let mut reader = Reader::from_reader(bytes);
     // Element names must match: a truncated or garbled file must not be read as complete.
     reader.config_mut().check_end_names = true;
@@ -118,9 +145,10 @@ pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
     let mut collecting: Option<(JunitStatus, String)> = None;
 
     loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| format!("malformed XML at byte {}: {e}", reader.error_position()))?;
+        let event = reader.read_event().map_err(|why| JunitError::Malformed {
+            at: reader.error_position(),
+            why,
+        })?;
         match event {
             Event::Start(start) => {
                 let tag = start.name().as_ref().to_vec();
@@ -153,13 +181,13 @@ pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
             }
             Event::Text(text) => {
                 if let Some((_, buf)) = collecting.as_mut() {
-                    let s = text.decode().map_err(|e| format!("bad text: {e}"))?;
+                    let s = text.decode().map_err(|e| undecodable("text")(&e))?;
                     buf.push_str(&s);
                 }
             }
             Event::CData(data) => {
                 if let Some((_, buf)) = collecting.as_mut() {
-                    let s = data.decode().map_err(|e| format!("bad CDATA: {e}"))?;
+                    let s = data.decode().map_err(|e| undecodable("CDATA")(&e))?;
                     buf.push_str(&s);
                 }
             }
@@ -168,7 +196,7 @@ pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
                     if let Ok(Some(c)) = reference.resolve_char_ref() {
                         buf.push(c);
                     } else {
-                        let name = reference.decode().map_err(|e| format!("bad entity: {e}"))?;
+                        let name = reference.decode().map_err(|e| undecodable("entity")(&e))?;
                         match quick_xml::escape::resolve_predefined_entity(&name) {
                             Some(s) => buf.push_str(s),
                             // An unknown entity is kept as written rather than failing the file.
@@ -186,10 +214,10 @@ pub fn parse_junit(bytes: &[u8]) -> Result<Vec<JunitCase>, String> {
         }
     }
     if !stack.is_empty() {
-        return Err("truncated XML: unclosed elements at end of file".into());
+        return Err(JunitError::Truncated);
     }
     if !saw_root {
-        return Err("not a JUnit file: no <testsuites> or <testsuite> root element".into());
+        return Err(JunitError::NoRoot);
     }
     Ok(merge_duplicates(cases))
 }
@@ -201,26 +229,25 @@ fn open_element(
     saw_root: &mut bool,
     current: &mut Option<JunitCase>,
     collecting: &mut Option<(JunitStatus, String)>,
-) -> Result<(), String> {
+) -> Result<(), JunitError> {
     if stack.is_empty() {
         if tag != b"testsuites" && tag != b"testsuite" {
-            return Err(format!(
-                "not a JUnit file: root element is <{}>",
-                String::from_utf8_lossy(tag)
+            return Err(JunitError::OtherRoot(
+                String::from_utf8_lossy(tag).into_owned(),
             ));
         }
         *saw_root = true;
         return Ok(());
     }
     if tag == b"testcase" {
-        let attr = |key: &[u8]| -> Result<Option<String>, String> {
+        let attr = |key: &[u8]| -> Result<Option<String>, JunitError> {
             match start.try_get_attribute(key) {
                 Ok(Some(a)) => a
                     .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                     .map(|v| Some(v.into_owned()))
-                    .map_err(|e| format!("bad attribute: {e}")),
+                    .map_err(|e| undecodable("attribute")(&e)),
                 Ok(None) => Ok(None),
-                Err(e) => Err(format!("bad attribute: {e}")),
+                Err(e) => Err(undecodable("attribute")(&e)),
             }
         };
         *current = Some(JunitCase {
@@ -346,7 +373,7 @@ pub struct Reading<'a> {
 /// A runner's JUnit file as one run left it: read right after the run, before anything else is
 /// decided, so that whatever the report goes on to say, the file is evidence of that run.
 #[derive(Debug)]
-pub struct JunitFile(Option<Result<Vec<JunitCase>, String>>);
+pub struct JunitFile(Option<Result<Vec<JunitCase>, JunitError>>);
 
 impl JunitFile {
     /// Reads the file at `path` that the run `invocation` records was told to write, and keeps
@@ -356,7 +383,7 @@ impl JunitFile {
         let bytes = match super::read_run_file(path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return JunitFile(None),
-            Err(why) => return JunitFile(Some(Err(why))),
+            Err(why) => return JunitFile(Some(Err(why.into()))),
         };
         let cases = parse_junit(&bytes);
         invocation.results = Some(bytes);

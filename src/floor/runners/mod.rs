@@ -63,18 +63,29 @@ pub struct TestCase {
 /// bytes. The change's code writes where the run does, and may put a symlink there to a file
 /// outside the repository (a key left on the runner) or a FIFO that never ends: either is a
 /// problem that says what is there, never bytes read through it. `Ok(None)`: nothing there.
-pub fn read_run_file(path: &std::path::Path) -> Result<Option<Vec<u8>>, String> {
+pub fn read_run_file(path: &std::path::Path) -> Result<Option<Vec<u8>>, RunFileError> {
     match crate::nofollow::read_regular(path, crate::evidence::ITEM_LIMIT) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(crate::nofollow::ReadError::Missing(_)) => Ok(None),
         // Named by its file name: the scratch directory's path differs on every run.
-        Err(e) => Err(format!(
-            "{} {e}",
-            path.file_name()
+        Err(why) => Err(RunFileError {
+            name: path
+                .file_name()
                 .unwrap_or(path.as_os_str())
                 .to_string_lossy()
-        )),
+                .into_owned(),
+            why,
+        }),
     }
+}
+
+/// What is at the place a run was told to write its results, where no regular file is (or one
+/// too big to read), by the file's name.
+#[derive(Debug, thiserror::Error)]
+#[error("{name} {why}")]
+pub struct RunFileError {
+    name: String,
+    why: crate::nofollow::ReadError,
 }
 
 /// Where and how a runner runs: one worktree, one runner root.
@@ -486,9 +497,29 @@ pub trait TestItems {
         _rel_path: &str,
         _base: &str,
         _head: &str,
-    ) -> Option<Result<String, String>> {
+    ) -> Option<Result<String, SpliceError>> {
         None
     }
+}
+
+/// Where a source file does not parse, as its language's parser says (1-based line and
+/// column).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}:{column}: {message}")]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Why head's test items could not be spliced into base: which side's version does not parse,
+/// and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpliceError {
+    #[error("head's version does not parse: {0}")]
+    Head(ParseError),
+    #[error("base's version does not parse: {0}")]
+    Base(ParseError),
 }
 
 /// A runner that knows nothing of its test files' items.

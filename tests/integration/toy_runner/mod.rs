@@ -1,7 +1,7 @@
 //! A runner that is no builtin one, added by a test: the runner is its folder (`runner.rs`) and
-//! the one line that puts its entry in the floor's registry. The floor runs it as any other:
-//! head's listing, the criterion bound by `check.test`, the test at base with head's test file
-//! laid over it, and the decision.
+//! the one line that puts its entry in the floor's registry. The acceptance set names it as it
+//! names any runner, and the floor runs it as any other: head's listing, the criterion bound by
+//! `check.test`, the test at base with head's test file laid over it, and the decision.
 
 mod runner;
 
@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use shipmoor::acceptance::parse::parse;
-use shipmoor::acceptance::{AcceptanceState, RunnerConfig, RunnerKind};
+use shipmoor::acceptance::parse::parse_with_runners;
+use shipmoor::acceptance::{AcceptanceState, RunnerKind};
 use shipmoor::clock::Clock;
 use shipmoor::evidence::EvidenceStore;
 use shipmoor::floor::runners::registry::Registry;
@@ -56,28 +56,22 @@ fn a_runner_the_build_does_not_know_is_one_folder_and_one_registry_line() {
     git(dir, &["commit", "-q", "-am", "head"]);
 
     let registry = Registry::builtin().with(runner::REGISTERED);
+    let kinds: Vec<RunnerKind> = registry.entries().iter().map(|e| e.kind).collect();
 
     let git = Git::discover(dir).expect("a repository");
-    let set = parse(
-        "version: 1\ncriteria:\n  - id: caps\n    ac: Refunds are capped.\n    check:\n      test: refund caps\n",
+    let set = parse_with_runners(
+        "version: 1\ncriteria:\n  - id: caps\n    ac: Refunds are capped.\n    check:\n      test: refund caps\nrunners:\n  - kind: toy\n",
         "acceptance.yaml",
         AcceptanceState::Committed,
         String::new(),
+        Some(&kinds),
     )
     .expect("a valid set");
     let temp = tempfile::tempdir().expect("tmp");
     let input = FloorInput {
         git: &git,
         acceptance: &set,
-        runners: vec![RunnerConfig {
-            kind: RunnerKind::named("toy"),
-            root: ".".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 0,
-            env_pass: Vec::new(),
-        }],
+        runners: set.runners.clone(),
         base: git.resolve("HEAD~1", "base").unwrap(),
         head: git.resolve("HEAD", "head").unwrap(),
         runs: 1,

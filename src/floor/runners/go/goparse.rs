@@ -66,16 +66,35 @@ fn build_env(ctx: &RunCtx, cmd: &mut Command) {
     }
 }
 
+/// Why the parser could not be built.
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    #[error("{}: {why}", .dir.display())]
+    Dir { dir: PathBuf, why: std::io::Error },
+    #[error("{name}: {why}")]
+    Write {
+        name: &'static str,
+        why: std::io::Error,
+    },
+    #[error("go build: {0}")]
+    Start(std::io::Error),
+    #[error("go build of the parser failed: {0}")]
+    Failed(String),
+}
+
 /// Builds the parser into `ctx.scratch`, or returns the one this process built.
-fn binary(ctx: &RunCtx) -> Result<PathBuf, String> {
+fn binary(ctx: &RunCtx) -> Result<PathBuf, BuildError> {
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(bin) = built.as_ref().filter(|b| b.is_file()) {
         return Ok(bin.clone());
     }
     let dir = ctx.scratch.join("goparse");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))
+    std::fs::create_dir_all(&dir).map_err(|why| BuildError::Dir {
+        dir: dir.clone(),
+        why,
+    })?;
+    let write = |name: &'static str, text: &str| {
+        std::fs::write(dir.join(name), text).map_err(|why| BuildError::Write { name, why })
     };
     write("main.go", SOURCE)?;
     write("go.mod", "module shipmoor.invalid/goparse\n\ngo 1.19\n")?;
@@ -87,12 +106,9 @@ fn binary(ctx: &RunCtx) -> Result<PathBuf, String> {
         .current_dir(&dir);
     build_env(ctx, &mut cmd);
     let c = process::run(cmd, ctx.timeout, process::Confine::Sandboxed(&ctx.jail))
-        .map_err(|e| format!("go build: {e}"))?;
+        .map_err(BuildError::Start)?;
     if !c.success() || !bin.is_file() {
-        return Err(format!(
-            "go build of the parser failed: {}",
-            c.stderr_lossy().trim()
-        ));
+        return Err(BuildError::Failed(c.stderr_lossy().trim().to_string()));
     }
     *built = Some(bin.clone());
     Ok(bin)

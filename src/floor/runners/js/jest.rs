@@ -29,17 +29,11 @@
 //! failed, 1 when a test or a file failed) is a pass; a test that passed only after a
 //! `jest.retryTimes` retry (`retryReasons` not empty) is a failure.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{self as js, JsItems, JsTool};
-use crate::acceptance::{RunnerConfig, RunnerKind};
-use crate::error::InputError;
-use crate::floor::harness::Family;
+use super::{self as js, JsRunner, JsTool};
+use crate::acceptance::RunnerKind;
 use crate::floor::runners::registered::{Detect, Registered};
-use crate::floor::runners::{
-    ListReport, ListScope, Prepared, Probe, RunCtx, RunReport, Runner, TestItems,
-};
 
 /// `jest`: a runner rooted at each `package.json` of head that depends on jest and not on vitest.
 pub const REGISTERED: Registered = Registered {
@@ -51,70 +45,7 @@ pub const REGISTERED: Registered = Registered {
         let text = text()?;
         Ok(!js::depends_on(&text, "vitest") && js::depends_on(&text, "jest"))
     }),
-    make: |config| Arc::new(Jest::new(config)),
+    make: |config| Arc::new(JsRunner::new(JsTool::Jest, config)),
     harness: js::harness::harness,
     written: js::harness::written,
 };
-
-pub struct Jest {
-    config: RunnerConfig,
-}
-
-impl Jest {
-    pub fn new(config: RunnerConfig) -> Self {
-        Jest { config }
-    }
-}
-
-impl Runner for Jest {
-    fn config(&self) -> &RunnerConfig {
-        &self.config
-    }
-
-    /// `node --version` works; the project's own jest is looked for when listing.
-    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
-        js::check_node(probe)
-    }
-
-    fn check_checkout(&self, checkout: &Path) -> Result<(), InputError> {
-        js::check_checkout_bin(JsTool::Jest, &self.config, checkout)
-    }
-
-    fn check_setup(&self, ctx: &RunCtx) -> Result<(), InputError> {
-        js::check_setup_bin(JsTool::Jest, &self.config, ctx)
-    }
-
-    /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
-    /// `test` or `tests`.
-    fn is_test_file(&self, rel_path: &str) -> bool {
-        js::is_js_test_file(rel_path)
-    }
-
-    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
-        js::list::list(JsTool::Jest, &self.config, ctx, scope)
-    }
-
-    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        js::run::run(JsTool::Jest, &self.config, ctx, ids)
-    }
-
-    fn items(&self) -> &dyn TestItems {
-        &JsItems
-    }
-
-    fn family(&self) -> Family {
-        Family::Js
-    }
-
-    fn version_probes(&self) -> &'static [&'static [&'static str]] {
-        js::VERSION_PROBES
-    }
-
-    fn path_dirs(&self, dir: &Path, worktree: &Path) -> Vec<PathBuf> {
-        js::bin_dirs(dir, worktree)
-    }
-
-    fn without_setup(&self, dir: &Path, checkout: &Path) -> Option<Prepared> {
-        js::reuse_node_modules(dir, checkout)
-    }
-}

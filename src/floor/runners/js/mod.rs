@@ -37,9 +37,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::kit::safe_relative;
-use super::{ItemMap, Prepared, Probe, RunCtx, TestItems};
+use super::{
+    ItemMap, ListReport, ListScope, Prepared, Probe, RunCtx, RunReport, Runner, TestItems,
+};
 use crate::acceptance::RunnerConfig;
 use crate::error::InputError;
+use crate::floor::harness::Family;
 use crate::process;
 
 mod diagnostics;
@@ -141,7 +144,7 @@ const JS_EXTENSIONS: [&str; 8] = ["js", "jsx", "ts", "tsx", "mjs", "cjs", "mts",
 
 /// The JavaScript test runners, with what differs between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum JsTool {
+pub enum JsTool {
     Vitest,
     Jest,
 }
@@ -331,6 +334,71 @@ pub(super) fn item_map(ctx: &RunCtx, rel_path: &str) -> Option<ItemMap> {
     }
     let source = std::fs::read_to_string(ctx.dir.join(rel_path)).ok()?;
     parse::item_map(&source, rel_path)
+}
+
+/// The vitest or the jest adapter: the same steps, each naming its tool.
+pub struct JsRunner {
+    tool: JsTool,
+    config: RunnerConfig,
+}
+
+impl JsRunner {
+    pub fn new(tool: JsTool, config: RunnerConfig) -> Self {
+        JsRunner { tool, config }
+    }
+}
+
+impl Runner for JsRunner {
+    fn config(&self) -> &RunnerConfig {
+        &self.config
+    }
+
+    /// `node --version` works; the project's own vitest or jest is looked for when listing.
+    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
+        check_node(probe)
+    }
+
+    fn check_checkout(&self, checkout: &Path) -> Result<(), InputError> {
+        check_checkout_bin(self.tool, &self.config, checkout)
+    }
+
+    fn check_setup(&self, ctx: &RunCtx) -> Result<(), InputError> {
+        check_setup_bin(self.tool, &self.config, ctx)
+    }
+
+    /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
+    /// `test` or `tests`.
+    fn is_test_file(&self, rel_path: &str) -> bool {
+        is_js_test_file(rel_path)
+    }
+
+    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
+        list::list(self.tool, &self.config, ctx, scope)
+    }
+
+    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
+        run::run(self.tool, &self.config, ctx, ids)
+    }
+
+    fn items(&self) -> &dyn TestItems {
+        &JsItems
+    }
+
+    fn family(&self) -> Family {
+        Family::Js
+    }
+
+    fn version_probes(&self) -> &'static [&'static [&'static str]] {
+        VERSION_PROBES
+    }
+
+    fn path_dirs(&self, dir: &Path, worktree: &Path) -> Vec<PathBuf> {
+        bin_dirs(dir, worktree)
+    }
+
+    fn without_setup(&self, dir: &Path, checkout: &Path) -> Option<Prepared> {
+        reuse_node_modules(dir, checkout)
+    }
 }
 
 #[cfg(test)]

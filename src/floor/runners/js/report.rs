@@ -51,20 +51,49 @@ pub(super) struct JsFile {
     pub tests: Vec<JsTest>,
 }
 
+/// Why a results file is not read: it is not shaped as a jest-compatible one.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ResultsError {
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("no `testResults` array")]
+    NoTestResults,
+    #[error("a test file without a `name`")]
+    FileWithoutName,
+    /// A test of the file is not shaped as one.
+    #[error("{file}: {why}")]
+    Test { file: String, why: TestError },
+    #[error("{0}: `assertionResults` is not an array")]
+    ResultsNotArray(String),
+}
+
+/// Why one entry of a file's `assertionResults` is not read as a test.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum TestError {
+    #[error("a test without a `title`")]
+    NoTitle,
+    #[error("{0}: an ancestor title is not a string")]
+    AncestorNotText(String),
+    #[error("{0}: `ancestorTitles` is not an array")]
+    AncestorsNotArray(String),
+    #[error("{0}: no `status`")]
+    NoStatus(String),
+}
+
 /// Reads a jest-compatible JSON results file (`testResults[].assertionResults[]`). Anything not
 /// shaped as expected is an error, never a guess.
-pub(super) fn parse_results(bytes: &[u8]) -> Result<Vec<JsFile>, String> {
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+pub(super) fn parse_results(bytes: &[u8]) -> Result<Vec<JsFile>, ResultsError> {
+    let root: Value = serde_json::from_slice(bytes).map_err(ResultsError::NotJson)?;
     let files = root
         .get("testResults")
         .and_then(Value::as_array)
-        .ok_or("no `testResults` array")?;
+        .ok_or(ResultsError::NoTestResults)?;
     let mut out = Vec::with_capacity(files.len());
     for f in files {
         let name = f
             .get("name")
             .and_then(Value::as_str)
-            .ok_or("a test file without a `name`")?;
+            .ok_or(ResultsError::FileWithoutName)?;
         let status = f.get("status").and_then(Value::as_str).unwrap_or("");
         let message = strip_ansi(f.get("message").and_then(Value::as_str).unwrap_or(""));
         let tests = match f.get("assertionResults") {
@@ -72,9 +101,12 @@ pub(super) fn parse_results(bytes: &[u8]) -> Result<Vec<JsFile>, String> {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(parse_test)
-                .collect::<Result<Vec<_>, String>>()
-                .map_err(|e| format!("{name}: {e}"))?,
-            Some(_) => return Err(format!("{name}: `assertionResults` is not an array")),
+                .collect::<Result<Vec<_>, TestError>>()
+                .map_err(|why| ResultsError::Test {
+                    file: name.to_string(),
+                    why,
+                })?,
+            Some(_) => return Err(ResultsError::ResultsNotArray(name.to_string())),
         };
         out.push(JsFile {
             name: name.to_string(),
@@ -86,24 +118,24 @@ pub(super) fn parse_results(bytes: &[u8]) -> Result<Vec<JsFile>, String> {
     Ok(out)
 }
 
-fn parse_test(v: &Value) -> Result<JsTest, String> {
+fn parse_test(v: &Value) -> Result<JsTest, TestError> {
     let title = v
         .get("title")
         .and_then(Value::as_str)
-        .ok_or("a test without a `title`")?;
+        .ok_or(TestError::NoTitle)?;
     let ancestors = match v.get("ancestorTitles") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
             .map(|t| t.as_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| format!("{title}: an ancestor title is not a string"))?,
-        Some(_) => return Err(format!("{title}: `ancestorTitles` is not an array")),
+            .ok_or_else(|| TestError::AncestorNotText(title.to_string()))?,
+        Some(_) => return Err(TestError::AncestorsNotArray(title.to_string())),
     };
     let status_text = v
         .get("status")
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("{title}: no `status`"))?;
+        .ok_or_else(|| TestError::NoStatus(title.to_string()))?;
     let strings = |key: &str| -> Vec<String> {
         v.get(key)
             .and_then(Value::as_array)

@@ -42,17 +42,11 @@
 //! body): `TypeError: (0 , clamp) is not a function` at the call, which is also placed at the
 //! import that binds `clamp` (book: floor/attribution.md).
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{self as js, JsItems, JsTool};
-use crate::acceptance::{RunnerConfig, RunnerKind};
-use crate::error::InputError;
-use crate::floor::harness::Family;
+use super::{self as js, JsRunner, JsTool};
+use crate::acceptance::RunnerKind;
 use crate::floor::runners::registered::{Detect, Registered};
-use crate::floor::runners::{
-    ListReport, ListScope, Prepared, Probe, RunCtx, RunReport, Runner, TestItems,
-};
 
 /// `vitest`: a runner rooted at each `package.json` of head that depends on vitest.
 pub const REGISTERED: Registered = Registered {
@@ -60,70 +54,7 @@ pub const REGISTERED: Registered = Registered {
     detect: Detect::EachFile(|name, text| {
         Ok(name == "package.json" && js::depends_on(&text()?, "vitest"))
     }),
-    make: |config| Arc::new(Vitest::new(config)),
+    make: |config| Arc::new(JsRunner::new(JsTool::Vitest, config)),
     harness: js::harness::harness,
     written: js::harness::written,
 };
-
-pub struct Vitest {
-    config: RunnerConfig,
-}
-
-impl Vitest {
-    pub fn new(config: RunnerConfig) -> Self {
-        Vitest { config }
-    }
-}
-
-impl Runner for Vitest {
-    fn config(&self) -> &RunnerConfig {
-        &self.config
-    }
-
-    /// `node --version` works; the project's own vitest is looked for when listing.
-    fn check_tool(&self, probe: &Probe) -> Result<(), InputError> {
-        js::check_node(probe)
-    }
-
-    fn check_checkout(&self, checkout: &Path) -> Result<(), InputError> {
-        js::check_checkout_bin(JsTool::Vitest, &self.config, checkout)
-    }
-
-    fn check_setup(&self, ctx: &RunCtx) -> Result<(), InputError> {
-        js::check_setup_bin(JsTool::Vitest, &self.config, ctx)
-    }
-
-    /// `*.test.*` / `*.spec.*` JavaScript or TypeScript files, or anything under `__tests__`,
-    /// `test` or `tests`.
-    fn is_test_file(&self, rel_path: &str) -> bool {
-        js::is_js_test_file(rel_path)
-    }
-
-    fn list(&self, ctx: &RunCtx, scope: &ListScope) -> ListReport {
-        js::list::list(JsTool::Vitest, &self.config, ctx, scope)
-    }
-
-    fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
-        js::run::run(JsTool::Vitest, &self.config, ctx, ids)
-    }
-
-    fn items(&self) -> &dyn TestItems {
-        &JsItems
-    }
-
-    fn family(&self) -> Family {
-        Family::Js
-    }
-
-    fn version_probes(&self) -> &'static [&'static [&'static str]] {
-        js::VERSION_PROBES
-    }
-
-    fn path_dirs(&self, dir: &Path, worktree: &Path) -> Vec<PathBuf> {
-        js::bin_dirs(dir, worktree)
-    }
-
-    fn without_setup(&self, dir: &Path, checkout: &Path) -> Option<Prepared> {
-        js::reuse_node_modules(dir, checkout)
-    }
-}

@@ -183,7 +183,7 @@ impl Runner for CargoTest {
         let members = match workspace_members(ctx) {
             Ok(m) => m,
             Err(p) => {
-                report.problem = Some(p);
+                report.problem = Some(p.to_string());
                 return report;
             }
         };

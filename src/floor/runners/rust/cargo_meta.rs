@@ -27,11 +27,32 @@ pub(super) struct WorkspacePackage {
     pub manifest_env: Vec<(&'static str, String)>,
 }
 
+/// Why `cargo metadata` told nothing of the workspace: it could not run or failed, or what it
+/// printed is not what cargo prints.
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataError {
+    /// It could not run (a timeout, it could not start), as the run's problem says.
+    #[error("{0}")]
+    NotRun(String),
+    /// It failed: cargo's error.
+    #[error("cargo metadata failed: {0}")]
+    Failed(String),
+    #[error("cargo metadata: unreadable output: {0}")]
+    Unreadable(serde_json::Error),
+    #[error("cargo metadata printed no JSON: {0}")]
+    NoJson(serde_json::Error),
+    #[error("cargo metadata: no workspace_root")]
+    NoWorkspaceRoot,
+    #[error("cargo metadata: no packages")]
+    NoPackages,
+    #[error("cargo metadata: package {0} lies outside the worktree")]
+    OutsideWorktree(String),
+}
+
 pub(super) fn parse_workspace_packages(
     metadata: &[u8],
-) -> Result<BTreeMap<String, WorkspacePackage>, String> {
-    let v: Value = serde_json::from_slice(metadata)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+) -> Result<BTreeMap<String, WorkspacePackage>, MetadataError> {
+    let v: Value = serde_json::from_slice(metadata).map_err(MetadataError::NoJson)?;
     let members: BTreeSet<&str> = v["workspace_members"]
         .as_array()
         .map(|ms| ms.iter().filter_map(Value::as_str).collect())

@@ -30,7 +30,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::cargo_meta::{
-    cargo_error, exec, nextest_kind, parse_workspace_packages, WorkspacePackage,
+    cargo_error, exec, nextest_kind, parse_workspace_packages, MetadataError, WorkspacePackage,
 };
 use crate::floor::runners::kit::worktree_relative;
 use crate::floor::runners::{Invocation, RunCtx};
@@ -197,7 +197,7 @@ pub fn user_selects_targets(cargo_args: &[String]) -> bool {
 pub fn workspace_packages(
     ctx: &RunCtx,
     invocations: &mut Vec<Invocation>,
-) -> Result<Vec<Package>, String> {
+) -> Result<Vec<Package>, MetadataError> {
     workspace(ctx, invocations).map(|(packages, _)| packages)
 }
 
@@ -206,7 +206,7 @@ pub fn workspace_packages(
 /// network.
 pub(super) fn workspace_members(
     ctx: &RunCtx,
-) -> Result<BTreeMap<String, WorkspacePackage>, String> {
+) -> Result<BTreeMap<String, WorkspacePackage>, MetadataError> {
     let mut invocations = Vec::new();
     workspace(ctx, &mut invocations).map(|(_, members)| members)
 }
@@ -216,7 +216,7 @@ pub(super) fn workspace_members(
 pub(super) fn workspace(
     ctx: &RunCtx,
     invocations: &mut Vec<Invocation>,
-) -> Result<(Vec<Package>, BTreeMap<String, WorkspacePackage>), String> {
+) -> Result<(Vec<Package>, BTreeMap<String, WorkspacePackage>), MetadataError> {
     let args = [
         "metadata",
         "--format-version",
@@ -228,20 +228,16 @@ pub(super) fn workspace(
     let ran = exec(ctx, OsStr::new("cargo"), &args, &ctx.dir, &[]);
     let problem = ran.operational_problem("cargo metadata");
     let ok = ran.captured().success();
-    let text = format!(
-        "cargo metadata failed: {}",
-        cargo_error(&ran.captured().stderr_lossy())
-    );
+    let text = cargo_error(&ran.captured().stderr_lossy());
     let stdout = ran.captured().stdout.clone();
     invocations.push(ran.invocation);
     if let Some(p) = problem {
-        return Err(p);
+        return Err(MetadataError::NotRun(p));
     }
     if !ok {
-        return Err(text);
+        return Err(MetadataError::Failed(text));
     }
-    let v: Value = serde_json::from_slice(&stdout)
-        .map_err(|e| format!("cargo metadata: unreadable output: {e}"))?;
+    let v: Value = serde_json::from_slice(&stdout).map_err(MetadataError::Unreadable)?;
     let dir_rel = worktree_relative(ctx, &ctx.dir);
     let packages = parse_metadata(
         &v,
@@ -257,7 +253,7 @@ pub fn parse_metadata(
     v: &Value,
     rel: &dyn Fn(&Path) -> Option<String>,
     dir: Option<&str>,
-) -> Result<Vec<Package>, String> {
+) -> Result<Vec<Package>, MetadataError> {
     let strs = |key: &str| -> BTreeSet<String> {
         v.get(key)
             .and_then(Value::as_array)
@@ -272,11 +268,11 @@ pub fn parse_metadata(
         .get("workspace_root")
         .and_then(Value::as_str)
         .map(|r| rel(Path::new(r)))
-        .ok_or("cargo metadata: no workspace_root")?;
+        .ok_or(MetadataError::NoWorkspaceRoot)?;
     let packages = v
         .get("packages")
         .and_then(Value::as_array)
-        .ok_or("cargo metadata: no packages")?;
+        .ok_or(MetadataError::NoPackages)?;
     let mut out = Vec::new();
     let mut by_dir: BTreeMap<String, usize> = BTreeMap::new();
     for p in packages {
@@ -292,11 +288,7 @@ pub fn parse_metadata(
             Some(Some(d)) => format!("{d}/"),
             // The package is the worktree's root.
             Some(None) if root.is_none() => String::new(),
-            _ => {
-                return Err(format!(
-                    "cargo metadata: package {id} lies outside the worktree"
-                ))
-            }
+            _ => return Err(MetadataError::OutsideWorktree(id.to_string())),
         };
         let targets = p
             .get("targets")

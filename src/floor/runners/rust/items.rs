@@ -40,6 +40,7 @@ use proc_macro2::{LineColumn, Span, TokenStream, TokenTree};
 use syn::visit::Visit;
 
 use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::floor::runners::{ParseError, SpliceError};
 
 /// The test name inside a runner-native cargo or nextest id (`<binary-id> <name>`).
 pub fn test_item(id: &str) -> Option<String> {
@@ -94,7 +95,7 @@ struct Parsed {
     offset: usize,
 }
 
-fn parse(text: &str) -> Result<Parsed, String> {
+fn parse(text: &str) -> Result<Parsed, ParseError> {
     let mut offset = 0;
     let mut content = text;
     if let Some(rest) = content.strip_prefix('\u{feff}') {
@@ -111,7 +112,11 @@ fn parse(text: &str) -> Result<Parsed, String> {
     }
     let file = syn::parse_str::<syn::File>(content).map_err(|e| {
         let at = e.span().start();
-        format!("line {}:{}: {e}", at.line, at.column + 1)
+        ParseError {
+            line: at.line,
+            column: at.column + 1,
+            message: e.to_string(),
+        }
     });
     file.map(|file| Parsed { file, offset })
 }
@@ -126,7 +131,7 @@ impl Drop for SpanTable {
 }
 
 /// The item map of one file (see the module doc); an error names where the file does not parse.
-pub fn item_map(text: &str, prefix: &str) -> Result<ItemMap, String> {
+pub fn item_map(text: &str, prefix: &str) -> Result<ItemMap, ParseError> {
     let _table = SpanTable;
     let parsed = parse(text)?;
     let mut map = ItemMap::default();
@@ -307,7 +312,7 @@ impl Scope {
 }
 
 /// A file's scopes (see [`Scope`]).
-fn pieces(text: &str) -> Result<Scope, String> {
+fn pieces(text: &str) -> Result<Scope, ParseError> {
     let _table = SpanTable;
     let parsed = parse(text)?;
     Ok(scope(text, &parsed.file.items, parsed.offset))
@@ -392,7 +397,11 @@ fn vis_span(v: &syn::Visibility) -> Option<Span> {
 
 /// The splice for a changed `.rs` file of a target (see the module doc): `None` when neither
 /// side holds a test item, or the file is not Rust.
-pub fn splice_source(rel_path: &str, base: &str, head: &str) -> Option<Result<String, String>> {
+pub fn splice_source(
+    rel_path: &str,
+    base: &str,
+    head: &str,
+) -> Option<Result<String, SpliceError>> {
     if !rel_path.ends_with(".rs") {
         return None;
     }
@@ -404,15 +413,15 @@ pub fn splice_source(rel_path: &str, base: &str, head: &str) -> Option<Result<St
 }
 
 /// Whether a file's text holds a test item the splice would lay over (see the module doc).
-pub fn has_test_items(text: &str) -> Result<bool, String> {
+pub fn has_test_items(text: &str) -> Result<bool, ParseError> {
     Ok(!pieces(text)?.is_empty())
 }
 
 /// Base's text with head's test items spliced in (see the module doc). An error names the side
 /// and the place that does not parse.
-pub fn splice(base: &str, head: &str) -> Result<String, String> {
-    let theirs = pieces(head).map_err(|e| format!("head's version does not parse: {e}"))?;
-    let ours = pieces(base).map_err(|e| format!("base's version does not parse: {e}"))?;
+pub fn splice(base: &str, head: &str) -> Result<String, SpliceError> {
+    let theirs = pieces(head).map_err(SpliceError::Head)?;
+    let ours = pieces(base).map_err(SpliceError::Base)?;
     let mut out = String::with_capacity(base.len() + head.len() / 2);
     splice_scope(base, &ours, 0..base.len(), head, &theirs, &mut out);
     Ok(out)

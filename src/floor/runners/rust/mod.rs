@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use crate::error::InputError;
 use crate::floor::runners::kit::worktree_relative;
-use crate::floor::runners::{Fetch, ItemMap, Probe, RunCtx, TestItems};
+use crate::floor::runners::{Fetch, ItemMap, Probe, RunCtx, SpliceError, TestItems};
 use crate::process;
 
 /// What both Rust adapters know of a Rust file's test items: their names, a file's item map,
@@ -67,7 +67,7 @@ impl TestItems for RustItems {
         rel_path: &str,
         base: &str,
         head: &str,
-    ) -> Option<Result<String, String>> {
+    ) -> Option<Result<String, SpliceError>> {
         items::splice_source(rel_path, base, head)
     }
 }
