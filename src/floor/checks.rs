@@ -115,7 +115,7 @@ impl Ctx<'_> {
             let watch = self.step_watch(
                 side,
                 format!("check.command `{cmd}`"),
-                progress::Source::default(),
+                progress::FinishedLines::default(),
                 &[],
             );
             let confine = process::Confine::Sandboxed(&jail);

@@ -213,7 +213,7 @@ impl Ctx<'_> {
             let watch = self.step_watch(
                 Side::Head,
                 format!("{} to list the tests", self.adapters[i].kind().as_str()),
-                progress::Source::default(),
+                progress::FinishedLines::default(),
                 &[],
             );
             self.watch_from(Side::Head, wt);

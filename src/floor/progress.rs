@@ -8,7 +8,7 @@
 //! Out: lines for a [`Live`] sink (stderr, `claim-check: ` before each; nothing with `--quiet`).
 //!
 //! Steps, for one step (a setup, a listing, or one run of some bound tests):
-//! 1. the runner's streamed results are read as they arrive (the [`Source`] each runner gives,
+//! 1. the runner's streamed results are read as they arrive (the [`FinishedLines`] each runner gives,
 //!    [`crate::floor::runners::Runner::progress`]): pytest's from the
 //!    floor's own plugin, which appends a JSON line per test to a file in the scratch dir (so
 //!    pytest's argv and output, which the evidence records, stay as they were); cargo test's
@@ -164,7 +164,7 @@ pub type LineParser = fn(&str) -> Option<Finished>;
 /// the lines it appends to a file; the default streams nothing (lines come from the parsed
 /// outcomes when the step ends).
 #[derive(Debug, Clone, Default)]
-pub struct Source {
+pub struct FinishedLines {
     /// Reads one line the run printed on the given stream.
     pub line: Option<fn(Stream, &str) -> Option<Finished>>,
     /// A file the run appends a line per finished test to, and the reader of its lines.
@@ -190,7 +190,7 @@ pub struct StepWatch {
     label: String,
     /// What runs, as a heartbeat names it (`pytest`, `setup \`npm ci\``).
     what: String,
-    source: Source,
+    source: FinishedLines,
     /// The requested ids, in order; empty for a step that runs no tests.
     ids: Vec<String>,
     /// Finished and requested over the whole phase this step is part of (a runner's bound
@@ -217,7 +217,7 @@ impl StepWatch {
         side: Side,
         label: String,
         what: String,
-        source: Source,
+        source: FinishedLines,
         ids: Vec<String>,
         done: usize,
         total: usize,

@@ -111,7 +111,7 @@ impl Ctx<'_> {
         let watch = self.step_watch(
             side,
             "the seeding of the target dir".into(),
-            progress::Source::default(),
+            progress::FinishedLines::default(),
             &[],
         );
         progress::step(watch.as_ref(), || {

@@ -224,7 +224,7 @@ impl Ctx<'_> {
         &self,
         side: Side,
         what: String,
-        source: progress::Source,
+        source: progress::FinishedLines,
         ids: &[String],
     ) -> Option<std::rc::Rc<std::cell::RefCell<progress::StepWatch>>> {
         let live = self.input.live.clone()?;
@@ -390,7 +390,7 @@ impl Ctx<'_> {
         let watch = self.step_watch(
             side,
             format!("setup `{setup}`"),
-            progress::Source::default(),
+            progress::FinishedLines::default(),
             &[],
         );
         let confine = process::Confine::Sandboxed(&ctx.jail);

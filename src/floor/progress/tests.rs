@@ -212,12 +212,12 @@ fn the_pytest_plugin_file_is_read_as_it_grows_and_its_last_line_at_the_end() {
         Side::Head,
         "head e295e43".into(),
         "pytest".into(),
-        Source {
+        FinishedLines {
             file: Some((
                 file.clone(),
                 crate::floor::runners::pytest::progress::parse_pytest,
             )),
-            ..Source::default()
+            ..FinishedLines::default()
         },
         ids(&["t.py::a", "t.py::b"]),
         0,

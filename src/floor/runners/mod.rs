@@ -452,8 +452,8 @@ pub trait Runner: Send + Sync {
 
     /// What the runner's test run streams that tells which tests finished, in `ctx`.
     #[cfg(feature = "claim-check")]
-    fn progress(&self, _ctx: &RunCtx) -> crate::floor::progress::Source {
-        crate::floor::progress::Source::default()
+    fn progress(&self, _ctx: &RunCtx) -> crate::floor::progress::FinishedLines {
+        crate::floor::progress::FinishedLines::default()
     }
 }
 

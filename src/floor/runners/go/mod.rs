@@ -61,7 +61,7 @@ use super::{
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 use crate::floor::harness::Family;
-use crate::floor::progress::Source;
+use crate::floor::progress::FinishedLines;
 
 /// `go`: a runner rooted at each `go.mod` of head.
 pub const REGISTERED: Registered = Registered {
@@ -163,7 +163,7 @@ impl Runner for GoTest {
         })
     }
 
-    fn progress(&self, _ctx: &RunCtx) -> Source {
+    fn progress(&self, _ctx: &RunCtx) -> FinishedLines {
         progress::source()
     }
 }

@@ -1,16 +1,16 @@
 //! What `go test -json` streams: its pass, fail and skip events with their `Elapsed`.
 
-use crate::floor::progress::{Finished, Shown, Source};
+use crate::floor::progress::{Finished, FinishedLines, Shown};
 use crate::process::Stream;
 
 /// What a `go test -json` run streams.
-pub fn source() -> Source {
-    Source {
+pub fn source() -> FinishedLines {
+    FinishedLines {
         line: Some(|stream, line| match stream {
             Stream::Stdout => parse_go_json(line),
             Stream::Stderr => None,
         }),
-        ..Source::default()
+        ..FinishedLines::default()
     }
 }
 

@@ -37,7 +37,7 @@ use super::{
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 use crate::floor::harness::Family;
-use crate::floor::progress::Source;
+use crate::floor::progress::FinishedLines;
 use tool::{describe, find_pytest, PytestCommand};
 
 use run::progress_path;
@@ -137,7 +137,7 @@ impl Runner for Pytest {
         format!("{}pytest {id}", cd_prefix(&self.config))
     }
 
-    fn progress(&self, ctx: &RunCtx) -> Source {
+    fn progress(&self, ctx: &RunCtx) -> FinishedLines {
         progress::source(ctx)
     }
 }

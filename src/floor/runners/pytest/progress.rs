@@ -1,14 +1,14 @@
 //! pytest's progress: the floor's plugin appends a JSON line per finished test to a file in the
 //! scratch directory, read while the run goes on (pytest's own output stays as it was).
 
-use crate::floor::progress::{Finished, Shown, Source};
+use crate::floor::progress::{Finished, FinishedLines, Shown};
 use crate::floor::runners::RunCtx;
 
 /// What a pytest run streams: the plugin's file.
-pub fn source(ctx: &RunCtx) -> Source {
-    Source {
+pub fn source(ctx: &RunCtx) -> FinishedLines {
+    FinishedLines {
         file: Some((super::progress_path(ctx), parse_pytest)),
-        ..Source::default()
+        ..FinishedLines::default()
     }
 }
 

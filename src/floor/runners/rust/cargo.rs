@@ -44,7 +44,7 @@ use super::{check_cargo, split_args, under_tests_dir, RustItems};
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 use crate::floor::harness::Family;
-use crate::floor::progress::Source;
+use crate::floor::progress::FinishedLines;
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::registered::{Detect, Registered};
 use crate::floor::runners::{
@@ -111,7 +111,7 @@ impl Runner for CargoTest {
         super::fetch(dir, probe, timeout)
     }
 
-    fn progress(&self, _ctx: &RunCtx) -> Source {
+    fn progress(&self, _ctx: &RunCtx) -> FinishedLines {
         super::progress::libtest_source()
     }
 

@@ -53,7 +53,7 @@ use super::{check_cargo, under_tests_dir, RustItems};
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 use crate::floor::harness::Family;
-use crate::floor::progress::Source;
+use crate::floor::progress::FinishedLines;
 use crate::floor::runners::contract::NEXTEST;
 use crate::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
@@ -298,7 +298,7 @@ impl Runner for Nextest {
         super::fetch(dir, probe, timeout)
     }
 
-    fn progress(&self, _ctx: &RunCtx) -> Source {
+    fn progress(&self, _ctx: &RunCtx) -> FinishedLines {
         super::progress::nextest_source()
     }
 

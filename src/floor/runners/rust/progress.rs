@@ -2,29 +2,29 @@
 //! floor runs one test at a time, so the time since the line before is the test's), and
 //! nextest's status lines on stderr.
 
-use crate::floor::progress::{Finished, Shown, Source};
+use crate::floor::progress::{Finished, FinishedLines, Shown};
 use crate::process::Stream;
 
 /// What `cargo test` streams: libtest's lines, named without the binary id.
-pub fn libtest_source() -> Source {
-    Source {
+pub fn libtest_source() -> FinishedLines {
+    FinishedLines {
         line: Some(|stream, line| match stream {
             Stream::Stdout => parse_libtest(line),
             Stream::Stderr => None,
         }),
         bare_names: true,
-        ..Source::default()
+        ..FinishedLines::default()
     }
 }
 
 /// What `cargo nextest run` streams: its status lines.
-pub fn nextest_source() -> Source {
-    Source {
+pub fn nextest_source() -> FinishedLines {
+    FinishedLines {
         line: Some(|stream, line| match stream {
             Stream::Stderr => parse_nextest(line),
             Stream::Stdout => None,
         }),
-        ..Source::default()
+        ..FinishedLines::default()
     }
 }
 
