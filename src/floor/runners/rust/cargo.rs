@@ -31,25 +31,22 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::binary::{toolchain_lib_dirs, TestBinary};
 use super::build::{build_selected, build_tests, Build, CargoMessages};
 use super::cargo_meta::exec;
 use super::cargo_targets::{self, workspace_members};
 use super::libtest::{judge_libtest, panic_kind, panic_messages, parse_libtest, parse_terse_list};
-use super::{check_cargo, split_args, under_tests_dir, RustItems};
+use super::{check_cargo, split_args};
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
-use crate::floor::harness::Family;
 use crate::floor::progress::FinishedLines;
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::registered::{Detect, Registered};
 use crate::floor::runners::{
-    cd_prefix, BuildFailure, Fetch, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport,
-    Runner, TestCase, TestItems,
+    cd_prefix, BuildFailure, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport, Runner,
+    TestCase,
 };
 
 /// `cargo`: a runner at the repository's root when head has a `Cargo.toml` there.
@@ -72,6 +69,8 @@ impl CargoTest {
 }
 
 impl Runner for CargoTest {
+    rust_family!();
+
     fn config(&self) -> &RunnerConfig {
         &self.config
     }
@@ -80,35 +79,12 @@ impl Runner for CargoTest {
         check_cargo()
     }
 
-    /// Any file under a directory named `tests` (integration tests, their modules and fixtures),
-    /// at the crate root or anywhere below it (a workspace member's `tests/`, `src/tests/` unit
-    /// test modules). Nothing else: unit tests live inside source files, which are the change.
-    fn is_test_file(&self, rel_path: &str) -> bool {
-        under_tests_dir(rel_path)
-    }
-
-    fn items(&self) -> &dyn TestItems {
-        &RustItems
-    }
-
-    fn family(&self) -> Family {
-        Family::Rust
-    }
-
     fn reproduce(&self, id: &str) -> String {
         super::reproduce(&cd_prefix(&self.config), id, false)
     }
 
     fn version_probes(&self) -> &'static [&'static [&'static str]] {
         super::VERSION_PROBES
-    }
-
-    fn cargo_target(&self) -> bool {
-        true
-    }
-
-    fn fetch(&self, dir: &Path, probe: &Probe, timeout: Duration) -> Option<Fetch> {
-        super::fetch(dir, probe, timeout)
     }
 
     fn progress(&self, _ctx: &RunCtx) -> FinishedLines {
@@ -282,14 +258,7 @@ fn scoped_build(
         return None;
     }
     let (packages, members) = cargo_targets::workspace(ctx, &mut report.invocations).ok()?;
-    let files: Vec<String> = files
-        .iter()
-        .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
-        .collect();
-    let cargo_targets::Selection::Targets(targets) = cargo_targets::select(&packages, &files)
-    else {
-        return None;
-    };
+    let targets = cargo_targets::select_in(ctx, &packages, files)?;
     if targets.is_empty() {
         return Some(Ok(Vec::new()));
     }

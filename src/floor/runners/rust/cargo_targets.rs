@@ -94,6 +94,19 @@ pub enum Selection {
     Targets(Vec<Selected>),
 }
 
+/// [`select`] for files named relative to the runner's directory (`ctx.dir`), as a scoped
+/// listing receives them: `None` where a file could not be placed (list everything).
+pub fn select_in(ctx: &RunCtx, packages: &[Package], files: &[String]) -> Option<Vec<Selected>> {
+    let files: Vec<String> = files
+        .iter()
+        .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
+        .collect();
+    match select(packages, &files) {
+        Selection::Targets(targets) => Some(targets),
+        Selection::Everything => None,
+    }
+}
+
 /// The targets that hold `files` (relative to the worktree), by the rules in the module doc.
 pub fn select(packages: &[Package], files: &[String]) -> Selection {
     let mut chosen: BTreeSet<(usize, usize)> = BTreeSet::new();

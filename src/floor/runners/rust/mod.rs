@@ -18,6 +18,40 @@
 //! `<package>::<kind>/<name>` for bins, examples and benches (`fx-crate::bin/tool`). Doctests are
 //! not listed or run.
 
+/// The `Runner` methods both Rust runners answer alike: their test files (any file under a
+/// directory named `tests`: integration tests, their modules and fixtures, at the crate root or
+/// anywhere below it; unit tests live inside source files, which are the change), their test
+/// items, their family, a cargo target directory of their own and `cargo fetch` before the
+/// sandbox closes.
+macro_rules! rust_family {
+    () => {
+        fn is_test_file(&self, rel_path: &str) -> bool {
+            $crate::floor::runners::rust::under_tests_dir(rel_path)
+        }
+
+        fn items(&self) -> &dyn $crate::floor::runners::TestItems {
+            &$crate::floor::runners::rust::RustItems
+        }
+
+        fn family(&self) -> $crate::floor::harness::Family {
+            $crate::floor::harness::Family::Rust
+        }
+
+        fn cargo_target(&self) -> bool {
+            true
+        }
+
+        fn fetch(
+            &self,
+            dir: &std::path::Path,
+            probe: &$crate::floor::runners::Probe,
+            timeout: std::time::Duration,
+        ) -> Option<$crate::floor::runners::Fetch> {
+            $crate::floor::runners::rust::fetch(dir, probe, timeout)
+        }
+    };
+}
+
 pub mod binary;
 pub mod build;
 pub mod cargo;

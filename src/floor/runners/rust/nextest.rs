@@ -39,7 +39,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,19 +48,18 @@ use serde_json::Value;
 use super::build::{classify_build, in_target_order, parse_cargo_messages, Build};
 use super::cargo_meta::exec;
 use super::cargo_targets;
+use super::check_cargo;
 use super::libtest::output_failure_kind;
-use super::{check_cargo, under_tests_dir, RustItems};
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
-use crate::floor::harness::Family;
 use crate::floor::progress::FinishedLines;
 use crate::floor::runners::contract::NEXTEST;
 use crate::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use crate::floor::runners::kit::{exit_problem, join_problems, worktree_relative};
 use crate::floor::runners::registered::{Detect, Registered};
 use crate::floor::runners::{
-    cd_prefix, BuildFailure, Fetch, Invocation, ListReport, ListScope, Outcome, Probe, RunCtx,
-    RunReport, Runner, TestCase, TestItems,
+    cd_prefix, BuildFailure, Invocation, ListReport, ListScope, Outcome, Probe, RunCtx, RunReport,
+    Runner, TestCase,
 };
 
 /// The profile we define in our tool config.
@@ -96,14 +95,7 @@ impl Nextest {
         }
         let mut report = ListReport::default();
         let packages = cargo_targets::workspace_packages(ctx, &mut report.invocations).ok()?;
-        let files: Vec<String> = files
-            .iter()
-            .filter_map(|f| worktree_relative(ctx, &ctx.dir.join(f)))
-            .collect();
-        let cargo_targets::Selection::Targets(targets) = cargo_targets::select(&packages, &files)
-        else {
-            return None;
-        };
+        let targets = cargo_targets::select_in(ctx, &packages, files)?;
         let mut by_package: BTreeMap<usize, Vec<&cargo_targets::Selected>> = BTreeMap::new();
         for t in &targets {
             by_package.entry(t.package).or_default().push(t);
@@ -249,6 +241,8 @@ impl Nextest {
 }
 
 impl Runner for Nextest {
+    rust_family!();
+
     fn config(&self) -> &RunnerConfig {
         &self.config
     }
@@ -265,19 +259,6 @@ impl Runner for Nextest {
         }
     }
 
-    /// The same rule as the `cargo test` adapter: any file under a directory named `tests`.
-    fn is_test_file(&self, rel_path: &str) -> bool {
-        under_tests_dir(rel_path)
-    }
-
-    fn items(&self) -> &dyn TestItems {
-        &RustItems
-    }
-
-    fn family(&self) -> Family {
-        Family::Rust
-    }
-
     fn reproduce(&self, id: &str) -> String {
         super::reproduce(&cd_prefix(&self.config), id, true)
     }
@@ -288,14 +269,6 @@ impl Runner for Nextest {
             &["cargo", "-V"],
             &["cargo", "nextest", "--version"],
         ]
-    }
-
-    fn cargo_target(&self) -> bool {
-        true
-    }
-
-    fn fetch(&self, dir: &Path, probe: &Probe, timeout: Duration) -> Option<Fetch> {
-        super::fetch(dir, probe, timeout)
     }
 
     fn progress(&self, _ctx: &RunCtx) -> FinishedLines {
