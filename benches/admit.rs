@@ -134,7 +134,7 @@ fn main() {
             "verified": true,
         });
         let deny_ms = median_ms(n, || {
-            black_box(rego.deny(&input).unwrap_or_else(|e| fail(&e)));
+            black_box(rego.deny(&input).unwrap_or_else(|e| fail(&e.to_string())));
         });
         println!(
             "  admit: {} alone (deny over the input)  {deny_ms:>8.3} ms",

@@ -315,22 +315,35 @@ pub fn base_cache_stored(result: Option<&ResultDocument<'_>>) -> bool {
         .is_some_and(|u| u.state == crate::format::floor::BaseCacheState::Stored)
 }
 
+/// Why the job fails (the Action's gate step prints it).
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error("claim-check did not reach a verdict (exit {0}); see the log above")]
+    NoVerdict(i32),
+    #[error("`{0}` is not a verdict: the run's outputs are incomplete")]
+    NotVerdict(String),
+    #[error("the verdict {verdict} does not go with exit code {exit_code}")]
+    Mismatch { verdict: String, exit_code: i32 },
+    /// `fail-on` lists something that is not a verdict (what).
+    #[error("fail-on lists `{0}`, which is not a verdict (READY, READY WITH GAPS, INCONCLUSIVE, BLOCKED)")]
+    FailOn(String),
+    #[error("the verdict is {verdict}, and fail-on lists it ({fail_on})")]
+    Fails { verdict: String, fail_on: String },
+}
+
 /// Whether the job fails: an error exit (2, 3, or any unknown code), or a verdict in `fail_on`.
-pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, String> {
+pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, GateError> {
     if !matches!(exit_code, 0 | 1 | 4) {
-        return Err(format!(
-            "claim-check did not reach a verdict (exit {exit_code}); see the log above"
-        ));
+        return Err(GateError::NoVerdict(exit_code));
     }
     let Some(v) = crate::verdict::Verdict::parse(verdict) else {
-        return Err(format!(
-            "`{verdict}` is not a verdict: the run's outputs are incomplete"
-        ));
+        return Err(GateError::NotVerdict(verdict.to_string()));
     };
     if v.exit_code() != exit_code {
-        return Err(format!(
-            "the verdict {verdict} does not go with exit code {exit_code}"
-        ));
+        return Err(GateError::Mismatch {
+            verdict: verdict.to_string(),
+            exit_code,
+        });
     }
     let listed: Vec<String> = fail_on
         .split(',')
@@ -342,14 +355,13 @@ pub fn gate(verdict: &str, exit_code: i32, fail_on: &str) -> Result<String, Stri
         .iter()
         .find(|v| crate::verdict::Verdict::parse(v).is_none())
     {
-        return Err(format!(
-            "fail-on lists `{bad}`, which is not a verdict (READY, READY WITH GAPS, INCONCLUSIVE, BLOCKED)"
-        ));
+        return Err(GateError::FailOn(bad.clone()));
     }
     if listed.iter().any(|v| v == verdict) {
-        Err(format!(
-            "the verdict is {verdict}, and fail-on lists it ({fail_on})"
-        ))
+        Err(GateError::Fails {
+            verdict: verdict.to_string(),
+            fail_on: fail_on.to_string(),
+        })
     } else {
         Ok(format!(
             "the verdict is {verdict}; fail-on ({fail_on}) lets it pass"
@@ -718,6 +730,7 @@ mod tests {
         assert!(gate("ERROR", 3, "BLOCKED").is_err());
         assert!(gate("READY", 0, "BLOCKD")
             .unwrap_err()
+            .to_string()
             .contains("not a verdict"));
     }
 

@@ -810,11 +810,16 @@ Exit codes:
      that would drop every criterion
   3  engine crash";
 
+/// A `--min-confidence` that is no number from 0 to 1 (as given).
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a number from 0 to 1 (e.g. 0.8)")]
+struct ConfidenceError(String);
+
 /// `--min-confidence`: a number from 0 to 1.
-fn confidence(s: &str) -> Result<f64, String> {
+fn confidence(s: &str) -> Result<f64, ConfidenceError> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
-        _ => Err(format!("`{s}` is not a number from 0 to 1 (e.g. 0.8)")),
+        _ => Err(ConfidenceError(s.to_string())),
     }
 }
 

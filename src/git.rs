@@ -675,13 +675,13 @@ impl Git {
 
     /// Checks out `paths` as `commit` holds them into this checkout (`git checkout <commit> --
     /// <paths>`), a few hundred at a time; `Err` carries git's message.
-    pub fn checkout_paths(&self, commit: &CommitId, paths: &[String]) -> Result<(), String> {
+    pub fn checkout_paths(&self, commit: &CommitId, paths: &[String]) -> Result<(), CheckoutError> {
         for chunk in paths.chunks(200) {
             let mut args: Vec<String> = vec!["checkout".into(), commit.to_string(), "--".into()];
             args.extend(chunk.iter().cloned());
-            let out = self.run(&args).map_err(|e| e.to_string())?;
+            let out = self.run(&args).map_err(CheckoutError::Run)?;
             if !out.ok {
-                return Err(out.stderr);
+                return Err(CheckoutError::Git(out.stderr));
             }
         }
         Ok(())
@@ -934,6 +934,17 @@ impl<'a> CommitTrees<'a> {
         });
         tree.as_ref()?.text(path)
     }
+}
+
+/// Why `git checkout <commit> -- <paths>` did not check the paths out.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckoutError {
+    /// git could not be run.
+    #[error("{0}")]
+    Run(Error),
+    /// git ran and refused: its message.
+    #[error("{0}")]
+    Git(String),
 }
 
 #[cfg(test)]

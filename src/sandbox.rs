@@ -161,18 +161,18 @@ impl Sandbox {
     /// which restricts itself as a command would be and says what held. `require` without the
     /// filesystem rules, `no_new_privs` and the ptrace restriction is an error that says what
     /// is missing.
-    pub fn probe(mode: Mode, helper: &Path) -> Result<Sandbox, String> {
+    pub fn probe(mode: Mode, helper: &Path) -> Result<Sandbox, ProbeError> {
         if mode == Mode::Off {
             return Ok(Sandbox::off());
         }
-        let inactive = |why: String, as_root: bool| Sandbox {
+        let inactive = |why: ProbeError, as_root: bool| Sandbox {
             mode,
             active: false,
             enforced: Enforced {
                 as_root,
                 ..Enforced::default()
             },
-            unavailable: Some(why),
+            unavailable: Some(why.to_string()),
         };
         match run_probe(helper) {
             Ok(enforced)
@@ -191,11 +191,10 @@ impl Sandbox {
                     .into_iter()
                     .filter(|m| !m.starts_with("signal") && !m.starts_with("abstract"))
                     .collect();
-                let why = format!(
-                    "the kernel cannot sandbox the floor's commands (Landlock ABI {}): no {}",
-                    enforced.landlock_abi,
-                    missing.join(", no ")
-                );
+                let why = ProbeError::Kernel {
+                    abi: enforced.landlock_abi,
+                    missing: missing.join(", no "),
+                };
                 match mode {
                     Mode::Require => Err(why),
                     _ => Ok(inactive(why, enforced.as_root)),
@@ -378,24 +377,51 @@ pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
+/// Why the kernel's sandbox is not used: the helper did not start or answer, or the kernel
+/// enforces too little. An error under `--sandbox require`, a note otherwise.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("the sandbox helper {} did not start: {source}", helper.display())]
+    Start {
+        helper: PathBuf,
+        source: std::io::Error,
+    },
+    /// The helper failed: the last line it printed on stderr.
+    #[error("the sandbox helper {} could not restrict itself: {why}", helper.display())]
+    Restrict { helper: PathBuf, why: String },
+    #[error("the sandbox helper answered `{line}`: {source}")]
+    Answer {
+        line: String,
+        source: serde_json::Error,
+    },
+    /// What the kernel lacks (joined by ", no ").
+    #[error("the kernel cannot sandbox the floor's commands (Landlock ABI {abi}): no {missing}")]
+    Kernel { abi: u32, missing: String },
+}
+
 /// The helper's answer to `--probe`, or why there is none.
-fn run_probe(helper: &Path) -> Result<Enforced, String> {
+fn run_probe(helper: &Path) -> Result<Enforced, ProbeError> {
     let out = Command::new(helper)
         .args([HELPER_ARG, PROTOCOL, "--probe"])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("the sandbox helper {} did not start: {e}", helper.display()))?;
+        .map_err(|source| ProbeError::Start {
+            helper: helper.to_path_buf(),
+            source,
+        })?;
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().find(|l| l.starts_with('{')).unwrap_or("");
     if !out.status.success() || line.is_empty() {
         let why = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "the sandbox helper {} could not restrict itself: {}",
-            helper.display(),
-            why.lines().last().unwrap_or("no answer").trim()
-        ));
+        return Err(ProbeError::Restrict {
+            helper: helper.to_path_buf(),
+            why: why.lines().last().unwrap_or("no answer").trim().to_string(),
+        });
     }
-    serde_json::from_str(line).map_err(|e| format!("the sandbox helper answered `{line}`: {e}"))
+    serde_json::from_str(line).map_err(|source| ProbeError::Answer {
+        line: line.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]

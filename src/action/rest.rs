@@ -43,13 +43,34 @@ pub struct Api {
     pub(super) runtime: tokio::runtime::Runtime,
 }
 
+/// Why no client for GitHub's API was made. Never carries the token.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("GITHUB_API_URL `{base}` is not a URL: {source}")]
+    Url {
+        base: String,
+        source: <reqwest::Url as std::str::FromStr>::Err,
+    },
+    /// Not HTTPS, and not a loopback address (the URL as given).
+    #[error("GITHUB_API_URL `{0}` is not HTTPS, and the token is not sent in the clear")]
+    NotHttps(String),
+    #[error("the token is not a header value (a line break or a control character in it)")]
+    Token,
+    #[error("the HTTP client: {0}")]
+    Client(reqwest::Error),
+    #[error("the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
 impl Api {
     /// A client for `api_url` (`GITHUB_API_URL`) sending `token`; `Err` says why not, without
     /// the token.
-    pub fn new(api_url: &str, token: &str) -> Result<Api, String> {
+    pub fn new(api_url: &str, token: &str) -> Result<Api, ApiError> {
         let base = api_url.trim().trim_end_matches('/').to_string();
-        let url = reqwest::Url::parse(&base)
-            .map_err(|e| format!("GITHUB_API_URL `{base}` is not a URL: {e}"))?;
+        let url = reqwest::Url::parse(&base).map_err(|source| ApiError::Url {
+            base: base.clone(),
+            source,
+        })?;
         let loopback = url.host_str().is_some_and(|h| {
             h == "localhost"
                 || h.trim_start_matches('[')
@@ -60,17 +81,10 @@ impl Api {
         match url.scheme() {
             "https" => {}
             "http" if loopback => {}
-            _ => {
-                return Err(format!(
-                    "GITHUB_API_URL `{base}` is not HTTPS, and the token is not sent in the clear"
-                ))
-            }
+            _ => return Err(ApiError::NotHttps(base)),
         }
-        let mut auth =
-            reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                "the token is not a header value (a line break or a control character in it)"
-                    .to_string()
-            })?;
+        let mut auth = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| ApiError::Token)?;
         auth.set_sensitive(true);
         let mut headers = reqwest::header::HeaderMap::new();
         headers.insert(reqwest::header::AUTHORIZATION, auth);
@@ -89,11 +103,11 @@ impl Api {
             // A redirect could carry the token elsewhere; GitHub's API answers where it is asked.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| format!("the HTTP client: {e}"))?;
+            .map_err(ApiError::Client)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("the async runtime: {e}"))?;
+            .map_err(ApiError::Runtime)?;
         Ok(Api {
             base,
             client,

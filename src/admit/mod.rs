@@ -535,7 +535,7 @@ impl Admission<'_> {
         }
 
         match age_seconds(&statement.predicate.time_verified, self.now) {
-            Err(why) => d.fail("age", why),
+            Err(why) => d.fail("age", why.to_string()),
             Ok(age) if age < -CLOCK_SKEW_SECONDS => d.fail(
                 "age",
                 format!(
@@ -712,10 +712,20 @@ fn fusion_version(policy: &str) -> Option<u32> {
     policy.strip_prefix('v')?.parse().ok()
 }
 
+/// A `timeVerified` that is no RFC 3339 time.
+#[derive(Debug, thiserror::Error)]
+#[error("timeVerified `{given}` is not RFC 3339: {source}")]
+struct TimeError {
+    given: String,
+    source: time::error::Parse,
+}
+
 /// Seconds from `timeVerified` to `now` (negative when it lies in the future).
-fn age_seconds(time_verified: &str, now: OffsetDateTime) -> Result<i64, String> {
-    let t = OffsetDateTime::parse(time_verified, &Rfc3339)
-        .map_err(|e| format!("timeVerified `{time_verified}` is not RFC 3339: {e}"))?;
+fn age_seconds(time_verified: &str, now: OffsetDateTime) -> Result<i64, TimeError> {
+    let t = OffsetDateTime::parse(time_verified, &Rfc3339).map_err(|source| TimeError {
+        given: time_verified.to_string(),
+        source,
+    })?;
     Ok((now - t).whole_seconds())
 }
 

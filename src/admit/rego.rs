@@ -44,6 +44,23 @@ pub mod limits;
 const PACKAGE: &str = "data.shipmoor.admit";
 const DENY_RULE: &str = "data.shipmoor.admit.deny";
 
+/// Why the module's `deny` could not be evaluated for an input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DenyError {
+    /// The engine's error, on one line.
+    #[error("{0}")]
+    Failed(String),
+    /// Where evaluation stood when its time limit stopped it.
+    #[error("stopped at its time limit: {0}; {TIME_HELP}")]
+    Stopped(String),
+    /// `deny` evaluated to something other than a set (as JSON).
+    #[error(
+        "`{DENY_RULE}` must be a set of messages (`deny contains msg if {{ … }}`), \
+                     found {0}"
+    )]
+    NotSet(String),
+}
+
 const DENY_EXAMPLE: &str =
     "deny contains msg if { input.age_seconds > 86400; msg := \"older than a day\" }";
 
@@ -242,27 +259,21 @@ impl RegoPolicy {
     /// admission (input, cached rule values) reaches the next. The copy shares the compiled
     /// modules by reference count (under a microsecond); converting the input into regorus's
     /// values is most of a call, about 40 µs for a real statement in a release build.
-    pub fn deny(&self, input: &serde_json::Value) -> Result<Vec<String>, String> {
+    pub fn deny(&self, input: &serde_json::Value) -> Result<Vec<String>, DenyError> {
         let value = match evaluate(&self.engine, regorus::Value::from(input.clone())) {
             Ok(value) => value,
-            Err(Evaluation::Failed(e)) => return Err(one_line(&e.to_string())),
+            Err(Evaluation::Failed(e)) => return Err(DenyError::Failed(one_line(&e.to_string()))),
             Err(Evaluation::Stopped(stopped)) => {
-                return Err(format!(
-                    "stopped at its time limit: {}; {TIME_HELP}",
-                    stopped_text(&stopped, "evaluating `deny`")
-                ))
+                return Err(DenyError::Stopped(stopped_text(
+                    &stopped,
+                    "evaluating `deny`",
+                )))
             }
         };
         let members: Vec<&regorus::Value> = match &value {
             regorus::Value::Undefined => Vec::new(),
             regorus::Value::Set(set) => set.iter().collect(),
-            other => {
-                return Err(format!(
-                    "`{DENY_RULE}` must be a set of messages (`deny contains msg if {{ … }}`), \
-                     found {}",
-                    json_text(other)
-                ))
-            }
+            other => return Err(DenyError::NotSet(json_text(other))),
         };
         let mut messages: Vec<String> = members
             .into_iter()

@@ -35,8 +35,8 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig,
+    CallToolResult, ContentBlock, Implementation, IntoContents, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler, ServiceExt};
@@ -211,7 +211,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<ClaimCheckInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<Summary>, String> {
+    ) -> Result<Json<Summary>, ToolError> {
         self.claim_check_run(input, context)
             .await
             .map_err(|e| self.say("claim_check", &e))
@@ -221,12 +221,16 @@ impl Server {
         &self,
         input: ClaimCheckInput,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<Summary>, String> {
+    ) -> Result<Json<Summary>, ToolError> {
         if let Some(runs) = input.runs.filter(|r| !(1..=20).contains(r)) {
-            return Err(format!("`runs` is {runs}: it takes 1 to 20"));
+            return Err(ToolError::from(format!(
+                "`runs` is {runs}: it takes 1 to 20"
+            )));
         }
         if input.timeout_seconds == Some(0) {
-            return Err("`timeout_seconds` is 0: it takes 1 or more".to_string());
+            return Err(ToolError::from(
+                "`timeout_seconds` is 0: it takes 1 or more",
+            ));
         }
         let repo = self.repo_of(input.repo.as_deref());
         let mut args = args(&["claim-check", "--format", "json"], &repo);
@@ -249,14 +253,13 @@ impl Server {
         push_opt(&mut args, "--timeout", timeout.as_deref());
         let ran = call(&repo, args, None, &context).await?;
         if ran.cancelled {
-            return Err(
-                "cancelled: the tests were stopped and the worktrees removed; nothing was written"
-                    .to_string(),
-            );
+            return Err(ToolError::from(
+                "cancelled: the tests were stopped and the worktrees removed; nothing was written",
+            ));
         }
         Summary::from_run(ran.exit_code, &ran.stdout)
             .map(Json)
-            .ok_or_else(|| ran.message())
+            .ok_or_else(|| ToolError::from(ran.message()))
     }
 
     /// Each criterion's tag, and where each is already used.
@@ -276,7 +279,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<TagsInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let repo = self.repo_of(input.repo.as_deref());
         let mut args = args(
             &["acceptance", "tags", "--format", "json", "--where"],
@@ -306,7 +309,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<InitInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let repo = self.repo_of(input.repo.as_deref());
         let mut args = args(&["acceptance", "init"], &repo);
         let text = input.text.map(String::into_bytes);
@@ -341,7 +344,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<DeriveInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let repo = self.repo_of(input.repo.as_deref());
         let mut args = args(&["acceptance", "derive", "--from", "-"], &repo);
         if input.force {
@@ -372,7 +375,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<ExplainInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let repo = self.repo_of(input.repo.as_deref());
         let mut args = args(&["explain", "--format", "json"], &repo);
         args.push("--".into());
@@ -398,7 +401,7 @@ impl Server {
         &self,
         Parameters(input): Parameters<ReplayInput>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ToolError> {
         let repo = self.repo_of(input.repo.as_deref());
         let attestation = input
             .attestation
@@ -438,11 +441,11 @@ impl ServerHandler for Server {
 
 impl Server {
     /// A tool's error, in the tool's words.
-    fn say(&self, tool: &str, message: &str) -> String {
-        match self.words.get(tool) {
-            Some(words) => words.speak(message),
-            None => message.to_string(),
-        }
+    fn say(&self, tool: &str, message: &ToolError) -> ToolError {
+        ToolError(match self.words.get(tool) {
+            Some(words) => words.speak(&message.0),
+            None => message.0.clone(),
+        })
     }
 
     /// A call's repository: as given (relative to the server's), else the server's.
@@ -542,6 +545,29 @@ pub fn tool_words(own_flags: OwnFlags) -> BTreeMap<&'static str, Words> {
         .collect()
 }
 
+/// A tool's error as the agent reads it: the call's result, marked an error, holding this text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(String);
+
+impl From<String> for ToolError {
+    fn from(text: String) -> Self {
+        ToolError(text)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(text: &str) -> Self {
+        ToolError(text.to_string())
+    }
+}
+
+impl IntoContents for ToolError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(self.0)]
+    }
+}
+
 /// A command's arguments: `fixed`, then `--repo REPO`.
 fn args(fixed: &[&str], repo: &Path) -> Vec<OsString> {
     let mut args: Vec<OsString> = fixed.iter().map(OsString::from).collect();
@@ -563,7 +589,7 @@ async fn call(
     args: Vec<OsString>,
     input: Option<Vec<u8>>,
     context: &RequestContext<RoleServer>,
-) -> Result<Ran, String> {
+) -> Result<Ran, ToolError> {
     let token = context.meta.get_progress_token();
     let peer = context.peer.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -602,17 +628,17 @@ async fn call(
         .await
     };
     let (ran, ()) = tokio::join!(run, notifier);
-    ran.map_err(|e| format!("could not start shipmoor: {e}"))
+    ran.map_err(|e| ToolError::from(format!("could not start shipmoor: {e}")))
 }
 
 /// A command's JSON document as the structured result, or its message as a tool error.
-fn document(ran: Ran) -> Result<CallToolResult, String> {
+fn document(ran: Ran) -> Result<CallToolResult, ToolError> {
     if ran.cancelled {
-        return Err("cancelled: nothing was written".to_string());
+        return Err(ToolError::from("cancelled: nothing was written"));
     }
     match serde_json::from_slice::<serde_json::Value>(&ran.stdout) {
         Ok(v) if !is_error_document(&v) => Ok(CallToolResult::structured(v)),
-        _ => Err(ran.message()),
+        _ => Err(ToolError::from(ran.message())),
     }
 }
 
@@ -626,9 +652,9 @@ async fn written(
     repo: &Path,
     ran: Ran,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, String> {
+) -> Result<CallToolResult, ToolError> {
     if ran.exit_code != Some(0) {
-        return Err(ran.message());
+        return Err(ToolError::from(ran.message()));
     }
     let said = String::from_utf8_lossy(&ran.stdout).trim().to_string();
     let args = args(&["acceptance", "tags", "--format", "json"], repo);
@@ -644,19 +670,28 @@ async fn written(
     Ok(result)
 }
 
+/// Why the MCP server did not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    Runtime(std::io::Error),
+    #[error("the MCP session did not start: {0}")]
+    Session(Box<rmcp::service::ServerInitializeError>),
+}
+
 /// Serves on stdin and stdout until the client closes the connection; then every run still
 /// going is stopped (see the module doc).
-pub fn serve(repo: PathBuf, own_flags: OwnFlags) -> Result<(), String> {
+pub fn serve(repo: PathBuf, own_flags: OwnFlags) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(ServeError::Runtime)?;
     runtime.block_on(async move {
         let (stdin, stdout) = rmcp::transport::stdio();
         let service = Server::new(repo, own_flags)
             .serve(Lines::new(stdin, stdout))
             .await
-            .map_err(|e| format!("the MCP session did not start: {e}"))?;
+            .map_err(|e| ServeError::Session(Box::new(e)))?;
         let _ = service.waiting().await;
         // The session is over: the calls' tokens are cancelled; wait for their runs to stop.
         crate::process::terminate_own_runs();

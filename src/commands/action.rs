@@ -114,7 +114,7 @@ pub fn run(cmd: ActionCommand) -> Result<i32, Error> {
                 let _ = writeln!(
                     std::io::stdout(),
                     "::error title=Claim Check::{}",
-                    action::escape_data(&msg)
+                    action::escape_data(&msg.to_string())
                 );
                 Ok(1)
             }

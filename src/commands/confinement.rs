@@ -123,7 +123,7 @@ pub(crate) fn probe(mode: Mode) -> Result<Sandbox, Error> {
     Sandbox::probe(mode, &helper).map_err(require_error)
 }
 
-fn require_error(why: String) -> Error {
+fn require_error(why: impl std::fmt::Display) -> Error {
     Error::input(InputError::new(format!("--sandbox require: {why}")).help(
         "run on Linux 5.13 or newer with Landlock enabled (it is on in the kernels of GitHub's hosted runners and of most distributions; `lsm=` on the kernel command line must list landlock), or pass --sandbox auto to run with what this kernel has, or --sandbox off",
     ))

@@ -70,7 +70,7 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
     };
     let response = match read_response(&body) {
         Ok(r) => r,
-        Err(reason) => return abstain(finding, reason),
+        Err(reason) => return abstain(finding, reason.to_string()),
     };
     for (side, said, want) in [
         ("base", &response.base, &asked.request.base),
@@ -146,22 +146,33 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
     }
 }
 
+/// Why a judge's output is no answer: the reason its finding abstains with.
+#[derive(Debug, thiserror::Error)]
+pub enum ResponseError {
+    #[error("malformed output: the judge printed nothing")]
+    Empty,
+    #[error("malformed output: no JSON object in the judge's output")]
+    NoJson,
+    #[error("schema mismatch: {0}")]
+    Schema(serde_json::Error),
+    /// The answer names another schema (the one it names).
+    #[error("schema mismatch: `{0}` where `{RESPONSE_SCHEMA}` is read")]
+    OtherSchema(String),
+}
+
 /// A judge's output read as its answer (steps 2 and 3 of the module doc), or why it is none.
 /// `replay` reads a recorded reply body with this same function.
-pub fn read_response(body: &str) -> Result<Response, String> {
+pub fn read_response(body: &str) -> Result<Response, ResponseError> {
     let Some(value) = extract_json(body) else {
         return Err(if body.trim().is_empty() {
-            "malformed output: the judge printed nothing".to_string()
+            ResponseError::Empty
         } else {
-            "malformed output: no JSON object in the judge's output".to_string()
+            ResponseError::NoJson
         });
     };
-    let response: Response =
-        serde_json::from_value(value).map_err(|e| format!("schema mismatch: {e}"))?;
+    let response: Response = serde_json::from_value(value).map_err(ResponseError::Schema)?;
     if let Some(schema) = response.schema.as_deref().filter(|s| *s != RESPONSE_SCHEMA) {
-        return Err(format!(
-            "schema mismatch: `{schema}` where `{RESPONSE_SCHEMA}` is read"
-        ));
+        return Err(ResponseError::OtherSchema(schema.to_string()));
     }
     Ok(response)
 }

@@ -23,6 +23,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::{Ask, Identity, JudgeSpec, Reply, Transport};
+use crate::error::{IoContext, IoError};
 use crate::evidence::sha256_hex;
 use crate::format::judge::Request;
 use crate::git::{CommitId, Git};
@@ -285,6 +286,16 @@ struct Stamp {
     ctime: (i64, i64),
 }
 
+/// Why no view of the head tree was made for a judge to run in.
+#[derive(Debug, thiserror::Error)]
+enum ViewError {
+    #[error("{0}")]
+    Io(#[from] IoError),
+    /// `git archive` or its unpacking failed (git's error).
+    #[error("{0}")]
+    Export(crate::error::Error),
+}
+
 /// An export of the head tree, read-only, and what it looked like when made.
 struct View {
     root: PathBuf,
@@ -292,15 +303,13 @@ struct View {
 }
 
 impl View {
-    fn make(git: &Git, head: &CommitId, exclude: &[String], dir: &Path) -> Result<View, String> {
+    fn make(git: &Git, head: &CommitId, exclude: &[String], dir: &Path) -> Result<View, ViewError> {
         if dir.exists() {
             make_writable(dir);
-            std::fs::remove_dir_all(dir)
-                .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
+            std::fs::remove_dir_all(dir).at("clear", dir)?;
         }
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        git.export(head, dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir).at("create", dir)?;
+        git.export(head, dir).map_err(ViewError::Export)?;
         let excluded = super::request::exclude_set(exclude);
         for path in stamps(dir).into_keys().filter(|p| excluded.is_match(p)) {
             let p = dir.join(&path);

@@ -29,7 +29,7 @@ fn read_both(input: &[u8]) -> Result<(), String> {
         if let Err(why) = within(20, "reading a judge's answer", || {
             audit::read_response(&body)
         }) {
-            if why.trim().is_empty() {
+            if why.to_string().trim().is_empty() {
                 return Err("an answer refused without a reason".to_string());
             }
         }
@@ -37,7 +37,7 @@ fn read_both(input: &[u8]) -> Result<(), String> {
     if let Err(why) = within(20, "reading proposals", || {
         propose::read_answer(input, "judge", &[])
     }) {
-        if !why.contains("its answer") {
+        if !why.to_string().contains("its answer") {
             return Err(format!("a reason that does not say whose: {why}"));
         }
     }

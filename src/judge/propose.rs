@@ -104,14 +104,44 @@ fn id_for(ac: &str) -> String {
     id.trim_end_matches('-').to_string()
 }
 
+/// Why a judge proposed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ProposeError {
+    #[error("its answer is not {{\"criteria\": [{{\"ac\": …}}]}}: {0}")]
+    Answer(serde_json::Error),
+    #[error("its command is empty")]
+    EmptyCommand,
+    #[error("`{program}` could not be started: {source}")]
+    Start {
+        program: String,
+        source: std::io::Error,
+    },
+    /// It ran longer than its timeout (in seconds).
+    #[error("timeout after {0} s")]
+    Timeout(u64),
+    #[error("output over the limit of {} bytes", OUTPUT_LIMIT)]
+    OverLimit,
+    #[error("it exited with code {0}")]
+    Exit(i32),
+    #[error("it was killed by a signal")]
+    Signal,
+    /// The chat judge's settings, refused (the input error's message).
+    #[error("{0}")]
+    Chat(String),
+    #[error("its answer holds no JSON object")]
+    NoJson,
+    /// The chat judge gave no answer (its reason).
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// The criteria of the judge's answer `stdout` that `derived` does not have.
 pub fn read_answer(
     stdout: &[u8],
     judge: &str,
     derived: &[Derived],
-) -> Result<Vec<Derived>, String> {
-    let answer: Answer = serde_json::from_slice(stdout)
-        .map_err(|e| format!("its answer is not {{\"criteria\": [{{\"ac\": …}}]}}: {e}"))?;
+) -> Result<Vec<Derived>, ProposeError> {
+    let answer: Answer = serde_json::from_slice(stdout).map_err(ProposeError::Answer)?;
     let mut seen: Vec<String> = derived.iter().map(|d| words(&d.ac)).collect();
     let mut out = Vec::new();
     for p in answer.criteria {
@@ -144,13 +174,13 @@ pub fn ask(
     request: Vec<u8>,
     derived: &[Derived],
     jail: &crate::sandbox::Jail,
-) -> Result<Vec<Derived>, String> {
+) -> Result<Vec<Derived>, ProposeError> {
     let argv = match &spec.transport {
         Transport::Command { argv } => argv,
         Transport::Chat { .. } => return ask_chat(spec, &request, derived),
     };
     let Some((program, args)) = argv.split_first() else {
-        return Err("its command is empty".to_string());
+        return Err(ProposeError::EmptyCommand);
     };
     // A relative program path names a file of the repository, as for the judge of a run.
     let mut cmd = if program.contains('/') && !Path::new(program).is_absolute() {
@@ -169,34 +199,41 @@ pub fn ask(
         limits,
         crate::process::Confine::Sandboxed(jail),
     )
-    .map_err(|e| format!("`{program}` could not be started: {e}"))?;
+    .map_err(|source| ProposeError::Start {
+        program: program.clone(),
+        source,
+    })?;
     if ran.timed_out {
-        return Err(format!("timeout after {} s", spec.timeout.as_secs()));
+        return Err(ProposeError::Timeout(spec.timeout.as_secs()));
     }
     if ran.stdout_over_limit {
-        return Err(format!("output over the limit of {OUTPUT_LIMIT} bytes"));
+        return Err(ProposeError::OverLimit);
     }
     if !ran.success() {
         return Err(match ran.exit_code {
-            Some(code) => format!("it exited with code {code}"),
-            None => "it was killed by a signal".to_string(),
+            Some(code) => ProposeError::Exit(code),
+            None => ProposeError::Signal,
         });
     }
     read_answer(&ran.stdout, &spec.name, derived)
 }
 
 /// Asks the chat judge `spec` (its key read from its variable, as in a run).
-fn ask_chat(spec: &JudgeSpec, request: &[u8], derived: &[Derived]) -> Result<Vec<Derived>, String> {
-    let judge = super::chat::ChatJudge::from_spec(spec).map_err(|e| e.message)?;
+fn ask_chat(
+    spec: &JudgeSpec,
+    request: &[u8],
+    derived: &[Derived],
+) -> Result<Vec<Derived>, ProposeError> {
+    let judge =
+        super::chat::ChatJudge::from_spec(spec).map_err(|e| ProposeError::Chat(e.message))?;
     let user = String::from_utf8_lossy(request);
     match judge.ask_once(PROPOSE_SYSTEM_PROMPT, &user) {
         super::Reply::Answer { body, .. } => {
             let text = String::from_utf8_lossy(&body);
-            let object = super::audit::extract_json(&text)
-                .ok_or_else(|| "its answer holds no JSON object".to_string())?;
+            let object = super::audit::extract_json(&text).ok_or(ProposeError::NoJson)?;
             read_answer(object.to_string().as_bytes(), &spec.name, derived)
         }
-        super::Reply::Failed { reason } => Err(reason),
+        super::Reply::Failed { reason } => Err(ProposeError::Failed(reason)),
     }
 }
 
@@ -234,7 +271,9 @@ mod tests {
         assert_eq!(p.confidence, PROPOSED_CONFIDENCE);
         assert_eq!(p.reason, "proposed by the judge `intent`");
         assert_eq!((p.source.text.as_str(), p.source.line), ("issue #3", 4));
-        let err = read_answer(b"I think so", "intent", &[]).unwrap_err();
+        let err = read_answer(b"I think so", "intent", &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("its answer is not"), "{err}");
     }
 

@@ -79,20 +79,54 @@ pub fn main(args: &[OsString]) -> i32 {
     }
 }
 
+/// Why the probe was not run, or the rules of a command (or of the probe) were not made.
+#[derive(Debug, thiserror::Error)]
+pub enum RestrictError {
+    #[error("not started as the sandbox probe")]
+    NotProbe,
+    #[error(
+        "this binary speaks the sandbox protocol {} only (was it replaced during the run?)",
+        PROTOCOL
+    )]
+    Protocol,
+    #[error("the only call is `--probe`")]
+    OnlyProbe,
+    #[cfg(target_os = "linux")]
+    #[error("{0}")]
+    Caps(caps::errors::CapsError),
+    #[cfg(target_os = "linux")]
+    #[error("dropping {cap} from the bounding set: {source}")]
+    Bounding {
+        cap: caps::Capability,
+        source: caps::errors::CapsError,
+    },
+    /// A capability set that could not be cut (which one).
+    #[cfg(target_os = "linux")]
+    #[error("{set:?}: {source}")]
+    Set {
+        set: caps::CapSet,
+        source: caps::errors::CapsError,
+    },
+    #[cfg(target_os = "linux")]
+    #[error("{0}")]
+    Landlock(landlock::RulesetError),
+    #[cfg(not(target_os = "linux"))]
+    #[error("the sandbox needs Linux (Landlock); this system has none")]
+    NotLinux,
+}
+
 /// Checks the probe's arguments: `__sandbox v1 --probe`.
-fn parse(args: &[OsString]) -> Result<(), String> {
+fn parse(args: &[OsString]) -> Result<(), RestrictError> {
     let mut it = args.iter();
     if it.next().map(|a| a.as_os_str()) != Some(HELPER_ARG.as_ref()) {
-        return Err("not started as the sandbox probe".into());
+        return Err(RestrictError::NotProbe);
     }
     if it.next().map(|a| a.as_os_str()) != Some(PROTOCOL.as_ref()) {
-        return Err(format!(
-            "this binary speaks the sandbox protocol {PROTOCOL} only (was it replaced during the run?)"
-        ));
+        return Err(RestrictError::Protocol);
     }
     match it.next().and_then(|a| a.to_str()) {
         Some("--probe") if it.next().is_none() => Ok(()),
-        _ => Err("the only call is `--probe`".into()),
+        _ => Err(RestrictError::OnlyProbe),
     }
 }
 
@@ -206,32 +240,32 @@ fn root_keeps_mask() -> u64 {
 /// Whether this process holds any capability (root does; under `no_new_privs` a user other
 /// than root gains none by executing a program, so its sets matter to nobody).
 #[cfg(target_os = "linux")]
-fn holds_capabilities() -> Result<bool, String> {
+fn holds_capabilities() -> Result<bool, RestrictError> {
     caps::read(None, caps::CapSet::Permitted)
         .map(|held| !held.is_empty())
-        .map_err(|e| e.to_string())
+        .map_err(RestrictError::Caps)
 }
 
 /// Cuts every capability but [`ROOT_KEEPS`] from the bounding set (so that no program this
 /// process executes gains them) and from the effective, permitted, inheritable and ambient
 /// sets: the probe's own cut, as [`restriction`] has each command's made.
 #[cfg(target_os = "linux")]
-fn drop_capabilities() -> Result<bool, String> {
+fn drop_capabilities() -> Result<bool, RestrictError> {
     use caps::CapSet;
     if !holds_capabilities()? {
         return Ok(false);
     }
     let keep: caps::CapsHashSet = ROOT_KEEPS.iter().copied().collect();
-    let bounding = caps::read(None, CapSet::Bounding).map_err(|e| e.to_string())?;
+    let bounding = caps::read(None, CapSet::Bounding).map_err(RestrictError::Caps)?;
     for cap in bounding.difference(&keep) {
         caps::drop(None, CapSet::Bounding, *cap)
-            .map_err(|e| format!("dropping {cap} from the bounding set: {e}"))?;
+            .map_err(|source| RestrictError::Bounding { cap: *cap, source })?;
     }
     let _ = caps::clear(None, CapSet::Ambient);
     for set in [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
-        let now = caps::read(None, set).map_err(|e| e.to_string())?;
+        let now = caps::read(None, set).map_err(RestrictError::Caps)?;
         let kept: caps::CapsHashSet = now.intersection(&keep).copied().collect();
-        caps::set(None, set, &kept).map_err(|e| format!("{set:?}: {e}"))?;
+        caps::set(None, set, &kept).map_err(|source| RestrictError::Set { set, source })?;
     }
     Ok(true)
 }
@@ -239,7 +273,7 @@ fn drop_capabilities() -> Result<bool, String> {
 /// The Landlock ruleset of `policy`, its rules added (see the module doc). Where the kernel has no Landlock the ruleset holds nothing and
 /// enforces nothing (`BestEffort`): the probe says so, and `require` stops before any command.
 #[cfg(target_os = "linux")]
-fn ruleset(policy: &Policy) -> Result<landlock::RulesetCreated, String> {
+fn ruleset(policy: &Policy) -> Result<landlock::RulesetCreated, RestrictError> {
     use landlock::{
         Access as _, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
         RulesetCreatedAttr, Scope, ABI,
@@ -254,7 +288,7 @@ fn ruleset(policy: &Policy) -> Result<landlock::RulesetCreated, String> {
         | AccessFs::ReadDir
         | AccessFs::Truncate
         | AccessFs::IoctlDev;
-    let err = |e: landlock::RulesetError| e.to_string();
+    let err = RestrictError::Landlock;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(handled)
@@ -278,16 +312,16 @@ fn ruleset(policy: &Policy) -> Result<landlock::RulesetCreated, String> {
         };
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, rights))
-            .map_err(|e| e.to_string())?;
+            .map_err(RestrictError::Landlock)?;
     }
     Ok(ruleset)
 }
 
 /// Restricts this process with `ruleset` (the probe) and says what the kernel enforced.
 #[cfg(target_os = "linux")]
-fn restrict(ruleset: landlock::RulesetCreated) -> Result<Enforced, String> {
+fn restrict(ruleset: landlock::RulesetCreated) -> Result<Enforced, RestrictError> {
     use landlock::{LandlockStatus, RulesetStatus};
-    let err = |e: landlock::RulesetError| e.to_string();
+    let err = RestrictError::Landlock;
     // Capabilities after the rules are made (opening a rule's path may need them) and before
     // the domain applies.
     let capabilities_cut = drop_capabilities()?;
@@ -313,7 +347,7 @@ fn restrict(ruleset: landlock::RulesetCreated) -> Result<Enforced, String> {
 /// descriptor, and the capabilities to keep when this process holds any. The command enters
 /// them between `fork` and `exec` ([`shipmoor_confine::confine`]).
 #[cfg(target_os = "linux")]
-pub fn restriction(policy: &Policy) -> Result<shipmoor_confine::Restriction, String> {
+pub fn restriction(policy: &Policy) -> Result<shipmoor_confine::Restriction, RestrictError> {
     let ruleset = ruleset(policy)?;
     let keep_capabilities = holds_capabilities()?.then(root_keeps_mask);
     Ok(shipmoor_confine::Restriction {
@@ -337,8 +371,8 @@ fn last_capability() -> u32 {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn restriction(_policy: &Policy) -> Result<shipmoor_confine::Restriction, String> {
-    Err("the sandbox needs Linux (Landlock); this system has none".into())
+pub fn restriction(_policy: &Policy) -> Result<shipmoor_confine::Restriction, RestrictError> {
+    Err(RestrictError::NotLinux)
 }
 
 /// The shared grants of these hidden and readable paths ([`shared_grants`]), each path opened

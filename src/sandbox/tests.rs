@@ -212,7 +212,9 @@ fn a_restricted_command_runs_as_asked_and_writes_only_where_its_policy_says() {
 #[test]
 fn require_refuses_where_no_helper_restricts_itself_and_auto_says_why_it_goes_on() {
     let missing = Path::new("/nonexistent/shipmoor");
-    let e = Sandbox::probe(Mode::Require, missing).unwrap_err();
+    let e = Sandbox::probe(Mode::Require, missing)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("the sandbox helper /nonexistent/shipmoor did not start"),
         "{e}"
@@ -221,7 +223,9 @@ fn require_refuses_where_no_helper_restricts_itself_and_auto_says_why_it_goes_on
     assert!(!auto.active());
     assert!(auto.unavailable().unwrap().contains("did not start"));
     // A helper that answers nothing a probe reads: the same.
-    let e = Sandbox::probe(Mode::Require, Path::new("/bin/true")).unwrap_err();
+    let e = Sandbox::probe(Mode::Require, Path::new("/bin/true"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("could not restrict itself"), "{e}");
     assert!(!Sandbox::probe(Mode::Off, missing).unwrap().active());
 }
