@@ -218,7 +218,10 @@ fn every_flag_the_hook_and_the_server_name_is_theirs() {
         let path = ["hook", agent];
         check(&path, &long_help(&path.map(String::from)));
         for payload in [&b""[..], br#"{"hook_event_name":"PreToolUse"}"#] {
-            check(&path, &hook::parse_payload(payload).unwrap_err());
+            check(
+                &path,
+                &hook::parse_payload(payload).unwrap_err().to_string(),
+            );
         }
         for passed in hook::PASSED_ON {
             assert!(own_flags(&path).iter().any(|f| f == passed), "{passed}");

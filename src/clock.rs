@@ -27,19 +27,20 @@ impl Stopwatch {
 
 impl Clock {
     /// `--current-time` wins, then `SOURCE_DATE_EPOCH`, then the system clock.
-    pub fn from_env(current_time: Option<&str>) -> Result<Clock, String> {
+    pub fn from_env(current_time: Option<&str>) -> Result<Clock, ClockError> {
         if let Some(t) = current_time {
             let parsed = OffsetDateTime::parse(t, &Rfc3339)
-                .map_err(|e| format!("--current-time `{t}` is not RFC 3339: {e}"))?;
+                .map_err(|e| ClockError::NotRfc3339(t.to_string(), e))?;
             return Ok(Clock::Pinned(parsed));
         }
         match std::env::var("SOURCE_DATE_EPOCH") {
             Ok(v) if !v.trim().is_empty() => {
-                let secs: i64 = v.trim().parse().map_err(|_| {
-                    format!("SOURCE_DATE_EPOCH `{v}` is not a whole number of seconds")
-                })?;
+                let secs: i64 = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| ClockError::NotSeconds(v.clone()))?;
                 let t = OffsetDateTime::from_unix_timestamp(secs)
-                    .map_err(|e| format!("SOURCE_DATE_EPOCH `{v}` is out of range: {e}"))?;
+                    .map_err(|e| ClockError::OutOfRange(v.clone(), e))?;
                 Ok(Clock::Pinned(t))
             }
             _ => Ok(Clock::System),
@@ -79,4 +80,15 @@ pub fn rfc3339(t: OffsetDateTime) -> String {
         t.minute(),
         t.second()
     )
+}
+
+/// Why the time given (`--current-time`, `SOURCE_DATE_EPOCH`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    #[error("--current-time `{0}` is not RFC 3339: {1}")]
+    NotRfc3339(String, time::error::Parse),
+    #[error("SOURCE_DATE_EPOCH `{0}` is not a whole number of seconds")]
+    NotSeconds(String),
+    #[error("SOURCE_DATE_EPOCH `{0}` is out of range: {1}")]
+    OutOfRange(String, time::error::ComponentRange),
 }

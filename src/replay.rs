@@ -805,7 +805,10 @@ mod tests {
                 "statement format 6: this release reads formats 1 to 5; use a newer shipmoor"
             ))
         );
-        assert_eq!(statement::readable(6).unwrap_err(), r.steps[0].detail);
+        assert_eq!(
+            statement::readable(6).unwrap_err().to_string(),
+            r.steps[0].detail
+        );
         assert!(r.steps[1..].iter().all(|s| s.status == Status::NotRun));
         assert_eq!(r.format_version, None);
     }

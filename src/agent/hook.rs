@@ -156,27 +156,34 @@ impl Answer {
 }
 
 /// Parses a payload, or says what is wrong with it.
-pub fn parse_payload(bytes: &[u8]) -> Result<Payload, String> {
+pub fn parse_payload(bytes: &[u8]) -> Result<Payload, PayloadError> {
     if bytes.len() > PAYLOAD_LIMIT {
-        return Err(format!(
-            "the hook payload on stdin is over {} bytes; an agent's Stop payload is a small JSON object",
-            PAYLOAD_LIMIT
-        ));
+        return Err(PayloadError::TooLarge);
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| "the hook payload on stdin is not UTF-8 text".to_string())?;
+    let text = std::str::from_utf8(bytes).map_err(|_| PayloadError::NotText)?;
     if text.trim().is_empty() {
-        return Err("no hook payload on stdin: the agent runs this command as its Stop hook and sends a JSON object (see `shipmoor hook --help` for the settings)".to_string());
+        return Err(PayloadError::Empty);
     }
-    let payload: Payload = serde_json::from_str(text).map_err(|e| {
-        format!("the hook payload on stdin is not the agent's Stop payload (a JSON object): {e}")
-    })?;
+    let payload: Payload = serde_json::from_str(text).map_err(PayloadError::NotStop)?;
     match payload.hook_event_name.as_deref() {
         Some("Stop") | None => Ok(payload),
-        Some(other) => Err(format!(
-            "the hook was run for the {other} event; configure `shipmoor hook` under Stop (see `shipmoor hook --help`)"
-        )),
+        Some(other) => Err(PayloadError::OtherEvent(other.to_string())),
     }
+}
+
+/// What is wrong with a hook payload.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    #[error("the hook payload on stdin is over {PAYLOAD_LIMIT} bytes; an agent's Stop payload is a small JSON object")]
+    TooLarge,
+    #[error("the hook payload on stdin is not UTF-8 text")]
+    NotText,
+    #[error("no hook payload on stdin: the agent runs this command as its Stop hook and sends a JSON object (see `shipmoor hook --help` for the settings)")]
+    Empty,
+    #[error("the hook payload on stdin is not the agent's Stop payload (a JSON object): {0}")]
+    NotStop(serde_json::Error),
+    #[error("the hook was run for the {0} event; configure `shipmoor hook` under Stop (see `shipmoor hook --help`)")]
+    OtherEvent(String),
 }
 
 /// Step 3 and 4: the answer for a finished run, given how many stops in a row this session has
@@ -249,7 +256,7 @@ pub fn release_uncommitted(message: &str, why: &str) -> Answer {
 pub fn run(agent: Agent, opts: &Options, stdin: &[u8]) -> Answer {
     let payload = match parse_payload(stdin) {
         Ok(p) => p,
-        Err(message) => return no_verdict(agent, &message),
+        Err(e) => return no_verdict(agent, &e.to_string()),
     };
     // Paths the hook's flags give are the hook's own directory's; the payload's `cwd` is the
     // agent's (absolute, as both agents send it).

@@ -13,102 +13,24 @@ use super::tests::{is_test_attr, modules, ModPath};
 
 /// Crate-internal glob imports outside test code, as `file: use path::*` (see
 /// [`no_crate_glob_imports_outside_tests`]).
-const GLOB_IMPORTS: &[&str] = &[
-    "src/floor/checks.rs: use super::*",
-    "src/floor/confine.rs: use super::*",
-    "src/floor/decide.rs: use super::*",
-    "src/floor/entries.rs: use super::*",
-    "src/floor/isolate.rs: use super::*",
-    "src/floor/mod.rs: use decide::*",
-    "src/floor/mod.rs: use workspace::*",
-    "src/floor/overlay.rs: use super::*",
-    "src/floor/plan.rs: use super::*",
-    "src/floor/record.rs: use super::*",
-    "src/floor/reuse.rs: use super::*",
-    "src/floor/runners/js/diagnostics.rs: use super::*",
-    "src/floor/runners/js/jest.rs: use super::*",
-    "src/floor/runners/js/list.rs: use super::*",
-    "src/floor/runners/js/mod.rs: use super::*",
-    "src/floor/runners/js/report.rs: use super::*",
-    "src/floor/runners/js/run.rs: use super::*",
-    "src/floor/runners/js/vitest.rs: use super::*",
-    "src/floor/runners/pytest/mod.rs: use super::*",
-    "src/floor/runners/rust/nextest.rs: use crate::floor::runners::*",
-    "src/floor/seed.rs: use super::*",
-    "src/floor/side.rs: use super::*",
-    "src/floor/workspace.rs: use super::*",
-];
+const GLOB_IMPORTS: &[&str] = &[];
 
 /// Source files over 1,000 lines outside their test items (see
 /// [`no_source_file_is_over_a_thousand_lines_before_its_tests`]).
-const LONG_FILES: &[&str] = &["src/commands/claim_check.rs"];
+const LONG_FILES: &[&str] = &[];
 
 /// Production functions over 150 lines, as `file: fn` (see [`no_function_is_over_150_lines`]).
-const LONG_FUNCTIONS: &[&str] = &[
-    "src/floor/cache/gc.rs: Sweep::plan",
-    "src/floor/checks.rs: Ctx::command_check",
-    "src/floor/decide.rs: decide_tests",
-    "src/process.rs: run_with",
-];
+const LONG_FUNCTIONS: &[&str] = &[];
 
 /// Files whose production code spells a `Result` with `String` as its error (see
 /// [`no_string_errors_in_production`]).
 const STRING_ERRORS: &[&str] = &[
-    "src/action.rs",
-    "src/action/rest.rs",
-    "src/admit/mod.rs",
-    "src/admit/rego.rs",
-    "src/agent/hook.rs",
-    "src/agent/mcp.rs",
-    "src/attest/keys.rs",
-    "src/attest/mod.rs",
-    "src/attest/resource.rs",
-    "src/attest/sigstore.rs",
-    "src/attest/sigstore/sign.rs",
-    "src/attest/unique_keys.rs",
-    "src/attest/verify.rs",
-    "src/cli.rs",
-    "src/clock.rs",
-    "src/commands/claim_check/shard.rs",
-    "src/commands/evidence.rs",
-    "src/commands/replay.rs",
-    "src/digest.rs",
-    "src/evidence.rs",
-    "src/floor/cache/gc.rs",
-    "src/floor/cache/mod.rs",
-    "src/floor/confine.rs",
-    "src/floor/record.rs",
-    "src/floor/reuse.rs",
     "src/floor/runners/contract.rs",
-    "src/floor/runners/go/goparse.rs",
     "src/floor/runners/go/packages.rs",
-    "src/floor/runners/js/report.rs",
     "src/floor/runners/junit.rs",
     "src/floor/runners/junit_command.rs",
-    "src/floor/runners/mod.rs",
     "src/floor/runners/rust/build.rs",
-    "src/floor/runners/rust/cargo.rs",
-    "src/floor/runners/rust/cargo_meta.rs",
-    "src/floor/runners/rust/cargo_targets.rs",
-    "src/floor/runners/rust/items.rs",
     "src/floor/runners/rust/libtest.rs",
-    "src/floor/runners/rust/nextest.rs",
-    "src/floor/scan.rs",
-    "src/floor/seed.rs",
-    "src/floor/workspace.rs",
-    "src/format/statement.rs",
-    "src/git.rs",
-    "src/judge/audit.rs",
-    "src/judge/command.rs",
-    "src/judge/propose.rs",
-    "src/oci/artifact.rs",
-    "src/oci/classic.rs",
-    "src/oci/reference.rs",
-    "src/replay.rs",
-    "src/replay/floor.rs",
-    "src/replay/judge.rs",
-    "src/sandbox.rs",
-    "src/sandbox/helper.rs",
 ];
 
 /// The repository's root: allowlist entries name files from it (`src/floor/mod.rs`).

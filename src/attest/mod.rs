@@ -226,7 +226,7 @@ pub fn statement_of(r: &RunResult, records: &[String], subjects: &[SubjectArg]) 
     statement(r, records, subjects, &"4".repeat(64), policy)
 }
 
-pub fn statement_bytes(st: &Statement) -> Result<Vec<u8>, String> {
+pub fn statement_bytes(st: &Statement) -> Result<Vec<u8>, serde_json::Error> {
     st.to_bytes()
 }
 

@@ -137,7 +137,8 @@ impl Attestation {
         .map_err(|e| (Some(label), e.to_string()))?;
         super::unique_keys::check(&unverified)
             .map_err(|e| (Some(label), format!("the statement: {e}")))?;
-        let version = statement::format_version(&unverified).map_err(|e| (Some(label), e))?;
+        let version =
+            statement::format_version(&unverified).map_err(|e| (Some(label), e.to_string()))?;
         Ok(Attestation {
             form,
             unverified,

@@ -138,20 +138,21 @@ impl Ctx<'_> {
             .filter(|p| p.is_dir())
             .filter(|p| limit.is_none_or(|l| size_within(p, l)));
         let started = std::time::Instant::now();
-        let result: Result<(), String> = match &from {
-            None => Ok(()),
+        // Why the copy failed; `None`: copied, or nothing to copy.
+        let problem: Option<String> = match &from {
+            None => None,
             Some(from) => {
                 let mut cmd = Command::new("cp");
                 cmd.arg("-a").arg("--reflink=auto").arg(from).arg(&to);
                 // `cp` copies the cache as data: nothing in it runs.
                 match process::run(cmd, self.input.timeout, process::Confine::Unconfined) {
-                    Ok(c) if c.success() => Ok(()),
-                    Ok(c) => Err(format!("cp failed: {}", first_line(&c.stderr_lossy()))),
-                    Err(e) => Err(format!("cp: {e}")),
+                    Ok(c) if c.success() => None,
+                    Ok(c) => Some(format!("cp failed: {}", first_line(&c.stderr_lossy()))),
+                    Err(e) => Some(format!("cp: {e}")),
                 }
             }
         };
-        let Err(e) = result else {
+        let Some(e) = problem else {
             let _ = std::fs::create_dir_all(&to);
             return;
         };

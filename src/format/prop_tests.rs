@@ -40,7 +40,9 @@ fn read_all(input: &[u8]) -> Result<(), String> {
             .err()
             .map(|e| e.to_string());
         let result = ResultDocument::parse(input).err().map(|e| e.to_string());
-        let hook = crate::agent::hook::parse_payload(input).err();
+        let hook = crate::agent::hook::parse_payload(input)
+            .err()
+            .map(|e| e.to_string());
         match [record, result, hook]
             .iter()
             .flatten()

@@ -49,18 +49,31 @@ pub const OLDEST_FORMAT: u64 = 1;
 
 /// Whether this release reads a statement of format `version`: every format from
 /// [`OLDEST_FORMAT`] to [`FORMAT_VERSION`]; otherwise a message that says which it reads.
-pub fn readable(version: u64) -> Result<u64, String> {
+pub fn readable(version: u64) -> Result<u64, VersionError> {
     if version > u64::from(FORMAT_VERSION) {
-        return Err(format!(
-            "statement format {version}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}; use a newer shipmoor"
-        ));
+        return Err(VersionError::Newer(version));
     }
     if version < OLDEST_FORMAT {
-        return Err(format!(
-            "statement format {version}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}, and no release wrote format {version}"
-        ));
+        return Err(VersionError::Older(version));
     }
     Ok(version)
+}
+
+/// Why a statement's format version is not one this release reads.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    #[error("statement format {0}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}; use a newer shipmoor")]
+    Newer(u64),
+    #[error("statement format {0}: this release reads formats {OLDEST_FORMAT} to {FORMAT_VERSION}, and no release wrote format {0}")]
+    Older(u64),
+    #[error("the statement's format version cannot be read: {0}")]
+    Unreadable(serde_json::Error),
+    #[error("the statement is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("the predicate has no `{EXTENSION_KEY}` extension: not written by Claim Check")]
+    NoExtension,
+    #[error("the extension has no numeric `format_version`")]
+    NoVersion,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,10 +88,10 @@ pub struct Statement {
 
 impl Statement {
     /// The statement's bytes: sorted keys, two-space indent, a final newline.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+    pub fn to_bytes(&self) -> Result<Vec<u8>, serde_json::Error> {
         // Through a `Value`, whose maps are sorted: the bytes the statement always had.
-        let v = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        let mut out = serde_json::to_vec_pretty(&v).map_err(|e| e.to_string())?;
+        let v = serde_json::to_value(self)?;
+        let mut out = serde_json::to_vec_pretty(&v)?;
         out.push(b'\n');
         Ok(out)
     }
@@ -392,21 +405,22 @@ struct ProbeExtension {
 }
 
 /// The format version of a statement's bytes, when this release reads it.
-pub fn format_version(payload: &[u8]) -> Result<u64, String> {
+pub fn format_version(payload: &[u8]) -> Result<u64, VersionError> {
     let probe: VersionProbe = serde_json::from_slice(payload).map_err(|e| {
         if e.is_data() {
-            format!("the statement's format version cannot be read: {e}")
+            VersionError::Unreadable(e)
         } else {
-            format!("the statement is not JSON: {e}")
+            VersionError::NotJson(e)
         }
     })?;
-    let ext = probe.predicate.and_then(|p| p.extension).ok_or_else(|| {
-        format!("the predicate has no `{EXTENSION_KEY}` extension: not written by Claim Check")
-    })?;
+    let ext = probe
+        .predicate
+        .and_then(|p| p.extension)
+        .ok_or(VersionError::NoExtension)?;
     let version = ext
         .format_version
         .and_then(|n| n.as_u64())
-        .ok_or("the extension has no numeric `format_version`")?;
+        .ok_or(VersionError::NoVersion)?;
     readable(version)
 }
 
@@ -449,7 +463,7 @@ mod tests {
         let bytes = written();
         let st: Statement = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(st.to_bytes().unwrap(), bytes);
-        assert_eq!(format_version(&bytes), Ok(u64::from(FORMAT_VERSION)));
+        assert_eq!(format_version(&bytes).ok(), Some(u64::from(FORMAT_VERSION)));
         // The key the types read is the one the constant names.
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         assert!(v["predicate"][EXTENSION_KEY]["dispositions"].is_array());
@@ -478,9 +492,11 @@ mod tests {
     #[test]
     fn versions_from_the_oldest_to_this_one_are_readable() {
         for v in OLDEST_FORMAT..=u64::from(FORMAT_VERSION) {
-            assert_eq!(readable(v), Ok(v));
+            assert_eq!(readable(v).ok(), Some(v));
         }
-        let e = readable(u64::from(FORMAT_VERSION) + 1).unwrap_err();
+        let e = readable(u64::from(FORMAT_VERSION) + 1)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             format!(
@@ -488,7 +504,7 @@ mod tests {
                 FORMAT_VERSION + 1
             )
         );
-        let e = readable(0).unwrap_err();
+        let e = readable(0).unwrap_err().to_string();
         assert!(e.contains("no release wrote format 0"), "{e}");
     }
 
@@ -498,18 +514,26 @@ mod tests {
         let later = format!(
             r#"{{"predicate": {{"{EXTENSION_KEY}": {{"format_version": 99, "dispositions": "changed"}}}}}}"#
         );
-        let e = format_version(later.as_bytes()).unwrap_err();
+        let e = format_version(later.as_bytes()).unwrap_err().to_string();
         assert!(e.starts_with("statement format 99: "), "{e}");
         assert!(e.ends_with("use a newer shipmoor"), "{e}");
-        let e = format_version(br#"{"predicate": {}}"#).unwrap_err();
+        let e = format_version(br#"{"predicate": {}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not written by Claim Check"), "{e}");
         let none = format!(r#"{{"predicate": {{"{EXTENSION_KEY}": {{}}}}}}"#);
         assert_eq!(
-            format_version(none.as_bytes()).unwrap_err(),
+            format_version(none.as_bytes()).unwrap_err().to_string(),
             "the extension has no numeric `format_version`"
         );
-        assert!(format_version(b"{").unwrap_err().contains("not JSON"));
-        assert_eq!(format_version(&std::fs::read(FORMAT_1).unwrap()), Ok(1));
+        assert!(format_version(b"{")
+            .unwrap_err()
+            .to_string()
+            .contains("not JSON"));
+        assert_eq!(
+            format_version(&std::fs::read(FORMAT_1).unwrap()).ok(),
+            Some(1)
+        );
     }
 
     #[test]

@@ -370,7 +370,8 @@ impl Registry {
             None => {
                 let clock = Clock::from_env(None).map_err(|m| {
                     Error::input(
-                        InputError::new(m).help("give seconds since 1970 (SOURCE_DATE_EPOCH)"),
+                        InputError::new(m.to_string())
+                            .help("give seconds since 1970 (SOURCE_DATE_EPOCH)"),
                     )
                 })?;
                 rfc3339(clock.now())

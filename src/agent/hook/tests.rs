@@ -38,11 +38,14 @@ fn a_stop_payload_parses_and_anything_else_says_what_it_is() {
             "not the agent's Stop payload",
         ),
     ] {
-        let e = parse_payload(input).unwrap_err();
+        let e = parse_payload(input).unwrap_err().to_string();
         assert!(e.contains(says), "{input:?}: {e}");
     }
     let big = vec![b' '; super::PAYLOAD_LIMIT + 1];
-    assert!(parse_payload(&big).unwrap_err().contains("over"));
+    assert!(parse_payload(&big)
+        .unwrap_err()
+        .to_string()
+        .contains("over"));
 }
 
 #[test]

@@ -180,7 +180,7 @@ pub(super) fn resolve(
 fn change(args: &ClaimCheckArgs) -> Result<Change, Error> {
     let clock = Clock::from_env(args.current_time.as_deref()).map_err(|m| {
         Error::input(
-            InputError::new(m)
+            InputError::new(m.to_string())
                 .help("give seconds since 1970 (SOURCE_DATE_EPOCH) or an RFC 3339 time"),
         )
     })?;
