@@ -32,8 +32,9 @@ pub const LAYERS: &[(&str, &[&str])] = &[
             "spanned_yaml",
         ],
     ),
-    // The input model, the pure fusion, the wire types every reader trusts, the evidence store.
-    ("model", &["acceptance", "verdict", "format", "evidence"]),
+    // The input model, the pure fusion, the wire types every reader trusts, the floor's pure
+    // rule (which replay checks against), the evidence store.
+    ("model", &["acceptance", "verdict", "format", "decision", "evidence"]),
     // The stages that observe, and what a person reads.
     ("stages", &["floor", "judge", "report"]),
     // Signing and verifying: the statement, replay, the registry.
@@ -52,14 +53,13 @@ pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "floor",
         &[
-            // What the runners build on: attribution of results to test items, the harness
-            // families, progress lines, the tag scan.
-            &["attribute", "harness", "progress", "scan"],
+            // What the runners build on: the harness families, progress lines, the tag scan.
+            &["harness", "progress", "scan"],
             // The runners, each a folder, and their registry.
             &["runners"],
             // What the phases read and keep: bindings, the base cache, files planted at run
-            // time, the evidence recorder, the pure rule, the worktrees.
-            &["bind", "cache", "planted", "record", "rule", "workspace"],
+            // time, the evidence recorder, the worktrees.
+            &["bind", "cache", "planted", "record", "workspace"],
             // The sandbox and its side effects, the decision, isolation of base builds, seeding.
             &["confine", "decide", "isolate", "seed"],
             // Listing and binding; command checks.

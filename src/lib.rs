@@ -15,7 +15,9 @@
 //! 2. model: [`acceptance`] (the acceptance set (intent), its validation and the criteria's
 //!    tags), [`verdict`] (the pure fusion (policy v3) of dispositions into one verdict),
 //!    [`format`] (every document written and read back: the statement, evidence records, the
-//!    run result, the fix packet; typed once, for the writers and for the readers), [`evidence`]
+//!    run result, the fix packet; typed once, for the writers and for the readers), [`decision`]
+//!    (the floor's pure rule for tests bound to a criterion, and the attribution of a build
+//!    failure at base, which the floor decides by and replay checks against), [`evidence`]
 //!    (canonical evidence records and content-addressed blobs);
 //! 3. stages: [`floor`] (worktrees at base and head, test runners, observations, the floor's
 //!    rule), [`judge`] (the bring-your-own judge, full mode), [`report`] (the terminal report,
@@ -46,6 +48,7 @@ pub mod cli;
 pub mod clock;
 pub mod colour;
 pub mod commands;
+pub mod decision;
 pub mod digest;
 pub mod error;
 pub mod evidence;

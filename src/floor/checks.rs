@@ -14,9 +14,10 @@ use crate::verdict::FloorResult;
 
 use super::decide::{past, unobservable};
 use super::record::{code, excerpt, row_side};
-use super::rule::{Finding, SideState};
 use super::runners::{Invocation, Outcome};
-use super::{interrupted, progress, rule, Ctx};
+use super::{interrupted, progress, Ctx};
+use crate::decision;
+use crate::decision::{Finding, SideState};
 
 impl Ctx<'_> {
     pub(super) fn command_check(
@@ -33,7 +34,7 @@ impl Ctx<'_> {
         }
         let (hs, hev, head_runs) = sides.remove(0);
         let (bs, bev, base_runs) = sides.remove(0);
-        let d = rule::decide(&[(hs.clone(), bs.clone())]);
+        let d = decision::decide(&[(hs.clone(), bs.clone())]);
         let reason = match d.finding {
             Finding::FailToPass => format!("`{cmd}` exits non-zero at base and 0 at head"),
             Finding::ProvesNothing => format!("proves nothing: `{cmd}` already exits 0 at base"),

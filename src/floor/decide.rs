@@ -9,7 +9,7 @@
 //! 1. nothing bound: say why (the tag occurs nowhere, head does not build, the listing failed);
 //! 2. each bound test's K runs per side collapse into a [`SideState`], a build failure at base
 //!    counting only when it is the test item's own (book: floor/attribution.md);
-//! 3. the pure rule ([`rule::decide`]) gives the result and the decisive test;
+//! 3. the pure rule ([`decision::decide`]) gives the result and the decisive test;
 //! 4. the harness guard and the worktree-rewrite check layered on top;
 //! 5. the reason and the decisive evidence chosen.
 
@@ -22,11 +22,12 @@ use crate::format::floor::{CriterionFloor, EvidenceRef, TestObservation};
 use crate::git::{CommitId, Git};
 use crate::verdict::FloorResult;
 
-use super::attribute::Attribution;
 use super::bind::{Binding, BoundTest, TestKey};
-use super::rule::{Decision, Finding, SideState};
 use super::runners::{FailureKind, Outcome, Runner, RunnerId};
-use super::{bind, harness, rule, runners, Observed};
+use super::{bind, harness, runners, Observed};
+use crate::decision;
+use crate::decision::attribute::Attribution;
+use crate::decision::{Decision, Finding, SideState};
 
 /// What head's listing of one runner found.
 #[derive(Debug, Clone, Default)]
@@ -207,24 +208,24 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
         });
         states.push((hs, bs));
     }
-    let (result, finding) = rule::decide_guard(&states);
+    let (result, finding) = decision::decide_guard(&states);
     let globs = scope;
     let (reason, decisive) = match finding {
-        rule::GuardFinding::NoTests => (
+        decision::GuardFinding::NoTests => (
             match obs.listings.iter().find_map(|l| l.outcome.problem()) {
                 Some((p, _)) => format!("the guard ({globs}) could not list tests at head: {p}"),
                 None => format!("the guard ({globs}) matches no test at head"),
             },
             None,
         ),
-        rule::GuardFinding::NothingPassedAtBase => (
+        decision::GuardFinding::NothingPassedAtBase => (
             format!(
                 "none of the {} guarded tests passed at base: nothing to keep",
                 tests.len()
             ),
             None,
         ),
-        rule::GuardFinding::Regressed(i) => (
+        decision::GuardFinding::Regressed(i) => (
             format!(
                 "regression: {} passes at base and {} at head",
                 tests[i].id,
@@ -232,7 +233,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             ),
             Some((i, "head")),
         ),
-        rule::GuardFinding::Flaky(i) => (
+        decision::GuardFinding::Flaky(i) => (
             format!(
                 "flaky: {} passed {} at head",
                 tests[i].id,
@@ -240,7 +241,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             ),
             Some((i, "head")),
         ),
-        rule::GuardFinding::Unobservable(i) => (
+        decision::GuardFinding::Unobservable(i) => (
             format!(
                 "{} could not be observed: {} at base, {} at head",
                 tests[i].id,
@@ -249,7 +250,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             ),
             Some((i, "base")),
         ),
-        rule::GuardFinding::Held(n) => (
+        decision::GuardFinding::Held(n) => (
             format!("all {n} guarded tests that passed at base pass at head"),
             None,
         ),
@@ -572,7 +573,7 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
         result,
         finding,
         decisive,
-    } = rule::decide(&states);
+    } = decision::decide(&states);
     let i = decisive.unwrap_or(0);
     let t: &BoundTest = &tests[i];
     let (hs, bs) = &states[i];
@@ -691,7 +692,7 @@ mod tests {
     use super::{decide_guard, decide_tests, did_you_mean, guard_criterion, Observations};
     use super::{ListOutcome, Listing};
     use crate::acceptance::{tag_for, Criterion, Lane, RunnerConfig, RunnerKind};
-    use crate::floor::attribute::{Attribution, Diagnostic};
+    use crate::decision::attribute::{Attribution, Diagnostic};
     use crate::floor::bind::{Binding, BoundTest, TestKey};
     use crate::floor::harness::{Family, HarnessChange};
     use crate::floor::runners::registry::Registry;

@@ -11,11 +11,11 @@ use crate::format::evidence::OverlayRef;
 use crate::format::floor::Side;
 use crate::git::{Change, CommitId, Worktree};
 
-use super::attribute::attribute_in;
 use super::bind::TestKey;
 use super::runners::{ItemMap, Outcome, RunnerId};
 use super::workspace::apply_overlay;
 use super::{under_root, Ctx, Observed};
+use crate::decision::attribute::attribute_in;
 
 impl Ctx<'_> {
     /// A test whose own file compiled at base can still read `build_fail` there when a

@@ -28,7 +28,6 @@
 //! Build outputs are never shared between the worktrees: each side has its own
 //! `CARGO_TARGET_DIR`, because a shared one has been seen to run the other side's stale binary.
 
-pub mod attribute;
 pub mod bind;
 pub mod cache;
 #[cfg(feature = "claim-check")]
@@ -55,7 +54,6 @@ pub mod progress;
 mod record;
 #[cfg(feature = "claim-check")]
 mod reuse;
-pub mod rule;
 pub mod runners;
 #[cfg(feature = "claim-check")]
 pub mod scan;
@@ -77,10 +75,10 @@ use crate::acceptance::Criterion;
 use {
     crate::acceptance::{AcceptanceSet, RunnerConfig},
     crate::clock::Clock,
+    crate::decision::attribute::Attribution,
     crate::error::Error,
     crate::evidence::{EvidenceStore, Normalizer},
     crate::git::{CommitId, Git},
-    attribute::Attribution,
     plan::{detect_harness, Needs, Plan},
     runners::{FailureKind, Outcome, Runner, RunnerId},
     std::collections::BTreeMap,

@@ -19,13 +19,13 @@ use crate::format::floor::{RuntimeRow, Side};
 use crate::git::Worktree;
 use crate::process;
 
-use super::attribute::Attribution;
 use super::bind::{Binding, TestKey};
 use super::decide::past;
 use super::plan::Plan;
 use super::record::row_side;
 use super::runners::{Outcome, RunnerId};
 use super::{all_env_pass, Ctx, Observed};
+use crate::decision::attribute::Attribution;
 use crate::digest::sha256_hex;
 use crate::format::floor::{BaseCacheState, BaseCacheUse};
 

@@ -192,7 +192,7 @@ mod prop_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::floor::rule::SideState;
+    use crate::decision::SideState;
 
     /// Each enum serializes as the word it replaced, and reads back from it.
     fn spelled<T>(all: &[T], word: fn(&T) -> &'static str)

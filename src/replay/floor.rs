@@ -1,5 +1,5 @@
 //! Whether a criterion's floor disposition follows from the evidence records it cites: the
-//! floor's own rule ([`rule::decide`], [`rule::decide_guard`], over [`SideState::collapse`] of
+//! floor's own rule ([`decision::decide`], [`decision::decide_guard`], over [`SideState::collapse`] of
 //! each test's runs) re-run over the records.
 //!
 //! Two callers trust a disposition no further than its records: `replay` (step 4), for every
@@ -10,10 +10,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::floor::rule::{self, SideState};
-use crate::floor::runners::Outcome;
-use crate::floor::Side;
+use crate::decision::{self, SideState};
 use crate::format::evidence::Record;
+use crate::format::floor::Outcome;
+use crate::format::floor::Side;
 use crate::format::statement::DispositionFloor;
 use crate::format::SideOutcome;
 use crate::verdict::FloorResult;
@@ -110,7 +110,7 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
     }
     let binding = floor.binding.as_str();
     if matches!(binding, "tag" | "check.test") && !tests.is_empty() {
-        let recomputed = rule::decide(&states).result;
+        let recomputed = decision::decide(&states).result;
         // A disposition may be more cautious than its records (the harness guard, say), never
         // bolder: a satisfied criterion must be what its records show.
         if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
@@ -126,7 +126,7 @@ pub fn check_floor(id: &str, floor: &DispositionFloor, cited: &Cited<'_>) -> Res
         }
     }
     if binding == "guard" && !tests.is_empty() {
-        let recomputed = rule::decide_guard(&states).0;
+        let recomputed = decision::decide_guard(&states).0;
         if claimed == FloorResult::Satisfied && recomputed != FloorResult::Satisfied {
             return Err(Invalid::from(format!(
                 "the guard reads satisfied but its evidence gives {}",

@@ -296,8 +296,12 @@ fn check_build_failure(runner: &dyn Runner, fx: &Fixture) {
         .items()
         .item_map(&fx.ctx("map"), "tests/t.rs")
         .expect("an item map");
-    let a =
-        shipmoor::floor::attribute::attribute("crates/fx/tests/t.rs", &item, &map, &bf.diagnostics);
+    let a = shipmoor::decision::attribute::attribute(
+        "crates/fx/tests/t.rs",
+        &item,
+        &map,
+        &bf.diagnostics,
+    );
     assert!(a.is_own(), "{a:?}");
 
     let ids = vec![

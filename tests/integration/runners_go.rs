@@ -1116,7 +1116,7 @@ func TestImports(t *testing.T) {
 
 #[test]
 fn base_build_failures_are_attributed_with_gos_positions() {
-    use shipmoor::floor::attribute::{attribute, Attribution};
+    use shipmoor::decision::attribute::{attribute, Attribution};
     let fx = fixture(&[
         ("clamp/clamp.go", CLAMP_BASE),
         ("clamp/clamp_test.go", BESIDE_TEST),

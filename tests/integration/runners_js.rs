@@ -18,7 +18,7 @@ use shipmoor::acceptance::{RunnerConfig, RunnerKind};
 
 use crate::common;
 use common::js::node_modules;
-use shipmoor::floor::attribute::{attribute, Attribution};
+use shipmoor::decision::attribute::{attribute, Attribution};
 use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 // ---------------------------------------------------------------------------------------------

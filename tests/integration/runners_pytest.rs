@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::attribute::{attribute, Attribution};
+use shipmoor::decision::attribute::{attribute, Attribution};
 use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const TEST_A: &str = r#"import pytest

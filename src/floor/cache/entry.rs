@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::key::KeyInputs;
-use crate::floor::attribute::{Attribution, Diagnostic};
+use crate::decision::attribute::{Attribution, Diagnostic};
 use crate::floor::runners::{FailureKind, Outcome};
 
 /// The entry's schema, checked when it is read.

@@ -35,8 +35,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::acceptance::{RunnerConfig, RunnerKind};
+pub use crate::decision::attribute::{Diagnostic, ItemMap};
 use crate::error::InputError;
-pub use crate::floor::attribute::{Diagnostic, ItemMap};
 use crate::floor::harness::Family;
 use crate::process::Captured;
 
@@ -209,7 +209,7 @@ pub struct BuildFailure {
     /// A short excerpt of the first errors, for reports.
     pub excerpt: String,
     /// The errors with their positions, where the runner reports them, to decide whose failure
-    /// it is (book: floor/attribution.md, [`crate::floor::attribute`]).
+    /// it is (book: floor/attribution.md, [`crate::decision::attribute`]).
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -460,7 +460,7 @@ pub trait Runner: Send + Sync {
 /// What a runner knows of the items in its test files.
 pub trait TestItems {
     /// The test item a test id names inside its file, as this runner's [`ItemMap`] names it
-    /// (see [`crate::floor::attribute::TestItem::name`]); `None` where the runner cannot tell.
+    /// (see [`crate::decision::attribute::TestItem::name`]); `None` where the runner cannot tell.
     fn test_item(&self, _id: &str) -> Option<String> {
         None
     }

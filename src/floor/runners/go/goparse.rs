@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use serde::Deserialize;
 
 use super::go_env;
-use crate::floor::attribute::{ItemMap, ParsedImport, ParsedItem};
+use crate::decision::attribute::{ItemMap, ParsedImport, ParsedItem};
 use crate::floor::runners::RunCtx;
 use crate::process;
 

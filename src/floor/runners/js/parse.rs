@@ -39,7 +39,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::{Language, Node, Parser, Tree};
 
 use super::SEP;
-use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::decision::attribute::{Import, ItemMap, Lines, TestItem};
 
 fn language(path: &str) -> Language {
     let ext = path.rsplit_once('.').map(|(_, e)| e).unwrap_or("");

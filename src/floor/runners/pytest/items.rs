@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::process::Command;
 
 use super::tool::PytestCommand;
-use crate::floor::attribute::{ParsedImport, ParsedItem};
+use crate::decision::attribute::{ParsedImport, ParsedItem};
 use crate::floor::runners::kit::safe_relative;
 use crate::floor::runners::{ItemMap, RunCtx};
 use crate::process;

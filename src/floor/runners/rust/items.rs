@@ -39,7 +39,7 @@ use std::ops::Range;
 use proc_macro2::{LineColumn, Span, TokenStream, TokenTree};
 use syn::visit::Visit;
 
-use crate::floor::attribute::{Import, ItemMap, Lines, TestItem};
+use crate::decision::attribute::{Import, ItemMap, Lines, TestItem};
 use crate::floor::runners::{ParseError, SpliceError};
 
 /// The test name inside a runner-native cargo or nextest id (`<binary-id> <name>`).

@@ -1,4 +1,6 @@
 //! The floor's rule for a criterion bound to tests: a pure function over what each run observed.
+//! The floor decides by it and replay checks a statement's dispositions against it, so it sits
+//! below both; so does [`attribute`], whose verdict on a build failure at base the rule reads.
 //!
 //! Per test and side, the K runs collapse into one [`SideState`]; then, for the criterion:
 //! 1. any bound test fails, does not build, or is not observed at head → `unsatisfied`
@@ -10,9 +12,11 @@
 //!    own, absent) → `undecided`;
 //! 5. every bound test already passes at base → `unsatisfied`: it proves nothing.
 
+pub mod attribute;
+
 use serde::{Deserialize, Serialize};
 
-use crate::floor::runners::Outcome;
+use crate::format::floor::Outcome;
 use crate::verdict::FloorResult;
 
 /// One side's K runs of one test, collapsed.
