@@ -34,7 +34,10 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ),
     // The input model, the pure fusion, the wire types every reader trusts, the floor's pure
     // rule (which replay checks against), the evidence store.
-    ("model", &["acceptance", "verdict", "format", "decision", "evidence"]),
+    (
+        "model",
+        &["acceptance", "verdict", "format", "decision", "evidence"],
+    ),
     // The stages that observe, and what a person reads.
     ("stages", &["floor", "judge", "report"]),
     // Signing and verifying: the statement, replay, the registry.

@@ -174,13 +174,6 @@ impl RunnerKind {
     pub fn parse(s: &str) -> Option<RunnerKind> {
         RunnerKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
-
-    /// The kind of any name: the builtin one, else a name of a runner this build does not
-    /// hold, kept for the life of the process (a set read by the verifier build, which runs no
-    /// runner, may name any).
-    pub fn any(s: &str) -> RunnerKind {
-        RunnerKind::parse(s).unwrap_or_else(|| RunnerKind(Box::leak(s.to_owned().into_boxed_str())))
-    }
 }
 
 /// As its name (`junit-command`).

@@ -34,21 +34,18 @@ pub fn parse(
     parse_as(text, display_path, state, sha256, false, BUILD_RUNNERS)
 }
 
-/// The runner kinds a set may name, in this build: the full build's runners (the floor's
-/// registry holds them in this order); the verifier build runs no runner and reads any name.
-#[cfg(feature = "claim-check")]
-const BUILD_RUNNERS: Option<&[RunnerKind]> = Some(&RunnerKind::ALL);
-#[cfg(not(feature = "claim-check"))]
-const BUILD_RUNNERS: Option<&[RunnerKind]> = None;
+/// The runner kinds a set may name: the builtin runners, in the order the floor's registry
+/// holds them (the verifier build, which runs none, reads the same sets the same way).
+const BUILD_RUNNERS: &[RunnerKind] = &RunnerKind::ALL;
 
-/// [`parse`], with the runner kinds the set may name (`None`: any name), in the order an
-/// unknown kind's error lists them.
+/// [`parse`], with the runner kinds the set may name, in the order an unknown kind's error
+/// lists them.
 pub fn parse_with_runners(
     text: &str,
     display_path: &str,
     state: AcceptanceState,
     sha256: String,
-    runners: Option<&[RunnerKind]>,
+    runners: &[RunnerKind],
 ) -> Result<AcceptanceSet, Vec<InputError>> {
     parse_as(text, display_path, state, sha256, false, runners)
 }
@@ -72,7 +69,7 @@ fn parse_as(
     state: AcceptanceState,
     sha256: String,
     config: bool,
-    runners: Option<&[RunnerKind]>,
+    runners: &[RunnerKind],
 ) -> Result<AcceptanceSet, Vec<InputError>> {
     let mut problems = Vec::new();
     let parts = match build_tree(text, &mut problems) {

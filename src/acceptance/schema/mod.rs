@@ -68,19 +68,19 @@ pub(super) struct Reader {
     /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
     config: bool,
     /// The runner kinds `runners` may name (`None`: any name).
-    runner_kinds: Option<Vec<RunnerKind>>,
+    runner_kinds: Vec<RunnerKind>,
 }
 
 impl Reader {
     /// A reader of an acceptance file, or (`config`) of `.shipmoor/config.yaml`.
-    pub(super) fn new(config: bool, runner_kinds: Option<&[RunnerKind]>) -> Reader {
+    pub(super) fn new(config: bool, runner_kinds: &[RunnerKind]) -> Reader {
         Reader {
             v: Validator {
                 renamed: RENAMED_KEYS,
                 ..Validator::default()
             },
             config,
-            runner_kinds: runner_kinds.map(<[RunnerKind]>::to_vec),
+            runner_kinds: runner_kinds.to_vec(),
         }
     }
 

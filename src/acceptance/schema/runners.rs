@@ -24,10 +24,7 @@ impl Reader {
     }
 
     fn runner(&mut self, item: &Node) -> Option<RunnerConfig> {
-        let known: &[RunnerKind] = self
-            .runner_kinds
-            .as_deref()
-            .unwrap_or(RunnerKind::ALL.as_slice());
+        let known: &[RunnerKind] = &self.runner_kinds;
         let kinds = known
             .iter()
             .map(|k| format!("`{}`", k.as_str()))
@@ -53,10 +50,7 @@ impl Reader {
         let kind = match f.raw("kind") {
             Some(e) => {
                 let text = self.v.text(e, "kind: cargo");
-                let parse = |t: &str| match &self.runner_kinds {
-                    Some(known) => known.iter().copied().find(|k| k.as_str() == t),
-                    None => Some(RunnerKind::any(t)),
-                };
+                let parse = |t: &str| known.iter().copied().find(|k| k.as_str() == t);
                 match text.as_deref().map(|t| (parse(t), t)) {
                     Some((Some(kind), _)) => Some(kind),
                     Some((None, t)) => {

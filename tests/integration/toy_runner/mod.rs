@@ -64,7 +64,7 @@ fn a_runner_the_build_does_not_know_is_one_folder_and_one_registry_line() {
         "acceptance.yaml",
         AcceptanceState::Committed,
         String::new(),
-        Some(&kinds),
+        &kinds,
     )
     .expect("a valid set");
     let temp = tempfile::tempdir().expect("tmp");
