@@ -5,6 +5,8 @@
 //! In: a runner's [`ExitContract`], the exit code (`None` for a signal), and whether the
 //! results show any failure. Out: `Ok` when they agree, else the sentence a report shows.
 
+use crate::floor::runners::Problem;
+
 /// What a runner's exit codes mean once it has run tests and written results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExitContract {
@@ -76,7 +78,7 @@ impl ExitContract {
     }
 
     /// Whether `exit` agrees with results that do (`any_failed`) or do not show a failure.
-    pub fn agree(&self, exit: Option<i32>, any_failed: bool) -> Result<(), String> {
+    pub fn agree(&self, exit: Option<i32>, any_failed: bool) -> Result<(), Problem> {
         let shows = if any_failed {
             "failures"
         } else {
@@ -85,14 +87,14 @@ impl ExitContract {
         match exit {
             Some(c) if c == self.passed && !any_failed => Ok(()),
             Some(c) if c != self.passed && self.means_failed(c) && any_failed => Ok(()),
-            Some(c) => Err(format!(
+            Some(c) => Err(Problem(format!(
                 "{} exited with code {c} but its results show {shows}",
                 self.runner
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(Problem(format!(
                 "{} was killed by a signal; its results show {shows}",
                 self.runner
-            )),
+            ))),
         }
     }
 }
@@ -138,6 +140,9 @@ mod tests {
     #[test]
     fn the_message_names_the_runner_code_and_results() {
         let e = PYTEST.agree(Some(0), true).unwrap_err();
-        assert_eq!(e, "pytest exited with code 0 but its results show failures");
+        assert_eq!(
+            e.0,
+            "pytest exited with code 0 but its results show failures"
+        );
     }
 }

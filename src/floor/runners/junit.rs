@@ -34,6 +34,7 @@ use quick_xml::Reader;
 
 use super::kit::join_problems;
 use super::{FailureKind, Invocation, Outcome, RunFileError, RunReport};
+use crate::floor::runners::Problem;
 
 /// The status of one JUnit test case. The order is "how bad": later variants win when the same
 /// case appears more than once.
@@ -360,7 +361,7 @@ pub struct Reading<'a> {
     /// file or a disagreement a problem (any other code is the caller's to explain).
     pub exit_believed: bool,
     /// Whether the exit code agrees with the cases.
-    pub agree: &'a dyn Fn(&[JunitCase]) -> Result<(), String>,
+    pub agree: &'a dyn Fn(&[JunitCase]) -> Result<(), Problem>,
     /// The problem when the runner wrote no file.
     pub missing: String,
     /// The opening of the problem when the file does not parse (`pytest's JUnit file is
@@ -401,10 +402,10 @@ impl JunitFile {
 
     /// The cases, or the problem: `missing` when the run wrote no file, `unreadable` and why
     /// when it does not parse.
-    pub fn into_cases(self, missing: String, unreadable: &str) -> Result<Vec<JunitCase>, String> {
+    pub fn into_cases(self, missing: String, unreadable: &str) -> Result<Vec<JunitCase>, Problem> {
         match self.0 {
-            None => Err(missing),
-            Some(Err(e)) => Err(format!("{unreadable}: {e}")),
+            None => Err(Problem(missing)),
+            Some(Err(e)) => Err(Problem(format!("{unreadable}: {e}"))),
             Some(Ok(cases)) => Ok(cases),
         }
     }
@@ -428,7 +429,11 @@ impl JunitFile {
             read => {
                 if read.is_some() || reading.exit_believed {
                     let file = JunitFile(read);
-                    problems.extend(file.into_cases(reading.missing, reading.unreadable).err());
+                    problems.extend(
+                        file.into_cases(reading.missing, reading.unreadable)
+                            .err()
+                            .map(|p| p.0),
+                    );
                 }
                 report.problem = join_problems(problems);
                 return;
@@ -437,7 +442,7 @@ impl JunitFile {
         let agreement = (reading.agree)(&cases);
         let agrees = reading.exit_believed && agreement.is_ok();
         if reading.exit_believed {
-            problems.extend(agreement.err());
+            problems.extend(agreement.err().map(|p| p.0));
         }
         let by_key: BTreeMap<(&str, &str), &JunitCase> = cases
             .iter()
@@ -693,7 +698,7 @@ mod tests {
     fn reading<'a>(
         names: CaseNames,
         exit_believed: bool,
-        agree: &'a dyn Fn(&[JunitCase]) -> Result<(), String>,
+        agree: &'a dyn Fn(&[JunitCase]) -> Result<(), Problem>,
     ) -> Reading<'a> {
         Reading {
             names,
@@ -737,7 +742,7 @@ mod tests {
 
         // An exit code that disagrees: no pass, the disagreement is the problem.
         let mut report = RunReport::not_observed(&ids);
-        let disagree = |_: &[JunitCase]| Err("exit 0 but failures".to_string());
+        let disagree = |_: &[JunitCase]| Err(Problem("exit 0 but failures".to_string()));
         file(RUN).attach(
             &mut report,
             ids.iter().map(String::as_str),

@@ -24,6 +24,7 @@ use super::{ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestCase};
 use crate::acceptance::{RunnerConfig, RunnerKind};
 use crate::error::InputError;
 use crate::floor::harness::{Family, HarnessFile, HarnessHit};
+use crate::floor::runners::Problem;
 
 /// `junit-command`: only when configured.
 pub const REGISTERED: Registered = Registered {
@@ -63,7 +64,7 @@ impl JunitCommand {
         ctx: &RunCtx,
         requested: &[String],
         invocations: &mut Vec<super::Invocation>,
-    ) -> Result<(JunitFile, Option<i32>, String), String> {
+    ) -> Result<(JunitFile, Option<i32>, String), Problem> {
         let command = self.config.command.clone().unwrap_or_default();
         let out = ctx.scratch.join("junit.xml");
         let _ = std::fs::remove_file(&out);
@@ -86,7 +87,7 @@ impl JunitCommand {
         let exit_text = exit_problem("junit-command", ran.captured());
         invocations.push(ran.invocation);
         if let Some(p) = problem {
-            return Err(p);
+            return Err(Problem(p));
         }
         let missing = format!("{exit_text}; it wrote no JUnit XML to $SHIPMOOR_JUNIT_OUT");
         Ok((file, exit, missing))
@@ -172,7 +173,7 @@ impl Runner for JunitCommand {
                 tests.dedup();
                 report.tests = tests;
             }
-            Err(p) => report.problem = Some(p),
+            Err(p) => report.problem = Some(p.0),
         }
         report
     }
@@ -185,7 +186,7 @@ impl Runner for JunitCommand {
         let (file, exit, missing) = match self.run_command(ctx, ids, &mut report.invocations) {
             Ok(r) => r,
             Err(p) => {
-                report.problem = Some(p);
+                report.problem = Some(p.0);
                 return report;
             }
         };

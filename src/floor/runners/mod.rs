@@ -249,6 +249,18 @@ pub enum ListScope {
     Files(Vec<String>),
 }
 
+/// What kept a runner from a step (listing, building, running, reading its results), worded as
+/// the floor shows it: a listing's or a run's problem, a runtime row's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Problem(pub String);
+
+impl From<String> for Problem {
+    fn from(text: String) -> Problem {
+        Problem(text)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ListReport {
     pub tests: Vec<TestCase>,

@@ -11,7 +11,9 @@ use shipmoor::floor::harness::Family;
 use shipmoor::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use shipmoor::floor::runners::kit::{exec, exit_problem};
 use shipmoor::floor::runners::registered::{no_harness, nothing_written, Detect, Registered};
-use shipmoor::floor::runners::{ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestCase};
+use shipmoor::floor::runners::{
+    ListReport, ListScope, Probe, Problem, RunCtx, RunReport, Runner, TestCase,
+};
 
 /// The toy runner's entry: never detected, only configured.
 pub const REGISTERED: Registered = Registered {
@@ -82,7 +84,7 @@ impl Runner for Toy {
                     })
                     .collect()
             }
-            Err(p) => report.problem = Some(p),
+            Err(p) => report.problem = Some(p.0),
         }
         report
     }
@@ -97,7 +99,9 @@ impl Runner for Toy {
                 if (exit == Some(0)) != any_failed(cases) {
                     Ok(())
                 } else {
-                    Err(format!("exit {exit:?} disagrees with the JUnit file"))
+                    Err(Problem(format!(
+                        "exit {exit:?} disagrees with the JUnit file"
+                    )))
                 }
             },
             missing: exit_problem("toy", &report.invocations[0].captured),

@@ -56,7 +56,7 @@ pub(super) fn list_tests(ctx: &RunCtx, args: &[String], scope: &ListScope) -> Li
     ) {
         Ok(p) => p,
         Err(problem) => {
-            report.problem = Some(problem);
+            report.problem = Some(problem.0);
             return report;
         }
     };

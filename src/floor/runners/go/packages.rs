@@ -13,6 +13,7 @@ use super::diagnostics::{
 };
 use super::{go, is_test_name};
 use crate::floor::runners::kit::{exit_problem, truncate, worktree_relative};
+use crate::floor::runners::Problem;
 use crate::floor::runners::{BuildFailure, Invocation, RunCtx};
 
 /// The fields `go list` reports for each package.
@@ -161,7 +162,7 @@ pub(super) fn go_list(
     args: &[String],
     patterns: &[OsString],
     invocations: &mut Vec<Invocation>,
-) -> Result<Vec<GoPackage>, String> {
+) -> Result<Vec<GoPackage>, Problem> {
     let mut argv: Vec<OsString> = vec![
         OsString::from("list"),
         OsString::from("-e"),
@@ -171,9 +172,9 @@ pub(super) fn go_list(
     argv.extend(patterns.iter().cloned());
     let ran = go(ctx, &argv);
     let result = if let Some(p) = ran.operational_problem("go list") {
-        Err(p)
+        Err(Problem(p))
     } else if !ran.captured().success() {
-        Err(exit_problem("go list", ran.captured()))
+        Err(Problem(exit_problem("go list", ran.captured())))
     } else {
         Ok(parse_go_list(&ran.captured().stdout_lossy()))
     };

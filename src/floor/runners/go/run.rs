@@ -61,7 +61,7 @@ pub(super) fn run_tests(ctx: &RunCtx, args: &[String], ids: &[String]) -> RunRep
     let packages = match go_list(ctx, args, &patterns, &mut report.invocations) {
         Ok(p) => p,
         Err(problem) => {
-            report.problem = Some(problem);
+            report.problem = Some(problem.0);
             return report;
         }
     };

@@ -435,7 +435,7 @@ pub(super) fn agreement(tool: JsTool, exit: Option<i32>, obs: &Observed) -> (boo
     }
     match contract.agree(exit, obs.any_failed) {
         Ok(()) => (true, None),
-        Err(problem) => (false, Some(problem)),
+        Err(problem) => (false, Some(problem.0)),
     }
 }
 

@@ -24,7 +24,7 @@ use crate::floor::runners::contract::PYTEST;
 use crate::floor::runners::junit::{
     any_failed, CaseNames, JunitCase, JunitFile, JunitStatus, Reading,
 };
-use crate::floor::runners::{FailureKind, Outcome, RunCtx, RunReport};
+use crate::floor::runners::{FailureKind, Outcome, Problem, RunCtx, RunReport};
 
 /// What one pytest run left to read.
 pub(super) struct Output {
@@ -85,7 +85,9 @@ pub(super) fn read_run(
     // Exit 5 ("nothing collected") agrees only with an empty file; 0 and 1 by the contract.
     let agree = |cases: &[JunitCase]| match exit {
         Some(5) if cases.is_empty() => Ok(()),
-        Some(5) => Err("pytest exited with code 5 but its JUnit file has test cases".into()),
+        Some(5) => Err(Problem(
+            "pytest exited with code 5 but its JUnit file has test cases".into(),
+        )),
         _ => PYTEST.agree(exit, any_failed(cases)),
     };
     let reading = Reading {

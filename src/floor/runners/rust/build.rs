@@ -16,6 +16,7 @@ use super::binary::TestBinary;
 use super::cargo_meta::{binary_id, exec, nextest_kind, WorkspacePackage};
 use super::diagnostics::{build_failure, compiler_error, CompilerError};
 use crate::floor::runners::kit::{exit_problem, parse_package_id};
+use crate::floor::runners::Problem;
 use crate::floor::runners::{BuildFailure, Invocation, RunCtx};
 
 /// What cargo's `--message-format=json` stream said.
@@ -140,7 +141,7 @@ pub(super) fn build_selected(
     members: &BTreeMap<String, WorkspacePackage>,
     ids: &[String],
     invocations: &mut Vec<Invocation>,
-) -> Result<SelectedBuild, String> {
+) -> Result<SelectedBuild, Problem> {
     // Keyed by the package id spec: a bare name is ambiguous when the lock file holds a
     // registry package of that name too. A package that is no member at this side (new at
     // head) has nothing to build; its tests stay not observed.
@@ -199,7 +200,7 @@ pub(super) fn build_selected(
     if real.is_empty() {
         Ok(out)
     } else {
-        Err(real.join("; "))
+        Err(Problem(real.join("; ")))
     }
 }
 

@@ -169,7 +169,7 @@ impl Runner for CargoTest {
         let build = match build_selected(ctx, &cargo_args, &members, ids, &mut report.invocations) {
             Ok(b) => b,
             Err(p) => {
-                report.problem = Some(p);
+                report.problem = Some(p.0);
                 return report;
             }
         };
@@ -275,7 +275,7 @@ fn scoped_build(
             Some(Ok(build.binaries))
         }
         Err(p) => {
-            report.problem = Some(p);
+            report.problem = Some(p.0);
             Some(Err(()))
         }
     }

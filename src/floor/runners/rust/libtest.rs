@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::floor::runners::contract::LIBTEST;
 use crate::floor::runners::kit::code_str;
+use crate::floor::runners::Problem;
 use crate::floor::runners::{FailureKind, Outcome};
 
 /// The panic message of each failed test, from libtest's `---- NAME stdout ----` sections:
@@ -228,12 +229,12 @@ pub(super) fn judge_libtest(
     out: &LibtestOutput,
     exit_code: Option<i32>,
     names: &[&str],
-) -> Result<Vec<(String, Outcome)>, String> {
+) -> Result<Vec<(String, Outcome)>, Problem> {
     let Some(summary) = out.summary else {
-        return Err(format!(
+        return Err(Problem(format!(
             "no `test result:` line (exit code {}); the test binary crashed or exited early",
             code_str(exit_code)
-        ));
+        )));
     };
     let count = |s: LibtestStatus| out.results.iter().filter(|(_, st)| *st == s).count() as u64;
     let (ok, failed, ignored) = (
@@ -242,22 +243,22 @@ pub(super) fn judge_libtest(
         count(LibtestStatus::Ignored),
     );
     if (ok, failed, ignored) != (summary.passed, summary.failed, summary.ignored) {
-        return Err(format!(
+        return Err(Problem(format!(
             "result lines ({ok} ok, {failed} failed, {ignored} ignored) disagree with the summary \
              ({} passed, {} failed, {} ignored)",
             summary.passed, summary.failed, summary.ignored
-        ));
+        )));
     }
     // The summary's own word must agree with its counts, and the exit code with both.
     let summary_agrees = summary.ok == (summary.failed == 0);
     let exit_agrees = summary_agrees && LIBTEST.agree(exit_code, summary.failed > 0).is_ok();
     if !exit_agrees {
-        return Err(format!(
+        return Err(Problem(format!(
             "exit code {} disagrees with `test result: {}` ({} failed)",
             code_str(exit_code),
             if summary.ok { "ok" } else { "FAILED" },
             summary.failed
-        ));
+        )));
     }
     let requested: BTreeSet<&str> = names.iter().copied().collect();
     let mut seen: BTreeMap<&str, LibtestStatus> = BTreeMap::new();
