@@ -182,21 +182,40 @@ pub(super) fn inherited_guard_tests(
     out
 }
 
-/// The pass-to-pass guard's disposition; `scope` says what it keeps, in words.
-pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str) -> CriterionFloor {
-    let (head_obs, base_obs) = (&obs.head, &obs.base);
+/// Each bound test's runs collapsed per side ([`SideState::collapse`]), with its observation.
+struct Collapsed {
+    states: Vec<(SideState, SideState)>,
+    observations: Vec<TestObservation>,
+    /// Every run's evidence at both sides, sorted, each once.
+    evidence: Vec<String>,
+}
+
+/// [`Collapsed`] of `tests`. `attributed`: a build failure at base counts only when it is the
+/// test item's own (book: floor/attribution.md), and base's failure kind is kept, as a
+/// criterion's tests are decided; the pass-to-pass guard counts neither.
+fn collapse(tests: &[BoundTest], obs: &Observations, attributed: bool) -> Collapsed {
     let empty = Observed::default();
-    let mut states = Vec::new();
-    let mut observations = Vec::new();
-    let mut all = Vec::new();
+    let mut out = Collapsed {
+        states: Vec::new(),
+        observations: Vec::new(),
+        evidence: Vec::new(),
+    };
     for t in tests {
         let key = t.key();
-        let h = head_obs.get(&key).unwrap_or(&empty);
-        let b = base_obs.get(&key).unwrap_or(&empty);
+        let h = obs.head.get(&key).unwrap_or(&empty);
+        let b = obs.base.get(&key).unwrap_or(&empty);
         let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
-        let bs = SideState::collapse(&b.outcomes, b.problem.as_deref(), false);
-        all.extend(h.evidence.iter().chain(&b.evidence).cloned());
-        observations.push(TestObservation {
+        let own = attributed && b.attribution.as_ref().is_some_and(Attribution::is_own);
+        let bs = SideState::collapse(&b.outcomes, b.problem.as_deref(), own);
+        let base_failure = match bs {
+            _ if !attributed => None,
+            SideState::BuildFail { attributed: true } => Some(FailureKind::BuildFailureInTest),
+            SideState::Fail => b.failure_kind,
+            _ => None,
+        };
+        out.evidence
+            .extend(h.evidence.iter().chain(&b.evidence).cloned());
+        out.observations.push(TestObservation {
             id: t.id.clone(),
             runner: runner_name(obs, t),
             file: t.file.clone(),
@@ -204,10 +223,22 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             base: bs.outcome(),
             head_evidence: h.evidence.clone(),
             base_evidence: b.evidence.clone(),
-            base_failure: None,
+            base_failure,
         });
-        states.push((hs, bs));
+        out.states.push((hs, bs));
     }
+    out.evidence.sort();
+    out.evidence.dedup();
+    out
+}
+
+/// The pass-to-pass guard's disposition; `scope` says what it keeps, in words.
+pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str) -> CriterionFloor {
+    let Collapsed {
+        states,
+        observations,
+        evidence: all,
+    } = collapse(tests, obs, false);
     let (result, finding) = decision::decide_guard(&states);
     let globs = scope;
     let (reason, decisive) = match finding {
@@ -237,7 +268,7 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             format!(
                 "flaky: {} passed {} at head",
                 tests[i].id,
-                runs_of(&head_obs.get(&tests[i].key()).unwrap_or(&empty).outcomes)
+                runs_of(obs.head.get(&tests[i].key()).map_or(&[], |o| &o.outcomes))
             ),
             Some((i, "head")),
         ),
@@ -275,8 +306,6 @@ pub(super) fn decide_guard(tests: &[BoundTest], obs: &Observations, scope: &str)
             ),
         })
     });
-    all.sort();
-    all.dedup();
     // A guard is as blind as the runs it reads.
     let (result, reason) = match untrusted(tests, obs, result, &reason) {
         Some(why) => (FloorResult::Undecided, why),
@@ -527,48 +556,16 @@ fn finding_reason(
 
 /// The disposition of a criterion bound to tests (by tag or `check.test`): see the module doc.
 pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> CriterionFloor {
-    let (head_obs, base_obs) = (&obs.head, &obs.base);
     let tests = b.tests();
     if tests.is_empty() {
         // Nothing listed could be bound; say why, and whether the runner could list at all.
         return decide_unbound(c, b, obs);
     }
-    let empty = Observed::default();
-    let mut states = Vec::new();
-    let mut observations = Vec::new();
-    let mut all = Vec::new();
-    for t in tests {
-        let key = t.key();
-        let h = head_obs.get(&key).unwrap_or(&empty);
-        let bo = base_obs.get(&key).unwrap_or(&empty);
-        let runner = runner_name(obs, t);
-        let hs = SideState::collapse(&h.outcomes, h.problem.as_deref(), false);
-        // A build failure at base counts only when it is the test item's own (book:
-        // floor/attribution.md).
-        let bs = SideState::collapse(
-            &bo.outcomes,
-            bo.problem.as_deref(),
-            bo.attribution.as_ref().is_some_and(Attribution::is_own),
-        );
-        let base_failure = match bs {
-            SideState::BuildFail { attributed: true } => Some(FailureKind::BuildFailureInTest),
-            SideState::Fail => bo.failure_kind,
-            _ => None,
-        };
-        all.extend(h.evidence.iter().cloned());
-        all.extend(bo.evidence.iter().cloned());
-        observations.push(TestObservation {
-            id: t.id.clone(),
-            runner,
-            file: t.file.clone(),
-            head: hs.outcome(),
-            base: bs.outcome(),
-            head_evidence: h.evidence.clone(),
-            base_evidence: bo.evidence.clone(),
-            base_failure,
-        });
-        states.push((hs, bs));
-    }
+    let Collapsed {
+        states,
+        observations,
+        evidence: all,
+    } = collapse(tests, obs, true);
     let Decision {
         result,
         finding,
@@ -603,8 +600,6 @@ pub(super) fn decide_tests(c: &Criterion, b: &Binding, obs: &Observations) -> Cr
             kind.unwrap_or_default()
         ),
     });
-    all.sort();
-    all.dedup();
     let (result, reason) = match untrusted(tests, obs, result, &reason) {
         Some(why) => (FloorResult::Undecided, why),
         None => (result, reason),
