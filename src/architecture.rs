@@ -150,6 +150,41 @@ mod tests {
     #[derive(Default)]
     struct Paths(Vec<Vec<String>>);
 
+    /// Each path a `use` tree imports, and whether it is a glob (`use a::b::*` gives `a::b`):
+    /// `use a::{self, b as c}` gives `a` and `a::b`.
+    pub(super) fn use_paths(tree: &syn::UseTree) -> Vec<(Vec<String>, bool)> {
+        fn walk(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, bool)>) {
+            match t {
+                syn::UseTree::Path(p) => {
+                    prefix.push(p.ident.to_string());
+                    walk(&p.tree, prefix, out);
+                    prefix.pop();
+                }
+                syn::UseTree::Name(n) => {
+                    let mut v = prefix.clone();
+                    if n.ident != "self" {
+                        v.push(n.ident.to_string());
+                    }
+                    out.push((v, false));
+                }
+                syn::UseTree::Rename(r) => {
+                    let mut v = prefix.clone();
+                    v.push(r.ident.to_string());
+                    out.push((v, false));
+                }
+                syn::UseTree::Glob(_) => out.push((prefix.clone(), true)),
+                syn::UseTree::Group(g) => {
+                    for t in &g.items {
+                        walk(t, prefix, out);
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(tree, &mut Vec::new(), &mut out);
+        out
+    }
+
     pub(super) fn is_test_attr(attrs: &[syn::Attribute]) -> bool {
         attrs.iter().any(|a| {
             a.path().is_ident("cfg")
@@ -178,34 +213,8 @@ mod tests {
         }
 
         fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-            fn walk(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-                match t {
-                    syn::UseTree::Path(p) => {
-                        prefix.push(p.ident.to_string());
-                        walk(&p.tree, prefix, out);
-                        prefix.pop();
-                    }
-                    syn::UseTree::Name(n) => {
-                        let mut v = prefix.clone();
-                        if n.ident != "self" {
-                            v.push(n.ident.to_string());
-                        }
-                        out.push(v);
-                    }
-                    syn::UseTree::Rename(r) => {
-                        let mut v = prefix.clone();
-                        v.push(r.ident.to_string());
-                        out.push(v);
-                    }
-                    syn::UseTree::Glob(_) => out.push(prefix.clone()),
-                    syn::UseTree::Group(g) => {
-                        for t in &g.items {
-                            walk(t, prefix, out);
-                        }
-                    }
-                }
-            }
-            walk(&u.tree, &mut Vec::new(), &mut self.0);
+            self.0
+                .extend(use_paths(&u.tree).into_iter().map(|(path, _)| path));
         }
 
         fn visit_path(&mut self, p: &'ast syn::Path) {

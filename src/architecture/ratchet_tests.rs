@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::tests::{is_test_attr, modules, ModPath};
+use super::tests::{is_test_attr, modules, use_paths, ModPath};
 
 /// Crate-internal glob imports outside test code, as `file: use path::*` (see
 /// [`no_crate_glob_imports_outside_tests`]).
@@ -111,31 +111,14 @@ fn crate_globs(
     known: &BTreeSet<ModPath>,
     out: &mut Vec<String>,
 ) {
-    fn walk(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-        match t {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                walk(&p.tree, prefix, out);
-                prefix.pop();
-            }
-            syn::UseTree::Glob(_) => out.push(prefix.clone()),
-            syn::UseTree::Group(g) => {
-                for t in &g.items {
-                    walk(t, prefix, out);
-                }
-            }
-            syn::UseTree::Name(_) | syn::UseTree::Rename(_) => {}
-        }
-    }
     for i in items {
         if is_test_attr(item_attrs(i)) {
             continue;
         }
         match i {
             syn::Item::Use(u) => {
-                let mut globs = Vec::new();
-                walk(&u.tree, &mut Vec::new(), &mut globs);
-                for g in globs {
+                let globs = use_paths(&u.tree).into_iter().filter(|(_, glob)| *glob);
+                for (g, _) in globs {
                     let Some(first) = g.first() else {
                         continue;
                     };
