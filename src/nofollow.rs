@@ -27,7 +27,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-pub use crate::error::{is_operator_fault, operator_fix};
+use crate::error::{is_operator_fault, operator_fix};
 use crate::error::{Error, InputError};
 
 /// An output's path and how much of it is taken as it is (see the module doc).

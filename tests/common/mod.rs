@@ -13,6 +13,11 @@ pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
+
+use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::floor::runners::registry::Registry;
+use shipmoor::floor::runners::Runner;
 
 pub const PINNED_EPOCH: &str = "1796032800"; // 2026-11-30T10:00:00Z
 
@@ -545,4 +550,19 @@ pub fn mkfifo(path: &Path) {
 /// Whether `path` is a symlink (itself, not what it points to).
 pub fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// The builtin adapter of `kind` for a `runners:` item at `root` with `args` and nothing else.
+pub fn builtin_runner(kind: RunnerKind, root: &str, args: &[&str]) -> Arc<dyn Runner> {
+    Registry::builtin()
+        .make(RunnerConfig {
+            kind,
+            root: root.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            setup: None,
+            command: None,
+            line: 1,
+            env_pass: Vec::new(),
+        })
+        .expect("a builtin runner kind")
 }

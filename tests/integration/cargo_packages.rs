@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use common::{ident, require_tool, Repo};
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::acceptance::RunnerKind;
 use shipmoor::floor::runners::{FailureKind, ListScope, Outcome, RunCtx};
 
 const CLAMP_BASE: &str =
@@ -130,17 +130,7 @@ fn cargo_ctx(dir: &Path, target: &Path, scratch: &Path) -> RunCtx {
 }
 
 fn cargo_runner() -> std::sync::Arc<dyn shipmoor::floor::runners::Runner> {
-    shipmoor::floor::runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Cargo,
-            root: ".".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 0,
-            env_pass: Vec::new(),
-        })
-        .unwrap()
+    common::builtin_runner(RunnerKind::Cargo, ".", &[])
 }
 
 /// A proc-macro crate's unit test binary links `libstd` dynamically: started without the

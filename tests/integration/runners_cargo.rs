@@ -8,8 +8,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
-use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
+use shipmoor::acceptance::RunnerKind;
+use shipmoor::floor::runners::{FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const CARGO_TOML: &str = r#"[package]
 name = "fx-crate"
@@ -141,17 +141,7 @@ impl Fixture {
 }
 
 fn adapter(kind: RunnerKind, root: &str) -> std::sync::Arc<dyn Runner> {
-    runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind,
-            root: root.to_string(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .unwrap()
+    common::builtin_runner(kind, root, &[])
 }
 
 /// cargo-nextest must be installed for these tests (`.ci/run` and `scripts/test.sh` install

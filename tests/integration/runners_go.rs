@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::acceptance::RunnerKind;
 use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const GO_MOD: &str = "module example.com/m\n\ngo 1.19\n";
@@ -163,17 +163,7 @@ impl Fixture {
 }
 
 fn adapter() -> std::sync::Arc<dyn Runner> {
-    runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Go,
-            root: "gomod".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .expect("the go adapter")
+    crate::common::builtin_runner(RunnerKind::Go, "gomod", &[])
 }
 
 fn ids(list: &[&str]) -> Vec<String> {
@@ -609,17 +599,7 @@ fn exits_timeouts_and_forgeries_are_never_passes() {
     );
 
     // go's own -timeout (a runner argument) stops the binary mid-run.
-    let with_timeout = runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Go,
-            root: "gomod".into(),
-            args: vec!["-timeout=1s".into()],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .expect("the go adapter");
+    let with_timeout = crate::common::builtin_runner(RunnerKind::Go, "gomod", &["-timeout=1s"]);
     let slow = ids(&[
         "example.com/m/slow TestQuick",
         "example.com/m/slow TestSlow",

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::acceptance::RunnerKind;
 
 use crate::common;
 use common::js::node_modules;
@@ -77,17 +77,7 @@ impl Fixture {
 }
 
 fn adapter(kind: RunnerKind) -> std::sync::Arc<dyn Runner> {
-    runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind,
-            root: "web".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .unwrap()
+    common::builtin_runner(kind, "web", &[])
 }
 
 fn ids(list: &[&str]) -> Vec<String> {

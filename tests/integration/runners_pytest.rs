@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::acceptance::RunnerKind;
 use shipmoor::decision::attribute::{attribute, Attribution};
-use shipmoor::floor::runners::{self, FailureKind, ListScope, Outcome, RunCtx, Runner};
+use shipmoor::floor::runners::{FailureKind, ListScope, Outcome, RunCtx, Runner};
 
 const TEST_A: &str = r#"import pytest
 
@@ -94,17 +94,7 @@ impl Fixture {
 }
 
 fn adapter() -> std::sync::Arc<dyn Runner> {
-    runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Pytest,
-            root: "py".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .unwrap()
+    crate::common::builtin_runner(RunnerKind::Pytest, "py", &[])
 }
 
 /// pytest must be installed for these tests (`.ci/run` and `scripts/test.sh` install it): a
@@ -630,17 +620,8 @@ fn the_worktrees_own_package_imported_from_elsewhere_is_never_observed() {
     assert!(problem.contains("py/src/pkgx"), "{problem}");
 
     // With the worktree's source first on the path, the same run observes the worktree's code.
-    let on_path = runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Pytest,
-            root: "py".into(),
-            args: vec!["-o".into(), "pythonpath=src".into()],
-            setup: None,
-            command: None,
-            line: 1,
-            env_pass: Vec::new(),
-        })
-        .unwrap();
+    let on_path =
+        crate::common::builtin_runner(RunnerKind::Pytest, "py", &["-o", "pythonpath=src"]);
     let mut ctx = fx.ctx("source-first");
     ctx.env
         .push(("PYTHONPATH".into(), installed.into_os_string()));

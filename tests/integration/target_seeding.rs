@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use common::require_tool;
-use shipmoor::acceptance::{RunnerConfig, RunnerKind};
+use shipmoor::acceptance::RunnerKind;
 use shipmoor::floor::runners::{Outcome, RunCtx};
 
 const LIB_BASE: &str =
@@ -54,17 +54,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 fn run_at(dir: &Path, target: &Path, scratch: &Path) -> Outcome {
-    let cargo = shipmoor::floor::runners::registry::Registry::builtin()
-        .make(RunnerConfig {
-            kind: RunnerKind::Cargo,
-            root: ".".into(),
-            args: vec![],
-            setup: None,
-            command: None,
-            line: 0,
-            env_pass: Vec::new(),
-        })
-        .unwrap();
+    let cargo = common::builtin_runner(RunnerKind::Cargo, ".", &[]);
     std::fs::create_dir_all(scratch).unwrap();
     let ctx = RunCtx {
         worktree: dir.to_path_buf(),

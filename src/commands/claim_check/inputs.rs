@@ -62,7 +62,7 @@ pub(super) fn temp_base(args: &ClaimCheckArgs) -> Result<PathBuf, Error> {
 /// A temporary directory that cannot be made: the operator's to fix (a full or read-only file
 /// system, a permission) or a crash.
 pub(super) fn temp_dir_error(temp_base: &Path, e: std::io::Error) -> Error {
-    if crate::nofollow::is_operator_fault(&e) {
+    if crate::error::is_operator_fault(&e) {
         Error::input(
             InputError::new(format!(
                 "cannot make a temporary directory in {}: {e}",
@@ -70,7 +70,7 @@ pub(super) fn temp_dir_error(temp_base: &Path, e: std::io::Error) -> Error {
             ))
             .help(format!(
                 "{}, or pass another directory with --temp-dir",
-                crate::nofollow::operator_fix(&e, &temp_base.join("x"))
+                crate::error::operator_fix(&e, &temp_base.join("x"))
             )),
         )
     } else {
