@@ -61,8 +61,8 @@ pub const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
             // The runners, each a folder, and their registry.
             &["runners"],
             // What the phases read and keep: bindings, the base cache, files planted at run
-            // time, the evidence recorder, the worktrees.
-            &["bind", "cache", "planted", "record", "workspace"],
+            // time, the observations and their recorder, the worktrees.
+            &["bind", "cache", "events", "planted", "record", "workspace"],
             // The sandbox and its side effects, the decision, isolation of base builds, seeding.
             &["confine", "decide", "isolate", "seed"],
             // Listing and binding; command checks.

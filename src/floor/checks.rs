@@ -13,7 +13,8 @@ use crate::process;
 use crate::verdict::FloorResult;
 
 use super::decide::{past, unobservable};
-use super::record::{code, excerpt, row_side};
+use super::events::{row_side, Event};
+use super::record::{code, excerpt};
 use super::runners::{Invocation, Outcome};
 use super::{interrupted, progress, Ctx};
 use crate::decision;
@@ -104,14 +105,16 @@ impl Ctx<'_> {
         let mut evidence = Vec::new();
         let mut problem = None;
         for k in 1..=runs {
-            (self.input.progress)(&format!(
-                "{}: check.command `{cmd}` (run {k}/{runs})",
-                side.as_str()
-            ));
+            self.rec.observe(Event::CheckCommand {
+                side,
+                command: cmd,
+                run: k,
+                runs,
+            });
             let mut c = Command::new("sh");
             c.arg("-c").arg(cmd).current_dir(wt.path());
-            c.envs(self.side_env(side));
-            c.envs(self.passed_env(None));
+            c.envs(self.env.side_env(side));
+            c.envs(self.env.passed_env(None));
             let jail = self.jail(side, None);
             let watch = self.step_watch(
                 side,
@@ -121,13 +124,16 @@ impl Ctx<'_> {
             );
             let confine = process::Confine::Sandboxed(&jail);
             let cap = progress::step(watch.as_ref(), || {
-                process::run(c, self.input.timeout, confine)
+                process::run(c, self.env.input.timeout, confine)
             })
             .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
             interrupted()?;
             let outcome = match cap.exit_code {
                 _ if cap.timed_out => {
-                    problem = Some(format!("timed out after {}s", self.input.timeout.as_secs()));
+                    problem = Some(format!(
+                        "timed out after {}s",
+                        self.env.input.timeout.as_secs()
+                    ));
                     Outcome::NotObserved
                 }
                 Some(0) => Outcome::Pass,
@@ -145,9 +151,9 @@ impl Ctx<'_> {
                 results: None,
                 results_type: None,
             };
-            let (o, e, _) = self.store_invocation(&inv)?;
-            let commit = self.commit(side);
-            let ptr = self.put(&Record::Command(RunRecord {
+            let (o, e, _) = self.rec.store_invocation(&inv)?;
+            let commit = self.env.commit(side);
+            let ptr = self.rec.put(&Record::Command(RunRecord {
                 schema: RECORD_SCHEMA,
                 side: Some(side),
                 commit: commit.to_string(),
@@ -159,24 +165,28 @@ impl Ctx<'_> {
                 run: k,
                 outcome: Some(outcome),
                 exit_code: cap.exit_code,
-                duration_ms: self.ms(cap.duration),
+                duration_ms: self.env.ms(cap.duration),
                 stdout: Some(o),
                 stderr: Some(e),
                 results: None,
                 note: problem.clone(),
             }))?;
-            self.runtime.push(RuntimeRow {
+            self.rec.observe(Event::Row(RuntimeRow {
                 side: row_side(side).into(),
                 runner: "check.command".into(),
                 command: cmd.to_string(),
                 tests: 1,
                 result: format!("exit {}", code(cap.exit_code)),
-                seconds: self.seconds(cap.duration),
+                seconds: self.env.seconds(cap.duration),
                 exit_code: cap.exit_code,
-                excerpt: (!cap.success())
-                    .then(|| excerpt(&self.norm.apply(&cap.stdout), &self.norm.apply(&cap.stderr))),
+                excerpt: (!cap.success()).then(|| {
+                    excerpt(
+                        &self.env.norm.apply(&cap.stdout),
+                        &self.env.norm.apply(&cap.stderr),
+                    )
+                }),
                 tool: None,
-            });
+            }));
             outcomes.push(outcome);
             evidence.push(ptr);
         }
@@ -211,7 +221,7 @@ impl Ctx<'_> {
             .filter(|ch| ch.status != 'D' && set.is_match(&ch.path))
         {
             considered.push(ch.path.clone());
-            if let Some(bytes) = self.input.git.show(&self.input.head, &ch.path)? {
+            if let Some(bytes) = self.env.input.git.show(&self.env.input.head, &ch.path)? {
                 let text = String::from_utf8_lossy(&bytes);
                 for (n, line) in text.lines().enumerate() {
                     if re.is_match(line) {
@@ -226,14 +236,14 @@ impl Ctx<'_> {
         }
         let record = Record::Pattern(PatternRecord {
             schema: RECORD_SCHEMA,
-            commit: self.input.head.to_string(),
+            commit: self.env.input.head.to_string(),
             criterion: c.id.clone(),
             paths: paths.to_vec(),
             regex: regex.to_string(),
             considered: considered.clone(),
             matches: matches.clone(),
         });
-        let ptr = self.put(&record)?;
+        let ptr = self.rec.put(&record)?;
         let (result, reason, detail) = if let Some(m) = matches.first() {
             let loc = format!("{}:{}", m.path, m.line);
             (

@@ -19,24 +19,12 @@ use crate::format::floor::{RuntimeRow, Side};
 use crate::git::Worktree;
 use crate::process;
 
-use super::record::{code, row_side, side_index};
+use super::events::{row_side, Event};
+use super::record::{code, side_index};
 use super::runners::RunnerId;
-use super::{first_line, runners, Ctx};
+use super::{first_line, runners, Ctx, Env};
 
-/// What a command of the floor is told about where things are, beyond its side's build
-/// directory and terminal size.
-impl Ctx<'_> {
-    /// The private home of `side`: `$TMP/home/<side>`.
-    pub(super) fn home(&self, side: Side) -> PathBuf {
-        self.input.temp_root.join("home").join(side.as_str())
-    }
-
-    /// The private temporary directory of `side`: `$TMP/tmp/<side>` (outside the home, whose
-    /// files the guard against run-time harness files watches).
-    pub(super) fn side_tmp(&self, side: Side) -> PathBuf {
-        self.input.temp_root.join("tmp").join(side.as_str())
-    }
-
+impl Env<'_> {
     /// Makes both sides' homes and temporary directories, with the directories the XDG
     /// variables name, and a git configuration holding only the person's name and email (the
     /// person's own can hold credentials, and is hidden): a test that commits in a repository
@@ -75,6 +63,63 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The private home of `side`: `$TMP/home/<side>`.
+    pub(super) fn home(&self, side: Side) -> PathBuf {
+        self.input.temp_root.join("home").join(side.as_str())
+    }
+
+    /// The private temporary directory of `side`: `$TMP/tmp/<side>` (outside the home, whose
+    /// files the guard against run-time harness files watches).
+    pub(super) fn side_tmp(&self, side: Side) -> PathBuf {
+        self.input.temp_root.join("tmp").join(side.as_str())
+    }
+
+    /// Where the runners' tools are asked who they are.
+    pub(super) fn probe(&self) -> runners::Probe {
+        runners::Probe::new(self.input.confinement)
+    }
+
+    /// The environment that puts a command's writes in its side's own directories: `HOME`,
+    /// `TMPDIR` and the XDG directories, Go's build cache and `GOBIN`, and where the toolchains
+    /// found through `HOME` really are (as the person's environment names them, else where
+    /// they are under the person's home, when they are there).
+    pub(super) fn home_env(&self, side: Side) -> Vec<(OsString, OsString)> {
+        let home = self.home(side);
+        let mut env: Vec<(OsString, OsString)> = vec![
+            ("HOME".into(), home.clone().into_os_string()),
+            ("TMPDIR".into(), self.side_tmp(side).into_os_string()),
+            (
+                "XDG_CACHE_HOME".into(),
+                home.join(".cache").into_os_string(),
+            ),
+            (
+                "XDG_CONFIG_HOME".into(),
+                home.join(".config").into_os_string(),
+            ),
+            (
+                "XDG_DATA_HOME".into(),
+                home.join(".local/share").into_os_string(),
+            ),
+            (
+                "XDG_STATE_HOME".into(),
+                home.join(".local/state").into_os_string(),
+            ),
+            (
+                "GOCACHE".into(),
+                home.join(".cache/go-build").into_os_string(),
+            ),
+            ("GOBIN".into(), home.join("go/bin").into_os_string()),
+            // npm asks the registry for its own newer version and writes the answer to HOME.
+            ("npm_config_update_notifier".into(), "false".into()),
+        ];
+        env.extend(toolchain_homes());
+        env
+    }
+}
+
+/// What a command of the floor is told about where things are, beyond its side's build
+/// directory and terminal size.
+impl Ctx<'_> {
     /// Seeds `side`'s copy of a runner's build cache from the person's (its variable, else its
     /// default under the person's cache directory), once.
     pub(super) fn seed_build_cache(&mut self, side: Side, cache: &runners::BuildCache) {
@@ -126,7 +171,7 @@ impl Ctx<'_> {
         rel: &str,
         limit: Option<u64>,
     ) {
-        let home = self.home(side);
+        let home = self.env.home(side);
         let to = home.join(rel);
         // `cp` runs outside the sandbox, into a home an earlier command of the side wrote:
         // never through a link it may have put on the way (`~/.cache` pointing elsewhere), and
@@ -145,7 +190,7 @@ impl Ctx<'_> {
                 let mut cmd = Command::new("cp");
                 cmd.arg("-a").arg("--reflink=auto").arg(from).arg(&to);
                 // `cp` copies the cache as data: nothing in it runs.
-                match process::run(cmd, self.input.timeout, process::Confine::Unconfined) {
+                match process::run(cmd, self.env.input.timeout, process::Confine::Unconfined) {
                     Ok(c) if c.success() => None,
                     Ok(c) => Some(format!("cp failed: {}", first_line(&c.stderr_lossy()))),
                     Err(e) => Some(format!("cp: {e}")),
@@ -158,32 +203,32 @@ impl Ctx<'_> {
         };
         let _ = std::fs::remove_dir_all(&to);
         let _ = std::fs::create_dir_all(&to);
-        self.runtime.push(RuntimeRow {
+        self.rec.observe(Event::Row(RuntimeRow {
             side: row_side(side).into(),
             runner: runner.into(),
             command: what.into(),
             tests: 0,
             result: format!("{what} was not seeded ({e}); the side starts cold"),
-            seconds: self.seconds(started.elapsed()),
+            seconds: self.env.seconds(started.elapsed()),
             exit_code: None,
             excerpt: None,
             tool: None,
-        });
+        }));
     }
 
     /// The jail of a command at `side` that writes `scratch` besides its side's own
     /// directories (the worktree, the cargo target dir, the home, the temporary directory).
     pub(super) fn jail(&self, side: Side, scratch: Option<&Path>) -> crate::sandbox::Jail {
-        let worktree = self.input.temp_root.join(side.as_str());
-        let target = self.input.temp_root.join("target").join(side.as_str());
-        let home = self.home(side);
-        let tmp = self.side_tmp(side);
+        let worktree = self.env.input.temp_root.join(side.as_str());
+        let target = self.env.input.temp_root.join("target").join(side.as_str());
+        let home = self.env.home(side);
+        let tmp = self.env.side_tmp(side);
         let mut write: Vec<&Path> = vec![&worktree, &target, &home, &tmp];
         write.extend(scratch);
         // The checkout's `node_modules` a JavaScript runner reuses (a link in the worktree):
         // readable, never writable.
         let reused: Vec<&Path> = self.reused.iter().map(PathBuf::as_path).collect();
-        self.input.confinement.jail_reading(&write, &reused)
+        self.env.input.confinement.jail_reading(&write, &reused)
     }
 
     /// Downloads what runner `i`'s project at `side` depends on into the person's package
@@ -197,7 +242,7 @@ impl Ctx<'_> {
     /// and a scratch directory. A runtime row only when it failed: the build that follows then
     /// says what is missing.
     pub(super) fn fetch_dependencies(&mut self, i: usize, side: Side, wt: &Worktree) {
-        let adapter = self.adapters[i].clone();
+        let adapter = self.env.adapters[i].clone();
         if !self.fetched.insert((side_index(side), RunnerId(i))) {
             return;
         }
@@ -212,7 +257,7 @@ impl Ctx<'_> {
             store,
             what,
             env,
-        }) = adapter.fetch(&dir, &self.probe(), self.input.timeout)
+        }) = adapter.fetch(&dir, &self.env.probe(), self.env.input.timeout)
         else {
             return;
         };
@@ -225,84 +270,46 @@ impl Ctx<'_> {
         if cmd.get_current_dir().is_none() {
             cmd.current_dir(&scratch);
         }
-        cmd.envs(self.side_env(side))
-            .envs(self.passed_env(Some(i)))
+        cmd.envs(self.env.side_env(side))
+            .envs(self.env.passed_env(Some(i)))
             .env("CARGO_TERM_COLOR", "never")
             .envs(env);
-        let worktree = self.input.temp_root.join(side.as_str());
-        let tmp = self.side_tmp(side);
+        let worktree = self.env.input.temp_root.join(side.as_str());
+        let tmp = self.env.side_tmp(side);
         // The side's home and build directory too: cargo keeps what it learnt of the toolchain
         // there (`.rustc_info.json`), which the build that follows reads instead of asking
         // `rustc` again.
-        let home = self.home(side);
-        let target = self.input.temp_root.join("target").join(side.as_str());
+        let home = self.env.home(side);
+        let target = self.env.input.temp_root.join("target").join(side.as_str());
         let mut write: Vec<&Path> = vec![&worktree, &scratch, &tmp, &home, &target];
         write.extend(store.iter().map(PathBuf::as_path));
-        let jail = self.input.confinement.jail(&write);
+        let jail = self.env.input.confinement.jail(&write);
         let started = std::time::Instant::now();
-        let ran = process::run(cmd, self.input.timeout, process::Confine::Sandboxed(&jail));
+        let ran = process::run(
+            cmd,
+            self.env.input.timeout,
+            process::Confine::Sandboxed(&jail),
+        );
         let failed = match &ran {
             Ok(c) if c.success() => return,
             Ok(c) => format!(
                 "{what} failed (exit {}): {}",
                 code(c.exit_code),
-                first_line(&self.norm.apply_str(&c.stderr_lossy()))
+                first_line(&self.env.norm.apply_str(&c.stderr_lossy()))
             ),
             Err(e) => format!("{what} could not start: {e}"),
         };
-        self.runtime.push(RuntimeRow {
+        self.rec.observe(Event::Row(RuntimeRow {
             side: row_side(side).into(),
             runner: adapter.kind().as_str().into(),
             command: what.into(),
             tests: 0,
             result: format!("{failed}; the build that follows says what is missing"),
-            seconds: self.seconds(started.elapsed()),
+            seconds: self.env.seconds(started.elapsed()),
             exit_code: ran.ok().and_then(|c| c.exit_code),
             excerpt: None,
             tool: None,
-        });
-    }
-
-    /// Where the runners' tools are asked who they are.
-    pub(super) fn probe(&self) -> runners::Probe {
-        runners::Probe::new(self.input.confinement)
-    }
-
-    /// The environment that puts a command's writes in its side's own directories: `HOME`,
-    /// `TMPDIR` and the XDG directories, Go's build cache and `GOBIN`, and where the toolchains
-    /// found through `HOME` really are (as the person's environment names them, else where
-    /// they are under the person's home, when they are there).
-    pub(super) fn home_env(&self, side: Side) -> Vec<(OsString, OsString)> {
-        let home = self.home(side);
-        let mut env: Vec<(OsString, OsString)> = vec![
-            ("HOME".into(), home.clone().into_os_string()),
-            ("TMPDIR".into(), self.side_tmp(side).into_os_string()),
-            (
-                "XDG_CACHE_HOME".into(),
-                home.join(".cache").into_os_string(),
-            ),
-            (
-                "XDG_CONFIG_HOME".into(),
-                home.join(".config").into_os_string(),
-            ),
-            (
-                "XDG_DATA_HOME".into(),
-                home.join(".local/share").into_os_string(),
-            ),
-            (
-                "XDG_STATE_HOME".into(),
-                home.join(".local/state").into_os_string(),
-            ),
-            (
-                "GOCACHE".into(),
-                home.join(".cache/go-build").into_os_string(),
-            ),
-            ("GOBIN".into(), home.join("go/bin").into_os_string()),
-            // npm asks the registry for its own newer version and writes the answer to HOME.
-            ("npm_config_update_notifier".into(), "false".into()),
-        ];
-        env.extend(toolchain_homes());
-        env
+        }));
     }
 }
 

@@ -28,7 +28,7 @@ impl Ctx<'_> {
         head: BTreeMap<TestKey, Observed>,
         base: BTreeMap<TestKey, Observed>,
     ) -> Observations {
-        let input = self.input;
+        let input = self.env.input;
         let whole_head_broken = listed
             .iter()
             .filter_map(|l| l.outcome.build())
@@ -60,12 +60,12 @@ impl Ctx<'_> {
             }
         }
         Observations {
-            runners: self.adapters.clone(),
+            runners: self.env.adapters.clone(),
             head,
             base,
             listings: listed,
-            harness: self.harness.clone(),
-            rewritten: self.rewritten.clone(),
+            harness: self.watch.harness.clone(),
+            rewritten: self.watch.rewritten.clone(),
             tags_nowhere: self.scan.as_ref().map(|s| {
                 s.tags
                     .iter()
@@ -89,7 +89,7 @@ impl Ctx<'_> {
         overlay: &OverlayRef,
         changes: &[Change],
     ) -> Result<Vec<FloorEntry>, Error> {
-        let input = self.input;
+        let input = self.env.input;
         let mut entries = Vec::new();
         for (pos, (c, b)) in input
             .acceptance
@@ -101,8 +101,9 @@ impl Ctx<'_> {
             if !plan.selected(pos) {
                 continue;
             }
-            self.enter(vec![Step::N(STAGE_ENTRIES), Step::N(pos as u64)]);
-            self.order.entries.push(pos);
+            self.rec
+                .enter(vec![Step::N(STAGE_ENTRIES), Step::N(pos as u64)]);
+            self.rec.order.entries.push(pos);
             let cf = match b {
                 Binding::JudgeLane => CriterionFloor::new(
                     FloorResult::NotApplicable,
@@ -113,7 +114,10 @@ impl Ctx<'_> {
                     let (Some(h), Some(bw)) = worktrees else {
                         return Err(Error::crash("worktrees missing for a command check"));
                     };
-                    let planted = self.taint(Side::Head).or_else(|| self.taint(Side::Base));
+                    let planted = self
+                        .watch
+                        .taint(Side::Head)
+                        .or_else(|| self.watch.taint(Side::Base));
                     let cf = self.command_check(cmd, h, bw, overlay, plan.runs)?;
                     match planted {
                         Some(why) if cf.result != FloorResult::Undecided => CriterionFloor {
@@ -136,13 +140,14 @@ impl Ctx<'_> {
             entries.push(FloorEntry {
                 kind: EntryKind::Claimed,
                 criterion: c.clone(),
-                floor: self.shown_floor(cf),
+                floor: self.env.shown_floor(cf),
             });
         }
         let guard_pos = plan.guard_pos();
         if plan.guarding && plan.selected(guard_pos) {
-            self.enter(vec![Step::N(STAGE_ENTRIES), Step::N(guard_pos as u64)]);
-            self.order.entries.push(guard_pos);
+            self.rec
+                .enter(vec![Step::N(STAGE_ENTRIES), Step::N(guard_pos as u64)]);
+            self.rec.order.entries.push(guard_pos);
             // The reason names the globs alone when they are all the guard keeps; the
             // criterion's text always names the whole scope.
             let scope = if input.acceptance.guarded_criteria().is_empty() {
@@ -153,7 +158,9 @@ impl Ctx<'_> {
             entries.push(FloorEntry {
                 kind: EntryKind::Guard,
                 criterion: guard_criterion(&input.acceptance.guard_scope()),
-                floor: self.shown_floor(decide_guard(&plan.guarded, obs, &scope)),
+                floor: self
+                    .env
+                    .shown_floor(decide_guard(&plan.guarded, obs, &scope)),
             });
         }
         Ok(entries)

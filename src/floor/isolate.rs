@@ -12,6 +12,7 @@ use crate::format::floor::Side;
 use crate::git::{Change, CommitId, Worktree};
 
 use super::bind::TestKey;
+use super::events::Event;
 use super::runners::{ItemMap, Outcome, RunnerId};
 use super::workspace::apply_overlay;
 use super::{under_root, Ctx, Observed};
@@ -65,10 +66,9 @@ impl Ctx<'_> {
         if neighbours.is_empty() {
             return Ok(());
         }
-        (self.input.progress)(&format!(
-            "base: {} test(s) did not build because of other new test files; running them without those",
-            tainted.len()
-        ));
+        self.rec.observe(Event::Isolating {
+            tests: tainted.len(),
+        });
         for p in &neighbours {
             let _ = std::fs::remove_file(wt.path().join(p));
         }
@@ -86,7 +86,7 @@ impl Ctx<'_> {
         let mut fresh: BTreeMap<TestKey, Observed> = BTreeMap::new();
         let mut outcome = Ok(());
         'runs: for k in 1..=runs {
-            self.tally = (0, tainted.len());
+            self.rec.progress.tally = (0, tainted.len());
             for id in &tainted {
                 outcome = self.run_tests(
                     i,
@@ -132,7 +132,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         let ctx = self.run_ctx(i, wt, Side::Base)?;
-        let adapter = &self.adapters[i];
+        let adapter = &self.env.adapters[i];
         let in_root = |f: &str| under_root(&adapter.config().root, f).map(str::to_string);
         let mut parsed: BTreeMap<String, Option<ItemMap>> = BTreeMap::new();
         for id in failed {

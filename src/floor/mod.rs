@@ -18,12 +18,20 @@
 //! 5. commands at both sides, patterns at head;
 //! 6. decide each criterion with the pure rule ([`rule`]).
 //!
-//! The phases are files of their own, each adding its methods to the run's context (`Ctx`):
-//! `plan` (the runners and their tools, the harness changes, head's listing, the bindings and
-//! what each runner runs), `seed` (the sides' cargo target dirs), `overlay` (what base gets
-//! from head), `side` (one side's setup and runs), `isolate` (whose failure a build failure at
-//! base is), `entries` and `checks` (each entry's own check, and its decision by `decide`), and
-//! `record` (the evidence records and the runtime rows).
+//! A run is split by role. [`Env`] is what the run was given and what follows from it alone
+//! (the inputs, the runners, the normaliser), made once and never changed. The `Recorder`
+//! ([`record`]) receives every observation: evidence records, and [`events::Event`]s, of which
+//! the runtime table keeps the rows and the progress display shows the lines (one event, both
+//! views, worded in one place). `Watch` is the harness guard's (book: floor/harness.md),
+//! `CacheSession` the base cache's (book: floor/base-cache.md). `Ctx` holds these and what one
+//! phase found that a later one reads.
+//!
+//! The phases are files of their own, each adding its methods to `Ctx`: `plan` (the runners
+//! and their tools, the harness changes, head's listing, the bindings and what each runner
+//! runs), `seed` (the sides' cargo target dirs), `overlay` (what base gets from head), `side`
+//! (one side's setup and runs), `isolate` (whose failure a build failure at base is), `entries`
+//! and `checks` (each entry's own check, and its decision by `decide`), and `reuse` (the base
+//! cache). `confine` says where each side's commands run.
 //!
 //! Build outputs are never shared between the worktrees: each side has its own
 //! `CARGO_TARGET_DIR`, because a shared one has been seen to run the other side's stale binary.
@@ -38,6 +46,8 @@ mod confine;
 mod decide;
 #[cfg(feature = "claim-check")]
 mod entries;
+#[cfg(feature = "claim-check")]
+mod events;
 pub mod harness;
 #[cfg(feature = "claim-check")]
 mod isolate;
@@ -80,6 +90,7 @@ use {
     crate::evidence::{EvidenceStore, Normalizer},
     crate::git::{CommitId, Git},
     plan::{detect_harness, Needs, Plan},
+    record::Recorder,
     runners::{FailureKind, Outcome, Runner, RunnerId},
     std::collections::BTreeMap,
     std::path::PathBuf,
@@ -235,52 +246,71 @@ pub struct FloorReport {
     pub sandbox: crate::format::sandbox::SandboxRecord,
 }
 
-/// The state of one floor run, which each phase's file adds its methods to.
+/// What one floor run is given, and what follows from that alone: made once before anything
+/// runs, never changed, and read by every role of the run.
 #[cfg(feature = "claim-check")]
-struct Ctx<'a> {
+struct Env<'a> {
     input: &'a FloorInput<'a>,
+    /// One runner per configured runner, made from its kind's registry entry.
     adapters: Vec<Arc<dyn Runner>>,
-    store: &'a mut EvidenceStore,
+    /// What makes stored output and shown text free of the run's paths and of credentials.
     norm: Normalizer,
-    runtime: Vec<RuntimeRow>,
-    scratch_seq: usize,
+    /// The repository's and the person's git configuration, as reports name each
+    /// ([`git_configuration`]), watched like a harness file.
+    git_files: Vec<(String, PathBuf)>,
+}
+
+/// The harness guard's watch over one run (book: floor/harness.md): what the change and the
+/// commands it ran did to the files that decide how tests run.
+#[cfg(feature = "claim-check")]
+#[derive(Default)]
+struct Watch {
+    /// The harness files this change touched.
     harness: Vec<harness::HarnessChange>,
     /// Tracked files a run changed in a worktree (`head: path`, `base: path`).
     rewritten: Vec<String>,
-    /// The tag scan of head, when tag-bound criteria needed one and it could run.
-    scan: Option<scan::TagScan>,
-    /// The scan's evidence record.
-    scan_evidence: Option<String>,
-    /// The bound tests of the running phase (one runner at one side, one run) that have
-    /// finished, and how many it runs, for the heartbeat.
-    tally: (usize, usize),
-    /// The stage running now, and the rows and records made by the stages before it.
-    stage: Position,
-    order: FloorOrder,
-    /// How many records the store held before the floor began.
-    records_before: usize,
-    /// Changed files that are test code as a whole at head although no runner's path rule says
-    /// so ([`runners::TestItems::test_files_among`]): laid over base whole, never spliced.
-    test_modules: BTreeSet<String>,
-    /// How base used the base cache, so far.
-    cache_use: Option<BaseCacheUse>,
-    /// Base's observations as a new cache entry.
-    cache_entry: Option<cache::Pending>,
-    /// When the base cache's work for this run began (its key), for the cost a hit shows.
-    cache_started: Option<std::time::Instant>,
-    /// The checkout's `node_modules` directories the worktrees link to (readable in the
-    /// sandbox, never writable).
-    reused: Vec<PathBuf>,
     /// Per side (head, base): what its worktree and home held after its last command, to find
     /// what the next one writes ([`planted`]).
     snapshots: [Option<planted::Snapshot>; 2],
     /// Files a command wrote that decide how later commands at its side run, in order.
     planted: Vec<(Side, planted::Planted)>,
+}
+
+/// How one run uses the base cache (book: floor/base-cache.md).
+#[cfg(feature = "claim-check")]
+#[derive(Default)]
+struct CacheSession {
+    /// How base used the base cache, so far.
+    used: Option<BaseCacheUse>,
+    /// Base's observations as a new cache entry.
+    entry: Option<cache::Pending>,
+    /// When the base cache's work for this run began (its key), for the cost a hit shows.
+    started: Option<std::time::Instant>,
+}
+
+/// One floor run: its environment, the recorder its observations go to, the harness guard's
+/// watch, the base cache session, and what each phase found that a later one reads. Each
+/// phase's file adds its methods.
+#[cfg(feature = "claim-check")]
+struct Ctx<'a> {
+    env: &'a Env<'a>,
+    rec: Recorder<'a>,
+    watch: Watch,
+    cache: CacheSession,
+    /// How many scratch directories the run made, for the next one's number.
+    scratch_seq: usize,
+    /// The tag scan of head, when tag-bound criteria needed one and it could run.
+    scan: Option<scan::TagScan>,
+    /// The scan's evidence record.
+    scan_evidence: Option<String>,
+    /// Changed files that are test code as a whole at head although no runner's path rule says
+    /// so ([`runners::TestItems::test_files_among`]): laid over base whole, never spliced.
+    test_modules: BTreeSet<String>,
+    /// The checkout's `node_modules` directories the worktrees link to (readable in the
+    /// sandbox, never writable).
+    reused: Vec<PathBuf>,
     /// The (side, runner) pairs whose dependencies were fetched ([`Ctx::fetch_dependencies`]).
     fetched: BTreeSet<(usize, RunnerId)>,
-    /// The repository's and the person's git configuration, as reports name each
-    /// ([`Ctx::git_configuration`]), watched like a harness file.
-    git_files: Vec<(String, PathBuf)>,
 }
 
 /// Every name `env_pass` passes: `floor.env_pass` and each runner's own, sorted, once each.
@@ -353,15 +383,16 @@ pub fn run_ordered(
     input: &FloorInput<'_>,
     store: &mut EvidenceStore,
 ) -> Result<(FloorReport, FloorOrder), Error> {
-    let mut cx = Ctx::new(input, store);
+    let env = Env::new(input);
+    let mut cx = Ctx::new(&env, store);
     // The floor's commands run one at a time: each one's end stops what it left running.
     process::become_subreaper(true);
     let reaping = Reaping;
-    cx.environment_row();
-    cx.make_homes()?;
-    let git_before = planted::Snapshot::git(&cx.git_files);
+    cx.rec.environment_row();
+    env.make_homes()?;
+    let git_before = planted::Snapshot::git(&cx.env.git_files);
     let changes = input.git.changed_files(&input.base, &input.head)?;
-    cx.harness = detect_harness(input, &changes)?;
+    cx.watch.harness = detect_harness(input, &changes)?;
     let needs = Needs::of(input.acceptance);
 
     // 1. head worktree, setup, listing.
@@ -380,16 +411,16 @@ pub fn run_ordered(
     }
     interrupted()?;
     if let Some(wt) = &head_wt {
-        cx.note_rewritten(Side::Head, wt, &[])?;
+        cx.watch.note_rewritten(Side::Head, wt, &[])?;
     }
 
     // 4. base worktree with head's test files laid over it, and the same runs there, unless
     //    the base cache holds base's observations under this key (book: floor/base-cache.md).
-    cx.enter(vec![Step::N(STAGE_BASE), Step::N(0)]);
+    cx.rec.enter(vec![Step::N(STAGE_BASE), Step::N(0)]);
     let overlay = cx.overlay(&plan, &changes)?;
     let key = cx.base_key(&plan, &overlay, head_wt.as_ref())?;
     let mut base_obs = BTreeMap::new();
-    cx.enter(vec![Step::N(STAGE_BASE), Step::N(1)]);
+    cx.rec.enter(vec![Step::N(STAGE_BASE), Step::N(1)]);
     let reused = key
         .as_ref()
         .is_some_and(|k| cx.reuse_base(k, &mut base_obs));
@@ -398,9 +429,10 @@ pub fn run_ordered(
     } else {
         None
     };
-    let (first_record, first_rewritten) = (cx.store.records().len(), cx.rewritten.len());
+    let (first_record, first_rewritten) = (cx.rec.store.records().len(), cx.watch.rewritten.len());
     if let Some((wt, _)) = &base_wt {
         let rust_at_base = cx
+            .env
             .adapters
             .iter()
             .zip(&plan.wanted)
@@ -419,7 +451,7 @@ pub fn run_ordered(
     }
     interrupted()?;
     if let Some((wt, baseline)) = &base_wt {
-        cx.note_rewritten(Side::Base, wt, baseline)?;
+        cx.watch.note_rewritten(Side::Base, wt, baseline)?;
     }
     if let (Some(key), false) = (key, reused) {
         cx.offer_base(key, &base_obs, first_record, first_rewritten)?;
@@ -435,20 +467,20 @@ pub fn run_ordered(
     drop(reaping);
     drop(head_wt);
     drop(base_wt);
-    cx.enter(Vec::new());
+    cx.rec.enter(Vec::new());
     let report = FloorReport {
         entries,
-        runtime: cx.shown_runtime(),
+        runtime: cx.rec.shown_runtime(),
         overlay: overlay.laid.paths,
         overlay_deleted: overlay.laid.deleted,
         overlay_spliced: overlay.laid.spliced,
         changed_files: changes.len(),
-        harness: cx.harness,
-        base_cache: cx.cache_use,
-        cache_entry: cx.cache_entry,
+        harness: cx.watch.harness,
+        base_cache: cx.cache.used,
+        cache_entry: cx.cache.entry,
         sandbox: crate::format::sandbox::SandboxRecord::of(&input.confinement.sandbox),
     };
-    Ok((report, cx.order))
+    Ok((report, cx.rec.order))
 }
 
 /// The stages of the floor's order ([`Position`]), as they run: the steps every shard runs
@@ -486,8 +518,8 @@ fn first_line(s: &str) -> String {
 }
 
 #[cfg(feature = "claim-check")]
-impl<'a> Ctx<'a> {
-    fn new(input: &'a FloorInput<'a>, store: &'a mut EvidenceStore) -> Ctx<'a> {
+impl<'a> Env<'a> {
+    fn new(input: &'a FloorInput<'a>) -> Env<'a> {
         let adapters: Vec<Arc<dyn Runner>> = input
             .runners
             .iter()
@@ -500,29 +532,10 @@ impl<'a> Ctx<'a> {
             (input.temp_root.clone(), "$TMP"),
         ])
         .masking(&masked_values(input.git, &input.confinement.env));
-        Ctx {
+        Env {
             input,
             adapters,
-            records_before: store.records().len(),
-            store,
             norm,
-            runtime: Vec::new(),
-            scratch_seq: 0,
-            harness: Vec::new(),
-            rewritten: Vec::new(),
-            scan: None,
-            scan_evidence: None,
-            tally: (0, 0),
-            stage: vec![Step::N(STAGE_SHARED)],
-            order: FloorOrder::default(),
-            test_modules: BTreeSet::new(),
-            cache_use: None,
-            cache_entry: None,
-            cache_started: None,
-            reused: Vec::new(),
-            snapshots: [None, None],
-            planted: Vec::new(),
-            fetched: BTreeSet::new(),
             git_files: git_configuration(input.git),
         }
     }
@@ -534,25 +547,22 @@ impl<'a> Ctx<'a> {
             Side::Base => &self.input.base,
         }
     }
+}
 
-    /// Starts the stage at `next`: the rows and records made since the last one are given their
-    /// positions in the stage that made them.
-    fn enter(&mut self, next: Position) {
-        let done = std::mem::replace(&mut self.stage, next);
-        let at = |n: usize| {
-            let mut p = done.clone();
-            p.push(Step::N(n as u64));
-            p
-        };
-        let first_row = self.order.rows.len();
-        for n in first_row..self.runtime.len() {
-            self.order.rows.push(at(n - first_row));
-        }
-        let first_record = self.records_before + self.order.records.len();
-        let made: Vec<String> =
-            self.store.records()[first_record.min(self.store.records().len())..].to_vec();
-        for (n, pointer) in made.into_iter().enumerate() {
-            self.order.records.push((pointer, at(n)));
+#[cfg(feature = "claim-check")]
+impl<'a> Ctx<'a> {
+    fn new(env: &'a Env<'a>, store: &'a mut EvidenceStore) -> Ctx<'a> {
+        Ctx {
+            env,
+            rec: Recorder::new(env, store),
+            watch: Watch::default(),
+            cache: CacheSession::default(),
+            scratch_seq: 0,
+            scan: None,
+            scan_evidence: None,
+            test_modules: BTreeSet::new(),
+            reused: Vec::new(),
+            fetched: BTreeSet::new(),
         }
     }
 }

@@ -11,8 +11,8 @@ use crate::format::floor::{RuntimeRow, Side};
 use crate::git::{Change, CommitId, Worktree};
 
 use super::bind::Binding;
+use super::events::{row_side, Event};
 use super::plan::Plan;
-use super::record::row_side;
 use super::runners::RunCtx;
 use super::workspace::{apply_overlay, apply_splices, status_entries};
 use super::{bind, under_root, Ctx};
@@ -31,7 +31,7 @@ impl Ctx<'_> {
     /// the scripts of `check.command`s and the files test code as a whole at head), without the
     /// source files whose test items alone are spliced.
     pub(super) fn overlay(&mut self, plan: &Plan, changes: &[Change]) -> Result<Overlay, Error> {
-        let input = self.input;
+        let input = self.env.input;
         let tags: Vec<&str> = input
             .acceptance
             .criteria
@@ -49,7 +49,8 @@ impl Ctx<'_> {
             })
             .collect();
         let is_test_file = |p: &str| {
-            self.adapters
+            self.env
+                .adapters
                 .iter()
                 .any(|a| under_root(&a.config().root, p).is_some_and(|r| a.is_test_file(r)))
                 || self.test_modules.contains(p)
@@ -71,22 +72,14 @@ impl Ctx<'_> {
 
     /// Base's worktree with `overlay` applied, and what `git status` says of it then (so that
     /// what the runs change later can be told from what the overlay changed).
-    pub(super) fn lay_base(&self, overlay: &Overlay) -> Result<(Worktree, Vec<String>), Error> {
-        let input = self.input;
+    pub(super) fn lay_base(&mut self, overlay: &Overlay) -> Result<(Worktree, Vec<String>), Error> {
+        let input = self.env.input;
         let laid = &overlay.laid;
-        (input.progress)(&format!(
-            "base {}: creating worktree, laying over {} test file(s) from head{}",
-            input.base.short(),
-            laid.paths.len() + laid.deleted.len(),
-            if overlay.splices.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " and the test items of {} source file(s)",
-                    laid.spliced.len()
-                )
-            }
-        ));
+        self.rec.observe(Event::BaseWorktree {
+            base: &input.base,
+            files: laid.paths.len() + laid.deleted.len(),
+            spliced: (!overlay.splices.is_empty()).then_some(laid.spliced.len()),
+        });
         let wt = Worktree::add(input.git, &input.temp_root.join("base"), &input.base)?;
         apply_overlay(&wt, &input.head, &laid.paths, &laid.deleted)?;
         apply_splices(&wt, &overlay.splices)?;
@@ -103,8 +96,8 @@ impl Ctx<'_> {
         changes: &[Change],
     ) -> Result<BTreeSet<String>, Error> {
         let mut out = BTreeSet::new();
-        for i in 0..self.adapters.len() {
-            let root = self.adapters[i]
+        for i in 0..self.env.adapters.len() {
+            let root = self.env.adapters[i]
                 .config()
                 .root
                 .trim_end_matches('/')
@@ -114,7 +107,7 @@ impl Ctx<'_> {
                 .iter()
                 .filter(|c| c.status != 'D')
                 .filter_map(|c| strip(&c.path))
-                .filter(|r| !self.adapters[i].is_test_file(r))
+                .filter(|r| !self.env.adapters[i].is_test_file(r))
                 .collect();
             if rel.is_empty() {
                 continue;
@@ -128,12 +121,12 @@ impl Ctx<'_> {
                 } else {
                     wt.path().join(&root)
                 },
-                scratch: self.input.temp_root.join("scratch"),
-                timeout: self.input.timeout,
-                env: self.side_env(Side::Head),
+                scratch: self.env.input.temp_root.join("scratch"),
+                timeout: self.env.input.timeout,
+                env: self.env.side_env(Side::Head),
                 jail: self.jail(Side::Head, None),
             };
-            for f in self.adapters[i].items().test_files_among(&ctx, &rel) {
+            for f in self.env.adapters[i].items().test_files_among(&ctx, &rel) {
                 out.insert(if root == "." || root.is_empty() {
                     f
                 } else {
@@ -160,7 +153,7 @@ impl Ctx<'_> {
         let mut claimed = Vec::new();
         let mut unparsed: Vec<(String, String, String)> = Vec::new();
         for ch in changes.iter().filter(|c| c.status != 'D') {
-            let found = self.adapters.iter().find_map(|a| {
+            let found = self.env.adapters.iter().find_map(|a| {
                 under_root(&a.config().root, &ch.path)
                     .filter(|r| {
                         !a.is_test_file(r)
@@ -178,12 +171,14 @@ impl Ctx<'_> {
             }
             let text = |c: &CommitId| -> Result<Option<String>, Error> {
                 Ok(self
+                    .env
                     .input
                     .git
                     .show(c, &ch.path)?
                     .map(|b| String::from_utf8_lossy(&b).into_owned()))
             };
-            let (Some(base), Some(head)) = (text(&self.input.base)?, text(&self.input.head)?)
+            let (Some(base), Some(head)) =
+                (text(&self.env.input.base)?, text(&self.env.input.head)?)
             else {
                 continue;
             };
@@ -199,10 +194,7 @@ impl Ctx<'_> {
             }
         }
         for (runner, path, e) in unparsed {
-            (self.input.progress)(&format!(
-                "base: the test items of {path} are not laid over: {e}"
-            ));
-            self.runtime.push(RuntimeRow {
+            let row = RuntimeRow {
                 side: row_side(Side::Base).into(),
                 runner,
                 command: format!("splice test items of {path}"),
@@ -212,6 +204,11 @@ impl Ctx<'_> {
                 exit_code: None,
                 excerpt: None,
                 tool: None,
+            };
+            self.rec.observe(Event::NotSpliced {
+                path: &path,
+                error: &e,
+                row,
             });
         }
         Ok((out, claimed))

@@ -14,6 +14,7 @@ use crate::git::{Change, CommitId, Git, Worktree};
 
 use super::bind::{Binding, BoundTest};
 use super::decide::{guarded_tests, inherited_guard_tests, ListOutcome, Listing};
+use super::events::Event;
 use super::runners::RunnerId;
 use super::{bind, first_line, harness, progress, runners, scan, Ctx, FloorInput};
 use crate::floor::runners::registry::Registry;
@@ -157,12 +158,12 @@ impl Needs {
 
 impl Ctx<'_> {
     /// Head's worktree, when a criterion runs tests or a command.
-    pub(super) fn head_worktree(&self, needs: Needs) -> Result<Option<Worktree>, Error> {
+    pub(super) fn head_worktree(&mut self, needs: Needs) -> Result<Option<Worktree>, Error> {
         if !needs.worktrees {
             return Ok(None);
         }
-        let input = self.input;
-        (input.progress)(&format!("head {}: creating worktree", input.head.short()));
+        let input = self.env.input;
+        self.rec.observe(Event::HeadWorktree { head: &input.head });
         Ok(Some(Worktree::add(
             input.git,
             &input.temp_root.join("head"),
@@ -180,47 +181,45 @@ impl Ctx<'_> {
         changes: &[Change],
         needs: Needs,
     ) -> Result<Vec<Listing>, Error> {
-        let mut listed = vec![Listing::default(); self.adapters.len()];
+        let mut listed = vec![Listing::default(); self.env.adapters.len()];
         let Some(wt) = wt.filter(|_| needs.tests) else {
             return Ok(listed);
         };
         self.test_modules = self.test_modules_at_head(wt, changes)?;
-        if self.adapters.iter().any(|a| a.cargo_target()) {
+        if self.env.adapters.iter().any(|a| a.cargo_target()) {
             self.seed_head_target(wt)?;
         }
-        let input = self.input;
+        let input = self.env.input;
         let scopes = self.list_scopes(wt)?;
         for (i, scope) in scopes.iter().enumerate() {
             let Some(scope) = scope else {
-                (input.progress)(&format!(
-                    "head {}: no tag occurs under {} ({}): nothing to list or build",
-                    input.head.short(),
-                    self.adapters[i].config().root,
-                    self.adapters[i].kind().as_str()
-                ));
+                self.rec.observe(Event::NothingToList {
+                    head: &input.head,
+                    root: &self.env.adapters[i].config().root,
+                    runner: self.env.adapters[i].kind().as_str(),
+                });
                 continue;
             };
             if let Some(p) = self.setup(i, wt, Side::Head, None)? {
                 listed[i].outcome = ListOutcome::Failed(p);
                 continue;
             }
-            (input.progress)(&format!(
-                "head {}: listing tests ({})",
-                input.head.short(),
-                self.adapters[i].kind().as_str()
-            ));
+            self.rec.observe(Event::Listing {
+                head: &input.head,
+                runner: self.env.adapters[i].kind().as_str(),
+            });
             let ctx = self.run_ctx(i, wt, Side::Head)?;
             let watch = self.step_watch(
                 Side::Head,
-                format!("{} to list the tests", self.adapters[i].kind().as_str()),
+                format!("{} to list the tests", self.env.adapters[i].kind().as_str()),
                 progress::FinishedLines::default(),
                 &[],
             );
             self.watch_from(Side::Head, wt);
-            let report = progress::step(watch.as_ref(), || self.adapters[i].list(&ctx, scope));
-            let kind = self.adapters[i].kind().as_str();
+            let report = progress::step(watch.as_ref(), || self.env.adapters[i].list(&ctx, scope));
+            let kind = self.env.adapters[i].kind().as_str();
             self.watch_after(Side::Head, wt, &format!("the {kind} listing"), false);
-            let ev = self.record_listing(i, Side::Head, &report)?;
+            let ev = self.rec.record_listing(i, Side::Head, &report)?;
             listed[i].evidence = Some(ev);
             if let Some(bf) = &report.build_failure {
                 // A partial listing (pytest collects what imports) still binds what it found;
@@ -246,15 +245,16 @@ impl Ctx<'_> {
     fn list_scopes(&mut self, head: &Worktree) -> Result<Vec<Option<runners::ListScope>>, Error> {
         // The claim's criteria and the inherited ones kept as regression guards: both bind
         // by tag, so both need their tests listed.
-        let guarded = self.input.acceptance.guarded_criteria();
+        let guarded = self.env.input.acceptance.guarded_criteria();
         let criteria: Vec<&Criterion> = self
+            .env
             .input
             .acceptance
             .criteria
             .iter()
             .chain(guarded.iter().copied())
             .collect();
-        let all = vec![Some(runners::ListScope::All); self.adapters.len()];
+        let all = vec![Some(runners::ListScope::All); self.env.adapters.len()];
         let tags: Vec<String> = criteria
             .iter()
             .filter(|c| c.lane == crate::acceptance::Lane::Floor && c.check.is_none())
@@ -263,23 +263,23 @@ impl Ctx<'_> {
         if tags.is_empty() {
             return Ok(all);
         }
-        (self.input.progress)(&format!(
-            "head {}: scanning tracked files for {} tag(s)",
-            self.input.head.short(),
-            tags.len()
-        ));
+        self.rec.observe(Event::Scanning {
+            head: &self.env.input.head,
+            tags: tags.len(),
+        });
         let scanned = scan::scan_tree(&head.git(), &tags, scan::default_threads());
-        self.record_scan(&tags, &scanned)?;
+        self.scan_evidence = Some(self.rec.record_scan(&tags, &scanned)?);
         let Ok(found) = scanned else {
             return Ok(all);
         };
-        let whole = !self.input.acceptance.guard.is_empty()
+        let whole = !self.env.input.acceptance.guard.is_empty()
             || criteria.iter().any(|c| {
                 c.lane == crate::acceptance::Lane::Floor
                     && matches!(c.check, Some(crate::acceptance::Check::Test(_)))
             });
         let matched = found.matched_files();
         let scopes = self
+            .env
             .adapters
             .iter()
             .map(|a| {

@@ -10,10 +10,13 @@ use crate::evidence::RECORD_SCHEMA;
 use crate::format::evidence::{Record, RunRecord};
 use crate::format::floor::{CriterionFloor, RuntimeRow, Side};
 
-use super::runners::Invocation;
-use super::{all_env_pass, runners, scan, Ctx};
+use crate::evidence::EvidenceStore;
 
-impl Ctx<'_> {
+use super::events::{row_side, Event, Progress};
+use super::runners::Invocation;
+use super::{all_env_pass, runners, scan, Env, FloorOrder, Position, Step, STAGE_SHARED};
+
+impl Env<'_> {
     /// A duration in an evidence record: milliseconds, none under a pinned clock.
     pub(super) fn ms(&self, d: Duration) -> u64 {
         if self.input.clock.is_pinned() {
@@ -32,6 +35,87 @@ impl Ctx<'_> {
         }
     }
 
+    /// A text the floor shows a person (a reason, an evidence detail, a runtime row), with every
+    /// path into a worktree relative to the repository and every other path of the run's own
+    /// temporary directory as its placeholder: what the compiler or Python printed names the
+    /// worktree's temporary path, which differs on every run and means nothing to the reader.
+    /// Stored logs keep what the run printed (with the evidence's own placeholders).
+    fn shown(&self, text: &str) -> String {
+        let text = self.norm.apply_str(text);
+        if !text.contains("$WORKTREE") {
+            return text;
+        }
+        text.replace("$WORKTREE/", "").replace("$WORKTREE", ".")
+    }
+
+    /// [`Env::shown`] over a criterion's reason and evidence detail.
+    pub(super) fn shown_floor(&self, mut cf: CriterionFloor) -> CriterionFloor {
+        cf.reason = self.shown(&cf.reason);
+        if let Some(e) = cf.evidence.as_mut() {
+            e.detail = self.shown(&e.detail);
+        }
+        cf
+    }
+}
+
+/// Where the floor's observations go: the evidence store, the runtime table with each row's
+/// and record's position in the run's order, and the progress display, each event going to
+/// whichever keeps or shows it ([`Event`]).
+pub(super) struct Recorder<'a> {
+    env: &'a Env<'a>,
+    pub(super) store: &'a mut EvidenceStore,
+    /// The runtime table, in the order its rows were made.
+    pub(super) runtime: Vec<RuntimeRow>,
+    /// The stage running now, and the rows and records made by the stages before it.
+    stage: Position,
+    pub(super) order: FloorOrder,
+    /// How many records the store held before the floor began.
+    records_before: usize,
+    pub(super) progress: Progress<'a>,
+}
+
+impl<'a> Recorder<'a> {
+    pub(super) fn new(env: &'a Env<'a>, store: &'a mut EvidenceStore) -> Recorder<'a> {
+        Recorder {
+            env,
+            records_before: store.records().len(),
+            store,
+            runtime: Vec::new(),
+            stage: vec![Step::N(STAGE_SHARED)],
+            order: FloorOrder::default(),
+            progress: Progress::new(env.input.progress, env.input.live.clone()),
+        }
+    }
+
+    /// Takes one observation: its line to the progress display, its row to the runtime table.
+    pub(super) fn observe(&mut self, event: Event<'_>) {
+        self.progress.show(&event);
+        if let Some(row) = event.row() {
+            self.runtime.push(row);
+        }
+    }
+
+    /// Starts the stage at `next`: the rows and records made since the last one are given their
+    /// positions in the stage that made them.
+    pub(super) fn enter(&mut self, next: Position) {
+        let done = std::mem::replace(&mut self.stage, next);
+        let at = |n: usize| {
+            let mut p = done.clone();
+            p.push(Step::N(n as u64));
+            p
+        };
+        let first_row = self.order.rows.len();
+        for n in first_row..self.runtime.len() {
+            self.order.rows.push(at(n - first_row));
+        }
+        let first_record = self.records_before + self.order.records.len();
+        let made: Vec<String> =
+            self.store.records()[first_record.min(self.store.records().len())..].to_vec();
+        for (n, pointer) in made.into_iter().enumerate() {
+            self.order.records.push((pointer, at(n)));
+        }
+    }
+
     /// Stores one evidence record; its pointer.
     pub(super) fn put(&mut self, r: &Record) -> Result<String, Error> {
         self.store.put_record(r).map_err(Error::crash)
@@ -42,12 +126,16 @@ impl Ctx<'_> {
         &mut self,
         inv: &Invocation,
     ) -> Result<(String, String, Option<String>), Error> {
-        let out = self.store.put_blob(self.norm.apply(&inv.captured.stdout));
-        let err = self.store.put_blob(self.norm.apply(&inv.captured.stderr));
+        let out = self
+            .store
+            .put_blob(self.env.norm.apply(&inv.captured.stdout));
+        let err = self
+            .store
+            .put_blob(self.env.norm.apply(&inv.captured.stderr));
         let res = inv
             .results
             .as_ref()
-            .map(|r| self.store.put_blob(self.norm.apply(r)));
+            .map(|r| self.store.put_blob(self.env.norm.apply(r)));
         Ok((out, err, res))
     }
 
@@ -59,11 +147,15 @@ impl Ctx<'_> {
         side: Side,
         report: &runners::ListReport,
     ) -> Result<String, Error> {
-        let commit = self.commit(side);
+        let commit = self.env.commit(side);
         let mut last = String::new();
         for inv in &report.invocations {
             let (o, e, r) = self.store_invocation(inv)?;
-            let command: Vec<String> = inv.command.iter().map(|a| self.norm.apply_str(a)).collect();
+            let command: Vec<String> = inv
+                .command
+                .iter()
+                .map(|a| self.env.norm.apply_str(a))
+                .collect();
             let note = report
                 .build_failure
                 .as_ref()
@@ -75,14 +167,14 @@ impl Ctx<'_> {
                 side: Some(side),
                 commit: commit.to_string(),
                 overlay: None,
-                runner: Some(self.adapters[i].kind().as_str().into()),
-                root: Some(self.adapters[i].config().root.clone()),
+                runner: Some(self.env.adapters[i].kind().as_str().into()),
+                root: Some(self.env.adapters[i].config().root.clone()),
                 command,
                 test_id: None,
                 run: 1,
                 outcome: None,
                 exit_code: inv.captured.exit_code,
-                duration_ms: self.ms(inv.captured.duration),
+                duration_ms: self.env.ms(inv.captured.duration),
                 stdout: Some(o),
                 stderr: Some(e),
                 results: r.clone(),
@@ -97,7 +189,7 @@ impl Ctx<'_> {
             let n = if is_last { report.tests.len() } else { 0 };
             self.push_runtime(side, i, inv, n, summary);
             if is_last {
-                let tool = self.adapters[i].tool(&self.probe());
+                let tool = self.env.adapters[i].tool(&self.env.probe());
                 if let Some(row) = self.runtime.last_mut() {
                     row.tool = tool;
                 }
@@ -106,12 +198,13 @@ impl Ctx<'_> {
         Ok(last)
     }
 
-    /// The scan as evidence (what was searched, which files carry which tag) and a runtime row.
+    /// The scan as evidence (what was searched, which files carry which tag) and a runtime row;
+    /// the evidence record's pointer.
     pub(super) fn record_scan(
         &mut self,
         tags: &[String],
         scanned: &Result<scan::TagScan, scan::ScanError>,
-    ) -> Result<(), Error> {
+    ) -> Result<String, Error> {
         let command: Vec<String> = crate::git::TRACKED_COMMAND
             .iter()
             .map(|s| s.to_string())
@@ -150,7 +243,7 @@ impl Ctx<'_> {
         let ptr = self.put(&Record::TagScan(RunRecord {
             schema: RECORD_SCHEMA,
             side: Some(Side::Head),
-            commit: self.input.head.to_string(),
+            commit: self.env.input.head.to_string(),
             overlay: None,
             runner: None,
             root: Some(".".into()),
@@ -159,25 +252,24 @@ impl Ctx<'_> {
             run: 1,
             outcome: None,
             exit_code: None,
-            duration_ms: self.ms(duration),
+            duration_ms: self.env.ms(duration),
             stdout: None,
             stderr: None,
             results,
             note: Some(note),
         }))?;
-        self.scan_evidence = Some(ptr);
         self.runtime.push(RuntimeRow {
             side: "head".into(),
             runner: "tag scan".into(),
             command: format!("tag scan of tracked files ({} tag(s))", tags.len()),
             tests: 0,
             result,
-            seconds: self.seconds(duration),
+            seconds: self.env.seconds(duration),
             exit_code: None,
             excerpt: None,
             tool: None,
         });
-        Ok(())
+        Ok(ptr)
     }
 
     pub(super) fn push_runtime(
@@ -191,13 +283,14 @@ impl Ctx<'_> {
         let failed = !inv.captured.success();
         let excerpt = failed.then(|| {
             excerpt(
-                &self.norm.apply(&inv.captured.stdout),
-                &self.norm.apply(&inv.captured.stderr),
+                &self.env.norm.apply(&inv.captured.stdout),
+                &self.env.norm.apply(&inv.captured.stderr),
             )
         });
         self.runtime.push(RuntimeRow {
             side: row_side(side).into(),
             runner: self
+                .env
                 .adapters
                 .get(i)
                 .map(|a| a.kind().as_str().to_string())
@@ -205,12 +298,12 @@ impl Ctx<'_> {
             command: inv
                 .command
                 .iter()
-                .map(|a| self.norm.apply_str(a))
+                .map(|a| self.env.norm.apply_str(a))
                 .collect::<Vec<_>>()
                 .join(" "),
             tests,
             result,
-            seconds: self.seconds(inv.captured.duration),
+            seconds: self.env.seconds(inv.captured.duration),
             exit_code: inv.captured.exit_code,
             excerpt,
             tool: None,
@@ -222,10 +315,11 @@ impl Ctx<'_> {
     /// passes, never a value. No row where nothing is either.
     pub(super) fn environment_row(&mut self) {
         let (withheld, passed) = self
+            .env
             .input
             .confinement
             .env
-            .environment_names(&all_env_pass(self.input));
+            .environment_names(&all_env_pass(self.env.input));
         if withheld.is_empty() && passed.is_empty() {
             return;
         }
@@ -253,36 +347,14 @@ impl Ctx<'_> {
         });
     }
 
-    /// A text the floor shows a person (a reason, an evidence detail, a runtime row), with every
-    /// path into a worktree relative to the repository and every other path of the run's own
-    /// temporary directory as its placeholder: what the compiler or Python printed names the
-    /// worktree's temporary path, which differs on every run and means nothing to the reader.
-    /// Stored logs keep what the run printed (with the evidence's own placeholders).
-    fn shown(&self, text: &str) -> String {
-        let text = self.norm.apply_str(text);
-        if !text.contains("$WORKTREE") {
-            return text;
-        }
-        text.replace("$WORKTREE/", "").replace("$WORKTREE", ".")
-    }
-
-    /// [`Ctx::shown`] over a criterion's reason and evidence detail.
-    pub(super) fn shown_floor(&self, mut cf: CriterionFloor) -> CriterionFloor {
-        cf.reason = self.shown(&cf.reason);
-        if let Some(e) = cf.evidence.as_mut() {
-            e.detail = self.shown(&e.detail);
-        }
-        cf
-    }
-
-    /// The runtime rows as a person reads them ([`Ctx::shown`] over their texts).
+    /// The runtime rows as a person reads them ([`Env::shown`] over their texts).
     pub(super) fn shown_runtime(&self) -> Vec<RuntimeRow> {
         self.runtime
             .iter()
             .map(|r| RuntimeRow {
-                command: self.shown(&r.command),
-                result: self.shown(&r.result),
-                excerpt: r.excerpt.as_deref().map(|e| self.shown(e)),
+                command: self.env.shown(&r.command),
+                result: self.env.shown(&r.result),
+                excerpt: r.excerpt.as_deref().map(|e| self.env.shown(e)),
                 ..r.clone()
             })
             .collect()
@@ -294,14 +366,6 @@ pub(super) fn side_index(side: Side) -> usize {
     match side {
         Side::Head => 0,
         Side::Base => 1,
-    }
-}
-
-/// A runtime row's side: base's names what was laid over it.
-pub(super) fn row_side(side: Side) -> &'static str {
-    match side {
-        Side::Head => "head",
-        Side::Base => "base (+ head test files)",
     }
 }
 

@@ -9,6 +9,7 @@ use super::cache::{
     self, key::FileDigest, key::LockFile, key::RunnerInputs, key::Variable, BaseCache,
     CachedObservation, Entry, EntryError, KeyInputs, Made, Pending,
 };
+use super::events::{row_side, Event};
 use super::overlay::Overlay;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -22,12 +23,49 @@ use crate::process;
 use super::bind::{Binding, TestKey};
 use super::decide::past;
 use super::plan::Plan;
-use super::record::row_side;
 use super::runners::{Outcome, RunnerId};
-use super::{all_env_pass, Ctx, Observed};
+use super::{all_env_pass, Ctx, Env, Observed};
 use crate::decision::attribute::Attribution;
 use crate::digest::sha256_hex;
 use crate::format::floor::{BaseCacheState, BaseCacheUse};
+
+impl Env<'_> {
+    /// The lock files under each runner's root and the directories above it, at base and at
+    /// head, by digest.
+    fn lock_files(&self) -> Result<Vec<LockFile>, Error> {
+        let mut paths = BTreeSet::new();
+        for a in &self.adapters {
+            let mut dir = a.config().root.trim_end_matches('/').to_string();
+            loop {
+                for name in cache::key::LOCK_FILES {
+                    paths.insert(if dir == "." || dir.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{dir}/{name}")
+                    });
+                }
+                match dir.rsplit_once('/') {
+                    Some((up, _)) => dir = up.to_string(),
+                    None if dir != "." && !dir.is_empty() => dir = ".".into(),
+                    None => break,
+                }
+            }
+        }
+        let paths: Vec<String> = paths.into_iter().collect();
+        let mut out = Vec::new();
+        for (side, commit) in [("base", &self.input.base), ("head", &self.input.head)] {
+            for (path, bytes) in self.input.git.blobs(commit, &paths)? {
+                out.push(LockFile {
+                    side: side.into(),
+                    path,
+                    sha256: sha256_hex(&bytes),
+                });
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
 
 impl Ctx<'_> {
     /// The key of base's runs under `plan` and `overlay`, when the base cache is on and base
@@ -39,10 +77,10 @@ impl Ctx<'_> {
         overlay: &Overlay,
         head: Option<&Worktree>,
     ) -> Result<Option<KeyInputs>, Error> {
-        let Some(cache) = self.input.base_cache else {
+        let Some(cache) = self.env.input.base_cache else {
             return Ok(None);
         };
-        self.cache_started = Some(Instant::now());
+        self.cache.started = Some(Instant::now());
         let (Some(head), true) = (head, plan.wanted.iter().any(|w| !w.is_empty())) else {
             return Ok(None);
         };
@@ -61,9 +99,9 @@ impl Ctx<'_> {
             );
             return Ok(None);
         }
-        let input = self.input;
+        let input = self.env.input;
         let mut runners = Vec::new();
-        for (i, adapter) in self.adapters.iter().enumerate() {
+        for (i, adapter) in self.env.adapters.iter().enumerate() {
             let config = adapter.config();
             let tests = plan.wanted[i]
                 .iter()
@@ -124,7 +162,7 @@ impl Ctx<'_> {
             laid_over,
             spliced,
             deleted: laid.deleted.clone(),
-            lock_files: self.lock_files()?,
+            lock_files: self.env.lock_files()?,
             sandbox: crate::format::sandbox::SandboxRecord::of(&input.confinement.sandbox).key(),
         }))
     }
@@ -137,10 +175,10 @@ impl Ctx<'_> {
         key: &KeyInputs,
         obs: &mut BTreeMap<TestKey, Observed>,
     ) -> bool {
-        let Some(cache) = self.input.base_cache else {
+        let Some(cache) = self.env.input.base_cache else {
             return false;
         };
-        let started = self.cache_started.unwrap_or_else(Instant::now);
+        let started = self.cache.started.unwrap_or_else(Instant::now);
         let digest = key.digest();
         let miss = match cache.lookup(&digest) {
             None => explain_miss(cache, key),
@@ -148,7 +186,7 @@ impl Ctx<'_> {
             // under check made, say), and speaks for no run of this repository.
             Some(held)
                 if !crate::git::CommitId::parse(&held.entry.made.head)
-                    .is_some_and(|c| self.input.git.has_commit(c.as_str())) =>
+                    .is_some_and(|c| self.env.input.git.has_commit(c.as_str())) =>
             {
                 format!(
                 "entry sha256:{} ignored: the head it was observed at ({}) is no commit of this repository; base runs",
@@ -162,7 +200,7 @@ impl Ctx<'_> {
             {
                 Ok(tests) => {
                     let e = &held.entry;
-                    self.cache_use = Some(BaseCacheUse {
+                    self.cache.used = Some(BaseCacheUse {
                         state: BaseCacheState::Reused,
                         dir: cache.shown().to_string(),
                         key: format!("sha256:{digest}"),
@@ -174,13 +212,13 @@ impl Ctx<'_> {
                     // The cache's own cost: reading it, the key (the toolchain's answers
                     // included), the entry's items re-hashed and taken into the store.
                     let cost = cache.opened_in() + started.elapsed();
-                    let seconds = self.seconds(cost);
-                    let cost = if self.input.clock.is_pinned() {
+                    let seconds = self.env.seconds(cost);
+                    let cost = if self.env.input.clock.is_pinned() {
                         String::new()
                     } else {
                         format!("; the cache's own cost {} ms", cost.as_millis())
                     };
-                    self.runtime.push(RuntimeRow {
+                    let row = RuntimeRow {
                         side: row_side(Side::Base).into(),
                         runner: "base cache".into(),
                         command: format!(
@@ -199,13 +237,13 @@ impl Ctx<'_> {
                         exit_code: None,
                         excerpt: None,
                         tool: None,
+                    };
+                    self.rec.observe(Event::BaseReused {
+                        base: &self.env.input.base,
+                        entry: cache::short(&held.name),
+                        head: short_commit(&e.made.head),
+                        row,
                     });
-                    (self.input.progress)(&format!(
-                        "base {}: reused from the base cache (entry sha256:{}, observed at head {})",
-                        self.input.base.short(),
-                        cache::short(&held.name),
-                        short_commit(&e.made.head)
-                    ));
                     return true;
                 }
                 Err(why) => format!(
@@ -249,7 +287,7 @@ impl Ctx<'_> {
         for p in &entry.records {
             match record(p)? {
                 Record::Setup(r) | Record::Test(r)
-                    if r.side == Some(Side::Base) && r.commit == self.input.base.as_str() => {}
+                    if r.side == Some(Side::Base) && r.commit == self.env.input.base.as_str() => {}
                 _ => return Err(EntryError::NotBase(p.clone())),
             }
         }
@@ -265,7 +303,7 @@ impl Ctx<'_> {
                     return Err(EntryError::OtherTest(o.id.clone(), p.clone()));
                 }
             }
-            if o.runner >= self.adapters.len() {
+            if o.runner >= self.env.adapters.len() {
                 return Err(EntryError::NoRunner(o.id.clone(), o.runner));
             }
         }
@@ -276,12 +314,12 @@ impl Ctx<'_> {
             .collect();
         for (hex, bytes) in &by_name {
             if !records.contains(hex.as_str()) {
-                self.store.put_blob(bytes.clone());
+                self.rec.store.put_blob(bytes.clone());
             }
         }
         for p in &entry.records {
             if let Some(bytes) = crate::evidence::pointer_digest(p).and_then(|h| by_name.get(h)) {
-                self.store.put_record_bytes(bytes.clone());
+                self.rec.store.put_record_bytes(bytes.clone());
             }
         }
         for o in &entry.observed {
@@ -303,7 +341,7 @@ impl Ctx<'_> {
                 },
             );
         }
-        self.rewritten.extend(entry.rewritten.iter().cloned());
+        self.watch.rewritten.extend(entry.rewritten.iter().cloned());
         Ok(entry.observed.len())
     }
 
@@ -317,13 +355,14 @@ impl Ctx<'_> {
         first_record: usize,
         first_rewritten: usize,
     ) -> Result<(), Error> {
-        let Some(cache) = self.input.base_cache else {
+        let Some(cache) = self.env.input.base_cache else {
             return Ok(());
         };
         let digest = key.digest();
         if let Some(why) = not_to_keep(obs) {
             let mut note = self
-                .cache_use
+                .cache
+                .used
                 .take()
                 .and_then(|u| u.note)
                 .map(|n| format!("{n}; "))
@@ -339,17 +378,18 @@ impl Ctx<'_> {
             return Ok(());
         }
         let records: Vec<String> =
-            self.store.records()[first_record.min(self.store.records().len())..].to_vec();
+            self.rec.store.records()[first_record.min(self.rec.store.records().len())..].to_vec();
         let mut items: BTreeSet<String> = BTreeSet::new();
         for p in &records {
             items.insert(p.clone());
             // What a record cites, as replay reads it.
             let record = self
+                .rec
                 .store
                 .get(p)
                 .and_then(|b| serde_json::from_slice::<Record>(b).ok());
             for c in record.iter().flat_map(|r| r.blobs()) {
-                if self.store.get(c).is_some() {
+                if self.rec.store.get(c).is_some() {
                     items.insert(c.to_string());
                 }
             }
@@ -374,13 +414,14 @@ impl Ctx<'_> {
             key: digest.clone(),
             inputs: key,
             made: Made {
-                head: self.input.head.to_string(),
-                at: crate::clock::rfc3339(self.input.clock.now()),
+                head: self.env.input.head.to_string(),
+                at: crate::clock::rfc3339(self.env.input.clock.now()),
                 by: env!("CARGO_PKG_VERSION").to_string(),
             },
             summary: summary(obs),
             observed,
-            rewritten: self.rewritten[first_rewritten.min(self.rewritten.len())..].to_vec(),
+            rewritten: self.watch.rewritten[first_rewritten.min(self.watch.rewritten.len())..]
+                .to_vec(),
             items: items.iter().cloned().collect(),
             records,
         };
@@ -388,11 +429,11 @@ impl Ctx<'_> {
             .iter()
             .filter_map(|p| {
                 let hex = crate::evidence::pointer_digest(p)?;
-                Some((hex.to_string(), self.store.get(p)?.to_vec()))
+                Some((hex.to_string(), self.rec.store.get(p)?.to_vec()))
             })
             .collect();
         let pending = Pending::new(&entry, blobs).map_err(Error::crash)?;
-        let mut note = self.cache_use.take().and_then(|u| u.note);
+        let mut note = self.cache.used.take().and_then(|u| u.note);
         let kept = format!(
             "base's results are kept for the next push as entry sha256:{}",
             cache::short(&pending.name)
@@ -401,7 +442,7 @@ impl Ctx<'_> {
             Some(n) => format!("{n}; {kept}"),
             None => kept,
         });
-        self.cache_use = Some(BaseCacheUse {
+        self.cache.used = Some(BaseCacheUse {
             state: BaseCacheState::Stored,
             dir: cache.shown().to_string(),
             key: format!("sha256:{digest}"),
@@ -411,7 +452,7 @@ impl Ctx<'_> {
             note,
         });
         self.cache_row(cache);
-        self.cache_entry = Some(pending);
+        self.cache.entry = Some(pending);
         Ok(())
     }
 
@@ -425,7 +466,7 @@ impl Ctx<'_> {
         note: String,
         row: bool,
     ) {
-        self.cache_use = Some(BaseCacheUse {
+        self.cache.used = Some(BaseCacheUse {
             state,
             dir: cache.shown().to_string(),
             key: key.unwrap_or_default(),
@@ -441,10 +482,10 @@ impl Ctx<'_> {
 
     /// The runtime row of the cache's use, from [`Ctx::cache_use`].
     fn cache_row(&mut self, cache: &BaseCache) {
-        let Some(u) = &self.cache_use else {
+        let Some(u) = &self.cache.used else {
             return;
         };
-        self.runtime.push(RuntimeRow {
+        self.rec.observe(Event::Row(RuntimeRow {
             side: row_side(Side::Base).into(),
             runner: "base cache".into(),
             command: format!("base cache {}", cache.shown()),
@@ -454,13 +495,13 @@ impl Ctx<'_> {
             exit_code: None,
             excerpt: None,
             tool: None,
-        });
+        }));
     }
 
     /// Runner `i`'s toolchain as it reports itself, asked in head's worktree (where a
     /// `rust-toolchain.toml` is honoured); a command that fails is keyed as failing.
     fn toolchain(&self, i: usize, head: &Worktree) -> Vec<String> {
-        let adapter = &self.adapters[i];
+        let adapter = &self.env.adapters[i];
         let probes = adapter.version_probes();
         let root = &adapter.config().root;
         let dir = if root == "." {
@@ -468,7 +509,7 @@ impl Ctx<'_> {
         } else {
             head.path().join(root)
         };
-        let mut out: Vec<String> = adapter.tool(&self.probe()).into_iter().collect();
+        let mut out: Vec<String> = adapter.tool(&self.env.probe()).into_iter().collect();
         // Through the floor's own runner of commands: the environment withheld as for every
         // other command, the timeout, and nothing a probe leaves behind still running (a
         // `rust-toolchain.toml` at head can name a toolchain of the change's own).
@@ -476,55 +517,23 @@ impl Ctx<'_> {
         for argv in probes {
             let mut cmd = Command::new(argv[0]);
             cmd.args(&argv[1..]).current_dir(&dir);
-            for (k, v) in self.side_env(Side::Head) {
+            for (k, v) in self.env.side_env(Side::Head) {
                 cmd.env(k, v);
             }
-            let answer = process::run(cmd, self.input.timeout, process::Confine::Sandboxed(&jail))
-                .ok()
-                .filter(|c| c.success())
-                .map(|c| String::from_utf8_lossy(&c.stdout).trim().to_string());
+            let answer = process::run(
+                cmd,
+                self.env.input.timeout,
+                process::Confine::Sandboxed(&jail),
+            )
+            .ok()
+            .filter(|c| c.success())
+            .map(|c| String::from_utf8_lossy(&c.stdout).trim().to_string());
             out.push(match answer {
                 Some(text) => format!("{}: {text}", argv.join(" ")),
                 None => format!("{}: failed", argv.join(" ")),
             });
         }
         out
-    }
-
-    /// The lock files under each runner's root and the directories above it, at base and at
-    /// head, by digest.
-    fn lock_files(&self) -> Result<Vec<LockFile>, Error> {
-        let mut paths = BTreeSet::new();
-        for a in &self.adapters {
-            let mut dir = a.config().root.trim_end_matches('/').to_string();
-            loop {
-                for name in cache::key::LOCK_FILES {
-                    paths.insert(if dir == "." || dir.is_empty() {
-                        name.to_string()
-                    } else {
-                        format!("{dir}/{name}")
-                    });
-                }
-                match dir.rsplit_once('/') {
-                    Some((up, _)) => dir = up.to_string(),
-                    None if dir != "." && !dir.is_empty() => dir = ".".into(),
-                    None => break,
-                }
-            }
-        }
-        let paths: Vec<String> = paths.into_iter().collect();
-        let mut out = Vec::new();
-        for (side, commit) in [("base", &self.input.base), ("head", &self.input.head)] {
-            for (path, bytes) in self.input.git.blobs(commit, &paths)? {
-                out.push(LockFile {
-                    side: side.into(),
-                    path,
-                    sha256: sha256_hex(&bytes),
-                });
-            }
-        }
-        out.sort();
-        Ok(out)
     }
 }
 

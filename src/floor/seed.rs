@@ -11,11 +11,11 @@ use crate::error::Error;
 use crate::format::floor::{RuntimeRow, Side};
 use crate::git::Worktree;
 
-use super::record::row_side;
+use super::events::{row_side, Event};
 use super::workspace::seed_cargo_target;
-use super::{progress, workspace, Ctx};
+use super::{progress, workspace, Ctx, Env};
 
-impl Ctx<'_> {
+impl Env<'_> {
     /// The cargo project directory of the first cargo or nextest runner inside `root`.
     fn cargo_dir(&self, root: &std::path::Path) -> PathBuf {
         self.adapters
@@ -31,35 +31,35 @@ impl Ctx<'_> {
             })
             .unwrap_or_else(|| root.to_path_buf())
     }
+}
 
+impl Ctx<'_> {
     /// Seeds head's target dir from the checkout's (a `target/` a cache step restored or an
     /// earlier `cargo test` built, or where `CARGO_TARGET_DIR` or the cargo config puts it),
     /// so that head does not rebuild every registry dependency the workflow already built. The
     /// same safe seeding as base's: a copy with every path package's units removed, so no stale
     /// test binary of the workspace can run (see [`seed_cargo_target`]).
     pub(super) fn seed_head_target(&mut self, head: &Worktree) -> Result<(), Error> {
-        let to = self.input.temp_root.join("target").join("head");
+        let to = self.env.input.temp_root.join("target").join("head");
         if seeded_already(&to) {
             return Ok(());
         }
-        let checkout = self.cargo_dir(self.input.git.root());
+        let checkout = self.env.cargo_dir(self.env.input.git.root());
         let Some(from) = workspace::checkout_target_dir(
-            &self.cargo_dir(head.path()),
+            &self.env.cargo_dir(head.path()),
             head.path(),
             &checkout,
-            self.input.timeout,
+            self.env.input.timeout,
             &self.jail(Side::Head, None),
         ) else {
             return Ok(());
         };
-        (self.input.progress)(
-            "head: seeding the target dir from the checkout's (registry dependencies only)",
-        );
+        self.rec.observe(Event::Seeding { side: Side::Head });
         let shown = from
-            .strip_prefix(self.input.git.root())
+            .strip_prefix(self.env.input.git.root())
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| from.display().to_string());
-        let lock = workspace::find_lock(self.input.git.root(), &checkout);
+        let lock = workspace::find_lock(self.env.input.git.root(), &checkout);
         let seeded = self.seed_watched(Side::Head, &from, &to, head, lock.as_deref());
         self.record_seeding(
             row_side(Side::Head),
@@ -76,16 +76,14 @@ impl Ctx<'_> {
     /// removing every path package's own units so that nothing of head's code can run at base
     /// (see [`seed_cargo_target`]). Falls back to an empty target dir when seeding fails.
     pub(super) fn seed_base_target(&mut self, base: &Worktree) -> Result<(), Error> {
-        let from = self.input.temp_root.join("target").join("head");
-        let to = self.input.temp_root.join("target").join("base");
+        let from = self.env.input.temp_root.join("target").join("head");
+        let to = self.env.input.temp_root.join("target").join("base");
         if !from.is_dir() || seeded_already(&to) {
             return Ok(());
         }
-        (self.input.progress)(
-            "base: seeding the target dir from head's (registry dependencies only)",
-        );
-        let head_root = self.input.temp_root.join("head");
-        let lock = workspace::find_lock(&head_root, &self.cargo_dir(&head_root));
+        self.rec.observe(Event::Seeding { side: Side::Base });
+        let head_root = self.env.input.temp_root.join("head");
+        let lock = workspace::find_lock(&head_root, &self.env.cargo_dir(&head_root));
         let seeded = self.seed_watched(Side::Base, &from, &to, base, lock.as_deref());
         self.record_seeding(
             row_side(Side::Base),
@@ -118,9 +116,9 @@ impl Ctx<'_> {
             seed_cargo_target(
                 from,
                 to,
-                &self.cargo_dir(wt.path()),
+                &self.env.cargo_dir(wt.path()),
                 lock,
-                self.input.timeout,
+                self.env.input.timeout,
                 &self.jail(side, None),
             )
         })
@@ -172,17 +170,17 @@ impl Ctx<'_> {
                 )
             }
         };
-        self.runtime.push(RuntimeRow {
+        self.rec.observe(Event::Row(RuntimeRow {
             side: side.into(),
             runner: "cargo".into(),
             command,
             tests: 0,
             result,
-            seconds: self.seconds(duration),
+            seconds: self.env.seconds(duration),
             exit_code: Some(if seeded.is_ok() { 0 } else { 1 }),
             excerpt: None,
             tool: None,
-        });
+        }));
     }
 }
 

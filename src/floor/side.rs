@@ -18,283 +18,18 @@ use crate::process;
 
 use super::bind::TestKey;
 use super::decide::past;
+use super::events::{row_side, Event};
 use super::plan::Plan;
-use super::record::{code, row_side, side_index};
-use super::runners::{Invocation, Outcome, RunCtx, RunnerId};
+use super::record::{code, side_index};
+use super::runners::{Invocation, Outcome, RunCtx, RunReport, RunnerId, TestRun};
 use super::workspace::rewritten_files;
 use super::{
-    confine, interrupted, planted, progress, Ctx, Observed, Position, Step, STAGE_BASE_RUNNER,
-    STAGE_HEAD_RUNS,
+    confine, interrupted, planted, progress, Ctx, Env, Observed, Position, Step, Watch,
+    STAGE_BASE_RUNNER, STAGE_HEAD_RUNS,
 };
 use crate::error::IoContext;
 
-impl Ctx<'_> {
-    /// Steps 3 and 4 at one side: every runner's tests of `plan`, `runs` times each, in `side`'s
-    /// worktree `wt` (`overlay`: what base got from head; `None` at head). Head's runners were
-    /// set up before their listing; at base each runner's work starts with its `setup` (when it
-    /// fails, the runner's tests are not observed there) and ends with the runs again of tests a
-    /// neighbour laid over from head kept from building, and the attribution of what still did
-    /// not build (book: floor/attribution.md).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_side(
-        &mut self,
-        side: Side,
-        wt: &Worktree,
-        overlay: Option<&OverlayRef>,
-        plan: &Plan,
-        changes: &[Change],
-        obs: &mut BTreeMap<TestKey, Observed>,
-    ) -> Result<(), Error> {
-        let runs = plan.runs;
-        for (i, wanted) in plan.wanted.iter().enumerate() {
-            let ids: Vec<String> = wanted.iter().cloned().collect();
-            if ids.is_empty() {
-                continue;
-            }
-            // The stages of runner `i` at base: setup, runs, runs without the neighbours,
-            // attribution.
-            let at_base =
-                |step: u64| vec![Step::N(STAGE_BASE_RUNNER), Step::N(i as u64), Step::N(step)];
-            if side == Side::Base {
-                self.enter(at_base(0));
-                if let Some(p) = self.setup(i, wt, side, overlay)? {
-                    for id in &ids {
-                        obs.insert(
-                            TestKey {
-                                runner: RunnerId(i),
-                                id: id.clone(),
-                            },
-                            Observed {
-                                problem: Some(p.clone()),
-                                ..Default::default()
-                            },
-                        );
-                    }
-                    continue;
-                }
-            }
-            let stage = match side {
-                Side::Head => vec![Step::N(STAGE_HEAD_RUNS), Step::N(i as u64)],
-                Side::Base => at_base(1),
-            };
-            for k in 1..=runs {
-                (self.input.progress)(&format!(
-                    "{} {}: running {} bound test(s) ({}, run {k}/{runs})",
-                    side.as_str(),
-                    self.commit(side).short(),
-                    ids.len(),
-                    self.adapters[i].kind().as_str()
-                ));
-                self.tally = (0, ids.len());
-                self.run_isolated(&stage, i, wt, side, overlay, &ids, &plan.bound[i], k, obs)?;
-            }
-            if let (Side::Base, Some(overlay)) = (side, overlay) {
-                let files = plan.files(i);
-                self.enter(at_base(2));
-                self.isolate_base_build(i, wt, overlay, changes, &files, runs, obs)?;
-                self.enter(at_base(3));
-                self.attribute_base_builds(i, wt, &files, obs)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Notes the tracked files the runs at `side` changed in its worktree `wt` (beyond
-    /// `baseline`, what `git status` said before they ran), for the deciding phase.
-    pub(super) fn note_rewritten(
-        &mut self,
-        side: Side,
-        wt: &Worktree,
-        baseline: &[String],
-    ) -> Result<(), Error> {
-        self.rewritten.extend(
-            rewritten_files(wt, baseline)?
-                .into_iter()
-                .map(|f| format!("{}: {f}", side.as_str())),
-        );
-        Ok(())
-    }
-
-    /// What `side`'s worktree `wt` and private home hold now, taken as the baseline the next
-    /// command is compared with, unless one was taken already (book: floor/harness.md,
-    /// "Written at run time").
-    pub(super) fn watch_from(&mut self, side: Side, wt: &Worktree) {
-        let at = side_index(side);
-        if self.snapshots[at].is_none() {
-            let now = planted::Snapshot::take(wt.path(), &self.home(side), &self.git_files);
-            // A `__pycache__` the change committed is no more trusted than one a test writes.
-            let stuck = now.remove_bytecode();
-            self.snapshots[at] = Some(now);
-            self.note_planted(side, "the worktree as checked out", stuck);
-        }
-    }
-
-    /// After a command at `side` (`what` it was; `setup`: a runner's `setup`, whose installing
-    /// is its work): the harness files it wrote, each noted, with a runtime row, to taint what
-    /// runs after it there.
-    pub(super) fn watch_after(&mut self, side: Side, wt: &Worktree, what: &str, setup: bool) {
-        let at = side_index(side);
-        let now = planted::Snapshot::take(wt.path(), &self.home(side), &self.git_files);
-        let mut found = self.snapshots[at]
-            .as_ref()
-            .map(|before| before.planted(&now, setup))
-            .unwrap_or_default();
-        found.extend(now.remove_bytecode());
-        self.snapshots[at] = Some(now);
-        self.note_planted(side, what, found);
-    }
-
-    /// Notes each file of `found`, which `what` at `side` wrote, and taints what runs after it
-    /// there.
-    fn note_planted(&mut self, side: Side, what: &str, found: Vec<planted::Planted>) {
-        for p in found {
-            (self.input.progress)(&format!(
-                "{}: {what} wrote {} ({}): what runs after it there is not trusted",
-                side.as_str(),
-                p.path,
-                p.what
-            ));
-            self.runtime.push(RuntimeRow {
-                side: row_side(side).into(),
-                runner: "harness guard".into(),
-                command: format!("files written by {what}"),
-                tests: 0,
-                result: format!(
-                    "{} ({}) written at run time: what runs after it at {} is not trusted",
-                    p.path,
-                    p.what,
-                    side.as_str()
-                ),
-                seconds: 0.0,
-                exit_code: None,
-                excerpt: None,
-                tool: None,
-            });
-            self.planted.push((side, p));
-        }
-    }
-
-    /// At the end of the floor: whether the git configuration changed since `before` (the
-    /// start), said on stderr and in a runtime row, for the person whose later `git` commands
-    /// would run what was planted there.
-    pub(super) fn git_changed(&mut self, before: &planted::Snapshot) {
-        let now = planted::Snapshot::git(&self.git_files);
-        let changed: Vec<String> = before
-            .planted(&now, true)
-            .into_iter()
-            .map(|p| p.path)
-            .collect();
-        if changed.is_empty() {
-            return;
-        }
-        let result = format!(
-            "changed while the floor ran: {}; review it before you run git there again (a filter, a hook or an fsmonitor runs in every git command)",
-            changed.join(", ")
-        );
-        (self.input.progress)(&format!("warning: the git configuration {result}"));
-        self.runtime.push(RuntimeRow {
-            side: "head and base".into(),
-            runner: "git".into(),
-            command: "the git configuration".into(),
-            tests: 0,
-            result,
-            seconds: 0.0,
-            exit_code: None,
-            excerpt: None,
-            tool: None,
-        });
-    }
-
-    /// Why what runs now at `side` is not trusted: the first file an earlier command there
-    /// wrote that decides how it runs.
-    pub(super) fn taint(&self, side: Side) -> Option<String> {
-        self.planted.iter().find(|(s, _)| *s == side).map(|(_, p)| {
-            format!(
-                "{} ({}) was written at {} while the floor ran, before this ran there",
-                p.path,
-                p.what,
-                side.as_str()
-            )
-        })
-    }
-
-    /// The watch of one step at `side` that runs `what` (and the tests `ids`,
-    /// none for a setup or a listing), when progress is live.
-    pub(super) fn step_watch(
-        &self,
-        side: Side,
-        what: String,
-        source: progress::FinishedLines,
-        ids: &[String],
-    ) -> Option<std::rc::Rc<std::cell::RefCell<progress::StepWatch>>> {
-        let live = self.input.live.clone()?;
-        let commit = self.commit(side);
-        let (done, total) = if ids.is_empty() { (0, 0) } else { self.tally };
-        Some(std::rc::Rc::new(std::cell::RefCell::new(
-            progress::StepWatch::new(
-                live,
-                side,
-                format!("{} {}", side.as_str(), commit.short()),
-                what,
-                source,
-                ids.to_vec(),
-                done,
-                total.max(done + ids.len()),
-            ),
-        )))
-    }
-
-    /// A fresh scratch directory for one command, numbered in the order the run makes them.
-    pub(super) fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
-        self.scratch_seq += 1;
-        let p = self
-            .input
-            .temp_root
-            .join("scratch")
-            .join(format!("{:03}-{label}", self.scratch_seq));
-        std::fs::create_dir_all(&p).at("create", &p)?;
-        Ok(p)
-    }
-
-    /// What runner `i`'s commands at `side` run in: its root in `wt`, a fresh scratch
-    /// directory, the timeout, the environment and the jail.
-    pub(super) fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
-        let root = &self.adapters[i].config().root;
-        let dir = if root == "." {
-            wt.path().to_path_buf()
-        } else {
-            wt.path().join(root)
-        };
-        let adapter = self.adapters[i].clone();
-        let kind = adapter.kind();
-        if let Some(cache) = adapter.build_cache() {
-            self.seed_build_cache(side, &cache);
-        }
-        self.fetch_dependencies(i, side, wt);
-        let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
-        // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
-        let cargo = adapter.cargo_target();
-        let mut env: Vec<(OsString, OsString)> = self
-            .side_env(side)
-            .into_iter()
-            .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
-            .chain(self.passed_env(Some(i)))
-            .collect();
-        let first = adapter.path_dirs(&dir, wt.path());
-        if let Some(path) = confine::runner_path(first, &self.home(side)) {
-            env.push(("PATH".into(), path));
-        }
-        let jail = self.jail(side, Some(&scratch));
-        Ok(RunCtx {
-            worktree: wt.path().to_path_buf(),
-            dir,
-            scratch,
-            timeout: self.input.timeout,
-            env,
-            jail,
-        })
-    }
-
+impl Env<'_> {
     /// The environment every command at a side gets: its own cargo target dir (base and head
     /// never share build outputs, nor use the user's), a pinned terminal size (runners wrap
     /// their output to it, and the same run must leave the same logs), and its side's private
@@ -334,11 +69,255 @@ impl Ctx<'_> {
             .map(|(k, v)| (OsString::from(k), v))
             .collect()
     }
+}
+
+impl Watch {
+    /// Notes the tracked files the runs at `side` changed in its worktree `wt` (beyond
+    /// `baseline`, what `git status` said before they ran), for the deciding phase.
+    pub(super) fn note_rewritten(
+        &mut self,
+        side: Side,
+        wt: &Worktree,
+        baseline: &[String],
+    ) -> Result<(), Error> {
+        self.rewritten.extend(
+            rewritten_files(wt, baseline)?
+                .into_iter()
+                .map(|f| format!("{}: {f}", side.as_str())),
+        );
+        Ok(())
+    }
+
+    /// Why what runs now at `side` is not trusted: the first file an earlier command there
+    /// wrote that decides how it runs.
+    pub(super) fn taint(&self, side: Side) -> Option<String> {
+        self.planted.iter().find(|(s, _)| *s == side).map(|(_, p)| {
+            format!(
+                "{} ({}) was written at {} while the floor ran, before this ran there",
+                p.path,
+                p.what,
+                side.as_str()
+            )
+        })
+    }
+}
+
+impl Ctx<'_> {
+    /// Steps 3 and 4 at one side: every runner's tests of `plan`, `runs` times each, in `side`'s
+    /// worktree `wt` (`overlay`: what base got from head; `None` at head). Head's runners were
+    /// set up before their listing; at base each runner's work starts with its `setup` (when it
+    /// fails, the runner's tests are not observed there) and ends with the runs again of tests a
+    /// neighbour laid over from head kept from building, and the attribution of what still did
+    /// not build (book: floor/attribution.md).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_side(
+        &mut self,
+        side: Side,
+        wt: &Worktree,
+        overlay: Option<&OverlayRef>,
+        plan: &Plan,
+        changes: &[Change],
+        obs: &mut BTreeMap<TestKey, Observed>,
+    ) -> Result<(), Error> {
+        let runs = plan.runs;
+        for (i, wanted) in plan.wanted.iter().enumerate() {
+            let ids: Vec<String> = wanted.iter().cloned().collect();
+            if ids.is_empty() {
+                continue;
+            }
+            // The stages of runner `i` at base: setup, runs, runs without the neighbours,
+            // attribution.
+            let at_base =
+                |step: u64| vec![Step::N(STAGE_BASE_RUNNER), Step::N(i as u64), Step::N(step)];
+            if side == Side::Base {
+                self.rec.enter(at_base(0));
+                if let Some(p) = self.setup(i, wt, side, overlay)? {
+                    for id in &ids {
+                        obs.insert(
+                            TestKey {
+                                runner: RunnerId(i),
+                                id: id.clone(),
+                            },
+                            Observed {
+                                problem: Some(p.clone()),
+                                ..Default::default()
+                            },
+                        );
+                    }
+                    continue;
+                }
+            }
+            let stage = match side {
+                Side::Head => vec![Step::N(STAGE_HEAD_RUNS), Step::N(i as u64)],
+                Side::Base => at_base(1),
+            };
+            for k in 1..=runs {
+                self.rec.observe(Event::RunningBound {
+                    side,
+                    commit: self.env.commit(side),
+                    tests: ids.len(),
+                    runner: self.env.adapters[i].kind().as_str(),
+                    run: k,
+                    runs,
+                });
+                self.run_isolated(&stage, i, wt, side, overlay, &ids, &plan.bound[i], k, obs)?;
+            }
+            if let (Side::Base, Some(overlay)) = (side, overlay) {
+                let files = plan.files(i);
+                self.rec.enter(at_base(2));
+                self.isolate_base_build(i, wt, overlay, changes, &files, runs, obs)?;
+                self.rec.enter(at_base(3));
+                self.attribute_base_builds(i, wt, &files, obs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What `side`'s worktree `wt` and private home hold now, taken as the baseline the next
+    /// command is compared with, unless one was taken already (book: floor/harness.md,
+    /// "Written at run time").
+    pub(super) fn watch_from(&mut self, side: Side, wt: &Worktree) {
+        let at = side_index(side);
+        if self.watch.snapshots[at].is_none() {
+            let now = planted::Snapshot::take(wt.path(), &self.env.home(side), &self.env.git_files);
+            // A `__pycache__` the change committed is no more trusted than one a test writes.
+            let stuck = now.remove_bytecode();
+            self.watch.snapshots[at] = Some(now);
+            self.note_planted(side, "the worktree as checked out", stuck);
+        }
+    }
+
+    /// After a command at `side` (`what` it was; `setup`: a runner's `setup`, whose installing
+    /// is its work): the harness files it wrote, each noted, with a runtime row, to taint what
+    /// runs after it there.
+    pub(super) fn watch_after(&mut self, side: Side, wt: &Worktree, what: &str, setup: bool) {
+        let at = side_index(side);
+        let now = planted::Snapshot::take(wt.path(), &self.env.home(side), &self.env.git_files);
+        let mut found = self.watch.snapshots[at]
+            .as_ref()
+            .map(|before| before.planted(&now, setup))
+            .unwrap_or_default();
+        found.extend(now.remove_bytecode());
+        self.watch.snapshots[at] = Some(now);
+        self.note_planted(side, what, found);
+    }
+
+    /// Notes each file of `found`, which `what` at `side` wrote, and taints what runs after it
+    /// there.
+    fn note_planted(&mut self, side: Side, what: &str, found: Vec<planted::Planted>) {
+        for p in found {
+            self.rec.observe(Event::Planted {
+                side,
+                what,
+                planted: &p,
+            });
+            self.watch.planted.push((side, p));
+        }
+    }
+
+    /// At the end of the floor: whether the git configuration changed since `before` (the
+    /// start), said on stderr and in a runtime row, for the person whose later `git` commands
+    /// would run what was planted there.
+    pub(super) fn git_changed(&mut self, before: &planted::Snapshot) {
+        let now = planted::Snapshot::git(&self.env.git_files);
+        let changed: Vec<String> = before
+            .planted(&now, true)
+            .into_iter()
+            .map(|p| p.path)
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        self.rec.observe(Event::GitChanged { changed: &changed });
+    }
+
+    /// The watch of one step at `side` that runs `what` (and the tests `ids`,
+    /// none for a setup or a listing), when progress is live.
+    pub(super) fn step_watch(
+        &self,
+        side: Side,
+        what: String,
+        source: progress::FinishedLines,
+        ids: &[String],
+    ) -> Option<std::rc::Rc<std::cell::RefCell<progress::StepWatch>>> {
+        let live = self.rec.progress.live.clone()?;
+        let commit = self.env.commit(side);
+        let (done, total) = if ids.is_empty() {
+            (0, 0)
+        } else {
+            self.rec.progress.tally
+        };
+        Some(std::rc::Rc::new(std::cell::RefCell::new(
+            progress::StepWatch::new(
+                live,
+                side,
+                format!("{} {}", side.as_str(), commit.short()),
+                what,
+                source,
+                ids.to_vec(),
+                done,
+                total.max(done + ids.len()),
+            ),
+        )))
+    }
+
+    /// A fresh scratch directory for one command, numbered in the order the run makes them.
+    pub(super) fn scratch(&mut self, label: &str) -> Result<PathBuf, Error> {
+        self.scratch_seq += 1;
+        let p = self
+            .env
+            .input
+            .temp_root
+            .join("scratch")
+            .join(format!("{:03}-{label}", self.scratch_seq));
+        std::fs::create_dir_all(&p).at("create", &p)?;
+        Ok(p)
+    }
+
+    /// What runner `i`'s commands at `side` run in: its root in `wt`, a fresh scratch
+    /// directory, the timeout, the environment and the jail.
+    pub(super) fn run_ctx(&mut self, i: usize, wt: &Worktree, side: Side) -> Result<RunCtx, Error> {
+        let root = &self.env.adapters[i].config().root;
+        let dir = if root == "." {
+            wt.path().to_path_buf()
+        } else {
+            wt.path().join(root)
+        };
+        let adapter = self.env.adapters[i].clone();
+        let kind = adapter.kind();
+        if let Some(cache) = adapter.build_cache() {
+            self.seed_build_cache(side, &cache);
+        }
+        self.fetch_dependencies(i, side, wt);
+        let scratch = self.scratch(&format!("{}-{}", side.as_str(), kind.as_str()))?;
+        // Cargo's variables are for cargo and nextest alone; every runner gets the rest.
+        let cargo = adapter.cargo_target();
+        let mut env: Vec<(OsString, OsString)> = self
+            .env
+            .side_env(side)
+            .into_iter()
+            .filter(|(k, _)| cargo || k != "CARGO_TARGET_DIR")
+            .chain(self.env.passed_env(Some(i)))
+            .collect();
+        let first = adapter.path_dirs(&dir, wt.path());
+        if let Some(path) = confine::runner_path(first, &self.env.home(side)) {
+            env.push(("PATH".into(), path));
+        }
+        let jail = self.jail(side, Some(&scratch));
+        Ok(RunCtx {
+            worktree: wt.path().to_path_buf(),
+            dir,
+            scratch,
+            timeout: self.env.input.timeout,
+            env,
+            jail,
+        })
+    }
 
     /// What a side without a `setup` takes from the checkout ([`Runner::without_setup`]),
     /// said in the progress and in a runtime row.
     fn prepare_without_setup(&mut self, i: usize, wt: &Worktree, side: Side) {
-        let root = self.adapters[i].config().root.clone();
+        let root = self.env.adapters[i].config().root.clone();
         let rel = |base: &std::path::Path| {
             if root == "." {
                 base.to_path_buf()
@@ -346,24 +325,23 @@ impl Ctx<'_> {
                 base.join(&root)
             }
         };
-        let (dir, checkout) = (rel(wt.path()), rel(self.input.git.root()));
-        let Some(prepared) = self.adapters[i].without_setup(&dir, &checkout) else {
+        let (dir, checkout) = (rel(wt.path()), rel(self.env.input.git.root()));
+        let Some(prepared) = self.env.adapters[i].without_setup(&dir, &checkout) else {
             return;
         };
         self.reused.extend(prepared.reused);
-        let result = prepared.result;
-        (self.input.progress)(&format!("{}: {result}", side.as_str()));
-        self.runtime.push(RuntimeRow {
+        let row = RuntimeRow {
             side: row_side(side).into(),
-            runner: self.adapters[i].kind().as_str().into(),
+            runner: self.env.adapters[i].kind().as_str().into(),
             command: prepared.command.into(),
             tests: 0,
-            result,
+            result: prepared.result,
             seconds: 0.0,
             exit_code: None,
             excerpt: None,
             tool: None,
-        });
+        };
+        self.rec.observe(Event::Prepared { side, row });
     }
 
     /// Runs a runner's `setup` in a worktree; `Some(problem)` when it failed.
@@ -374,11 +352,14 @@ impl Ctx<'_> {
         side: Side,
         overlay: Option<&OverlayRef>,
     ) -> Result<Option<String>, Error> {
-        let Some(setup) = self.adapters[i].config().setup.clone() else {
+        let Some(setup) = self.env.adapters[i].config().setup.clone() else {
             self.prepare_without_setup(i, wt, side);
             return Ok(None);
         };
-        (self.input.progress)(&format!("{}: setup `{setup}`", side.as_str()));
+        self.rec.observe(Event::Setup {
+            side,
+            setup: &setup,
+        });
         self.seed_package_caches(side);
         self.watch_from(side, wt);
         let ctx = self.run_ctx(i, wt, side)?;
@@ -395,7 +376,7 @@ impl Ctx<'_> {
         );
         let confine = process::Confine::Sandboxed(&ctx.jail);
         let cap = progress::step(watch.as_ref(), || {
-            process::run(cmd, self.input.timeout, confine)
+            process::run(cmd, self.env.input.timeout, confine)
         })
         .map_err(|e| Error::crash(format!("cannot start sh: {e}")))?;
         let argv = vec!["sh".to_string(), "-c".to_string(), setup.clone()];
@@ -405,32 +386,32 @@ impl Ctx<'_> {
             results: None,
             results_type: None,
         };
-        let commit = self.commit(side);
-        let ptrs = self.store_invocation(&inv)?;
+        let commit = self.env.commit(side);
+        let ptrs = self.rec.store_invocation(&inv)?;
         let note = if cap.success() {
             None
         } else {
             Some("setup failed")
         };
-        self.put(&Record::Setup(RunRecord {
+        self.rec.put(&Record::Setup(RunRecord {
             schema: RECORD_SCHEMA,
             side: Some(side),
             commit: commit.to_string(),
             overlay: overlay.cloned(),
-            runner: Some(self.adapters[i].kind().as_str().into()),
-            root: Some(self.adapters[i].config().root.clone()),
+            runner: Some(self.env.adapters[i].kind().as_str().into()),
+            root: Some(self.env.adapters[i].config().root.clone()),
             command: inv.command.clone(),
             test_id: None,
             run: 1,
             outcome: None,
             exit_code: cap.exit_code,
-            duration_ms: self.ms(cap.duration),
+            duration_ms: self.env.ms(cap.duration),
             stdout: Some(ptrs.0),
             stderr: Some(ptrs.1),
             results: None,
             note: note.map(str::to_string),
         }))?;
-        self.push_runtime(
+        self.rec.push_runtime(
             side,
             i,
             &inv,
@@ -444,7 +425,9 @@ impl Ctx<'_> {
         interrupted()?;
         self.watch_after(side, wt, &format!("setup `{setup}`"), true);
         if cap.success() {
-            self.adapters[i].check_setup(&ctx).map_err(Error::input)?;
+            self.env.adapters[i]
+                .check_setup(&ctx)
+                .map_err(Error::input)?;
         }
         Ok((!cap.success()).then(|| {
             if cap.timed_out {
@@ -488,15 +471,15 @@ impl Ctx<'_> {
             p
         };
         for (file, group) in &groups {
-            self.enter(at(0, file));
+            self.rec.enter(at(0, file));
             self.run_tests(i, wt, side, overlay, group, k, obs)?;
         }
         for id in &alone {
-            self.enter(at(1, id));
+            self.rec.enter(at(1, id));
             self.run_tests(i, wt, side, overlay, std::slice::from_ref(id), k, obs)?;
         }
         if !together.is_empty() {
-            self.enter(at(2, ""));
+            self.rec.enter(at(2, ""));
             self.run_tests(i, wt, side, overlay, &together, k, obs)?;
         }
         Ok(())
@@ -517,13 +500,13 @@ impl Ctx<'_> {
         obs: &mut BTreeMap<TestKey, Observed>,
     ) -> Result<(), Error> {
         let ctx = self.run_ctx(i, wt, side)?;
-        let kind = self.adapters[i].kind();
-        let source = self.adapters[i].progress(&ctx);
+        let kind = self.env.adapters[i].kind();
+        let source = self.env.adapters[i].progress(&ctx);
         let watch = self.step_watch(side, kind.as_str().to_string(), source, ids);
         // What an earlier command at this side wrote that decides how this one runs.
         self.watch_from(side, wt);
-        let tainted = self.taint(side);
-        let report = progress::step(watch.as_ref(), || self.adapters[i].run(&ctx, ids));
+        let tainted = self.watch.taint(side);
+        let report = progress::step(watch.as_ref(), || self.env.adapters[i].run(&ctx, ids));
         interrupted()?;
         self.watch_after(
             side,
@@ -537,12 +520,12 @@ impl Ctx<'_> {
         if let Some(w) = &watch {
             let mut w = w.borrow_mut();
             w.finish(&report.outcomes());
-            self.tally.0 = w.done();
+            self.rec.progress.tally.0 = w.done();
         }
-        let commit = self.commit(side);
+        let commit = self.env.commit(side);
         let mut blobs = Vec::new();
         for inv in &report.invocations {
-            blobs.push(self.store_invocation(inv)?);
+            blobs.push(self.rec.store_invocation(inv)?);
         }
         let duration: Duration = report
             .invocations
@@ -554,26 +537,21 @@ impl Ctx<'_> {
             let run = report.tests.get(id);
             let outcome = run.map_or(Outcome::NotObserved, |t| t.outcome);
             *counts.entry(outcome).or_default() += 1;
-            // Cite the invocation that ran this test: the last one whose output names it
-            // (earlier ones build or collect; cargo runs one binary per invocation).
-            let name = id.rsplit([' ', ':']).next().unwrap_or(id);
-            let at = report
-                .invocations
-                .iter()
-                .rposition(|inv| {
-                    contains(&inv.captured.stdout, name)
-                        || inv.results.as_deref().is_some_and(|r| contains(r, name))
-                })
-                .unwrap_or(report.invocations.len().saturating_sub(1));
+            let at = citing(&report, id);
             let (stdout, stderr, results) = blobs.get(at).cloned().unwrap_or_default();
             let inv = report.invocations.get(at);
             let command: Vec<String> = inv
-                .map(|inv| inv.command.iter().map(|a| self.norm.apply_str(a)).collect())
+                .map(|inv| {
+                    inv.command
+                        .iter()
+                        .map(|a| self.env.norm.apply_str(a))
+                        .collect()
+                })
                 .unwrap_or_default();
             let exit_code = inv.and_then(|inv| inv.captured.exit_code);
             let message = run
                 .and_then(|t| t.message.as_deref())
-                .map(|m| self.norm.apply_text(m));
+                .map(|m| self.env.norm.apply_text(m));
             let note = match outcome {
                 Outcome::BuildFail => report
                     .build_failure
@@ -583,19 +561,19 @@ impl Ctx<'_> {
                 Outcome::Fail => message.clone(),
                 Outcome::Pass => None,
             };
-            let ptr = self.put(&Record::Test(RunRecord {
+            let ptr = self.rec.put(&Record::Test(RunRecord {
                 schema: RECORD_SCHEMA,
                 side: Some(side),
                 commit: commit.to_string(),
                 overlay: overlay.cloned(),
-                runner: Some(self.adapters[i].kind().as_str().into()),
-                root: Some(self.adapters[i].config().root.clone()),
+                runner: Some(self.env.adapters[i].kind().as_str().into()),
+                root: Some(self.env.adapters[i].config().root.clone()),
                 command,
                 test_id: Some(id.clone()),
                 run: k,
                 outcome: Some(outcome),
                 exit_code,
-                duration_ms: self.ms(duration),
+                duration_ms: self.env.ms(duration),
                 stdout: Some(stdout),
                 stderr: Some(stderr),
                 results,
@@ -607,33 +585,7 @@ impl Ctx<'_> {
                     id: id.clone(),
                 })
                 .or_default();
-            entry.outcomes.push(outcome);
-            entry.evidence.push(ptr);
-            if entry.tainted.is_none() {
-                entry.tainted = tainted.clone();
-            }
-            if outcome == Outcome::NotObserved && report.problem.is_some() {
-                entry.problem = report.problem.clone();
-            }
-            if outcome == Outcome::BuildFail {
-                entry.build_files = run.and_then(|t| t.build_files.clone()).or_else(|| {
-                    report
-                        .build_failure
-                        .as_ref()
-                        .map(|b| b.diagnostic_files.clone())
-                });
-                entry.diagnostics = report
-                    .build_failure
-                    .as_ref()
-                    .map(|b| b.diagnostics.clone())
-                    .unwrap_or_default();
-            }
-            if outcome == Outcome::Fail && entry.message.is_none() {
-                entry.message = message;
-            }
-            if outcome == Outcome::Fail && entry.failure_kind.is_none() {
-                entry.failure_kind = run.and_then(|t| t.failure_kind);
-            }
+            entry.add(outcome, ptr, &tainted, run, &report, message);
         }
         let result = counts
             .iter()
@@ -651,9 +603,66 @@ impl Ctx<'_> {
             } else {
                 format!("exit {}", code(inv.captured.exit_code))
             };
-            self.push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
+            self.rec
+                .push_runtime(side, i, inv, if is_last { ids.len() } else { 0 }, summary);
         }
         Ok(())
+    }
+}
+
+/// The invocation of `report` that ran test `id`: the last one whose output names it (earlier
+/// ones build or collect; cargo runs one binary per invocation).
+fn citing(report: &RunReport, id: &str) -> usize {
+    let name = id.rsplit([' ', ':']).next().unwrap_or(id);
+    report
+        .invocations
+        .iter()
+        .rposition(|inv| {
+            contains(&inv.captured.stdout, name)
+                || inv.results.as_deref().is_some_and(|r| contains(r, name))
+        })
+        .unwrap_or(report.invocations.len().saturating_sub(1))
+}
+
+impl Observed {
+    /// One run's `outcome` of this test, its record `ptr`, and what `report` says of it: why
+    /// the run is not trusted (`tainted`), its problem, build failure or first failure message.
+    fn add(
+        &mut self,
+        outcome: Outcome,
+        ptr: String,
+        tainted: &Option<String>,
+        run: Option<&TestRun>,
+        report: &RunReport,
+        message: Option<String>,
+    ) {
+        self.outcomes.push(outcome);
+        self.evidence.push(ptr);
+        if self.tainted.is_none() {
+            self.tainted = tainted.clone();
+        }
+        if outcome == Outcome::NotObserved && report.problem.is_some() {
+            self.problem = report.problem.clone();
+        }
+        if outcome == Outcome::BuildFail {
+            self.build_files = run.and_then(|t| t.build_files.clone()).or_else(|| {
+                report
+                    .build_failure
+                    .as_ref()
+                    .map(|b| b.diagnostic_files.clone())
+            });
+            self.diagnostics = report
+                .build_failure
+                .as_ref()
+                .map(|b| b.diagnostics.clone())
+                .unwrap_or_default();
+        }
+        if outcome == Outcome::Fail && self.message.is_none() {
+            self.message = message;
+        }
+        if outcome == Outcome::Fail && self.failure_kind.is_none() {
+            self.failure_kind = run.and_then(|t| t.failure_kind);
+        }
     }
 }
 
