@@ -256,3 +256,114 @@ pub(super) fn row_side(side: Side) -> &'static str {
         Side::Base => "base (+ head test files)",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    fn head() -> CommitId {
+        CommitId::parse(&"ab".repeat(20)).unwrap()
+    }
+
+    /// What a display shows for `events` in order, and the rows the runtime table keeps.
+    fn consume(events: Vec<Event<'_>>) -> (Vec<String>, Vec<RuntimeRow>, (usize, usize)) {
+        let lines = RefCell::new(Vec::new());
+        let line = |l: &str| lines.borrow_mut().push(l.to_string());
+        let mut progress = Progress::new(&line, None);
+        let mut rows = Vec::new();
+        for e in events {
+            progress.show(&e);
+            rows.extend(e.row());
+        }
+        let tally = progress.tally;
+        (lines.into_inner(), rows, tally)
+    }
+
+    #[test]
+    fn a_planted_file_is_one_event_with_a_line_and_a_row_that_say_the_same() {
+        let planted = Planted {
+            path: "conftest.py".into(),
+            what: "pytest conftest".into(),
+        };
+        let (lines, rows, _) = consume(vec![Event::Planted {
+            side: Side::Base,
+            what: "the run of t",
+            planted: &planted,
+        }]);
+        assert_eq!(
+            lines,
+            ["base: the run of t wrote conftest.py (pytest conftest): what runs after it there is not trusted"]
+        );
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].side, "base (+ head test files)");
+        assert_eq!(rows[0].runner, "harness guard");
+        assert_eq!(rows[0].command, "files written by the run of t");
+        assert!(rows[0]
+            .result
+            .starts_with("conftest.py (pytest conftest) written at run time"));
+    }
+
+    #[test]
+    fn a_step_that_begins_shows_a_line_and_keeps_no_row_and_a_plain_row_shows_nothing() {
+        let head = head();
+        let row = RuntimeRow {
+            side: "head".into(),
+            runner: "pytest".into(),
+            command: "c".into(),
+            tests: 0,
+            result: "r".into(),
+            seconds: 0.0,
+            exit_code: None,
+            excerpt: None,
+            tool: None,
+        };
+        let (lines, rows, tally) = consume(vec![
+            Event::HeadWorktree { head: &head },
+            Event::RunningBound {
+                side: Side::Head,
+                commit: &head,
+                tests: 3,
+                runner: "pytest",
+                run: 1,
+                runs: 2,
+            },
+            Event::Row(row),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "head abababa: creating worktree",
+                "head abababa: running 3 bound test(s) (pytest, run 1/2)"
+            ]
+        );
+        assert_eq!(rows.len(), 1, "only the plain row is kept");
+        assert_eq!(
+            (rows[0].command.as_str(), rows[0].result.as_str()),
+            ("c", "r")
+        );
+        assert_eq!(
+            tally,
+            (0, 3),
+            "a run of bound tests starts the heartbeat's tally"
+        );
+    }
+
+    #[test]
+    fn the_git_configuration_changing_is_a_warning_and_a_row_naming_the_files() {
+        let changed = vec![
+            ".git/config".to_string(),
+            ".git/hooks/pre-commit".to_string(),
+        ];
+        let (lines, rows, _) = consume(vec![Event::GitChanged { changed: &changed }]);
+        assert!(lines[0].starts_with(
+            "warning: the git configuration changed while the floor ran: .git/config, .git/hooks/pre-commit;"
+        ));
+        assert_eq!(
+            lines[0],
+            format!("warning: the git configuration {}", rows[0].result)
+        );
+        assert_eq!(rows[0].side, "head and base");
+    }
+}
