@@ -21,8 +21,9 @@ use crate::process;
 
 use super::events::{row_side, Event};
 use super::record::{code, side_index};
+use super::runners::kit::first_line;
 use super::runners::RunnerId;
-use super::{first_line, runners, Ctx, Env};
+use super::{runners, Ctx, Env};
 
 impl Env<'_> {
     /// Makes both sides' homes and temporary directories, with the directories the XDG

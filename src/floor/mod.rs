@@ -101,7 +101,7 @@ use {
 pub use {
     decide::guard_criterion,
     plan::{check_tools, detect_runners},
-    workspace::{seed_cargo_target, Seeded},
+    runners::rust::target::{seed_cargo_target, Seeded},
 };
 
 /// What the floor needs for one run.
@@ -504,17 +504,6 @@ fn interrupted() -> Result<(), Error> {
     } else {
         Ok(())
     }
-}
-
-#[cfg(feature = "claim-check")]
-fn first_line(s: &str) -> String {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(160)
-        .collect()
 }
 
 #[cfg(feature = "claim-check")]

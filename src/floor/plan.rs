@@ -15,8 +15,9 @@ use crate::git::{Change, CommitId, Git, Worktree};
 use super::bind::{Binding, BoundTest};
 use super::decide::{guarded_tests, inherited_guard_tests, ListOutcome, Listing};
 use super::events::Event;
+use super::runners::kit::first_line;
 use super::runners::RunnerId;
-use super::{bind, first_line, harness, progress, runners, scan, Ctx, FloorInput};
+use super::{bind, harness, progress, runners, scan, Ctx, FloorInput};
 use crate::floor::runners::registry::Registry;
 
 /// The runners to use: the configured ones, or those detected from the head commit's files.

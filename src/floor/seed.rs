@@ -12,8 +12,8 @@ use crate::format::floor::{RuntimeRow, Side};
 use crate::git::Worktree;
 
 use super::events::{row_side, Event};
-use super::workspace::seed_cargo_target;
-use super::{progress, workspace, Ctx, Env};
+use super::runners::rust::target::{self, seed_cargo_target};
+use super::{progress, Ctx, Env};
 
 impl Env<'_> {
     /// The cargo project directory of the first cargo or nextest runner inside `root`.
@@ -45,7 +45,7 @@ impl Ctx<'_> {
             return Ok(());
         }
         let checkout = self.env.cargo_dir(self.env.input.git.root());
-        let Some(from) = workspace::checkout_target_dir(
+        let Some(from) = target::checkout_target_dir(
             &self.env.cargo_dir(head.path()),
             head.path(),
             &checkout,
@@ -59,7 +59,7 @@ impl Ctx<'_> {
             .strip_prefix(self.env.input.git.root())
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| from.display().to_string());
-        let lock = workspace::find_lock(self.env.input.git.root(), &checkout);
+        let lock = target::find_lock(self.env.input.git.root(), &checkout);
         let seeded = self.seed_watched(Side::Head, &from, &to, head, lock.as_deref());
         self.record_seeding(
             row_side(Side::Head),
@@ -83,7 +83,7 @@ impl Ctx<'_> {
         }
         self.rec.observe(Event::Seeding { side: Side::Base });
         let head_root = self.env.input.temp_root.join("head");
-        let lock = workspace::find_lock(&head_root, &self.env.cargo_dir(&head_root));
+        let lock = target::find_lock(&head_root, &self.env.cargo_dir(&head_root));
         let seeded = self.seed_watched(Side::Base, &from, &to, base, lock.as_deref());
         self.record_seeding(
             row_side(Side::Base),
@@ -105,7 +105,7 @@ impl Ctx<'_> {
         to: &std::path::Path,
         wt: &Worktree,
         lock: Option<&std::path::Path>,
-    ) -> Result<workspace::Seeded, workspace::SeedError> {
+    ) -> Result<target::Seeded, target::SeedError> {
         let watch = self.step_watch(
             side,
             "the seeding of the target dir".into(),
@@ -131,7 +131,7 @@ impl Ctx<'_> {
         source: &str,
         lock_source: &str,
         from_shown: &str,
-        seeded: Result<workspace::Seeded, workspace::SeedError>,
+        seeded: Result<target::Seeded, target::SeedError>,
         to: &std::path::Path,
     ) {
         // `$TMP/target/head` or `$TMP/target/base`.

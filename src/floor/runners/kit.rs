@@ -320,6 +320,18 @@ pub(super) fn parse_package_id(id: &str) -> Option<(String, Option<String>)> {
     }
 }
 
+/// The first line of `s` that is not blank, trimmed, at most 160 characters: a command's error
+/// as a runtime row or a reason shows it.
+pub fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(160)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::ffi::{OsStr, OsString};

@@ -64,6 +64,7 @@ pub mod libtest;
 pub mod modules;
 pub mod nextest;
 pub mod progress;
+pub mod target;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
