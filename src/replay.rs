@@ -54,6 +54,8 @@ mod floor;
 mod judge;
 #[cfg(test)]
 mod prop_tests;
+#[cfg(test)]
+mod recorded_tests;
 
 pub use floor::{check_floor, Cited};
 

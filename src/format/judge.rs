@@ -155,3 +155,48 @@ pub struct Finding {
     pub response_evidence: Option<String>,
     pub usage: Option<Usage>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Request;
+
+    fn request(base: serde_json::Value) -> String {
+        serde_json::json!({
+            "schema": super::REQUEST_SCHEMA,
+            "criterion": {"id": "c0", "ac": "It holds.", "required": true, "lane": "judge", "tag": "AC-C0-0000"},
+            "repo": "https://github.com/acme/shop",
+            "base": base,
+            "head": "HEAD",
+            "changed_files": [],
+            "diff": "",
+            "diff_truncated": false,
+            "floor": {"result": "not_applicable", "reason": "a judgment criterion"}
+        })
+        .to_string()
+    }
+
+    /// A request document read back from the evidence (replay compares its commits with the
+    /// statement's) keeps whatever commits it names, as spelt; a commit that is not a string is
+    /// not a request.
+    #[test]
+    fn a_request_is_read_with_its_commits_as_spelt() {
+        let text = request("not-a-commit".into());
+        let read: Request = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (read.base.to_string(), read.head.to_string()),
+            ("not-a-commit".to_string(), "HEAD".to_string())
+        );
+        let back: serde_json::Value = serde_json::to_value(&read).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        );
+        let e = serde_json::from_str::<Request>(&request(7.into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid type: integer `7`, expected a string"),
+            "{e}"
+        );
+    }
+}
