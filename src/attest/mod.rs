@@ -112,7 +112,7 @@ pub fn statement(
         name: r.repository.clone(),
         uri: Some(format!("git+{}", r.repository)),
         digest: SubjectDigest {
-            git_commit: Some(r.head.clone()),
+            git_commit: Some(r.head.to_string()),
             sha256: Some(head_object_sha256.to_string()),
         },
     }];

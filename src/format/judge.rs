@@ -10,6 +10,7 @@ use crate::verdict::JudgeResult;
 use serde::{Deserialize, Serialize};
 
 use crate::acceptance::Lane;
+use crate::git::CommitId;
 use crate::verdict::FloorResult;
 
 pub const REQUEST_SCHEMA: &str = "claim_check.judge.request.v1";
@@ -22,8 +23,8 @@ pub struct Request {
     pub criterion: RequestCriterion,
     /// The repository, as the statement's subject names it.
     pub repo: String,
-    pub base: String,
-    pub head: String,
+    pub base: CommitId,
+    pub head: CommitId,
     /// Every file base..head changes (excluded paths left out).
     pub changed_files: Vec<String>,
     /// The unified diff base..head, bounded in bytes, the files the criterion most likely

@@ -149,6 +149,124 @@ impl fmt::Display for SideOutcome {
     }
 }
 
+/// How much of the check a run did, as the run result and the statement record it: `fast`, the
+/// deterministic floor only, or `full`, the floor and then the judge on what it left open. (The
+/// command line's `--mode` is its own type, which converts into this one.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Fast,
+    Full,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Fast, Mode::Full];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Fast => "fast",
+            Mode::Full => "full",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A closed set of words a document records in one field, each spelt one way.
+pub trait Word: Copy + 'static {
+    /// Every word of the set.
+    const ALL: &'static [Self];
+    /// The word as documents spell it.
+    fn spelling(self) -> &'static str;
+}
+
+impl Word for Mode {
+    const ALL: &'static [Mode] = &Mode::ALL;
+    fn spelling(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Word for crate::verdict::Rule {
+    const ALL: &'static [crate::verdict::Rule] = &crate::verdict::Rule::ALL;
+    fn spelling(self) -> &'static str {
+        self.label()
+    }
+}
+
+/// A word of a closed set as a document records it: one this release knows, or a string it
+/// does not know, kept as written. It is written as the word's spelling, or the string.
+///
+/// For a field no reader judges: the run result's and the statement's `rule` (replay and
+/// admission re-derive the rule from the dispositions; the reports show the recorded one) and
+/// `mode` (shown; only `fast` says no judge ran). A statement or result that holds a spelling
+/// this release does not know (an edited one) is read and judged on what is checked, rather
+/// than refused as unreadable; a value that is not a string is refused, as for any string
+/// field.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Recorded<T> {
+    Known(T),
+    /// A string that spells no word of the set, as the document has it.
+    Unknown(String),
+}
+
+impl<T: Word> Recorded<T> {
+    /// The word as the document spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Recorded::Known(w) => w.spelling(),
+            Recorded::Unknown(s) => s,
+        }
+    }
+
+    /// The word, when it is one this release knows.
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Recorded::Known(w) => Some(*w),
+            Recorded::Unknown(_) => None,
+        }
+    }
+}
+
+impl<T> From<T> for Recorded<T> {
+    fn from(w: T) -> Self {
+        Recorded::Known(w)
+    }
+}
+
+impl<T: Word + PartialEq> PartialEq<T> for Recorded<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.known() == Some(*other)
+    }
+}
+
+impl<T: Word> fmt::Display for Recorded<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<T: Word> Serialize for Recorded<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, T: Word> Deserialize<'de> for Recorded<T> {
+    /// Any string: the word it spells, or the string kept as [`Recorded::Unknown`].
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match T::ALL.iter().find(|w| w.spelling() == s) {
+            Some(w) => Recorded::Known(*w),
+            None => Recorded::Unknown(s),
+        })
+    }
+}
+
 /// A field that holds one constant of this release, read with [`constant`]. (A type alias, as
 /// serde would otherwise take a `&'static str` field for one borrowed from the input.)
 pub type Constant = &'static str;
@@ -211,7 +329,47 @@ mod tests {
         spelled(&Disposition::ALL, |d| d.as_str());
         spelled(&SigningState::ALL, |s| s.as_str());
         spelled(&SideOutcome::ALL, |o| o.as_str());
+        spelled(&Mode::ALL, |m| m.as_str());
+        // The fusion's rule, as `fusion-v3.json` labels it.
+        spelled(&crate::verdict::Rule::ALL, |r| r.label());
         assert!(serde_json::from_str::<Disposition>("\"not judged\"").is_err());
+    }
+
+    /// A recorded word is written as the word's own serde spelling; read back, a known spelling
+    /// is the word and any other string is kept as written.
+    fn recorded<T>()
+    where
+        T: Word + Serialize + PartialEq + fmt::Debug,
+    {
+        for w in T::ALL {
+            let json = serde_json::to_string(&Recorded::Known(*w)).unwrap();
+            assert_eq!(json, serde_json::to_string(w).unwrap());
+            let back: Recorded<T> = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, Recorded::Known(*w));
+            assert_eq!(back, *w);
+            assert_eq!(back.to_string(), w.spelling());
+        }
+        for other in ["", "9", "FAST", "Fast", "draft_gate", " 1"] {
+            let json = serde_json::to_string(other).unwrap();
+            let back: Recorded<T> = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, Recorded::Unknown(other.to_string()));
+            assert_eq!(back.known(), None);
+            assert_eq!(back.as_str(), other);
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        }
+        let e = serde_json::from_str::<Recorded<T>>("9")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid type: integer `9`, expected a string"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_recorded_word_reads_any_string_and_writes_it_back() {
+        recorded::<Mode>();
+        recorded::<crate::verdict::Rule>();
     }
 
     #[test]

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use super::{CheckedCitation, CitationCheck, Finding, Identity, Reply};
 use crate::format::judge::{Citation, Request, Response, RESPONSE_SCHEMA};
 use crate::format::result::JudgeOutcome;
+use crate::git::CommitId;
 use crate::verdict::JudgeResult;
 
 /// Who was asked and where the exchange is kept: what a [`Finding`] carries besides the answer.
@@ -179,9 +180,9 @@ pub fn read_response(body: &str) -> Result<Response, ResponseError> {
 
 /// Whether `said` names the commit `want`: the full id, or a prefix of it of 7 digits or more
 /// (a judge may echo the short id).
-pub fn names_commit(said: &str, want: &str) -> bool {
+pub fn names_commit(said: &str, want: &CommitId) -> bool {
     let said = said.trim().to_ascii_lowercase();
-    said == want || (said.len() >= 7 && want.starts_with(&said))
+    said == want.as_str() || (said.len() >= 7 && want.as_str().starts_with(&said))
 }
 
 /// The most of a judge's rationale that is kept: every report shows it, and a judge may print
@@ -426,8 +427,8 @@ mod tests {
                 tag: "AC-AUDIT-LOG-fb7d".into(),
             },
             repo: "https://example.com/shop.git".into(),
-            base: BASE.into(),
-            head: HEAD.into(),
+            base: CommitId::parse(BASE).unwrap(),
+            head: CommitId::parse(HEAD).unwrap(),
             changed_files: vec!["src/refund.py".into()],
             diff: String::new(),
             diff_truncated: false,
