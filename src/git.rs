@@ -11,14 +11,10 @@ use std::process::Command;
 
 use crate::error::{Error, InputError};
 
-/// A full commit id (40 or 64 hex digits), as [`CommitId::parse`] and [`Git`] make it.
-///
-/// Read from a document (serde), it is the string the document holds, unchecked: the commits a
-/// statement, a run result or a judge request records are compared with others as spelt, and a
-/// reader reports a mismatch in its own words (`the dispositions are for head "HEAD" but the
-/// subject is …`); a check here would make such a document one that is not read at all. So a
-/// commit read from a document goes to git only through [`Git::resolve`] or
-/// [`CommitId::parse`] of its [`CommitId::as_str`]. It is written as the plain string.
+/// A full commit id (40 or 64 hex digits), as [`CommitId::parse`] and [`Git`] make it: what
+/// is one has that shape, so none can reach git as an option or a revision expression. A
+/// document's commit is read as a [`crate::format::Recorded`] commit, which is one only when it
+/// has the shape. Written as the plain string.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CommitId(String);
 
@@ -28,22 +24,13 @@ impl serde::Serialize for CommitId {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for CommitId {
-    /// Any string, unchecked (see [`CommitId`]).
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <String as serde::Deserialize>::deserialize(d).map(CommitId)
-    }
-}
-
 impl CommitId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
-    /// The first 7 characters (the whole id when it is shorter, or when a commit read from a
-    /// document has no character boundary there).
     pub fn short(&self) -> &str {
-        self.0.get(..7).unwrap_or(&self.0)
+        &self.0[..7.min(self.0.len())]
     }
 
     /// Checks the shape only: 40 or 64 lowercase hex digits.

@@ -219,7 +219,9 @@ fn judges(r: &RunResult) -> Vec<JudgeIdentity> {
 pub fn statement_of(r: &RunResult, records: &[String], subjects: &[SubjectArg]) -> Statement {
     let policy = resource::policy(
         &r.repository,
-        &r.head,
+        r.head
+            .known()
+            .expect("a statement is made of a run result with its head"),
         &resource::ClaimOrigin::Document,
         &r.acceptance.sha256,
     );

@@ -9,6 +9,7 @@
 use crate::verdict::JudgeResult;
 use serde::{Deserialize, Serialize};
 
+use super::Recorded;
 use crate::acceptance::Lane;
 use crate::git::CommitId;
 use crate::verdict::FloorResult;
@@ -23,8 +24,8 @@ pub struct Request {
     pub criterion: RequestCriterion,
     /// The repository, as the statement's subject names it.
     pub repo: String,
-    pub base: CommitId,
-    pub head: CommitId,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     /// Every file base..head changes (excluded paths left out).
     pub changed_files: Vec<String>,
     /// The unified diff base..head, bounded in bytes, the files the criterion most likely

@@ -176,46 +176,65 @@ impl fmt::Display for Mode {
     }
 }
 
-/// A closed set of words a document records in one field, each spelt one way.
-pub trait Word: Copy + 'static {
-    /// Every word of the set.
-    const ALL: &'static [Self];
-    /// The word as documents spell it.
-    fn spelling(self) -> &'static str;
+/// A value a document records in one field as a string, each value spelt one way: a word of a
+/// closed set, or a commit id.
+pub trait Spelt: Sized {
+    /// The value as documents spell it.
+    fn spelling(&self) -> &str;
+    /// The value `s` spells, when it spells one.
+    fn read(s: &str) -> Option<Self>;
 }
 
-impl Word for Mode {
-    const ALL: &'static [Mode] = &Mode::ALL;
-    fn spelling(self) -> &'static str {
+impl Spelt for Mode {
+    fn spelling(&self) -> &str {
         self.as_str()
     }
-}
-
-impl Word for crate::verdict::Rule {
-    const ALL: &'static [crate::verdict::Rule] = &crate::verdict::Rule::ALL;
-    fn spelling(self) -> &'static str {
-        self.label()
+    fn read(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == s)
     }
 }
 
-/// A word of a closed set as a document records it: one this release knows, or a string it
-/// does not know, kept as written. It is written as the word's spelling, or the string.
+impl Spelt for crate::verdict::Rule {
+    fn spelling(&self) -> &str {
+        self.label()
+    }
+    fn read(s: &str) -> Option<crate::verdict::Rule> {
+        crate::verdict::Rule::ALL
+            .into_iter()
+            .find(|r| r.label() == s)
+    }
+}
+
+impl Spelt for crate::git::CommitId {
+    fn spelling(&self) -> &str {
+        self.as_str()
+    }
+    fn read(s: &str) -> Option<crate::git::CommitId> {
+        crate::git::CommitId::parse(s)
+    }
+}
+
+/// A value as a document records it: one this release reads ([`Spelt::read`]), or a string
+/// that spells none, kept as written. It is written as the value's spelling, or the string.
 ///
-/// For a field no reader judges: the run result's and the statement's `rule` (replay and
-/// admission re-derive the rule from the dispositions; the reports show the recorded one) and
-/// `mode` (shown; only `fast` says no judge ran). A statement or result that holds a spelling
-/// this release does not know (an edited one) is read and judged on what is checked, rather
-/// than refused as unreadable; a value that is not a string is refused, as for any string
-/// field.
+/// For the fields a reader compares rather than trusts: the run result's and the statement's
+/// `rule` (replay and admission re-derive the rule from the dispositions; the reports show the
+/// recorded one), `mode` (shown; only `fast` says no judge ran), and `base` and `head` with the
+/// judge request's (replay compares them with the subject and the records, and words a mismatch
+/// itself: `the dispositions are for head "HEAD" but the subject is …`). A statement or result
+/// that holds a spelling this release does not read (an edited one) is read and judged on what
+/// is checked, rather than refused as unreadable; a value that is not a string is refused, as
+/// for any string field. What is not a commit id never becomes a [`crate::git::CommitId`], so
+/// it never reaches git as one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Recorded<T> {
     Known(T),
-    /// A string that spells no word of the set, as the document has it.
+    /// A string that spells no value, as the document has it.
     Unknown(String),
 }
 
-impl<T: Word> Recorded<T> {
-    /// The word as the document spells it.
+impl<T: Spelt> Recorded<T> {
+    /// The value as the document spells it.
     pub fn as_str(&self) -> &str {
         match self {
             Recorded::Known(w) => w.spelling(),
@@ -223,12 +242,19 @@ impl<T: Word> Recorded<T> {
         }
     }
 
-    /// The word, when it is one this release knows.
-    pub fn known(&self) -> Option<T> {
+    /// The value, when the document spells one.
+    pub fn known(&self) -> Option<&T> {
         match self {
-            Recorded::Known(w) => Some(*w),
+            Recorded::Known(w) => Some(w),
             Recorded::Unknown(_) => None,
         }
+    }
+
+    /// The first 7 characters of the spelling (all of it when shorter), as reports show a
+    /// commit.
+    pub fn short(&self) -> &str {
+        let s = self.as_str();
+        s.char_indices().nth(7).map_or(s, |(at, _)| &s[..at])
     }
 }
 
@@ -238,30 +264,30 @@ impl<T> From<T> for Recorded<T> {
     }
 }
 
-impl<T: Word + PartialEq> PartialEq<T> for Recorded<T> {
+impl<T: Spelt + PartialEq> PartialEq<T> for Recorded<T> {
     fn eq(&self, other: &T) -> bool {
-        self.known() == Some(*other)
+        self.known() == Some(other)
     }
 }
 
-impl<T: Word> fmt::Display for Recorded<T> {
+impl<T: Spelt> fmt::Display for Recorded<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl<T: Word> Serialize for Recorded<T> {
+impl<T: Spelt> Serialize for Recorded<T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())
     }
 }
 
-impl<'de, T: Word> Deserialize<'de> for Recorded<T> {
-    /// Any string: the word it spells, or the string kept as [`Recorded::Unknown`].
+impl<'de, T: Spelt> Deserialize<'de> for Recorded<T> {
+    /// Any string: the value it spells, or the string kept as [`Recorded::Unknown`].
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Ok(match T::ALL.iter().find(|w| w.spelling() == s) {
-            Some(w) => Recorded::Known(*w),
+        Ok(match T::read(&s) {
+            Some(w) => Recorded::Known(w),
             None => Recorded::Unknown(s),
         })
     }
@@ -335,26 +361,26 @@ mod tests {
         assert!(serde_json::from_str::<Disposition>("\"not judged\"").is_err());
     }
 
-    /// A recorded word is written as the word's own serde spelling; read back, a known spelling
-    /// is the word and any other string is kept as written.
-    fn recorded<T>()
+    /// A recorded value is written as the value's own serde spelling; read back, a spelling
+    /// it reads is the value and any other string is kept as written.
+    fn recorded<T>(all: &[T], others: &[&str])
     where
-        T: Word + Serialize + PartialEq + fmt::Debug,
+        T: Spelt + Serialize + PartialEq + Clone + fmt::Debug,
     {
-        for w in T::ALL {
-            let json = serde_json::to_string(&Recorded::Known(*w)).unwrap();
+        for w in all {
+            let json = serde_json::to_string(&Recorded::Known(w.clone())).unwrap();
             assert_eq!(json, serde_json::to_string(w).unwrap());
             let back: Recorded<T> = serde_json::from_str(&json).unwrap();
-            assert_eq!(back, Recorded::Known(*w));
+            assert_eq!(back, Recorded::Known(w.clone()));
             assert_eq!(back, *w);
             assert_eq!(back.to_string(), w.spelling());
         }
-        for other in ["", "9", "FAST", "Fast", "draft_gate", " 1"] {
+        for other in others {
             let json = serde_json::to_string(other).unwrap();
             let back: Recorded<T> = serde_json::from_str(&json).unwrap();
             assert_eq!(back, Recorded::Unknown(other.to_string()));
             assert_eq!(back.known(), None);
-            assert_eq!(back.as_str(), other);
+            assert_eq!(back.as_str(), *other);
             assert_eq!(serde_json::to_string(&back).unwrap(), json);
         }
         let e = serde_json::from_str::<Recorded<T>>("9")
@@ -367,9 +393,31 @@ mod tests {
     }
 
     #[test]
-    fn a_recorded_word_reads_any_string_and_writes_it_back() {
-        recorded::<Mode>();
-        recorded::<crate::verdict::Rule>();
+    fn a_recorded_value_reads_any_string_and_writes_it_back() {
+        let words = ["", "9", "FAST", "Fast", "draft_gate", " 1"];
+        recorded(&Mode::ALL, &words);
+        recorded(&crate::verdict::Rule::ALL, &words);
+        let commit = |s: &str| crate::git::CommitId::parse(s).unwrap();
+        recorded(
+            &[commit(&"a1".repeat(20)), commit(&"0f".repeat(32))],
+            &[
+                "",
+                "HEAD",
+                "not-a-commit",
+                "--upload-pack=touch x",
+                &"A1".repeat(20),
+                &"a1".repeat(19),
+                "é1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_recorded_commit_shows_seven_characters_at_most_at_a_character_boundary() {
+        let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"ééééééééé\"").unwrap();
+        assert_eq!(r.short(), "ééééééé");
+        let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"HEAD\"").unwrap();
+        assert_eq!(r.short(), "HEAD");
     }
 
     #[test]

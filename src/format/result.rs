@@ -175,8 +175,8 @@ pub struct RunResult {
     pub rule_reason: String,
     pub exit_code: i32,
     pub repository: String,
-    pub base: CommitId,
-    pub head: CommitId,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub acceptance: AcceptanceInfo,
     pub started_at: String,
     pub completed_at: String,
@@ -358,8 +358,12 @@ pub(crate) mod tests {
             rule_reason: "a required criterion fails the deterministic floor".into(),
             exit_code: 1,
             repository: "https://github.com/acme/shop".into(),
-            base: CommitId::parse("d8f94489d716fc95c2df61bda5b3eef0449c9499").unwrap(),
-            head: CommitId::parse("fbac99915b71a5f8645bf21e20c54f0cfb18a1cb").unwrap(),
+            base: CommitId::parse("d8f94489d716fc95c2df61bda5b3eef0449c9499")
+                .unwrap()
+                .into(),
+            head: CommitId::parse("fbac99915b71a5f8645bf21e20c54f0cfb18a1cb")
+                .unwrap()
+                .into(),
             acceptance: AcceptanceInfo {
                 path: ".shipmoor/acceptance.yaml".into(),
                 state: AcceptanceState::Committed,

@@ -228,8 +228,8 @@ pub struct Extension {
     /// reading it.
     pub rule: Recorded<Rule>,
     pub mode: Recorded<Mode>,
-    pub base: CommitId,
-    pub head: CommitId,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub acceptance: ExtensionAcceptance,
     pub overlay: Vec<String>,
     pub harness_changes: Vec<String>,

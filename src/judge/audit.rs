@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use super::{CheckedCitation, CitationCheck, Finding, Identity, Reply};
 use crate::format::judge::{Citation, Request, Response, RESPONSE_SCHEMA};
 use crate::format::result::JudgeOutcome;
-use crate::git::CommitId;
 use crate::verdict::JudgeResult;
 
 /// Who was asked and where the exchange is kept: what a [`Finding`] carries besides the answer.
@@ -77,7 +76,7 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
         ("base", &response.base, &asked.request.base),
         ("head", &response.head, &asked.request.head),
     ] {
-        if let Some(said) = said.as_deref().filter(|s| !names_commit(s, want)) {
+        if let Some(said) = said.as_deref().filter(|s| !names_commit(s, want.as_str())) {
             return abstain(
                 finding,
                 format!(
@@ -180,9 +179,9 @@ pub fn read_response(body: &str) -> Result<Response, ResponseError> {
 
 /// Whether `said` names the commit `want`: the full id, or a prefix of it of 7 digits or more
 /// (a judge may echo the short id).
-pub fn names_commit(said: &str, want: &CommitId) -> bool {
+pub fn names_commit(said: &str, want: &str) -> bool {
     let said = said.trim().to_ascii_lowercase();
-    said == want.as_str() || (said.len() >= 7 && want.as_str().starts_with(&said))
+    said == want || (said.len() >= 7 && want.starts_with(&said))
 }
 
 /// The most of a judge's rationale that is kept: every report shows it, and a judge may print
@@ -427,8 +426,8 @@ mod tests {
                 tag: "AC-AUDIT-LOG-fb7d".into(),
             },
             repo: "https://example.com/shop.git".into(),
-            base: CommitId::parse(BASE).unwrap(),
-            head: CommitId::parse(HEAD).unwrap(),
+            base: crate::git::CommitId::parse(BASE).unwrap().into(),
+            head: crate::git::CommitId::parse(HEAD).unwrap().into(),
             changed_files: vec!["src/refund.py".into()],
             diff: String::new(),
             diff_truncated: false,

@@ -215,8 +215,13 @@ fn check_finding(
         )));
     };
     // As the engine reads them: a judge may echo the short ids.
-    let commits_agree = a.base.as_deref().is_none_or(|b| names_commit(b, &ext.base))
-        && a.head.as_deref().is_none_or(|h| names_commit(h, &ext.head));
+    let commits_agree = a
+        .base
+        .as_deref()
+        .is_none_or(|b| names_commit(b, ext.base.as_str()))
+        && a.head
+            .as_deref()
+            .is_none_or(|h| names_commit(h, ext.head.as_str()));
     if !a.decision.trim().eq_ignore_ascii_case("block") || !commits_agree {
         return Err(Invalid::from(format!(
             "{who}: a block, but the response record answers `{}`{}",
@@ -682,7 +687,7 @@ mod tests {
             (failed(&r), request, pointer)
         };
         let elsewhere = Request {
-            head: CommitId::parse(&"9".repeat(40)).unwrap(),
+            head: CommitId::parse(&"9".repeat(40)).unwrap().into(),
             ..request(&result)
         };
         let (failure, blob, record) = with_document(serde_json::to_vec(&elsewhere).unwrap());

@@ -13,7 +13,7 @@ use crate::format::evidence::Record;
 use crate::format::floor::Outcome;
 use crate::format::result::RouteTo;
 use crate::format::statement::{CriterionDisposition, Extension};
-use crate::format::{Disposition, SideOutcome};
+use crate::format::{Disposition, Recorded, SideOutcome};
 use crate::git::CommitId;
 use crate::report::terminal::wrapped;
 use crate::verdict::{FloorResult, Verdict};
@@ -30,8 +30,8 @@ pub struct Explanation {
     pub file: Option<String>,
     /// The run the statement records.
     pub verdict: Verdict,
-    pub base: CommitId,
-    pub head: CommitId,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub disposition: Disposition,
     pub route_to: RouteTo,
     /// The floor's result and its reason.

@@ -314,8 +314,8 @@ pub(super) fn conclude(
         rule_reason: draft_reason(&fused, set, &claim.source),
         exit_code: fused.verdict.exit_code(),
         repository: facts.repository.clone(),
-        base: facts.base.clone(),
-        head: facts.head.clone(),
+        base: facts.base.clone().into(),
+        head: facts.head.clone().into(),
         acceptance: acceptance_info(
             set,
             &facts.acceptance_path,

@@ -303,7 +303,7 @@ fn facts() -> Facts {
 fn file_policy(result: &RunResult) -> crate::format::statement::Policy {
     crate::attest::resource::policy(
         &result.repository,
-        &result.head,
+        result.head.known().expect("a run result names its head"),
         &crate::attest::resource::ClaimOrigin::File {
             path: result.acceptance.path.clone(),
             sha256: "ef".repeat(32),
