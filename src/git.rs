@@ -11,9 +11,18 @@ use std::process::Command;
 
 use crate::error::{Error, InputError};
 
-/// A full commit id (40 or 64 hex digits).
+/// A full commit id (40 or 64 hex digits), as [`CommitId::parse`] and [`Git`] make it: what
+/// is one has that shape, so none can reach git as an option or a revision expression. A
+/// document's commit is read as a [`crate::format::Recorded`] commit, which is one only when it
+/// has the shape. Written as the plain string.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CommitId(String);
+
+impl serde::Serialize for CommitId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
 
 impl CommitId {
     pub fn as_str(&self) -> &str {

@@ -54,6 +54,8 @@ mod floor;
 mod judge;
 #[cfg(test)]
 mod prop_tests;
+#[cfg(test)]
+mod recorded_tests;
 
 pub use floor::{check_floor, Cited};
 
@@ -495,10 +497,10 @@ pub fn check_consistency(st: &Statement, expect: &Expectations) -> Result<String
     if format >= 5 {
         check_resource_descriptors(st, &commit)?;
     }
-    if ext.head != commit {
+    if ext.head.as_str() != commit {
         return Err(Invalid::from(format!(
             "the dispositions are for head {} but the subject is {commit}",
-            quoted(&ext.head)
+            quoted(ext.head.as_str())
         )));
     }
     Ok(commit)
@@ -651,8 +653,8 @@ fn check_evidence(
     let ext = st.extension();
     let cited = Cited {
         records: &records,
-        base: &ext.base,
-        head: &ext.head,
+        base: ext.base.as_str(),
+        head: ext.head.as_str(),
         among: "the evidence the attestation cites",
     };
     for d in &ext.dispositions {

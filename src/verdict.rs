@@ -174,6 +174,15 @@ pub enum Rule {
 }
 
 impl Rule {
+    pub const ALL: [Rule; 6] = [
+        Rule::FloorDeny,
+        Rule::JudgeBlock,
+        Rule::RequiredUnderspecified,
+        Rule::AllSettled,
+        Rule::OptionalGaps,
+        Rule::DraftGate,
+    ];
+
     /// As `fusion-v3.json` spells it: `1`…`5` or `draft-gate`.
     pub fn label(self) -> &'static str {
         match self {

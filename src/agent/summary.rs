@@ -95,10 +95,10 @@ impl Summary {
         let mut summary = Summary {
             verdict: result.verdict,
             exit_code: result.exit_code,
-            rule: result.rule.clone(),
+            rule: result.rule.to_string(),
             rule_reason: result.rule_reason.clone(),
-            base: result.base.clone(),
-            head: result.head.clone(),
+            base: result.base.to_string(),
+            head: result.head.to_string(),
             criteria,
             next_steps: Vec::new(),
             outputs: OutputPaths {

@@ -112,7 +112,7 @@ pub fn statement(
         name: r.repository.clone(),
         uri: Some(format!("git+{}", r.repository)),
         digest: SubjectDigest {
-            git_commit: Some(r.head.clone()),
+            git_commit: Some(r.head.to_string()),
             sha256: Some(head_object_sha256.to_string()),
         },
     }];
@@ -219,7 +219,9 @@ fn judges(r: &RunResult) -> Vec<JudgeIdentity> {
 pub fn statement_of(r: &RunResult, records: &[String], subjects: &[SubjectArg]) -> Statement {
     let policy = resource::policy(
         &r.repository,
-        &r.head,
+        r.head
+            .known()
+            .expect("a statement is made of a run result with its head"),
         &resource::ClaimOrigin::Document,
         &r.acceptance.sha256,
     );

@@ -7,6 +7,8 @@
 //! fetched by whoever reads the statement, and it puts a local directory's name (often a user's
 //! name) into a signed document.
 
+use crate::git::CommitId;
+
 /// The schemes a repository URL may have: the ones git fetches from over a network.
 const SCHEMES: [&str; 4] = ["https", "http", "ssh", "git"];
 
@@ -106,7 +108,7 @@ pub enum ClaimOrigin {
 /// claim's canonical document as `urn:shipmoor:claim:sha256:<hex>` with that digest.
 pub fn policy(
     repository: &str,
-    head: &str,
+    head: &CommitId,
     origin: &ClaimOrigin,
     claim_sha256: &str,
 ) -> crate::format::statement::Policy {

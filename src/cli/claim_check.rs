@@ -14,6 +14,16 @@ pub enum Mode {
     Full,
 }
 
+impl From<Mode> for crate::format::Mode {
+    /// The mode as the run result and the statement record it.
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Fast => crate::format::Mode::Fast,
+            Mode::Full => crate::format::Mode::Full,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,

@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 
 use crate::agent::{hook, mcp};
-use crate::cli::{own_flags, HookCommand, McpArgs, Mode};
+use crate::cli::{own_flags, HookCommand, McpArgs};
 use crate::error::{Error, InputError};
 
 /// Serves until the client closes the connection. Exit 0.
@@ -29,10 +29,7 @@ pub fn hook(cmd: HookCommand) -> Result<i32, Error> {
     let opts = hook::Options {
         repo: args.repo,
         base: args.base,
-        mode: match args.mode {
-            Mode::Fast => "fast",
-            Mode::Full => "full",
-        },
+        mode: crate::format::Mode::from(args.mode).as_str(),
         acceptance: args.acceptance,
         runs: args.runs,
         timeout: args.timeout,

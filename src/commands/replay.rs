@@ -280,8 +280,12 @@ fn rerun(
             st.predicate.policy.digest.sha256.as_deref().unwrap_or(""),
         )
     };
-    let base = git.resolve(&ext.base, "base").map_err(|e| e.to_string())?;
-    let head = git.resolve(&ext.head, "head").map_err(|e| e.to_string())?;
+    let base = git
+        .resolve(ext.base.as_str(), "base")
+        .map_err(|e| e.to_string())?;
+    let head = git
+        .resolve(ext.head.as_str(), "head")
+        .map_err(|e| e.to_string())?;
     let format = ext.format_version;
     let explicit = ext.acceptance.source.as_deref() == Some("explicit");
     let (set, acceptance_path) = if format >= 3 {

@@ -9,7 +9,9 @@
 use crate::verdict::JudgeResult;
 use serde::{Deserialize, Serialize};
 
+use super::Recorded;
 use crate::acceptance::Lane;
+use crate::git::CommitId;
 use crate::verdict::FloorResult;
 
 pub const REQUEST_SCHEMA: &str = "claim_check.judge.request.v1";
@@ -22,8 +24,8 @@ pub struct Request {
     pub criterion: RequestCriterion,
     /// The repository, as the statement's subject names it.
     pub repo: String,
-    pub base: String,
-    pub head: String,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     /// Every file base..head changes (excluded paths left out).
     pub changed_files: Vec<String>,
     /// The unified diff base..head, bounded in bytes, the files the criterion most likely
@@ -154,4 +156,49 @@ pub struct Finding {
     pub request_evidence: String,
     pub response_evidence: Option<String>,
     pub usage: Option<Usage>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Request;
+
+    fn request(base: serde_json::Value) -> String {
+        serde_json::json!({
+            "schema": super::REQUEST_SCHEMA,
+            "criterion": {"id": "c0", "ac": "It holds.", "required": true, "lane": "judge", "tag": "AC-C0-0000"},
+            "repo": "https://github.com/acme/shop",
+            "base": base,
+            "head": "HEAD",
+            "changed_files": [],
+            "diff": "",
+            "diff_truncated": false,
+            "floor": {"result": "not_applicable", "reason": "a judgment criterion"}
+        })
+        .to_string()
+    }
+
+    /// A request document read back from the evidence (replay compares its commits with the
+    /// statement's) keeps whatever commits it names, as spelt; a commit that is not a string is
+    /// not a request.
+    #[test]
+    fn a_request_is_read_with_its_commits_as_spelt() {
+        let text = request("not-a-commit".into());
+        let read: Request = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (read.base.to_string(), read.head.to_string()),
+            ("not-a-commit".to_string(), "HEAD".to_string())
+        );
+        let back: serde_json::Value = serde_json::to_value(&read).unwrap();
+        assert_eq!(
+            back,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        );
+        let e = serde_json::from_str::<Request>(&request(7.into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid type: integer `7`, expected a string"),
+            "{e}"
+        );
+    }
 }

@@ -149,6 +149,150 @@ impl fmt::Display for SideOutcome {
     }
 }
 
+/// How much of the check a run did, as the run result and the statement record it: `fast`, the
+/// deterministic floor only, or `full`, the floor and then the judge on what it left open. (The
+/// command line's `--mode` is its own type, which converts into this one.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Fast,
+    Full,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Fast, Mode::Full];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Fast => "fast",
+            Mode::Full => "full",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A value a document records in one field as a string, each value spelt one way: a word of a
+/// closed set, or a commit id.
+pub trait Spelt: Sized {
+    /// The value as documents spell it.
+    fn spelling(&self) -> &str;
+    /// The value `s` spells, when it spells one.
+    fn read(s: &str) -> Option<Self>;
+}
+
+impl Spelt for Mode {
+    fn spelling(&self) -> &str {
+        self.as_str()
+    }
+    fn read(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+impl Spelt for crate::verdict::Rule {
+    fn spelling(&self) -> &str {
+        self.label()
+    }
+    fn read(s: &str) -> Option<crate::verdict::Rule> {
+        crate::verdict::Rule::ALL
+            .into_iter()
+            .find(|r| r.label() == s)
+    }
+}
+
+impl Spelt for crate::git::CommitId {
+    fn spelling(&self) -> &str {
+        self.as_str()
+    }
+    fn read(s: &str) -> Option<crate::git::CommitId> {
+        crate::git::CommitId::parse(s)
+    }
+}
+
+/// A value as a document records it: one this release reads ([`Spelt::read`]), or a string
+/// that spells none, kept as written. It is written as the value's spelling, or the string.
+///
+/// For the fields a reader compares rather than trusts: the run result's and the statement's
+/// `rule` (replay and admission re-derive the rule from the dispositions; the reports show the
+/// recorded one), `mode` (shown; only `fast` says no judge ran), and `base` and `head` with the
+/// judge request's (replay compares them with the subject and the records, and words a mismatch
+/// itself: `the dispositions are for head "HEAD" but the subject is …`). A statement or result
+/// that holds a spelling this release does not read (an edited one) is read and judged on what
+/// is checked, rather than refused as unreadable; a value that is not a string is refused, as
+/// for any string field. What is not a commit id never becomes a [`crate::git::CommitId`], so
+/// it never reaches git as one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Recorded<T> {
+    Known(T),
+    /// A string that spells no value, as the document has it.
+    Unknown(String),
+}
+
+impl<T: Spelt> Recorded<T> {
+    /// The value as the document spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Recorded::Known(w) => w.spelling(),
+            Recorded::Unknown(s) => s,
+        }
+    }
+
+    /// The value, when the document spells one.
+    pub fn known(&self) -> Option<&T> {
+        match self {
+            Recorded::Known(w) => Some(w),
+            Recorded::Unknown(_) => None,
+        }
+    }
+
+    /// The first 7 characters of the spelling (all of it when shorter), as reports show a
+    /// commit.
+    pub fn short(&self) -> &str {
+        let s = self.as_str();
+        s.char_indices().nth(7).map_or(s, |(at, _)| &s[..at])
+    }
+}
+
+impl<T> From<T> for Recorded<T> {
+    fn from(w: T) -> Self {
+        Recorded::Known(w)
+    }
+}
+
+impl<T: Spelt + PartialEq> PartialEq<T> for Recorded<T> {
+    fn eq(&self, other: &T) -> bool {
+        self.known() == Some(other)
+    }
+}
+
+impl<T: Spelt> fmt::Display for Recorded<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<T: Spelt> Serialize for Recorded<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de, T: Spelt> Deserialize<'de> for Recorded<T> {
+    /// Any string: the value it spells, or the string kept as [`Recorded::Unknown`].
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match T::read(&s) {
+            Some(w) => Recorded::Known(w),
+            None => Recorded::Unknown(s),
+        })
+    }
+}
+
 /// A field that holds one constant of this release, read with [`constant`]. (A type alias, as
 /// serde would otherwise take a `&'static str` field for one borrowed from the input.)
 pub type Constant = &'static str;
@@ -211,7 +355,69 @@ mod tests {
         spelled(&Disposition::ALL, |d| d.as_str());
         spelled(&SigningState::ALL, |s| s.as_str());
         spelled(&SideOutcome::ALL, |o| o.as_str());
+        spelled(&Mode::ALL, |m| m.as_str());
+        // The fusion's rule, as `fusion-v3.json` labels it.
+        spelled(&crate::verdict::Rule::ALL, |r| r.label());
         assert!(serde_json::from_str::<Disposition>("\"not judged\"").is_err());
+    }
+
+    /// A recorded value is written as the value's own serde spelling; read back, a spelling
+    /// it reads is the value and any other string is kept as written.
+    fn recorded<T>(all: &[T], others: &[&str])
+    where
+        T: Spelt + Serialize + PartialEq + Clone + fmt::Debug,
+    {
+        for w in all {
+            let json = serde_json::to_string(&Recorded::Known(w.clone())).unwrap();
+            assert_eq!(json, serde_json::to_string(w).unwrap());
+            let back: Recorded<T> = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, Recorded::Known(w.clone()));
+            assert_eq!(back, *w);
+            assert_eq!(back.to_string(), w.spelling());
+        }
+        for other in others {
+            let json = serde_json::to_string(other).unwrap();
+            let back: Recorded<T> = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, Recorded::Unknown(other.to_string()));
+            assert_eq!(back.known(), None);
+            assert_eq!(back.as_str(), *other);
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        }
+        let e = serde_json::from_str::<Recorded<T>>("9")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid type: integer `9`, expected a string"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_recorded_value_reads_any_string_and_writes_it_back() {
+        let words = ["", "9", "FAST", "Fast", "draft_gate", " 1"];
+        recorded(&Mode::ALL, &words);
+        recorded(&crate::verdict::Rule::ALL, &words);
+        let commit = |s: &str| crate::git::CommitId::parse(s).unwrap();
+        recorded(
+            &[commit(&"a1".repeat(20)), commit(&"0f".repeat(32))],
+            &[
+                "",
+                "HEAD",
+                "not-a-commit",
+                "--upload-pack=touch x",
+                &"A1".repeat(20),
+                &"a1".repeat(19),
+                "é1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_recorded_commit_shows_seven_characters_at_most_at_a_character_boundary() {
+        let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"ééééééééé\"").unwrap();
+        assert_eq!(r.short(), "ééééééé");
+        let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"HEAD\"").unwrap();
+        assert_eq!(r.short(), "HEAD");
     }
 
     #[test]

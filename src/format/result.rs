@@ -15,9 +15,10 @@ pub use super::floor::{
     BaseCacheState, BaseCacheUse, CriterionFloor, EvidenceRef, RuntimeRow, TestObservation,
 };
 use super::judge::Finding;
-use super::{Constant, Disposition, SigningState};
+use super::{Constant, Disposition, Mode, Recorded, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
-use crate::verdict::{JudgeResult, Verdict};
+use crate::git::CommitId;
+use crate::verdict::{JudgeResult, Rule, Verdict};
 
 pub const RESULT_SCHEMA: &str = "claim_check.result.v1";
 
@@ -167,14 +168,15 @@ pub struct RunResult {
     pub tool_version: String,
     #[serde(deserialize_with = "policy")]
     pub policy: Constant,
-    pub mode: String,
+    pub mode: Recorded<Mode>,
     pub verdict: Verdict,
-    pub rule: String,
+    /// The fusion rule that decided the verdict (`1`…`5`, `draft-gate`).
+    pub rule: Recorded<Rule>,
     pub rule_reason: String,
     pub exit_code: i32,
     pub repository: String,
-    pub base: String,
-    pub head: String,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub acceptance: AcceptanceInfo,
     pub started_at: String,
     pub completed_at: String,
@@ -350,14 +352,18 @@ pub(crate) mod tests {
             schema: RESULT_SCHEMA,
             tool_version: "0.1.0".into(),
             policy: crate::verdict::POLICY,
-            mode: "fast".into(),
+            mode: Mode::Fast.into(),
             verdict: Verdict::Blocked,
-            rule: "1".into(),
+            rule: Rule::FloorDeny.into(),
             rule_reason: "a required criterion fails the deterministic floor".into(),
             exit_code: 1,
             repository: "https://github.com/acme/shop".into(),
-            base: "d8f94489d716fc95c2df61bda5b3eef0449c9499".into(),
-            head: "fbac99915b71a5f8645bf21e20c54f0cfb18a1cb".into(),
+            base: CommitId::parse("d8f94489d716fc95c2df61bda5b3eef0449c9499")
+                .unwrap()
+                .into(),
+            head: CommitId::parse("fbac99915b71a5f8645bf21e20c54f0cfb18a1cb")
+                .unwrap()
+                .into(),
             acceptance: AcceptanceInfo {
                 path: ".shipmoor/acceptance.yaml".into(),
                 state: AcceptanceState::Committed,

@@ -13,9 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use super::judge::{Finding, Identity};
 use super::result::{CriterionFloor, InheritedCriterion, JudgeOutcome, RouteTo};
-use super::{Disposition, SideOutcome, SigningState};
+use super::{Disposition, Mode, Recorded, SideOutcome, SigningState};
 use crate::acceptance::{AcceptanceState, InheritedPolicy, Lane};
-use crate::verdict::{FloorResult, Verdict};
+use crate::git::CommitId;
+use crate::verdict::{FloorResult, Rule, Verdict};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://slsa.dev/verification_summary/v1";
@@ -223,10 +224,12 @@ pub struct Extension {
     /// The fusion policy the verdict was reached under (`v3`).
     pub policy: String,
     pub verdict: Verdict,
-    pub rule: String,
-    pub mode: String,
-    pub base: String,
-    pub head: String,
+    /// The rule the run's fusion gave; replay re-derives it from the dispositions rather than
+    /// reading it.
+    pub rule: Recorded<Rule>,
+    pub mode: Recorded<Mode>,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub acceptance: ExtensionAcceptance,
     pub overlay: Vec<String>,
     pub harness_changes: Vec<String>,

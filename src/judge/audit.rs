@@ -76,7 +76,7 @@ pub fn assess(asked: Asked<'_>, reply: &Reply, read: &dyn Fn(&str) -> Option<Str
         ("base", &response.base, &asked.request.base),
         ("head", &response.head, &asked.request.head),
     ] {
-        if let Some(said) = said.as_deref().filter(|s| !names_commit(s, want)) {
+        if let Some(said) = said.as_deref().filter(|s| !names_commit(s, want.as_str())) {
             return abstain(
                 finding,
                 format!(
@@ -426,8 +426,8 @@ mod tests {
                 tag: "AC-AUDIT-LOG-fb7d".into(),
             },
             repo: "https://example.com/shop.git".into(),
-            base: BASE.into(),
-            head: HEAD.into(),
+            base: crate::git::CommitId::parse(BASE).unwrap().into(),
+            head: crate::git::CommitId::parse(HEAD).unwrap().into(),
             changed_files: vec!["src/refund.py".into()],
             diff: String::new(),
             diff_truncated: false,

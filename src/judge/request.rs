@@ -119,8 +119,8 @@ pub fn build(
             tag: criterion.tag.clone(),
         },
         repo: change.repo.clone(),
-        base: change.base.to_string(),
-        head: change.head.to_string(),
+        base: change.base.clone().into(),
+        head: change.head.clone().into(),
         changed_files,
         diff,
         diff_truncated,
@@ -285,7 +285,7 @@ mod tests {
         assert!(!r.diff_truncated);
         assert_eq!(r.changed_files.len(), 4);
         assert_eq!(
-            (r.base.len(), r.criterion.tag.as_str()),
+            (r.base.as_str().len(), r.criterion.tag.as_str()),
             (40, "AC-AUDIT-LOG-fb7d")
         );
         assert_eq!(r.floor.result, FloorResult::Unbound);

@@ -68,12 +68,12 @@ pub(super) fn check_findings(
     }
     check_discarded(&ext.findings)?;
     let audited = match tree {
-        Some(t) if t.has_commit(&ext.head) => audit(ext, t)?,
+        Some(t) if t.has_commit(ext.head.as_str()) => audit(ext, t)?,
         _ => {
             return Ok(format!(
                 "; every judge finding ({}) agrees with its records (citations not re-audited: no repository with head {})",
                 ext.findings.len(),
-                short(&ext.head)
+                short(ext.head.as_str())
             ))
         }
     };
@@ -81,7 +81,7 @@ pub(super) fn check_findings(
         "; every judge finding ({}) agrees with its records, {} re-audited at head {}",
         ext.findings.len(),
         counted(audited, "citation"),
-        short(&ext.head)
+        short(ext.head.as_str())
     ))
 }
 
@@ -134,8 +134,8 @@ fn check_finding(
             if r.judge == f.judge
                 && r.identity == f.identity
                 && r.criterion == f.criterion
-                && r.base == ext.base
-                && r.commit == ext.head =>
+                && r.base == ext.base.as_str()
+                && r.commit == ext.head.as_str() =>
         {
             r
         }
@@ -169,7 +169,7 @@ fn check_finding(
                 if r.judge == f.judge
                     && r.identity == f.identity
                     && r.criterion == f.criterion
-                    && r.commit == ext.head =>
+                    && r.commit == ext.head.as_str() =>
             {
                 if r.request != f.request_evidence {
                     return Err(Invalid::from(format!(
@@ -215,8 +215,13 @@ fn check_finding(
         )));
     };
     // As the engine reads them: a judge may echo the short ids.
-    let commits_agree = a.base.as_deref().is_none_or(|b| names_commit(b, &ext.base))
-        && a.head.as_deref().is_none_or(|h| names_commit(h, &ext.head));
+    let commits_agree = a
+        .base
+        .as_deref()
+        .is_none_or(|b| names_commit(b, ext.base.as_str()))
+        && a.head
+            .as_deref()
+            .is_none_or(|h| names_commit(h, ext.head.as_str()));
     if !a.decision.trim().eq_ignore_ascii_case("block") || !commits_agree {
         return Err(Invalid::from(format!(
             "{who}: a block, but the response record answers `{}`{}",
@@ -281,7 +286,7 @@ fn check_discarded(findings: &[Finding]) -> Result<(), Invalid> {
 /// The citation audit again, at the recorded head: every citation's check must be what the run
 /// recorded. Returns how many were checked.
 fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, Invalid> {
-    let read = |path: &str| tree.read(&ext.head, path);
+    let read = |path: &str| tree.read(ext.head.as_str(), path);
     let mut n = 0;
     for f in &ext.findings {
         for c in &f.citations {
@@ -293,7 +298,7 @@ fn audit(ext: &Extension, tree: &dyn HeadTree) -> Result<usize, Invalid> {
                     f.judge,
                     at(&c.citation),
                     check_word(c.check),
-                    short(&ext.head),
+                    short(ext.head.as_str()),
                     check_word(now)
                 )));
             }
@@ -316,6 +321,7 @@ mod tests {
     use crate::format::result::{JudgeOutcome, RunResult};
     use crate::format::statement::Statement;
     use crate::format::Disposition;
+    use crate::git::CommitId;
     use crate::judge::audit::{assess, Asked};
     use crate::judge::{keep_reply, keep_request, CitationCheck, Finding, Identity, Reply};
     use crate::replay::{replay_audited, Expectations, HeadTree, Report, SignatureCheck, Status};
@@ -490,7 +496,7 @@ mod tests {
 
     fn tree(result: &RunResult, refund: &'static str) -> Tree {
         Tree {
-            head: result.head.clone(),
+            head: result.head.to_string(),
             files: BTreeMap::from([("src/refund.py", refund)]),
         }
     }
@@ -668,8 +674,8 @@ mod tests {
                 judge: "intent".into(),
                 identity: identity.clone(),
                 criterion: "c0".into(),
-                base: result.base.clone(),
-                commit: result.head.clone(),
+                base: result.base.to_string(),
+                commit: result.head.to_string(),
                 request: request.clone(),
             });
             let pointer = ev.put_record(&record).unwrap();
@@ -681,7 +687,7 @@ mod tests {
             (failed(&r), request, pointer)
         };
         let elsewhere = Request {
-            head: "9".repeat(40),
+            head: CommitId::parse(&"9".repeat(40)).unwrap().into(),
             ..request(&result)
         };
         let (failure, blob, record) = with_document(serde_json::to_vec(&elsewhere).unwrap());
@@ -768,7 +774,7 @@ mod tests {
         let result = judgment_run();
         let short = answer(serde_json::json!({
             "decision": "block",
-            "head": &result.head[..7],
+            "head": &result.head.as_str()[..7],
             "pointer": pointer(),
         }));
         let echoed = judged_run(dir.path(), &short);

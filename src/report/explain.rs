@@ -13,7 +13,8 @@ use crate::format::evidence::Record;
 use crate::format::floor::Outcome;
 use crate::format::result::RouteTo;
 use crate::format::statement::{CriterionDisposition, Extension};
-use crate::format::{Disposition, SideOutcome};
+use crate::format::{Disposition, Recorded, SideOutcome};
+use crate::git::CommitId;
 use crate::report::terminal::wrapped;
 use crate::verdict::{FloorResult, Verdict};
 
@@ -29,8 +30,8 @@ pub struct Explanation {
     pub file: Option<String>,
     /// The run the statement records.
     pub verdict: Verdict,
-    pub base: String,
-    pub head: String,
+    pub base: Recorded<CommitId>,
+    pub head: Recorded<CommitId>,
     pub disposition: Disposition,
     pub route_to: RouteTo,
     /// The floor's result and its reason.
@@ -266,8 +267,8 @@ pub fn render(e: &Explanation, width: Option<usize>) -> String {
     s.push_str(&format!(
         "  run: {} · base {} · head {}\n",
         e.verdict.as_str(),
-        super::short_commit(&e.base),
-        super::short_commit(&e.head)
+        e.base.short(),
+        e.head.short()
     ));
     s.push_str(&wrapped(
         &format!("  rule ({}): ", e.binding),

@@ -106,8 +106,8 @@ fn context_line(r: &RunResult) -> String {
         "{} from `{}` · base `{}` · head `{}` · {} mode",
         criteria_count(r.criteria.len()),
         r.acceptance.path,
-        super::short_commit(&r.base),
-        super::short_commit(&r.head),
+        r.base.short(),
+        r.head.short(),
         r.mode
     );
     if let Some(line) = r.acceptance.inherited_line() {

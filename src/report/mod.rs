@@ -243,6 +243,9 @@ pub fn base_cache_line(r: &RunResult) -> Option<String> {
 }
 
 #[cfg(test)]
+mod recorded_tests;
+
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 

@@ -162,8 +162,8 @@ pub fn render_at(r: &RunResult, colour: bool, width: Option<usize>) -> String {
     let _ = writeln!(
         out,
         "  base {} · head {} · {} mode · {} · {}",
-        super::short_commit(&r.base),
-        super::short_commit(&r.head),
+        r.base.short(),
+        r.head.short(),
         r.mode,
         super::criteria_count(r.criteria.len()),
         r.signing.state

@@ -13,6 +13,7 @@ use std::fmt::Write;
 use super::fixes::FixPacket;
 use super::{citation_at, short_pointer, BaseCacheState, CriterionResult, RunResult};
 use crate::acceptance::Lane;
+use crate::format::Mode;
 use crate::judge::audit;
 use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity};
 use crate::verdict::{JudgeResult, Verdict};
@@ -282,8 +283,8 @@ fn verdict(doc: &mut Doc, r: &RunResult) {
     doc.item(&format!("mode: {}", r.mode));
     doc.item(&format!(
         "base: {} · head: {}",
-        super::short_commit(&r.base),
-        super::short_commit(&r.head)
+        r.base.short(),
+        r.head.short()
     ));
     doc.item(&format!(
         "acceptance: {} ({}, {})",
@@ -589,7 +590,7 @@ fn review_findings(doc: &mut Doc, r: &RunResult) {
         } else {
             format!("{open} criteria the floor did not settle are routed as below.")
         };
-        if r.mode == "fast" {
+        if r.mode == Mode::Fast {
             doc.line(&format!("No judge ran (fast mode); {routed}"));
         } else {
             doc.line(&format!("The judge gave no findings; {routed}"));

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use shipmoor::acceptance::Lane;
 use shipmoor::format::judge::{Request, RequestCriterion, RequestFloor, REQUEST_SCHEMA};
+use shipmoor::git::CommitId;
 use shipmoor::judge::{JudgeSpec, Transport};
 use shipmoor::verdict::FloorResult;
 
@@ -23,8 +24,8 @@ pub fn request(id: &str) -> Request {
             tag: format!("AC-{}-0000", id.to_ascii_uppercase()),
         },
         repo: "https://github.com/shipmoor/example".to_string(),
-        base: BASE.to_string(),
-        head: HEAD.to_string(),
+        base: CommitId::parse(BASE).unwrap().into(),
+        head: CommitId::parse(HEAD).unwrap().into(),
         changed_files: vec!["src/refund.py".to_string()],
         diff: "diff --git a/src/refund.py b/src/refund.py\n+    return order\n".to_string(),
         diff_truncated: false,

@@ -14,7 +14,7 @@ use shipmoor::evidence::EvidenceStore;
 use shipmoor::floor::{EntryKind, FloorEntry};
 use shipmoor::format::judge::Citation;
 use shipmoor::format::statement::Statement;
-use shipmoor::format::Disposition;
+use shipmoor::format::{Disposition, Mode};
 use shipmoor::git::Git;
 use shipmoor::judge::command::CommandJudge;
 use shipmoor::judge::{self, Ask, CheckedCitation, CitationCheck, JudgeSpec, RunInput, Transport};
@@ -66,8 +66,8 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
     let mut result = doc.result.into_owned();
 
     let git = Git::discover(r.path()).unwrap();
-    let base = git.resolve(&result.base, "base").unwrap();
-    let head = git.resolve(&result.head, "head").unwrap();
+    let base = git.resolve(result.base.as_str(), "base").unwrap();
+    let head = git.resolve(result.head.as_str(), "head").unwrap();
     let c = &result.criteria[0];
     let entry = FloorEntry {
         kind: EntryKind::Claimed,
@@ -149,8 +149,8 @@ fn with_a_judge_block(r: &Repo, pointer: Citation, audited: JudgeResult) -> Vec<
     let inputs: Vec<_> = result.criteria.iter().map(|c| c.fusion_input()).collect();
     let fused = verdict::fuse(result.acceptance.state, &inputs);
     result.verdict = fused.verdict;
-    result.rule = fused.rule.label().to_string();
-    result.mode = "full".into();
+    result.rule = fused.rule.into();
+    result.mode = Mode::Full.into();
     let mut records: Vec<String> = fast.evidence_pointers();
     records.extend(evidence.records().iter().cloned());
     let head_object = fast.commit_subjects()[0].digest.sha256.clone().unwrap();

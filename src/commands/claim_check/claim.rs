@@ -221,7 +221,7 @@ pub(super) fn draft_reason(fused: &verdict::Fused, set: &AcceptanceSet, source: 
 
 /// The command line that turns a draft claim into this change's committed file: for a claim
 /// derived from text, `acceptance derive` from the same text first.
-fn commit_command(set: &AcceptanceSet, source: &str, base: &str, head: &str) -> String {
+fn commit_command(set: &AcceptanceSet, source: &str, base: &CommitId, head: &CommitId) -> String {
     const COMMIT: &str = "shipmoor acceptance commit";
     if source != "derived" {
         return COMMIT.to_string();
@@ -237,8 +237,8 @@ fn commit_command(set: &AcceptanceSet, source: &str, base: &str, head: &str) -> 
     } else {
         format!(
             "shipmoor acceptance derive --from-commits {}..{}",
-            crate::report::short_commit(base),
-            crate::report::short_commit(head)
+            base.short(),
+            head.short()
         )
     };
     format!("{derive} && {COMMIT}")
@@ -250,7 +250,7 @@ pub(super) fn acceptance_info(
     set: &AcceptanceSet,
     path: &str,
     source: &str,
-    (base, head): (&str, &str),
+    (base, head): (&CommitId, &CommitId),
 ) -> AcceptanceInfo {
     let draft = (set.state == acceptance::AcceptanceState::Draft).then(|| report::DraftInfo {
         commit: commit_command(set, source, base, head),

@@ -47,7 +47,7 @@ pub(super) fn policy(resolved: &Resolved) -> Result<Policy, Error> {
     let origin = origin(resolved)?;
     Ok(attest::resource::policy(
         &resolved.repository,
-        resolved.head.as_str(),
+        &resolved.head,
         &origin,
         &resolved.claim.set.sha256,
     ))

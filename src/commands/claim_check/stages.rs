@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::evidence::EvidenceStore;
 use crate::floor::cache::BaseCache;
 use crate::floor::{self, FloorInput, FloorOrder, FloorReport};
+use crate::format;
 use crate::format::observation::{JobRef, Observation};
 use crate::git::{CommitId, Git};
 use crate::judge::{self, chat::ChatJudge, command::CommandJudge, Ask, JudgeSpec};
@@ -25,8 +26,8 @@ use crate::verdict;
 pub(super) struct Facts {
     pub mode: Mode,
     pub repository: String,
-    pub base: String,
-    pub head: String,
+    pub base: CommitId,
+    pub head: CommitId,
     /// The claim's file as reports show it (or the text it was derived from).
     pub acceptance_path: String,
     pub started_at: String,
@@ -260,8 +261,8 @@ pub(super) fn facts(resolved: &Resolved, signing: Signing) -> Result<Facts, Erro
         mode: resolved.mode,
         completed_at: rfc3339(resolved.clock.now()),
         repository: resolved.repository.clone(),
-        base: resolved.base.to_string(),
-        head: resolved.head.to_string(),
+        base: resolved.base.clone(),
+        head: resolved.head.clone(),
         acceptance_path: match &resolved.located {
             Some(l) => shown_path(&l.path, root),
             None => resolved.claim.set.display_path.clone(),
@@ -307,17 +308,14 @@ pub(super) fn conclude(
         schema: report::RESULT_SCHEMA,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         policy: verdict::POLICY,
-        mode: match facts.mode {
-            Mode::Fast => "fast".into(),
-            Mode::Full => "full".into(),
-        },
+        mode: format::Mode::from(facts.mode).into(),
         verdict: fused.verdict,
-        rule: fused.rule.label().to_string(),
+        rule: fused.rule.into(),
         rule_reason: draft_reason(&fused, set, &claim.source),
         exit_code: fused.verdict.exit_code(),
         repository: facts.repository.clone(),
-        base: facts.base.clone(),
-        head: facts.head.clone(),
+        base: facts.base.clone().into(),
+        head: facts.head.clone().into(),
         acceptance: acceptance_info(
             set,
             &facts.acceptance_path,

@@ -16,6 +16,7 @@ use crate::floor::{
 };
 use crate::format::judge::Citation;
 use crate::format::SideOutcome;
+use crate::git::CommitId;
 use crate::judge::{CheckedCitation, CitationCheck, Finding, Identity, Usage};
 use crate::report::{JudgeRun, Outputs, RunResult, Signing, SigningState};
 use crate::verdict::{FloorResult, JudgeResult, Verdict};
@@ -277,8 +278,8 @@ fn facts() -> Facts {
     Facts {
         mode: Mode::Fast,
         repository: "https://github.com/example/shop".into(),
-        base: "1".repeat(40),
-        head: "2".repeat(40),
+        base: CommitId::parse(&"1".repeat(40)).unwrap(),
+        head: CommitId::parse(&"2".repeat(40)).unwrap(),
         acceptance_path: FILE.into(),
         started_at: "2026-11-30T10:00:00Z".into(),
         completed_at: "2026-11-30T10:00:00Z".into(),
@@ -302,7 +303,7 @@ fn facts() -> Facts {
 fn file_policy(result: &RunResult) -> crate::format::statement::Policy {
     crate::attest::resource::policy(
         &result.repository,
-        &result.head,
+        result.head.known().expect("a run result names its head"),
         &crate::attest::resource::ClaimOrigin::File {
             path: result.acceptance.path.clone(),
             sha256: "ef".repeat(32),
