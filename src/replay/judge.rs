@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{HeadTree, Invalid};
 use crate::format::evidence::Record;
-use crate::format::judge::{Citation, Request, REQUEST_SCHEMA};
+use crate::format::judge::{Citation, Request, Response, REQUEST_SCHEMA};
 use crate::format::statement::Extension;
 use crate::judge::audit::{
     check_citation, discard_if_mostly_unresolved, names_commit, read_response,
@@ -103,6 +103,14 @@ fn check_word(c: CitationCheck) -> &'static str {
 
 fn at(c: &Citation) -> String {
     format!("{}:{}", c.path, c.line)
+}
+
+/// Whether a judge's answer names the statement's commits, where it names any: as the engine
+/// reads them, a judge may echo the short ids.
+fn answers_commits(a: &Response, ext: &Extension) -> bool {
+    let names =
+        |said: &Option<String>, want: &str| said.as_deref().is_none_or(|s| names_commit(s, want));
+    names(&a.base, ext.base.as_str()) && names(&a.head, ext.head.as_str())
 }
 
 /// One finding against its records.
@@ -214,14 +222,7 @@ fn check_finding(
             "{who}: a block with no response record that reads as the judge's answer"
         )));
     };
-    // As the engine reads them: a judge may echo the short ids.
-    let commits_agree = a
-        .base
-        .as_deref()
-        .is_none_or(|b| names_commit(b, ext.base.as_str()))
-        && a.head
-            .as_deref()
-            .is_none_or(|h| names_commit(h, ext.head.as_str()));
+    let commits_agree = answers_commits(&a, ext);
     if !a.decision.trim().eq_ignore_ascii_case("block") || !commits_agree {
         return Err(Invalid::from(format!(
             "{who}: a block, but the response record answers `{}`{}",
