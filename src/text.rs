@@ -1,6 +1,12 @@
 //! Small text helpers every stage shares: one-line text, and the did-you-mean over names (keys,
 //! values, test ids).
 
+/// A commit as reports show it: its first 7 bytes, or all of it where that is not a character
+/// boundary (a commit read from a document can hold anything).
+pub fn short_commit(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
 /// Text from the acceptance set or from a run on one line: a line break in it would break the
 /// report's layout, and in CI logs a line starting with `::` is a workflow command.
 pub fn one_line(s: &str) -> String {

@@ -216,8 +216,8 @@ pub fn decide(summary: &Summary, blocked_in_a_row: u32, max_blocks: u32) -> Answ
         summary.verdict,
         summary.rule,
         summary.rule_reason,
-        crate::report::short_commit(&summary.base),
-        crate::report::short_commit(&summary.head)
+        crate::text::short_commit(&summary.base),
+        crate::text::short_commit(&summary.head)
     );
     for (i, step) in summary.next_steps.iter().enumerate() {
         reason.push_str(&format!("{}. {step}\n", i + 1));

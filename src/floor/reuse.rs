@@ -3,31 +3,30 @@
 //! run offered to the cache when it is one to keep (no flake, nothing base could not observe,
 //! every build failure attributed).
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
 use std::time::Instant;
 
+use crate::decision::attribute::Attribution;
+use crate::digest::sha256_hex;
+use crate::error::Error;
+use crate::format::evidence::Record;
+use crate::format::floor::{BaseCacheState, BaseCacheUse, RuntimeRow, Side};
+use crate::git::Worktree;
+use crate::process;
+use crate::text::short_commit;
+
+use super::bind::{Binding, TestKey};
 use super::cache::{
     self, key::FileDigest, key::LockFile, key::RunnerInputs, key::Variable, BaseCache,
     CachedObservation, Entry, EntryError, KeyInputs, Made, Pending,
 };
+use super::decide::past;
 use super::events::{row_side, Event};
 use super::overlay::Overlay;
-use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
-
-use crate::error::Error;
-use crate::format::evidence::Record;
-use crate::format::floor::{RuntimeRow, Side};
-use crate::git::Worktree;
-use crate::process;
-
-use super::bind::{Binding, TestKey};
-use super::decide::past;
 use super::plan::Plan;
 use super::runners::{Outcome, RunnerId};
 use super::{all_env_pass, Ctx, Env, Observed};
-use crate::decision::attribute::Attribution;
-use crate::digest::sha256_hex;
-use crate::format::floor::{BaseCacheState, BaseCacheUse};
 
 impl Env<'_> {
     /// The lock files under each runner's root and the directories above it, at base and at
@@ -640,8 +639,4 @@ fn explain_miss(cache: &BaseCache, key: &KeyInputs) -> String {
             short_commit(&key.base)
         ),
     }
-}
-
-fn short_commit(c: &str) -> &str {
-    &c[..c.len().min(7)]
 }

@@ -250,11 +250,9 @@ impl<T: Spelt> Recorded<T> {
         }
     }
 
-    /// The first 7 characters of the spelling (all of it when shorter), as reports show a
-    /// commit.
+    /// The spelling as reports show a commit ([`crate::text::short_commit`]).
     pub fn short(&self) -> &str {
-        let s = self.as_str();
-        s.char_indices().nth(7).map_or(s, |(at, _)| &s[..at])
+        crate::text::short_commit(self.as_str())
     }
 }
 
@@ -413,9 +411,13 @@ mod tests {
     }
 
     #[test]
-    fn a_recorded_commit_shows_seven_characters_at_most_at_a_character_boundary() {
+    fn a_recorded_commit_is_shown_short_as_reports_show_any_commit() {
+        let r: Recorded<crate::git::CommitId> =
+            serde_json::from_str(&format!("\"{}\"", "a1".repeat(20))).unwrap();
+        assert_eq!(r.short(), "a1a1a1a");
+        // No character boundary at 7: the whole spelling, never a panic.
         let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"ééééééééé\"").unwrap();
-        assert_eq!(r.short(), "ééééééé");
+        assert_eq!(r.short(), "ééééééééé");
         let r: Recorded<crate::git::CommitId> = serde_json::from_str("\"HEAD\"").unwrap();
         assert_eq!(r.short(), "HEAD");
     }

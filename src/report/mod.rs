@@ -209,11 +209,6 @@ pub fn fused_reason(f: &Fused) -> String {
 }
 
 /// Shortens `sha256:<64 hex>` to `sha256:<12 hex>…` for narrow places.
-/// A commit as the reports show it: its first 7 hex digits.
-pub fn short_commit(sha: &str) -> &str {
-    sha.get(..7).unwrap_or(sha)
-}
-
 pub fn short_pointer(p: &str) -> String {
     match p.strip_prefix("sha256:") {
         Some(hex) if hex.len() > 12 => format!("sha256:{}…", &hex[..12]),

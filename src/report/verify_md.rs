@@ -655,7 +655,7 @@ fn runtime(doc: &mut Doc, r: &RunResult) {
                     "base did not run: its results were reused from the base cache {} (entry `{}`, observed at head `{}` on {}); the records cited are that run's",
                     cell(&u.dir),
                     u.entry.as_deref().unwrap_or(""),
-                    super::short_commit(u.observed_at_head.as_deref().unwrap_or("")),
+                    crate::text::short_commit(u.observed_at_head.as_deref().unwrap_or("")),
                     u.observed_at.as_deref().unwrap_or("")
                 ),
                 _ => format!(
