@@ -215,8 +215,9 @@ pub enum Confine<'a> {
     /// (book: security.md, "The sandbox").
     Sandboxed(&'a crate::sandbox::Jail),
     /// A program of our own choosing on inputs it reads as data only (`cp` copying a build
-    /// directory): started as it is.
-    Unconfined,
+    /// directory): started as it is, under the run's environment policy (what it withholds
+    /// reaches no command of the run).
+    Unconfined(&'a EnvPolicy),
 }
 
 /// Runs `cmd` to completion (or until `timeout`), capturing stdout and stderr, confined as
@@ -249,7 +250,7 @@ pub fn run_with(
     // A command started as it is gets the rules alone; a confined one its run's policy too.
     match confine {
         Confine::Sandboxed(jail) => jail.env.apply(&mut cmd),
-        Confine::Unconfined => EnvPolicy::default().apply(&mut cmd),
+        Confine::Unconfined(env) => env.apply(&mut cmd),
     }
     // What runs, by its file name (the helper's name once sandboxed), for the watch.
     let program = Path::new(cmd.get_program())
@@ -258,7 +259,7 @@ pub fn run_with(
         .unwrap_or_default();
     let mut cmd = match confine {
         Confine::Sandboxed(jail) => jail.command(cmd)?,
-        Confine::Unconfined => cmd,
+        Confine::Unconfined(_) => cmd,
     };
     let stdin = if limits.stdin.is_some() {
         Stdio::piped()
@@ -605,7 +606,12 @@ mod tests {
         cmd.env("SIGSTORE_ID_TOKEN", "secret-token")
             .env("KEEP_ME", "1");
         // Set in our own environment too, as in a real job.
-        let out = run(cmd, Duration::from_secs(10), Confine::Unconfined).unwrap();
+        let out = run(
+            cmd,
+            Duration::from_secs(10),
+            Confine::Unconfined(&EnvPolicy::default()),
+        )
+        .unwrap();
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("secret-token"), "{env}");
@@ -618,6 +624,14 @@ mod tests {
             ..Jail::none()
         };
         let out = run(cmd, Duration::from_secs(10), Confine::Sandboxed(&jail)).unwrap();
+        let env = out.stdout_lossy();
+        assert!(env.contains("KEEP_ME=1"));
+        assert!(!env.contains("judge-key"), "{env}");
+        // So does a program of ours started as it is (a `cp`), under the run's policy.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg("env");
+        cmd.env("A_JUDGE_VARIABLE", "judge-key").env("KEEP_ME", "1");
+        let out = run(cmd, Duration::from_secs(10), Confine::Unconfined(&jail.env)).unwrap();
         let env = out.stdout_lossy();
         assert!(env.contains("KEEP_ME=1"));
         assert!(!env.contains("judge-key"), "{env}");
@@ -663,7 +677,7 @@ mod tests {
             sh(),
             Duration::from_secs(10),
             limits.clone(),
-            Confine::Unconfined,
+            Confine::Unconfined(&EnvPolicy::default()),
         )
         .unwrap();
         let recorder = Rc::new(RefCell::new(Recorder::default()));
@@ -673,7 +687,7 @@ mod tests {
                 sh(),
                 Duration::from_secs(10),
                 limits.clone(),
-                Confine::Unconfined,
+                Confine::Unconfined(&EnvPolicy::default()),
             )
             .unwrap()
         });
@@ -690,7 +704,12 @@ mod tests {
         assert!(r.ticks >= 1);
         drop(r);
         // Outside `watching`, nothing is told.
-        let _ = run(sh(), Duration::from_secs(10), Confine::Unconfined).unwrap();
+        let _ = run(
+            sh(),
+            Duration::from_secs(10),
+            Confine::Unconfined(&EnvPolicy::default()),
+        )
+        .unwrap();
         assert_eq!(recorder.borrow().started.len(), 1);
     }
 
@@ -702,7 +721,13 @@ mod tests {
             stdin: Some(b"judge me".to_vec()),
             stdout_bytes: Some(64),
         };
-        let out = run_with(cmd, Duration::from_secs(10), limits, Confine::Unconfined).unwrap();
+        let out = run_with(
+            cmd,
+            Duration::from_secs(10),
+            limits,
+            Confine::Unconfined(&EnvPolicy::default()),
+        )
+        .unwrap();
         assert_eq!(out.stdout, b"JUDGE ME");
         assert!(!out.stdout_over_limit && out.success());
 
@@ -712,7 +737,13 @@ mod tests {
             stdin: None,
             stdout_bytes: Some(100),
         };
-        let out = run_with(cmd, Duration::from_secs(10), limits, Confine::Unconfined).unwrap();
+        let out = run_with(
+            cmd,
+            Duration::from_secs(10),
+            limits,
+            Confine::Unconfined(&EnvPolicy::default()),
+        )
+        .unwrap();
         assert!(out.stdout_over_limit && !out.timed_out, "{out:?}");
         assert_eq!(out.stdout.len(), 100);
     }

@@ -191,7 +191,11 @@ impl Ctx<'_> {
                 let mut cmd = Command::new("cp");
                 cmd.arg("-a").arg("--reflink=auto").arg(from).arg(&to);
                 // `cp` copies the cache as data: nothing in it runs.
-                match process::run(cmd, self.env.input.timeout, process::Confine::Unconfined) {
+                match process::run(
+                    cmd,
+                    self.env.input.timeout,
+                    process::Confine::Unconfined(&self.env.input.confinement.env),
+                ) {
                     Ok(c) if c.success() => None,
                     Ok(c) => Some(format!("cp failed: {}", first_line(&c.stderr_lossy()))),
                     Err(e) => Some(format!("cp: {e}")),

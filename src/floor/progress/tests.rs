@@ -182,7 +182,11 @@ fn a_silent_step_beats_with_its_tally() {
     cmd.arg("-c")
         .arg(r#"echo '{"Action":"pass","Package":"m","Test":"TestA","Elapsed":0.01}'; sleep 0.3"#);
     let out = step(Some(&w), || {
-        process::run(cmd, Duration::from_secs(10), process::Confine::Unconfined)
+        process::run(
+            cmd,
+            Duration::from_secs(10),
+            process::Confine::Unconfined(&crate::sandbox::env::EnvPolicy::default()),
+        )
     })
     .expect("runs");
     // Watching leaves what the command printed as it was.
@@ -230,7 +234,11 @@ fn the_pytest_plugin_file_is_read_as_it_grows_and_its_last_line_at_the_end() {
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(script);
     step(Some(&w), || {
-        process::run(cmd, Duration::from_secs(10), process::Confine::Unconfined)
+        process::run(
+            cmd,
+            Duration::from_secs(10),
+            process::Confine::Unconfined(&crate::sandbox::env::EnvPolicy::default()),
+        )
     })
     .expect("runs");
     let seen_during = lines.borrow().len();

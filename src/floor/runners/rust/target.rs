@@ -105,7 +105,13 @@ pub fn seed_cargo_target(
             .env("CARGO_TERM_COLOR", "never");
         cmd
     };
-    copy_target(from, to, &own_unit_names(&cargo, timeout, confine), timeout)?;
+    copy_target(
+        from,
+        to,
+        &own_unit_names(&cargo, timeout, confine),
+        timeout,
+        &jail.env,
+    )?;
     let loc = cargo(&[
         "locate-project",
         "--workspace",
@@ -168,6 +174,7 @@ fn copy_target(
     to: &Path,
     own: &BTreeSet<String>,
     timeout: Duration,
+    env: &crate::sandbox::env::EnvPolicy,
 ) -> Result<(), SeedError> {
     let listing = |dir: &Path| {
         let path = dir.to_path_buf();
@@ -190,8 +197,8 @@ fn copy_target(
             let mut cmd = Command::new("cp");
             cmd.arg("-a").arg("--reflink=auto").args(chunk).arg(into);
             // `cp` copies the build directory as data: nothing in it runs.
-            let c =
-                process::run(cmd, timeout, process::Confine::Unconfined).map_err(spawn("cp"))?;
+            let c = process::run(cmd, timeout, process::Confine::Unconfined(env))
+                .map_err(spawn("cp"))?;
             if !c.success() {
                 return Err(SeedError::Failed {
                     what: "cp",
@@ -463,7 +470,14 @@ mod tests {
         let to = tmp.path().join("seeded").join("head");
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         let own: BTreeSet<String> = ["fx_crate", "words"].map(String::from).into();
-        copy_target(&from, &to, &own, Duration::from_secs(60)).unwrap();
+        copy_target(
+            &from,
+            &to,
+            &own,
+            Duration::from_secs(60),
+            &crate::sandbox::env::EnvPolicy::default(),
+        )
+        .unwrap();
         for kept in [
             "CACHEDIR.TAG",
             ".rustc_info.json",
