@@ -157,9 +157,12 @@ pub fn detect(
         }
         let name = base_name(p);
         let dir = dir_of(p);
+        // Each side's text read once, when a rule first asks (each read is a `git show`).
+        let texts = std::cell::OnceCell::new();
         let differs = |extract: &dyn Fn(&str) -> String| {
-            let b = read(p, false).map(|t| extract(&t)).unwrap_or_default();
-            let h = read(p, true).map(|t| extract(&t)).unwrap_or_default();
+            let (b, h) = texts.get_or_init(|| (read(p, false), read(p, true)));
+            let b = b.as_deref().map(extract).unwrap_or_default();
+            let h = h.as_deref().map(extract).unwrap_or_default();
             b != h
         };
         let file = HarnessFile {
@@ -270,6 +273,27 @@ mod tests {
         assert_eq!(found[2].scope, "");
         assert!(found[6].allowed);
         assert!(!found[0].allowed);
+    }
+
+    #[test]
+    fn a_shared_file_is_read_once_a_side_however_many_runners_ask() {
+        // cargo and nextest (vitest and jest) both ask of a `Cargo.toml` (`package.json`) whose
+        // test settings did not change; each read is a `git show`.
+        let reads = std::cell::Cell::new(0);
+        let read = |_: &str, _: bool| {
+            reads.set(reads.get() + 1);
+            Some("[package]\nname='a'\n\n{\"name\": \"a\"}".to_string())
+        };
+        let found = detect(
+            &[ch("Cargo.toml"), ch("web/package.json")],
+            &read,
+            &|_| false,
+            &[],
+            None,
+            &crate::floor::runners::registry::Registry::builtin().harness_rules(),
+        );
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(reads.get(), 4, "each file once at base and once at head");
     }
 
     #[test]

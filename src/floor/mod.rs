@@ -392,7 +392,7 @@ pub fn run_ordered(
     env.make_homes()?;
     let git_before = planted::Snapshot::git(&cx.env.git_files);
     let changes = input.git.changed_files(&input.base, &input.head)?;
-    cx.watch.harness = detect_harness(input, &changes)?;
+    cx.watch.harness = detect_harness(input, &env.adapters, &changes)?;
     let needs = Needs::of(input.acceptance);
 
     // 1. head worktree, setup, listing.

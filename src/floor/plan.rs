@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::acceptance::{AcceptanceSet, Criterion, RunnerConfig};
 use crate::error::{Error, InputError};
@@ -16,7 +17,7 @@ use super::bind::{Binding, BoundTest};
 use super::decide::{guarded_tests, inherited_guard_tests, ListOutcome, Listing};
 use super::events::Event;
 use super::runners::kit::first_line;
-use super::runners::RunnerId;
+use super::runners::{Runner, RunnerId};
 use super::{bind, harness, progress, runners, scan, Ctx, FloorInput};
 use crate::floor::runners::registry::Registry;
 
@@ -73,6 +74,7 @@ pub fn check_tools(
 /// The harness changes of base..head, with `harness.allow_changes` applied.
 pub(super) fn detect_harness(
     input: &FloorInput<'_>,
+    adapters: &[Arc<dyn Runner>],
     changes: &[Change],
 ) -> Result<Vec<harness::HarnessChange>, Error> {
     let mut gb = globset::GlobSetBuilder::new();
@@ -83,12 +85,11 @@ pub(super) fn detect_harness(
     let allow = gb
         .build()
         .map_err(|e| Error::crash(format!("harness.allow_changes: {e}")))?;
-    let registry = input.registry;
-    let scripts: Vec<String> = input
-        .runners
+    let scripts: Vec<String> = adapters
         .iter()
-        .filter_map(|r| {
-            let script = registry.make(r.clone())?.harness_script()?;
+        .filter_map(|a| {
+            let script = a.harness_script()?;
+            let r = a.config();
             Some(if r.root == "." {
                 script
             } else {
@@ -111,7 +112,7 @@ pub(super) fn detect_harness(
         &|p| allow.is_match(p),
         &scripts,
         input.acceptance_path.as_deref(),
-        &registry.harness_rules(),
+        &input.registry.harness_rules(),
     );
     // Settings this change edits that base had (worked out with the claim; book:
     // floor/harness.md).

@@ -104,9 +104,18 @@ impl Registry {
                 Some((d, n)) => (d, n),
                 None => (".", f.as_str()),
             };
+            // Read once, when a runner first asks (each read is a `git show`).
+            let once: std::cell::OnceCell<String> = std::cell::OnceCell::new();
+            let text = || -> Result<String, Error> {
+                if let Some(t) = once.get() {
+                    return Ok(t.clone());
+                }
+                let t = read(f)?;
+                Ok(once.get_or_init(|| t).clone())
+            };
             for e in &self.entries {
                 if let Detect::EachFile(accepts) = e.detect {
-                    if accepts(name, &|| read(f))? {
+                    if accepts(name, &text)? {
                         found.push(cfg(e.kind, dir));
                     }
                 }
@@ -135,6 +144,28 @@ mod tests {
     use super::{written, REGISTRY};
     use crate::acceptance::RunnerKind;
     use crate::floor::harness::HarnessFile;
+
+    #[test]
+    fn a_package_json_is_read_once_however_many_runners_ask() {
+        let reads = std::cell::Cell::new(0);
+        let read = |_: &str| {
+            reads.set(reads.get() + 1);
+            Ok(r#"{"devDependencies": {"jest": "29"}}"#.to_string())
+        };
+        let found = super::Registry::builtin()
+            .detect(&["web/package.json".to_string()], &read)
+            .unwrap();
+        let kinds: Vec<(&str, &str)> = found
+            .iter()
+            .map(|r| (r.kind.as_str(), r.root.as_str()))
+            .collect();
+        assert_eq!(kinds, [("jest", "web")]);
+        assert_eq!(
+            reads.get(),
+            1,
+            "vitest and jest both read it: one `git show`"
+        );
+    }
 
     /// Every file name a family's rules name, with a directory where the rule needs one.
     const NAMES: &[&str] = &[
