@@ -14,15 +14,9 @@ use crate::error::{Error, InputError};
 /// A full commit id (40 or 64 hex digits), as [`CommitId::parse`] and [`Git`] make it: what
 /// is one has that shape, so none can reach git as an option or a revision expression. A
 /// document's commit is read as a [`crate::format::Recorded`] commit, which is one only when it
-/// has the shape. Written as the plain string.
+/// has the shape.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CommitId(String);
-
-impl serde::Serialize for CommitId {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
 
 impl CommitId {
     pub fn as_str(&self) -> &str {

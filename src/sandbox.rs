@@ -252,14 +252,6 @@ pub struct Jail {
 }
 
 impl Jail {
-    pub fn new(sandbox: std::sync::Arc<Sandbox>, policy: Policy) -> Jail {
-        Jail {
-            sandbox,
-            policy,
-            env: env::EnvPolicy::default(),
-        }
-    }
-
     /// No sandbox and no policy: for tests of code that starts commands.
     pub fn none() -> Jail {
         Jail {

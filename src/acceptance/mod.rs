@@ -170,9 +170,9 @@ impl RunnerKind {
         self.0
     }
 
-    /// The builtin kind of that name.
-    pub fn parse(s: &str) -> Option<RunnerKind> {
-        RunnerKind::ALL.into_iter().find(|k| k.as_str() == s)
+    /// The kind of `kinds` (the runners a registry holds) named `s`.
+    pub fn parse_in(s: &str, kinds: &[RunnerKind]) -> Option<RunnerKind> {
+        kinds.iter().copied().find(|k| k.as_str() == s)
     }
 }
 

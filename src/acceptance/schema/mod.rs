@@ -67,7 +67,7 @@ pub(super) struct Reader {
     pub(super) v: Validator,
     /// Reading `.shipmoor/config.yaml`: settings only, no criteria.
     config: bool,
-    /// The runner kinds `runners` may name (`None`: any name).
+    /// The runner kinds `runners` may name (a registry's).
     runner_kinds: Vec<RunnerKind>,
 }
 

@@ -50,8 +50,7 @@ impl Reader {
         let kind = match f.raw("kind") {
             Some(e) => {
                 let text = self.v.text(e, "kind: cargo");
-                let parse = |t: &str| known.iter().copied().find(|k| k.as_str() == t);
-                match text.as_deref().map(|t| (parse(t), t)) {
+                match text.as_deref().map(|t| (RunnerKind::parse_in(t, known), t)) {
                     Some((Some(kind), _)) => Some(kind),
                     Some((None, t)) => {
                         let names: Vec<&str> = known.iter().map(|k| k.as_str()).collect();

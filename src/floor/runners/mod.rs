@@ -41,12 +41,9 @@ use crate::floor::harness::Family;
 use crate::process::Captured;
 
 /// A runner of a floor run, by its position among the run's runners (the order detection or the
-/// acceptance set gives them): how every observation and binding names its runner. Stored as
-/// the bare number (in the base cache's entries too).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(transparent)]
+/// acceptance set gives them): how every observation and binding names its runner. (The base
+/// cache's entries store the bare number.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RunnerId(pub usize);
 
 /// A test a runner listed.
@@ -254,12 +251,6 @@ pub enum ListScope {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct Problem(pub String);
-
-impl From<String> for Problem {
-    fn from(text: String) -> Problem {
-        Problem(text)
-    }
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct ListReport {

@@ -31,12 +31,6 @@ pub struct Registry {
     entries: Vec<Registered>,
 }
 
-impl Default for Registry {
-    fn default() -> Self {
-        Registry::builtin()
-    }
-}
-
 impl Registry {
     /// The runners of this build ([`REGISTRY`]).
     pub fn builtin() -> Registry {
