@@ -8,12 +8,11 @@ use std::sync::Arc;
 use shipmoor::acceptance::{RunnerConfig, RunnerKind};
 use shipmoor::error::InputError;
 use shipmoor::floor::harness::Family;
+use shipmoor::floor::runners::contract::ExitContract;
 use shipmoor::floor::runners::junit::{any_failed, CaseNames, JunitFile, Reading};
 use shipmoor::floor::runners::kit::{exec, exit_problem};
 use shipmoor::floor::runners::registered::{no_harness, nothing_written, Detect, Registered};
-use shipmoor::floor::runners::{
-    ListReport, ListScope, Probe, Problem, RunCtx, RunReport, Runner, TestCase,
-};
+use shipmoor::floor::runners::{ListReport, ListScope, Probe, RunCtx, RunReport, Runner, TestCase};
 
 /// The toy runner's entry: never detected, only configured.
 pub const REGISTERED: Registered = Registered {
@@ -28,13 +27,24 @@ struct Toy {
     config: RunnerConfig,
 }
 
+/// What the toy's exit code means: 0 when no test failed, anything else when one did.
+const TOY: ExitContract = ExitContract {
+    runner: "toy",
+    passed: 0,
+    failed: None,
+};
+
+/// What one `sh toy.sh` left: the JUnit file it wrote, its exit code, and what kept it from
+/// results (it did not start, timed out, was killed).
+struct Toyed {
+    file: JunitFile,
+    exit: Option<i32>,
+    problem: Option<String>,
+}
+
 impl Toy {
     /// Runs `sh toy.sh` and reads the JUnit file it wrote.
-    fn toy(
-        &self,
-        ctx: &RunCtx,
-        report: &mut Vec<shipmoor::floor::runners::Invocation>,
-    ) -> (JunitFile, Option<i32>) {
+    fn toy(&self, ctx: &RunCtx, report: &mut Vec<shipmoor::floor::runners::Invocation>) -> Toyed {
         let out = ctx.scratch.join("toy.xml");
         let env = vec![(
             OsString::from("SHIPMOOR_JUNIT_OUT"),
@@ -49,8 +59,13 @@ impl Toy {
         );
         let file = JunitFile::read(&out, &mut ran.invocation);
         let exit = ran.captured().exit_code;
+        let problem = ran.operational_problem("toy");
         report.push(ran.invocation);
-        (file, exit)
+        Toyed {
+            file,
+            exit,
+            problem,
+        }
     }
 }
 
@@ -73,8 +88,15 @@ impl Runner for Toy {
 
     fn list(&self, ctx: &RunCtx, _scope: &ListScope) -> ListReport {
         let mut report = ListReport::default();
-        let (file, _) = self.toy(ctx, &mut report.invocations);
-        match file.into_cases("toy.sh wrote no JUnit XML".into(), "unreadable") {
+        let toyed = self.toy(ctx, &mut report.invocations);
+        if let Some(p) = toyed.problem {
+            report.problem = Some(p);
+            return report;
+        }
+        match toyed
+            .file
+            .into_cases("toy.sh wrote no JUnit XML".into(), "unreadable")
+        {
             Ok(cases) => {
                 report.tests = cases
                     .iter()
@@ -91,19 +113,19 @@ impl Runner for Toy {
 
     fn run(&self, ctx: &RunCtx, ids: &[String]) -> RunReport {
         let mut report = RunReport::not_observed(ids);
-        let (file, exit) = self.toy(ctx, &mut report.invocations);
+        let Toyed {
+            file,
+            exit,
+            problem,
+        } = self.toy(ctx, &mut report.invocations);
+        if problem.is_some() {
+            report.problem = problem;
+            return report;
+        }
         let reading = Reading {
             names: CaseNames::Joined,
             exit_believed: true,
-            agree: &|cases| {
-                if (exit == Some(0)) != any_failed(cases) {
-                    Ok(())
-                } else {
-                    Err(Problem(format!(
-                        "exit {exit:?} disagrees with the JUnit file"
-                    )))
-                }
-            },
+            agree: &|cases| TOY.agree(exit, any_failed(cases)),
             missing: exit_problem("toy", &report.invocations[0].captured),
             unreadable: "unreadable",
             failure_kind: |_| None,
