@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::attest::verify::{Attestation, Signer, Verified};
+use crate::attest::verify::{Attestation, Signer, Verified, VerifyError};
 use crate::attest::{self, SubjectArg};
 use crate::evidence::{pointer_digest, sha256_hex, ItemError, StoreReader};
 use crate::format::evidence::Record;
@@ -136,6 +136,13 @@ impl From<String> for Invalid {
 impl From<&str> for Invalid {
     fn from(reason: &str) -> Self {
         Invalid(reason.to_string())
+    }
+}
+
+/// A signature that does not verify: its reason, word for word.
+impl From<VerifyError> for Invalid {
+    fn from(e: VerifyError) -> Self {
+        Invalid(e.to_string())
     }
 }
 
@@ -348,18 +355,18 @@ fn signature(attestation: &Attestation, sig: &SignatureCheck) -> Result<Verified
         };
         return attestation
             .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
-            .map_err(|e| Invalid::from(e.to_string()));
+            .map_err(Invalid::from);
     }
     match (&sig.key, &sig.identity) {
         (Some(path), _) => attestation
             .verify_with_key(&load_key(path)?, path, sig.trusted_root.as_deref())
-            .map_err(|e| Invalid::from(e.to_string())),
+            .map_err(Invalid::from),
         (None, Some((id, iss))) => attestation
             .verify_with_identity(
                 &attest::sigstore::Identity::new(id, iss),
                 sig.trusted_root.as_deref(),
             )
-            .map_err(|e| Invalid::from(e.to_string())),
+            .map_err(Invalid::from),
         (None, None) => Err(Invalid::from("a keyless bundle is verified with --certificate-identity and --certificate-oidc-issuer (and --trusted-root)")),
     }
 }

@@ -299,13 +299,13 @@ impl StepWatch {
 
     /// Reads what the pytest plugin appended since the last poll.
     fn poll_file(&mut self) {
-        let Some((path, parse)) = self.source.file.clone() else {
-            return;
-        };
         if self.file_polled.is_some_and(|t| t.elapsed() < FILE_POLL) || self.file_read >= FILE_LIMIT
         {
             return;
         }
+        let Some((path, parse)) = self.source.file.clone() else {
+            return;
+        };
         self.file_polled = Some(Instant::now());
         let Ok(mut file) = std::fs::File::open(&path) else {
             return;

@@ -92,7 +92,7 @@ pub(super) fn render(
 }
 
 /// Pretty JSON with a final newline, as the JSON documents are written.
-fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
+pub(super) fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
     let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
     b.push(b'\n');
     Ok(b)

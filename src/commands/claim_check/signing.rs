@@ -9,6 +9,8 @@ use crate::cli::{ClaimCheckArgs, Sign};
 use crate::error::{Error, InputError};
 use crate::report::{Signing, SigningState};
 
+use super::outputs::pretty_json;
+
 /// How the statement will be signed, with the OIDC token of keyless signing: decided before
 /// the statement is written, since the statement records it. `sign`: `--sign`; `key`: the key
 /// `--sign key` signs with.
@@ -91,18 +93,13 @@ pub(super) fn sign(
     token: Option<&str>,
     services: &Services,
 ) -> Result<SignedForms, Error> {
-    let pretty = |v: &serde_json::Value| -> Result<Vec<u8>, Error> {
-        let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
-        b.push(b'\n');
-        Ok(b)
-    };
     match (signing.state, key) {
         (SigningState::Key, Some(k)) => {
             let env = attest::dsse::sign(statement, attest::dsse::PAYLOAD_TYPE, k);
             let bundle = attest::keyed_bundle::to_bundle(&env)
                 .map_err(|e| Error::crash(format!("bundle: {e}")))?;
             let env_json = serde_json::to_value(&env).map_err(Error::crash)?;
-            Ok((Some(pretty(&env_json)?), Some(pretty(&bundle)?)))
+            Ok((Some(pretty_json(&env_json)?), Some(pretty_json(&bundle)?)))
         }
         (SigningState::Keyless, _) => {
             let token = token.ok_or_else(|| Error::crash("keyless signing without a token"))?;
