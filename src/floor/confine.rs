@@ -107,7 +107,7 @@ impl Env<'_> {
             ),
             (
                 "GOCACHE".into(),
-                home.join(".cache/go-build").into_os_string(),
+                home.join(runners::go::GOCACHE_HOME).into_os_string(),
             ),
             ("GOBIN".into(), home.join("go/bin").into_os_string()),
             // npm asks the registry for its own newer version and writes the answer to HOME.

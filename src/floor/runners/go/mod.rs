@@ -63,6 +63,10 @@ use crate::error::InputError;
 use crate::floor::harness::Family;
 use crate::floor::progress::FinishedLines;
 
+/// Where a side's Go build cache is in its private home: every command's `GOCACHE` points
+/// there, and the runner seeds it from the person's.
+pub const GOCACHE_HOME: &str = ".cache/go-build";
+
 /// `go`: a runner rooted at each `go.mod` of head.
 pub const REGISTERED: Registered = Registered {
     kind: RunnerKind::Go,
@@ -135,14 +139,14 @@ impl Runner for GoTest {
     }
 
     /// Go's build cache: every entry is named by the digest of its inputs, so a copy of the
-    /// person's holds nothing stale.
+    /// person's holds nothing stale. Seeded where every command's `GOCACHE` points.
     fn build_cache(&self) -> Option<BuildCache> {
         Some(BuildCache {
             name: "go",
             what: "GOCACHE",
             env: "GOCACHE",
             person_dir: "go-build",
-            home: ".cache/go-build",
+            home: GOCACHE_HOME,
         })
     }
 
