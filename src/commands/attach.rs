@@ -157,9 +157,7 @@ pub fn run(args: AttachArgs) -> Result<i32, Error> {
         }
         Format::Json => {
             let doc = AttachDocument::of(&reference, &attached, &tag);
-            let mut b = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
-            b.push(b'\n');
-            String::from_utf8(b).map_err(Error::crash)?
+            String::from_utf8(super::pretty_json(&doc)?).map_err(Error::crash)?
         }
     };
     let _ = std::io::stdout().write_all(text.as_bytes());

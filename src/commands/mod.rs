@@ -311,3 +311,10 @@ fn install_interrupt_handler() {
         });
     });
 }
+
+/// A document as every JSON output of the commands is written: pretty, with a final newline.
+pub(crate) fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
+    let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
+    b.push(b'\n');
+    Ok(b)
+}

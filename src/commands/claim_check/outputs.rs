@@ -9,6 +9,7 @@ use super::signing::SignedForms;
 use super::stop_if_interrupted;
 use crate::attest::{self, SubjectArg};
 use crate::cli::Format;
+use crate::commands::pretty_json;
 use crate::error::{Error, InputError};
 use crate::evidence::EvidenceStore;
 use crate::nofollow::{NewDirs, OutputPath, Refused};
@@ -89,13 +90,6 @@ pub(super) fn render(
         result_json,
         terminal,
     })
-}
-
-/// Pretty JSON with a final newline, as the JSON documents are written.
-pub(super) fn pretty_json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>, Error> {
-    let mut b = serde_json::to_vec_pretty(v).map_err(Error::crash)?;
-    b.push(b'\n');
-    Ok(b)
 }
 
 /// Phase 6, all or nothing: every document is staged beside its place, then every evidence

@@ -231,8 +231,7 @@ pub(super) fn write(
         observed_in: JobRef::here(),
         evidence: store.digests().map(str::to_string).collect(),
     };
-    let mut bytes = serde_json::to_vec_pretty(&doc).map_err(Error::crash)?;
-    bytes.push(b'\n');
+    let bytes = crate::commands::pretty_json(&doc)?;
     file.write(&bytes)
         .map_err(|e| e.into_error(Some("--shard-out")))?;
     if !resolved.quiet {

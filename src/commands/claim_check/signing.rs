@@ -9,7 +9,7 @@ use crate::cli::{ClaimCheckArgs, Sign};
 use crate::error::{Error, InputError};
 use crate::report::{Signing, SigningState};
 
-use super::outputs::pretty_json;
+use crate::commands::pretty_json;
 
 /// How the statement will be signed, with the OIDC token of keyless signing: decided before
 /// the statement is written, since the statement records it. `sign`: `--sign`; `key`: the key
